@@ -1,0 +1,117 @@
+"""``sparsepe sweep CONFIG.toml``: search the design space (Optuna) or evaluate all of it (--grid).
+
+Writes ``DIR/trials.csv`` (one row per trial) and ``DIR/best.json`` (best feasible design, or the
+Pareto set for several objectives, or ``feasible: false`` with the binding limits), then calls the
+report writer when it is installed. Exit code 0 even when no design is feasible.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from hw.errors import InputError
+
+
+def _summary(best: dict[str, Any], out_dir: Path, notes: list[str]) -> None:
+    """One screen on stderr: best feasible design, the limit that binds, where the files are."""
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(stderr=True)
+    if best.get("feasible"):
+        b = best["best"]
+        m = b["metrics"]
+        t = Table(title=f"best feasible design (trial {b['number']}, {best['n_feasible']}/{best['n_evaluated']} feasible)",
+                  show_header=False, box=None)
+        for k, v in b["params"].items():
+            t.add_row(k, str(v))
+        for k in ("perf_per_watt", "effective_tops", "power_w", "area_mm2", "fmax_mhz", "voltage_v", "tj_c",
+                  "stall_fraction", "p99_latency_ms", "quality_delta"):
+            if k in m:
+                v = m[k]
+                t.add_row(f"[bold]{k}[/]" if k == "perf_per_watt" else k, f"{v:.4g}" if isinstance(v, (int, float)) else str(v))
+        con.print(t)
+        tight = best.get("tightest_limit")
+        if tight:
+            slack = -tight["constraint"]
+            verdict = "binds" if slack < 0.05 else "has slack"
+            con.print(f"tightest limit: [bold]{tight['name']}[/] {verdict} ({slack:.1%} below the limit)")
+        if "pareto" in best:
+            con.print(f"Pareto set: {len(best['pareto'])} designs (in best.json)")
+    else:
+        con.print(f"[bold red]no feasible design[/] in {best['n_evaluated']} evaluated; "
+                  f"binding limits: {', '.join(best.get('binding_limits', [])) or 'none (no trial finished)'}")
+    for n in notes:
+        con.print(n)
+    con.print(f"results: {out_dir / 'trials.csv'}, {out_dir / 'best.json'}")
+
+
+def sweep(
+    config: Annotated[Path, typer.Argument(help="sweep config TOML (see examples/)")],
+    trials: Annotated[Optional[int], typer.Option("--trials", help="target total of finished trials (resumes)")] = None,
+    storage: Annotated[Optional[str], typer.Option("--storage", help="journal file path, sqlite:///..., or postgresql://...")] = None,
+    study: Annotated[Optional[str], typer.Option("--study", help="study name (default: [study].name or the config's stem)")] = None,
+    workers: Annotated[int, typer.Option("--workers", help="local worker processes on the same storage")] = 1,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="sampler seed (worker k uses seed + k)")] = None,
+    sampler: Annotated[Optional[str], typer.Option("--sampler", help="tpe | nsga2 | random")] = None,
+    grid: Annotated[bool, typer.Option("--grid", help="evaluate the whole discretised space (vectorised)")] = False,
+    out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default results/<study>)")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="print best.json to stdout")] = False,
+) -> None:
+    """Search the design space for the best feasible perf-per-watt."""
+    from explore.config import load_config
+
+    cfg = load_config(config)
+    name = study or cfg.study.name or config.stem
+    n_trials = trials if trials is not None else cfg.study.trials
+    the_seed = seed if seed is not None else cfg.study.seed
+    the_sampler = sampler if sampler is not None else cfg.study.sampler
+    if n_trials < 1:
+        raise InputError(f"must be >= 1, got {n_trials}", where="--trials")
+    if workers < 1:
+        raise InputError(f"must be >= 1, got {workers}", where="--workers")
+    if the_sampler not in ("tpe", "nsga2", "random"):
+        raise InputError(f"unknown sampler {the_sampler!r} (tpe, nsga2, random)", where="--sampler")
+    out_dir = out if out is not None else Path("results") / name
+    notes: list[str] = []
+
+    if grid:
+        from explore.grid import run_grid
+
+        best = run_grid(cfg, out_dir, progress=True)
+        notes.append("grid mode: every point of the discretised space was evaluated; no study storage is used")
+    else:
+        import explore.evaluator as ev
+        from explore.storage import resolve_storage
+        from explore.study import SweepOptions, export_study, run_study
+
+        ev.make_context(cfg)  # bad workloads / models fail here, before anything is written
+        spec = resolve_storage(storage, out_dir)
+        opts = SweepOptions(
+            config_path=str(config), storage=spec, study_name=name, trials=n_trials, seed=the_seed,
+            sampler=the_sampler, workers=workers, out_dir=str(out_dir),
+        )
+        st = run_study(opts, cfg)
+        best = export_study(st, cfg, out_dir, extra={"study": name, "storage": spec.url, "sampler": the_sampler, "seed": the_seed})
+        try:
+            from explore.report import write_report
+        except ImportError:
+            notes.append("report: explore/report.py is not installed in this checkout; skipped")
+        else:
+            path = write_report(spec.url, name, out_dir)
+            notes.append(f"report: {path if path else out_dir}")
+        if spec.kind == "journal":
+            notes.append(f"dashboard: optuna-dashboard {spec.url}")
+    _summary(best, out_dir, notes)
+    if json_out:
+        json.dump(best, sys.stdout, default=str)
+        sys.stdout.write("\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sweep")(sweep)

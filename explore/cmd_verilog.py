@@ -1,0 +1,43 @@
+"""``sparsepe verilog``: write the PE (and array) Verilog with JSON sidecars."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from hw.params import PEParams
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("verilog")
+    def verilog_cmd(
+        out: Annotated[Path, typer.Option("--out", help="Output directory (created if absent).")],
+        act_bits: Annotated[int, typer.Option("--act-bits", help="Activation width (signed).")] = 8,
+        weight_bits: Annotated[int, typer.Option("--weight-bits", help="Weight width (signed).")] = 8,
+        acc_bits: Annotated[int, typer.Option("--acc-bits", help="Accumulator width, >= act+weight bits.")] = 32,
+        n: Annotated[int, typer.Option("--n", help="Kept weights per group (N of N:M).")] = 2,
+        m: Annotated[int, typer.Option("--m", help="Group size (M of N:M), a power of two.")] = 4,
+        pipeline: Annotated[int, typer.Option("--pipeline", help="Register stages in the PE (>= 1).")] = 1,
+        rows: Annotated[Optional[int], typer.Option("--rows", help="Array rows R (with --cols).")] = None,
+        cols: Annotated[Optional[int], typer.Option("--cols", help="Array columns C (with --rows).")] = None,
+        dataflow: Annotated[str, typer.Option("--dataflow", help="Array dataflow: ws or os.")] = "ws",
+        as_json: Annotated[bool, typer.Option("--json", help="Print the written files as one JSON object.")] = False,
+    ) -> None:
+        """Write sparse_pe.v, dense_pe.v (and sparse_array.v with --rows/--cols) plus JSON sidecars."""
+        from hw.verilog import write_bundle
+
+        params = PEParams(act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
+                          pipeline=pipeline)
+        paths = write_bundle(out, params, rows=rows, cols=cols, dataflow=dataflow)
+        if as_json:
+            print(json.dumps({k: str(v) for k, v in paths.items()}, sort_keys=True))
+        else:
+            from rich.console import Console
+
+            con = Console(stderr=True)
+            for key, path in paths.items():
+                if not key.endswith(".json"):
+                    con.print(f"wrote [bold]{path}[/bold] (latency {params.latency})")

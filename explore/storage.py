@@ -1,0 +1,244 @@
+"""Where a study lives: a journal file (default), SQLite, or PostgreSQL.
+
+* The embedded default is a journal file in the output directory,
+  ``JournalStorage(JournalFileBackend(DIR/study.journal))``: no server, several local processes
+  may share it, and ``optuna-dashboard DIR/study.journal`` opens it unchanged.
+* ``sqlite:///path.db``: one process (SQLite locks the whole file on write).
+* ``postgresql://user@host:port/db``: workers on several machines share one study. Heartbeats
+  (``heartbeat_interval``) mark a crashed worker's trial FAIL after ``grace_period`` and
+  ``RetryHeartbeatStaleTrialCallback`` (the current name of
+  ``RetryFailedTrialCallback``) enqueues it again.
+
+A journal file has no heartbeat, so :func:`fail_dead_local_trials` does the same job for
+processes on this machine: each worker tags its running trial with host, pid and process start
+time; a RUNNING trial whose process is gone is marked FAIL and retried.
+
+Opening a storage never writes to it before it has been read successfully: a corrupt journal or
+database raises :class:`InputError` and leaves the file as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import optuna
+from optuna.storages import JournalStorage, RDBStorage, RetryHeartbeatStaleTrialCallback
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import TrialState
+
+from hw.errors import InputError
+
+#: Seconds between heartbeats of a running trial on an RDB storage.
+HEARTBEAT_INTERVAL_S = 10
+#: A RUNNING trial whose last heartbeat is older than this is failed (Optuna's default is 2x interval).
+HEARTBEAT_GRACE_S = 30
+#: How often one set of parameters is retried after its worker died.
+MAX_RETRY = 3
+#: Seconds to wait for a PostgreSQL server before giving up with one clear line.
+CONNECT_TIMEOUT_S = 5
+#: File name of the embedded default storage inside the output directory.
+JOURNAL_NAME = "study.journal"
+#: System attribute that names the process running a trial (host:pid:start-time).
+WORKER_ATTR = "sparsepe:worker"
+
+
+@dataclass(frozen=True)
+class StorageSpec:
+    """A resolved ``--storage`` value. ``kind`` is journal, sqlite or postgresql; ``url`` is what
+    Optuna / optuna-dashboard accept (a file path for a journal)."""
+
+    kind: str
+    url: str
+
+    @property
+    def local(self) -> bool:
+        """True when all workers must run on this machine (file storages)."""
+        return self.kind in ("journal", "sqlite")
+
+    @property
+    def path(self) -> Path | None:
+        if self.kind == "journal":
+            return Path(self.url)
+        if self.kind == "sqlite":
+            return Path(self.url.removeprefix("sqlite:///"))
+        return None
+
+
+def resolve_storage(storage: str | None, out_dir: Path) -> StorageSpec:
+    """``--storage`` -> StorageSpec. None means the journal file in ``out_dir``."""
+    if storage is None or storage == "":
+        return StorageSpec("journal", str(out_dir / JOURNAL_NAME))
+    if storage.startswith("sqlite:///"):
+        if storage == "sqlite:///":
+            raise InputError("sqlite URL has no file path (use sqlite:///path/to/study.db)", where="--storage")
+        return StorageSpec("sqlite", storage)
+    if storage.startswith(("postgresql://", "postgresql+psycopg://", "postgres://")):
+        return StorageSpec("postgresql", storage)
+    if "://" in storage:
+        scheme = storage.split("://", 1)[0]
+        raise InputError(
+            f"unsupported storage scheme {scheme!r} (use a journal file path, sqlite:///..., or postgresql://...)",
+            where="--storage",
+        )
+    return StorageSpec("journal", storage)
+
+
+def _sqlalchemy_url(url: str) -> str:
+    """postgresql:// -> postgresql+psycopg:// (psycopg 3 is the installed driver)."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def _redact(url: str) -> str:
+    """Hide a password in a URL for messages."""
+    if "://" not in url or "@" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    cred, host = rest.rsplit("@", 1)
+    if ":" in cred:
+        cred = cred.split(":", 1)[0] + ":***"
+    return f"{scheme}://{cred}@{host}"
+
+
+def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.BaseStorage:
+    """Open (and for ``create`` make the file's directory for) a storage.
+
+    Raises InputError with one line for an unreachable server, a corrupt file, or a file that is
+    not a study storage. Nothing is written to an existing file before it has been read."""
+    if spec.kind == "journal":
+        path = Path(spec.url)
+        if path.is_dir():
+            raise InputError("is a directory, not a journal file", where=str(path))
+        if not path.exists() and not create:
+            raise InputError("no such journal file", where=str(path))
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return JournalStorage(JournalFileBackend(str(path)))
+        except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError) as exc:
+            raise InputError(
+                f"journal file is corrupt or not an Optuna journal ({type(exc).__name__}: {exc}); "
+                "it was left unchanged",
+                where=str(path),
+            ) from None
+        except OSError as exc:
+            raise InputError(f"cannot open journal file: {exc.strerror}", where=str(path)) from None
+
+    import sqlalchemy.exc
+
+    url = _sqlalchemy_url(spec.url)
+    kwargs: dict = {}
+    if spec.kind == "postgresql":
+        kwargs["engine_kwargs"] = {"connect_args": {"connect_timeout": CONNECT_TIMEOUT_S}, "pool_pre_ping": True}
+    else:
+        path = spec.path
+        assert path is not None
+        if not path.exists() and not create:
+            raise InputError("no such SQLite file", where=str(path))
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return RDBStorage(
+                url,
+                heartbeat_interval=HEARTBEAT_INTERVAL_S,
+                grace_period=HEARTBEAT_GRACE_S,
+                heartbeat_stale_trial_callback=_retry_callback(),
+                **kwargs,
+            )
+    except sqlalchemy.exc.OperationalError as exc:
+        first = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc).splitlines()[0]
+        raise InputError(f"cannot connect: {first}", where=_redact(spec.url)) from None
+    except sqlalchemy.exc.DatabaseError as exc:
+        first = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else type(exc).__name__
+        raise InputError(f"not a usable study database ({first}); it was left unchanged", where=_redact(spec.url)) from None
+    except sqlalchemy.exc.ArgumentError as exc:
+        raise InputError(f"bad storage URL: {exc}", where=_redact(spec.url)) from None
+    except ImportError as exc:
+        raise InputError(f"no database driver for this URL: {exc}", where=_redact(spec.url)) from None
+    except RuntimeError as exc:  # Optuna's schema-version check
+        raise InputError(str(exc).splitlines()[0], where=_redact(spec.url)) from None
+
+
+def _retry_callback() -> RetryHeartbeatStaleTrialCallback:
+    """Re-enqueue a crashed trial's parameters (at most MAX_RETRY times)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY)
+
+
+# ---- crashed local workers on a journal file ------------------------------------------------
+
+def _proc_start_time(pid: int) -> str | None:
+    """Process start time in clock ticks since boot (Linux /proc), None when gone/unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    # The comm field may contain spaces; fields after the closing paren are space separated.
+    rest = stat.rsplit(")", 1)[-1].split()
+    return rest[19] if len(rest) > 19 else None
+
+
+def worker_tag() -> str:
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_proc_start_time(pid)}"
+
+
+def _tag_alive(tag: str) -> bool | None:
+    """True/False for a process on this host, None for another host (unknown)."""
+    try:
+        host, pid_s, start = tag.rsplit(":", 2)
+        pid = int(pid_s)
+    except ValueError:
+        return None
+    if host != socket.gethostname():
+        return None
+    now = _proc_start_time(pid)
+    return now is not None and now == start
+
+
+def running_trials_alive(study: optuna.Study) -> tuple[int, int]:
+    """Among RUNNING trials: (known alive or unknowable, known dead)."""
+    alive = dead = 0
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        tag = t.system_attrs.get(WORKER_ATTR)
+        state = _tag_alive(tag) if isinstance(tag, str) else None
+        if state is False:
+            dead += 1
+        else:
+            alive += 1
+    return alive, dead
+
+
+def fail_dead_local_trials(study: optuna.Study) -> int:
+    """Mark RUNNING trials of dead processes on this host FAIL and enqueue them again.
+
+    Returns how many were failed. Heartbeat storages are handled by Optuna's own
+    ``fail_stale_trials`` as well."""
+    storage = study._storage
+    retry = _retry_callback()
+    failed = 0
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        tag = t.system_attrs.get(WORKER_ATTR)
+        if not isinstance(tag, str) or _tag_alive(tag) is not False:
+            continue
+        try:
+            ok = storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
+        except RuntimeError:  # another worker got there first
+            continue
+        if ok:
+            failed += 1
+            retry(study, storage.get_trial(t._trial_id))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)
+    return failed

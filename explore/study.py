@@ -1,0 +1,494 @@
+"""The Optuna study behind ``sparsepe sweep``: samplers, the objective, workers, resume, exports.
+
+* Samplers: TPE (default, multivariate, seeded), NSGA-II and random. Each worker ``k`` of a run
+  gets seed ``seed + k``; one worker with one seed gives the same trials every time.
+* Constraints: one ``trial.set_constraint`` per configured limit (plus ``timing``: the clock must
+  not exceed fmax), normalised so that 0.1 means "10 % over the limit"; feasible when <= 0.
+* Every metric the evaluator returns is a trial user attribute.
+* ``--trials`` is the target number of COMPLETE trials in the study, not an increment. A worker
+  stops when that many are complete, waits while the rest are running elsewhere, and a trial
+  that starts once the target is already covered by earlier live trials is pruned unevaluated
+  (user attribute ``surplus``), so several workers never overshoot.
+* The evaluator is a module with ``make_context(cfg)`` and ``evaluate(point, ctx) -> dict``;
+  the product uses :mod:`explore.evaluator`.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib
+import json
+import math
+import subprocess
+import os
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import optuna
+from optuna.trial import TrialState
+
+from explore.config import (
+    AXES,
+    LIMIT_CONSTRAINTS,
+    OBJECTIVES,
+    SweepConfig,
+    axis_choices,
+    is_integer_axis,
+    load_config,
+)
+from explore.storage import (
+    WORKER_ATTR,
+    StorageSpec,
+    fail_dead_local_trials,
+    open_storage,
+    running_trials_alive,
+    worker_tag,
+)
+from hw.errors import InputError
+
+#: TPE: random start-up trials before the density model is used (Optuna default 10). Measured on
+#: the example spaces with bench/bench_sweep_efficiency.py.
+TPE_STARTUP_TRIALS = 10
+#: NSGA-II population size (Optuna's default).
+NSGA2_POPULATION = 50
+#: Seconds a worker sleeps while the last trials run in other workers.
+WAIT_POLL_S = 0.5
+#: Study user attribute holding the fingerprint of the config that created the study.
+FINGERPRINT_ATTR = "sparsepe_config_sha256"
+#: Constraint always present: the clock must not exceed the achievable fmax.
+TIMING_CONSTRAINT = "timing"
+
+DEFAULT_EVALUATOR = "explore.evaluator"
+
+
+@dataclass
+class SweepOptions:
+    """Everything a worker needs besides the config. Picklable (sent to worker processes)."""
+
+    config_path: str
+    storage: StorageSpec
+    study_name: str
+    trials: int
+    seed: int
+    sampler: str
+    workers: int = 1
+    evaluator: str = DEFAULT_EVALUATOR
+    out_dir: str = ""
+    progress: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# ---- pieces used by every worker ------------------------------------------------------------
+
+def make_sampler(name: str, seed: int, n_objectives: int) -> optuna.samplers.BaseSampler:
+    if name == "tpe":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return optuna.samplers.TPESampler(seed=seed, n_startup_trials=TPE_STARTUP_TRIALS, multivariate=True)
+    if name == "nsga2":
+        return optuna.samplers.NSGAIISampler(seed=seed, population_size=NSGA2_POPULATION)
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    raise InputError(f"unknown sampler {name!r} (tpe, nsga2, random)", where="--sampler")
+
+
+def config_fingerprint(cfg: SweepConfig) -> str:
+    """Hash of everything that defines the study's problem (not trials/seed/sampler/name)."""
+    body = cfg.model_dump(mode="json", exclude={"study", "source"})
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def suggest_point(trial: optuna.Trial, cfg: SweepConfig) -> dict[str, Any]:
+    """Ask the trial for one value per axis of the space."""
+    point: dict[str, Any] = {}
+    for name in cfg.space.active_axes():
+        choices = axis_choices(cfg.space, name)
+        if choices is not None:
+            point[name] = trial.suggest_categorical(name, choices) if len(choices) > 1 else choices[0]
+            continue
+        r = cfg.space.axis(name)
+        if r.min == r.max:
+            point[name] = int(r.min) if is_integer_axis(name) else float(r.min)
+        elif is_integer_axis(name):
+            step = int(r.step) if r.step is not None else 1
+            point[name] = trial.suggest_int(name, int(r.min), int(r.max), step=step, log=r.log)
+        else:
+            point[name] = trial.suggest_float(name, r.min, r.max, step=r.step, log=r.log)
+    return point
+
+
+def constraint_values(cfg: SweepConfig, metrics: dict[str, Any]) -> dict[str, float]:
+    """One normalised constraint per limit (feasible when <= 0) plus the timing constraint.
+
+    Normalisation: (metric - limit) / limit, and for T_j (T_j - limit) / (limit - ambient), so
+    0.1 reads "10 % of the allowed amount over". A limit of 0 (quality delta) is not divided."""
+    out: dict[str, float] = {}
+    for key, limit in cfg.limits.active().items():
+        metric = LIMIT_CONSTRAINTS[key]
+        value = float(metrics[metric])
+        if key == "max_tj_c":
+            out[metric] = (value - limit) / (limit - cfg.fixed.ambient_c)
+        elif limit > 0:
+            out[metric] = (value - limit) / limit
+        else:
+            out[metric] = value - limit
+    out[TIMING_CONSTRAINT] = float(metrics["clock_mhz"]) / float(metrics["fmax_mhz"]) - 1.0
+    return out
+
+
+def _load_evaluator(name: str):
+    try:
+        mod = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        raise InputError(f"cannot import evaluator module {name!r}: {exc}") from None
+    return mod
+
+
+def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool) -> optuna.Study:
+    storage = open_storage(opts.storage, create=create)
+    sampler = make_sampler(opts.sampler, seed, len(cfg.objectives.names()))
+    directions = cfg.objectives.directions()
+    try:
+        study = optuna.create_study(
+            storage=storage,
+            study_name=opts.study_name,
+            directions=directions,
+            sampler=sampler,
+            load_if_exists=True,
+        )
+    except ValueError as exc:  # e.g. directions differ from the stored study
+        raise InputError(str(exc).splitlines()[0], where=f"study {opts.study_name!r}") from None
+    if [d.name.lower() for d in study.directions] != directions:
+        raise InputError(
+            f"stored study has objectives {[d.name.lower() for d in study.directions]}, the config asks for "
+            f"{directions}; use another --study name",
+            where=f"study {opts.study_name!r}",
+        )
+    fp = config_fingerprint(cfg)
+    stored = study.user_attrs.get(FINGERPRINT_ATTR)
+    if stored is None:
+        study.set_user_attr(FINGERPRINT_ATTR, fp)
+        study.set_user_attr("objectives", cfg.objectives.names())
+        study.set_user_attr("limits", cfg.limits.active())
+    elif stored != fp:
+        raise InputError(
+            "this study was created from a different config (space, workloads, limits or objectives "
+            "changed); use another --study name or --out directory to start a new one",
+            where=f"study {opts.study_name!r}",
+        )
+    return study
+
+
+def _counts(study: optuna.Study) -> dict[TrialState, int]:
+    counts = {s: 0 for s in TrialState}
+    for t in study.get_trials(deepcopy=False):
+        counts[t.state] += 1
+    return counts
+
+
+def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) -> Callable[[optuna.Trial], Any]:
+    names = cfg.objectives.names()
+    live = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING)
+
+    def objective(trial: optuna.Trial):
+        storage = trial.study._storage
+        storage.set_trial_system_attr(trial._trial_id, WORKER_ATTR, worker_tag())
+        ahead = sum(1 for t in trial.study.get_trials(deepcopy=False, states=live) if t.number < trial.number)
+        if ahead >= target:
+            trial.set_user_attr("surplus", True)
+            raise optuna.TrialPruned("target number of trials already covered by other workers")
+        point = suggest_point(trial, cfg)
+        metrics = evaluate(point, ctx)
+        for key in sorted(metrics):
+            value = metrics[key]
+            if isinstance(value, float) and not math.isfinite(value):
+                value = str(value)
+            trial.set_user_attr(key, value)
+        for key, value in constraint_values(cfg, metrics).items():
+            trial.set_constraint(key, value)
+        values = [float(metrics[n]) for n in names]
+        return values[0] if len(values) == 1 else values
+
+    return objective
+
+
+def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] | None = None) -> int:
+    """One worker: run trials until the study holds ``opts.trials`` COMPLETE trials.
+
+    Returns the number of trials this worker completed."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    cfg = load_config(opts.config_path)
+    ev = _load_evaluator(opts.evaluator)
+    ctx = ev.make_context(cfg)
+    study = open_study(cfg, opts, opts.seed + index, create=True)
+    objective = make_objective(cfg, ctx, ev.evaluate, opts.trials)
+    done = 0
+    while True:
+        fail_dead_local_trials(study)
+        c = _counts(study)
+        n_complete = c[TrialState.COMPLETE]
+        if on_trial is not None:
+            on_trial(n_complete)
+        if n_complete >= opts.trials:
+            break
+        if n_complete + c[TrialState.RUNNING] >= opts.trials:
+            # The remaining trials run elsewhere. Wait for them (their worker may die, and then
+            # the retried trial needs a worker) unless they cannot be watched from here.
+            alive, _dead = running_trials_alive(study)
+            if alive == 0:
+                continue
+            if opts.storage.kind == "journal" and not _all_running_local(study):
+                break
+            time.sleep(WAIT_POLL_S)
+            continue
+        study.optimize(objective, n_trials=1, gc_after_trial=False, catch=())
+        done += 1
+    return done
+
+
+def _all_running_local(study: optuna.Study) -> bool:
+    from explore.storage import _tag_alive
+
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        tag = t.system_attrs.get(WORKER_ATTR)
+        if not isinstance(tag, str) or _tag_alive(tag) is None:
+            return False
+    return True
+
+
+def options_to_json(opts: SweepOptions) -> str:
+    d = {k: getattr(opts, k) for k in opts.__dataclass_fields__}
+    d["storage"] = {"kind": opts.storage.kind, "url": opts.storage.url}
+    return json.dumps(d)
+
+
+def options_from_json(text: str) -> SweepOptions:
+    d = json.loads(text)
+    d["storage"] = StorageSpec(**d["storage"])
+    return SweepOptions(**d)
+
+
+def _spawn_worker(opts: SweepOptions, index: int) -> subprocess.Popen:
+    """Start worker ``index`` as ``python -m explore.worker`` (a fresh interpreter: no fork of
+    this process's storage connections, no re-import of the caller's main module)."""
+    paths = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "explore.worker", str(index)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
+    """Run ``opts.workers`` workers (this process when 1) with a rich progress bar on stderr."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if opts.workers > 1 and opts.storage.kind == "sqlite":
+        raise InputError("SQLite takes one writer at a time; use a journal file or PostgreSQL for several workers", where="--workers")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # Open once here first: bad storage / corrupt file / changed config fail before any worker starts.
+    study = open_study(cfg, opts, opts.seed, create=True)
+    console = Console(stderr=True)
+    progress = Progress(
+        TextColumn(f"sweep [bold]{opts.study_name}[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not opts.progress,
+        transient=False,
+    )
+    with progress:
+        task = progress.add_task("trials", total=opts.trials)
+        if opts.workers == 1:
+            run_worker(opts, 0, on_trial=lambda n: progress.update(task, completed=min(n, opts.trials)))
+        else:
+            payload = options_to_json(opts)
+            procs = []
+            for k in range(opts.workers):
+                p = _spawn_worker(opts, k)
+                assert p.stdin is not None
+                p.stdin.write(payload)
+                p.stdin.close()
+                procs.append(p)
+            errors: list[str] = []
+            try:
+                while any(p.poll() is None for p in procs):
+                    progress.update(task, completed=min(_counts(study)[TrialState.COMPLETE], opts.trials))
+                    time.sleep(WAIT_POLL_S)
+            finally:
+                for p in procs:
+                    p.wait()
+                    err = p.stderr.read() if p.stderr else ""
+                    if p.returncode != 0:
+                        errors.append(err.strip().splitlines()[-1] if err.strip() else f"exit code {p.returncode}")
+            if errors and _counts(study)[TrialState.COMPLETE] < opts.trials:
+                raise InputError(f"{len(errors)} of {opts.workers} workers failed: {errors[0]}", where="--workers")
+        progress.update(task, completed=min(_counts(study)[TrialState.COMPLETE], opts.trials))
+    return study
+
+
+# ---- exports ------------------------------------------------------------------------------
+
+_NON_METRIC_ATTRS = {"surplus", "failed_trial", "retry_history"}
+
+
+def _is_feasible(t: optuna.trial.FrozenTrial) -> bool:
+    return t.state == TrialState.COMPLETE and all(v <= 0 for v in t.constraints.values())
+
+
+def trial_rows(study: optuna.Study, cfg: SweepConfig) -> tuple[list[str], list[dict[str, Any]]]:
+    """One row per trial (sorted by number): params, objectives, constraints, feasibility, metrics,
+    state. No wall-clock columns, so one worker and one seed give the same file every time."""
+    trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
+    axes = list(cfg.space.active_axes())
+    objectives = cfg.objectives.names()
+    constraint_names = [LIMIT_CONSTRAINTS[k] for k in cfg.limits.active()] + [TIMING_CONSTRAINT]
+    metric_names = sorted({k for t in trials for k in t.user_attrs} - _NON_METRIC_ATTRS - set(axes) - set(objectives))
+    header = (
+        ["number", "state"]
+        + axes
+        + objectives
+        + [f"c_{c}" for c in constraint_names]
+        + ["feasible"]
+        + metric_names
+        + ["retry_of"]
+    )
+    rows = []
+    for t in trials:
+        row: dict[str, Any] = {"number": t.number, "state": t.state.name}
+        for a in axes:
+            row[a] = t.params.get(a, t.user_attrs.get(a, ""))
+        for o in objectives:
+            row[o] = t.user_attrs.get(o, "")
+        cons = t.constraints
+        for c in constraint_names:
+            row[f"c_{c}"] = cons.get(c, "")
+        row["feasible"] = int(_is_feasible(t)) if t.state == TrialState.COMPLETE else ""
+        for m in metric_names:
+            row[m] = t.user_attrs.get(m, "")
+        row["retry_of"] = t.system_attrs.get("failed_trial", "")
+        rows.append(row)
+    return header, rows
+
+
+def write_trials_csv(path: Path, header: list[str], rows: list[dict[str, Any]]) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+def _pareto(points: list[tuple[float, ...]], directions: list[str]) -> list[int]:
+    """Indices of non-dominated points (directions: maximize/minimize per objective)."""
+    sign = [(-1.0 if d == "maximize" else 1.0) for d in directions]
+    keys = [tuple(s * v for s, v in zip(sign, p)) for p in points]
+    front = []
+    for i, a in enumerate(keys):
+        dominated = False
+        for j, b in enumerate(keys):
+            if j != i and all(y <= x for x, y in zip(a, b)) and any(y < x for x, y in zip(a, b)):
+                dominated = True
+                break
+        if not dominated:
+            front.append(i)
+    return front
+
+
+def summarise(records: list[dict[str, Any]], cfg: SweepConfig, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """best.json from evaluated records (``params``, ``metrics``, ``constraints``, ``number``).
+
+    With one objective: the best feasible design. With several: the feasible Pareto set. With
+    none feasible: ``feasible: false`` and the binding limits (those violated by the design that
+    came closest, and how often each limit was violated)."""
+    objectives = cfg.objectives.names()
+    directions = cfg.objectives.directions()
+    limit_names = list(cfg.limits.active().items())
+    out: dict[str, Any] = {
+        "objectives": dict(zip(objectives, directions)),
+        "limits": {k: v for k, v in limit_names},
+        "n_evaluated": len(records),
+    }
+    if extra:
+        out.update(extra)
+    feasible = [r for r in records if all(v <= 0 for v in r["constraints"].values())]
+    out["n_feasible"] = len(feasible)
+    cnames = sorted({c for r in records for c in r["constraints"]})
+    out["violated_share"] = {
+        c: (sum(1 for r in records if r["constraints"].get(c, 0.0) > 0) / len(records) if records else 0.0) for c in cnames
+    }
+    if not feasible:
+        out["feasible"] = False
+        if records:
+            closest = min(records, key=lambda r: (sum(max(v, 0.0) for v in r["constraints"].values()), r["number"]))
+            out["binding_limits"] = sorted(c for c, v in closest["constraints"].items() if v > 0)
+            out["closest"] = _design(closest)
+        else:
+            out["binding_limits"] = []
+        out["message"] = (
+            "no feasible design: " + (", ".join(out["binding_limits"]) or "no trial finished") + " cannot be met"
+        )
+        return out
+    out["feasible"] = True
+    primary, pdir = objectives[0], directions[0]
+    sign = -1.0 if pdir == "maximize" else 1.0
+    best = min(feasible, key=lambda r: (sign * float(r["metrics"][primary]), r["number"]))
+    out["best"] = _design(best)
+    tight = max(best["constraints"].items(), key=lambda kv: kv[1])
+    out["tightest_limit"] = {"name": tight[0], "constraint": tight[1]}
+    if len(objectives) > 1:
+        pts = [tuple(float(r["metrics"][o]) for o in objectives) for r in feasible]
+        idx = _pareto(pts, directions)
+        front = sorted((feasible[i] for i in idx), key=lambda r: (sign * float(r["metrics"][primary]), r["number"]))
+        out["pareto"] = [_design(r) for r in front]
+    return out
+
+
+def _design(r: dict[str, Any]) -> dict[str, Any]:
+    return {"number": r["number"], "params": r["params"], "metrics": r["metrics"], "constraints": r["constraints"]}
+
+
+def study_records(study: optuna.Study, cfg: SweepConfig) -> list[dict[str, Any]]:
+    axes = cfg.space.active_axes()
+    recs = []
+    for t in sorted(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)), key=lambda t: t.number):
+        metrics = {k: v for k, v in t.user_attrs.items() if k not in _NON_METRIC_ATTRS}
+        params = {a: metrics.get(a, t.params.get(a)) for a in axes}
+        recs.append({"number": t.number, "params": params, "metrics": metrics, "constraints": dict(t.constraints)})
+    return recs
+
+
+def write_json(path: Path, obj: Any) -> None:
+    path.write_text(json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+
+
+def _json_default(o: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(o, np.generic):
+            return o.item()
+    except ImportError:  # pragma: no cover
+        pass
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def export_study(study: optuna.Study, cfg: SweepConfig, out_dir: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write DIR/trials.csv and DIR/best.json; return the best.json content."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    header, rows = trial_rows(study, cfg)
+    write_trials_csv(out_dir / "trials.csv", header, rows)
+    best = summarise(study_records(study, cfg), cfg, extra)
+    write_json(out_dir / "best.json", best)
+    return best

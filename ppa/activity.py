@@ -1,0 +1,222 @@
+"""Switching activity of the synthesised PEs on data traces, and the cached energy per PE-cycle.
+
+A PE netlist (hw.pe SparsePE / DensePE through hw.verilog.to_verilog and ppa.synth) is simulated
+bit-parallel (ppa.netlist) on 64 x k independent PE instances, each fed its own stream.
+
+Default trace (used when no workload data is given), seeded and stated:
+- activations: post-ReLU, N(0, 2^(A-3)) rounded and clipped to the signed A-bit range, negatives
+  set to 0 (about half the activations are zero);
+- weights: N(0, 2^(W-3)) rounded and clipped, pruned N:M by magnitude with hw.golden.compress_nm
+  (the sparse PE gets the kept values and metadata, the dense PE the pruned dense group, zeros
+  included: the same model on both);
+- weight-stationary reuse: each PE's weights change every ``w_hold`` = 64 cycles;
+- a new accumulation (in_clear) every ``acc_len`` = 16 groups; in_valid every cycle (full rate).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from hw.errors import InputError
+from hw.params import PEParams
+from ppa import synth
+from ppa.netlist import GateNetlist, ToggleCounts
+
+DEFAULT_CYCLES = 128
+DEFAULT_INSTANCES = 512
+DEFAULT_SEED = 2017
+W_HOLD = 64
+ACC_LEN = 16
+
+
+@dataclass
+class PETrace:
+    """Per-cycle PE inputs for I instances: acts (T, I, M); weights (T, I, N) for the sparse PE
+    or (T, I, M) for the dense PE; meta (T, I) codes (sparse only); clear, valid (T, I)."""
+
+    acts: np.ndarray
+    weights: np.ndarray
+    meta: np.ndarray | None
+    clear: np.ndarray
+    valid: np.ndarray
+
+    @property
+    def cycles(self) -> int:
+        return self.acts.shape[0]
+
+    @property
+    def instances(self) -> int:
+        return self.acts.shape[1]
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for a in (self.acts, self.weights, self.meta, self.clear, self.valid):
+            if a is not None:
+                h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+                h.update(str(a.shape).encode())
+        return h.hexdigest()[:24]
+
+
+def pe_name(sparse: bool) -> str:
+    return "sparse_pe" if sparse else "dense_pe"
+
+
+@lru_cache(maxsize=64)
+def pe_verilog(params: PEParams, sparse: bool) -> str:
+    from hw.pe import DensePE, SparsePE
+    from hw.verilog import to_verilog
+
+    return to_verilog(SparsePE(params) if sparse else DensePE(params), pe_name(sparse))
+
+
+def synth_pe(params: PEParams, sparse: bool, *, cache=None) -> synth.SynthResult:
+    return synth.synthesize(pe_verilog(params, sparse), pe_name(sparse), cache=cache)
+
+
+def _clip(x: np.ndarray, bits: int) -> np.ndarray:
+    return np.clip(np.rint(x), -(1 << (bits - 1)), (1 << (bits - 1)) - 1).astype(np.int64)
+
+
+def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYCLES,
+                    instances: int = DEFAULT_INSTANCES, seed: int = DEFAULT_SEED, kind: str = "relu",
+                    w_hold: int = W_HOLD, acc_len: int = ACC_LEN) -> PETrace:
+    """A seeded synthetic trace (see module docstring). ``kind``: ``relu`` (default), ``random``
+    (uniform full-range activations), ``zeros`` (all activations 0) or ``constant`` (every input
+    held at one random value per instance)."""
+    from hw.golden import compress_nm
+
+    if kind not in ("relu", "random", "zeros", "constant"):
+        raise InputError(f"unknown trace kind {kind!r}", where="trace kind")
+    rng = np.random.default_rng(seed)
+    p = params
+    T, I = cycles, instances
+    lo, hi = -(1 << (p.act_bits - 1)), (1 << (p.act_bits - 1))
+    if kind == "random":
+        acts = rng.integers(lo, hi, (T, I, p.m), dtype=np.int64)
+    else:
+        acts = _clip(rng.normal(0, 2.0 ** (p.act_bits - 3), (T, I, p.m)), p.act_bits)
+        acts = np.maximum(acts, 0)
+    if kind == "zeros":
+        acts[:] = 0
+    n_w = -(-T // w_hold)
+    dense_w = _clip(rng.normal(0, 2.0 ** (p.weight_bits - 3), (n_w, I, p.m)), p.weight_bits)
+    if kind == "constant":
+        acts[:] = acts[:1]
+        dense_w[:] = dense_w[:1]
+    vals, meta = compress_nm(dense_w, p.n, p.m)  # over the last axis: one group of M
+    meta = meta[..., 0]
+    rep = np.repeat(np.arange(n_w), w_hold)[:T]
+    clear = np.zeros((T, I), dtype=np.int64)
+    if kind != "constant":
+        clear[::acc_len] = 1
+    valid = np.ones((T, I), dtype=np.int64)
+    if sparse:
+        return PETrace(acts, vals[rep], meta[rep], clear, valid)
+    from hw.golden import decompress_nm
+
+    dense_pruned = decompress_nm(vals, meta[..., None], p.n, p.m)
+    return PETrace(acts, dense_pruned[rep], None, clear, valid)
+
+
+def trace_from_arrays(params: PEParams, sparse: bool, acts, weights, meta=None, clear=None,
+                      valid=None, *, instances: int = 64) -> PETrace:
+    """A trace from one real PE input stream (acts (T, M), weights (T, N|M), meta (T,), clear (T,)),
+    cut into ``instances`` parallel chunks (the bit lanes). T must be at least ``instances``."""
+    acts = np.asarray(acts, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.int64)
+    T = acts.shape[0]
+    lanes_w = params.n if sparse else params.m
+    if acts.ndim != 2 or acts.shape[1] != params.m:
+        raise InputError(f"acts must be (T, {params.m}), got {acts.shape}", where="trace acts")
+    if weights.shape != (T, lanes_w):
+        raise InputError(f"weights must be ({T}, {lanes_w}), got {weights.shape}", where="trace weights")
+    if sparse and meta is None:
+        raise InputError("a sparse-PE trace needs metadata codes", where="trace meta")
+    if instances % 64 or T < instances:
+        raise InputError(f"need T >= instances (multiple of 64), got T={T}, instances={instances}", where="trace")
+    L = T // instances
+
+    def cut(a, default=0):
+        a = np.full(T, default, dtype=np.int64) if a is None else np.asarray(a, dtype=np.int64)
+        a = a[: L * instances]
+        return a.reshape(instances, L, *a.shape[1:]).swapaxes(0, 1)
+
+    return PETrace(cut(acts), cut(weights), cut(meta) if sparse else None, cut(clear), cut(valid, 1))
+
+
+def simulate_pe(params: PEParams, sparse: bool, trace: PETrace, *, cache=None,
+                outputs: tuple[str, ...] = ()) -> tuple[ToggleCounts, dict, synth.SynthResult]:
+    res = synth_pe(params, sparse, cache=cache)
+    net = _netlist(str(res.netlist_path), pe_name(sparse))
+    inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
+    if sparse:
+        inputs["in_meta"] = trace.meta
+    tc, outs = net.simulate(inputs, outputs=outputs)
+    return tc, outs, res
+
+
+@lru_cache(maxsize=32)
+def _netlist(path: str, top: str) -> GateNetlist:
+    return GateNetlist(json.loads(open(path).read()), top)
+
+
+@dataclass(frozen=True)
+class PEActivity:
+    """Per PE-cycle switching facts of one PE configuration on one trace (node independent)."""
+
+    gate_toggles: float  # gate-output toggles per PE-cycle
+    ff_toggles: float  # flip-flop output toggles per PE-cycle
+    act_input_toggles: float  # toggles on in_act per PE-cycle (what an array's forwarding registers carry)
+    flip_flops: int
+    transistors: int
+    logic_depth: int
+    gates: int
+    trace: str
+
+    @property
+    def toggles(self) -> float:
+        return self.gate_toggles + self.ff_toggles
+
+
+_MEM: dict[tuple, PEActivity] = {}
+
+
+def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *, cache=None) -> PEActivity:
+    """Toggles per PE-cycle, cached in memory and on disk (next to the synthesis cache)."""
+    tr = trace if trace is not None else synthetic_trace(params, sparse)
+    label = "default" if trace is None else tr.digest()
+    key = (params, sparse, label, str(synth.cache_dir(cache)))
+    if key in _MEM:
+        return _MEM[key]
+    res = synth_pe(params, sparse, cache=cache)
+    disk = synth.cache_dir(cache) / res.key / f"activity-{label}-v2.json"
+    if disk.exists():
+        try:
+            act = PEActivity(**json.loads(disk.read_text()))
+            _MEM[key] = act
+            return act
+        except (OSError, ValueError, TypeError):
+            pass
+    tc, _, res = simulate_pe(params, sparse, tr, cache=cache)
+    n = tc.cycles * tc.instances
+    act = PEActivity(tc.gate_output_toggles / n, tc.ff_output_toggles / n, tc.port_toggles["in_act"] / n, res.flip_flops,
+                     res.transistors, res.logic_depth, res.gates, label)
+    disk.parent.mkdir(parents=True, exist_ok=True)
+    disk.write_text(json.dumps(asdict(act)))
+    _MEM[key] = act
+    return act
+
+
+def pe_energy_per_cycle(params: PEParams, sparse: bool, node, trace: PETrace | None = None, *, cache=None) -> dict:
+    """Energy of one busy PE-cycle at ``node`` (a ppa.tech.Node): logic (gate + FF outputs) and
+    clock, in pJ. Cheap after the first call for a PE configuration and trace."""
+    from ppa import tech
+
+    a = pe_activity(params, sparse, trace, cache=cache)
+    e = node.toggle_energy_pj
+    return {"logic_pj": a.toggles * e, "clock_pj": a.flip_flops * tech.CLOCK_TOGGLES_PER_FF_CYCLE * e}

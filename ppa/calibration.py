@@ -1,0 +1,90 @@
+"""Calibration of the per-toggle energy and area per transistor on one published anchor, and the
+held-out check against the rest of the Horowitz table.
+
+Anchor: Horowitz, ISSCC 2014, 45 nm: 8-bit integer multiply 0.2 pJ, 282 um^2. Held out: 8-bit add
+(0.03 pJ, 36 um^2), 32-bit add (0.1 pJ, 137 um^2), 32-bit multiply (3.1 pJ, 3495 um^2); figures via
+Kim et al. 2023 Fig. 15 and H&P 6e Fig. 1.13 (published-figures.md section 3).
+
+Energy per operation = average circuit toggles per operation on uniformly random operands (every
+cycle a new random operand pair, 64-lane bit-parallel gate simulation of the synthesised netlist)
+x energy per toggle. Area = transistors x area per transistor. No per-operator tuning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ppa import tech
+from ppa.netlist import GateNetlist
+from ppa.operators import operator_verilog
+from ppa.synth import synthesize
+
+#: Horowitz ISSCC 2014, 45 nm (pJ, um^2), via Kim et al. 2023 Fig. 15 / H&P 6e Fig. 1.13
+HOROWITZ_45NM = {
+    ("mul", 8): (0.2, 282.0),
+    ("add", 8): (0.03, 36.0),
+    ("add", 32): (0.1, 137.0),
+    ("mul", 32): (3.1, 3495.0),
+}
+ANCHOR = ("mul", 8)
+CAL_SEED = 2014
+CAL_CYCLES = 256
+CAL_INSTANCES = 1024
+
+
+@dataclass
+class OperatorCost:
+    kind: str
+    width: int
+    transistors: int
+    toggles_per_op: float
+    logic_depth: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.width}-bit {'multiply' if self.kind == 'mul' else 'add'}"
+
+
+def measure_operator(kind: str, width: int, *, cache=None, seed: int = CAL_SEED,
+                     cycles: int = CAL_CYCLES, instances: int = CAL_INSTANCES) -> OperatorCost:
+    """Synthesise one operator and measure its toggles per operation on random operands."""
+    verilog, top = operator_verilog(kind, width)
+    res = synthesize(verilog, top, cache=cache)
+    net = GateNetlist(res.netlist(), top)
+    rng = np.random.default_rng(seed)
+    hi = 1 << width
+    a = rng.integers(0, hi, (cycles, instances), dtype=np.uint64, endpoint=False)
+    b = rng.integers(0, hi, (cycles, instances), dtype=np.uint64, endpoint=False)
+    tc, _ = net.simulate({"a": a, "b": b})
+    return OperatorCost(kind, width, res.transistors, tc.circuit_toggles / (cycles * instances), res.logic_depth)
+
+
+def calibrate(*, cache=None) -> dict[str, float]:
+    """Re-derive the two calibrated constants from the anchor (what tech.py hard-codes)."""
+    m = measure_operator(*ANCHOR, cache=cache)
+    e_pj, a_um2 = HOROWITZ_45NM[ANCHOR]
+    return {
+        "transistors": m.transistors,
+        "toggles_per_op": m.toggles_per_op,
+        "e_toggle_45_pj": e_pj / m.toggles_per_op,
+        "area_per_transistor_45_um2": a_um2 / m.transistors,
+    }
+
+
+def held_out_table(*, cache=None) -> list[dict]:
+    """Each operator costed at 45 nm / 1.0 V with the hard-coded calibration, against Horowitz."""
+    n45 = tech.node(45, 1.0)
+    rows = []
+    for (kind, width), (e_ref, a_ref) in HOROWITZ_45NM.items():
+        m = measure_operator(kind, width, cache=cache)
+        e = m.toggles_per_op * n45.toggle_energy_pj
+        a = m.transistors * n45.area_per_transistor_um2
+        rows.append({
+            "operator": m.name, "anchor": (kind, width) == ANCHOR,
+            "transistors": m.transistors, "toggles_per_op": m.toggles_per_op, "logic_depth": m.logic_depth,
+            "energy_pj": e, "energy_ref_pj": e_ref, "energy_ratio": e / e_ref,
+            "area_um2": a, "area_ref_um2": a_ref, "area_ratio": a / a_ref,
+        })
+    return rows

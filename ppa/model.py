@@ -1,0 +1,438 @@
+"""One design point -> area, fmax / voltage, power, energy per MAC, thermal feasibility.
+
+Everything a number rests on comes from the generated hardware: transistor counts, flip-flops and
+logic depth from Yosys on hw/'s Verilog (ppa.synth), switching activity from the gate netlist on
+data traces (ppa.activity), scaled to the node and voltage with Stillmaker & Baas (ppa.tech).
+
+Area (mm^2)
+- pe_array: the array's cells and edge registers, from transistor counts x area per transistor at
+  the node (calibrated on Horowitz's 8-bit multiplier at 45 nm, so the standard-cell placement
+  density of that anchor is included; flip-flops are costed the same way). Array transistors
+  are PE-scaled (:func:`array_transistors`):
+      T(R, C) = t0 + C t_first + C (R-1) t_cell + s [M A R (C-1) + M A R (R-1)/2 + P C (C-1)/2 + (R+C-2)]
+  t_first / t_cell: a PE cell in the first row (no partial-sum adder) and in the rows below;
+  t0: what is shared; s: one register bit (D flip-flop + synchronous-reset gate, synthesised:
+  22 transistors); the bracket counts activation-forwarding, row-skew and column-deskew register
+  bits (P = partial-sum bits leaving a column) and the valid chain. t0, t_first and t_cell are
+  read from the synthesis of the 1x1, 2x1 and 1x2 arrays. Checked against whole-array synthesis
+  (2x2, 4x4, 8x8) in tests/bench.
+- decoders: the N:M metadata decoders (one per stationary code, R x C), synthesised standalone;
+  reported separately and subtracted from pe_array. The dense PE has none.
+- sram: ppa.sram (CACTI 7 fit).
+- other: a stated allowance [A] of 10 % of (pe_array + decoders + sram) for global wiring, clock
+  tree and I/O periphery.
+  For ``sparse=False`` the array is costed as R x C standalone DensePE (same widths) plus the same
+  edge registers (hw/ has no dense array).
+
+Frequency: cycle time = (logic depth + 3) x gate delay (ppa.tech), logic depth of the deepest
+stage of the PE cell (2x1 array synthesis; the array's out_meta_err OR chain is static while the
+weights are held and is treated as a multi-cycle path). A requested clock selects the lowest
+voltage in the node's modelled range that meets it; above fmax at the top of the range the design
+is infeasible (more --pipeline stages are the remedy). Without a clock, the design runs at fmax at
+nominal voltage.
+
+Power (W)
+- dynamic: busy PE-cycles/s x toggles per PE-cycle (gate-level simulation on the trace) x energy
+  per toggle; plus the activation-forwarding registers of the array, which carry the activations
+  a PE sees (toggles on in_act per PE-cycle).
+- clock: every flip-flop of the array, every cycle, CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents
+  (no clock gating).
+- leakage: logic transistors (ppa.tech) plus the SRAM's CACTI leakage, both at the junction
+  temperature solved with ppa.thermal.
+- sram / dram: bytes moved x energy per byte (ppa.sram read/write per 512-bit access; ppa.dram).
+Default activity without a workload (stated in the output): every PE busy every cycle on the
+seeded synthetic trace of ppa.activity; SRAM traffic per cycle: the R x M activations entering
+the array read once, C partial sums written once, weights re-read once per 64 cycles (the
+weight-stationary hold); DRAM traffic: one DRAM byte per 16 SRAM bytes (default reuse 16 [A]).
+
+Energy per MAC: total power / effective MACs per second; a PE covers M reduction elements per
+cycle (the sparse PE does N multiplies for the work of M dense MACs), so effective MACs per
+busy PE-cycle = M. peak_tops = 2 x R x C x M x clock (dense-equivalent operations).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from hw.errors import InputError
+from hw.params import PEParams
+from ppa import activity, dram, sram, tech, thermal
+from ppa import synth as _synth
+from ppa.operators import register_verilog
+
+OTHER_ALLOWANCE = 0.10  # [A] global wiring, clock tree, I/O periphery, fraction of the rest
+DEFAULT_DRAM_REUSE = 16.0  # [A] SRAM bytes served per DRAM byte, without a workload
+DEFAULT_SPARSITY_NOTE = (
+    "no workload given: every PE busy every cycle on a seeded synthetic 2:4-pruned trace "
+    "(post-ReLU activations, weights held 64 cycles); SRAM reads R*M activations + weights/64 and "
+    "writes C partial sums per cycle; DRAM traffic = SRAM traffic / 16 (default reuse)"
+)
+
+
+@dataclass
+class WorkloadActivity:
+    """What explore/ passes in from sim/ for one workload on one design (plain numbers)."""
+
+    cycles: float  # runtime in cycles at the design's clock
+    effective_macs: float  # dense-equivalent MACs of the workload
+    performed_multiplies: float = 0.0  # multiplies the PEs actually performed (information)
+    pe_busy_fraction: float = 1.0  # average fraction of PE-cycles doing useful work
+    sram_read_bytes: float = 0.0
+    sram_write_bytes: float = 0.0
+    dram_bytes: float = 0.0
+
+    def __post_init__(self):
+        for name in ("cycles", "effective_macs", "performed_multiplies", "sram_read_bytes", "sram_write_bytes", "dram_bytes"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise InputError(f"must be a non-negative number, got {v!r}", where=f"activity.{name}")
+        if self.cycles <= 0:
+            raise InputError("must be positive", where="activity.cycles")
+        if not 0.0 <= self.pe_busy_fraction <= 1.0:
+            raise InputError(f"must be in [0, 1], got {self.pe_busy_fraction}", where="activity.pe_busy_fraction")
+
+
+@dataclass
+class DesignPoint:
+    rows: int = 16
+    cols: int = 16
+    sram_kb: float = 256.0
+    clock_mhz: float | None = None
+    node_nm: int = 7
+    act_bits: int = 8
+    weight_bits: int = 8
+    acc_bits: int = 32
+    n: int = 2
+    m: int = 4
+    sparse: bool = True
+    pipeline: int = 1
+    dram: str = "hbm2"
+    dram_units: int = 1
+    cooling: str = "air"
+    theta_ja: float | None = None  # K/W; None: from the cooling and the die area
+    t_ambient_c: float = 25.0
+    tj_max_c: float = thermal.TJ_MAX_C_DEFAULT
+    sram_banks: int = 1
+    voltage_v: float | None = None  # force a supply voltage (else chosen from the clock)
+
+    def validate(self) -> PEParams:
+        for name in ("rows", "cols", "dram_units", "sram_banks"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError(f"must be a positive integer, got {v!r}", where=f"--{name.replace('_', '-')}")
+        if self.rows > 256 or self.cols > 256:
+            raise InputError("rows and cols must be at most 256", where="--rows/--cols")
+        if not isinstance(self.sram_kb, (int, float)) or not math.isfinite(self.sram_kb) or self.sram_kb < 0:
+            raise InputError(f"must be a non-negative number of KB, got {self.sram_kb!r}", where="--sram-kb")
+        if self.clock_mhz is not None and not (isinstance(self.clock_mhz, (int, float)) and math.isfinite(self.clock_mhz) and self.clock_mhz > 0):
+            raise InputError(f"must be a positive frequency, got {self.clock_mhz!r}", where="--clock-mhz")
+        tech.check_node(self.node_nm)
+        if self.voltage_v is not None:
+            tech.node(self.node_nm, self.voltage_v)
+        dram.dram(self.dram)
+        if self.cooling not in thermal.COOLING_LIMIT_W_PER_MM2:
+            raise InputError(f"unknown cooling {self.cooling!r}; known: air, liquid", where="--cooling")
+        if self.theta_ja is not None and not (isinstance(self.theta_ja, (int, float)) and self.theta_ja > 0):
+            raise InputError(f"must be positive (K/W), got {self.theta_ja!r}", where="--theta-ja")
+        if not -60 <= self.t_ambient_c <= 150:
+            raise InputError(f"ambient {self.t_ambient_c} C outside -60..150 C", where="--t-ambient")
+        return PEParams(self.act_bits, self.weight_bits, self.acc_bits, self.n, self.m, self.pipeline)
+
+
+@dataclass
+class PPAResult:
+    design: DesignPoint
+    area_mm2: float
+    area_breakdown_mm2: dict
+    fmax_mhz: float  # at the top of the voltage range
+    fmax_at_voltage_mhz: float
+    voltage_v: float
+    clock_mhz: float
+    power_w: float | None
+    power_breakdown_w: dict
+    energy_per_mac_pj: float | None
+    peak_tops: float
+    tj_c: float | None
+    power_density_w_mm2: float | None
+    feasible: bool
+    infeasible_reasons: list[str]
+    notes: list[str] = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "area_mm2": self.area_mm2,
+            "area_breakdown_mm2": self.area_breakdown_mm2,
+            "fmax_mhz": self.fmax_mhz,
+            "fmax_at_voltage_mhz": self.fmax_at_voltage_mhz,
+            "voltage_v": self.voltage_v,
+            "clock_mhz": self.clock_mhz,
+            "power_w": self.power_w,
+            "power_breakdown_w": self.power_breakdown_w,
+            "energy_per_mac_pj": self.energy_per_mac_pj,
+            "peak_tops": self.peak_tops,
+            "tj_c": self.tj_c,
+            "power_density_w_mm2": self.power_density_w_mm2,
+            "feasible": self.feasible,
+            "infeasible_reasons": list(self.infeasible_reasons),
+            "notes": list(self.notes),
+            "details": self.details,
+        }
+
+
+# ------------------------------------------------------------------------------------------------
+# hardware facts (synthesis), cached per PE configuration
+# ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ArrayFacts:
+    """PE-scaled array model terms (transistors and flip-flops), see the module docstring."""
+
+    t0: float
+    t_first: float
+    t_cell: float
+    f0: float
+    f_first: float
+    f_cell: float
+    reg_bit_transistors: float
+    psum_bits_row1: int
+    decoder_transistors: int
+    logic_depth: int
+    pe_transistors: int  # the standalone PE (sparse or dense), for reference
+    pe_flip_flops: int
+
+    def edge_bits(self, p: PEParams, R: int, C: int) -> float:
+        ma = p.m * p.act_bits
+        psum = self.psum_bits_row1 if R == 1 else p.acc_bits
+        return ma * R * (C - 1) + ma * R * (R - 1) / 2 + psum * C * (C - 1) / 2 + (R + C - 2)
+
+    def transistors(self, p: PEParams, R: int, C: int) -> float:
+        return self.t0 + C * self.t_first + C * (R - 1) * self.t_cell + self.reg_bit_transistors * self.edge_bits(p, R, C)
+
+    def flip_flops(self, p: PEParams, R: int, C: int) -> float:
+        return self.f0 + C * self.f_first + C * (R - 1) * self.f_cell + self.edge_bits(p, R, C)
+
+
+def _array_verilog(p: PEParams, R: int, C: int) -> str:
+    from hw.array import SparseArray
+    from hw.verilog import to_verilog
+
+    return to_verilog(SparseArray(R, C, p), "sparse_array")
+
+
+def synth_array(p: PEParams, R: int, C: int, *, cache=None) -> _synth.SynthResult:
+    """Whole-array synthesis (hw SparseArray, weight-stationary)."""
+    return _synth.synthesize(_array_verilog(p, R, C), "sparse_array", cache=cache)
+
+
+@lru_cache(maxsize=64)
+def _reg_bit(cache_key: str | None) -> float:
+    v, top = register_verilog(32)
+    return _synth.synthesize(v, top, cache=cache_key).transistors / 32
+
+
+@lru_cache(maxsize=64)
+def _decoder_transistors(n: int, m: int, cache_key: str | None) -> int:
+    from hw.pe import MetadataDecoder
+    from hw.verilog import to_verilog
+
+    return _synth.synthesize(to_verilog(MetadataDecoder(n, m), "meta_decoder"), "meta_decoder", cache=cache_key).transistors
+
+
+@lru_cache(maxsize=128)
+def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None) -> ArrayFacts:
+    """Synthesise what the PE-scaled array model needs (1x1, 2x1, 1x2 arrays; the standalone PE;
+    one register bit; the metadata decoder). Cached on disk by ppa.synth and here in memory."""
+    s = _reg_bit(cache)
+    pe = activity.synth_pe(p, sparse, cache=cache)
+    psum1 = min(p.acc_bits, p.product_bits + max(p.n - 1, 0).bit_length())
+    if sparse:
+        a11, a21, a12 = (synth_array(p, r, c, cache=cache) for r, c in ((1, 1), (2, 1), (1, 2)))
+        ma = p.m * p.act_bits
+        # T(2,1) - T(1,1) = t_cell + s (MA + 1);  T(1,2) - T(1,1) = t_first + s (MA + P1 + 1)
+        t_cell = a21.transistors - a11.transistors - s * (ma + 1)
+        t_first = a12.transistors - a11.transistors - s * (ma + psum1 + 1)
+        t0 = a11.transistors - t_first
+        f_cell = a21.flip_flops - a11.flip_flops - (ma + 1)
+        f_first = a12.flip_flops - a11.flip_flops - (ma + psum1 + 1)
+        f0 = a11.flip_flops - f_first
+        depth = a21.logic_depth
+        dec = _decoder_transistors(p.n, p.m, cache)
+    else:
+        # no dense array in hw/: R x C standalone dense PEs plus the same edge registers
+        t_cell = t_first = pe.transistors
+        f_cell = f_first = pe.flip_flops
+        t0 = f0 = 0.0
+        depth = pe.logic_depth
+        dec = 0
+    return ArrayFacts(t0, t_first, t_cell, f0, f_first, f_cell, s, psum1, dec, depth, pe.transistors, pe.flip_flops)
+
+
+def array_transistors(p: PEParams, R: int, C: int, *, sparse: bool = True, cache=None) -> float:
+    """PE-scaled transistor estimate of an R x C array (see the module docstring)."""
+    return array_facts(p, sparse, _ck(cache)).transistors(p, R, C)
+
+
+def _ck(cache) -> str | None:
+    return None if cache is None else str(cache)
+
+
+# ------------------------------------------------------------------------------------------------
+# frequency / voltage
+# ------------------------------------------------------------------------------------------------
+
+def fmax_mhz(depth: int, node_nm: int, voltage_v: float) -> float:
+    return 1e6 / tech.node(node_nm, voltage_v).cycle_time_ps(depth)
+
+
+def operating_point(depth: int, node_nm: int, clock_mhz: float | None, voltage_v: float | None = None):
+    """(voltage, clock, fmax at that voltage, fmax at the top of the range, reason or None)."""
+    lo, hi = tech.voltage_range(node_nm)
+    f_top = max(fmax_mhz(depth, node_nm, v) for v in tech.voltage_grid(node_nm))
+    if voltage_v is not None:
+        f = fmax_mhz(depth, node_nm, voltage_v)
+        clk = f if clock_mhz is None else clock_mhz
+        reason = None if clk <= f * (1 + 1e-9) else f"clock {clk:.0f} MHz above fmax {f:.0f} MHz at the forced {voltage_v:g} V"
+        return voltage_v, clk, f, f_top, reason
+    if clock_mhz is None:
+        return hi, fmax_mhz(depth, node_nm, hi), fmax_mhz(depth, node_nm, hi), f_top, None
+    for v in tech.voltage_grid(node_nm):
+        f = fmax_mhz(depth, node_nm, v)
+        if f >= clock_mhz:
+            return v, clock_mhz, f, f_top, None
+    f_hi = fmax_mhz(depth, node_nm, hi)
+    return hi, clock_mhz, f_hi, f_top, (
+        f"clock {clock_mhz:.0f} MHz above fmax {f_top:.0f} MHz at the maximum {hi:g} V of {node_nm} nm "
+        f"(logic depth {depth}); choose more --pipeline stages or a lower clock")
+
+
+# ------------------------------------------------------------------------------------------------
+# the estimate
+# ------------------------------------------------------------------------------------------------
+
+def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None) -> PPAResult:
+    """Area, operating point, power and thermal feasibility of one design point.
+
+    ``trace``: an activity.PETrace of real data for the PE (else the default synthetic trace).
+    Fast after the first call for a PE configuration (synthesis and activity are cached)."""
+    p = design.validate()
+    R, C = design.rows, design.cols
+    notes: list[str] = []
+    reasons: list[str] = []
+    facts = array_facts(p, design.sparse, _ck(cache))
+    act = activity.pe_activity(p, design.sparse, trace, cache=cache)
+
+    # operating point
+    v, clk, f_at_v, f_top, why = operating_point(facts.logic_depth, design.node_nm, design.clock_mhz, design.voltage_v)
+    if why:
+        reasons.append(why)
+    nd = tech.node(design.node_nm, v)
+    f_hz = clk * 1e6
+
+    # area
+    tr_total = facts.transistors(p, R, C)
+    dec_tr = facts.decoder_transistors * R * C
+    a_t = nd.area_per_transistor_um2 * 1e-6  # mm^2
+    pe_mm2 = (tr_total - dec_tr) * a_t
+    dec_mm2 = dec_tr * a_t
+    sram_cost = sram.sram(design.sram_kb, design.node_nm, banks=design.sram_banks) if design.sram_kb > 0 else None
+    sram_mm2 = sram_cost.area_mm2 if sram_cost else 0.0
+    if sram_cost and not sram_cost.in_range:
+        notes.extend(f"sram: {n}" for n in sram_cost.notes)
+    other_mm2 = OTHER_ALLOWANCE * (pe_mm2 + dec_mm2 + sram_mm2)
+    area = pe_mm2 + dec_mm2 + sram_mm2 + other_mm2
+
+    # activity
+    mac_per_pe_cycle = p.m
+    if activity_in is None:
+        notes.append(DEFAULT_SPARSITY_NOTE)
+        busy = 1.0
+        runtime_s = 1.0
+        cycles = f_hz * runtime_s
+        eff_macs = R * C * mac_per_pe_cycle * cycles
+        w_bytes = R * C * (p.n if design.sparse else p.m) * p.weight_bits / 8 + (R * C * p.meta_bits / 8 if design.sparse else 0)
+        sram_rd = cycles * (R * p.m * p.act_bits / 8 + w_bytes / activity.W_HOLD)
+        sram_wr = cycles * C * p.acc_bits / 8
+        dram_b = (sram_rd + sram_wr) / DEFAULT_DRAM_REUSE
+    else:
+        busy = activity_in.pe_busy_fraction
+        cycles = activity_in.cycles
+        runtime_s = cycles / f_hz
+        eff_macs = activity_in.effective_macs
+        sram_rd, sram_wr, dram_b = activity_in.sram_read_bytes, activity_in.sram_write_bytes, activity_in.dram_bytes
+    e_t = nd.toggle_energy_pj
+    pe_cycles_per_s = R * C * busy * f_hz
+    fwd_regs = p.m * p.act_bits * R * (C - 1) / (R * C)  # forwarding-register bits per PE
+    fwd_toggles = act.act_input_toggles * (fwd_regs / (p.m * p.act_bits)) if p.m * p.act_bits else 0.0
+    dyn_w = pe_cycles_per_s * (act.gate_toggles + act.ff_toggles + fwd_toggles) * e_t * 1e-12
+    ffs = facts.flip_flops(p, R, C)
+    clk_w = ffs * tech.CLOCK_TOGGLES_PER_FF_CYCLE * e_t * 1e-12 * f_hz
+    if sram_cost:
+        sram_w = (sram_rd * sram_cost.read_pj_per_byte() + sram_wr * sram_cost.write_pj_per_byte()) * 1e-12 / runtime_s
+        sram_leak_ref = sram_cost.leakage_mw * 1e-3  # CACTI HP leakage at 360 K = LEAKAGE_T_REF_C
+    else:
+        if sram_rd or sram_wr:
+            notes.append("no SRAM configured (--sram-kb 0): SRAM traffic not costed")
+        sram_w, sram_leak_ref = 0.0, 0.0
+    dd = dram.dram(design.dram)
+    dram_w = dram_b * 8 * dd.pj_per_bit * 1e-12 / runtime_s
+    dram_bw = dram_b / runtime_s / 1e9
+    if dram_bw > dd.gb_per_s * design.dram_units:
+        reasons.append(f"DRAM traffic {dram_bw:.1f} GB/s exceeds {design.dram_units} x {dd.name} {dd.unit} ({dd.gb_per_s * design.dram_units:.1f} GB/s)")
+    if sram_cost and sram_cost.cycle_ns * 1e3 > 1e6 / clk:
+        notes.append(f"SRAM cycle {sram_cost.cycle_ns:.2f} ns is longer than the clock period {1e3 / clk:.2f} ns: bank it (--sram-banks)")
+
+    # thermal + leakage (on-die power only; DRAM dissipates off die)
+    logic_leak_ref = nd.leakage_w(tr_total, tech.LEAKAGE_T_REF_C)
+    leak_ref = logic_leak_ref + sram_leak_ref
+    on_die_dyn = dyn_w + clk_w + sram_w
+    theta = design.theta_ja if design.theta_ja is not None else thermal.theta_ja(design.cooling, area)
+    th = thermal.solve_tj(on_die_dyn, leak_ref, theta, design.t_ambient_c)
+    if th.runaway:
+        reasons.append(f"thermal runaway: no stable junction temperature with theta_ja {theta:.3g} K/W "
+                       f"(dynamic {on_die_dyn:.3g} W, leakage {leak_ref:.3g} W at {tech.LEAKAGE_T_REF_C:.0f} C)")
+        leak_w = None
+        total = None
+        density = None
+        epm = None
+    else:
+        leak_w = th.leakage_w
+        total = on_die_dyn + leak_w + dram_w
+        density = (on_die_dyn + leak_w) / area
+        epm = total * runtime_s / eff_macs * 1e12 if eff_macs else None
+        if th.tj_c > design.tj_max_c:
+            reasons.append(f"junction temperature {th.tj_c:.1f} C above the {design.tj_max_c:g} C limit")
+        limit = thermal.COOLING_LIMIT_W_PER_MM2[design.cooling]
+        if density > limit:
+            reasons.append(f"power density {density:.2f} W/mm^2 above the {design.cooling} cooling limit {limit:g} W/mm^2")
+    peak_tops = 2 * R * C * mac_per_pe_cycle * f_hz / 1e12
+    return PPAResult(
+        design=design,
+        area_mm2=area,
+        area_breakdown_mm2={"pe_array": pe_mm2, "decoders": dec_mm2, "sram": sram_mm2, "other": other_mm2},
+        fmax_mhz=f_top,
+        fmax_at_voltage_mhz=f_at_v,
+        voltage_v=v,
+        clock_mhz=clk,
+        power_w=total,
+        power_breakdown_w={"dynamic": dyn_w, "clock": clk_w, "leakage": leak_w, "sram": sram_w, "dram": dram_w},
+        energy_per_mac_pj=epm,
+        peak_tops=peak_tops,
+        tj_c=th.tj_c,
+        power_density_w_mm2=density,
+        feasible=not reasons,
+        infeasible_reasons=reasons,
+        notes=notes,
+        details={
+            "node_nm": design.node_nm, "sparse": design.sparse, "pe": f"{p.n}:{p.m}" if design.sparse else "dense",
+            "logic_depth": facts.logic_depth, "array_transistors": tr_total, "array_flip_flops": ffs,
+            "pe_transistors": facts.pe_transistors, "gate_delay_ps": nd.gate_delay_ps,
+            "toggle_energy_fj": e_t * 1e3, "toggles_per_pe_cycle": act.toggles,
+            "theta_ja_k_per_w": theta, "dram": dd.name, "dram_gb_per_s": dram_bw,
+            "dram_pj_per_bit": dd.pj_per_bit, "dram_energy_source": dd.energy_source,
+            "sram_in_range": sram_cost.in_range if sram_cost else None,
+            "effective_macs_per_s": eff_macs / runtime_s,
+        },
+    )

@@ -1,0 +1,441 @@
+"""Analytical cycle model of an R x C systolic array running N:M-sparse workloads.
+
+One closed-form model, vectorised over (design points x layers) with numpy broadcasting.
+
+Compute (stall-free) cycles follow SCALE-Sim v3's folding rules exactly (``scalesim/compute/
+systolic_{ws,os,is}.py``: each fold is a block of demand-matrix lines; the reported count is the
+last line's index, hence the ``- 1``). With ``steps`` = reduction steps a PE row walks through:
+
+* WS: folds = ceil(steps/R) * ceil(N/C), lines per fold = 2R + C + M - 2 (R to load weights,
+  M activations, C-1 drain, R-1 skew)
+* OS: folds = ceil(M/R) * ceil(N/C), lines per fold = steps + R + C - 2
+* IS: folds = ceil(steps/R) * ceil(M/C), lines per fold = 2R + C + N - 2
+
+``steps`` counts *stored* weights of a column divided by ``pe_k``, the stored-weight reduction
+elements a PE consumes per cycle: 1 for SCALE-Sim's scalar PE; N for the sparsepe sparse PE (one
+group of M activations + N kept weights per cycle, docs/design.md); M for a dense PE. A sparse
+layer stores ceil(K/M)*N weights per column (SCALE-Sim's optimised mapping with BlockSize B stores
+ceil(K/2B)*B, reproduced in ``mode="scalesim"``). A layer that cannot be pruned runs dense: on a
+sparse-only PE each dense group takes M/N passes (rate N/M), on a PE with a dense path full rate.
+
+Memory: double-buffered ifmap / filter / ofmap SRAMs. An operand whose data fits the active half
+of its SRAM is fetched from DRAM once; otherwise it is re-streamed per fold that revisits it
+(ifmap per column fold in WS/OS, filter per row fold in OS and per column fold in IS). Weights
+move compressed, with log2(M) metadata bits per kept weight, counted separately. Stalls follow a
+roofline per layer: double buffering hides DRAM time behind compute until the DRAM time exceeds
+it, ``stall = max(0, dram_time - compute)``. In ``mode="sparsepe"`` all operands share one DRAM
+bus of ``dram_gbps``; in ``mode="scalesim"`` each operand has its own port of ``port_words``
+words/cycle, as in SCALE-Sim's USER bandwidth mode (``port_words=None`` = CALC mode, no stalls).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+import numpy as np
+
+from hw.errors import InputError
+from hw.nm import check_nm
+from sim.workloads import Workload
+
+DATAFLOWS = ("ws", "os", "is")
+MODES = ("sparsepe", "scalesim")
+
+
+@dataclass(frozen=True)
+class ArrayConfig:
+    """One design point. SRAM sizes in KiB; ``sram_kb`` (total) is split equally unless the three
+    per-buffer sizes are given. Defaults describe the sparsepe sparse PE: 2:4, ``pe_k = N`` (two
+    kept weights per PE per cycle), sparse-only PE (dense fallback at N/M of the rate), INT8."""
+
+    rows: int = 32
+    cols: int = 32
+    sram_kb: float | None = None
+    ifmap_kb: float | None = None
+    filter_kb: float | None = None
+    ofmap_kb: float | None = None
+    clock_mhz: float = 1000.0
+    dram_gbps: float = 64.0
+    dataflow: str = "ws"
+    n: int = 2
+    m: int = 4
+    sparse: bool = True
+    pe_k: int | None = None
+    dense_path: bool = False
+    act_bits: int = 8
+    weight_bits: int = 8
+    mode: str = "sparsepe"
+    port_words: tuple[float, float, float] | None = None
+
+    def __post_init__(self):
+        def bad(param, msg):
+            raise InputError(msg, where=f"parameter {param}")
+
+        for p in ("rows", "cols"):
+            v = getattr(self, p)
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v <= 0:
+                bad(p, f"must be a positive integer, got {v!r}")
+        for p in ("clock_mhz", "dram_gbps"):
+            v = getattr(self, p)
+            if not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
+                bad(p, f"must be a positive number, got {v!r}")
+        for p in ("sram_kb", "ifmap_kb", "filter_kb", "ofmap_kb"):
+            v = getattr(self, p)
+            if v is not None and not (isinstance(v, (int, float)) and v > 0):
+                bad(p, f"must be a positive number of KiB, got {v!r}")
+        if self.dataflow not in DATAFLOWS:
+            bad("dataflow", f"unknown dataflow {self.dataflow!r} (ws, os or is)")
+        if self.mode not in MODES:
+            bad("mode", f"unknown mode {self.mode!r} ({', '.join(MODES)})")
+        try:
+            check_nm(self.n, self.m)
+        except InputError as exc:
+            bad("n:m", str(exc))
+        if self.pe_k is not None and (not isinstance(self.pe_k, (int, np.integer)) or self.pe_k <= 0):
+            bad("pe_k", f"must be a positive integer, got {self.pe_k!r}")
+        for p in ("act_bits", "weight_bits"):
+            if getattr(self, p) not in (4, 8, 16, 32):
+                bad(p, f"must be 4, 8, 16 or 32, got {getattr(self, p)!r}")
+        if self.port_words is not None and (len(self.port_words) != 3 or min(self.port_words) <= 0):
+            bad("port_words", f"must be three positive words/cycle (ifmap, filter, ofmap), got {self.port_words!r}")
+
+    @property
+    def effective_pe_k(self) -> int:
+        if self.pe_k is not None:
+            return int(self.pe_k)
+        if self.mode == "scalesim":
+            return 1
+        return self.n if self.sparse else self.m
+
+    @property
+    def sram_split_kb(self) -> tuple[float, float, float]:
+        total = self.sram_kb if self.sram_kb is not None else 192.0
+        parts = [self.ifmap_kb, self.filter_kb, self.ofmap_kb]
+        return tuple(float(p) if p is not None else total / 3 for p in parts)
+
+    @property
+    def dram_bytes_per_cycle(self) -> float:
+        return self.dram_gbps * 1e9 / (self.clock_mhz * 1e6)
+
+
+# ------------------------------------------------------------------------------------------------
+# Layer and design-point arrays
+# ------------------------------------------------------------------------------------------------
+
+def layer_arrays(w: Workload) -> dict[str, np.ndarray]:
+    """Per-layer columns (shape (L,)) for the vectorised model."""
+    L = w.layers
+    if not L:
+        raise InputError("workload has no layers", where=f"workload {w.name!r}")
+    i64 = np.int64
+    return {
+        "M": np.array([l.M for l in L], i64), "N": np.array([l.N for l in L], i64),
+        "K": np.array([l.K for l in L], i64), "count": np.array([l.count for l in L], i64),
+        "sparsifiable": np.array([l.sparsifiable for l in L], bool),
+        "layer_n": np.array([l.nm[0] if l.nm else 0 for l in L], i64),
+        "layer_m": np.array([l.nm[1] if l.nm else 0 for l in L], i64),
+        "ifmap_unique": np.array([l.conv.ifmap_elems if l.conv else l.M * l.K for l in L], i64),
+    }
+
+
+_DESIGN_KEYS = ("rows", "cols", "ifmap_kb", "filter_kb", "ofmap_kb", "clock_mhz", "dram_gbps", "dataflow", "n",
+                "m", "sparse", "pe_k", "dense_path", "act_bits", "weight_bits", "scalesim", "port_if", "port_f",
+                "port_of", "has_ports")
+
+
+def design_arrays(archs: list[ArrayConfig]) -> dict[str, np.ndarray]:
+    """Design-point columns (shape (P, 1)) from a list of configs."""
+    cols: dict[str, list] = {k: [] for k in _DESIGN_KEYS}
+    for a in archs:
+        fi, ff, fo = a.sram_split_kb
+        pw = a.port_words or (1.0, 1.0, 1.0)
+        vals = dict(rows=a.rows, cols=a.cols, ifmap_kb=fi, filter_kb=ff, ofmap_kb=fo, clock_mhz=a.clock_mhz,
+                    dram_gbps=a.dram_gbps, dataflow=DATAFLOWS.index(a.dataflow), n=a.n, m=a.m, sparse=a.sparse,
+                    pe_k=a.effective_pe_k, dense_path=a.dense_path, act_bits=a.act_bits, weight_bits=a.weight_bits,
+                    scalesim=a.mode == "scalesim", port_if=pw[0], port_f=pw[1], port_of=pw[2],
+                    has_ports=a.port_words is not None)
+        for k in _DESIGN_KEYS:
+            cols[k].append(vals[k])
+    return {k: np.asarray(v)[:, None] for k, v in cols.items()}
+
+
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense: bool = False) -> dict[str, np.ndarray]:
+    """The model: layer columns (L,) x design columns (P, 1) -> per (P, L) arrays (per layer
+    *instance*; multiply by ``count`` for totals, done in :func:`_totals`)."""
+    M, N, K = la["M"], la["N"], la["K"]
+    R, C = d["rows"], d["cols"]
+    n, m = d["n"], d["m"]
+    ss = d["scalesim"]
+    df = d["dataflow"]
+    lm, ln = la["layer_m"], la["layer_n"]
+    pattern_ok = (lm == 0) | ((lm == m) & (ln <= n))
+    run_sparse = la["sparsifiable"] & pattern_ok & d["sparse"]
+    if force_dense:
+        run_sparse = np.zeros_like(run_sparse)
+    pe_k = d["pe_k"]
+    # stored weights per output column
+    k_sparse = np.where(ss, _cdiv(K, 2 * m) * m, _cdiv(K, m) * n)
+    k_dense = np.where(pe_k > 1, _cdiv(K, m) * m, K)
+    k_st = np.where(run_sparse, k_sparse, k_dense)
+    rate = np.where(~run_sparse & d["sparse"] & d["dense_path"], pe_k * m // n, pe_k)
+    steps = _cdiv(k_st, rate)
+    # SCALE-Sim applies sparsity to the WS mapping only (OS/IS keep the uncompressed ifmap K).
+    steps_osis = np.where(ss, K, steps)
+    is_ws, is_os = df == 0, df == 1
+    steps_df = np.where(is_ws, steps, steps_osis)
+    folds_r = np.where(is_os, _cdiv(M, R), _cdiv(steps_df, R))
+    folds_c = np.where(df == 2, _cdiv(M, C), _cdiv(N, C))
+    per_fold = np.where(is_os, steps_df + R + C - 2, 2 * R + C + np.where(df == 2, N, M) - 2)
+    folds = folds_r * folds_c
+    compute = folds * per_fold - 1
+
+    ab, wb = d["act_bits"] / 8.0, d["weight_bits"] / 8.0
+    meta_bits = np.log2(m)
+    w_values = (N * k_st) * wb
+    w_meta = np.where(run_sparse, N * k_st * meta_bits / 8.0, 0.0)
+    ifmap_stream = (M * K) * ab
+    ifmap_unique = np.minimum(la["ifmap_unique"], M * K) * ab
+    ofmap = (M * N) * ab
+    cap_if, cap_f, cap_of = (d[k] * 1024.0 / 2 for k in ("ifmap_kb", "filter_kb", "ofmap_kb"))  # active half
+    # how often each operand is streamed from DRAM (1 when it stays resident on chip)
+    fold_k = _cdiv(steps_df, R)
+    if_fit = ifmap_unique <= cap_if
+    if_refetch = np.where(df == 2, 1, _cdiv(N, C))
+    dram_if = np.where(if_fit, ifmap_unique, ifmap_stream * if_refetch)
+    # The loop schedule (which operand is re-streamed) is chosen from the dense footprint, so the
+    # sparse and the dense run of a layer use the same schedule and the speedup isolates N:M.
+    f_fit = (N * K) * wb <= cap_f
+    tile_fit = (K * np.minimum(N, C)) * wb <= cap_f
+    f_refetch = np.where(is_ws | f_fit, 1, np.where(is_os, np.where(tile_fit, 1, _cdiv(M, R)), _cdiv(M, C)))
+    dram_w = w_values * f_refetch
+    dram_meta = w_meta * f_refetch
+    # partial sums spill when the output tile does not fit (WS / IS accumulate across K folds)
+    psum_tile = np.where(df == 2, C * N, M * np.minimum(N, C)) * ab
+    spill = np.where(~is_os & (fold_k > 1) & (psum_tile > cap_of), 2 * ofmap * (fold_k - 1), 0.0)
+    dram_of = ofmap + spill
+    dram_total = dram_if + dram_w + dram_meta + dram_of
+
+    # stalls
+    bpc = d["dram_gbps"] * 1e9 / (d["clock_mhz"] * 1e6)
+    t_shared = dram_total / bpc
+    t_ports = _scalesim_port_time(M, N, K, k_st, steps_df, R, C, df, la, d, ab, wb)
+    mem_time = np.where(ss, np.where(d["has_ports"], t_ports, 0.0), t_shared)
+    stall = np.maximum(0.0, np.ceil(mem_time - compute))
+
+    # SRAM traffic (array side) and MACs
+    sram_if_rd = ifmap_stream * np.where(df == 2, 1, _cdiv(N, C))
+    sram_f_rd = (w_values) * np.where(is_ws, 1, np.where(is_os, _cdiv(M, R), _cdiv(M, C)))
+    sram_meta_rd = w_meta * np.where(is_ws, 1, np.where(is_os, _cdiv(M, R), _cdiv(M, C)))
+    sram_of_wr = ofmap * np.where(is_os, 1, fold_k)
+    sram_of_rd = ofmap * np.where(is_os, 0, fold_k - 1)
+    performed = (M * N * k_st).astype(np.float64)
+    capacity = (R * C * rate).astype(np.float64)
+    util = performed / (capacity * (compute + 1 + stall))
+    # ideal (stall-free, unquantised) compute time in dense-equivalent units for the speedup bound
+    shape = np.broadcast_shapes(compute.shape, run_sparse.shape)
+    return {
+        "cycles": np.broadcast_to(compute, shape).astype(np.int64),
+        "stall_cycles": np.broadcast_to(stall, shape).astype(np.int64),
+        "utilization": np.broadcast_to(util, shape),
+        "sparse": np.broadcast_to(run_sparse, shape),
+        "dense_macs": np.broadcast_to((M * N * K).astype(np.float64), shape),
+        "performed_mults": np.broadcast_to(performed, shape),
+        "dram_bytes": np.broadcast_to(dram_total, shape),
+        "dram_ifmap_bytes": np.broadcast_to(dram_if, shape),
+        "dram_weight_bytes": np.broadcast_to(dram_w, shape),
+        "metadata_bytes": np.broadcast_to(dram_meta, shape),
+        "dram_ofmap_bytes": np.broadcast_to(dram_of, shape),
+        "sram_ifmap_read_bytes": np.broadcast_to(sram_if_rd, shape),
+        "sram_filter_read_bytes": np.broadcast_to(sram_f_rd, shape),
+        "sram_metadata_read_bytes": np.broadcast_to(sram_meta_rd, shape),
+        "sram_ofmap_write_bytes": np.broadcast_to(sram_of_wr, shape),
+        "sram_ofmap_read_bytes": np.broadcast_to(sram_of_rd, shape),
+        "sram_fill_bytes": np.broadcast_to(dram_if + dram_w + dram_meta, shape),
+    }
+
+
+def _scalesim_port_time(M, N, K, k_st, steps, R, C, df, la, d, ab, wb):
+    """DRAM time per operand port as SCALE-Sim's double-buffered read buffers see it (USER mode).
+
+    Each read buffer streams its prefetch matrix (padded to full array rows / columns) at its
+    port's words per cycle; an operand that fits the active half (total/2 words) is loaded before
+    the layer starts and costs nothing. The active half is preloaded in every case. The array
+    stalls until the slowest port has delivered (a roofline per port)."""
+    is_ws, is_os = df == 0, df == 1
+    cap_if, cap_f, cap_of = (d[k] * 1024.0 / 2 for k in ("ifmap_kb", "filter_kb", "ofmap_kb"))
+    # prefetch-matrix sizes (words, incl. the -1 padding that still takes port slots)
+    if_elems = np.where(df == 2, M * K, M * K)
+    if_padded = np.where(is_os, _cdiv(M, R) * R * K, M * _cdiv(K, R) * R)
+    if_passes = np.where(df == 2, 1, _cdiv(N, C))
+    f_elems = N * np.where(is_ws, k_st, K)
+    f_padded = np.where(df == 2, N * _cdiv(K, R) * R, _cdiv(N, C) * C * np.where(is_ws, k_st, K))
+    f_passes = np.where(is_ws, 1, np.where(is_os, _cdiv(M, R), _cdiv(M, C)))
+    t_if = np.where(if_elems <= cap_if, 0.0, np.maximum(0.0, if_passes * if_padded - cap_if) / d["port_if"])
+    t_f = np.where(f_elems <= cap_f, 0.0, np.maximum(0.0, f_passes * f_padded - cap_f) / d["port_f"])
+    of_writes = M * N * np.where(is_os, 1, _cdiv(steps, R))
+    t_of = np.maximum(0.0, of_writes - cap_of) / d["port_of"]
+    return np.maximum(np.maximum(t_if, t_f), t_of)
+
+
+# ------------------------------------------------------------------------------------------------
+# Results
+# ------------------------------------------------------------------------------------------------
+
+_PER_LAYER_SUM = ("dense_macs", "performed_mults", "dram_bytes", "dram_ifmap_bytes", "dram_weight_bytes",
+                  "metadata_bytes", "dram_ofmap_bytes", "sram_ifmap_read_bytes", "sram_filter_read_bytes",
+                  "sram_metadata_read_bytes", "sram_ofmap_write_bytes", "sram_ofmap_read_bytes", "sram_fill_bytes")
+
+
+def _totals(r: dict[str, np.ndarray], dense: dict[str, np.ndarray], count: np.ndarray,
+            sparsifiable: np.ndarray, n: np.ndarray, m: np.ndarray, hw_sparse: np.ndarray) -> dict[str, np.ndarray]:
+    """Network totals along the layer axis (last axis)."""
+    busy = (r["cycles"] + 1 + r["stall_cycles"]) * count  # +1: cycles is the last-cycle index
+    total = busy.sum(-1)
+    out = {k: (r[k] * count).sum(-1) for k in _PER_LAYER_SUM}
+    out["total_cycles"] = total
+    out["compute_cycles"] = ((r["cycles"] + 1) * count).sum(-1)
+    out["stall_cycles"] = (r["stall_cycles"] * count).sum(-1)
+    out["stall_fraction"] = out["stall_cycles"] / total
+    dense_busy = ((dense["cycles"] + 1 + dense["stall_cycles"]) * count).sum(-1)
+    out["dense_total_cycles"] = dense_busy
+    out["effective_speedup"] = dense_busy / total
+    fb = (~r["sparse"]) & hw_sparse
+    out["fallback_fraction"] = (busy * fb).sum(-1) / total
+    # ideal bound: Amdahl over the dense-run compute time, sparse layers shrunk by N/M, no stalls
+    dc = (dense["cycles"] + 1) * count
+    can = sparsifiable & hw_sparse
+    out["ideal_speedup"] = dc.sum(-1) / (dc * np.where(can, n / m, 1.0)).sum(-1)
+    out["metadata_overhead"] = out["metadata_bytes"] / np.maximum(out["dram_weight_bytes"], 1e-30)
+    out["utilization"] = (r["utilization"] * busy).sum(-1) / total
+    return out
+
+
+@dataclass
+class NetworkResult:
+    """Per-layer numpy arrays (length L, one entry per layer *instance*, ``count`` instances each)
+    and network totals (layers weighted by count)."""
+
+    workload: str
+    arch: ArrayConfig
+    names: list[str]
+    kinds: list[str]
+    counts: np.ndarray
+    fallback_reasons: list[str | None]
+    layers: dict[str, np.ndarray]
+    totals: dict[str, float]
+
+    @property
+    def total_cycles(self) -> int:
+        return int(self.totals["total_cycles"])
+
+    @property
+    def effective_speedup(self) -> float:
+        return float(self.totals["effective_speedup"])
+
+    @property
+    def stall_fraction(self) -> float:
+        return float(self.totals["stall_fraction"])
+
+    def latency_s(self) -> float:
+        return self.total_cycles / (self.arch.clock_mhz * 1e6)
+
+    def to_dict(self) -> dict:
+        lay = []
+        for i, name in enumerate(self.names):
+            row = {"name": name, "kind": self.kinds[i], "count": int(self.counts[i]),
+                   "cycles": int(self.layers["cycles"][i]), "stall_cycles": int(self.layers["stall_cycles"][i]),
+                   "utilization": round(float(self.layers["utilization"][i]), 6),
+                   "sparse": bool(self.layers["sparse"][i]), "fallback_reason": self.fallback_reasons[i]}
+            for k in _PER_LAYER_SUM:
+                row[k] = float(self.layers[k][i])
+            lay.append(row)
+        tot = {k: (float(v) if not float(v).is_integer() else int(v)) for k, v in self.totals.items()}
+        return {"workload": self.workload, "arch": asdict(self.arch), "layers": lay, **tot}
+
+    def to_json(self, **kw) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+
+def _fallback_reasons(w: Workload, arch: ArrayConfig, sparse_run: np.ndarray) -> list[str | None]:
+    out: list[str | None] = []
+    for l, sp in zip(w.layers, sparse_run):
+        if sp:
+            out.append(None)
+        elif not arch.sparse:
+            out.append(None)  # dense hardware: nothing falls back
+        elif not l.sparsifiable:
+            out.append(l.reason)
+        else:
+            out.append(f"layer pattern {l.nm[0]}:{l.nm[1]} does not fit the hardware's {arch.n}:{arch.m}")
+    return out
+
+
+def simulate(workload: Workload, arch: ArrayConfig | None = None) -> NetworkResult:
+    """Evaluate one design point on every layer of a workload."""
+    arch = arch or ArrayConfig()
+    la = layer_arrays(workload)
+    d = design_arrays([arch])
+    r = evaluate(la, d)
+    dn = evaluate(la, d, force_dense=True)
+    tot = _totals(r, dn, la["count"], la["sparsifiable"], d["n"][:, 0], d["m"][:, 0], d["sparse"][:, 0])
+    layers = {k: np.asarray(v[0]) for k, v in r.items()}
+    return NetworkResult(workload.name, arch, [l.name for l in workload.layers], [l.kind for l in workload.layers],
+                         la["count"], _fallback_reasons(workload, arch, layers["sparse"]), layers,
+                         {k: float(np.asarray(v).reshape(-1)[0]) for k, v in tot.items()})
+
+
+def simulate_grid(workload: Workload, params: dict[str, np.ndarray | list], base: ArrayConfig | None = None
+                  ) -> dict[str, np.ndarray]:
+    """Many design points x all layers in one numpy evaluation.
+
+    ``params`` maps ArrayConfig field names (rows, cols, ifmap_kb, filter_kb, ofmap_kb, sram_kb,
+    clock_mhz, dram_gbps, dataflow, n, m, sparse, pe_k, dense_path, act_bits, weight_bits) to arrays
+    of equal length P; fields not given come from ``base``. Returns per-layer arrays of shape (P, L)
+    under their names and network totals of shape (P,) under ``total_*`` / speedup names."""
+    base = base or ArrayConfig()
+    if not params:
+        raise InputError("no design parameters given", where="simulate_grid")
+    arrs = {k: np.asarray(v) for k, v in params.items()}
+    sizes = {a.shape[0] if a.ndim else 1 for a in arrs.values()}
+    if len(sizes) != 1 or any(a.ndim != 1 for a in arrs.values()):
+        raise InputError(f"all parameter arrays must be 1-D of equal length, got sizes {sorted(sizes)}",
+                         where="simulate_grid")
+    P = sizes.pop()
+    allowed = {f.name for f in fields(ArrayConfig)} - {"mode", "port_words"}
+    unknown = set(arrs) - allowed
+    if unknown:
+        raise InputError(f"unknown design parameter(s) {sorted(unknown)}", where="simulate_grid")
+    d = design_arrays([base])
+    d = {k: np.repeat(v, P, axis=0) for k, v in d.items()}
+    if "sram_kb" in arrs:
+        for k in ("ifmap_kb", "filter_kb", "ofmap_kb"):
+            if k not in arrs:
+                d[k] = arrs["sram_kb"][:, None] / 3.0
+    for k, v in arrs.items():
+        if k == "sram_kb":
+            continue
+        if k == "dataflow":
+            bad = set(np.unique(v)) - set(DATAFLOWS)
+            if bad:
+                raise InputError(f"unknown dataflow(s) {sorted(bad)} (ws, os or is)", where="simulate_grid")
+            v = np.array([DATAFLOWS.index(x) for x in v])
+        d[k] = v[:, None]
+    if "pe_k" not in arrs and base.pe_k is None and base.mode != "scalesim":
+        d["pe_k"] = np.where(d["sparse"], d["n"], d["m"])
+    if np.any(d["rows"] <= 0) or np.any(d["cols"] <= 0):
+        raise InputError("rows and cols must be positive", where="simulate_grid")
+    if np.any((d["m"] % d["n"]) != 0) or np.any(d["n"] >= d["m"]) or np.any(d["m"] & (d["m"] - 1)):
+        raise InputError("every N:M must have M a power of two, 1 <= N < M and N | M", where="simulate_grid")
+    la = layer_arrays(workload)
+    r = evaluate(la, d)
+    dn = evaluate(la, d, force_dense=True)
+    tot = _totals(r, dn, la["count"], la["sparsifiable"], d["n"][:, 0:1], d["m"][:, 0:1], d["sparse"][:, 0:1])
+    out = dict(r)
+    out.update({k: np.asarray(v).reshape(P) for k, v in tot.items()})
+    return out

@@ -1,0 +1,147 @@
+"""Pruned, integer-quantised layers as the hardware sees them: N:M values + metadata from
+``hw.golden.compress_nm`` and a calibration activation trace.
+
+This is the data the ``hw/`` golden models and the activity-based power estimate in ``ppa/``
+consume (explore/ passes it across as numpy arrays), so energy figures use real pruned weights
+and real activations instead of random bits.
+
+Quantisation (stated): symmetric, round-half-to-even, weights per output row with scale
+``max|w_row| / (2**(bits-1) - 1)``, activations per tensor with scale ``max|x| / (2**(bits-1) - 1)``
+over the calibration set. Post-ReLU activations are non-negative, so they use the upper half of
+the signed range. Pruning happens in float *before* quantisation (the ASP order: prune,
+fine-tune, then quantise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hw.errors import InputError
+from sim.pruning import prune_layer
+
+__all__ = ["LayerTrace", "quantize_symmetric", "layer_trace", "reference_traces"]
+
+
+def _int_dtype(bits: int):
+    return np.int8 if bits <= 8 else np.int16 if bits <= 16 else np.int32
+
+
+def quantize_symmetric(x, bits: int = 8, axis: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric integer quantisation: ``(q, scale)`` with ``x ~= q * scale``, q in
+    [-(2**(bits-1)-1), 2**(bits-1)-1]. ``axis`` None: one scale; else one scale per index of
+    ``axis`` (reduction over the other axes)."""
+    if not 2 <= bits <= 32:
+        raise InputError(f"must be between 2 and 32, got {bits}", where="bits")
+    x = np.asarray(x, dtype=np.float64)
+    qmax = (1 << (bits - 1)) - 1
+    if axis is None:
+        amax = np.array(np.abs(x).max() if x.size else 0.0)
+    else:
+        other = tuple(i for i in range(x.ndim) if i != axis % x.ndim)
+        amax = np.abs(x).max(axis=other, keepdims=True)
+    scale = np.where(amax > 0, amax / qmax, 1.0)
+    q = np.clip(np.rint(x / scale), -qmax, qmax).astype(_int_dtype(bits))
+    return q, scale.reshape(-1) if axis is not None else scale
+
+
+@dataclass(frozen=True)
+class LayerTrace:
+    """One layer ready for the golden models / activity simulation.
+
+    ``weights`` (out, K) pruned + quantised integers (dense layout); ``values`` (out, K*N/M) and
+    ``meta`` (out, K/M) as from ``hw.golden.compress_nm`` (None when the ASP verdict keeps the
+    layer dense: it then runs as dense fallback); ``activations`` (K, P) integer calibration
+    trace, one column per sample, the ``x`` of ``hw.golden.gemm_nm``; real values are
+    ``weights * weight_scale[:, None]`` and ``activations * act_scale``.
+    """
+
+    name: str
+    n: int
+    m: int
+    pruned: bool
+    reason: str
+    weights: np.ndarray
+    values: np.ndarray | None
+    meta: np.ndarray | None
+    activations: np.ndarray
+    weight_scale: np.ndarray
+    act_scale: float
+    weight_bits: int
+    act_bits: int
+
+    def gemm(self, acc_bits: int = 32) -> np.ndarray:
+        """Integer ``W @ x`` through ``hw.golden.gemm_nm`` (dense layers: plain int64 matmul)."""
+        if self.pruned:
+            from hw.golden import gemm_nm
+
+            return gemm_nm(self.values, self.meta, self.activations, self.n, self.m, acc_bits)
+        from hw.golden import wrap_signed
+
+        return wrap_signed(self.weights.astype(np.int64) @ self.activations.astype(np.int64), acc_bits)
+
+
+    def pe_stream(self, max_cycles: int | None = None):
+        """The input stream of the layer's PEs, weight-stationary, PE after PE.
+
+        PE (r, g) holds row r's kept weights of group g (N values + one metadata code; dense
+        layers: the M weights) and sees group g of every calibration sample, one per cycle;
+        ``clear`` is set on every cycle (each cycle's group partial sum moves on down the column).
+        Returns ``(acts (T, M), weights (T, N or M), meta (T,) or None, clear (T,))``, the
+        arrays ``ppa.activity.trace_from_arrays`` and ``hw.golden.pe_reference`` take.
+        """
+        m, n = self.m, self.n
+        k, p = self.activations.shape
+        rows, groups = self.weights.shape[0], k // m
+        xg = self.activations.reshape(groups, m, p).transpose(0, 2, 1)          # (G, P, M)
+        acts = np.broadcast_to(xg, (rows, groups, p, m)).reshape(-1, m)
+        if self.pruned:
+            w = self.values.reshape(rows, groups, 1, n)
+            meta = np.broadcast_to(self.meta.reshape(rows, groups, 1), (rows, groups, p)).reshape(-1)
+        else:
+            w = self.weights.reshape(rows, groups, 1, m)
+            meta = None
+        weights = np.broadcast_to(w, (rows, groups, p, w.shape[-1])).reshape(-1, w.shape[-1])
+        t = acts.shape[0] if max_cycles is None else min(max_cycles, acts.shape[0])
+        return (acts[:t].astype(np.int64), weights[:t].astype(np.int64),
+                None if meta is None else meta[:t].astype(np.int64), np.ones(t, dtype=bool))
+
+
+def layer_trace(name: str, w, calib, n: int = 2, m: int = 4, *, weight_bits: int = 8, act_bits: int = 8,
+                kind: str | None = None) -> LayerTrace:
+    """Prune ``w`` (out, K) per the ASP verdict, quantise it and ``calib`` (samples, K), and
+    compress it with ``hw.golden.compress_nm``; the compression is checked to be exact."""
+    from hw.golden import compress_nm, decompress_nm
+
+    w = np.asarray(w, dtype=np.float64)
+    calib = np.asarray(calib, dtype=np.float64)
+    if w.ndim != 2:
+        raise InputError(f"weights must be a matrix (out, K), got shape {w.shape}", where=name)
+    if calib.ndim != 2 or calib.shape[1] != w.shape[1]:
+        raise InputError(f"calibration activations of shape {calib.shape} do not match K={w.shape[1]}", where=name)
+    layer = prune_layer(name, w, n, m, kind)
+    wq, wscale = quantize_symmetric(layer.weights, weight_bits, axis=0)
+    xq, xscale = quantize_symmetric(calib, act_bits)
+    values = meta = None
+    if layer.pruned:
+        values, meta = compress_nm(wq, n, m)
+        if not np.array_equal(decompress_nm(values, meta, n, m), wq):  # cannot happen: wq is N:M
+            raise AssertionError(f"{name}: compress_nm does not reproduce the pruned weights")
+    return LayerTrace(name=name, n=n, m=m, pruned=layer.pruned, reason=layer.verdict.reason, weights=wq,
+                      values=values, meta=meta, activations=np.ascontiguousarray(xq.T), weight_scale=wscale,
+                      act_scale=float(xscale), weight_bits=weight_bits, act_bits=act_bits)
+
+
+def reference_traces(seed: int = 0, n: int = 2, m: int = 4, *, samples: int = 256, result=None,
+                     weight_bits: int = 8, act_bits: int = 8) -> list[LayerTrace]:
+    """Layer traces of the reference experiment's fine-tuned N:M MLP, with each layer's real
+    input activations on the first ``samples`` test images as the calibration trace."""
+    from sim.quality import reference_experiment
+
+    result = result or reference_experiment(seed, n, m)
+    model = result.models["finetuned"]
+    xte = result.models["data"][2][:samples]
+    _, acts = model.forward(xte, keep=True)
+    return [layer_trace(f"fc{i}", w, a, n, m, weight_bits=weight_bits, act_bits=act_bits)
+            for i, (w, a) in enumerate(zip(model.weights, acts))]

@@ -1,0 +1,387 @@
+"""Workload library: layers as GEMMs with a type and an N:M-sparsifiable verdict.
+
+GEMM convention (published-figures.md section 8): ``C[M x N] = A[M x K] . B[K x N]`` with M the
+tokens (batch x sequence) or output pixels, N the output features / channels and K the reduction.
+N:M sparsity applies along K of the weight operand. A layer with ``count > 1`` stands for that many
+identical GEMMs (e.g. the 12 encoder blocks of BERT-base, or one GEMM per attention head).
+
+Every layer carries the ASP verdict (:func:`sim.asp_rules.weight_verdict`) with its reason; a user
+may override it per layer (``overrides={"name": True/False}`` or the ``sparsifiable`` column of a
+native workload file, or the ``Sparsity`` column of a SCALE-Sim topology).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from hw.errors import InputError
+from sim.asp_rules import ACT_GEMM, CONV, DEPTHWISE, KINDS, WEIGHT_GEMM, weight_verdict
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """Convolution geometry (SCALE-Sim convention: no padding unless ``pad`` is given)."""
+
+    ifmap_h: int
+    ifmap_w: int
+    filt_h: int
+    filt_w: int
+    channels: int
+    num_filters: int
+    stride: int = 1
+    pad: int = 0
+    #: SCALE-Sim rounds output dims up (topology_utils: ceil((H - R + S) / S)); PyTorch rounds down.
+    ceil_mode: bool = True
+
+    def _out(self, size: int, k: int) -> int:
+        span = size + 2 * self.pad - k
+        return (-(-span // self.stride) if self.ceil_mode else span // self.stride) + 1
+
+    @property
+    def ofmap_h(self) -> int:
+        return self._out(self.ifmap_h, self.filt_h)
+
+    @property
+    def ofmap_w(self) -> int:
+        return self._out(self.ifmap_w, self.filt_w)
+
+    @property
+    def ifmap_elems(self) -> int:
+        """Unique input activations (what a DRAM fetch needs when the ifmap fits on chip)."""
+        return self.ifmap_h * self.ifmap_w * self.channels
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One GEMM-shaped layer (or ``count`` identical ones)."""
+
+    name: str
+    kind: str
+    M: int
+    N: int
+    K: int
+    weight_shape: tuple[int, ...] | None
+    sparsifiable: bool
+    reason: str
+    count: int = 1
+    conv: ConvGeometry | None = None
+    #: N:M pattern declared for this layer's weights (e.g. a SCALE-Sim ``Sparsity`` column); None = the array's.
+    nm: tuple[int, int] | None = None
+
+    @property
+    def dense_macs(self) -> int:
+        return self.M * self.N * self.K * self.count
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    layers: tuple[Layer, ...] = field(default_factory=tuple)
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+    def with_overrides(self, overrides: dict[str, bool], *, where: str = "overrides") -> "Workload":
+        """Force the sparsifiable verdict of named layers (user decision, recorded in the reason)."""
+        names = {l.name for l in self.layers}
+        for key in overrides:
+            if key not in names:
+                raise InputError(f"no layer named {key!r} in workload {self.name!r}", where=where)
+        layers = tuple(
+            replace(l, sparsifiable=bool(overrides[l.name]),
+                    reason=f"user override: {'sparse' if overrides[l.name] else 'dense'} (ASP default: {l.reason})")
+            if l.name in overrides else l
+            for l in self.layers
+        )
+        return Workload(self.name, layers)
+
+
+def make_layer(name: str, kind: str, M: int, N: int, K: int, *, weight_shape: tuple[int, ...] | None = None,
+               count: int = 1, conv: ConvGeometry | None = None, sparsifiable: bool | None = None,
+               n: int = 2, m: int = 4, where: str | None = None) -> Layer:
+    """Build a validated layer; the verdict defaults to ASP's rules, ``sparsifiable`` overrides it."""
+    loc = where or f"layer {name!r}"
+    if kind not in KINDS:
+        raise InputError(f"unknown layer kind {kind!r} (known: {', '.join(KINDS)})", where=loc)
+    for label, v in (("M", M), ("N", N), ("K", K), ("count", count)):
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise InputError(f"{label} must be a positive integer, got {v!r} (zero-sized layer)", where=loc)
+    if weight_shape is None and kind != ACT_GEMM:
+        weight_shape = (N, K) if kind == WEIGHT_GEMM else (N, K)
+    verdict = weight_verdict(kind, weight_shape, n, m)
+    reason = verdict.reason
+    sp = verdict.sparsifiable
+    if sparsifiable is not None and bool(sparsifiable) != sp:
+        reason = f"user override: {'sparse' if sparsifiable else 'dense'} (ASP default: {verdict.reason})"
+        sp = bool(sparsifiable)
+    return Layer(name, kind, M, N, K, tuple(weight_shape) if weight_shape else None, sp, reason, count, conv)
+
+
+def conv_layer(name: str, geom: ConvGeometry, *, count: int = 1, sparsifiable: bool | None = None,
+               depthwise: bool = False, where: str | None = None) -> Layer:
+    """Convolution lowered to GEMM: M = OH*OW, N = Cout, K = Cin*R*S (depthwise: N=1, K=R*S, count x C)."""
+    if min(geom.ifmap_h, geom.ifmap_w, geom.filt_h, geom.filt_w, geom.channels, geom.num_filters, geom.stride) <= 0:
+        raise InputError("convolution dimensions must be positive (zero-sized layer)", where=where or f"layer {name!r}")
+    if geom.filt_h > geom.ifmap_h + 2 * geom.pad or geom.filt_w > geom.ifmap_w + 2 * geom.pad:
+        raise InputError("filter larger than the input feature map", where=where or f"layer {name!r}")
+    M = geom.ofmap_h * geom.ofmap_w
+    if depthwise:
+        return make_layer(name, DEPTHWISE, M, 1, geom.filt_h * geom.filt_w,
+                          weight_shape=(geom.channels, 1, geom.filt_h, geom.filt_w),
+                          count=count * geom.channels, conv=geom, sparsifiable=sparsifiable, where=where)
+    return make_layer(name, CONV, M, geom.num_filters, geom.channels * geom.filt_h * geom.filt_w,
+                      weight_shape=(geom.num_filters, geom.channels, geom.filt_h, geom.filt_w),
+                      count=count, conv=geom, sparsifiable=sparsifiable, where=where)
+
+
+# --------------------------------------------------------------------------------------------
+# Built-in networks. Shapes from /work/shared/reference/published-figures.md section 8.
+# --------------------------------------------------------------------------------------------
+
+# BERT configs: [P] NVIDIA TensorRT demo/BERT README (layers, hidden d, heads, FFN = 4d).
+_BERT = {"bert-base": (12, 768, 12), "bert-large": (24, 1024, 16)}
+# GPT-2: [S] OpenAI hparams.json via renenyffenegger.ch GPT-2 notes (layers, d, heads), FFN = 4d, ctx 1024.
+_GPT2 = {"gpt2-small": (12, 768, 12), "gpt2-medium": (24, 1024, 16), "gpt2-large": (36, 1280, 20),
+         "gpt2-xl": (48, 1600, 25)}
+# Llama: [S] HF configs (layers, d, heads, kv heads, FFN): Llama-2-7B 32/4096/32/32/11008,
+# Llama-3-8B 32/4096/32/8/14336 (published-figures.md 8.1).
+_LLAMA = {"llama2-7b": (32, 4096, 32, 32, 11008), "llama3-8b": (32, 4096, 32, 8, 14336)}
+
+
+def _transformer(name: str, n_layers: int, d: int, heads: int, seq: int, batch: int, *, ffn: int | None = None,
+                 kv_heads: int | None = None, gated: bool = False, decode: bool = False, context: int | None = None,
+                 fused_qkv: bool = True) -> Workload:
+    """Per-block GEMMs of a transformer (published-figures.md 8.2), each with count = n_layers.
+
+    Prefill: M = batch*seq tokens, attention (seq x seq) per head. Decode: one new token per
+    sequence (M = batch), attention of 1 query against ``context`` cached keys per head."""
+    ffn = ffn or 4 * d
+    kv_heads = kv_heads or heads
+    hd = d // heads
+    kv = kv_heads * hd
+    M = batch if decode else batch * seq
+    q_len = 1 if decode else seq
+    ctx = (context or seq) if decode else seq
+    L = []
+    if fused_qkv and kv == d:
+        L.append(make_layer("qkv_proj", WEIGHT_GEMM, M, 3 * d, d, weight_shape=(3 * d, d), count=n_layers))
+    else:
+        L.append(make_layer("q_proj", WEIGHT_GEMM, M, d, d, weight_shape=(d, d), count=n_layers))
+        L.append(make_layer("k_proj", WEIGHT_GEMM, M, kv, d, weight_shape=(kv, d), count=n_layers))
+        L.append(make_layer("v_proj", WEIGHT_GEMM, M, kv, d, weight_shape=(kv, d), count=n_layers))
+    # Attention scores Q K^T (M=L, N=L, K=d/h) and context P V (M=L, N=d/h, K=L), per head and sequence.
+    L.append(make_layer("attn_scores", ACT_GEMM, q_len, ctx, hd, count=n_layers * heads * batch))
+    L.append(make_layer("attn_context", ACT_GEMM, q_len, hd, ctx, count=n_layers * heads * batch))
+    L.append(make_layer("attn_out", WEIGHT_GEMM, M, d, d, weight_shape=(d, d), count=n_layers))
+    if gated:
+        L.append(make_layer("ffn_gate", WEIGHT_GEMM, M, ffn, d, weight_shape=(ffn, d), count=n_layers))
+        L.append(make_layer("ffn_up", WEIGHT_GEMM, M, ffn, d, weight_shape=(ffn, d), count=n_layers))
+    else:
+        L.append(make_layer("ffn1", WEIGHT_GEMM, M, ffn, d, weight_shape=(ffn, d), count=n_layers))
+    L.append(make_layer("ffn2" if not gated else "ffn_down", WEIGHT_GEMM, M, d, ffn, weight_shape=(d, ffn),
+                        count=n_layers))
+    return Workload(name, tuple(L))
+
+
+def bert(variant: str = "base", seq: int = 128, batch: int = 1) -> Workload:
+    """BERT encoder plus the SQuAD QA head (d -> 2 logits, left dense: 2 % 8 != 0 under ASP)."""
+    key = f"bert-{variant}"
+    if key not in _BERT:
+        raise InputError(f"unknown BERT variant {variant!r} (base, large)", where="workload")
+    n_layers, d, heads = _BERT[key]
+    _check_pos(seq=seq, batch=batch)
+    wl = _transformer(f"{key}(seq={seq},batch={batch})", n_layers, d, heads, seq, batch)
+    head = make_layer("qa_head", WEIGHT_GEMM, batch * seq, 2, d, weight_shape=(2, d))
+    return Workload(wl.name, wl.layers + (head,))
+
+
+def gpt2(size: str = "small", seq: int = 1024, batch: int = 1) -> Workload:
+    key = f"gpt2-{size}"
+    if key not in _GPT2:
+        raise InputError(f"unknown GPT-2 size {size!r} (small, medium, large, xl)", where="workload")
+    _check_pos(seq=seq, batch=batch)
+    n_layers, d, heads = _GPT2[key]
+    return _transformer(f"{key}(seq={seq},batch={batch})", n_layers, d, heads, seq, batch)
+
+
+def llama(model: str = "llama2-7b", phase: str = "prefill", seq: int = 2048, batch: int = 1,
+          context: int | None = None) -> Workload:
+    if model not in _LLAMA:
+        raise InputError(f"unknown Llama model {model!r} ({', '.join(_LLAMA)})", where="workload")
+    if phase not in ("prefill", "decode"):
+        raise InputError(f"phase must be prefill or decode, got {phase!r}", where="workload")
+    _check_pos(seq=seq, batch=batch)
+    n_layers, d, heads, kvh, ffn = _LLAMA[model]
+    return _transformer(f"{model}-{phase}(seq={seq},batch={batch})", n_layers, d, heads, seq, batch, ffn=ffn,
+                        kv_heads=kvh, gated=True, decode=phase == "decode", context=context, fused_qkv=False)
+
+
+def resnet50(batch: int = 1, image: int = 224) -> Workload:
+    """torchvision ResNet-50 v1.5 (stride on the 3x3 conv), padded convs, 53 convolutions + fc.
+
+    The GEMM shapes match published-figures.md 8.3 (sum 4.09 GMAC at 224x224, batch 1)."""
+    _check_pos(batch=batch, image=image)
+    layers: list[Layer] = []
+    h = image
+
+    def conv(name, hin, cin, cout, k, s):
+        pad = k // 2
+        g = ConvGeometry(hin, hin, k, k, cin, cout, s, pad, ceil_mode=False)
+        L = conv_layer(name, g)
+        # batch folds into M (output pixels of every image)
+        layers.append(replace(L, M=L.M * batch))
+        return g.ofmap_h
+
+    h = conv("conv1", h, 3, 64, 7, 2)
+    h = (h + 2 - 3) // 2 + 1  # 3x3/2 max-pool, pad 1: 112 -> 56
+    cin = 64
+    for stage, (width, blocks, stride) in enumerate(((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)), start=2):
+        for b in range(blocks):
+            s = stride if b == 0 else 1
+            p = f"layer{stage - 1}.{b}"
+            conv(f"{p}.conv1", h, cin, width, 1, 1)
+            h2 = conv(f"{p}.conv2", h, width, width, 3, s)
+            conv(f"{p}.conv3", h2, width, 4 * width, 1, 1)
+            if b == 0:
+                conv(f"{p}.downsample", h, cin, 4 * width, 1, s)
+            h, cin = h2, 4 * width
+    layers.append(make_layer("fc", WEIGHT_GEMM, batch, 1000, 2048, weight_shape=(1000, 2048)))
+    return Workload(f"resnet50(batch={batch})", tuple(layers))
+
+
+def _check_pos(**kw: int) -> None:
+    for k, v in kw.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise InputError(f"{k} must be a positive integer, got {v!r}", where="workload")
+
+
+_REGISTRY = {
+    "bert-base": lambda **p: bert("base", **p),
+    "bert-large": lambda **p: bert("large", **p),
+    "resnet50": lambda **p: resnet50(**p),
+    **{k: (lambda k=k, **p: gpt2(k.split("-")[1], **p)) for k in _GPT2},
+    **{f"{k}-{ph}": (lambda k=k, ph=ph, **p: llama(k, ph, **p)) for k in _LLAMA for ph in ("prefill", "decode")},
+}
+
+
+def list_workloads() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get_workload(name: str, **params) -> Workload:
+    """A built-in network by name (see :func:`list_workloads`); params e.g. ``seq=384, batch=8``."""
+    if name not in _REGISTRY:
+        raise InputError(f"unknown workload {name!r} (built-in: {', '.join(list_workloads())})", where="--workload")
+    try:
+        return _REGISTRY[name](**params)
+    except TypeError as exc:
+        raise InputError(f"bad parameters {params} for workload {name!r}: {exc}", where="--workload") from None
+
+
+# --------------------------------------------------------------------------------------------
+# Native workload format: TOML ([[layer]] tables) or CSV (header below).
+# --------------------------------------------------------------------------------------------
+
+NATIVE_CSV_COLUMNS = ("name", "kind", "M", "N", "K", "count", "sparsifiable")
+_NATIVE_KEYS = {"name", "kind", "M", "N", "K", "count", "sparsifiable", "weight_shape"}
+
+
+def _parse_bool(v, where: str) -> bool | None:
+    if v is None or (isinstance(v, str) and v.strip() == ""):
+        return None
+    if isinstance(v, bool):
+        return v
+    s = str(v).strip().lower()
+    if s in ("true", "1", "yes", "sparse"):
+        return True
+    if s in ("false", "0", "no", "dense"):
+        return False
+    raise InputError(f"sparsifiable must be true/false or empty, got {v!r}", where=where)
+
+
+def _parse_int(v, label: str, where: str) -> int:
+    try:
+        if isinstance(v, bool):
+            raise ValueError
+        iv = int(str(v).strip())
+    except (TypeError, ValueError):
+        raise InputError(f"{label} must be an integer, got {v!r}", where=where) from None
+    return iv
+
+
+def load_workload(path: str | Path) -> Workload:
+    """Native workload file: ``.toml`` with ``name = ...`` and ``[[layer]]`` tables
+    (keys name, kind, M, N, K, optional count, sparsifiable, weight_shape) or ``.csv`` with the header
+    ``name,kind,M,N,K,count,sparsifiable`` (count and sparsifiable may be empty)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("workload file not found", where=str(p))
+    rows: list[tuple[str, dict]] = []
+    wl_name = p.stem
+    if p.suffix == ".toml":
+        try:
+            data = tomllib.loads(p.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"TOML syntax: {exc}", where=str(p)) from None
+        wl_name = str(data.get("name", wl_name))
+        extra = set(data) - {"name", "layer"}
+        if extra:
+            raise InputError(f"unknown key(s) {sorted(extra)} (allowed: name, layer)", where=str(p))
+        for i, t in enumerate(data.get("layer", []), start=1):
+            rows.append((f"{p}: layer {i}", t))
+    elif p.suffix == ".csv":
+        with p.open(newline="") as fh:
+            reader = csv.reader(fh)
+            header = [h.strip() for h in next(reader, [])]
+            if tuple(header[:5]) != NATIVE_CSV_COLUMNS[:5]:
+                raise InputError(f"header must start with {','.join(NATIVE_CSV_COLUMNS)}, got {header}",
+                                 where=f"{p}: row 1")
+            for i, rec in enumerate(reader, start=2):
+                if not rec or all(not c.strip() for c in rec):
+                    continue
+                if len(rec) > len(header):
+                    raise InputError(f"{len(rec)} fields but the header has {len(header)}", where=f"{p}: row {i}")
+                rows.append((f"{p}: row {i}", dict(zip(header, rec))))
+    else:
+        raise InputError("workload file must be .toml or .csv", where=str(p))
+    if not rows:
+        raise InputError("no layers", where=str(p))
+    layers = []
+    seen = set()
+    for where, t in rows:
+        unknown = set(t) - _NATIVE_KEYS
+        if unknown:
+            raise InputError(f"unknown key(s) {sorted(unknown)}", where=where)
+        for key in ("name", "kind", "M", "N", "K"):
+            if key not in t or str(t[key]).strip() == "":
+                raise InputError(f"missing {key}", where=where)
+        name = str(t["name"]).strip()
+        if name in seen:
+            raise InputError(f"duplicate layer name {name!r}", where=where)
+        seen.add(name)
+        count = t.get("count")
+        count = 1 if count is None or str(count).strip() == "" else _parse_int(count, "count", where)
+        ws = t.get("weight_shape")
+        layers.append(make_layer(name, str(t["kind"]).strip(), _parse_int(t["M"], "M", where),
+                                 _parse_int(t["N"], "N", where), _parse_int(t["K"], "K", where),
+                                 weight_shape=tuple(int(x) for x in ws) if ws else None, count=count,
+                                 sparsifiable=_parse_bool(t.get("sparsifiable"), where), where=where))
+    return Workload(wl_name, tuple(layers))
+
+
+def total_dense_macs(w: Workload) -> int:
+    return sum(l.dense_macs for l in w.layers)
+
+
+# Re-export the SCALE-Sim importers so `sim.workloads` is the one place to load any workload.
+from sim.importers import load_scalesim_config, load_scalesim_topology  # noqa: E402,F401
+
+__all__ = [
+    "ConvGeometry", "Layer", "Workload", "make_layer", "conv_layer", "bert", "gpt2", "llama", "resnet50",
+    "get_workload", "list_workloads", "load_workload", "load_scalesim_topology", "load_scalesim_config",
+    "total_dense_macs",
+]

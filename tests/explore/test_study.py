@@ -1,0 +1,231 @@
+"""Study machinery: resume, target totals, workers, storages, determinism, exports.
+
+These tests use the TEST-ONLY analytic objective in ``tests/explore/_analytic.py`` (documented
+there), so they check the Optuna machinery independently of the sim/ and ppa/ models.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from explore.config import load_config
+from explore.storage import WORKER_ATTR, open_storage, resolve_storage
+from explore.study import (
+    SweepOptions,
+    _pareto,
+    constraint_values,
+    export_study,
+    run_study,
+    summarise,
+)
+from hw.errors import InputError
+
+REPO = Path(__file__).resolve().parents[2]
+EVAL = "tests.explore._analytic"
+
+
+def _opts(cfg_path, out, *, trials=12, seed=0, sampler="tpe", workers=1, storage=None, study="t"):
+    return SweepOptions(
+        config_path=str(cfg_path), storage=resolve_storage(storage, Path(out)), study_name=study,
+        trials=trials, seed=seed, sampler=sampler, workers=workers, evaluator=EVAL, out_dir=str(out),
+        progress=False,
+    )
+
+
+def _sweep(cfg_path, out, **kw):
+    cfg = load_config(cfg_path)
+    opts = _opts(cfg_path, out, **kw)
+    study = run_study(opts, cfg)
+    best = export_study(study, cfg, Path(out))
+    return study, best
+
+
+def _complete(study):
+    return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+
+
+def test_determinism_same_seed_same_trials_csv(small_config, tmp_path):
+    cfg = small_config()
+    _sweep(cfg, tmp_path / "a", trials=25, seed=7)
+    _sweep(cfg, tmp_path / "b", trials=25, seed=7)
+    a = (tmp_path / "a" / "trials.csv").read_text()
+    b = (tmp_path / "b" / "trials.csv").read_text()
+    assert a == b
+    assert len(a.splitlines()) == 26
+    _sweep(cfg, tmp_path / "c", trials=25, seed=8)
+    assert (tmp_path / "c" / "trials.csv").read_text() != a
+
+
+def test_trials_is_a_target_total_and_rerun_resumes(small_config, tmp_path):
+    cfg = small_config()
+    study, _ = _sweep(cfg, tmp_path / "o", trials=10)
+    first = {t.number: t.values for t in _complete(study)}
+    assert len(first) == 10
+    study, _ = _sweep(cfg, tmp_path / "o", trials=16)
+    after = {t.number: t.values for t in _complete(study)}
+    assert len(after) == 16
+    assert all(after[n] == v for n, v in first.items())
+    study, _ = _sweep(cfg, tmp_path / "o", trials=16)  # already there: nothing new
+    assert len(study.get_trials(deepcopy=False)) == 16
+    rows = list(csv.DictReader(open(tmp_path / "o" / "trials.csv")))
+    assert len(rows) == 16 and all(r["state"] == "COMPLETE" for r in rows)
+
+
+def test_sigkill_halfway_then_rerun_ends_with_exact_total(small_config, tmp_path):
+    cfg = small_config()
+    out = tmp_path / "o"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "SPARSEPE_TEST_SLOW_S": "0.05"}
+    args = [sys.executable, "-m", "tests.explore._driver", str(cfg), "-", "k", "40", "1", "0", "tpe", str(out)]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    journal = out / "study.journal"
+    deadline = time.time() + 60
+    n_done = 0
+    while time.time() < deadline:
+        time.sleep(0.2)
+        if journal.exists():
+            st = optuna.load_study(study_name="k", storage=open_storage(resolve_storage(None, out), create=False))
+            n_done = len(_complete(st))
+            if n_done >= 12:
+                break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 12 <= n_done < 40
+    st = optuna.load_study(study_name="k", storage=open_storage(resolve_storage(None, out), create=False))
+    before = {t.number: (t.params, t.values) for t in _complete(st)}
+    # re-run the same command (no slowdown needed now)
+    env["SPARSEPE_TEST_SLOW_S"] = "0"
+    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    st = optuna.load_study(study_name="k", storage=open_storage(resolve_storage(None, out), create=False))
+    done = {t.number: (t.params, t.values) for t in _complete(st)}
+    assert len(done) == 40
+    for n, pv in before.items():  # no finished trial lost or changed
+        assert done[n] == pv
+    assert not st.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+    failed = st.get_trials(deepcopy=False, states=(TrialState.FAIL,))
+    for f in failed:  # a trial killed mid-evaluation is failed and retried with its parameters
+        retried = [t for t in st.get_trials(deepcopy=False) if t.system_attrs.get("failed_trial") == f.number]
+        assert retried and f.params.items() <= retried[0].params.items()
+    rows = list(csv.DictReader(open(out / "trials.csv")))
+    assert sum(r["state"] == "COMPLETE" for r in rows) == 40
+
+
+def test_two_local_workers_share_a_journal(small_config, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARSEPE_TEST_SLOW_S", "0.03")
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    study, _ = _sweep(small_config(), tmp_path / "o", trials=30, workers=2)
+    done = _complete(study)
+    assert len(done) == 30
+    owners = {t.system_attrs[WORKER_ATTR] for t in done}
+    assert len(owners) == 2
+    numbers = [t.number for t in study.get_trials(deepcopy=False)]
+    assert len(numbers) == len(set(numbers))
+
+
+def test_sqlite_storage_and_single_writer_rule(small_config, tmp_path):
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    study, best = _sweep(small_config(), tmp_path / "o", trials=8, storage=url)
+    assert len(_complete(study)) == 8 and best["n_evaluated"] == 8
+    cfg = load_config(small_config())
+    with pytest.raises(InputError, match="one writer"):
+        run_study(_opts(small_config(), tmp_path / "o", trials=9, storage=url, workers=2), cfg)
+
+
+def test_corrupt_journal_is_one_clear_error_and_left_unchanged(small_config, tmp_path):
+    cfg_path = small_config()
+    _sweep(cfg_path, tmp_path / "o", trials=5)
+    journal = tmp_path / "o" / "study.journal"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    corrupt = b"".join(lines[:3] + [b"{not json at all\n"] + lines[3:])
+    journal.write_bytes(corrupt)
+    with pytest.raises(InputError) as exc:
+        _sweep(cfg_path, tmp_path / "o", trials=8)
+    assert "corrupt" in str(exc.value) and str(journal) in str(exc.value)
+    assert "\n" not in str(exc.value)
+    assert journal.read_bytes() == corrupt
+
+
+def test_unreachable_postgres_is_one_clear_error(small_config, tmp_path):
+    cfg = load_config(small_config())
+    t0 = time.time()
+    with pytest.raises(InputError) as exc:
+        run_study(_opts(small_config(), tmp_path / "o", storage="postgresql://nobody:pw@127.0.0.1:1/none"), cfg)
+    msg = str(exc.value)
+    assert "cannot connect" in msg and "\n" not in msg and "pw" not in msg
+    assert time.time() - t0 < 30
+
+
+def test_changed_config_on_same_study_is_refused(small_config, tmp_path):
+    p = small_config()
+    _sweep(p, tmp_path / "o", trials=3)
+    p.write_text(p.read_text().replace("max_area_mm2 = 20.0", "max_area_mm2 = 10.0"))
+    with pytest.raises(InputError, match="different config"):
+        _sweep(p, tmp_path / "o", trials=4)
+
+
+def test_constraints_one_per_limit_plus_timing(small_config):
+    cfg = load_config(small_config())
+    m = {"stall_fraction": 0.45, "tj_c": 95.0, "power_density_w_mm2": 0.5, "area_mm2": 20.0,
+         "clock_mhz": 1000.0, "fmax_mhz": 800.0}
+    c = constraint_values(cfg, m)
+    assert set(c) == {"stall_fraction", "tj_c", "power_density_w_mm2", "area_mm2", "timing"}
+    assert c["stall_fraction"] == pytest.approx(0.5)  # 50 % over 0.3
+    assert c["tj_c"] == pytest.approx((95 - 85) / (85 - 45))
+    assert c["power_density_w_mm2"] == pytest.approx(-0.5)
+    assert c["area_mm2"] == pytest.approx(0.0)  # at the limit is feasible (<= 0)
+    assert c["timing"] == pytest.approx(0.25)
+
+
+def test_no_feasible_design_names_binding_limits(small_config, tmp_path):
+    p = small_config()
+    p.write_text(p.read_text().replace("max_area_mm2 = 20.0", "max_area_mm2 = 0.5"))
+    study, best = _sweep(p, tmp_path / "o", trials=6)
+    assert best["feasible"] is False
+    assert "area_mm2" in best["binding_limits"]
+    assert best["violated_share"]["area_mm2"] == 1.0
+    on_disk = json.loads((tmp_path / "o" / "best.json").read_text())
+    assert on_disk["feasible"] is False and on_disk["binding_limits"] == best["binding_limits"]
+
+
+def test_multi_objective_pareto_set_is_nondominated(small_config, tmp_path):
+    p = small_config()
+    p.write_text(p.read_text().replace('primary = "perf_per_watt"', 'primary = "perf_per_watt"\nsecondary = ["area_mm2"]'))
+    study, best = _sweep(p, tmp_path / "o", trials=30, sampler="nsga2")
+    assert len(study.directions) == 2
+    feas = [t for t in _complete(study) if all(v <= 0 for v in t.constraints.values())]
+    front = {d["number"] for d in best["pareto"]}
+    # independent brute-force check: maximise ppw, minimise area
+    for t in feas:
+        ppw, area = t.values
+        dominated = any(
+            u.values[0] >= ppw and u.values[1] <= area and (u.values[0] > ppw or u.values[1] < area) for u in feas
+        )
+        assert (t.number in front) == (not dominated)
+
+
+def test_pareto_helper_small_case():
+    pts = [(1.0, 1.0), (2.0, 2.0), (2.0, 1.5), (0.5, 0.5)]
+    assert sorted(_pareto(pts, ["maximize", "minimize"])) == [0, 2, 3]
+
+
+def test_summarise_picks_best_feasible(small_config):
+    cfg = load_config(small_config())
+    recs = [
+        {"number": 0, "params": {}, "metrics": {"perf_per_watt": 9.0}, "constraints": {"area_mm2": 0.2}},
+        {"number": 1, "params": {}, "metrics": {"perf_per_watt": 5.0}, "constraints": {"area_mm2": -0.01}},
+        {"number": 2, "params": {}, "metrics": {"perf_per_watt": 4.0}, "constraints": {"area_mm2": -0.5}},
+    ]
+    s = summarise(recs, cfg)
+    assert s["feasible"] and s["best"]["number"] == 1
+    assert s["tightest_limit"] == {"name": "area_mm2", "constraint": -0.01}

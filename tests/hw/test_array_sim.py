@@ -1,0 +1,127 @@
+"""SparseArray (WS and OS) against the GEMM golden model; cycle counts against tile_cycles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hw.array import SparseArray, tile_cycles
+from hw.errors import InputError
+from hw.golden import compress_nm, decode_meta, decompress_nm, encode_meta, gemm_nm, wrap_signed
+from hw.params import PEParams
+from hw.simulate import run_array_os, run_array_ws
+from hw.verilog import write_bundle
+from tests.hw.vbench import run_array_ws_iverilog
+
+
+def _ws_case(rows, cols, t, p, seed):
+    """W (cols output channels, K = rows*M) dense -> N:M compressed; x (K, T); extremes included."""
+    rng = np.random.default_rng(seed)
+    lo_a, lo_w = -(1 << (p.act_bits - 1)), -(1 << (p.weight_bits - 1))
+    k = rows * p.m
+    dense = rng.integers(lo_w, -lo_w, size=(cols, k))
+    dense[0, :] = lo_w                                  # most negative weights in channel 0
+    x = rng.integers(lo_a, -lo_a, size=(k, t))
+    x[:, 0] = lo_a                                      # most negative activations in vector 0
+    values, meta = compress_nm(dense, p.n, p.m)
+    return values, meta, x
+
+
+def test_tile_cycles_formula_matches_scalesim_ws():
+    # SCALE-Sim WS per fold: 2R + C + T - 2 (weights preloaded over R cycles, skewed stream, drain)
+    for r, c, t in [(4, 4, 6), (32, 32, 256), (8, 16, 1)]:
+        assert tile_cycles(r, c, t, "ws") == 2 * r + c + t - 2
+    assert tile_cycles(4, 4, 6, "ws", pipeline=3) == 2 * 4 + 4 + 6 - 2 + 2
+    assert tile_cycles(4, 4, 6, "os") == 6 + 4 + 4 - 2
+    with pytest.raises(InputError):
+        tile_cycles(0, 4, 1)
+    with pytest.raises(InputError):
+        tile_cycles(4, 4, 1, "rs")
+
+
+@pytest.mark.parametrize("rows,cols,t,p", [
+    (4, 4, 6, PEParams(acc_bits=20)),          # 4x4 2:4 tile; acc 20 bits so channel 0 wraps
+    (3, 2, 5, PEParams(pipeline=2)),
+    (2, 3, 4, PEParams(n=2, m=8, pipeline=3)),
+    (2, 2, 3, PEParams(n=1, m=4, act_bits=4, weight_bits=4, acc_bits=8)),
+], ids=["4x4_2of4", "3x2_p2", "2x3_2of8_p3", "2x2_1of4_narrow"])
+def test_ws_array_gemm_tile(rows, cols, t, p):
+    values, meta, x = _ws_case(rows, cols, t, p, seed=rows * 10 + cols)
+    run = run_array_ws(SparseArray(rows, cols, p), values, meta, x)
+    ref = gemm_nm(values, meta, x, p.n, p.m, p.acc_bits)
+    assert run.out.tolist() == ref.tolist()
+    assert run.cycles == tile_cycles(rows, cols, t, "ws", pipeline=p.pipeline)
+    assert not run.err.any()
+
+
+def test_ws_array_wraps():
+    p = PEParams(acc_bits=16)
+    values, meta, x = _ws_case(4, 4, 3, p, seed=1)
+    values[0], x[:, 0] = -128, -128       # 8 products of 16384 per column 0 output: wraps in 16 bits
+    run = run_array_ws(SparseArray(4, 4, p), values, meta, x)
+    assert run.out[0, 0] == wrap_signed(8 * 16384, 16) == 0
+    assert run.out.tolist() == gemm_nm(values, meta, x, acc_bits=16).tolist()
+
+
+def test_ws_array_gaps_in_valid():
+    p = PEParams()
+    values, meta, x = _ws_case(4, 4, 5, p, seed=2)
+    sched = [True, False, False, True, True, False, True, True]
+    run = run_array_ws(SparseArray(4, 4, p), values, meta, x, valid=sched)
+    assert run.out.tolist() == gemm_nm(values, meta, x).tolist()
+    assert run.cycles == tile_cycles(4, 4, 5, "ws") + sched.count(False)
+
+
+def test_ws_array_illegal_metadata_drops_products():
+    p = PEParams()
+    values, meta, x = _ws_case(3, 3, 3, p, seed=4)
+    meta = meta.copy()
+    meta[1, 2] = encode_meta((2, 2))                    # column 1, row 2: illegal
+    run = run_array_ws(SparseArray(3, 3, p), values, meta, x)
+    legal_meta = meta.copy()
+    legal_meta[1, 2] = encode_meta((0, 1))
+    w = decompress_nm(values, legal_meta)
+    w[1, 8:12] = 0                                      # the dropped group
+    ref = wrap_signed(w.astype(np.uint64) @ x.astype(np.uint64), 32)
+    assert run.out.tolist() == ref.tolist()
+    assert run.err.tolist() == [0b010] * 3
+    assert not decode_meta(int(meta[1, 2]))[1]
+
+
+@pytest.mark.parametrize("rows,cols,groups,p", [
+    (4, 4, 5, PEParams()),
+    (3, 2, 4, PEParams(pipeline=2, acc_bits=18)),
+    (2, 3, 3, PEParams(n=4, m=8, pipeline=3)),
+], ids=["4x4", "3x2_p2", "2x3_4of8_p3"])
+def test_os_array_gemm_tile(rows, cols, groups, p):
+    rng = np.random.default_rng(rows + 7 * cols)
+    lo_a, lo_w = -(1 << (p.act_bits - 1)), -(1 << (p.weight_bits - 1))
+    k = groups * p.m
+    dense = rng.integers(lo_w, -lo_w, size=(rows, k))
+    dense[0] = lo_w
+    x = rng.integers(lo_a, -lo_a, size=(k, cols))
+    x[:, 0] = lo_a
+    values, meta = compress_nm(dense, p.n, p.m)
+    run = run_array_os(SparseArray(rows, cols, p, dataflow="os"), values, meta, x)
+    assert run.out.tolist() == gemm_nm(values, meta, x, p.n, p.m, p.acc_bits).tolist()
+    assert run.cycles == tile_cycles(rows, cols, groups, "os", pipeline=p.pipeline)
+    assert run.err == 0
+
+
+@pytest.mark.parametrize("kwargs", [dict(rows=0, cols=4), dict(rows=4, cols=True), dict(rows=2, cols=2, dataflow="rs"),
+                                    dict(rows=2, cols=2, params={"n": 2})])
+def test_array_rejects_bad_parameters(kwargs):
+    kwargs.setdefault("params", PEParams())
+    with pytest.raises(InputError):
+        SparseArray(**kwargs)
+
+
+@pytest.mark.iverilog
+@pytest.mark.parametrize("rows,cols,t,p", [(4, 4, 6, PEParams(acc_bits=20)), (3, 2, 5, PEParams(pipeline=2))],
+                         ids=["4x4_2of4", "3x2_p2"])
+def test_iverilog_ws_array_matches_golden(tmp_path, rows, cols, t, p):
+    values, meta, x = _ws_case(rows, cols, t, p, seed=rows * 10 + cols)     # as the Amaranth test
+    paths = write_bundle(tmp_path / "rtl", p, rows=rows, cols=cols)
+    out, last = run_array_ws_iverilog(paths["sparse_array"], p, rows, cols, values, meta, x, tmp_path)
+    assert out.tolist() == gemm_nm(values, meta, x, p.n, p.m, p.acc_bits).tolist()
+    assert last + 1 == tile_cycles(rows, cols, t, "ws", pipeline=p.pipeline)

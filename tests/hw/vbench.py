@@ -1,0 +1,133 @@
+"""Icarus Verilog harness for the generated PE modules: a $readmemh testbench, run with vvp."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from hw.params import PEParams
+from hw.simulate import pack_lanes
+
+
+def run_pe_iverilog(vfile: Path, module: str, p: PEParams, acts, w, metas, clears, valid, work: Path):
+    """Drive ``module`` (sparse_pe or dense_pe) cycle by cycle; return (acc, err, out_cycle) lists."""
+    has_meta = metas is not None
+    w_lanes = np.asarray(w).shape[1]
+    aw, ww, mw = p.m * p.act_bits, w_lanes * p.weight_bits, p.meta_bits if has_meta else 0
+    width = 2 + mw + ww + aw
+    lines = []
+    for k in range(len(acts)):
+        word = pack_lanes(acts[k], p.act_bits) | (pack_lanes(w[k], p.weight_bits) << aw)
+        if has_meta:
+            word |= int(metas[k]) << (aw + ww)
+        word |= (int(clears[k]) << (aw + ww + mw)) | (int(valid[k]) << (aw + ww + mw + 1))
+        lines.append(f"{word:0{(width + 3) // 4}x}")
+    (work / "vectors.hex").write_text("\n".join(lines) + "\n")
+    t = len(acts)
+    meta_decl = f"  reg [{mw - 1}:0] in_meta = 0;\n" if has_meta else ""
+    meta_conn = "    .in_meta(in_meta),\n" if has_meta else ""
+    meta_lhs = "in_meta, " if has_meta else ""
+    tb = f"""`timescale 1ns/1ps
+module tb;
+  reg clk = 0;
+  reg rst = 1;
+  reg in_valid = 0;
+  reg in_clear = 0;
+  reg [{aw - 1}:0] in_act = 0;
+  reg [{ww - 1}:0] in_w = 0;
+{meta_decl}  wire out_valid;
+  wire signed [{p.acc_bits - 1}:0] out_acc;
+  wire out_meta_err;
+  reg [{width - 1}:0] vec [0:{t - 1}];
+  integer k;
+  {module} dut (
+    .clk(clk), .rst(rst), .in_valid(in_valid), .in_clear(in_clear),
+    .in_act(in_act), .in_w(in_w),
+{meta_conn}    .out_valid(out_valid), .out_acc(out_acc), .out_meta_err(out_meta_err)
+  );
+  always #5 clk = ~clk;
+  initial begin
+    $readmemh("vectors.hex", vec);
+    @(posedge clk); #1 rst = 0;
+    for (k = 0; k < {t + p.latency + 2}; k = k + 1) begin
+      if (k < {t}) {{in_valid, in_clear, {meta_lhs}in_w, in_act}} = vec[k];
+      else in_valid = 0;
+      @(posedge clk); #1;
+      if (out_valid) $display("OUT %0d %0d %0d", k, out_acc, out_meta_err);
+    end
+    $finish;
+  end
+endmodule
+"""
+    (work / "tb.v").write_text(tb)
+    subprocess.run(["iverilog", "-g2005", "-o", "sim.vvp", "tb.v", str(vfile)], cwd=work, check=True,
+                   capture_output=True, text=True)
+    out = subprocess.run(["vvp", "-n", "sim.vvp"], cwd=work, check=True, capture_output=True, text=True)
+    rows = [ln.split()[1:] for ln in out.stdout.splitlines() if ln.startswith("OUT ")]
+    return [int(r[1]) for r in rows], [bool(int(r[2])) for r in rows], [int(r[0]) for r in rows]
+
+
+def run_array_ws_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values, meta, x, work: Path):
+    """Same schedule as ``hw.simulate.run_array_ws`` (load R rows bottom-first, then stream x's
+    columns back to back) on the generated ``sparse_array``; returns (out (C, T), last_edge)."""
+    values, meta, x = np.asarray(values), np.asarray(meta), np.asarray(x)
+    T = x.shape[1]
+    aw, ww, mw = rows * p.m * p.act_bits, cols * p.n * p.weight_bits, cols * p.meta_bits
+    width = 2 + mw + ww + aw
+    words = []
+    for s in range(rows):
+        r = rows - 1 - s
+        wv = sum(pack_lanes(values[c, r * p.n:(r + 1) * p.n], p.weight_bits) << (c * p.n * p.weight_bits)
+                 for c in range(cols))
+        mv = sum(int(meta[c, r]) << (c * p.meta_bits) for c in range(cols))
+        words.append((1 << (width - 1)) | (mv << (aw + ww)) | (wv << aw))
+    for t in range(T):
+        words.append((1 << (width - 2)) | pack_lanes(x[:, t], p.act_bits))
+    (work / "vectors.hex").write_text("\n".join(f"{w:0{(width + 3) // 4}x}" for w in words) + "\n")
+    n = len(words)
+    latency = rows + cols + p.pipeline - 2
+    tb = f"""`timescale 1ns/1ps
+module tb;
+  reg clk = 0;
+  reg rst = 1;
+  reg w_load = 0;
+  reg in_valid = 0;
+  reg [{ww - 1}:0] w_in = 0;
+  reg [{mw - 1}:0] w_meta_in = 0;
+  reg [{aw - 1}:0] in_act = 0;
+  wire out_valid;
+  wire [{cols * p.acc_bits - 1}:0] out_acc;
+  wire [{cols - 1}:0] out_meta_err;
+  reg [{width - 1}:0] vec [0:{n - 1}];
+  integer k;
+  sparse_array dut (.clk(clk), .rst(rst), .w_load(w_load), .w_in(w_in), .w_meta_in(w_meta_in),
+    .in_valid(in_valid), .in_act(in_act), .out_valid(out_valid), .out_acc(out_acc),
+    .out_meta_err(out_meta_err));
+  always #5 clk = ~clk;
+  initial begin
+    $readmemh("vectors.hex", vec);
+    @(posedge clk); #1 rst = 0;
+    for (k = 0; k < {n + latency + 2}; k = k + 1) begin
+      if (k < {n}) {{w_load, in_valid, w_meta_in, w_in, in_act}} = vec[k];
+      else begin w_load = 0; in_valid = 0; end
+      @(posedge clk); #1;
+      if (out_valid) $display("OUT %0d %h", k, out_acc);
+    end
+    $finish;
+  end
+endmodule
+"""
+    (work / "tb.v").write_text(tb)
+    subprocess.run(["iverilog", "-g2005", "-o", "sim.vvp", "tb.v", str(vfile)], cwd=work, check=True,
+                   capture_output=True, text=True)
+    res = subprocess.run(["vvp", "-n", "sim.vvp"], cwd=work, check=True, capture_output=True, text=True)
+    rows_out, last = [], -1
+    for ln in res.stdout.splitlines():
+        if ln.startswith("OUT "):
+            _, k, word = ln.split()
+            word, last = int(word, 16), int(k)
+            cols_v = [(word >> (c * p.acc_bits)) & ((1 << p.acc_bits) - 1) for c in range(cols)]
+            rows_out.append([v - (1 << p.acc_bits) if v >> (p.acc_bits - 1) else v for v in cols_v])
+    return np.array(rows_out, dtype=np.int64).T, last

@@ -1,0 +1,140 @@
+"""Cycle model: SCALE-Sim parity (frozen measured results), physics of stalls, sparse speedup."""
+
+import numpy as np
+import pytest
+
+from hw.errors import InputError
+from sim.perf import ArrayConfig, simulate, simulate_grid
+from sim.workloads import ConvGeometry, Workload, conv_layer, get_workload, make_layer
+
+# SCALE-Sim 3.0.0 (PyPI scalesim==3.0.0, numpy 2.3.5), InterfaceBandwidth CALC, 64 KB SRAMs,
+# layout-test.csv, read from COMPUTE_REPORT.csv column "Total Cycles". Measured here with
+# bench/bench_sim_scalesim.py; the 32x32 rows are from /work/shared/reference/tooling-facts.md.
+# (kind, shape, rows, cols, dataflow, sparse 2:4 (SparsitySupport+OptimizedMapping, BlockSize 4)) -> cycles
+SCALESIM_FROZEN = [
+    ("gemm", (256, 256, 256), 32, 32, "ws", False, 22399),
+    ("gemm", (256, 256, 256), 32, 32, "ws", True, 11199),
+    ("gemm", (256, 256, 256), 8, 32, "ws", False, 77311),
+    ("gemm", (100, 37, 70), 8, 32, "ws", False, 2627),
+    ("gemm", (128, 64, 128), 8, 32, "ws", False, 5567),
+    ("gemm", (196, 1176, 64), 8, 32, "ws", False, 71631),
+    ("gemm", (256, 128, 256), 8, 32, "os", False, 37631),
+    ("gemm", (196, 1176, 64), 8, 32, "os", False, 94349),
+    ("gemm", (128, 64, 128), 8, 32, "is", False, 7039),
+    ("gemm", (196, 1176, 64), 8, 32, "is", False, 68431),
+    # conv: (H, W, R, S, C, F, stride); SCALE-Sim's ceil output dims
+    ("conv", (5, 5, 3, 3, 2, 6, 1), 8, 32, "ws", False, 164),
+    ("conv", (28, 28, 3, 3, 128, 2, 1), 8, 32, "ws", False, 103967),
+    ("conv", (56, 56, 1, 1, 256, 8, 2), 8, 32, "ws", False, 28383),
+    ("conv", (56, 56, 1, 1, 256, 8, 2), 8, 32, "os", False, 31163),
+    ("conv", (7, 7, 1, 1, 512, 32, 1), 8, 32, "os", False, 3849),
+    ("conv", (28, 28, 3, 3, 128, 2, 1), 8, 32, "is", False, 152063),
+    ("conv", (56, 56, 3, 3, 1, 1, 2), 8, 32, "is", False, 2349),
+    # WS with 2:4 (SparsitySupport true, OptimizedMapping true, BlockSize 4), 8x32
+    ("gemm", (128, 64, 128), 8, 32, "ws", True, 2783),
+    ("gemm", (196, 1176, 64), 8, 32, "ws", True, 35815),
+    ("conv", (5, 5, 3, 3, 2, 6, 1), 8, 32, "ws", True, 109),
+    ("conv", (28, 28, 3, 3, 128, 2, 1), 8, 32, "ws", True, 51983),
+    ("conv", (56, 56, 3, 3, 1, 1, 2), 8, 32, "ws", True, 829),
+]
+
+
+def _one(kind, shape, sparse):
+    if kind == "gemm":
+        M, N, K = shape
+        return make_layer("l", "gemm", M, N, K, sparsifiable=sparse)
+    return conv_layer("l", ConvGeometry(*shape), sparsifiable=sparse)
+
+
+@pytest.mark.parametrize("kind,shape,rows,cols,df,sparse,ref", SCALESIM_FROZEN)
+def test_scalesim_frozen_parity(kind, shape, rows, cols, df, sparse, ref):
+    arch = ArrayConfig(rows=rows, cols=cols, dataflow=df, mode="scalesim", sparse=sparse, n=2, m=4)
+    res = simulate(Workload("t", (_one(kind, shape, sparse),)), arch)
+    assert int(res.layers["cycles"][0]) == ref
+    assert int(res.layers["stall_cycles"][0]) == 0  # CALC mode: no stalls
+
+
+def test_clock_raises_stalls_and_throughput_saturates():
+    w = get_workload("bert-base", seq=128)
+    clocks = [100, 200, 400, 800, 1600, 3200, 6400]
+    res = [simulate(w, ArrayConfig(clock_mhz=f, dram_gbps=64.0)) for f in clocks]
+    stall = [r.stall_fraction for r in res]
+    thr = [1.0 / r.latency_s() for r in res]  # inferences per second
+    assert all(b >= a for a, b in zip(stall, stall[1:])) and stall[-1] > stall[0] + 0.3
+    assert all(b >= a * 0.999 for a, b in zip(thr, thr[1:]))
+    assert thr[1] / thr[0] > 1.5  # compute-bound: doubling the clock helps
+    assert thr[-1] / thr[-2] < 1.1  # memory-bound: it no longer does
+    # at the memory-bound end the time is the DRAM bytes over the bandwidth
+    assert res[-1].latency_s() == pytest.approx(res[-1].totals["dram_bytes"] / 64e9, rel=0.05)
+
+
+def test_speedup_bounded_and_falls_with_fallback_and_stalls():
+    w = get_workload("bert-base", seq=128)
+    fast = simulate(w, ArrayConfig(dram_gbps=10_000.0))
+    assert 1.0 < fast.effective_speedup <= 2.0 and fast.effective_speedup <= fast.totals["ideal_speedup"] + 1e-9
+    # more fallback: leave the FFN dense
+    fb = simulate(w.with_overrides({"ffn1": False, "ffn2": False}), ArrayConfig(dram_gbps=10_000.0))
+    assert fb.effective_speedup < fast.effective_speedup and fb.totals["fallback_fraction"] > fast.totals["fallback_fraction"]
+    slow = simulate(w, ArrayConfig(dram_gbps=8.0))
+    assert slow.stall_fraction > fast.stall_fraction and slow.effective_speedup < fast.effective_speedup
+    # which layers fall back and why
+    reasons = dict(zip(fast.names, fast.fallback_reasons))
+    assert "activation x activation" in reasons["attn_scores"] and "activation x activation" in reasons["attn_context"]
+    assert reasons["ffn1"] is None and fast.layers["sparse"].tolist() == [True, False, False, True, True, True, False]
+    # sparse-only PE: a dense layer costs M/N passes; a dense path restores full rate
+    att = Workload("a", (make_layer("s", "act_gemm", 256, 256, 256),))
+    so = simulate(att, ArrayConfig(dram_gbps=1e4)).layers["cycles"][0]
+    dp = simulate(att, ArrayConfig(dram_gbps=1e4, dense_path=True)).layers["cycles"][0]
+    assert so > 1.8 * dp
+
+
+def test_grid_speedup_never_above_two():
+    w = get_workload("resnet50")
+    rng = np.random.default_rng(1)
+    P = 300
+    g = simulate_grid(w, {"rows": rng.choice([4, 8, 16, 32, 64], P), "cols": rng.choice([4, 8, 16, 32, 64], P),
+                          "clock_mhz": rng.uniform(200, 3000, P), "dram_gbps": rng.uniform(4, 400, P),
+                          "sram_kb": rng.choice([24, 96, 384, 1536], P), "dataflow": rng.choice(["ws", "os", "is"], P)})
+    assert g["cycles"].shape == (P, len(w.layers))
+    assert np.all(g["effective_speedup"] <= 2.0 + 1e-9) and np.all(g["effective_speedup"] >= 0.99)
+    assert np.all(g["ideal_speedup"] <= 2.0)
+
+
+def test_grid_matches_single_points():
+    w = get_workload("bert-base", seq=64)
+    rows, cols, df = np.array([8, 16, 32]), np.array([32, 16, 8]), np.array(["ws", "os", "is"])
+    g = simulate_grid(w, {"rows": rows, "cols": cols, "dataflow": df, "dram_gbps": np.array([8.0, 16.0, 1e4])})
+    for i in range(3):
+        r = simulate(w, ArrayConfig(rows=int(rows[i]), cols=int(cols[i]), dataflow=str(df[i]),
+                                    dram_gbps=[8.0, 16.0, 1e4][i]))
+        assert g["cycles"][i].tolist() == r.layers["cycles"].tolist()
+        assert g["total_cycles"][i] == r.total_cycles
+        assert g["effective_speedup"][i] == pytest.approx(r.effective_speedup)
+
+
+def test_traffic_and_metadata():
+    w = Workload("g", (make_layer("g", "gemm", 64, 256, 512),))
+    sp = simulate(w, ArrayConfig(dram_gbps=1e4))
+    de = simulate(w, ArrayConfig(dram_gbps=1e4, sparse=False))
+    assert sp.totals["dram_weight_bytes"] == 256 * 512 / 2  # INT8 values, half kept
+    assert sp.totals["metadata_bytes"] == 256 * 256 * 2 / 8  # 2 bits per kept weight
+    assert de.totals["metadata_bytes"] == 0 and de.totals["dram_weight_bytes"] == 256 * 512
+    assert sp.totals["metadata_overhead"] == pytest.approx(0.25)  # Mishra 2021: 25 % for 8-bit values
+    assert sp.totals["dense_macs"] == 64 * 256 * 512 and sp.totals["performed_mults"] == 64 * 256 * 256
+    assert 0 < sp.layers["utilization"][0] <= 1
+
+
+def test_json_shape():
+    d = simulate(get_workload("bert-base"), ArrayConfig()).to_dict()
+    for key in ("layers", "total_cycles", "effective_speedup", "stall_fraction"):
+        assert key in d
+    for key in ("name", "cycles", "stall_cycles", "utilization", "sparse", "fallback_reason", "dram_bytes",
+                "metadata_bytes"):
+        assert key in d["layers"][0]
+
+
+@pytest.mark.parametrize("kw,where", [({"dataflow": "rs"}, "dataflow"), ({"n": 3, "m": 4}, "n:m"),
+                                      ({"rows": 0}, "rows"), ({"dram_gbps": -1.0}, "dram_gbps")])
+def test_bad_parameters(kw, where):
+    with pytest.raises(InputError, match=where):
+        ArrayConfig(**kw)
