@@ -192,10 +192,11 @@ def _check_choice(name: str, c: Any) -> None:
 
 
 def parse_sparsity(value: Any) -> tuple[int, int, bool]:
-    """'2:4' -> (2, 4, True); 'dense' -> (M, M, False) with M = 4 (the PE covers 4 reduction
-    elements per cycle in both modes, see docs/design.md)."""
+    """'2:4' -> (2, 4, True); 'dense' -> (2, 4, False): a dense PE of M = 4 (4 activations and 4
+    weights, 4 multiplies per cycle), covering as many reduction elements per cycle as the 2:4 PE
+    (docs/design.md); N is unused by the dense PE but kept valid for the models' N:M checks."""
     if value == "dense":
-        return (4, 4, False)
+        return (2, 4, False)
     if not isinstance(value, str) or value.count(":") != 1:
         raise ValueError(f"sparsity: expected 'N:M' or 'dense', got {value!r}")
     a, b = value.split(":")
@@ -224,6 +225,17 @@ class Fixed(_Strict):
         description="DRAM type -> number of units (HBM stacks, LPDDR x16 channels, DDR4 channels); "
         "bandwidth = units x the type's per-unit GB/s",
     )
+
+    dram_type: str | None = Field(
+        None, description="DRAM type whose energy per bit is charged when the space gives dram_gbps"
+    )
+
+    @field_validator("dram_type")
+    @classmethod
+    def _dtype(cls, v: str | None) -> str | None:
+        if v is not None and v not in DRAM_TYPES:
+            raise ValueError(f"unknown memory type {v!r} (known: {', '.join(DRAM_TYPES)})")
+        return v
 
     @field_validator("act_bits", "weight_bits")
     @classmethod
@@ -342,6 +354,8 @@ class SweepConfig(_Strict):
                 f"limits.max_tj_c = {lim.max_tj_c:g} C is at or below fixed.ambient_c = "
                 f"{self.fixed.ambient_c:g} C: no design can meet it"
             )
+        if self.space.dram_gbps is not None and self.fixed.dram_type is None:
+            raise ValueError("space.dram_gbps needs fixed.dram_type (whose energy per bit is charged)")
         if self.space.dram is not None:
             for t in _as_choices(self.space.dram) or []:
                 if t not in self.fixed.dram_units:

@@ -60,6 +60,12 @@ NSGA2_POPULATION = 50
 WAIT_POLL_S = 0.5
 #: Study user attribute holding the fingerprint of the config that created the study.
 FINGERPRINT_ATTR = "sparsepe_config_sha256"
+#: Study user attribute holding the config (``SweepConfig.model_dump(mode="json")``).
+CONFIG_ATTR = "config"
+#: Study user attribute naming the evaluator module when it is not the product's.
+EVALUATOR_ATTR = "evaluator"
+#: Study user attribute with the last run's options (trials, seed, sampler, workers).
+SWEEP_ATTR = "sweep"
 #: Constraint always present: the clock must not exceed the achievable fmax.
 TIMING_CONSTRAINT = "timing"
 
@@ -173,8 +179,14 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
     stored = study.user_attrs.get(FINGERPRINT_ATTR)
     if stored is None:
         study.set_user_attr(FINGERPRINT_ATTR, fp)
+        # what the report writer (explore.report) reads back: the config itself, where it came
+        # from, and the evaluator module when it is not the product's
+        study.set_user_attr(CONFIG_ATTR, cfg.model_dump(mode="json", exclude={"source"}))
+        study.set_user_attr("config_source", cfg.source)
         study.set_user_attr("objectives", cfg.objectives.names())
         study.set_user_attr("limits", cfg.limits.active())
+        if opts.evaluator != DEFAULT_EVALUATOR:
+            study.set_user_attr(EVALUATOR_ATTR, opts.evaluator)
     elif stored != fp:
         raise InputError(
             "this study was created from a different config (space, workloads, limits or objectives "
@@ -203,6 +215,9 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
             trial.set_user_attr("surplus", True)
             raise optuna.TrialPruned("target number of trials already covered by other workers")
         point = suggest_point(trial, cfg)
+        for key, value in point.items():  # axes fixed to one value are not Optuna params: keep them
+            if key not in trial.params:
+                trial.set_user_attr(key, value)
         metrics = evaluate(point, ctx)
         for key in sorted(metrics):
             value = metrics[key]
@@ -298,6 +313,9 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # Open once here first: bad storage / corrupt file / changed config fail before any worker starts.
     study = open_study(cfg, opts, opts.seed, create=True)
+    sweep = {"trials": opts.trials, "seed": opts.seed, "sampler": opts.sampler, "workers": opts.workers}
+    if study.user_attrs.get(SWEEP_ATTR) != sweep:
+        study.set_user_attr(SWEEP_ATTR, sweep)
     console = Console(stderr=True)
     progress = Progress(
         TextColumn(f"sweep [bold]{opts.study_name}[/]"),
@@ -368,7 +386,7 @@ def trial_rows(study: optuna.Study, cfg: SweepConfig) -> tuple[list[str], list[d
     for t in trials:
         row: dict[str, Any] = {"number": t.number, "state": t.state.name}
         for a in axes:
-            row[a] = t.params.get(a, t.user_attrs.get(a, ""))
+            row[a] = t.params[a] if a in t.params else t.user_attrs.get(a, "")
         for o in objectives:
             row[o] = t.user_attrs.get(o, "")
         cons = t.constraints
@@ -464,7 +482,7 @@ def study_records(study: optuna.Study, cfg: SweepConfig) -> list[dict[str, Any]]
     recs = []
     for t in sorted(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)), key=lambda t: t.number):
         metrics = {k: v for k, v in t.user_attrs.items() if k not in _NON_METRIC_ATTRS}
-        params = {a: metrics.get(a, t.params.get(a)) for a in axes}
+        params = {a: t.params[a] if a in t.params else t.user_attrs.get(a) for a in axes}
         recs.append({"number": t.number, "params": params, "metrics": metrics, "constraints": dict(t.constraints)})
     return recs
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from amaranth.sim import Simulator
 
+from hw.errors import InputError
+
 __all__ = ["pack_lanes", "PERun", "run_pe", "ArrayRun", "run_array_ws", "run_array_os"]
 
 
@@ -105,7 +107,7 @@ def run_array_ws(dut, values, meta, x, valid=None, *, vcd=None) -> ArrayRun:
     T = x.shape[1]
     sched = [True] * T if valid is None else [bool(v) for v in valid]
     if sum(sched) < T:
-        raise ValueError("valid schedule has fewer than T active edges")
+        raise InputError(f"has {sum(sched)} active edges, fewer than T={T} vectors", where="valid")
     res = {"out": [], "err": [], "last": -1}
     loads = []
     for s in range(R):

@@ -89,7 +89,7 @@ def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int |
         from hw.array import SparseArray, tile_cycles
 
         arr = SparseArray(rows, cols, params, dataflow=dataflow)
-        info = {**base, "rows": arr.rows, "cols": arr.cols, "dataflow": arr.dataflow,
+        info = {**base, "pe_latency": params.latency, "rows": arr.rows, "cols": arr.cols, "dataflow": arr.dataflow,
                 "latency": arr.latency, "load_cycles": arr.load_cycles,
                 "tile_cycles_formula": arr.tile_cycles_formula,
                 "tile_cycles_t1": tile_cycles(arr.rows, arr.cols, 1, arr.dataflow, pipeline=params.pipeline)}

@@ -149,6 +149,7 @@ class GateNetlist:
         inputs: dict[str, np.ndarray],
         *,
         outputs: tuple[str, ...] = (),
+        count_from: int = 0,
         progress=None,
     ) -> tuple[ToggleCounts, dict[str, np.ndarray]]:
         """Run ``T`` cycles on ``I`` independent instances.
@@ -198,7 +199,8 @@ class GateNetlist:
                 V[in_idx[name]] = p[t]
             for fn, ins, outs in groups:
                 V[outs] = fn(*(V[i] for i in ins))
-            counts += np.bitwise_count(V ^ prev).sum(axis=1, dtype=np.int64)
+            if t >= count_from:
+                counts += np.bitwise_count(V ^ prev).sum(axis=1, dtype=np.int64)
             prev[...] = V
             for name in outputs:
                 out_vals[name][t] = _unpack_port(V[self.outputs[name]], len(self.outputs[name]))
@@ -209,7 +211,7 @@ class GateNetlist:
         ff_t = int(counts[np.unique(ffq)].sum()) if len(ffq) else 0
         in_t = int(counts[self.input_nets].sum()) if len(self.input_nets) else 0
         ports = {p: int(counts[[b for b in bits if b > 1]].sum()) for p, bits in self.inputs.items() if p != self.clock}
-        tc = ToggleCounts(counts, T, n_inst, gate_t, ff_t, in_t, ports)
+        tc = ToggleCounts(counts, T - count_from, n_inst, gate_t, ff_t, in_t, ports)
         return tc, {name: v[:, :n_inst] for name, v in out_vals.items()}
 
 

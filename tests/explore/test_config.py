@@ -73,7 +73,7 @@ def test_range_grid_discretisation():
 def test_parse_sparsity():
     assert parse_sparsity("2:4") == (2, 4, True)
     assert parse_sparsity("1:8") == (1, 8, True)
-    assert parse_sparsity("dense") == (4, 4, False)
+    assert parse_sparsity("dense") == (2, 4, False)
     with pytest.raises(ValueError):
         parse_sparsity("2-4")
 

@@ -131,3 +131,16 @@ def test_verilator_lint_clean(tmp_path, p):
         r = subprocess.run(["verilator", "--lint-only", "-Wall", "waivers.vlt", str(paths[module]),
                             "--top-module", module], cwd=tmp_path, capture_output=True, text=True)
         assert r.returncode == 0, f"{module}:\n{r.stderr}"
+
+
+@pytest.mark.yosys
+@pytest.mark.parametrize("dataflow", ["ws", "os"])
+def test_native_yosys_reads_every_module(tmp_path, dataflow):
+    import shutil
+    if shutil.which("yosys") is None:
+        pytest.skip("native yosys 0.23 not on PATH (the yowasp build needs minutes to warm up)")
+    paths = write_bundle(tmp_path, PEParams(pipeline=2), rows=2, cols=2, dataflow=dataflow)
+    for module in ("sparse_pe", "dense_pe", "sparse_array"):
+        r = subprocess.run(["yosys", "-q", "-p", f"read_verilog {paths[module]}; hierarchy -check -top {module}; "
+                            "proc; opt -fast; check -assert"], capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr + r.stdout

@@ -1,0 +1,100 @@
+"""``sparsepe ppa``: area, operating point, power and thermal feasibility of one design point."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from hw.errors import InputError
+
+
+def parse_sparsity(text: str) -> tuple[bool, int, int]:
+    """``"2:4"`` -> (True, 2, 4); ``"dense"`` -> (False, 2, 4): the dense PE covers the same M."""
+    t = text.strip().lower()
+    if t == "dense":
+        return False, 2, 4
+    parts = t.split(":")
+    if len(parts) != 2 or not all(x.strip().isdigit() for x in parts):
+        raise InputError(f"expected N:M (e.g. 2:4) or 'dense', got {text!r}", where="--sparsity")
+    return True, int(parts[0]), int(parts[1])
+
+
+def _fmt(v, unit="", digits=4):
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}{unit}"
+    return f"{v}{unit}"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("ppa")
+    def ppa_cmd(
+        rows: Annotated[int, typer.Option("--rows", help="Array rows R.")] = 16,
+        cols: Annotated[int, typer.Option("--cols", help="Array columns C.")] = 16,
+        sram_kb: Annotated[float, typer.Option("--sram-kb", help="On-chip SRAM (KB).")] = 256.0,
+        clock_mhz: Annotated[Optional[float], typer.Option("--clock-mhz", help="Requested clock (MHz); default: fmax at nominal V.")] = None,
+        node: Annotated[int, typer.Option("--node", help="Technology node (nm): 45, 32, 22, 20, 16, 14, 10, 7.")] = 7,
+        act_bits: Annotated[int, typer.Option("--act-bits", help="Activation width (signed).")] = 8,
+        weight_bits: Annotated[int, typer.Option("--weight-bits", help="Weight width (signed).")] = 8,
+        acc_bits: Annotated[int, typer.Option("--acc-bits", help="Accumulator width.")] = 32,
+        sparsity: Annotated[str, typer.Option("--sparsity", help="N:M pattern (e.g. 2:4) or 'dense'.")] = "2:4",
+        pipeline: Annotated[int, typer.Option("--pipeline", help="Register stages in the PE.")] = 1,
+        voltage: Annotated[Optional[float], typer.Option("--voltage", help="Force a supply voltage (V).")] = None,
+        dram_kind: Annotated[str, typer.Option("--dram", help="ddr4, lpddr5, hbm2, hbm2e, hbm3.")] = "hbm2",
+        dram_units: Annotated[int, typer.Option("--dram-units", help="DRAM stacks/channels.")] = 1,
+        cooling: Annotated[str, typer.Option("--cooling", help="air or liquid.")] = "air",
+        theta_ja: Annotated[Optional[float], typer.Option("--theta-ja", help="Junction-to-ambient K/W (overrides --cooling's package model).")] = None,
+        t_ambient: Annotated[float, typer.Option("--t-ambient", help="Ambient temperature (C).")] = 25.0,
+        sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks.")] = 1,
+        as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
+    ) -> None:
+        """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
+        from ppa.model import DesignPoint, estimate
+
+        sparse, n, m = parse_sparsity(sparsity)
+        for name, v in (("--sram-kb", sram_kb), ("--t-ambient", t_ambient)):
+            if not math.isfinite(v):
+                raise InputError(f"must be a finite number, got {v}", where=name)
+        d = DesignPoint(rows=rows, cols=cols, sram_kb=sram_kb, clock_mhz=clock_mhz, node_nm=node,
+                        act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
+                        sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,
+                        cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
+                        voltage_v=voltage)
+        d.validate()
+        from rich.console import Console
+
+        err = Console(stderr=True)
+        with err.status("synthesising and simulating the PE (cached after the first run)..."):
+            res = estimate(d)
+        if as_json:
+            print(json.dumps(res.to_json(), sort_keys=True))
+            return
+        from rich.table import Table
+
+        out = Console(file=sys.stdout)
+        t = Table(title=f"sparsepe ppa: {rows}x{cols} {sparsity} PE array, {node} nm")
+        t.add_column("metric")
+        t.add_column("value", justify="right")
+        t.add_row("area", _fmt(res.area_mm2, " mm^2"))
+        for k, v in res.area_breakdown_mm2.items():
+            t.add_row(f"  {k}", _fmt(v, " mm^2"))
+        t.add_row("fmax (top of voltage range)", _fmt(res.fmax_mhz, " MHz"))
+        t.add_row("operating point", f"{res.clock_mhz:.0f} MHz @ {res.voltage_v:g} V")
+        t.add_row("power", _fmt(res.power_w, " W"))
+        for k, v in res.power_breakdown_w.items():
+            t.add_row(f"  {k}", _fmt(v, " W"))
+        t.add_row("energy per effective MAC", _fmt(res.energy_per_mac_pj, " pJ"))
+        t.add_row("peak (dense-equivalent)", _fmt(res.peak_tops, " TOPS"))
+        t.add_row("junction temperature", _fmt(res.tj_c, " C"))
+        t.add_row("power density", _fmt(res.power_density_w_mm2, " W/mm^2"))
+        t.add_row("feasible", "yes" if res.feasible else "NO")
+        out.print(t)
+        for r in res.infeasible_reasons:
+            out.print(f"infeasible: {r}")
+        for note in res.notes:
+            out.print(f"note: {note}")

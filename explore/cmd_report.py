@@ -1,0 +1,36 @@
+"""``sparsepe report --storage URL --study NAME [--out DIR]``: write the PPA tradeoff and sparsity
+deployment reports of a stored study (report.html, report.md with PNGs, the CSV data behind every
+plot, report.json with the key figures). ``sparsepe sweep`` calls the same writer at its end."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def report(
+    storage: Annotated[str, typer.Option("--storage", help="journal file path, sqlite:///..., or postgresql://...")],
+    study: Annotated[str, typer.Option("--study", help="study name")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default results/<study>)")] = None,
+    config: Annotated[Optional[Path], typer.Option(
+        "--config", help="sweep config TOML, only for a study that does not hold its config")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="print the key figures (report.json) to stdout")] = False,
+) -> None:
+    """Write report.html / report.md (+ PNG and CSV files) for a stored study."""
+    from rich.console import Console
+
+    from explore.report import write_report
+
+    out_dir = out if out is not None else Path("results") / study
+    path = write_report(storage, study, out_dir, progress=sys.stderr.isatty(), config=config)
+    if json_out:
+        sys.stdout.write(json.dumps(json.loads((out_dir / "report.json").read_text())) + "\n")
+    Console(stderr=True).print(f"report: {path}, {out_dir / 'report.md'}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)

@@ -1,0 +1,292 @@
+"""The evaluator: one design point -> every metric, joining sim/ (cycles, stalls, traffic, serving
+latency, quality) and ppa/ (area, fmax / voltage, power, junction temperature).
+
+Interface (used by explore.study and explore.grid):
+
+* :func:`make_context(cfg)` loads the workloads once and holds the caches;
+* :func:`evaluate(point, ctx) -> dict` for one point (a dict with one value per axis);
+* :func:`evaluate_batch(columns, ctx) -> dict[str, ndarray]` for many points (grid mode). The cycle
+  model runs vectorised over all points (``sim.perf.simulate_grid``); the PPA model runs per point
+  (its synthesis and switching activity are cached per PE configuration, so each call is cheap).
+  :func:`evaluate` is ``evaluate_batch`` on one point, so search and grid agree exactly.
+
+No hidden defaults: every input comes from the config ([space], [fixed], [[workload]], [limits],
+[serving]) or is one of the documented model constants below / in sim/ and ppa/.
+
+Per workload w (weight a_w from the config), from sim.perf:
+  cycles_w (incl. memory stalls), dense-equivalent MACs, SRAM and DRAM bytes, stall fraction.
+ppa.model.estimate(design, WorkloadActivity(cycles_w, MACs_w, ...)) gives power_w on w, T_j, power
+density, area, fmax, the voltage that meets the clock.
+
+Aggregates over the workload mix:
+  perf_per_watt  = sum a_w ops_w / sum a_w E_w / 1e12   (effective TOPS/W: dense-equivalent
+                   operations, 2 per MAC, per joule of energy incl. DRAM; the primary objective)
+  effective_tops = sum a_w ops_w / sum a_w t_w / 1e12
+  latency_ms     = sum a_w t_w / sum a_w                (weighted mean single-inference latency)
+  power_w        = sum a_w E_w / sum a_w t_w            (average power over the mix)
+  stall_fraction, tj_c, power_density_w_mm2, p99_latency_ms: the worst workload (a limit holds
+                   for every workload of the mix)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from explore.config import SweepConfig, parse_sparsity
+from hw.errors import InputError
+from ppa import thermal as _thermal
+
+#: Seed of the quality reference experiment (sim.quality): one fixed model constant.
+QUALITY_SEED = 0
+#: Reported as T_j of a design whose junction temperature has no fixed point (thermal runaway):
+#: ppa.thermal's runaway bound. Such a design also gets perf_per_watt 0 (it cannot operate).
+RUNAWAY_TJ_C = _thermal.RUNAWAY_T_C
+
+
+@dataclass
+class _Wl:
+    name: str
+    weight: float
+    params: dict[str, Any]
+    workload: Any  # sim.workloads.Workload
+    serving_tables: dict[int, Any] = field(default_factory=dict)  # batch -> Workload
+
+
+@dataclass
+class EvalContext:
+    """Everything the evaluator needs besides the point: the config, loaded workloads, caches."""
+
+    cfg: SweepConfig
+    workloads: list[_Wl]
+    quality: dict[tuple[int, int], float] = field(default_factory=dict)
+    ppa_cache: dict[tuple, Any] = field(default_factory=dict)
+
+
+_CONTEXTS: dict[int, EvalContext] = {}
+
+
+def make_context(cfg: SweepConfig) -> EvalContext:
+    """Load the workloads (and, with a serving SLA, the batched variants; with a quality limit,
+    the quality delta of each sparsity mode of the space)."""
+    key = id(cfg)
+    if key in _CONTEXTS:
+        return _CONTEXTS[key]
+    from sim.workloads import get_workload
+
+    wls = []
+    for i, w in enumerate(cfg.workload):
+        try:
+            wl = get_workload(w.name, **w.params)
+        except InputError as exc:
+            raise InputError(str(exc), where=f"{cfg.source}: workload[{i}]") from None
+        item = _Wl(w.name, float(w.weight), dict(w.params), wl)
+        if cfg.limits.p99_latency_ms is not None:
+            for b in range(1, cfg.serving.max_batch + 1):
+                try:
+                    item.serving_tables[b] = get_workload(w.name, **{**w.params, "batch": b})
+                except InputError as exc:
+                    raise InputError(f"serving needs the workload at batch {b}: {exc}",
+                                     where=f"{cfg.source}: workload[{i}]") from None
+        wls.append(item)
+    ctx = EvalContext(cfg, wls)
+    if cfg.limits.max_quality_delta is not None:
+        from explore.config import axis_choices
+
+        for s in axis_choices(cfg.space, "sparsity") or []:
+            n, m, sparse = parse_sparsity(s)
+            if sparse:
+                ctx.quality[(n, m)] = _quality_delta(n, m)
+    _CONTEXTS[key] = ctx
+    return ctx
+
+
+def _quality_delta(n: int, m: int) -> float:
+    """Accuracy lost at equal latency by N:M pruning on sim.quality's reference experiment (an MLP
+    on the bundled digits set, ASP recipe), as a fraction: sim.quality.quality_loss(delta).
+
+    The equal-latency dense width comes from sim.quality's analytic latency model
+    (MACs / (PEs x rate)), whose PE count cancels out, so the delta depends on N:M only and is
+    computed once per pattern."""
+    from sim.quality import analytic_latency_fn, quality_loss, reference_experiment
+
+    r = reference_experiment(QUALITY_SEED, n, m, latency_fn=analytic_latency_fn(16, 16, n, m))
+    return float(quality_loss(r.delta_at_equal_latency))
+
+
+def dram_gbps_of(cfg: SweepConfig, dram_type: str) -> float:
+    """Bandwidth of a named DRAM: fixed.dram_units[type] x the type's per-unit GB/s (ppa.dram)."""
+    from ppa.dram import dram
+
+    return cfg.fixed.dram_units[dram_type] * dram(dram_type).gb_per_s
+
+
+def _design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Point columns -> the physical columns both models take (n, m, sparse, dram_gbps, ...)."""
+    P = len(next(iter(cols.values())))
+    out = {k: np.asarray(v) for k, v in cols.items()}
+    nms = [parse_sparsity(s) for s in out["sparsity"]]
+    out["n"] = np.array([x[0] for x in nms], dtype=np.int64)
+    out["m"] = np.array([x[1] for x in nms], dtype=np.int64)
+    out["sparse"] = np.array([x[2] for x in nms], dtype=bool)
+    if "dram" in out:
+        out["dram_gbps"] = np.array([dram_gbps_of(cfg, str(t)) for t in out["dram"]], dtype=float)
+    else:
+        out["dram"] = np.array([cfg.fixed.dram_type] * P, dtype=object)
+    for k in ("rows", "cols", "node_nm", "pipeline"):
+        out[k] = out[k].astype(np.int64)
+    for k in ("sram_kb", "clock_mhz", "dram_gbps"):
+        out[k] = out[k].astype(float)
+    return out
+
+
+def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict[str, np.ndarray]:
+    from sim.perf import simulate_grid
+
+    params = {
+        "rows": d["rows"], "cols": d["cols"], "sram_kb": d["sram_kb"], "clock_mhz": d["clock_mhz"],
+        "dram_gbps": d["dram_gbps"], "dataflow": np.asarray([str(x) for x in d["dataflow"]]),
+        "n": d["n"], "m": d["m"], "sparse": d["sparse"],
+        "act_bits": np.full(len(d["rows"]), cfg.fixed.act_bits), "weight_bits": np.full(len(d["rows"]), cfg.fixed.weight_bits),
+    }
+    r = simulate_grid(wl_workload, params)
+    return {k: np.asarray(v) for k, v in r.items() if np.ndim(v) == 1}
+
+
+def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.ndarray]):
+    from ppa.model import DesignPoint, WorkloadActivity, estimate
+
+    cfg = ctx.cfg
+    f = cfg.fixed
+    dram_type = str(d["dram"][i])
+    design = DesignPoint(
+        rows=int(d["rows"][i]), cols=int(d["cols"][i]), sram_kb=float(d["sram_kb"][i]),
+        clock_mhz=float(d["clock_mhz"][i]), node_nm=int(d["node_nm"][i]), act_bits=f.act_bits,
+        weight_bits=f.weight_bits, acc_bits=f.acc_bits, n=int(d["n"][i]), m=int(d["m"][i]),
+        sparse=bool(d["sparse"][i]), pipeline=int(d["pipeline"][i]), dram=dram_type,
+        dram_units=int(f.dram_units.get(dram_type, 1)), cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
+        t_ambient_c=f.ambient_c,
+        tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else _thermal.TJ_MAX_C_DEFAULT,
+    )
+    sram_rd = (sim["sram_ifmap_read_bytes"][i] + sim["sram_filter_read_bytes"][i]
+               + sim["sram_metadata_read_bytes"][i] + sim["sram_ofmap_read_bytes"][i])
+    sram_wr = sim["sram_ofmap_write_bytes"][i] + sim["sram_fill_bytes"][i]
+    act = WorkloadActivity(
+        cycles=float(sim["total_cycles"][i]), effective_macs=float(sim["dense_macs"][i]),
+        performed_multiplies=float(sim["performed_mults"][i]),
+        pe_busy_fraction=float(min(1.0, max(0.0, sim["utilization"][i]))),
+        sram_read_bytes=float(sram_rd), sram_write_bytes=float(sram_wr), dram_bytes=float(sim["dram_bytes"][i]),
+    )
+    return estimate(design, act)
+
+
+def _p99_ms(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray]) -> np.ndarray:
+    """p99 latency (ms) of each point serving ``wl`` at limits.request_rate_hz (sim.serving)."""
+    from sim.perf import simulate_grid
+    from sim.serving import serve
+
+    cfg = ctx.cfg
+    s = cfg.serving
+    P = len(d["rows"])
+    table = np.empty((P, s.max_batch))
+    for b in range(1, s.max_batch + 1):
+        t = _sim_totals(wl.serving_tables[b], d, cfg)
+        table[:, b - 1] = t["total_cycles"] / (d["clock_mhz"] * 1e6)
+    out = np.empty(P)
+    for i in range(P):
+        r = serve(table[i], cfg.limits.request_rate_hz, n_requests=s.n_requests, max_batch=s.max_batch,
+                  timeout_ms=s.timeout_ms, seed=s.seed)
+        out[i] = r.p99_ms
+    return out
+
+
+def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str, np.ndarray]:
+    """Every metric for P points (columns: one array of length P per axis)."""
+    cfg = ctx.cfg
+    d = _design_columns(cfg, columns)
+    P = len(d["rows"])
+    sims = [_sim_totals(w.workload, d, cfg) for w in ctx.workloads]
+    weights = np.array([w.weight for w in ctx.workloads])
+
+    names = ("area_mm2", "fmax_mhz", "voltage_v", "peak_tops", "power_w", "energy_per_inference_mj",
+             "perf_per_watt", "effective_tops", "latency_ms", "tj_c", "power_density_w_mm2", "stall_fraction",
+             "effective_speedup", "ideal_speedup", "utilization", "energy_per_mac_pj", "dram_bytes",
+             "thermal_runaway", "power_dynamic_w", "power_clock_w", "power_leakage_w", "power_sram_w",
+             "power_dram_w", "area_pe_array_mm2", "area_decoders_mm2", "area_sram_mm2", "area_other_mm2")
+    out = {k: np.zeros(P) for k in names}
+    W = weights.sum()
+    for i in range(P):
+        ops = energy = time_s = dense_time = 0.0
+        tj = dens = stall = -math.inf
+        runaway = False
+        parts = {"dynamic": 0.0, "clock": 0.0, "leakage": 0.0, "sram": 0.0, "dram": 0.0}
+        util = 0.0
+        dram_b = 0.0
+        r = None
+        for w, a, sim in zip(ctx.workloads, weights, sims):
+            r = _ppa(ctx, d, i, sim)
+            t = float(sim["total_cycles"][i]) / (float(d["clock_mhz"][i]) * 1e6)
+            ops += a * 2.0 * float(sim["dense_macs"][i])
+            time_s += a * t
+            dense_time += a * float(sim["dense_total_cycles"][i]) / (float(d["clock_mhz"][i]) * 1e6)
+            stall = max(stall, float(sim["stall_fraction"][i]))
+            util += a * t * float(sim["utilization"][i])
+            dram_b += a * float(sim["dram_bytes"][i])
+            if r.tj_c is None:  # thermal runaway: no operating point
+                runaway = True
+                tj = max(tj, RUNAWAY_TJ_C)
+                known = sum(v for v in r.power_breakdown_w.values() if v is not None)
+                energy += a * known * t
+                dens = max(dens, math.inf)
+                for k, v in r.power_breakdown_w.items():
+                    parts[k] += a * (v or 0.0) * t
+                continue
+            energy += a * r.power_w * t
+            tj = max(tj, r.tj_c)
+            dens = max(dens, r.power_density_w_mm2)
+            for k, v in r.power_breakdown_w.items():
+                parts[k] += a * (v or 0.0) * t
+        assert r is not None
+        out["area_mm2"][i] = r.area_mm2
+        for k, v in r.area_breakdown_mm2.items():
+            out[f"area_{k}_mm2"][i] = v
+        out["fmax_mhz"][i] = r.fmax_mhz
+        out["voltage_v"][i] = r.voltage_v
+        out["peak_tops"][i] = r.peak_tops
+        out["power_w"][i] = energy / time_s
+        for k, v in parts.items():
+            out[f"power_{k}_w"][i] = v / time_s
+        out["energy_per_inference_mj"][i] = energy / W * 1e3
+        out["perf_per_watt"][i] = 0.0 if runaway else ops / energy / 1e12
+        out["effective_tops"][i] = ops / time_s / 1e12
+        out["latency_ms"][i] = time_s / W * 1e3
+        out["tj_c"][i] = tj
+        # runaway has no density; report what the dynamic power alone gives, flagged by thermal_runaway
+        out["power_density_w_mm2"][i] = dens if math.isfinite(dens) else out["power_w"][i] / r.area_mm2
+        out["stall_fraction"][i] = stall
+        out["effective_speedup"][i] = dense_time / time_s
+        out["utilization"][i] = util / time_s
+        out["energy_per_mac_pj"][i] = energy / (ops / 2.0) * 1e12
+        out["dram_bytes"][i] = dram_b / W
+        out["thermal_runaway"][i] = float(runaway)
+    ideal = sum(a * s["ideal_speedup"] for a, s in zip(weights, sims)) / W
+    out["ideal_speedup"] = np.asarray(ideal, float)
+    if cfg.limits.p99_latency_ms is not None:
+        out["p99_latency_ms"] = np.max(np.stack([_p99_ms(ctx, w, d) for w in ctx.workloads]), axis=0)
+    if cfg.limits.max_quality_delta is not None:
+        out["quality_delta"] = np.array([ctx.quality[(int(n), int(m))] if sp else 0.0
+                                         for n, m, sp in zip(d["n"], d["m"], d["sparse"])])
+    # the operating point the constraints need, echoed as metrics
+    out["clock_mhz"] = d["clock_mhz"].astype(float)
+    out["dram_gbps"] = d["dram_gbps"].astype(float)
+    return out
+
+
+def evaluate(point: dict[str, Any], ctx: EvalContext) -> dict[str, float]:
+    """Every metric of one design point (see the module docstring)."""
+    cols = {k: np.array([v], dtype=object if isinstance(v, str) else None) for k, v in point.items()}
+    res = evaluate_batch(cols, ctx)
+    return {k: float(v[0]) for k, v in res.items()}

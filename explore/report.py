@@ -1,0 +1,172 @@
+"""``sparsepe report``: the PPA tradeoff report and the sparsity deployment report of a study.
+
+:func:`write_report` reads a stored study back (journal file, SQLite or PostgreSQL), re-evaluates
+its best design (or, with none feasible, the design that came closest) with the evaluator the
+study used, and writes into ``out_dir``:
+
+* ``report.html``: one self-contained file (plotly.js inlined once, no external request),
+  rendered from ``explore/templates/report.html.j2`` with Jinja2 autoescape on;
+* ``report.md``: the same sections for a pull request or a wiki, with each plot as a PNG beside it
+  (matplotlib Agg) under ``report_files/``;
+* ``report_files/*.csv``: the data behind every plot and every data table;
+* ``report.json``: the key figures (best design, its metrics as re-evaluated, the verdict), which
+  the tests compare with the evaluator's output.
+
+Sections 1-5 (PPA tradeoff) and 6-12 (sparsity deployment) are built in
+:mod:`explore.report_sections` and :mod:`explore.report_sparsity`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+from hw.errors import InputError
+
+REPORT_FILES = "report_files"
+
+
+def _progress(enabled: bool):
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("report [bold]{task.description}[/]"), BarColumn(), TimeElapsedColumn(),
+                    console=Console(stderr=True), disable=not enabled, transient=False)
+
+
+def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: Any = None,
+                 evaluator: str | None = None, progress: bool = False) -> dict[str, Any]:
+    """Everything the report shows, as data: {'sections': [...], 'key': {...}, ...}."""
+    from explore.config import parse_sparsity
+    from explore.report_data import Evaluator, load_study_data
+    from explore.report_sections import (
+        layer_frame, section_best, section_layers, section_pareto, section_sensitivity, section_summary,
+    )
+    from explore.report_sparsity import (
+        fallback_numbers, metadata_numbers, quality_evidence, section_bottleneck, section_decision,
+        section_fallback, section_matrix, section_metadata, section_quality, section_repro,
+    )
+
+    steps = ["study", "re-evaluate", "sensitivity", "quality", "sections"]
+    with _progress(progress) as bar:
+        task = bar.add_task("study", total=len(steps))
+        data = load_study_data(storage_url, study_name, config=config, evaluator=evaluator)
+        bar.update(task, advance=1, description="re-evaluate")
+        ev = Evaluator(data.evaluator, data.cfg)
+        best = data.best
+        if best.get("feasible"):
+            rec = best["best"]
+            subject = f"the best feasible design (trial {rec['number']})"
+        elif best.get("closest"):
+            rec = best["closest"]
+            subject = f"the design closest to feasible (trial {rec['number']}; no design is feasible)"
+        else:
+            rec, subject = None, ""
+        det = ev.detail(rec["params"]) if rec is not None else None
+        layers = layer_frame(data, det) if det is not None and det.has_layers else _empty()
+        bar.update(task, advance=1, description="sensitivity")
+        s5, oat = section_sensitivity(data, ev, dict(rec["params"]) if rec else None, subject)
+        bar.update(task, advance=1, description="quality")
+        q = quality_evidence(data, det)
+        bar.update(task, advance=1, description="sections")
+        cmd = "sparsepe report " + " ".join(shlex.quote(a) for a in (
+            "--storage", data.storage_url, "--study", study_name, "--out", str(out_dir)))
+        s11, decision = section_decision(data, det, q)
+        sections = [
+            section_summary(data), section_pareto(data), section_best(data, det, subject),
+            section_layers(data, det, layers), s5,
+            section_matrix(data, det, layers), section_fallback(data, det, layers), section_metadata(data, det),
+            section_quality(data, det, q), section_bottleneck(data, det, layers), s11,
+            section_repro(data, out_dir, cmd),
+        ]
+        bar.update(task, advance=1, description="done")
+    key: dict[str, Any] = {
+        "study": study_name, "feasible": bool(best.get("feasible")), "n_evaluated": best["n_evaluated"],
+        "n_feasible": best["n_feasible"], "subject": subject, "decision": decision,
+        "binding_limits": best.get("binding_limits", []), "tightest_limit": best.get("tightest_limit"),
+        "evaluator": data.evaluator, "config_fingerprint": data.fingerprint,
+    }
+    if det is not None:
+        key.update(trial=rec["number"], params=det.point, metrics=det.metrics, stored_metrics=rec["metrics"])
+        if det.has_layers:
+            key["fallback"] = fallback_numbers(det)
+            if parse_sparsity(det.point["sparsity"])[2]:
+                key["metadata"] = metadata_numbers(det)
+    if q is not None:
+        key["quality"] = {k: v for k, v in q.items() if isinstance(v, (int, float, str, bool)) or v is None}
+    return {"sections": sections, "key": key, "data": data, "command": cmd, "title": f"sparsepe report: {study_name}"}
+
+
+def _empty():
+    import pandas as pd
+
+    return pd.DataFrame()
+
+
+def _env():
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    return Environment(loader=PackageLoader("explore", "templates"),
+                       autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=True),
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+
+def _md_cell(v: Any) -> str:
+    """A Markdown table cell: pipes and newlines escaped, HTML neutralised (wikis render HTML)."""
+    s = str(v).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _md_text(v: Any) -> str:
+    return str(v).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render(report: dict[str, Any], out_dir: Path) -> Path:
+    """Write report.html, report.md, report_files/ (PNGs, CSVs) and report.json; return report.html."""
+    import plotly.offline
+
+    from explore.report_figures import jsonable, to_plotly_div, to_png, write_csv
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = out_dir / REPORT_FILES
+    files.mkdir(exist_ok=True)
+    figs_html: dict[str, str] = {}
+    for sec in report["sections"]:
+        for fig in sec.figures:
+            write_csv(fig, files / fig.csv_name())
+            to_png(fig, files / fig.png_name())
+            figs_html[fig.name] = to_plotly_div(fig)
+        for t in sec.tables:
+            if t.name:
+                import csv
+
+                with open(files / f"{t.name}.csv", "w", newline="") as f:
+                    w = csv.writer(f, lineterminator="\n")
+                    w.writerow(t.columns)
+                    w.writerows(t.rows)
+    env = _env()
+    ctx = {"title": report["title"], "sections": report["sections"], "files": REPORT_FILES,
+           "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "command": report["command"]}
+    html = env.get_template("report.html.j2").render(**ctx, plotlyjs=plotly.offline.get_plotlyjs(), figs=figs_html)
+    (out_dir / "report.html").write_text(html, encoding="utf-8")
+    env.filters["mdcell"] = _md_cell
+    env.filters["mdtext"] = _md_text
+    md = env.get_template("report.md.j2").render(**ctx)
+    (out_dir / "report.md").write_text(md, encoding="utf-8")
+    (out_dir / "report.json").write_text(json.dumps(report["key"], indent=2, default=jsonable) + "\n")
+    return out_dir / "report.html"
+
+
+def write_report(storage_url: str, study_name: str, out_dir: Path, *, progress: bool = True,
+                 config: Any = None, evaluator: str | None = None) -> Path:
+    """Write the reports of ``study_name`` stored at ``storage_url`` into ``out_dir``; return the
+    path of report.html. ``config`` (a path or SweepConfig) is needed only for a study that does
+    not hold its config; ``evaluator`` overrides the evaluator module the study names."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError("is a file, not a directory", where=str(out_dir))
+    report = build_report(storage_url, study_name, out_dir, config=config, evaluator=evaluator, progress=progress)
+    return render(report, out_dir)

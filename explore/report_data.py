@@ -1,0 +1,267 @@
+"""What a report is made of: the stored study, its config, and the evaluator's re-evaluation.
+
+:func:`load_study_data` reads a study back from its storage (journal file, SQLite or PostgreSQL)
+without writing to it. The config comes from the study's user attribute ``config`` (stored by the
+sweep) or from an explicit config file whose fingerprint must match the study's. The records and
+the best design come from the same functions that write ``best.json`` (:mod:`explore.study`), so
+the report and ``best.json`` agree by construction.
+
+:func:`design_detail` re-evaluates one design point with the evaluator the study used: the flat
+metrics (``evaluate``) and, where the evaluator provides it, the per-layer and per-component
+detail behind them (``evaluate_detail``: the sim.perf per-layer results and the ppa.model estimate
+the metrics were computed from).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.trial import TrialState
+
+from explore.config import LIMIT_CONSTRAINTS, SweepConfig, load_config, parse_config
+from explore.storage import open_storage, resolve_storage
+from explore.study import (
+    DEFAULT_EVALUATOR,
+    FINGERPRINT_ATTR,
+    TIMING_CONSTRAINT,
+    config_fingerprint,
+    study_records,
+    summarise,
+)
+from hw.errors import InputError
+
+#: Study user attribute holding the config (``SweepConfig.model_dump(mode="json")``).
+CONFIG_ATTR = "config"
+#: Study user attribute naming the evaluator module when it is not the product's.
+EVALUATOR_ATTR = "evaluator"
+#: Study user attribute with the sweep's options (seed, sampler, workers, trials), when stored.
+SWEEP_ATTR = "sweep"
+
+
+@dataclass
+class StudyData:
+    study_name: str
+    storage_url: str
+    storage_kind: str
+    cfg: SweepConfig
+    config_json: dict
+    fingerprint: str
+    objectives: list[str]
+    directions: list[str]
+    records: list[dict[str, Any]]
+    best: dict[str, Any]
+    state_counts: dict[str, int]
+    user_attrs: dict[str, Any]
+    evaluator: str
+    constraint_names: list[str]
+    importances: dict[str, float] | None = None
+    importance_note: str = ""
+    sweep: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def feasible_records(self) -> list[dict[str, Any]]:
+        return [r for r in self.records if r["feasible"]]
+
+    def point_of(self, rec: dict[str, Any]) -> dict[str, Any]:
+        return dict(rec["params"])
+
+
+def _num(v: Any) -> Any:
+    """Stored user attributes: non-finite floats were stored as strings ('inf', 'nan')."""
+    if isinstance(v, str) and v in ("inf", "-inf", "nan"):
+        return float(v)
+    return v
+
+
+def load_study_data(storage_url: str, study_name: str, *, config: str | Path | SweepConfig | None = None,
+                    evaluator: str | None = None) -> StudyData:
+    spec = resolve_storage(storage_url, Path("."))
+    storage = open_storage(spec, create=False)
+    try:
+        study = optuna.load_study(study_name=study_name, storage=storage)
+    except KeyError:
+        names = [s.study_name for s in optuna.get_all_study_summaries(storage=storage, include_best_trial=False)]
+        raise InputError(f"no study named {study_name!r} in this storage (studies: {', '.join(names) or 'none'})",
+                         where="--study") from None
+    attrs = dict(study.user_attrs)
+    cfg = _study_config(attrs, config, study_name)
+    fp = config_fingerprint(cfg)
+    stored_fp = attrs.get(FINGERPRINT_ATTR)
+    if stored_fp is not None and stored_fp != fp:
+        raise InputError("the config does not match the one this study was created from (fingerprint differs)",
+                         where="--config" if config is not None else f"study {study_name!r}")
+    records = study_records(study, cfg)
+    for r in records:
+        r["metrics"] = {k: _num(v) for k, v in r["metrics"].items()}
+        r["feasible"] = all(v <= 0 for v in r["constraints"].values())
+    best = summarise(records, cfg, extra={"study": study_name})
+    counts: dict[str, int] = {}
+    for t in study.get_trials(deepcopy=False):
+        counts[t.state.name] = counts.get(t.state.name, 0) + 1
+    ev = evaluator or attrs.get(EVALUATOR_ATTR) or DEFAULT_EVALUATOR
+    cnames = [LIMIT_CONSTRAINTS[k] for k in cfg.limits.active()] + [TIMING_CONSTRAINT]
+    data = StudyData(
+        study_name=study_name, storage_url=spec.url, storage_kind=spec.kind, cfg=cfg,
+        config_json=cfg.model_dump(mode="json", exclude={"source"}), fingerprint=fp,
+        objectives=cfg.objectives.names(), directions=cfg.objectives.directions(), records=records, best=best,
+        state_counts=counts, user_attrs=attrs, evaluator=ev, constraint_names=cnames,
+        sweep=dict(attrs.get(SWEEP_ATTR) or {}),
+    )
+    data.importances, data.importance_note = _importances(study, cfg)
+    return data
+
+
+def _study_config(attrs: dict[str, Any], config: str | Path | SweepConfig | None, study_name: str) -> SweepConfig:
+    if isinstance(config, SweepConfig):
+        return config
+    if config is not None:
+        return load_config(config)
+    stored = attrs.get(CONFIG_ATTR)
+    if stored is None:
+        raise InputError("the study does not hold its config (created by an older sweep); give it with --config FILE",
+                         where=f"study {study_name!r}")
+    src = attrs.get("config_source") or f"study {study_name!r} (stored config)"
+    return parse_config(dict(stored), source=str(src))
+
+
+def _importances(study: optuna.Study, cfg: SweepConfig) -> tuple[dict[str, float] | None, str]:
+    """optuna.importance.get_param_importances on the primary objective, guarded: it needs at least
+    two COMPLETE trials and a parameter that took more than one value."""
+    trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    varied = sorted({k for t in trials for k in t.params if len({repr(u.params.get(k)) for u in trials}) > 1})
+    if len(trials) < 4:
+        return None, f"parameter importances need at least 4 finished trials; the study has {len(trials)}"
+    if not varied:
+        return None, "every searched parameter took a single value: no importance to estimate"
+    import warnings
+
+    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
+    target = None
+    if len(cfg.objectives.names()) > 1:
+        def target(t):  # noqa: E306 - the primary objective of a multi-objective study
+            return t.values[0]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            imp = optuna.importance.get_param_importances(study, evaluator=evaluator, params=varied, target=target,
+                                                          normalize=True)
+    except (RuntimeError, ValueError) as exc:
+        return None, f"parameter importances could not be estimated: {exc}"
+    return {k: float(v) for k, v in imp.items()}, (
+        f"fANOVA (optuna.importance, seed 0) on {cfg.objectives.primary} over {len(trials)} finished trials; "
+        f"parameters with a single value are left out")
+
+
+# ---- re-evaluation -------------------------------------------------------------------------------
+
+@dataclass
+class Detail:
+    """One design point re-evaluated: the flat metrics and, when the evaluator provides them, the
+    ppa.model estimate and the per-workload sim.perf results the metrics came from."""
+
+    point: dict[str, Any]
+    metrics: dict[str, Any]
+    ppa: Any = None
+    networks: list[tuple[str, float, Any]] = field(default_factory=list)
+    quality: dict[str, Any] | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_layers(self) -> bool:
+        return bool(self.networks)
+
+
+class Evaluator:
+    """The evaluator module a study used, with its context made once."""
+
+    def __init__(self, name: str, cfg: SweepConfig):
+        try:
+            self.mod = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            raise InputError(f"cannot import evaluator module {name!r}: {exc}", where="report") from None
+        self.name = name
+        self.cfg = cfg
+        self.ctx = self.mod.make_context(cfg)
+
+    @property
+    def has_detail(self) -> bool:
+        return hasattr(self.mod, "evaluate_detail")
+
+    def evaluate(self, point: dict[str, Any]) -> dict[str, Any]:
+        return dict(self.mod.evaluate(dict(point), self.ctx))
+
+    def evaluate_many(self, points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Several points: the vectorised ``evaluate_batch`` when the evaluator has one."""
+        if not points:
+            return []
+        if hasattr(self.mod, "evaluate_batch"):
+            import numpy as np
+
+            keys = list(points[0])
+            cols = {}
+            for k in keys:
+                vals = [p[k] for p in points]
+                cols[k] = np.array(vals, dtype=object if isinstance(vals[0], str) else None)
+            out = self.mod.evaluate_batch(cols, self.ctx)
+            return [{k: _scalar(v[i]) for k, v in out.items()} for i in range(len(points))]
+        return [self.evaluate(p) for p in points]
+
+    def detail(self, point: dict[str, Any]) -> Detail:
+        """The metrics of ``point`` with the per-workload ppa.model estimates and sim.perf per-layer
+        results behind them. Uses the evaluator's ``evaluate_detail`` when it has one; otherwise
+        re-runs the same models on the same inputs through the evaluator's own helpers
+        (``_design_columns``, ``_sim_totals``, ``_ppa``) and ``sim.perf.simulate``, and the report
+        checks the joined totals against the metrics (section 4)."""
+        if self.has_detail:
+            d = self.mod.evaluate_detail(dict(point), self.ctx)
+            if not isinstance(d, dict):
+                d = dict(vars(d))
+            nets = []
+            for item in d.get("networks") or []:
+                if isinstance(item, dict):
+                    nets.append((str(item["name"]), float(item.get("weight", 1.0)), item["result"]))
+                else:
+                    nets.append((str(item[0]), float(item[1]), item[2]))
+            return Detail(point=dict(point), metrics=dict(d["metrics"]), ppa=d.get("ppa"), networks=nets,
+                          quality=d.get("quality"), raw=d)
+        metrics = self.evaluate(point)
+        if not all(hasattr(self.mod, f) for f in ("_design_columns", "_sim_totals", "_ppa")):
+            return Detail(point=dict(point), metrics=metrics)
+        import numpy as np
+        from sim.perf import ArrayConfig, simulate
+
+        cols = {k: np.array([v], dtype=object if isinstance(v, str) else None) for k, v in point.items()}
+        d = self.mod._design_columns(self.cfg, cols)
+        arch = ArrayConfig(
+            rows=int(d["rows"][0]), cols=int(d["cols"][0]), sram_kb=float(d["sram_kb"][0]),
+            clock_mhz=float(d["clock_mhz"][0]), dram_gbps=float(d["dram_gbps"][0]), dataflow=str(d["dataflow"][0]),
+            n=int(d["n"][0]), m=int(d["m"][0]), sparse=bool(d["sparse"][0]),
+            act_bits=self.cfg.fixed.act_bits, weight_bits=self.cfg.fixed.weight_bits,
+        )
+        nets, ppas, wls = [], {}, {}
+        for w in self.ctx.workloads:
+            sim = self.mod._sim_totals(w.workload, d, self.cfg)
+            ppas[w.name] = self.mod._ppa(self.ctx, d, 0, sim)
+            nets.append((w.name, float(w.weight), simulate(w.workload, arch)))
+            wls[w.name] = w.workload
+        first = next(iter(ppas.values()), None)
+        return Detail(point=dict(point), metrics=metrics, ppa=first, networks=nets, quality=None,
+                      raw={"ppa_by_workload": ppas, "workloads": wls, "arch": arch})
+
+
+def _scalar(v: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(v, np.generic):
+            v = v.item()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(v, float) and not math.isfinite(v):
+        return v
+    return v

@@ -1,0 +1,522 @@
+"""Sections 6-12: the sparsity deployment report (supported layers, fallback, metadata, quality,
+bottlenecks, the release decision, reproducibility). Data model as in :mod:`explore.report_sections`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from explore.config import parse_sparsity
+from explore.report_data import Detail, StudyData
+from explore.report_figures import Figure
+from explore.report_sections import (
+    MECHANISM,
+    MEMORY_STALL_SHARE,
+    N_REJECTED,
+    SHIP_MIN_SLACK,
+    SHIP_SPEEDUP_SHARE_OF_IDEAL,
+    Section,
+    Table,
+    _describe_constraint,
+    _f,
+    _no_layers,
+    _pareto_mask,
+    _point_label,
+    _stem,
+    fmt,
+    pct,
+)
+from explore.study import TIMING_CONSTRAINT
+
+
+def _nm(det: Detail) -> tuple[int, int, bool]:
+    return parse_sparsity(det.point.get("sparsity", "dense"))
+
+
+# =====================================================================================================
+# 6. Supported layer matrix
+# =====================================================================================================
+
+def section_matrix(data: StudyData, det: Detail | None, layers: pd.DataFrame) -> Section:
+    s = Section(6, "matrix", "Supported layer matrix", "sparsity")
+    if det is None or layers.empty:
+        s.paras.append(_no_layers(data, det))
+        return s
+    n, m, sparse = _nm(det)
+    if not sparse:
+        s.paras.append("The best design is dense: every layer runs dense by design; the matrix shows which layers "
+                       "an N:M design could have run sparse (ASP verdict).")
+    t = Table("Every layer: sparse or dense fallback, and why", ["workload", "layer", "kind", "count", "M x N x K",
+                                                                  "ran", "why"], [], name="layer_matrix")
+    for _, r in layers.iterrows():
+        shape = "x".join(str(int(v)) for v in (r["M"], r["N"], r["K"])) if r["M"] is not None and not pd.isna(r["M"]) else "n/a"
+        if r["sparse"]:
+            ran, why = f"sparse {n}:{m}", f"weights prunable to {n}:{m} ({r['asp_verdict']})" if r["asp_verdict"] else f"{n}:{m}"
+        elif sparse:
+            ran, why = "dense fallback", r["fallback_reason"] or "not sparsifiable"
+        else:
+            ran, why = "dense", f"dense hardware (ASP verdict for N:M: {r['asp_verdict']})"
+        t.rows.append([r["workload"], r["layer"], r["kind"], fmt(int(r["count"])), shape, ran, why])
+    s.tables.append(t)
+    n_sp = int(layers["sparse"].sum())
+    s.paras.append(f"{n_sp} of {len(layers)} layers run sparse; {len(layers) - n_sp} run dense.")
+    return s
+
+
+# =====================================================================================================
+# 7. Dense-fallback impact
+# =====================================================================================================
+
+def fallback_numbers(det: Detail) -> list[dict[str, Any]]:
+    """Per workload: nominal (M/N), ideal after fallback (Amdahl), effective (with stalls) speedups."""
+    n, m, sparse = _nm(det)
+    out = []
+    for wname, weight, net in det.networks:
+        t = net.totals
+        nominal = m / n if sparse else 1.0
+        out.append({"workload": wname, "weight": weight, "nominal_speedup": nominal,
+                    "ideal_speedup": float(t["ideal_speedup"]), "effective_speedup": float(t["effective_speedup"]),
+                    "fallback_time_share": float(t["fallback_fraction"]), "stall_fraction": float(t["stall_fraction"]),
+                    "fallback_loss": nominal - float(t["ideal_speedup"]),
+                    "stall_and_mapping_loss": float(t["ideal_speedup"]) - float(t["effective_speedup"])})
+    return out
+
+
+def section_fallback(data: StudyData, det: Detail | None, layers: pd.DataFrame) -> Section:
+    s = Section(7, "fallback", "Dense-fallback impact", "sparsity")
+    if det is None or not det.has_layers:
+        s.paras.append(_no_layers(data, det))
+        if det is not None and "effective_speedup" in det.metrics:
+            s.paras.append(f"Stored mix totals: effective speedup {fmt(det.metrics['effective_speedup'])}, ideal bound "
+                           f"{fmt(det.metrics.get('ideal_speedup'))}.")
+        return s
+    n, m, sparse = _nm(det)
+    rows = fallback_numbers(det)
+    df = pd.DataFrame(rows)
+    t = Table("Where the nominal speedup went (per workload)", ["workload", "nominal (M/N)", "ideal after fallback",
+                                                                "effective", "fallback time share", "lost to fallback",
+                                                                "lost to stalls and mapping"], [], name="fallback")
+    for r in rows:
+        t.rows.append([r["workload"], fmt(r["nominal_speedup"]), fmt(r["ideal_speedup"]), fmt(r["effective_speedup"]),
+                       pct(r["fallback_time_share"]), fmt(r["fallback_loss"]), fmt(r["stall_and_mapping_loss"])])
+    s.tables.append(t)
+    long = df.melt(id_vars=["workload"], value_vars=["nominal_speedup", "ideal_speedup", "effective_speedup"],
+                   var_name="step", value_name="speedup")
+    long["label"] = long["workload"] + ": " + long["step"].str.replace("_speedup", "")
+    s.figures.append(Figure("fallback_breakdown", "Nominal sparsity -> ideal after dense fallback -> real speedup", "bar",
+                            long, "label", "speedup", "", "speedup vs dense",
+                            hline=(m / n if sparse else 1.0, f"nominal {fmt(m / n if sparse else 1.0)}")))
+    mix = det.metrics
+    s.paras.append(f"Workload mix (evaluator): effective speedup {fmt(mix.get('effective_speedup'))} against an ideal "
+                   f"bound of {fmt(mix.get('ideal_speedup'))} and a nominal {fmt(m / n if sparse else 1.0)}.")
+    if sparse and not layers.empty:
+        fb = layers[~layers["sparse"]].sort_values("time_share", ascending=False)
+        if len(fb):
+            tf = Table("Dense-fallback layers by share of their workload's time",
+                       ["workload", "layer", "time share", "why"], [])
+            for _, r in fb.head(15).iterrows():
+                tf.rows.append([r["workload"], r["layer"], pct(r["time_share"]), r["fallback_reason"]])
+            s.tables.append(tf)
+    return s
+
+
+# =====================================================================================================
+# 8. Metadata overhead
+# =====================================================================================================
+
+def metadata_numbers(det: Detail) -> dict[str, float]:
+    w = np.array([wt for _, wt, _ in det.networks], float)
+    tot = lambda k: float(sum(a * float(net.totals[k]) for a, (_, _, net) in zip(w, det.networks)))  # noqa: E731
+    time_s = float(sum(a * net.total_cycles / (net.arch.clock_mhz * 1e6) for a, (_, _, net) in zip(w, det.networks)))
+    meta, dram_b, wbytes = tot("metadata_bytes"), tot("dram_bytes"), tot("dram_weight_bytes")
+    sram_meta = tot("sram_metadata_read_bytes")
+    sram_all = sum(tot(k) for k in ("sram_ifmap_read_bytes", "sram_filter_read_bytes", "sram_metadata_read_bytes",
+                                    "sram_ofmap_read_bytes"))
+    gbps = det.networks[0][2].arch.dram_gbps
+    out = {"metadata_bytes": meta / w.sum(), "dram_bytes": dram_b / w.sum(), "weight_bytes": wbytes / w.sum(),
+           "metadata_share_of_dram": meta / dram_b if dram_b else 0.0,
+           "metadata_per_weight_byte": meta / wbytes if wbytes else 0.0,
+           "metadata_gbps": meta / time_s / 1e9 if time_s else 0.0, "dram_gbps": gbps,
+           "metadata_share_of_sram_reads": sram_meta / sram_all if sram_all else 0.0}
+    out["metadata_bandwidth_share"] = out["metadata_gbps"] / gbps
+    m = det.metrics
+    if "area_decoders_mm2" in m and m.get("area_mm2"):
+        out["decoder_area_mm2"] = float(m["area_decoders_mm2"])
+        out["decoder_area_share"] = float(m["area_decoders_mm2"]) / float(m["area_mm2"])
+    if m.get("power_w") and "power_dram_w" in m:
+        out["metadata_dram_energy_share"] = out["metadata_share_of_dram"] * float(m["power_dram_w"]) / float(m["power_w"])
+    return out
+
+
+def section_metadata(data: StudyData, det: Detail | None) -> Section:
+    s = Section(8, "metadata", "Metadata overhead", "sparsity")
+    if det is None or not det.has_layers:
+        s.paras.append(_no_layers(data, det))
+        return s
+    n, m, sparse = _nm(det)
+    if not sparse:
+        s.paras.append("The best design is dense: it stores and moves no metadata and has no decoders.")
+        return s
+    mn = metadata_numbers(det)
+    bits = int(math.log2(m))
+    s.paras.append(f"{n}:{m} stores {n} of every {m} weights with {bits} index bits each "
+                   f"({n * bits} bits per group of {m}).")
+    t = Table("Metadata (weighted over the workload mix, per inference)", ["quantity", "value"], [], name="metadata")
+    t.rows += [["metadata bytes from DRAM", fmt(mn["metadata_bytes"])],
+               ["share of DRAM bytes", pct(mn["metadata_share_of_dram"], 2)],
+               ["metadata bytes per kept-weight byte", fmt(mn["metadata_per_weight_byte"])],
+               ["metadata bandwidth (GB/s)", f"{fmt(mn['metadata_gbps'])} of {fmt(mn['dram_gbps'])} "
+                                            f"({pct(mn['metadata_bandwidth_share'], 2)})"],
+               ["share of SRAM reads", pct(mn["metadata_share_of_sram_reads"], 2)]]
+    if "decoder_area_mm2" in mn:
+        t.rows.append(["decoder area (mm^2)", f"{fmt(mn['decoder_area_mm2'])} ({pct(mn['decoder_area_share'], 2)} of the die)"])
+    if "metadata_dram_energy_share" in mn:
+        t.rows.append(["energy share of metadata DRAM traffic", pct(mn["metadata_dram_energy_share"], 2)])
+    s.tables.append(t)
+    s.paras.append("Decoder energy: ppa.model counts the decoders' switching inside the PE array's dynamic power "
+                   "(gate-level activity of the sparse PE, decoder included); it is not separated. Their share of "
+                   "the die area is above; the metadata's share of energy is its share of the DRAM traffic energy.")
+    df = pd.DataFrame({"component": ["kept weights", "metadata", "activations + outputs"],
+                       "bytes": [mn["weight_bytes"], mn["metadata_bytes"],
+                                 mn["dram_bytes"] - mn["weight_bytes"] - mn["metadata_bytes"]]})
+    s.figures.append(Figure("metadata_bytes", "DRAM bytes per inference by kind", "bar", df, "component", "bytes", "",
+                            "bytes"))
+    return s
+
+
+# =====================================================================================================
+# 9. Quality
+# =====================================================================================================
+
+def quality_evidence(data: StudyData, det: Detail | None) -> dict[str, Any] | None:
+    """The quality evidence behind the study: the evaluator's own when it stored it, else, when
+    the config sets max_quality_delta, the same sim.quality reference experiment the evaluator ran
+    (same seed, N:M and latency model), checked against the stored quality_delta."""
+    if det is None:
+        return None
+    if det.quality:
+        return dict(det.quality)
+    if data.cfg.limits.max_quality_delta is None:
+        return None
+    n, m, sparse = _nm(det)
+    if not sparse:
+        return {"dense": True, "quality_delta": float(det.metrics.get("quality_delta", 0.0))}
+    from sim.quality import analytic_latency_fn, check_guardrail, quality_loss, reference_experiment
+
+    try:
+        from explore.evaluator import QUALITY_SEED as seed
+    except ImportError:  # pragma: no cover
+        seed = 0
+    r = reference_experiment(seed, n, m, latency_fn=analytic_latency_fn(16, 16, n, m))
+    out = r.to_json()
+    out["quality_delta"] = float(quality_loss(r.delta_at_equal_latency))
+    out["stored_quality_delta"] = _f(det.metrics.get("quality_delta"))
+    ok, msg = check_guardrail(r.delta_at_equal_latency, data.cfg.limits.max_quality_delta)
+    out.update(guardrail_ok=ok, guardrail=msg, max_quality_delta=data.cfg.limits.max_quality_delta)
+    return out
+
+
+def section_quality(data: StudyData, det: Detail | None, q: dict[str, Any] | None) -> Section:
+    s = Section(9, "quality", "Quality", "sparsity")
+    if q is None:
+        s.verdict = ("No quality evidence was given: the config sets no max_quality_delta and the evaluator stored no "
+                     "quality results, so this report makes no claim about model quality. Any speedup below is a "
+                     "hardware speedup only.")
+        return s
+    if q.get("dense"):
+        s.paras.append("The best design is dense: no pruning, quality delta 0 by construction.")
+        return s
+    s.paras.append(f"Pruning schedule (sim.quality reference experiment, seed {q['seed']}): dense training "
+                   f"({q['train']['epochs']} epochs, {q['train']['optimizer']}, lr {q['train']['lr']}), one-shot "
+                   f"{q['n']}:{q['m']} magnitude pruning of the layers ASP allows "
+                   f"({sum(q['layers_pruned'])} of {len(q['layers_pruned'])}), fine-tuning with the mask fixed for "
+                   f"the same epochs (ASP recipe); and, as an alternative, gradual pruning ({q['train']['gradual']}). "
+                   f"Model: MLP {'-'.join(map(str, q['widths']))} on {q['train']['dataset']} "
+                   f"({q['train']['test_samples']} test images).")
+    t = Table("Accuracy against the dense baseline", ["model", "test accuracy", "delta vs dense (points)"], [],
+              name="quality")
+    da = q["dense_accuracy"]
+    for label, key in (("dense baseline", "dense_accuracy"), (f"one-shot {q['n']}:{q['m']}", "oneshot_accuracy"),
+                       ("fine-tuned, fixed mask (ASP)", "finetuned_accuracy"), ("gradual", "gradual_accuracy"),
+                       (f"dense h={q['dense_equal_latency_hidden']} at equal latency", "dense_equal_latency_accuracy")):
+        t.rows.append([label, pct(q[key], 2), f"{100 * (q[key] - da):+.2f}"])
+    s.tables.append(t)
+    s.paras.append(f"At an equal latency budget ({q['latency_model']}): the sparse model (h={q['sparse_hidden']}, "
+                   f"latency {fmt(q['sparse_latency'])}) against the dense model of the same latency "
+                   f"(h={q['dense_equal_latency_hidden']}, latency {fmt(q['dense_equal_latency_latency'])}): "
+                   f"delta {100 * q['delta_at_equal_latency']:+.2f} points (positive: sparse wins).")
+    if q.get("stored_quality_delta") is not None:
+        same = math.isclose(q["quality_delta"], q["stored_quality_delta"], rel_tol=0, abs_tol=1e-12)
+        s.paras.append(f"Stored quality_delta of the design: {fmt(q['stored_quality_delta'])}; regenerated here: "
+                       f"{fmt(q['quality_delta'])} ({'identical' if same else 'DIFFERENT: the study is stale'}).")
+    if "guardrail" in q:
+        s.verdict = q["guardrail"] + "."
+    return s
+
+
+# =====================================================================================================
+# 10. Bottleneck classification
+# =====================================================================================================
+
+def best_bottleneck(data: StudyData, det: Detail, layers: pd.DataFrame) -> tuple[str, list[str]]:
+    """The dominant loss of the best design against its peak, with the numbers that show it."""
+    m = det.metrics
+    ev: list[tuple[float, str, str]] = []  # (share of lost time or margin score, mechanism, evidence)
+    stall = _f(m.get("stall_fraction")) or 0.0
+    util = _f(m.get("utilization"))
+    ev.append((stall, "memory", f"stall fraction {fmt(stall)} (time waiting for DRAM beyond double buffering)"))
+    if util is not None:
+        sched = max(0.0, (1.0 - stall) - util)
+        ev.append((sched, "scheduling", f"utilisation {fmt(util)}: {pct(sched)} of the time the array computes "
+                                        f"with idle PEs (fold quantisation, fill and drain, dense fallback)"))
+    if not layers.empty:
+        fb = float((layers.loc[~layers["sparse"], "time_share"] * layers.loc[~layers["sparse"], "weight"]).sum()
+                   / max(layers.groupby("workload")["weight"].first().sum(), 1e-30))
+        n, mm, sparse = _nm(det)
+        if sparse:
+            ev.append((fb * (1 - n / mm), "precision", f"{pct(fb)} of the time in dense-fallback layers whose weights "
+                                                       f"cannot keep {n}:{mm} (numeric format / pruning rules)"))
+    lim = data.cfg.limits
+    tj = _f(m.get("tj_c"))
+    if tj is not None and lim.max_tj_c is not None:
+        used = (tj - data.cfg.fixed.ambient_c) / (lim.max_tj_c - data.cfg.fixed.ambient_c)
+        ev.append((used if used > 0.9 else 0.0, "thermal", f"T_j {fmt(tj)} C uses {pct(used)} of the "
+                                                           f"{fmt(lim.max_tj_c)} C budget above ambient"))
+    clk, fmax = _f(m.get("clock_mhz")), _f(m.get("fmax_mhz"))
+    if clk and fmax:
+        ratio = clk / fmax
+        ev.append((ratio if ratio > 0.9 else 0.0, "compute", f"clock at {pct(ratio)} of fmax"))
+    if util is not None and stall < MEMORY_STALL_SHARE:
+        ev.append((util * 0.5, "compute", f"no significant stalls (< {pct(MEMORY_STALL_SHARE)}) and utilisation "
+                                          f"{fmt(util)}: the array's peak rate bounds the speed"))
+    ev.sort(key=lambda e: -e[0])
+    return ev[0][1], [f"{mech}: {txt}" for _, mech, txt in ev]
+
+
+def section_bottleneck(data: StudyData, det: Detail | None, layers: pd.DataFrame) -> Section:
+    s = Section(10, "bottleneck", "Bottleneck classification", "sparsity")
+    s.paras.append("Mechanisms: compute (array rate, clock vs fmax, area), memory (DRAM stalls), scheduling "
+                   "(mapping and queueing: idle PEs, fold quantisation, p99 under batching), precision "
+                   "(numeric format and pruning: dense fallback, quality loss), thermal (T_j, power density).")
+    if det is not None:
+        mech, evidence = best_bottleneck(data, det, layers)
+        s.verdict = f"Best design: dominated by {mech}."
+        s.bullets += evidence
+    t = Table("Each limit that fails somewhere in the study", ["limit", "mechanism", "trials failing",
+                                                               "median violation", "evidence (closest failing design)"],
+              [], name="bottlenecks")
+    for c in data.constraint_names:
+        fails = [r for r in data.records if r["constraints"].get(c, 0.0) > 0]
+        if not fails:
+            continue
+        vals = np.array([r["constraints"][c] for r in fails])
+        closest = min(fails, key=lambda r: (r["constraints"][c], r["number"]))
+        t.rows.append([c, MECHANISM.get(c, "compute"), f"{len(fails)}/{len(data.records)}", pct(float(np.median(vals))),
+                       f"trial {closest['number']}: " + _describe_constraint(data, c, closest["constraints"][c],
+                                                                             closest["metrics"])])
+    if t.rows:
+        s.tables.append(t)
+    else:
+        s.paras.append("No limit failed in any trial.")
+    return s
+
+
+# =====================================================================================================
+# 11. Decision
+# =====================================================================================================
+
+RULES = (
+    ("R1", "no feasible design -> ESCALATE (the limits cannot all be met; revisit them or the space)"),
+    ("R2", "quality evidence shows the guardrail violated -> ROLLBACK to the dense design"),
+    ("R3", "effective speedup <= 1.0 -> ROLLBACK (sparsity does not pay on this workload)"),
+    ("R4", "no quality evidence for a sparse design -> BOUNDED ROLLOUT at most (hardware speedup only)"),
+    ("R5", f"effective speedup < {SHIP_SPEEDUP_SHARE_OF_IDEAL:g} x the ideal bound, or a limit with less than "
+           f"{SHIP_MIN_SLACK:.0%} slack -> BOUNDED ROLLOUT"),
+    ("R6", "otherwise -> SHIP"),
+)
+
+
+def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None) -> tuple[str, str, list[list[str]]]:
+    """(verdict, rule that fired, rule table rows with the evaluated values)."""
+    rows: list[list[str]] = []
+    feasible = bool(data.best.get("feasible"))
+    rows.append(["R1", RULES[0][1], f"{data.best['n_feasible']} feasible of {data.best['n_evaluated']}",
+                 "fires" if not feasible else "passes"])
+    if not feasible or det is None:
+        return "ESCALATE", "R1", rows
+    n, m, sparse = _nm(det)
+    guard_bad = bool(q and not q.get("dense") and q.get("guardrail_ok") is False)
+    rows.append(["R2", RULES[1][1], (q or {}).get("guardrail", "no quality evidence") if sparse else "dense design",
+                 "fires" if guard_bad else "passes"])
+    if guard_bad:
+        return "ROLLBACK", "R2", rows
+    eff = _f(det.metrics.get("effective_speedup"))
+    ideal = _f(det.metrics.get("ideal_speedup"))
+    r3 = sparse and eff is not None and eff <= 1.0
+    rows.append(["R3", RULES[2][1], f"effective speedup {fmt(eff)}" if sparse else "dense design", "fires" if r3 else "passes"])
+    if r3:
+        return "ROLLBACK", "R3", rows
+    r4 = sparse and q is None
+    rows.append(["R4", RULES[3][1], "no quality evidence" if r4 else "evidence present" if sparse else "dense design",
+                 "fires" if r4 else "passes"])
+    if r4:
+        return "BOUNDED ROLLOUT", "R4", rows
+    slack = -float(data.best["tightest_limit"]["constraint"])
+    low = sparse and eff is not None and ideal and eff < SHIP_SPEEDUP_SHARE_OF_IDEAL * ideal
+    r5 = bool(low or slack < SHIP_MIN_SLACK)
+    rows.append(["R5", RULES[4][1], f"effective/ideal {fmt(eff / ideal) if (sparse and eff and ideal) else 'n/a'}; "
+                                    f"tightest slack {pct(slack)} ({data.best['tightest_limit']['name']})",
+                 "fires" if r5 else "passes"])
+    if r5:
+        return "BOUNDED ROLLOUT", "R5", rows
+    rows.append(["R6", RULES[5][1], "", "fires"])
+    return "SHIP", "R6", rows
+
+
+def rejected_alternatives(data: StudyData) -> list[list[str]]:
+    """The top designs that lost: infeasible ones that beat the best on the primary objective, and
+    feasible ones that are dominated (on all objectives) or simply worse on a single objective."""
+    prim = data.cfg.objectives.primary
+    sign = 1.0 if data.directions[0] == "maximize" else -1.0
+    best = data.best.get("best")
+    recs = [r for r in data.records if _f(r["metrics"].get(prim)) is not None and (best is None or r["number"] != best["number"])]
+    recs.sort(key=lambda r: (-sign * float(r["metrics"][prim]), r["number"]))
+    feas = [r for r in data.records if r["feasible"]]
+    objs = data.objectives
+    out = []
+    for r in recs[:N_REJECTED]:
+        val = float(r["metrics"][prim])
+        if not r["feasible"]:
+            bad = sorted(((c, v) for c, v in r["constraints"].items() if v > 0), key=lambda cv: -cv[1])
+            why = "infeasible: " + "; ".join(_describe_constraint(data, c, v, r["metrics"]) for c, v in bad[:3])
+        else:
+            dom = None
+            for f in feas:
+                if f["number"] == r["number"]:
+                    continue
+                better = [(1 if d == "maximize" else -1) * (float(f["metrics"][o]) - float(r["metrics"][o]))
+                          for o, d in zip(objs, data.directions)]
+                if all(b >= 0 for b in better) and any(b > 0 for b in better):
+                    dom = f
+                    break
+            if dom is not None:
+                why = f"dominated by trial {dom['number']} on {', '.join(objs)}"
+            else:
+                why = f"feasible, on the front, but lower {prim}"
+            if best is not None:
+                why += f" ({fmt(val)} vs the best {fmt(best['metrics'][prim])})"
+        out.append([str(r["number"]), _point_label(r["params"]), fmt(val), why])
+    return out
+
+
+def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | None) -> tuple[Section, dict[str, Any]]:
+    s = Section(11, "decision", "Decision", "sparsity")
+    verdict, rule, rows = decide(data, det, q)
+    s.verdict = f"Recommendation: {verdict} (rule {rule})."
+    s.tables.append(Table("Rules, evaluated in order (the first that fires decides)",
+                          ["rule", "statement", "measured", "result"], rows, name="decision_rules"))
+    vm = Table("Validation matrix and rollback triggers", ["check", "measured now", "limit", "rollback trigger"], [],
+               name="validation_matrix")
+    m = det.metrics if det is not None else {}
+    lim = data.cfg.limits
+    if det is not None:
+        eff = _f(m.get("effective_speedup"))
+        vm.rows.append(["effective speedup vs dense (field measurement on the workload mix)", fmt(eff), "> 1.0",
+                        f"measured speedup < {fmt(max(1.0, 0.9 * eff) if eff else 1.0)} (10 % below this report, or no gain)"])
+        vm.rows.append(["stall fraction", fmt(m.get("stall_fraction")), fmt(lim.max_stall_fraction),
+                        "above the limit on any workload of the mix"])
+        vm.rows.append(["junction temperature (C)", fmt(m.get("tj_c")), fmt(lim.max_tj_c), "above the limit at the "
+                        "worst-case ambient"])
+        vm.rows.append(["power density (W/mm^2)", fmt(m.get("power_density_w_mm2")), fmt(lim.max_power_density_w_mm2),
+                        "above the limit"])
+        if lim.p99_latency_ms is not None:
+            vm.rows.append([f"p99 latency at {fmt(lim.request_rate_hz)} req/s (ms)", fmt(m.get("p99_latency_ms")),
+                            fmt(lim.p99_latency_ms), "SLA missed over any 1-hour window"])
+        qd = q.get("quality_delta") if q else None
+        vm.rows.append(["quality loss at equal latency (fraction)", fmt(qd) if q else "no evidence",
+                        fmt(lim.max_quality_delta), "loss above the limit on the production eval set, or no "
+                        "evaluation before widening the rollout"])
+    s.tables.append(vm)
+    rej = rejected_alternatives(data)
+    if rej:
+        s.tables.append(Table("Rejected alternatives (top designs that lost, and why)",
+                              ["trial", "design", data.cfg.objectives.primary, "why it lost"], rej, name="rejected"))
+    return s, {"verdict": verdict, "rule": rule}
+
+
+# =====================================================================================================
+# 12. Reproducibility
+# =====================================================================================================
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for pkg in ("sparsepe", "numpy", "scipy", "pandas", "optuna", "amaranth", "plotly", "matplotlib", "jinja2",
+                "pydantic", "scikit-learn"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def _yosys() -> str:
+    try:
+        from ppa.synth import find_yosys
+
+        argv, name = find_yosys()
+    except Exception as exc:  # noqa: BLE001 - report what is known, never fail the report on it
+        return f"unavailable ({exc})"
+    if shutil.which(argv[0]) or Path(argv[0]).exists():
+        try:
+            r = subprocess.run([*argv, "-V"], capture_output=True, text=True, timeout=60)
+            return f"{name}: {r.stdout.strip().splitlines()[0] if r.stdout.strip() else 'version unknown'}"
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return name
+
+
+def _git() -> str:
+    root = Path(__file__).resolve().parents[1]
+    try:
+        rev = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if rev.returncode != 0:
+            return "not a git checkout"
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+        return rev.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.TimeoutExpired):
+        return "git unavailable"
+
+
+def section_repro(data: StudyData, out_dir: Path, command: str) -> Section:
+    s = Section(12, "repro", "Reproducibility", "sparsity")
+    body = json.dumps(data.config_json, indent=2, sort_keys=True)
+    sweep = data.sweep
+    t = Table("Provenance", ["item", "value"], [], name="provenance")
+    t.rows += [["study", data.study_name], ["storage", f"{data.storage_kind}: {data.storage_url}"],
+               ["config source", data.cfg.source],
+               ["config fingerprint (sha256, explore.study.config_fingerprint)", data.fingerprint],
+               ["config sha256 (canonical JSON below)", hashlib.sha256(body.encode()).hexdigest()],
+               ["sampler / seed (config)", f"{data.cfg.study.sampler} / {data.cfg.study.seed}"]]
+    if sweep:
+        t.rows.append(["sweep run", ", ".join(f"{k}={v}" for k, v in sorted(sweep.items()))])
+    t.rows += [["evaluator", data.evaluator], ["Yosys", _yosys()], ["git revision", _git()],
+               ["platform", f"{platform.system()} {platform.machine()}"]]
+    for k, v in _versions().items():
+        t.rows.append([k, v])
+    s.tables.append(t)
+    s.pre.append(("Regenerate this report with:", command))
+    s.pre.append(("The config the study was created from (canonical JSON):", body))
+    return s

@@ -1,0 +1,56 @@
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from hw.errors import InputError
+from ppa import synth
+from ppa.operators import operator_verilog
+
+pytestmark = pytest.mark.yosys
+
+
+def test_counts_match_yosys_stat_and_ltp(tmp_path):
+    v, top = operator_verilog("mul", 8)
+    res = synth.synthesize(v, top, cache=tmp_path / "c")
+    assert res.transistors == res.yosys_transistors  # our per-cell table == `stat -tech cmos`
+    assert res.flip_flops == 0 and res.gates == sum(res.cells.values())
+    if shutil.which("yosys"):  # independent depth: Yosys's own longest topological path
+        src = tmp_path / "m.v"
+        src.write_text(v)
+        out = subprocess.run(["yosys", "-p", f"read_verilog {src}; synth -flatten -top {top}; abc -g cmos; opt_clean; ltp -noff"],
+                             capture_output=True, text=True, check=True).stdout
+        assert res.logic_depth == int(re.findall(r"Longest topological path in \S+ \(length=(\d+)\)", out)[-1])
+
+
+def test_cache_hit_and_location(tmp_path, monkeypatch):
+    v, top = operator_verilog("add", 8)
+    first = synth.synthesize(v, top, cache=tmp_path / "c")
+    assert not first.cached and first.netlist_path.is_relative_to(tmp_path / "c")
+    monkeypatch.setattr(synth, "find_yosys", lambda: (_ for _ in ()).throw(AssertionError("yosys run twice")))
+    again = synth.synthesize(v, top, cache=tmp_path / "c")
+    assert again.cached and again.transistors == first.transistors
+    monkeypatch.setenv("SPARSEPE_CACHE_DIR", str(tmp_path / "env"))
+    assert synth.cache_dir() == tmp_path / "env" / "synth"
+
+
+def test_cache_is_safe_to_delete(tmp_path):
+    v, top = operator_verilog("add", 4)
+    synth.synthesize(v, top, cache=tmp_path / "c")
+    shutil.rmtree(tmp_path / "c")
+    assert synth.synthesize(v, top, cache=tmp_path / "c").transistors > 0
+
+
+def test_pe_has_flip_flops_and_sparse_is_smaller(synth_cache):
+    from hw.params import PEParams
+    from ppa.activity import synth_pe
+
+    sp, dn = synth_pe(PEParams(), True, cache=synth_cache), synth_pe(PEParams(), False, cache=synth_cache)
+    assert sp.flip_flops >= 32 + 2  # accumulator, out_valid, out_meta_err
+    assert sp.transistors < 0.75 * dn.transistors  # 2 multipliers + muxes vs 4 multipliers
+
+
+def test_bad_module_name(tmp_path):
+    with pytest.raises(InputError):
+        synth.synthesize("module a; endmodule", "a b", cache=tmp_path)
