@@ -139,6 +139,8 @@ def render(report: dict[str, Any], out_dir: Path) -> Path:
             write_csv(fig, files / fig.csv_name())
             to_png(fig, files / fig.png_name())
             figs_html[fig.name] = to_plotly_div(fig)
+        for stem, df in sec.data.items():
+            df.to_csv(files / f"{stem}.csv", index=False, lineterminator="\n")
         for t in sec.tables:
             if t.name:
                 import csv

@@ -26,7 +26,10 @@ from optuna.trial import TrialState
 from explore.config import LIMIT_CONSTRAINTS, SweepConfig, load_config, parse_config
 from explore.storage import open_storage, resolve_storage
 from explore.study import (
+    CONFIG_ATTR,
     DEFAULT_EVALUATOR,
+    EVALUATOR_ATTR,
+    SWEEP_ATTR,
     FINGERPRINT_ATTR,
     TIMING_CONSTRAINT,
     config_fingerprint,
@@ -34,13 +37,6 @@ from explore.study import (
     summarise,
 )
 from hw.errors import InputError
-
-#: Study user attribute holding the config (``SweepConfig.model_dump(mode="json")``).
-CONFIG_ATTR = "config"
-#: Study user attribute naming the evaluator module when it is not the product's.
-EVALUATOR_ATTR = "evaluator"
-#: Study user attribute with the sweep's options (seed, sampler, workers, trials), when stored.
-SWEEP_ATTR = "sweep"
 
 
 @dataclass

@@ -66,8 +66,8 @@ def fmt(v: Any, digits: int = 4) -> str:
         f = float(v)
         if not math.isfinite(f):
             return str(f)
-        if f != 0 and f == round(f) and abs(f) < 1e15 and abs(f) >= 1000:
-            return f"{int(f):,}"
+        if 1000 <= abs(f) < 1e15:
+            return f"{f:,.0f}"
         return f"{f:.{digits}g}"
     return str(v)
 
@@ -96,6 +96,7 @@ class Section:
     figures: list[Figure] = field(default_factory=list)
     verdict: str | None = None
     pre: list[tuple[str, str]] = field(default_factory=list)  # (caption, preformatted text)
+    data: dict[str, pd.DataFrame] = field(default_factory=dict)  # extra CSV files (stem -> raw data)
 
 
 def _point_label(params: dict[str, Any]) -> str:
@@ -187,8 +188,10 @@ def section_summary(data: StudyData) -> Section:
                 t.rows.append([k, fmt(b["metrics"][k])])
         s.tables.append(t)
         tight = best["tightest_limit"]
-        s.verdict = (f"The limit that binds: {tight['name']} - "
-                     + _describe_constraint(data, tight["name"], tight["constraint"], b["metrics"]) + ".")
+        slack = -float(tight["constraint"])
+        word = "binds" if slack < 0.05 else "is the closest to binding"
+        s.verdict = (f"The limit that {word}: " + _describe_constraint(data, tight["name"], tight["constraint"], b["metrics"])
+                     + ".")
         if "pareto" in best:
             s.paras.append(f"The feasible Pareto set of the objectives holds {len(best['pareto'])} designs "
                            f"(section 2 and best.json).")
@@ -292,23 +295,27 @@ def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
                        "(evaluate_detail), so the area and power breakdowns are not shown; the totals are:")
         s.tables.append(Table("Totals", ["metric", "value"], [[k, fmt(m[k])] for k in KEY_METRICS if k in m]))
         return s
-    area = dict(ppa.area_breakdown_mm2)
-    dfa = pd.DataFrame({"component": list(area), "area_mm2": [float(v) for v in area.values()]})
-    s.figures.append(Figure("best_area", f"Area breakdown (total {fmt(ppa.area_mm2)} mm^2)", "bar", dfa, "component",
+    # breakdowns from the evaluator's metrics (power averaged over the workload mix, as power_w is)
+    area = {k: float(m[f"area_{k}_mm2"]) if f"area_{k}_mm2" in m else float(v) for k, v in ppa.area_breakdown_mm2.items()}
+    area_total = float(m.get("area_mm2", ppa.area_mm2))
+    dfa = pd.DataFrame({"component": list(area), "area_mm2": list(area.values())})
+    s.figures.append(Figure("best_area", f"Area breakdown (total {fmt(area_total)} mm^2)", "bar", dfa, "component",
                             "area_mm2", "", "area (mm^2)"))
-    pw = {k: (float(v) if v is not None else None) for k, v in ppa.power_breakdown_w.items()}
+    pw = {k: (float(m[f"power_{k}_w"]) if f"power_{k}_w" in m else (float(v) if v is not None else None))
+          for k, v in ppa.power_breakdown_w.items()}
+    power_total = float(m["power_w"]) if "power_w" in m else ppa.power_w
     dfp = pd.DataFrame({"component": list(pw), "power_w": list(pw.values())})
-    s.figures.append(Figure("best_power", f"Power breakdown (total {fmt(ppa.power_w)} W)", "bar", dfp, "component",
+    s.figures.append(Figure("best_power", f"Power breakdown (total {fmt(power_total)} W, averaged over the mix)", "bar", dfp, "component",
                             "power_w", "", "power (W)"))
     t = Table("Area and power", ["component", "area (mm^2)", "share", "", "power component", "power (W)", "share"], [])
     ak, pk = list(area), list(pw)
     for i in range(max(len(ak), len(pk))):
         row = ["", "", "", "", "", "", ""]
         if i < len(ak):
-            row[0:3] = [ak[i], fmt(area[ak[i]]), pct(area[ak[i]] / ppa.area_mm2 if ppa.area_mm2 else None)]
+            row[0:3] = [ak[i], fmt(area[ak[i]]), pct(area[ak[i]] / area_total if area_total else None)]
         if i < len(pk):
             v = pw[pk[i]]
-            row[4:7] = [pk[i], fmt(v), pct(v / ppa.power_w if (v is not None and ppa.power_w) else None)]
+            row[4:7] = [pk[i], fmt(v), pct(v / power_total if (v is not None and power_total) else None)]
         t.rows.append(row)
     s.tables.append(t)
     from ppa import thermal
@@ -322,15 +329,18 @@ def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
                     f"fmax {fmt(ppa.fmax_at_voltage_mhz)} MHz at {fmt(ppa.voltage_v)} V; {fmt(ppa.fmax_mhz)} MHz at the top "
                     f"of the voltage range"])
     op.rows.append(["logic depth (gates)", fmt(ppa.details.get("logic_depth")), f"pipeline {det.point.get('pipeline')}"])
-    if ppa.tj_c is not None:
-        op.rows.append(["junction temperature (C)", fmt(ppa.tj_c),
-                        f"limit {fmt(tj_lim)} C: headroom {fmt(tj_lim - ppa.tj_c)} C; ambient {fmt(data.cfg.fixed.ambient_c)} C, "
+    tj = _f(m.get("tj_c", ppa.tj_c))
+    runaway = bool(_f(m.get("thermal_runaway")) or ppa.tj_c is None)
+    if not runaway and tj is not None:
+        op.rows.append(["junction temperature (C), worst workload", fmt(tj),
+                        f"limit {fmt(tj_lim)} C: headroom {fmt(tj_lim - tj)} C; ambient {fmt(data.cfg.fixed.ambient_c)} C, "
                         f"theta_ja {fmt(ppa.details.get('theta_ja_k_per_w'))} K/W"])
     else:
-        op.rows.append(["junction temperature (C)", "thermal runaway", f"limit {fmt(tj_lim)} C"])
-    if ppa.power_density_w_mm2 is not None:
-        op.rows.append(["power density (W/mm^2)", fmt(ppa.power_density_w_mm2),
-                        f"{cooling} cooling limit {fmt(cool_lim)} W/mm^2 ({pct(ppa.power_density_w_mm2 / cool_lim)} of it)"])
+        op.rows.append(["junction temperature (C)", "thermal runaway (no stable T_j)", f"limit {fmt(tj_lim)} C"])
+    dens = _f(m.get("power_density_w_mm2", ppa.power_density_w_mm2))
+    if dens is not None:
+        op.rows.append(["power density (W/mm^2), worst workload", fmt(dens),
+                        f"{cooling} cooling limit {fmt(cool_lim)} W/mm^2 ({pct(dens / cool_lim)} of it)"])
     op.rows.append(["peak (dense-equivalent) TOPS", fmt(ppa.peak_tops), f"effective {fmt(m.get('effective_tops'))} TOPS"])
     s.tables.append(op)
     return s
@@ -451,7 +461,8 @@ def section_layers(data: StudyData, det: Detail | None, layers: pd.DataFrame) ->
         else:
             s.paras.append(f"{wname}: the design is dense, so there is no sparse speedup per layer.")
         t = Table(f"{wname}: layers", ["layer", "kind", "count", "cycles", "stall", "util", "bound", "sparse",
-                                       "speedup"], [], name=f"layers_{stem}")
+                                       "speedup"], [], name=f"layers_table_{stem}")
+        s.data[f"layers_{stem}"] = layers[layers["workload"] == wname]
         for _, r in df.iterrows():
             t.rows.append([r["layer"], r["kind"], fmt(int(r["count"])), fmt(int(r["total_cycles"])),
                            fmt(float(r["stall_fraction"])), fmt(float(r["utilization"])), r["bound"],

@@ -297,7 +297,7 @@ def best_bottleneck(data: StudyData, det: Detail, layers: pd.DataFrame) -> tuple
         ratio = clk / fmax
         ev.append((ratio if ratio > 0.9 else 0.0, "compute", f"clock at {pct(ratio)} of fmax"))
     if util is not None and stall < MEMORY_STALL_SHARE:
-        ev.append((util * 0.5, "compute", f"no significant stalls (< {pct(MEMORY_STALL_SHARE)}) and utilisation "
+        ev.append((util, "compute", f"no significant stalls (< {pct(MEMORY_STALL_SHARE)}) and utilisation "
                                           f"{fmt(util)}: the array's peak rate bounds the speed"))
     ev.sort(key=lambda e: -e[0])
     return ev[0][1], [f"{mech}: {txt}" for _, mech, txt in ev]
@@ -308,6 +308,11 @@ def section_bottleneck(data: StudyData, det: Detail | None, layers: pd.DataFrame
     s.paras.append("Mechanisms: compute (array rate, clock vs fmax, area), memory (DRAM stalls), scheduling "
                    "(mapping and queueing: idle PEs, fold quantisation, p99 under batching), precision "
                    "(numeric format and pruning: dense fallback, quality loss), thermal (T_j, power density).")
+    s.paras.append("Rule for one design: the mechanism with the largest share of the run time wins: compute = time "
+                   "the PEs do useful work (utilisation, when stalls are below "
+                   f"{pct(MEMORY_STALL_SHARE)}), memory = stall time, scheduling = time computing with idle PEs, "
+                   "precision = time lost to dense fallback; thermal and clock/fmax count only within 10 % of "
+                   "their limit. For a failing limit, the mechanism is that of the limit.")
     if det is not None:
         mech, evidence = best_bottleneck(data, det, layers)
         s.verdict = f"Best design: dominated by {mech}."
