@@ -1,26 +1,59 @@
-"""PE-scaled array area vs whole-array synthesis (2x2, 4x4, 8x8), and sparse vs dense PE.
+"""Row-resolved array model vs whole-array synthesis (2x2, 4x4, 8x8; 16x16 when asked or cached),
+and sparse vs dense PE.
 
-Run: python bench/bench_ppa_array.py   (8x8 synthesis takes about 2 minutes on one core)
+Run: python bench/bench_ppa_array.py [--with-16x16]
+The one-off column characterisation takes about 20 s and 8x8 synthesis about 2 minutes on one
+core (both cached on disk afterwards); 16x16 synthesis takes several more minutes and runs only
+with --with-16x16 (or is printed when already cached).
 """
 
+import sys
 import time
 
 from hw.params import PEParams
 from ppa import activity, tech
-from ppa.model import array_facts, fmax_mhz, synth_array
+from ppa import synth as _synth
+from ppa.model import _array_verilog, _decoder_transistors, array_facts, fmax_mhz, synth_array
+
+
+def _uniform_row(f, p, R, C):
+    """The previous model, for comparison: every row below the first costs as row 1 and the
+    deskew registers carry the full accumulator."""
+    ma = p.m * p.act_bits
+    psum = f.row_psum_bits[0] if R == 1 else p.acc_bits
+    edges = ma * R * (C - 1) + ma * R * (R - 1) / 2 + psum * C * (C - 1) / 2 + (R + C - 2)
+    return f.t0 + C * f.row_transistors[0] + C * (R - 1) * f.row_transistors[1] + f.reg_bit_transistors * edges
+
+
+def _cached(p, n) -> bool:
+    key = _synth._key(_array_verilog(p, n, n), "sparse_array")
+    return (_synth.cache_dir() / key / "result.json").exists()
 
 
 def main() -> None:
     p = PEParams()
+    t = time.time()
     f = array_facts(p, True, None)
-    print(f"model terms: t0 {f.t0:.0f}, t_first {f.t_first:.0f}, t_cell {f.t_cell:.0f}, register bit {f.reg_bit_transistors:.0f} transistors")
-    for n in (2, 4, 8):
+    print(f"INT8 2:4 ACC32 array model terms (column characterisation {time.time() - t:.1f} s):")
+    print(f"  shared t0 {f.t0:.0f} transistors, register bit {f.reg_bit_transistors:.0f} transistors")
+    print("  row  psum bits  cell transistors  cell flip-flops  depth of column to this row")
+    for r, (w, tr, ff, d) in enumerate(zip(f.row_psum_bits, f.row_transistors, f.row_flip_flops, f.row_depth)):
+        print(f"  {r:3d}{'+' if r == len(f.row_psum_bits) - 1 else ' '} {w:9d}  {tr:16.0f}  {ff:15.0f}  {d:5d}")
+    sizes = [2, 4, 8]
+    if "--with-16x16" in sys.argv or _cached(p, 16):
+        sizes.append(16)
+    else:
+        print("  (16x16: not cached; run with --with-16x16 to synthesise it, several minutes)")
+    print("\n        model  synthesised  ratio | previous uniform-row model ratio | FFs model/synth | depth model/synth")
+    for n in sizes:
         t = time.time()
         real = synth_array(p, n, n)
         dt = time.time() - t
         est = f.transistors(p, n, n)
-        print(f"{n}x{n}: PE-scaled {est:9.0f}  synthesised {real.transistors:9d}  ratio {est / real.transistors:.3f}  "
-              f"(FFs {f.flip_flops(p, n, n):.0f} vs {real.flip_flops}; synthesis {dt:.1f} s{', cached' if real.cached else ''})")
+        old = _uniform_row(f, p, n, n)
+        print(f"{n:2d}x{n:<2d} {est:9.0f}  {real.transistors:9d}  {est / real.transistors:.3f} | "
+              f"{old / real.transistors:.3f}{'':28s}| {f.flip_flops(p, n, n):5.0f} / {real.flip_flops:<5d}   | "
+              f"{f.depth(n)} / {real.logic_depth}   (synthesis {dt:.1f} s{', cached' if real.cached else ''})")
     n45 = tech.node(45, 1.0)
     print("\nsparse 2:4 PE vs dense 4-MAC PE, INT8, 45 nm 1.0 V, default trace (both cover 4 MACs/cycle):")
     rows = {}
@@ -32,8 +65,6 @@ def main() -> None:
         print(f"  {'sparse' if sparse else 'dense ':6}: area {area:7.0f} um^2  energy/effective MAC {epm:.3f} pJ  fmax {fm:6.0f} MHz (depth {depth})")
     s, d = rows[True], rows[False]
     print(f"  ratio sparse/dense: area {s[0] / d[0]:.3f}, energy/MAC {s[1] / d[1]:.3f}, fmax {s[2] / d[2]:.3f}")
-    from ppa.model import _decoder_transistors
-
     dec = _decoder_transistors(p.n, p.m, None) * n45.area_per_transistor_um2
     half_dense = d[0] / 2
     print(f"  decoder alone {dec:.1f} um^2; sparse PE minus half a dense PE (2 of 4 multipliers) = "

@@ -174,6 +174,40 @@ def _retry_callback() -> RetryHeartbeatStaleTrialCallback:
         return RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY)
 
 
+# ---- batched attribute writes ----------------------------------------------------------------
+
+def set_trial_attrs(storage: optuna.storages.BaseStorage, trial_id: int, user_attrs: dict, system_attrs: dict) -> None:
+    """Write many trial attributes at once.
+
+    On a journal file every attribute is one standard Optuna log record (the same record
+    ``set_trial_user_attr`` / ``set_trial_system_attr`` write, so the file replays unchanged in
+    Optuna and optuna-dashboard), but all of them go out in ONE append, i.e. one lock and one
+    fsync instead of one per attribute: a trial's ~40 metrics cost ~4 ms instead of ~150 ms on
+    this machine's disk. Other storages get the attributes one by one."""
+    if isinstance(storage, JournalStorage):
+        from optuna.storages.journal._storage import JournalOperation
+
+        with storage._thread_lock:
+            worker_id = storage._replay_result.worker_id
+            logs = [
+                {"op_code": JournalOperation.SET_TRIAL_USER_ATTR, "worker_id": worker_id, "trial_id": trial_id,
+                 "user_attr": {k: v}}
+                for k, v in user_attrs.items()
+            ] + [
+                {"op_code": JournalOperation.SET_TRIAL_SYSTEM_ATTR, "worker_id": worker_id, "trial_id": trial_id,
+                 "system_attr": {k: v}}
+                for k, v in system_attrs.items()
+            ]
+            if logs:
+                storage._backend.append_logs(logs)
+            storage._sync_with_backend()
+        return
+    for k, v in user_attrs.items():
+        storage.set_trial_user_attr(trial_id, k, v)
+    for k, v in system_attrs.items():
+        storage.set_trial_system_attr(trial_id, k, v)
+
+
 # ---- crashed local workers on a journal file ------------------------------------------------
 
 def _proc_start_time(pid: int) -> str | None:

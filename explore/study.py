@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import optuna
+from optuna.storages import JournalStorage
+from optuna.study._constrained_optimization import _CONSTRAINTS_KEY
 from optuna.trial import TrialState
 
 from explore.config import (
@@ -43,6 +45,7 @@ from explore.config import (
 )
 from explore.storage import (
     WORKER_ATTR,
+    set_trial_attrs,
     StorageSpec,
     fail_dead_local_trials,
     open_storage,
@@ -215,17 +218,23 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
             trial.set_user_attr("surplus", True)
             raise optuna.TrialPruned("target number of trials already covered by other workers")
         point = suggest_point(trial, cfg)
-        for key, value in point.items():  # axes fixed to one value are not Optuna params: keep them
-            if key not in trial.params:
-                trial.set_user_attr(key, value)
         metrics = evaluate(point, ctx)
+        attrs: dict[str, Any] = {k: v for k, v in point.items() if k not in trial.params}  # axes fixed to one value
         for key in sorted(metrics):
             value = metrics[key]
             if isinstance(value, float) and not math.isfinite(value):
                 value = str(value)
-            trial.set_user_attr(key, value)
-        for key, value in constraint_values(cfg, metrics).items():
-            trial.set_constraint(key, value)
+            attrs[key] = value
+        cons = constraint_values(cfg, metrics)
+        if isinstance(storage, JournalStorage):
+            # one append for every metric and constraint (see explore.storage.set_trial_attrs); the
+            # constraint records are exactly what trial.set_constraint writes
+            set_trial_attrs(storage, trial._trial_id, attrs,
+                            {f"{_CONSTRAINTS_KEY}:{k}": float(v) for k, v in cons.items()})
+        else:
+            set_trial_attrs(storage, trial._trial_id, attrs, {})
+            for key, value in cons.items():
+                trial.set_constraint(key, value)
         values = [float(metrics[n]) for n in names]
         return values[0] if len(values) == 1 else values
 

