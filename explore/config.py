@@ -226,6 +226,7 @@ class Fixed(_Strict):
         "bandwidth = units x the type's per-unit GB/s",
     )
 
+    sram_banks: int = Field(1, ge=1, le=64, description="SRAM banks (ppa.sram: CACTI fit per bank)")
     dram_type: str | None = Field(
         None, description="DRAM type whose energy per bit is charged when the space gives dram_gbps"
     )

@@ -168,7 +168,7 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         weight_bits=f.weight_bits, acc_bits=f.acc_bits, n=int(d["n"][i]), m=int(d["m"][i]),
         sparse=bool(d["sparse"][i]), pipeline=int(d["pipeline"][i]), dram=dram_type,
         dram_units=int(f.dram_units.get(dram_type, 1)), cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
-        t_ambient_c=f.ambient_c,
+        t_ambient_c=f.ambient_c, sram_banks=f.sram_banks,
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else _thermal.TJ_MAX_C_DEFAULT,
     )
     sram_rd = (sim["sram_ifmap_read_bytes"][i] + sim["sram_filter_read_bytes"][i]
@@ -214,15 +214,14 @@ def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str
     names = ("area_mm2", "fmax_mhz", "voltage_v", "peak_tops", "power_w", "energy_per_inference_mj",
              "perf_per_watt", "effective_tops", "latency_ms", "tj_c", "power_density_w_mm2", "stall_fraction",
              "effective_speedup", "ideal_speedup", "utilization", "energy_per_mac_pj", "dram_bytes",
-             "thermal_runaway", "power_dynamic_w", "power_clock_w", "power_leakage_w", "power_sram_w",
-             "power_dram_w", "area_pe_array_mm2", "area_decoders_mm2", "area_sram_mm2", "area_other_mm2")
+             "thermal_runaway")
     out = {k: np.zeros(P) for k in names}
     W = weights.sum()
     for i in range(P):
         ops = energy = time_s = dense_time = 0.0
         tj = dens = stall = -math.inf
         runaway = False
-        parts = {"dynamic": 0.0, "clock": 0.0, "leakage": 0.0, "sram": 0.0, "dram": 0.0}
+        parts: dict[str, float] = {}  # energy per power-breakdown part (ppa's keys), weighted
         util = 0.0
         dram_b = 0.0
         r = None
@@ -242,23 +241,23 @@ def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str
                 energy += a * known * t
                 dens = max(dens, math.inf)
                 for k, v in r.power_breakdown_w.items():
-                    parts[k] += a * (v or 0.0) * t
+                    parts[k] = parts.get(k, 0.0) + a * (v or 0.0) * t
                 continue
             energy += a * r.power_w * t
             tj = max(tj, r.tj_c)
             dens = max(dens, r.power_density_w_mm2)
             for k, v in r.power_breakdown_w.items():
-                parts[k] += a * (v or 0.0) * t
+                parts[k] = parts.get(k, 0.0) + a * (v or 0.0) * t
         assert r is not None
         out["area_mm2"][i] = r.area_mm2
         for k, v in r.area_breakdown_mm2.items():
-            out[f"area_{k}_mm2"][i] = v
+            out.setdefault(f"area_{k}_mm2", np.zeros(P))[i] = v
         out["fmax_mhz"][i] = r.fmax_mhz
         out["voltage_v"][i] = r.voltage_v
         out["peak_tops"][i] = r.peak_tops
         out["power_w"][i] = energy / time_s
         for k, v in parts.items():
-            out[f"power_{k}_w"][i] = v / time_s
+            out.setdefault(f"power_{k}_w", np.zeros(P))[i] = v / time_s
         out["energy_per_inference_mj"][i] = energy / W * 1e3
         out["perf_per_watt"][i] = 0.0 if runaway else ops / energy / 1e12
         out["effective_tops"][i] = ops / time_s / 1e12

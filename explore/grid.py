@@ -10,7 +10,6 @@ itself. It writes the same ``trials.csv`` (one row per grid point, state COMPLET
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 

@@ -19,6 +19,7 @@ database raises :class:`InputError` and leaves the file as it was.
 
 from __future__ import annotations
 
+import datetime
 import os
 import socket
 import warnings
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import optuna
 from optuna.storages import JournalStorage, RDBStorage, RetryHeartbeatStaleTrialCallback
-from optuna.storages.journal import JournalFileBackend
+from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 from optuna.trial import TrialState
 
 from hw.errors import InputError
@@ -40,6 +41,13 @@ HEARTBEAT_GRACE_S = 30
 MAX_RETRY = 3
 #: Seconds to wait for a PostgreSQL server before giving up with one clear line.
 CONNECT_TIMEOUT_S = 5
+#: A journal lock file left by a process killed while appending is broken after this many seconds
+#: (Optuna's default is 30 s; an append holds the lock for milliseconds; 3 s is Optuna's smallest
+#: recommended value). Same lock file as Optuna's default, so other readers/writers interoperate.
+JOURNAL_LOCK_GRACE_S = 3
+#: A RUNNING trial on a file storage that never got its worker tag (its process died within the
+#: milliseconds between creating and tagging it) is failed once it is this old.
+UNTAGGED_STALE_S = 10.0
 #: File name of the embedded default storage inside the output directory.
 JOURNAL_NAME = "study.journal"
 #: System attribute that names the process running a trial (host:pid:start-time).
@@ -120,7 +128,8 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            return JournalStorage(JournalFileBackend(str(path)))
+            lock = JournalFileSymlinkLock(str(path), grace_period=JOURNAL_LOCK_GRACE_S)
+            return JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
         except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError) as exc:
             raise InputError(
                 f"journal file is corrupt or not an Optuna journal ({type(exc).__name__}: {exc}); "
@@ -240,30 +249,30 @@ def _tag_alive(tag: str) -> bool | None:
     return now is not None and now == start
 
 
-def running_trials_alive(study: optuna.Study) -> tuple[int, int]:
-    """Among RUNNING trials: (known alive or unknowable, known dead)."""
-    alive = dead = 0
-    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        tag = t.system_attrs.get(WORKER_ATTR)
-        state = _tag_alive(tag) if isinstance(tag, str) else None
-        if state is False:
-            dead += 1
-        else:
-            alive += 1
-    return alive, dead
+def _untagged_stale(t: optuna.trial.FrozenTrial) -> bool:
+    """A RUNNING trial without a worker tag: its process died between creating the trial and
+    tagging it (milliseconds apart). Older than UNTAGGED_STALE_S it cannot belong to a live worker."""
+    if t.datetime_start is None:
+        return False
+    age = (datetime.datetime.now() - t.datetime_start).total_seconds()
+    return age > UNTAGGED_STALE_S
 
 
-def fail_dead_local_trials(study: optuna.Study) -> int:
+def fail_dead_local_trials(study: optuna.Study, *, local: bool = True) -> int:
     """Mark RUNNING trials of dead processes on this host FAIL and enqueue them again.
 
-    Returns how many were failed. Heartbeat storages are handled by Optuna's own
-    ``fail_stale_trials`` as well."""
+    ``local`` (file storages): a RUNNING trial that was never tagged and is older than
+    UNTAGGED_STALE_S is failed too. Returns how many were failed. Heartbeat storages are handled
+    by Optuna's own ``fail_stale_trials`` as well."""
     storage = study._storage
     retry = _retry_callback()
     failed = 0
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         tag = t.system_attrs.get(WORKER_ATTR)
-        if not isinstance(tag, str) or _tag_alive(tag) is not False:
+        if isinstance(tag, str):
+            if _tag_alive(tag) is not False:
+                continue
+        elif not (local and _untagged_stale(t)):
             continue
         try:
             ok = storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)

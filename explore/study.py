@@ -25,7 +25,7 @@ import os
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -35,9 +35,7 @@ from optuna.study._constrained_optimization import _CONSTRAINTS_KEY
 from optuna.trial import TrialState
 
 from explore.config import (
-    AXES,
     LIMIT_CONSTRAINTS,
-    OBJECTIVES,
     SweepConfig,
     axis_choices,
     is_integer_axis,
@@ -49,7 +47,6 @@ from explore.storage import (
     StorageSpec,
     fail_dead_local_trials,
     open_storage,
-    running_trials_alive,
     worker_tag,
 )
 from hw.errors import InputError
@@ -89,7 +86,6 @@ class SweepOptions:
     evaluator: str = DEFAULT_EVALUATOR
     out_dir: str = ""
     progress: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # ---- pieces used by every worker ------------------------------------------------------------
@@ -226,6 +222,11 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
                 value = str(value)
             attrs[key] = value
         cons = constraint_values(cfg, metrics)
+        # optuna-dashboard (0.21) shows only the pre-5.0 list form of constraints, so feasibility
+        # is also written as user attributes the dashboard can filter on
+        violated = sorted(k for k, v in cons.items() if v > 0)
+        attrs["feasible"] = not violated
+        attrs["violated_limits"] = ",".join(violated)
         if isinstance(storage, JournalStorage):
             # one append for every metric and constraint (see explore.storage.set_trial_attrs); the
             # constraint records are exactly what trial.set_constraint writes
@@ -253,7 +254,7 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
     objective = make_objective(cfg, ctx, ev.evaluate, opts.trials)
     done = 0
     while True:
-        fail_dead_local_trials(study)
+        fail_dead_local_trials(study, local=opts.storage.local)
         c = _counts(study)
         n_complete = c[TrialState.COMPLETE]
         if on_trial is not None:
@@ -263,9 +264,6 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
         if n_complete + c[TrialState.RUNNING] >= opts.trials:
             # The remaining trials run elsewhere. Wait for them (their worker may die, and then
             # the retried trial needs a worker) unless they cannot be watched from here.
-            alive, _dead = running_trials_alive(study)
-            if alive == 0:
-                continue
             if opts.storage.kind == "journal" and not _all_running_local(study):
                 break
             time.sleep(WAIT_POLL_S)
@@ -278,9 +276,11 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
 def _all_running_local(study: optuna.Study) -> bool:
     from explore.storage import _tag_alive
 
+    """True when every RUNNING trial can be watched from here: tagged by a process on this host,
+    or untagged (failed once stale, see explore.storage.UNTAGGED_STALE_S)."""
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         tag = t.system_attrs.get(WORKER_ATTR)
-        if not isinstance(tag, str) or _tag_alive(tag) is None:
+        if isinstance(tag, str) and _tag_alive(tag) is None:
             return False
     return True
 
@@ -367,7 +367,7 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
 
 # ---- exports ------------------------------------------------------------------------------
 
-_NON_METRIC_ATTRS = {"surplus", "failed_trial", "retry_history"}
+_NON_METRIC_ATTRS = {"surplus", "failed_trial", "retry_history", "feasible", "violated_limits"}
 
 
 def _is_feasible(t: optuna.trial.FrozenTrial) -> bool:

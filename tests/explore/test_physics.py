@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import tomllib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,10 +103,8 @@ def test_tight_junction_limit_lowers_the_clock():
 
 
 def test_tj_limit_binds_in_the_search_and_is_named(tmp_path):
-    d = tomllib.loads(BASE)
     i0, _, m0, _ = _best(_cfg(400.0))
     limit = 45.0 + 0.5 * (float(m0["tj_c"][i0]) - 45.0)
-    d["limits"]["max_tj_c"] = limit
     cfg_text = BASE.replace("[limits]", f"[limits]\nmax_tj_c = {limit!r}")
     p = tmp_path / "phys.toml"
     p.write_text(cfg_text)

@@ -229,3 +229,52 @@ def test_summarise_picks_best_feasible(small_config):
     s = summarise(recs, cfg)
     assert s["feasible"] and s["best"]["number"] == 1
     assert s["tightest_limit"] == {"name": "area_mm2", "constraint": -0.01}
+
+
+def test_journal_opens_in_optuna_dashboard(small_config, tmp_path):
+    """The embedded journal (with its batched attribute records) is read by optuna-dashboard's own
+    storage loader and API, unchanged (no server: the WSGI app is called directly)."""
+    import io
+
+    dashboard = pytest.importorskip("optuna_dashboard")
+    from optuna_dashboard._storage_url import get_storage
+
+    _sweep(small_config(), tmp_path / "o", trials=6)
+    app = dashboard.wsgi(get_storage(str(tmp_path / "o" / "study.journal")))
+
+    def get(path):
+        env = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "localhost",
+               "SERVER_PORT": "80", "wsgi.input": io.BytesIO(), "wsgi.url_scheme": "http", "SERVER_PROTOCOL": "HTTP/1.1"}
+        status = {}
+        body = b"".join(app(env, lambda s, h, e=None: status.setdefault("s", s)))
+        assert status["s"].startswith("200"), status
+        return json.loads(body)
+
+    studies = get("/api/studies")["study_summaries"]
+    assert [s["study_name"] for s in studies] == ["t"]
+    detail = get(f"/api/studies/{studies[0]['study_id']}")
+    assert len(detail["trials"]) == 6
+    keys = {a["key"] for a in detail["trials"][0]["user_attrs"]}
+    assert {"perf_per_watt", "stall_fraction", "tj_c", "feasible"} <= keys
+
+
+def test_orphaned_running_trials_are_failed_and_retried(small_config, tmp_path, monkeypatch):
+    """Trials left RUNNING by dead local processes (tagged with a dead pid, or killed before the
+    tag was written) are failed and their parameters retried; the total still ends exact."""
+    import socket
+
+    import explore.storage as storage_mod
+
+    cfg = small_config()
+    study, _ = _sweep(cfg, tmp_path / "o", trials=5)
+    dead = study.ask()
+    study._storage.set_trial_system_attr(dead._trial_id, WORKER_ATTR, f"{socket.gethostname()}:999999999:1")
+    dead.suggest_categorical("rows", [8, 16, 32])
+    untagged = study.ask()
+    monkeypatch.setattr(storage_mod, "UNTAGGED_STALE_S", 0.0)
+    study, _ = _sweep(cfg, tmp_path / "o", trials=9)
+    states = {t.number: t.state for t in study.get_trials(deepcopy=False)}
+    assert states[dead.number] == TrialState.FAIL and states[untagged.number] == TrialState.FAIL
+    assert len(_complete(study)) == 9
+    retried = [t for t in study.get_trials(deepcopy=False) if t.system_attrs.get("failed_trial") == dead.number]
+    assert retried and retried[0].params["rows"] == dead.params["rows"]
