@@ -36,11 +36,14 @@ def _summary(best: dict[str, Any], out_dir: Path, notes: list[str]) -> None:
                 v = m[k]
                 t.add_row(f"[bold]{k}[/]" if k == "perf_per_watt" else k, f"{v:.4g}" if isinstance(v, (int, float)) else str(v))
         con.print(t)
+        if best.get("binding_limits"):
+            for name in best["binding_limits"]:
+                con.print(f"binding limit: [bold]{name}[/] ({best['binding_evidence'][name]})")
+        else:
+            con.print("no limit binds: no evaluated design better than this one violates a single limit")
         tight = best.get("tightest_limit")
         if tight:
-            slack = -tight["constraint"]
-            verdict = "binds" if slack < 0.05 else "has slack"
-            con.print(f"tightest limit: [bold]{tight['name']}[/] {verdict} ({slack:.1%} below the limit)")
+            con.print(f"least slack at the best design: {tight['name']} ({-tight['constraint']:.1%} below its limit)")
         if "pareto" in best:
             con.print(f"Pareto set: {len(best['pareto'])} designs (in best.json)")
     else:
@@ -55,7 +58,7 @@ def sweep(
     config: Annotated[Path, typer.Argument(help="sweep config TOML (see examples/)")],
     trials: Annotated[Optional[int], typer.Option("--trials", help="target total of finished trials (resumes)")] = None,
     storage: Annotated[Optional[str], typer.Option("--storage", help="journal file path, sqlite:///..., or postgresql://...")] = None,
-    study: Annotated[Optional[str], typer.Option("--study", help="study name (default: [study].name or the config's stem)")] = None,
+    study: Annotated[Optional[str], typer.Option("--study", help="study name (default: the config's study.name, else its file stem)")] = None,
     workers: Annotated[int, typer.Option("--workers", help="local worker processes on the same storage")] = 1,
     seed: Annotated[Optional[int], typer.Option("--seed", help="sampler seed (worker k uses seed + k)")] = None,
     sampler: Annotated[Optional[str], typer.Option("--sampler", help="tpe | nsga2 | random")] = None,

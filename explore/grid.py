@@ -158,6 +158,22 @@ def run_grid(cfg: SweepConfig, out_dir: Path, *, progress: bool = False, evaluat
         for i in keep
     ]
     best = summarise(recs, cfg, extra={"mode": "grid", "grid_points": P})
+    if best.get("feasible"):
+        # binding limits over the whole grid: a better point that violates exactly one limit
+        primary = cfg.objectives.primary
+        sign = 1.0 if cfg.objectives.directions()[0] == "maximize" else -1.0
+        score = sign * np.asarray(metrics[primary], float)
+        better = score > sign * float(best["best"]["metrics"][primary])
+        n_viol = np.sum(np.stack([c > 0 for c in cons.values()]), axis=0)
+        binding, evidence = [], {}
+        for c in cnames:
+            idx = np.flatnonzero(better & (n_viol == 1) & (cons[c] > 0))
+            if idx.size:
+                j = int(idx[np.argmax(score[idx])])
+                binding.append(c)
+                evidence[c] = f"grid point {j} reaches {primary} {float(metrics[primary][j]):.4g} and violates only {c}"
+        best["binding_limits"] = sorted(binding)
+        best["binding_evidence"] = {c: evidence[c] for c in sorted(binding)}
     best["n_evaluated"] = P
     best["n_feasible"] = int(feasible.sum())
     best["violated_share"] = {c: float(np.mean(cons[c] > 0)) for c in cnames}

@@ -474,6 +474,20 @@ def summarise(records: list[dict[str, Any]], cfg: SweepConfig, extra: dict[str, 
     out["best"] = _design(best)
     tight = max(best["constraints"].items(), key=lambda kv: kv[1])
     out["tightest_limit"] = {"name": tight[0], "constraint": tight[1]}
+    # A limit binds when an evaluated design better than the best violates that limit alone.
+    binding: dict[str, dict[str, Any]] = {}
+    for r in records:
+        if sign * float(r["metrics"][primary]) >= sign * float(best["metrics"][primary]):
+            continue
+        violated = [c for c, v in r["constraints"].items() if v > 0]
+        if len(violated) == 1:
+            c = violated[0]
+            if c not in binding or sign * float(r["metrics"][primary]) < sign * binding[c]["value"]:
+                binding[c] = {"number": r["number"], "value": float(r["metrics"][primary])}
+    out["binding_limits"] = sorted(binding)
+    out["binding_evidence"] = {
+        c: f"trial {b['number']} reaches {primary} {b['value']:.4g} and violates only {c}" for c, b in sorted(binding.items())
+    }
     if len(objectives) > 1:
         pts = [tuple(float(r["metrics"][o]) for o in objectives) for r in feasible]
         idx = _pareto(pts, directions)

@@ -88,12 +88,13 @@ def test_with_ample_bandwidth_the_fastest_clock_wins():
     assert float(cols["clock_mhz"][i]) == 2000.0
 
 
-def test_tight_junction_limit_lowers_the_clock():
+def test_tight_junction_limit_lowers_the_clock(tmp_path):
     i0, cols, m0, _ = _best(_cfg(400.0))
     free_tj = float(m0["tj_c"][i0])
     limit = 45.0 + 0.5 * (free_tj - 45.0)  # half the unconstrained temperature rise
     i1, cols1, m1, cons = _best(_cfg(400.0, max_tj_c=limit))
     assert i1 is not None
+    assert run_grid(_cfg(400.0, max_tj_c=limit), tmp_path / "g")["binding_limits"] == ["tj_c"]
     assert float(cols1["clock_mhz"][i1]) < float(cols["clock_mhz"][i0])
     assert float(m1["voltage_v"][i1]) <= float(m0["voltage_v"][i0])
     assert float(m1["tj_c"][i1]) <= limit
@@ -118,6 +119,7 @@ def test_tj_limit_binds_in_the_search_and_is_named(tmp_path):
     assert best["feasible"]
     assert best["best"]["metrics"]["tj_c"] <= limit
     assert best["tightest_limit"]["name"] == "tj_c"
+    assert best["binding_limits"] == ["tj_c"]
     assert best["best"]["params"]["clock_mhz"] == float(cols1["clock_mhz"][i1])  # the grid optimum
 
 

@@ -229,6 +229,10 @@ def test_summarise_picks_best_feasible(small_config):
     s = summarise(recs, cfg)
     assert s["feasible"] and s["best"]["number"] == 1
     assert s["tightest_limit"] == {"name": "area_mm2", "constraint": -0.01}
+    # trial 0 is better and violates only the area limit: area binds
+    assert s["binding_limits"] == ["area_mm2"] and "trial 0" in s["binding_evidence"]["area_mm2"]
+    recs[0]["constraints"]["timing"] = 0.5  # two limits violated: neither alone binds
+    assert summarise(recs, cfg)["binding_limits"] == []
 
 
 def test_journal_opens_in_optuna_dashboard(small_config, tmp_path):
