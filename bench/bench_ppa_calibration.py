@@ -4,7 +4,7 @@ Run: python bench/bench_ppa_calibration.py
 """
 
 from ppa import tech
-from ppa.calibration import calibrate, held_out_table
+from ppa.calibration import calibrate, held_out_table, node_scaling_crosscheck
 
 
 def main() -> None:
@@ -17,6 +17,11 @@ def main() -> None:
         tag = " (anchor)" if r["anchor"] else ""
         print(f"{r['operator'] + tag:18} {r['transistors']:6d} {r['toggles_per_op']:8.2f} {r['energy_pj']:8.4f} "
               f"{r['energy_ref_pj']:8.3f} {r['energy_ratio']:6.2f} {r['area_um2']:8.1f} {r['area_ref_um2']:8.0f} {r['area_ratio']:6.2f}")
+    print()
+    print("cross-check of node scaling: 7 nm, nominal voltage, Stillmaker-Baas vs Jouppi ISCA 2021 Table 2")
+    print(f"{'operator':18} {'model pJ':>9} {'Jouppi':>8} {'ratio':>6}")
+    for r in node_scaling_crosscheck():
+        print(f"{r['operator']:18} {r['energy_pj']:9.4f} {r['energy_ref_pj']:8.3f} {r['energy_ratio']:6.2f}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@ Interface (used by explore.study and explore.grid):
 
 * :func:`make_context(cfg)` loads the workloads once and holds the caches;
 * :func:`evaluate(point, ctx) -> dict` for one point (a dict with one value per axis);
+* :func:`evaluate_detail(point, ctx) -> dict` for one point with what its metrics were computed
+  from (the ppa.model estimate and the sim.perf per-layer results of each workload, the quality
+  evidence), for reports;
 * :func:`evaluate_batch(columns, ctx) -> dict[str, ndarray]` for many points (grid mode). The cycle
   model runs vectorised over all points (``sim.perf.simulate_grid``); the PPA model runs per point
   (its synthesis and switching activity are cached per PE configuration, so each call is cheap).
@@ -62,8 +65,8 @@ class EvalContext:
 
     cfg: SweepConfig
     workloads: list[_Wl]
-    quality: dict[tuple[int, int], float] = field(default_factory=dict)
-    ppa_cache: dict[tuple, Any] = field(default_factory=dict)
+    quality: dict[tuple[int, int], float] = field(default_factory=dict)  # (n, m) -> quality_delta
+    quality_results: dict[tuple[int, int], Any] = field(default_factory=dict)  # (n, m) -> sim.quality.ReferenceResult
 
 
 _CONTEXTS: dict[int, EvalContext] = {}
@@ -99,22 +102,25 @@ def make_context(cfg: SweepConfig) -> EvalContext:
         for s in axis_choices(cfg.space, "sparsity") or []:
             n, m, sparse = parse_sparsity(s)
             if sparse:
-                ctx.quality[(n, m)] = _quality_delta(n, m)
+                _quality_result(ctx, n, m)
     _CONTEXTS[key] = ctx
     return ctx
 
 
-def _quality_delta(n: int, m: int) -> float:
-    """Accuracy lost at equal latency by N:M pruning on sim.quality's reference experiment (an MLP
-    on the bundled digits set, ASP recipe), as a fraction: sim.quality.quality_loss(delta).
+def _quality_result(ctx: EvalContext, n: int, m: int):
+    """sim.quality's reference experiment for N:M (an MLP on the bundled digits set, ASP recipe),
+    run once per pattern and kept in the context; sets ``ctx.quality[(n, m)]``, the accuracy lost
+    at equal latency as a fraction (sim.quality.quality_loss(delta)).
 
     The equal-latency dense width comes from sim.quality's analytic latency model
-    (MACs / (PEs x rate)), whose PE count cancels out, so the delta depends on N:M only and is
-    computed once per pattern."""
-    from sim.quality import analytic_latency_fn, quality_loss, reference_experiment
+    (MACs / (PEs x rate)), whose PE count cancels out, so the delta depends on N:M only."""
+    if (n, m) not in ctx.quality_results:
+        from sim.quality import analytic_latency_fn, quality_loss, reference_experiment
 
-    r = reference_experiment(QUALITY_SEED, n, m, latency_fn=analytic_latency_fn(16, 16, n, m))
-    return float(quality_loss(r.delta_at_equal_latency))
+        r = reference_experiment(QUALITY_SEED, n, m, latency_fn=analytic_latency_fn(16, 16, n, m))
+        ctx.quality_results[(n, m)] = r
+        ctx.quality[(n, m)] = float(quality_loss(r.delta_at_equal_latency))
+    return ctx.quality_results[(n, m)]
 
 
 def dram_gbps_of(cfg: SweepConfig, dram_type: str) -> float:
@@ -205,6 +211,13 @@ def _p99_ms(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray]) -> np.ndarray:
 
 def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str, np.ndarray]:
     """Every metric for P points (columns: one array of length P per axis)."""
+    return _evaluate_columns(columns, ctx)
+
+
+def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
+                      ppa_out: list[dict[str, Any]] | None = None) -> dict[str, np.ndarray]:
+    """evaluate_batch; with ``ppa_out`` (a list), also appends per point {workload name:
+    ppa.model.PPAResult} of the estimates the metrics were computed from."""
     cfg = ctx.cfg
     d = _design_columns(cfg, columns)
     P = len(d["rows"])
@@ -225,8 +238,10 @@ def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str
         util = 0.0
         dram_b = 0.0
         r = None
+        by_wl: dict[str, Any] = {}
         for w, a, sim in zip(ctx.workloads, weights, sims):
             r = _ppa(ctx, d, i, sim)
+            by_wl[w.name] = r
             t = float(sim["total_cycles"][i]) / (float(d["clock_mhz"][i]) * 1e6)
             ops += a * 2.0 * float(sim["dense_macs"][i])
             time_s += a * t
@@ -249,6 +264,8 @@ def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str
             for k, v in r.power_breakdown_w.items():
                 parts[k] = parts.get(k, 0.0) + a * (v or 0.0) * t
         assert r is not None
+        if ppa_out is not None:
+            ppa_out.append(by_wl)
         out["area_mm2"][i] = r.area_mm2
         for k, v in r.area_breakdown_mm2.items():
             out.setdefault(f"area_{k}_mm2", np.zeros(P))[i] = v
@@ -276,6 +293,9 @@ def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str
     if cfg.limits.p99_latency_ms is not None:
         out["p99_latency_ms"] = np.max(np.stack([_p99_ms(ctx, w, d) for w in ctx.workloads]), axis=0)
     if cfg.limits.max_quality_delta is not None:
+        for n, m, sp in zip(d["n"], d["m"], d["sparse"]):
+            if sp:
+                _quality_result(ctx, int(n), int(m))  # run once per pattern (make_context runs the space's)
         out["quality_delta"] = np.array([ctx.quality[(int(n), int(m))] if sp else 0.0
                                          for n, m, sp in zip(d["n"], d["m"], d["sparse"])])
     # the operating point the constraints need, echoed as metrics
@@ -284,8 +304,55 @@ def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str
     return out
 
 
+def _point_columns(point: dict[str, Any]) -> dict[str, np.ndarray]:
+    return {k: np.array([v], dtype=object if isinstance(v, str) else None) for k, v in point.items()}
+
+
 def evaluate(point: dict[str, Any], ctx: EvalContext) -> dict[str, float]:
     """Every metric of one design point (see the module docstring)."""
-    cols = {k: np.array([v], dtype=object if isinstance(v, str) else None) for k, v in point.items()}
-    res = evaluate_batch(cols, ctx)
+    res = evaluate_batch(_point_columns(point), ctx)
     return {k: float(v[0]) for k, v in res.items()}
+
+
+def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
+    """One design point with what its metrics were computed from, for reports:
+
+    * ``metrics``: exactly what :func:`evaluate` returns (the same computation);
+    * ``ppa``: {workload name: ppa.model.PPAResult}, the estimates behind the metrics;
+    * ``networks``: [(workload name, weight, sim.perf.NetworkResult)], the per-layer cycle model
+      of each workload on this design (sim.perf.simulate; its totals are simulate_grid's);
+    * ``workloads``: {workload name: sim.workloads.Workload};
+    * ``quality``: None when the config sets no max_quality_delta; else, for a sparse design,
+      the sim.quality reference experiment of its N:M (``ReferenceResult.to_json()``) with
+      ``quality_delta`` (the metric) and the guardrail verdict (``guardrail_ok``, ``guardrail``,
+      ``max_quality_delta``); for a dense design ``{"dense": True, "quality_delta": 0.0}``.
+    """
+    from sim.perf import ArrayConfig, simulate
+
+    cfg = ctx.cfg
+    cols = _point_columns(point)
+    ppas: list[dict[str, Any]] = []
+    res = _evaluate_columns(cols, ctx, ppas)
+    metrics = {k: float(v[0]) for k, v in res.items()}
+    d = _design_columns(cfg, cols)
+    n, m, sparse = int(d["n"][0]), int(d["m"][0]), bool(d["sparse"][0])
+    arch = ArrayConfig(
+        rows=int(d["rows"][0]), cols=int(d["cols"][0]), sram_kb=float(d["sram_kb"][0]),
+        clock_mhz=float(d["clock_mhz"][0]), dram_gbps=float(d["dram_gbps"][0]), dataflow=str(d["dataflow"][0]),
+        n=n, m=m, sparse=sparse, act_bits=cfg.fixed.act_bits, weight_bits=cfg.fixed.weight_bits,
+    )
+    networks = [(w.name, w.weight, simulate(w.workload, arch)) for w in ctx.workloads]
+    quality = None
+    limit = cfg.limits.max_quality_delta
+    if limit is not None:
+        if sparse:
+            from sim.quality import check_guardrail
+
+            r = _quality_result(ctx, n, m)
+            ok, msg = check_guardrail(r.delta_at_equal_latency, limit)
+            quality = {**r.to_json(), "quality_delta": ctx.quality[(n, m)], "guardrail_ok": ok, "guardrail": msg,
+                       "max_quality_delta": limit}
+        else:
+            quality = {"dense": True, "quality_delta": metrics["quality_delta"]}
+    return {"metrics": metrics, "ppa": ppas[0], "networks": networks,
+            "workloads": {w.name: w.workload for w in ctx.workloads}, "quality": quality}

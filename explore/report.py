@@ -70,7 +70,7 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
         bar.update(task, advance=1, description="sensitivity")
         s5, oat = section_sensitivity(data, ev, dict(rec["params"]) if rec else None, subject)
         bar.update(task, advance=1, description="quality")
-        q = quality_evidence(data, det)
+        q = quality_evidence(data, det, rec["metrics"] if rec is not None else None)
         bar.update(task, advance=1, description="sections")
         cmd = "sparsepe report " + " ".join(shlex.quote(a) for a in (
             "--storage", data.storage_url, "--study", study_name, "--out", str(out_dir)))

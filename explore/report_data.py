@@ -6,16 +6,15 @@ sweep) or from an explicit config file whose fingerprint must match the study's.
 the best design come from the same functions that write ``best.json`` (:mod:`explore.study`), so
 the report and ``best.json`` agree by construction.
 
-:func:`design_detail` re-evaluates one design point with the evaluator the study used: the flat
+:meth:`Evaluator.detail` re-evaluates one design point with the evaluator the study used: the flat
 metrics (``evaluate``) and, where the evaluator provides it, the per-layer and per-component
-detail behind them (``evaluate_detail``: the sim.perf per-layer results and the ppa.model estimate
-the metrics were computed from).
+detail behind them (``evaluate_detail``: the sim.perf per-layer results, the ppa.model estimates
+and the quality evidence the metrics were computed from, in the same call).
 """
 
 from __future__ import annotations
 
 import importlib
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,15 +166,22 @@ def _importances(study: optuna.Study, cfg: SweepConfig) -> tuple[dict[str, float
 
 @dataclass
 class Detail:
-    """One design point re-evaluated: the flat metrics and, when the evaluator provides them, the
-    ppa.model estimate and the per-workload sim.perf results the metrics came from."""
+    """One design point re-evaluated: the flat metrics and, when the evaluator provides them
+    (``evaluate_detail``), the ppa.model estimates, the per-workload sim.perf results and the
+    quality evidence the metrics were computed from."""
 
     point: dict[str, Any]
     metrics: dict[str, Any]
-    ppa: Any = None
-    networks: list[tuple[str, float, Any]] = field(default_factory=list)
+    ppa_by_workload: dict[str, Any] = field(default_factory=dict)  # workload name -> ppa.model.PPAResult
+    networks: list[tuple[str, float, Any]] = field(default_factory=list)  # (name, weight, sim.perf.NetworkResult)
+    workloads: dict[str, Any] = field(default_factory=dict)  # workload name -> sim.workloads.Workload
     quality: dict[str, Any] | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ppa(self) -> Any:
+        """The first workload's estimate: its design-level facts (area, voltage, clock, fmax,
+        logic depth) are the design's; per-workload figures come from the metrics."""
+        return next(iter(self.ppa_by_workload.values()), None)
 
     @property
     def has_layers(self) -> bool:
@@ -218,56 +224,19 @@ class Evaluator:
         return [self.evaluate(p) for p in points]
 
     def detail(self, point: dict[str, Any]) -> Detail:
-        """The metrics of ``point`` with the per-workload ppa.model estimates and sim.perf per-layer
-        results behind them. Uses the evaluator's ``evaluate_detail`` when it has one; otherwise
-        re-runs the same models on the same inputs through the evaluator's own helpers
-        (``_design_columns``, ``_sim_totals``, ``_ppa``) and ``sim.perf.simulate``, and the report
-        checks the joined totals against the metrics (section 4)."""
-        if self.has_detail:
-            d = self.mod.evaluate_detail(dict(point), self.ctx)
-            if not isinstance(d, dict):
-                d = dict(vars(d))
-            nets = []
-            for item in d.get("networks") or []:
-                if isinstance(item, dict):
-                    nets.append((str(item["name"]), float(item.get("weight", 1.0)), item["result"]))
-                else:
-                    nets.append((str(item[0]), float(item[1]), item[2]))
-            return Detail(point=dict(point), metrics=dict(d["metrics"]), ppa=d.get("ppa"), networks=nets,
-                          quality=d.get("quality"), raw=d)
-        metrics = self.evaluate(point)
-        if not all(hasattr(self.mod, f) for f in ("_design_columns", "_sim_totals", "_ppa")):
-            return Detail(point=dict(point), metrics=metrics)
-        import numpy as np
-        from sim.perf import ArrayConfig, simulate
-
-        cols = {k: np.array([v], dtype=object if isinstance(v, str) else None) for k, v in point.items()}
-        d = self.mod._design_columns(self.cfg, cols)
-        arch = ArrayConfig(
-            rows=int(d["rows"][0]), cols=int(d["cols"][0]), sram_kb=float(d["sram_kb"][0]),
-            clock_mhz=float(d["clock_mhz"][0]), dram_gbps=float(d["dram_gbps"][0]), dataflow=str(d["dataflow"][0]),
-            n=int(d["n"][0]), m=int(d["m"][0]), sparse=bool(d["sparse"][0]),
-            act_bits=self.cfg.fixed.act_bits, weight_bits=self.cfg.fixed.weight_bits,
-        )
-        nets, ppas, wls = [], {}, {}
-        for w in self.ctx.workloads:
-            sim = self.mod._sim_totals(w.workload, d, self.cfg)
-            ppas[w.name] = self.mod._ppa(self.ctx, d, 0, sim)
-            nets.append((w.name, float(w.weight), simulate(w.workload, arch)))
-            wls[w.name] = w.workload
-        first = next(iter(ppas.values()), None)
-        return Detail(point=dict(point), metrics=metrics, ppa=first, networks=nets, quality=None,
-                      raw={"ppa_by_workload": ppas, "workloads": wls, "arch": arch})
+        """The metrics of ``point`` and, from the evaluator's ``evaluate_detail`` when it has one
+        (explore.evaluator does), the per-workload ppa.model estimates, sim.perf per-layer results
+        and quality evidence behind them. An evaluator without it gives the metrics only, and the
+        report says which sections it cannot show."""
+        if not self.has_detail:
+            return Detail(point=dict(point), metrics=self.evaluate(point))
+        d = self.mod.evaluate_detail(dict(point), self.ctx)
+        return Detail(point=dict(point), metrics=dict(d["metrics"]), ppa_by_workload=dict(d.get("ppa") or {}),
+                      networks=[(str(n), float(w), r) for n, w, r in d.get("networks") or []],
+                      workloads=dict(d.get("workloads") or {}), quality=d.get("quality"))
 
 
 def _scalar(v: Any) -> Any:
-    try:
-        import numpy as np
+    import numpy as np
 
-        if isinstance(v, np.generic):
-            v = v.item()
-    except ImportError:  # pragma: no cover
-        pass
-    if isinstance(v, float) and not math.isfinite(v):
-        return v
-    return v
+    return v.item() if isinstance(v, np.generic) else v

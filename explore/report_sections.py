@@ -352,9 +352,8 @@ def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
 
 def _workload_objects(data: StudyData, det: Detail) -> dict[str, Any]:
     """Workload name -> sim.workloads.Workload (from the evaluator when it says, else the config)."""
-    got = det.raw.get("workloads") if det.raw else None
-    if got:
-        return {str(k): v for k, v in (got.items() if isinstance(got, dict) else got)}
+    if det.workloads:
+        return dict(det.workloads)
     from sim.workloads import get_workload
 
     out = {}

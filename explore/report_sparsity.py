@@ -198,40 +198,26 @@ def section_metadata(data: StudyData, det: Detail | None) -> Section:
 # 9. Quality
 # =====================================================================================================
 
-def quality_evidence(data: StudyData, det: Detail | None) -> dict[str, Any] | None:
-    """The quality evidence behind the study: the evaluator's own when it stored it, else, when
-    the config sets max_quality_delta, the same sim.quality reference experiment the evaluator ran
-    (same seed, N:M and latency model), checked against the stored quality_delta."""
-    if det is None:
+def quality_evidence(data: StudyData, det: Detail | None, stored: dict[str, Any] | None = None
+                     ) -> dict[str, Any] | None:
+    """The quality evidence behind the design, from the evaluator (``evaluate_detail``: the
+    sim.quality reference experiment it ran for the design's N:M and its guardrail verdict), with
+    the quality_delta the study stored for the trial (``stored``, its metrics) beside it."""
+    if det is None or not det.quality:
         return None
-    if det.quality:
-        return dict(det.quality)
-    if data.cfg.limits.max_quality_delta is None:
-        return None
-    n, m, sparse = _nm(det)
-    if not sparse:
-        return {"dense": True, "quality_delta": float(det.metrics.get("quality_delta", 0.0))}
-    from sim.quality import analytic_latency_fn, check_guardrail, quality_loss, reference_experiment
-
-    try:
-        from explore.evaluator import QUALITY_SEED as seed
-    except ImportError:  # pragma: no cover
-        seed = 0
-    r = reference_experiment(seed, n, m, latency_fn=analytic_latency_fn(16, 16, n, m))
-    out = r.to_json()
-    out["quality_delta"] = float(quality_loss(r.delta_at_equal_latency))
-    out["stored_quality_delta"] = _f(det.metrics.get("quality_delta"))
-    ok, msg = check_guardrail(r.delta_at_equal_latency, data.cfg.limits.max_quality_delta)
-    out.update(guardrail_ok=ok, guardrail=msg, max_quality_delta=data.cfg.limits.max_quality_delta)
+    out = dict(det.quality)
+    if stored is not None and not out.get("dense"):
+        out["stored_quality_delta"] = _f(stored.get("quality_delta"))
     return out
 
 
 def section_quality(data: StudyData, det: Detail | None, q: dict[str, Any] | None) -> Section:
     s = Section(9, "quality", "Quality", "sparsity")
     if q is None:
-        s.verdict = ("No quality evidence was given: the config sets no max_quality_delta and the evaluator stored no "
-                     "quality results, so this report makes no claim about model quality. Any speedup below is a "
-                     "hardware speedup only.")
+        why = ("the config sets no max_quality_delta" if data.cfg.limits.max_quality_delta is None else
+               f"the evaluator ({data.evaluator}) gives no quality results (evaluate_detail)")
+        s.verdict = (f"No quality evidence was given: {why}, so this report makes no claim about model quality. "
+                     "Any speedup below is a hardware speedup only.")
         return s
     if q.get("dense"):
         s.paras.append("The best design is dense: no pruning, quality delta 0 by construction.")

@@ -88,3 +88,23 @@ def held_out_table(*, cache=None) -> list[dict]:
             "area_um2": a, "area_ref_um2": a_ref, "area_ratio": a / a_ref,
         })
     return rows
+
+
+#: Jouppi et al., ISCA 2021 ("Ten Lessons ... TPUv4i"), Table 2, 7 nm energy per op (pJ), via
+#: published-figures.md section 3. Used only as a cross-check of the node scaling, never as a constant.
+JOUPPI_7NM_PJ = {("mul", 8): 0.07, ("add", 8): 0.007, ("add", 32): 0.03, ("mul", 32): 1.48}
+
+
+def node_scaling_crosscheck(*, cache=None) -> list[dict]:
+    """Each operator costed at 7 nm, nominal voltage, with the Stillmaker-Baas scaling of the
+    calibrated 45 nm toggle energy, against Jouppi's 7 nm table. Stillmaker's device-level 45 -> 7
+    scaling is much steeper than Jouppi's (published-figures section 4 cautions about this); the
+    ratio printed here is the size of that disagreement, which the model does not hide."""
+    n7 = tech.node(7)
+    rows = []
+    for (kind, width), e_ref in JOUPPI_7NM_PJ.items():
+        m = measure_operator(kind, width, cache=cache)
+        e = m.toggles_per_op * n7.toggle_energy_pj
+        rows.append({"operator": m.name, "energy_pj": e, "energy_ref_pj": e_ref, "energy_ratio": e / e_ref,
+                     "voltage_v": n7.voltage_v})
+    return rows
