@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from explore.config import LIMIT_CONSTRAINTS, SweepConfig, axis_choices, is_integer_axis
-from explore.study import TIMING_CONSTRAINT, summarise, write_json
+from explore.config import SweepConfig, axis_choices, is_integer_axis
+from explore.study import constraint_values, summarise, write_json
 from hw.errors import InputError
 
 #: Grid points evaluated per vectorised call (bounds memory: points x layers x ~20 arrays).
@@ -64,19 +64,8 @@ def grid_columns(cfg: SweepConfig) -> dict[str, np.ndarray]:
 
 
 def constraint_arrays(cfg: SweepConfig, metrics: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Vector form of :func:`explore.study.constraint_values` (same formulas)."""
-    out: dict[str, np.ndarray] = {}
-    for key, limit in cfg.limits.active().items():
-        metric = LIMIT_CONSTRAINTS[key]
-        value = np.asarray(metrics[metric], dtype=float)
-        if key == "max_tj_c":
-            out[metric] = (value - limit) / (limit - cfg.fixed.ambient_c)
-        elif limit > 0:
-            out[metric] = (value - limit) / limit
-        else:
-            out[metric] = value - limit
-    out[TIMING_CONSTRAINT] = np.asarray(metrics["clock_mhz"], float) / np.asarray(metrics["fmax_mhz"], float) - 1.0
-    return out
+    """:func:`explore.study.constraint_values` on every grid point at once (the same formulas)."""
+    return constraint_values(cfg, metrics, lambda v: np.asarray(v, dtype=float))
 
 
 def evaluate_grid(cfg: SweepConfig, ctx: Any = None, *, progress: bool = False, evaluator: str = "explore.evaluator"

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from explore.config import LIMIT_CONSTRAINTS, axis_choices, is_integer_axis, parse_sparsity
+from explore.config import LIMIT_CONSTRAINTS, axis_choices, is_integer_axis
 from explore.report_data import Detail, Evaluator, StudyData
 from explore.report_figures import FEASIBLE_LABEL, Figure, Line
 from explore.study import TIMING_CONSTRAINT, constraint_values

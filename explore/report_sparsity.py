@@ -9,7 +9,6 @@ import math
 import platform
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +29,10 @@ from explore.report_sections import (
     _describe_constraint,
     _f,
     _no_layers,
-    _pareto_mask,
     _point_label,
-    _stem,
     fmt,
     pct,
 )
-from explore.study import TIMING_CONSTRAINT
 
 
 def _nm(det: Detail) -> tuple[int, int, bool]:

@@ -127,22 +127,25 @@ def suggest_point(trial: optuna.Trial, cfg: SweepConfig) -> dict[str, Any]:
     return point
 
 
-def constraint_values(cfg: SweepConfig, metrics: dict[str, Any]) -> dict[str, float]:
+def constraint_values(cfg: SweepConfig, metrics: dict[str, Any], as_number: Callable[[Any], Any] = float
+                      ) -> dict[str, Any]:
     """One normalised constraint per limit (feasible when <= 0) plus the timing constraint.
 
     Normalisation: (metric - limit) / limit, and for T_j (T_j - limit) / (limit - ambient), so
-    0.1 reads "10 % of the allowed amount over". A limit of 0 (quality delta) is not divided."""
-    out: dict[str, float] = {}
+    0.1 reads "10 % of the allowed amount over". A limit of 0 (quality delta) is not divided.
+    ``as_number`` converts each metric: ``float`` for one trial; explore.grid passes a conversion
+    to float arrays and gets the same formulas on every grid point at once."""
+    out: dict[str, Any] = {}
     for key, limit in cfg.limits.active().items():
         metric = LIMIT_CONSTRAINTS[key]
-        value = float(metrics[metric])
+        value = as_number(metrics[metric])
         if key == "max_tj_c":
             out[metric] = (value - limit) / (limit - cfg.fixed.ambient_c)
         elif limit > 0:
             out[metric] = (value - limit) / limit
         else:
             out[metric] = value - limit
-    out[TIMING_CONSTRAINT] = float(metrics["clock_mhz"]) / float(metrics["fmax_mhz"]) - 1.0
+    out[TIMING_CONSTRAINT] = as_number(metrics["clock_mhz"]) / as_number(metrics["fmax_mhz"]) - 1.0
     return out
 
 

@@ -75,7 +75,9 @@ def pe_verilog(params: PEParams, sparse: bool) -> str:
 
 
 def synth_pe(params: PEParams, sparse: bool, *, cache=None) -> synth.SynthResult:
-    return synth.synthesize(pe_verilog(params, sparse), pe_name(sparse), cache=cache)
+    """The synthesised PE; with a warm cache, without elaborating it (ppa.synth.synthesize_generated)."""
+    gen = "hw.pe.SparsePE" if sparse else "hw.pe.DensePE"
+    return synth.synthesize_generated(gen, params, pe_name(sparse), lambda: pe_verilog(params, sparse), cache=cache)
 
 
 def _clip(x: np.ndarray, bits: int) -> np.ndarray:

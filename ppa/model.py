@@ -76,7 +76,6 @@ from hw.errors import InputError
 from hw.params import PEParams
 from ppa import activity, dram, sram, tech, thermal
 from ppa import synth as _synth
-from ppa.operators import register_verilog
 
 OTHER_ALLOWANCE = 0.10  # [A] global wiring, clock tree, I/O periphery, fraction of the rest
 DEFAULT_DRAM_REUSE = 16.0  # [A] SRAM bytes served per DRAM byte, without a workload
@@ -302,8 +301,10 @@ def _array_verilog(p: PEParams, R: int, C: int) -> str:
 
 
 def synth_array(p: PEParams, R: int, C: int, *, cache=None) -> _synth.SynthResult:
-    """Whole-array synthesis (hw SparseArray, weight-stationary)."""
-    return _synth.synthesize(_array_verilog(p, R, C), "sparse_array", cache=cache)
+    """Whole-array synthesis (hw SparseArray, weight-stationary); with a warm cache, without
+    elaborating it (ppa.synth.synthesize_generated)."""
+    return _synth.synthesize_generated("hw.array.SparseArray", (R, C, p), "sparse_array",
+                                       lambda: _array_verilog(p, R, C), cache=cache)
 
 
 @lru_cache(maxsize=256)
@@ -315,16 +316,24 @@ def _array_cost(p: PEParams, R: int, C: int, cache_key: str | None) -> tuple[int
 
 @lru_cache(maxsize=64)
 def _reg_bit(cache_key: str | None) -> float:
-    v, top = register_verilog(32)
-    return _synth.synthesize(v, top, cache=cache_key).transistors / 32
+    def verilog() -> str:
+        from ppa.operators import register_verilog
+
+        return register_verilog(32)[0]
+
+    return _synth.synthesize_generated("ppa.operators.Register", 32, "reg32", verilog, cache=cache_key).transistors / 32
 
 
 @lru_cache(maxsize=64)
 def _decoder_transistors(n: int, m: int, cache_key: str | None) -> int:
-    from hw.pe import MetadataDecoder
-    from hw.verilog import to_verilog
+    def verilog() -> str:
+        from hw.pe import MetadataDecoder
+        from hw.verilog import to_verilog
 
-    return _synth.synthesize(to_verilog(MetadataDecoder(n, m), "meta_decoder"), "meta_decoder", cache=cache_key).transistors
+        return to_verilog(MetadataDecoder(n, m), "meta_decoder")
+
+    return _synth.synthesize_generated("hw.pe.MetadataDecoder", (n, m), "meta_decoder", verilog,
+                                       cache=cache_key).transistors
 
 
 def contrib_bits(p: PEParams) -> int:

@@ -1,10 +1,16 @@
-"""Fixtures for the explore/ tests: a small sweep config written into tmp_path."""
+"""Fixtures for the explore/ tests: a small sweep config written into tmp_path, the real command
+line in a subprocess, and a sweep run in this process."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[2]
 
 SMALL_CONFIG = """\
 [study]
@@ -51,3 +57,58 @@ def small_config(tmp_path: Path):
         return p
 
     return make
+
+
+@pytest.fixture(scope="session")
+def cli_env():
+    """The environment of a subprocess that runs this checkout: os.environ, PYTHONPATH=<repo>,
+    and the given extra variables."""
+    def make(**extra: str) -> dict[str, str]:
+        return {**os.environ, "PYTHONPATH": str(REPO), **extra}
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def run_cli(cli_env):
+    """``run_cli(args, cwd, **kw)``: the real command line (``python -m explore.cli *args``) in a
+    subprocess, output captured as text (exit codes, one-line errors, what it writes)."""
+    def run(args, cwd=None, **kw) -> subprocess.CompletedProcess:
+        kw.setdefault("timeout", 300)
+        return subprocess.run([sys.executable, "-m", "explore.cli", *args], capture_output=True, text=True,
+                              cwd=cwd, env=cli_env(), **kw)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def sweep_options():
+    """``sweep_options(cfg_path, out, ...)``: the SweepOptions of a quiet sweep writing into ``out``
+    (storage: ``storage``, or the journal file under ``out``)."""
+    from explore.storage import resolve_storage
+    from explore.study import DEFAULT_EVALUATOR, SweepOptions
+
+    def make(cfg_path, out, *, trials=12, seed=0, sampler="tpe", workers=1, storage=None, study="t",
+             evaluator=DEFAULT_EVALUATOR):
+        return SweepOptions(
+            config_path=str(cfg_path), storage=resolve_storage(storage, Path(out)), study_name=study,
+            trials=trials, seed=seed, sampler=sampler, workers=workers, evaluator=evaluator, out_dir=str(out),
+            progress=False,
+        )
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def run_sweep(sweep_options):
+    """``run_sweep(cfg_path, out, **options) -> (study, best)``: explore.study's sweep in this
+    process (run_study, then export_study into ``out``); options as for ``sweep_options``."""
+    from explore.config import load_config
+    from explore.study import export_study, run_study
+
+    def run(cfg_path, out, **kw):
+        cfg = load_config(cfg_path)
+        study = run_study(sweep_options(cfg_path, out, **kw), cfg)
+        return study, export_study(study, cfg, Path(out))
+
+    return run

@@ -9,15 +9,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import optuna
 import pytest
 from optuna.trial import TrialState
 
 from explore.storage import open_storage, resolve_storage
-
-REPO = Path(__file__).resolve().parents[2]
 
 CONFIG = """
 [study]
@@ -49,13 +46,6 @@ max_area_mm2 = 20.0
 [objectives]
 primary = "perf_per_watt"
 """
-
-
-def _cli(args, cwd, **kw):
-    """The real command line in a subprocess (exit codes, one-line errors, the report writer)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "explore.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=300, **kw)
 
 
 @pytest.fixture
@@ -90,8 +80,8 @@ def _rows(path):
     return list(csv.DictReader(open(path)))
 
 
-def test_sweep_writes_trials_and_best(cfg_path, tmp_path):
-    r = _cli(["sweep", str(cfg_path), "--json"], cwd=tmp_path)
+def test_sweep_writes_trials_and_best(cfg_path, tmp_path, run_cli):
+    r = run_cli(["sweep", str(cfg_path), "--json"], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = tmp_path / "results" / "cli"  # default --out is results/<study>
     rows = _rows(out / "trials.csv")
@@ -117,11 +107,10 @@ def test_same_seed_same_trials_csv_via_cli(cfg_path, tmp_path, sweep_inproc):
     assert (tmp_path / "a" / "trials.csv").read_text() == (tmp_path / "b" / "trials.csv").read_text()
 
 
-def test_sigkill_then_rerun_via_cli(cfg_path, tmp_path, sweep_inproc):
+def test_sigkill_then_rerun_via_cli(cfg_path, tmp_path, sweep_inproc, cli_env):
     out = tmp_path / "k"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     args = [sys.executable, "-m", "explore.cli", "sweep", str(cfg_path), "--out", str(out), "--trials", "60"]
-    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(args, cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     spec = resolve_storage(None, out)
     n = 0
     deadline = time.time() + 120
@@ -149,11 +138,11 @@ def test_sigkill_then_rerun_via_cli(cfg_path, tmp_path, sweep_inproc):
     assert sum(row["state"] == "COMPLETE" for row in _rows(out / "trials.csv")) == 60
 
 
-def test_grid_mode_matches_brute_force_over_its_rows(tmp_path):
+def test_grid_mode_matches_brute_force_over_its_rows(tmp_path, run_cli):
     p = tmp_path / "g.toml"
     p.write_text(CONFIG.replace("rows = [8, 16, 32]", "rows = [16]").replace("cols = [8, 16, 32]", "cols = [16, 32]")
                  .replace("sram_kb = [64, 256, 1024]", "sram_kb = [256]").replace('node_nm = [16, 7]', "node_nm = [7]"))
-    r = _cli(["sweep", str(p), "--grid", "--out", "g"], cwd=tmp_path)
+    r = run_cli(["sweep", str(p), "--grid", "--out", "g"], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     rows = _rows(tmp_path / "g" / "trials.csv")
     assert len(rows) == 2 * 10 * 2 * 2 * 2  # cols x clock x sparsity x dataflow x dram
@@ -173,15 +162,15 @@ def test_no_feasible_design_exit_0_and_names_limit(cfg_path, tmp_path, sweep_inp
     assert "no feasible design" in r.stderr
 
 
-def test_unreachable_postgres_one_line_exit_2(cfg_path, tmp_path):
-    r = _cli(["sweep", str(cfg_path), "--storage", "postgresql://u:secret@127.0.0.1:1/db", "--out", "o"], cwd=tmp_path)
+def test_unreachable_postgres_one_line_exit_2(cfg_path, tmp_path, run_cli):
+    r = run_cli(["sweep", str(cfg_path), "--storage", "postgresql://u:secret@127.0.0.1:1/db", "--out", "o"], cwd=tmp_path)
     assert r.returncode == 2
     lines = [l for l in r.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and "cannot connect" in lines[0], r.stderr
     assert "secret" not in r.stderr
 
 
-def test_corrupt_journal_one_line_exit_2_file_unchanged(cfg_path, tmp_path, sweep_inproc):
+def test_corrupt_journal_one_line_exit_2_file_unchanged(cfg_path, tmp_path, sweep_inproc, run_cli):
     assert sweep_inproc([str(cfg_path), "--trials", "4", "--out", "o"]).exit_code == 0
     j = tmp_path / "o" / "study.journal"
     data = j.read_bytes()
@@ -189,7 +178,7 @@ def test_corrupt_journal_one_line_exit_2_file_unchanged(cfg_path, tmp_path, swee
     bad = b"".join(lines[:2]) + b"\x00garbage\n" + b"".join(lines[2:])
     j.write_bytes(bad)
     trials_before = (tmp_path / "o" / "trials.csv").read_bytes()
-    r = _cli(["sweep", str(cfg_path), "--trials", "8", "--out", "o"], cwd=tmp_path)
+    r = run_cli(["sweep", str(cfg_path), "--trials", "8", "--out", "o"], cwd=tmp_path)
     assert r.returncode == 2
     lines = [l for l in r.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and "corrupt" in lines[0], r.stderr
@@ -199,7 +188,7 @@ def test_corrupt_journal_one_line_exit_2_file_unchanged(cfg_path, tmp_path, swee
 
 @pytest.mark.parametrize("args,needle", [(["--sampler", "cmaes"], "--sampler"), (["--workers", "0"], "--workers"),
                                          (["--trials", "0"], "--trials")])
-def test_bad_options_exit_2(cfg_path, tmp_path, args, needle):
-    r = _cli(["sweep", str(cfg_path), "--out", "o", *args], cwd=tmp_path)
+def test_bad_options_exit_2(cfg_path, tmp_path, args, needle, run_cli):
+    r = run_cli(["sweep", str(cfg_path), "--out", "o", *args], cwd=tmp_path)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "o").exists()

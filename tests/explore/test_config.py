@@ -3,17 +3,10 @@ and nothing is written."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from explore.config import Range, load_config, parse_sparsity
 from hw.errors import InputError
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_small_config_loads(small_config):
@@ -78,11 +71,6 @@ def test_parse_sparsity():
         parse_sparsity("2-4")
 
 
-def _run_cli(args, cwd):
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "explore.cli", *args], capture_output=True, text=True, cwd=cwd, env=env)
-
-
 @pytest.mark.parametrize(
     "old,new",
     [
@@ -91,11 +79,11 @@ def _run_cli(args, cwd):
         ("max_tj_c = 85.0", "max_tj_c = 30.0"),
     ],
 )
-def test_cli_bad_config_exit_2_nothing_written(small_config, tmp_path, old, new):
+def test_cli_bad_config_exit_2_nothing_written(small_config, tmp_path, old, new, run_cli):
     p = small_config()
     p.write_text(p.read_text().replace(old, new))
     out = tmp_path / "out"
-    r = _run_cli(["sweep", str(p), "--out", str(out), "--trials", "3"], cwd=tmp_path)
+    r = run_cli(["sweep", str(p), "--out", str(out), "--trials", "3"], cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     lines = [l for l in r.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error: "), r.stderr

@@ -14,14 +14,12 @@ import math
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from explore.config import load_config
 from explore.storage import resolve_storage
-from explore.study import SweepOptions, export_study, run_study
 
 TINY = """\
 [study]
@@ -62,20 +60,17 @@ def _config(path: Path, *, workload: str = '"bert-base"', area: float = 20.0, ex
     return path
 
 
-def _sweep(cfg_path: Path, out: Path, trials: int, study: str = "tiny") -> Path:
-    cfg = load_config(cfg_path)
-    spec = resolve_storage(None, out)
-    opts = SweepOptions(config_path=str(cfg_path), storage=spec, study_name=study, trials=trials, seed=1,
-                        sampler="tpe", out_dir=str(out), progress=False)
-    export_study(run_study(opts, cfg), cfg, out)
-    return Path(spec.url)
+def _sweep(run_sweep, cfg_path: Path, out: Path, trials: int, study: str = "tiny") -> Path:
+    """A product-evaluator sweep into ``out``; the journal file it wrote."""
+    run_sweep(cfg_path, out, trials=trials, seed=1, study=study)
+    return Path(resolve_storage(None, out).url)
 
 
 @pytest.fixture(scope="module")
-def feasible_study(tmp_path_factory):
+def feasible_study(tmp_path_factory, run_sweep):
     d = tmp_path_factory.mktemp("feasible")
     cfg = _config(d / "tiny.toml")
-    return cfg, _sweep(cfg, d / "run", 24)
+    return cfg, _sweep(run_sweep, cfg, d / "run", 24)
 
 
 @pytest.fixture(scope="module")
@@ -168,28 +163,26 @@ def test_sensitivity_centre_is_the_best_design(feasible_report):
     assert {r["axis"] for r in rows} == {"rows", "cols", "sram_kb", "clock_mhz", "sparsity", "dataflow", "dram"}
 
 
-def test_cli_report_and_bad_input(feasible_study, tmp_path):
+def test_cli_report_and_bad_input(feasible_study, tmp_path, run_cli):
     _, journal = feasible_study
     out = tmp_path / "cli"
-    r = subprocess.run([sys.executable, "-m", "explore.cli", "report", "--storage", str(journal), "--study", "tiny",
-                        "--out", str(out), "--json"], capture_output=True, text=True, timeout=300)
+    r = run_cli(["report", "--storage", str(journal), "--study", "tiny", "--out", str(out), "--json"])
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["study"] == "tiny"
     assert (out / "report.html").exists() and (out / "report.md").exists()
-    r = subprocess.run([sys.executable, "-m", "explore.cli", "report", "--storage", str(journal), "--study", "nope",
-                        "--out", str(tmp_path / "x")], capture_output=True, text=True, timeout=120)
+    r = run_cli(["report", "--storage", str(journal), "--study", "nope", "--out", str(tmp_path / "x")], timeout=120)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == ["sparsepe: error: --study: no study named 'nope' in this storage (studies: tiny)"]
-    r = subprocess.run([sys.executable, "-m", "explore.cli", "report", "--storage", str(tmp_path / "missing.journal"),
-                        "--study", "tiny"], capture_output=True, text=True, timeout=120)
+    r = run_cli(["report", "--storage", str(tmp_path / "missing.journal"), "--study", "tiny"], cwd=tmp_path,
+                timeout=120)
     assert r.returncode == 2 and "no such journal file" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_no_feasible_design_still_renders(tmp_path):
+def test_no_feasible_design_still_renders(tmp_path, run_sweep):
     from explore.report import write_report
 
     cfg = _config(tmp_path / "tight.toml", area=0.001)  # every array is larger than 0.001 mm^2
-    journal = _sweep(cfg, tmp_path / "run", 8)
+    journal = _sweep(run_sweep, cfg, tmp_path / "run", 8)
     out = tmp_path / "rep"
     html = write_report(str(journal), "tiny", out, progress=False)
     key = json.loads((out / "report.json").read_text())
@@ -224,14 +217,14 @@ def hostile_registry(monkeypatch):
     monkeypatch.setitem(w._REGISTRY, HOSTILE_WL, make)
 
 
-def test_hostile_names_are_escaped_and_quality_evidence_is_used(hostile_registry, tmp_path):
+def test_hostile_names_are_escaped_and_quality_evidence_is_used(hostile_registry, tmp_path, run_sweep):
     from explore.report import write_report
 
     wl = json.dumps(HOSTILE_WL)  # a TOML basic string
     extra = 'max_quality_delta = 0.015\n\n[objectives]\nprimary = "perf_per_watt"\nsecondary = ["latency_ms"]\n'
     cfg = _config(tmp_path / "h.toml", workload=wl, extra=extra)
     study = "<script>alert('study')</script>"
-    journal = _sweep(cfg, tmp_path / "run", 6, study=study)
+    journal = _sweep(run_sweep, cfg, tmp_path / "run", 6, study=study)
     out = tmp_path / "rep"
     html = write_report(str(journal), study, out, progress=False)
     text = html.read_text()

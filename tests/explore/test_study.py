@@ -7,6 +7,7 @@ there), so they check the Optuna machinery independently of the sim/ and ppa/ mo
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import os
 import signal
@@ -22,10 +23,8 @@ from optuna.trial import TrialState
 from explore.config import load_config
 from explore.storage import WORKER_ATTR, open_storage, resolve_storage
 from explore.study import (
-    SweepOptions,
     _pareto,
     constraint_values,
-    export_study,
     run_study,
     summarise,
 )
@@ -35,57 +34,53 @@ REPO = Path(__file__).resolve().parents[2]
 EVAL = "tests.explore._analytic"
 
 
-def _opts(cfg_path, out, *, trials=12, seed=0, sampler="tpe", workers=1, storage=None, study="t"):
-    return SweepOptions(
-        config_path=str(cfg_path), storage=resolve_storage(storage, Path(out)), study_name=study,
-        trials=trials, seed=seed, sampler=sampler, workers=workers, evaluator=EVAL, out_dir=str(out),
-        progress=False,
-    )
+@pytest.fixture
+def opts(sweep_options):
+    """SweepOptions of a sweep with the analytic test objective."""
+    return functools.partial(sweep_options, evaluator=EVAL)
 
 
-def _sweep(cfg_path, out, **kw):
-    cfg = load_config(cfg_path)
-    opts = _opts(cfg_path, out, **kw)
-    study = run_study(opts, cfg)
-    best = export_study(study, cfg, Path(out))
-    return study, best
+@pytest.fixture
+def sweep(run_sweep):
+    """A sweep with the analytic test objective: (study, best)."""
+    return functools.partial(run_sweep, evaluator=EVAL)
 
 
 def _complete(study):
     return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
 
 
-def test_determinism_same_seed_same_trials_csv(small_config, tmp_path):
+def test_determinism_same_seed_same_trials_csv(small_config, tmp_path, sweep):
     cfg = small_config()
-    _sweep(cfg, tmp_path / "a", trials=25, seed=7)
-    _sweep(cfg, tmp_path / "b", trials=25, seed=7)
+    sweep(cfg, tmp_path / "a", trials=25, seed=7)
+    sweep(cfg, tmp_path / "b", trials=25, seed=7)
     a = (tmp_path / "a" / "trials.csv").read_text()
     b = (tmp_path / "b" / "trials.csv").read_text()
     assert a == b
     assert len(a.splitlines()) == 26
-    _sweep(cfg, tmp_path / "c", trials=25, seed=8)
+    sweep(cfg, tmp_path / "c", trials=25, seed=8)
     assert (tmp_path / "c" / "trials.csv").read_text() != a
 
 
-def test_trials_is_a_target_total_and_rerun_resumes(small_config, tmp_path):
+def test_trials_is_a_target_total_and_rerun_resumes(small_config, tmp_path, sweep):
     cfg = small_config()
-    study, _ = _sweep(cfg, tmp_path / "o", trials=10)
+    study, _ = sweep(cfg, tmp_path / "o", trials=10)
     first = {t.number: t.values for t in _complete(study)}
     assert len(first) == 10
-    study, _ = _sweep(cfg, tmp_path / "o", trials=16)
+    study, _ = sweep(cfg, tmp_path / "o", trials=16)
     after = {t.number: t.values for t in _complete(study)}
     assert len(after) == 16
     assert all(after[n] == v for n, v in first.items())
-    study, _ = _sweep(cfg, tmp_path / "o", trials=16)  # already there: nothing new
+    study, _ = sweep(cfg, tmp_path / "o", trials=16)  # already there: nothing new
     assert len(study.get_trials(deepcopy=False)) == 16
     rows = list(csv.DictReader(open(tmp_path / "o" / "trials.csv")))
     assert len(rows) == 16 and all(r["state"] == "COMPLETE" for r in rows)
 
 
-def test_sigkill_halfway_then_rerun_ends_with_exact_total(small_config, tmp_path):
+def test_sigkill_halfway_then_rerun_ends_with_exact_total(small_config, tmp_path, cli_env):
     cfg = small_config()
     out = tmp_path / "o"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "SPARSEPE_TEST_SLOW_S": "0.05"}
+    env = cli_env(SPARSEPE_TEST_SLOW_S="0.05")
     args = [sys.executable, "-m", "tests.explore._driver", str(cfg), "-", "k", "40", "1", "0", "tpe", str(out)]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     journal = out / "study.journal"
@@ -121,10 +116,10 @@ def test_sigkill_halfway_then_rerun_ends_with_exact_total(small_config, tmp_path
     assert sum(r["state"] == "COMPLETE" for r in rows) == 40
 
 
-def test_two_local_workers_share_a_journal(small_config, tmp_path, monkeypatch):
+def test_two_local_workers_share_a_journal(small_config, tmp_path, monkeypatch, sweep):
     monkeypatch.setenv("SPARSEPE_TEST_SLOW_S", "0.03")
     monkeypatch.setenv("PYTHONPATH", str(REPO))
-    study, _ = _sweep(small_config(), tmp_path / "o", trials=30, workers=2)
+    study, _ = sweep(small_config(), tmp_path / "o", trials=30, workers=2)
     done = _complete(study)
     assert len(done) == 30
     owners = {t.system_attrs[WORKER_ATTR] for t in done}
@@ -133,45 +128,45 @@ def test_two_local_workers_share_a_journal(small_config, tmp_path, monkeypatch):
     assert len(numbers) == len(set(numbers))
 
 
-def test_sqlite_storage_and_single_writer_rule(small_config, tmp_path):
+def test_sqlite_storage_and_single_writer_rule(small_config, tmp_path, sweep, opts):
     url = f"sqlite:///{tmp_path / 's.db'}"
-    study, best = _sweep(small_config(), tmp_path / "o", trials=8, storage=url)
+    study, best = sweep(small_config(), tmp_path / "o", trials=8, storage=url)
     assert len(_complete(study)) == 8 and best["n_evaluated"] == 8
     cfg = load_config(small_config())
     with pytest.raises(InputError, match="one writer"):
-        run_study(_opts(small_config(), tmp_path / "o", trials=9, storage=url, workers=2), cfg)
+        run_study(opts(small_config(), tmp_path / "o", trials=9, storage=url, workers=2), cfg)
 
 
-def test_corrupt_journal_is_one_clear_error_and_left_unchanged(small_config, tmp_path):
+def test_corrupt_journal_is_one_clear_error_and_left_unchanged(small_config, tmp_path, sweep):
     cfg_path = small_config()
-    _sweep(cfg_path, tmp_path / "o", trials=5)
+    sweep(cfg_path, tmp_path / "o", trials=5)
     journal = tmp_path / "o" / "study.journal"
     lines = journal.read_bytes().splitlines(keepends=True)
     corrupt = b"".join(lines[:3] + [b"{not json at all\n"] + lines[3:])
     journal.write_bytes(corrupt)
     with pytest.raises(InputError) as exc:
-        _sweep(cfg_path, tmp_path / "o", trials=8)
+        sweep(cfg_path, tmp_path / "o", trials=8)
     assert "corrupt" in str(exc.value) and str(journal) in str(exc.value)
     assert "\n" not in str(exc.value)
     assert journal.read_bytes() == corrupt
 
 
-def test_unreachable_postgres_is_one_clear_error(small_config, tmp_path):
+def test_unreachable_postgres_is_one_clear_error(small_config, tmp_path, opts):
     cfg = load_config(small_config())
     t0 = time.time()
     with pytest.raises(InputError) as exc:
-        run_study(_opts(small_config(), tmp_path / "o", storage="postgresql://nobody:pw@127.0.0.1:1/none"), cfg)
+        run_study(opts(small_config(), tmp_path / "o", storage="postgresql://nobody:pw@127.0.0.1:1/none"), cfg)
     msg = str(exc.value)
     assert "cannot connect" in msg and "\n" not in msg and "pw" not in msg
     assert time.time() - t0 < 30
 
 
-def test_changed_config_on_same_study_is_refused(small_config, tmp_path):
+def test_changed_config_on_same_study_is_refused(small_config, tmp_path, sweep):
     p = small_config()
-    _sweep(p, tmp_path / "o", trials=3)
+    sweep(p, tmp_path / "o", trials=3)
     p.write_text(p.read_text().replace("max_area_mm2 = 20.0", "max_area_mm2 = 10.0"))
     with pytest.raises(InputError, match="different config"):
-        _sweep(p, tmp_path / "o", trials=4)
+        sweep(p, tmp_path / "o", trials=4)
 
 
 def test_constraints_one_per_limit_plus_timing(small_config):
@@ -187,10 +182,10 @@ def test_constraints_one_per_limit_plus_timing(small_config):
     assert c["timing"] == pytest.approx(0.25)
 
 
-def test_no_feasible_design_names_binding_limits(small_config, tmp_path):
+def test_no_feasible_design_names_binding_limits(small_config, tmp_path, sweep):
     p = small_config()
     p.write_text(p.read_text().replace("max_area_mm2 = 20.0", "max_area_mm2 = 0.5"))
-    study, best = _sweep(p, tmp_path / "o", trials=6)
+    study, best = sweep(p, tmp_path / "o", trials=6)
     assert best["feasible"] is False
     assert "area_mm2" in best["binding_limits"]
     assert best["violated_share"]["area_mm2"] == 1.0
@@ -198,10 +193,10 @@ def test_no_feasible_design_names_binding_limits(small_config, tmp_path):
     assert on_disk["feasible"] is False and on_disk["binding_limits"] == best["binding_limits"]
 
 
-def test_multi_objective_pareto_set_is_nondominated(small_config, tmp_path):
+def test_multi_objective_pareto_set_is_nondominated(small_config, tmp_path, sweep):
     p = small_config()
     p.write_text(p.read_text().replace('primary = "perf_per_watt"', 'primary = "perf_per_watt"\nsecondary = ["area_mm2"]'))
-    study, best = _sweep(p, tmp_path / "o", trials=30, sampler="nsga2")
+    study, best = sweep(p, tmp_path / "o", trials=30, sampler="nsga2")
     assert len(study.directions) == 2
     feas = [t for t in _complete(study) if all(v <= 0 for v in t.constraints.values())]
     front = {d["number"] for d in best["pareto"]}
@@ -235,7 +230,7 @@ def test_summarise_picks_best_feasible(small_config):
     assert summarise(recs, cfg)["binding_limits"] == []
 
 
-def test_journal_opens_in_optuna_dashboard(small_config, tmp_path):
+def test_journal_opens_in_optuna_dashboard(small_config, tmp_path, sweep):
     """The embedded journal (with its batched attribute records) is read by optuna-dashboard's own
     storage loader and API, unchanged (no server: the WSGI app is called directly)."""
     import io
@@ -243,7 +238,7 @@ def test_journal_opens_in_optuna_dashboard(small_config, tmp_path):
     dashboard = pytest.importorskip("optuna_dashboard")
     from optuna_dashboard._storage_url import get_storage
 
-    _sweep(small_config(), tmp_path / "o", trials=6)
+    sweep(small_config(), tmp_path / "o", trials=6)
     app = dashboard.wsgi(get_storage(str(tmp_path / "o" / "study.journal")))
 
     def get(path):
@@ -262,7 +257,7 @@ def test_journal_opens_in_optuna_dashboard(small_config, tmp_path):
     assert {"perf_per_watt", "stall_fraction", "tj_c", "feasible"} <= keys
 
 
-def test_orphaned_running_trials_are_failed_and_retried(small_config, tmp_path, monkeypatch):
+def test_orphaned_running_trials_are_failed_and_retried(small_config, tmp_path, monkeypatch, sweep):
     """Trials left RUNNING by dead local processes (tagged with a dead pid, or killed before the
     tag was written) are failed and their parameters retried; the total still ends exact."""
     import socket
@@ -270,13 +265,13 @@ def test_orphaned_running_trials_are_failed_and_retried(small_config, tmp_path, 
     import explore.storage as storage_mod
 
     cfg = small_config()
-    study, _ = _sweep(cfg, tmp_path / "o", trials=5)
+    study, _ = sweep(cfg, tmp_path / "o", trials=5)
     dead = study.ask()
     study._storage.set_trial_system_attr(dead._trial_id, WORKER_ATTR, f"{socket.gethostname()}:999999999:1")
     dead.suggest_categorical("rows", [8, 16, 32])
     untagged = study.ask()
     monkeypatch.setattr(storage_mod, "UNTAGGED_STALE_S", 0.0)
-    study, _ = _sweep(cfg, tmp_path / "o", trials=9)
+    study, _ = sweep(cfg, tmp_path / "o", trials=9)
     states = {t.number: t.state for t in study.get_trials(deepcopy=False)}
     assert states[dead.number] == TrialState.FAIL and states[untagged.number] == TrialState.FAIL
     assert len(_complete(study)) == 9
