@@ -65,6 +65,13 @@ def main() -> None:
         print(f"  {'sparse' if sparse else 'dense ':6}: area {area:7.0f} um^2  energy/effective MAC {epm:.3f} pJ  fmax {fm:6.0f} MHz (depth {depth})")
     s, d = rows[True], rows[False]
     print(f"  ratio sparse/dense: area {s[0] / d[0]:.3f}, energy/MAC {s[1] / d[1]:.3f}, fmax {s[2] / d[2]:.3f}")
+    # The same 2:4-pruned model on the dense PE (zero weights included): what a dense array gets
+    # for free from a pruned model, without any sparse hardware.
+    tr = activity.synthetic_trace(p, False, dense_model="pruned")
+    a = activity.pe_activity(p, False, tr)
+    e_pruned = (a.toggles + a.flip_flops * tech.CLOCK_TOGGLES_PER_FF_CYCLE) * n45.toggle_energy_pj / p.m
+    print(f"  dense PE on the 2:4-pruned model: energy/effective MAC {e_pruned:.3f} pJ; "
+          f"sparse/dense-on-pruned {s[1] / e_pruned:.3f}")
     dec = _decoder_transistors(p.n, p.m, None) * n45.area_per_transistor_um2
     half_dense = d[0] / 2
     print(f"  decoder alone {dec:.1f} um^2; sparse PE minus half a dense PE (2 of 4 multipliers) = "

@@ -6,9 +6,11 @@ bit-parallel (ppa.netlist) on 64 x k independent PE instances, each fed its own 
 Default trace (used when no workload data is given), seeded and stated:
 - activations: post-ReLU, N(0, 2^(A-3)) rounded and clipped to the signed A-bit range, negatives
   set to 0 (about half the activations are zero);
-- weights: N(0, 2^(W-3)) rounded and clipped, pruned N:M by magnitude with hw.golden.compress_nm
-  (the sparse PE gets the kept values and metadata, the dense PE the pruned dense group, zeros
-  included: the same model on both);
+- weights: N(0, 2^(W-3)) rounded and clipped. The sparse PE gets them pruned N:M by magnitude
+  with hw.golden.compress_nm (kept values + metadata). The dense PE, by default, gets them unpruned:
+  a dense design runs the dense baseline model, as the cycle model and the quality delta assume.
+  With ``dense_model="pruned"`` it gets the pruned dense group, zeros included (the same pruned
+  model on dense hardware: the zero-operand saving a dense array gets for free);
 - weight-stationary reuse: each PE's weights change every ``w_hold`` = 64 cycles;
 - a new accumulation (in_clear) every ``acc_len`` = 16 groups; in_valid every cycle (full rate).
 """
@@ -86,14 +88,17 @@ def _clip(x: np.ndarray, bits: int) -> np.ndarray:
 
 def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYCLES,
                     instances: int = DEFAULT_INSTANCES, seed: int = DEFAULT_SEED, kind: str = "relu",
-                    w_hold: int = W_HOLD, acc_len: int = ACC_LEN) -> PETrace:
+                    w_hold: int = W_HOLD, acc_len: int = ACC_LEN, dense_model: str = "dense") -> PETrace:
     """A seeded synthetic trace (see module docstring). ``kind``: ``relu`` (default), ``random``
     (uniform full-range activations), ``zeros`` (all activations 0) or ``constant`` (every input
-    held at one random value per instance)."""
+    held at one random value per instance). ``dense_model`` (dense PE only): ``dense`` (unpruned
+    weights, the default) or ``pruned`` (the N:M-pruned weights with their zeros)."""
     from hw.golden import compress_nm
 
     if kind not in ("relu", "random", "zeros", "constant"):
         raise InputError(f"unknown trace kind {kind!r}", where="trace kind")
+    if dense_model not in ("dense", "pruned"):
+        raise InputError(f"unknown dense model {dense_model!r} (dense or pruned)", where="trace dense_model")
     rng = np.random.default_rng(seed)
     p = params
     T, I = cycles, instances
@@ -119,6 +124,8 @@ def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYC
     valid = np.ones((T, I), dtype=np.int64)
     if sparse:
         return PETrace(acts, vals[rep], meta[rep], clear, valid)
+    if dense_model == "dense":
+        return PETrace(acts, dense_w[rep], None, clear, valid)
     from hw.golden import decompress_nm
 
     dense_pruned = decompress_nm(vals, meta[..., None], p.n, p.m)
@@ -190,7 +197,7 @@ _MEM: dict[tuple, PEActivity] = {}
 
 def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *, cache=None) -> PEActivity:
     """Toggles per PE-cycle, cached in memory and on disk (next to the synthesis cache)."""
-    label = "default" if trace is None else trace.digest()
+    label = "default-v3" if trace is None else trace.digest()  # v3: dense PE default = unpruned model
     key = (params, sparse, label, str(synth.cache_dir(cache)))
     if key in _MEM:
         return _MEM[key]

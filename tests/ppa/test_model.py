@@ -83,6 +83,19 @@ def test_energy_per_cycle_depends_on_data(synth_cache):
     assert e["relu"] < e["random"]
 
 
+def test_dense_pe_energy_depends_on_which_model_it_runs(synth_cache):
+    # Per effective MAC (both PEs cover M=4 reduction elements per cycle): the dense PE running the
+    # dense model toggles the most; fed the 2:4-pruned model its zero weights toggle less; the
+    # sparse PE skips the zero products entirely.
+    kw = dict(cycles=64, instances=128, seed=5)
+    dense = activity.pe_activity(P, False, activity.synthetic_trace(P, False, **kw), cache=synth_cache).toggles
+    pruned = activity.pe_activity(P, False, activity.synthetic_trace(P, False, dense_model="pruned", **kw),
+                                  cache=synth_cache).toggles
+    sparse = activity.pe_activity(P, True, activity.synthetic_trace(P, True, **kw), cache=synth_cache).toggles
+    assert sparse < pruned < dense
+    assert pruned < 0.9 * dense
+
+
 def test_requested_clock_selects_lowest_voltage_and_infeasible_above_fmax(synth_cache):
     base = estimate(DesignPoint(rows=2, cols=2, sram_kb=32, node_nm=7), cache=synth_cache)
     fmax = base.fmax_mhz
