@@ -227,6 +227,12 @@ class Fixed(_Strict):
     )
 
     sram_banks: int = Field(1, ge=1, le=64, description="SRAM banks (ppa.sram: CACTI fit per bank)")
+    activity_trace: Literal["synthetic", "reference"] = Field(
+        "synthetic",
+        description="data the PE netlist is simulated on for switching activity: 'synthetic' (ppa.activity's "
+        "seeded post-ReLU / N(0, 2^(W-3)) trace) or 'reference' (real int8 activations and ASP-pruned "
+        "weights + metadata of sim.quality's reference MLP; the dense PE gets the dense baseline model)",
+    )
     dram_type: str | None = Field(
         None, description="DRAM type whose energy per bit is charged when the space gives dram_gbps"
     )

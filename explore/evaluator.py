@@ -48,6 +48,8 @@ QUALITY_SEED = 0
 #: Reported as T_j of a design whose junction temperature has no fixed point (thermal runaway):
 #: ppa.thermal's runaway bound. Such a design also gets perf_per_watt 0 (it cannot operate).
 RUNAWAY_TJ_C = _thermal.RUNAWAY_T_C
+#: Bit-lanes (parallel PE instances) of a real-data activity trace (fixed.activity_trace).
+TRACE_LANES = 512
 
 
 @dataclass
@@ -67,6 +69,7 @@ class EvalContext:
     workloads: list[_Wl]
     quality: dict[tuple[int, int], float] = field(default_factory=dict)  # (n, m) -> quality_delta
     quality_results: dict[tuple[int, int], Any] = field(default_factory=dict)  # (n, m) -> sim.quality.ReferenceResult
+    traces: dict[tuple, Any] = field(default_factory=dict)  # PE configuration -> ppa.activity.PETrace
 
 
 _CONTEXTS: dict[int, EvalContext] = {}
@@ -186,7 +189,28 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         pe_busy_fraction=float(min(1.0, max(0.0, sim["utilization"][i]))),
         sram_read_bytes=float(sram_rd), sram_write_bytes=float(sram_wr), dram_bytes=float(sim["dram_bytes"][i]),
     )
-    return estimate(design, act)
+    trace = _activity_trace(ctx, design) if cfg.fixed.activity_trace == "reference" else None
+    return estimate(design, act, trace=trace)
+
+
+def _activity_trace(ctx: EvalContext, design):
+    """The real-data PE trace of a design's PE configuration (fixed.activity_trace = "reference"):
+    sim.quality_hw.reference_pe_stream of the reference experiment for the design's N:M, cut into
+    512 bit-lanes for ppa's gate-level simulation. Built once per PE configuration per process;
+    ppa caches the resulting activity on disk by the trace's digest."""
+    from hw.params import PEParams
+    from ppa.activity import trace_from_arrays
+    from sim.quality_hw import reference_pe_stream
+
+    f = ctx.cfg.fixed
+    key = (design.n, design.m, design.sparse, design.pipeline, f.act_bits, f.weight_bits, f.acc_bits)
+    if key not in ctx.traces:
+        params = PEParams(act_bits=f.act_bits, weight_bits=f.weight_bits, acc_bits=f.acc_bits,
+                          n=design.n, m=design.m, pipeline=design.pipeline)
+        result = _quality_result(ctx, design.n, design.m)
+        stream = reference_pe_stream(result, sparse=design.sparse, weight_bits=f.weight_bits, act_bits=f.act_bits)
+        ctx.traces[key] = trace_from_arrays(params, design.sparse, *stream, instances=TRACE_LANES)
+    return ctx.traces[key]
 
 
 def _p99_ms(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray]) -> np.ndarray:

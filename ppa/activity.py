@@ -56,6 +56,11 @@ class PETrace:
         return self.acts.shape[1]
 
     def digest(self) -> str:
+        if getattr(self, "_digest", None) is None:
+            self._digest = self._compute_digest()
+        return self._digest
+
+    def _compute_digest(self) -> str:
         h = hashlib.sha256()
         for a in (self.acts, self.weights, self.meta, self.clear, self.valid):
             if a is not None:

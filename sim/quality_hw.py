@@ -145,3 +145,42 @@ def reference_traces(seed: int = 0, n: int = 2, m: int = 4, *, samples: int = 25
     _, acts = model.forward(xte, keep=True)
     return [layer_trace(f"fc{i}", w, a, n, m, weight_bits=weight_bits, act_bits=act_bits)
             for i, (w, a) in enumerate(zip(model.weights, acts))]
+
+
+def reference_pe_stream(result, *, sparse: bool, samples: int = 256, weight_bits: int = 8, act_bits: int = 8):
+    """One PE input stream of real data from the reference experiment (``result``: a
+    sim.quality.ReferenceResult), for activity-based power:
+
+    * ``sparse=True``: the ASP fine-tuned N:M model; the layers that ASP prunes, as the sparse PE
+      sees them (kept int values + metadata from ``hw.golden.compress_nm``);
+    * ``sparse=False``: the dense baseline model, every layer unpruned, as the dense PE sees it.
+
+    Activations are each layer's real inputs on the first ``samples`` test images. Returns
+    ``(acts (T, M), weights (T, N or M), meta (T,) or None, clear (T,))`` (see LayerTrace.pe_stream).
+    """
+    n, m = result.n, result.m
+    model = result.models["finetuned" if sparse else "dense"]
+    xte = result.models["data"][2][:samples]
+    _, acts = model.forward(xte, keep=True)
+    parts = []
+    for i, (w, a) in enumerate(zip(model.weights, acts)):
+        if sparse:
+            tr = layer_trace(f"fc{i}", w, a, n, m, weight_bits=weight_bits, act_bits=act_bits)
+            if not tr.pruned:
+                continue
+        else:
+            wq, ws = quantize_symmetric(np.asarray(w, dtype=np.float64), weight_bits, axis=0)
+            xq, xs = quantize_symmetric(np.asarray(a, dtype=np.float64), act_bits)
+            if wq.shape[1] % m:
+                continue
+            tr = LayerTrace(name=f"fc{i}", n=n, m=m, pruned=False, reason="dense baseline model", weights=wq,
+                            values=None, meta=None, activations=np.ascontiguousarray(xq.T), weight_scale=ws,
+                            act_scale=float(xs), weight_bits=weight_bits, act_bits=act_bits)
+        parts.append(tr.pe_stream())
+    if not parts:
+        raise InputError(f"the reference model has no layer the {'sparse' if sparse else 'dense'} PE can run")
+    acts_s = np.concatenate([p[0] for p in parts])
+    w_s = np.concatenate([p[1] for p in parts])
+    meta_s = np.concatenate([p[2] for p in parts]) if sparse else None
+    clear_s = np.concatenate([p[3] for p in parts])
+    return acts_s, w_s, meta_s, clear_s
