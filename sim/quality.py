@@ -181,7 +181,7 @@ def equal_latency_width(latency_fn: LatencyFn, sparse_hidden: int, n: int = 2, m
 def quality_loss(delta: float) -> float:
     """Accuracy lost by the sparse model (fraction): ``-delta``. This is the ``quality_delta``
     metric that the sweep's ``max_quality_delta`` limit bounds (feasible when <= the limit)."""
-    return -float(delta)
+    return 0.0 - float(delta)  # 0.0 - x, not -x: no negative zero in reports
 
 
 def check_guardrail(delta: float, max_delta: float = DEFAULT_MAX_QUALITY_DELTA) -> tuple[bool, str]:
