@@ -1,9 +1,10 @@
 """The ``sparsepe`` command line.
 
 Each sub-command lives in its own module ``explore/cmd_<name>.py`` that defines
-``register(app: typer.Typer) -> None``. Bad input anywhere below raises :class:`hw.InputError`
-(or a pydantic ``ValidationError`` / ``OSError`` on a named file); :func:`main` turns it into one
-line on stderr and exit code 2, never a traceback.
+``register(app: typer.Typer) -> None``. Bad input anywhere below raises
+:class:`hw.errors.InputError` (config validation and file errors are turned into one where they
+occur, naming the file and key); :func:`main` turns it into one line on stderr and exit code 2,
+never a traceback.
 """
 
 from __future__ import annotations
@@ -33,23 +34,10 @@ _COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report")
 
 def _register_commands() -> None:
     for name in _COMMAND_MODULES:
-        modname = f"explore.cmd_{name}"
-        try:
-            module = importlib.import_module(modname)
-        except ModuleNotFoundError as exc:  # a command not built yet in this checkout
-            if exc.name != modname:
-                raise
-            continue
-        module.register(app)
+        importlib.import_module(f"explore.cmd_{name}").register(app)
 
 
 _register_commands()
-
-
-def fail(message: str) -> "typer.Exit":
-    """Print one error line to stderr and return the exit (code 2) to raise."""
-    print(f"sparsepe: error: {message}", file=sys.stderr)
-    return typer.Exit(code=2)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,13 +14,9 @@ from hw.errors import InputError
 
 def parse_sparsity(text: str) -> tuple[bool, int, int]:
     """``"2:4"`` -> (True, 2, 4); ``"dense"`` -> (False, 2, 4): the dense PE covers the same M."""
-    t = text.strip().lower()
-    if t == "dense":
-        return False, 2, 4
-    parts = t.split(":")
-    if len(parts) != 2 or not all(x.strip().isdigit() for x in parts):
-        raise InputError(f"expected N:M (e.g. 2:4) or 'dense', got {text!r}", where="--sparsity")
-    return True, int(parts[0]), int(parts[1])
+    from explore.config import sparsity_option
+
+    return sparsity_option(text)
 
 
 def _fmt(v, unit="", digits=4):

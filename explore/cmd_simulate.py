@@ -12,22 +12,9 @@ from hw.errors import InputError
 
 
 def _parse_sparsity(s: str) -> tuple[bool, int, int]:
-    if s.strip().lower() == "dense":
-        return False, 2, 4
-    parts = s.split(":")
-    try:
-        n, m = int(parts[0]), int(parts[1])
-        if len(parts) != 2:
-            raise ValueError
-    except (ValueError, IndexError):
-        raise InputError(f"expected N:M (e.g. 2:4) or dense, got {s!r}", where="--sparsity") from None
-    from hw.nm import check_nm
+    from explore.config import sparsity_option
 
-    try:
-        check_nm(n, m)
-    except InputError as exc:
-        raise InputError(str(exc), where="--sparsity") from None
-    return True, n, m
+    return sparsity_option(s)
 
 
 def _load_topology(path: Path):
@@ -68,8 +55,6 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
         if sram_kb is not None:
             over = {k: v for k, v in over.items() if k not in ("ifmap_kb", "filter_kb", "ofmap_kb")}
             over["sram_kb"] = sram_kb
-        if sp is not None and not sp[0]:
-            over["pe_k"] = 4  # dense PE: one group of M=4 per cycle (the sparse PE's group width)
         arch = ArrayConfig(**{k: v for k, v in over.items() if v is not None})
     res = simulate(wl, arch)
     if as_json:

@@ -211,6 +211,18 @@ def parse_sparsity(value: Any) -> tuple[int, int, bool]:
     return (n, m, True)
 
 
+def sparsity_option(text: str, where: str = "--sparsity") -> tuple[bool, int, int]:
+    """A command-line sparsity value (``N:M`` or ``dense``; case and blanks ignored) ->
+    (sparse, n, m) by :func:`parse_sparsity`; bad input raises InputError naming the option."""
+    t = str(text).strip()
+    t = "dense" if t.lower() == "dense" else t.replace(" ", "")
+    try:
+        n, m, sparse = parse_sparsity(t)
+    except ValueError as exc:
+        raise InputError(str(exc), where=where) from None
+    return sparse, n, m
+
+
 class Fixed(_Strict):
     """Design constants that are not searched. Every value here reaches the models as given."""
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 #: Colours for categorical series (colour-blind safe, Okabe & Ito 2008), feasible first.
@@ -143,7 +144,6 @@ def to_png(fig: Figure, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     f, ax = plt.subplots(figsize=(7.0, 4.0), dpi=90)
     try:
@@ -197,11 +197,4 @@ def write_csv(fig: Figure, path: Path) -> None:
 
 def jsonable(v: Any) -> Any:
     """numpy scalars -> Python numbers (for JSON and the templates)."""
-    try:
-        import numpy as np
-
-        if isinstance(v, np.generic):
-            return v.item()
-    except ImportError:  # pragma: no cover
-        pass
-    return v
+    return v.item() if isinstance(v, np.generic) else v

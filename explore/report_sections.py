@@ -24,6 +24,7 @@ from explore.study import TIMING_CONSTRAINT, constraint_values
 
 # ---- thresholds of the rules (printed in the report) -----------------------------------------------
 
+# The report's rule thresholds below are our stated assumptions [A], not published figures.
 #: Decision: the effective speedup must reach this share of the ideal (Amdahl) bound to ship outright.
 SHIP_SPEEDUP_SHARE_OF_IDEAL = 0.75
 #: Decision: a limit with less normalised slack than this is "binding"; shipping on it is bounded.

@@ -518,13 +518,10 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 def _json_default(o: Any) -> Any:
-    try:
-        import numpy as np
+    import numpy as np
 
-        if isinstance(o, np.generic):
-            return o.item()
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(o, np.generic):
+        return o.item()
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 

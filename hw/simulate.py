@@ -71,14 +71,7 @@ def run_pe(dut, acts, weights, metas=None, clears=None, valid=None, *, vcd=None)
                 res["err"].append(ctx.get(dut.out_meta_err))
                 res["out"].append(k)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    if vcd is not None:
-        with sim.write_vcd(str(vcd)):
-            sim.run()
-    else:
-        sim.run()
+    _run(dut, bench, vcd)
     return PERun(np.array(res["acc"], dtype=np.int64), np.array(res["err"], dtype=bool),
                  np.array(res["out"], dtype=np.int64), np.array(res["in"], dtype=np.int64), total)
 

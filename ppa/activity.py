@@ -29,11 +29,12 @@ from hw.params import PEParams
 from ppa import synth
 from ppa.netlist import GateNetlist, ToggleCounts
 
+# Default synthetic trace (module docstring): sizes and seed, and two stated assumptions [A].
 DEFAULT_CYCLES = 128
 DEFAULT_INSTANCES = 512
 DEFAULT_SEED = 2017
-W_HOLD = 64
-ACC_LEN = 16
+W_HOLD = 64  # [A] cycles a PE holds its weights (weight-stationary reuse)
+ACC_LEN = 16  # [A] groups per accumulation (in_clear period)
 
 
 @dataclass
@@ -214,7 +215,7 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
             _MEM[key] = act
             return act
         except (OSError, ValueError, TypeError):
-            pass
+            pass  # a damaged cache entry: simulate again and overwrite it below
     tr = trace if trace is not None else synthetic_trace(params, sparse)  # built only when simulated
     tc, _, res = simulate_pe(params, sparse, tr, cache=cache)
     n = tc.cycles * tc.instances
@@ -225,12 +226,3 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
     _MEM[key] = act
     return act
 
-
-def pe_energy_per_cycle(params: PEParams, sparse: bool, node, trace: PETrace | None = None, *, cache=None) -> dict:
-    """Energy of one busy PE-cycle at ``node`` (a ppa.tech.Node): logic (gate + FF outputs) and
-    clock, in pJ. Cheap after the first call for a PE configuration and trace."""
-    from ppa import tech
-
-    a = pe_activity(params, sparse, trace, cache=cache)
-    e = node.toggle_energy_pj
-    return {"logic_pj": a.toggles * e, "clock_pj": a.flip_flops * tech.CLOCK_TOGGLES_PER_FF_CYCLE * e}

@@ -23,7 +23,7 @@ from ppa.synth import synthesize
 
 #: Horowitz ISSCC 2014, 45 nm (pJ, um^2), via Kim et al. 2023 Fig. 15 / H&P 6e Fig. 1.13
 HOROWITZ_45NM = {
-    ("mul", 8): (0.2, 282.0),
+    ("mul", 8): (tech.HOROWITZ_MUL8_PJ, tech.HOROWITZ_MUL8_UM2),  # the anchor, one definition in ppa.tech
     ("add", 8): (0.03, 36.0),
     ("add", 32): (0.1, 137.0),
     ("mul", 32): (3.1, 3495.0),

@@ -48,7 +48,6 @@ CACTI7_POINTS = np.array([
     (45, 4096, 3.28009, 2.21788, 693.499, 735.14, 4089.3, 15.6695),
 ])
 METRICS = ("access_ns", "cycle_ns", "read_pj", "write_pj", "leakage_mw", "area_mm2")
-FIT_NODES = (22, 32, 45)
 FIT_KB = (32.0, 4096.0)
 FIT_WORD_BITS = 512
 
@@ -150,15 +149,3 @@ def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks:
         notes=notes,
     )
 
-
-def cacti_table_check() -> list[dict]:
-    """Model vs every CACTI 7 point: ratios per metric (the acceptance check: within 10 %)."""
-    rows = []
-    for p in CACTI7_POINTS:
-        nm, kb = int(p[0]), float(p[1])
-        c = sram(kb, nm)
-        model = {"access_ns": c.access_ns, "cycle_ns": c.cycle_ns, "read_pj": c.read_pj,
-                 "write_pj": c.write_pj, "leakage_mw": c.leakage_mw, "area_mm2": c.area_mm2}
-        rows.append({"node_nm": nm, "kb": kb, "in_range": c.in_range,
-                     **{f"{m}_ratio": model[m] / p[2 + i] for i, m in enumerate(METRICS)}})
-    return rows

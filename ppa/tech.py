@@ -25,13 +25,13 @@ from hw.errors import InputError
 # --- Stillmaker & Baas 2017 coefficients (HP models; nodeScale depCoeffDict / areaDict) ---------
 # node: (delay a, b, c, d), (energy e, f, g), nominal V, area factor relative to 45 nm
 _NODES: dict[int, tuple[tuple[float, float, float, float], tuple[float, float, float], float, float]] = {
-    45: ((-501.6, 1567, -1619, 566.1), (1.018, -0.3107, 0.1539), 1.0, 1.0),
+    45: ((-501.6, 1567, -1619, 566.1), (1.018, -0.3107, 0.1539), 1.0, 1.0),  # 1.0 V: PTM nominal (published-figures §4)
     32: ((-1047, 2982, -2797, 873.5), (0.8367, -0.4341, 0.1701), 0.9, 0.46),  # 0.9 V: PTM nominal (assumed)
     20: ((0, 34.63, -66.37, 41.15), (0.373, -0.1582, 0.04104), 0.9, 0.21),  # 0.9 V: PTM nominal (assumed)
     16: ((0, 24.8, -47.52, 28.87), (0.2958, -0.1241, 0.03024), 0.85, 0.19),  # 0.85 V: fpga21-scaled-tech (PTM HP)
-    14: ((-40.66, 109.2, -100.6, 35.92), (0.2363, -0.09675, 0.02239), 0.8, 0.17),
-    10: ((-34.95, 93.65, -85.99, 30.4), (0.2068, -0.09311, 0.02375), 0.75, 0.10),
-    7: ((-28.58, 76.6, -70.26, 24.69), (0.1776, -0.09097, 0.02447), 0.7, 0.059),
+    14: ((-40.66, 109.2, -100.6, 35.92), (0.2363, -0.09675, 0.02239), 0.8, 0.17),  # 0.8 V: PTM nominal (published-figures §4)
+    10: ((-34.95, 93.65, -85.99, 30.4), (0.2068, -0.09311, 0.02375), 0.75, 0.10),  # 0.75 V: PTM nominal (published-figures §4)
+    7: ((-28.58, 76.6, -70.26, 24.69), (0.1776, -0.09097, 0.02447), 0.7, 0.059),  # 0.7 V: PTM nominal (published-figures §4)
 }
 #: node names accepted; 22 is the same Stillmaker model as 20 ("22/20 nm").
 NODE_ALIASES = {22: 20}

@@ -30,7 +30,7 @@ COOLING_LIMIT_W_PER_MM2 = {"air": 1.0, "liquid": 10.0}
 #: junction limit for "feasible": [A] between the GPU policy example (max operating 89 C,
 #: slowdown 97.5 C; ADLINK MXM manual) and the 125 C reliability remark (Nowka 2005).
 TJ_MAX_C_DEFAULT = 105.0
-RUNAWAY_T_C = 500.0  # beyond this the iteration has no physical fixed point: runaway
+RUNAWAY_T_C = 500.0  # [A] beyond this the iteration has no physical fixed point: runaway
 
 
 def theta_ja(cooling: str, die_area_mm2: float) -> float:

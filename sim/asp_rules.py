@@ -30,7 +30,8 @@ ACT_GEMM = "act_gemm"  # activation x activation (attention scores, context)
 DEPTHWISE = "depthwise"  # depthwise convolution, weight (C, 1, R, S)
 KINDS = (WEIGHT_GEMM, CONV, ACT_GEMM, DEPTHWISE)
 
-#: apex ASP auto-skip divisors for fp16/fp32 weights: size(0) % 8 and size(1) % 16.
+#: apex ASP auto-skip divisors for fp16/fp32 weights: size(0) % 8 and size(1) % 16
+#: ([P] NVIDIA/apex ``apex/contrib/sparsity/asp.py``; published-figures.md 1.2).
 ASP_DIV_OUT = 8
 ASP_DIV_IN = 16
 

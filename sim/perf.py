@@ -54,14 +54,14 @@ class ArrayConfig:
     per-buffer sizes are given. Defaults describe the sparsepe sparse PE: 2:4, ``pe_k = N`` (two
     kept weights per PE per cycle), sparse-only PE (dense fallback at N/M of the rate), INT8."""
 
-    rows: int = 32
+    rows: int = 32  # 32 x 32 and 3 x 64 KiB SRAM: SCALE-Sim's stock scale.cfg
     cols: int = 32
     sram_kb: float | None = None
     ifmap_kb: float | None = None
     filter_kb: float | None = None
     ofmap_kb: float | None = None
-    clock_mhz: float = 1000.0
-    dram_gbps: float = 64.0
+    clock_mhz: float = 1000.0  # [A] default operating point, not a published figure
+    dram_gbps: float = 64.0  # [A] default DRAM bandwidth, not a published figure
     dataflow: str = "ws"
     n: int = 2
     m: int = 4
@@ -115,7 +115,7 @@ class ArrayConfig:
 
     @property
     def sram_split_kb(self) -> tuple[float, float, float]:
-        total = self.sram_kb if self.sram_kb is not None else 192.0
+        total = self.sram_kb if self.sram_kb is not None else 192.0  # SCALE-Sim scale.cfg: 3 x 64 KiB
         parts = [self.ifmap_kb, self.filter_kb, self.ofmap_kb]
         return tuple(float(p) if p is not None else total / 3 for p in parts)
 

@@ -46,7 +46,7 @@ __all__ = [
 REFERENCE_HIDDEN = 64
 #: Samples per inference batch when timing the MLP on a design (GEMM M dimension).
 REFERENCE_BATCH = 256
-#: Default guardrail: the acceptance bound of the reference experiment (1.5 points).
+#: Default guardrail [A]: the acceptance bound of the reference experiment (1.5 points).
 DEFAULT_MAX_QUALITY_DELTA = 0.015
 
 

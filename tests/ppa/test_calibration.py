@@ -14,8 +14,15 @@ def test_calibration_reproduces_the_hard_coded_constants(synth_cache):
     assert c["toggles_per_op"] == pytest.approx(tech.CAL_MUL8_TOGGLES_PER_OP, rel=1e-4)
 
 
+# Horowitz ISSCC 2014, 45 nm (pJ, um^2), typed from published-figures.md section 3, independently of ppa/
+HOROWITZ = {"8-bit multiply": (0.2, 282.0), "8-bit add": (0.03, 36.0), "32-bit add": (0.1, 137.0),
+            "32-bit multiply": (3.1, 3495.0)}
+
+
 def test_held_out_operators_within_1_5x_of_horowitz(synth_cache):
     rows = held_out_table(cache=synth_cache)
+    assert {r["operator"]: (r["energy_ref_pj"], r["area_ref_um2"]) for r in rows} == HOROWITZ
+    assert [r["operator"] for r in rows if r["anchor"]] == ["8-bit multiply"]
     for r in rows:
         if r["anchor"]:
             assert r["energy_ratio"] == pytest.approx(1.0, rel=1e-3)

@@ -50,3 +50,33 @@ def test_bad_input_one_line_exit_2(tmp_path, content, args, needle):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and needle in lines[0], p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_bert_base_headline_figures_equal_an_independent_reference():
+    """The figures `simulate` prints for BERT-base on 32x32 WS, stall-free, recomputed here without
+    sim/: GEMM shapes from published-figures.md 8.2 (seq 128, batch 1, 12 layers, 12 heads, plus a
+    2-way QA head), SCALE-Sim's WS fold count x (2R + C + M - 2) cycles per fold, one group of 4
+    per PE-cycle: a sparse group in one cycle, a dense group as 2 passes (dense fallback)."""
+    R = C = 32
+    # (M, N, K, count, 2:4-prunable by ASP)
+    layers = [(128, 2304, 768, 12, True), (128, 128, 64, 144, False), (128, 64, 128, 144, False),
+              (128, 768, 768, 12, True), (128, 3072, 768, 12, True), (128, 768, 3072, 12, True),
+              (128, 2, 768, 1, False)]
+
+    def cycles(M, N, steps):
+        return -(-steps // R) * -(-N // C) * (2 * R + C + M - 2)
+
+    groups = [(M, N, -(-K // 4), n, s) for M, N, K, n, s in layers]
+    sparse = sum(n * cycles(M, N, g if s else 2 * g) for M, N, g, n, s in groups)
+    dense = sum(n * cycles(M, N, 2 * g) for M, N, g, n, s in groups)
+    fallback = sum(n * cycles(M, N, 2 * g) for M, N, g, n, s in groups if not s)
+    meta = sum(n * N * K // 8 for M, N, K, n, s in layers if s)  # 2 bits per kept weight, K/2 kept
+    p = _run("--workload", "bert-base", "--rows", "32", "--cols", "32", "--sparsity", "2:4",
+             "--dram-gbps", "1e6", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["total_cycles"] == sparse and d["dense_total_cycles"] == dense and d["stall_cycles"] == 0
+    assert d["effective_speedup"] == pytest.approx(dense / sparse, rel=1e-12)
+    assert d["fallback_fraction"] == pytest.approx(fallback / sparse, rel=1e-12)
+    assert d["metadata_bytes"] == meta
+    assert d["dense_macs"] == sum(n * M * N * K for M, N, K, n, s in layers)
