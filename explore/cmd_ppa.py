@@ -79,7 +79,7 @@ def register(app: typer.Typer) -> None:
         t.add_row("area", _fmt(res.area_mm2, " mm^2"))
         for k, v in res.area_breakdown_mm2.items():
             t.add_row(f"  {k}", _fmt(v, " mm^2"))
-        t.add_row("fmax (top of voltage range)", _fmt(res.fmax_mhz, " MHz"))
+        t.add_row("fmax (best over the voltage range)", _fmt(res.fmax_mhz, " MHz"))
         t.add_row("operating point", f"{res.clock_mhz:.0f} MHz @ {res.voltage_v:g} V")
         t.add_row("power", _fmt(res.power_w, " W"))
         for k, v in res.power_breakdown_w.items():

@@ -101,10 +101,13 @@ def sweep(
         )
         st = run_study(opts, cfg)
         best = export_study(st, cfg, out_dir, extra={"study": name, "storage": spec.url, "sampler": the_sampler, "seed": the_seed})
-        from explore.report import write_report
-
-        path = write_report(spec.url, name, out_dir)
-        notes.append(f"report: {path if path else out_dir}")
+        try:
+            from explore.report import write_report
+        except ImportError:
+            notes.append("report: explore/report.py is not installed in this checkout; skipped")
+        else:
+            path = write_report(spec.url, name, out_dir)
+            notes.append(f"report: {path if path else out_dir}")
         if spec.kind == "journal":
             notes.append(f"dashboard: optuna-dashboard {spec.url}")
     _summary(best, out_dir, notes)

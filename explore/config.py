@@ -428,11 +428,9 @@ def parse_config(data: dict[str, Any], source: str = "<memory>") -> SweepConfig:
 
 
 def _check_workload(w: Workload, source: str) -> None:
-    """Check the workload name (and params) against the workload library when it is present."""
-    try:
-        from sim.workloads import get_workload
-    except ImportError:
-        return
+    """Check the workload name (and params) against the workload library (sim.workloads)."""
+    from sim.workloads import get_workload
+
     try:
         get_workload(w.name, **w.params)
     except InputError as exc:

@@ -432,7 +432,7 @@ def section_layers(data: StudyData, det: Detail | None, layers: pd.DataFrame) ->
                                            "stall_fraction"]], "label", ["compute_total", "stall_total"], "layer",
                                 "cycles"))
         # roofline: dense-equivalent ops per DRAM byte against attained TOPS, with the array's roofs
-        peak = 2.0 * arch.rows * arch.cols * arch.m * arch.clock_mhz * 1e6 / 1e12
+        peak = det.ppa.peak_tops  # ppa.model's dense-equivalent peak of this array at its clock
         peak_dense = peak * (arch.n / arch.m) if arch.sparse else peak
         ai = df["ops_per_dram_byte"].replace(np.inf, np.nan)
         lo = max(float(np.nanmin(ai)) / 2 if ai.notna().any() else 0.1, 1e-3)

@@ -1,7 +1,8 @@
 """Drive the Amaranth PEs in Amaranth's Python simulator (async testbench API).
 
-The reference for correctness, not a fast path (about 3,000 PE-cycles/s). Used by the tests and
-``bench/bench_hw_sim.py``; vectors are the same arrays the golden models take.
+The reference for correctness, not a fast path (thousands of PE-cycles/s, measured by
+``bench/bench_hw_sim.py``). Used by the tests and that bench; vectors are the same arrays the
+golden models take.
 """
 
 from __future__ import annotations
