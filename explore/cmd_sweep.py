@@ -1,8 +1,8 @@
 """``sparsepe sweep CONFIG.toml``: search the design space (Optuna) or evaluate all of it (--grid).
 
 Writes ``DIR/trials.csv`` (one row per trial) and ``DIR/best.json`` (best feasible design, or the
-Pareto set for several objectives, or ``feasible: false`` with the binding limits), then calls the
-report writer when it is installed. Exit code 0 even when no design is feasible.
+Pareto set for several objectives, or ``feasible: false`` with the binding limits), then writes the
+report (:func:`explore.report.write_report`; not in --grid mode). Exit code 0 even when no design is feasible.
 """
 
 from __future__ import annotations
@@ -101,13 +101,9 @@ def sweep(
         )
         st = run_study(opts, cfg)
         best = export_study(st, cfg, out_dir, extra={"study": name, "storage": spec.url, "sampler": the_sampler, "seed": the_seed})
-        try:
-            from explore.report import write_report
-        except ImportError:
-            notes.append("report: explore/report.py is not installed in this checkout; skipped")
-        else:
-            path = write_report(spec.url, name, out_dir)
-            notes.append(f"report: {path if path else out_dir}")
+        from explore.report import write_report
+
+        notes.append(f"report: {write_report(spec.url, name, out_dir)}")
         if spec.kind == "journal":
             notes.append(f"dashboard: optuna-dashboard {spec.url}")
     _summary(best, out_dir, notes)

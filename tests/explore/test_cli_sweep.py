@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import optuna
 import pytest
@@ -51,13 +52,20 @@ primary = "perf_per_watt"
 @pytest.fixture
 def sweep_inproc(monkeypatch, tmp_path):
     """Run ``sparsepe sweep`` in this process with typer's CliRunner. The report writer (another
-    room, tested there, several seconds per call) is made unimportable, which the sweep handles by
-    skipping it with a note; the end-to-end subprocess test above keeps it."""
+    room, tested there, several seconds per call) is replaced by a recorder of its calls, exposed
+    as ``run.report_calls``; the end-to-end subprocess test above keeps the real one."""
     from typer.testing import CliRunner
 
+    import explore.report
     from explore.cli import app
 
-    monkeypatch.setitem(sys.modules, "explore.report", None)
+    calls = []
+
+    def fake_write_report(storage_url, study_name, out_dir, **kwargs):
+        calls.append((storage_url, study_name, Path(out_dir)))
+        return Path(out_dir) / "report.html"
+
+    monkeypatch.setattr(explore.report, "write_report", fake_write_report)
     monkeypatch.chdir(tmp_path)
 
     def run(args):
@@ -66,6 +74,7 @@ def sweep_inproc(monkeypatch, tmp_path):
             raise res.exception
         return res
 
+    run.report_calls = calls
     return run
 
 
@@ -103,7 +112,9 @@ def test_same_seed_same_trials_csv_via_cli(cfg_path, tmp_path, sweep_inproc):
     a = sweep_inproc([str(cfg_path), "--out", "a", "--seed", "4"])
     b = sweep_inproc([str(cfg_path), "--out", "b", "--seed", "4"])
     assert a.exit_code == 0 and b.exit_code == 0
-    assert "report: explore/report.py is not installed" in a.stderr
+    # the sweep hands the report writer its own storage, study name and output directory
+    assert sweep_inproc.report_calls == [(resolve_storage(None, Path(d)).url, "cli", Path(d)) for d in ("a", "b")]
+    assert "report:" in a.stderr and "report.html" in a.stderr.replace("\n", "")
     assert (tmp_path / "a" / "trials.csv").read_text() == (tmp_path / "b" / "trials.csv").read_text()
 
 
@@ -160,6 +171,7 @@ def test_no_feasible_design_exit_0_and_names_limit(cfg_path, tmp_path, sweep_inp
     best = json.loads((tmp_path / "o" / "best.json").read_text())
     assert best["feasible"] is False and "area_mm2" in best["binding_limits"]
     assert "no feasible design" in r.stderr
+    assert [c[1:] for c in sweep_inproc.report_calls] == [("cli", Path("o"))]   # the report is written all the same
 
 
 def test_unreachable_postgres_one_line_exit_2(cfg_path, tmp_path, run_cli):

@@ -11,7 +11,7 @@ from hw.golden import compress_nm, decode_meta, decompress_nm, encode_meta, gemm
 from hw.params import PEParams
 from hw.simulate import run_array_os, run_array_ws
 from hw.verilog import write_bundle
-from tests.hw.vbench import run_array_ws_iverilog
+from tests.hw.vbench import run_array_os_iverilog, run_array_ws_iverilog
 
 
 def _ws_case(rows, cols, t, p, seed):
@@ -88,12 +88,8 @@ def test_ws_array_illegal_metadata_drops_products():
     assert not decode_meta(int(meta[1, 2]))[1]
 
 
-@pytest.mark.parametrize("rows,cols,groups,p", [
-    (4, 4, 5, PEParams()),
-    (3, 2, 4, PEParams(pipeline=2, acc_bits=18)),
-    (2, 3, 3, PEParams(n=4, m=8, pipeline=3)),
-], ids=["4x4", "3x2_p2", "2x3_4of8_p3"])
-def test_os_array_gemm_tile(rows, cols, groups, p):
+def _os_case(rows, cols, groups, p):
+    """W (rows output channels, K = groups*M) dense -> N:M compressed; x (K, cols); extremes included."""
     rng = np.random.default_rng(rows + 7 * cols)
     lo_a, lo_w = -(1 << (p.act_bits - 1)), -(1 << (p.weight_bits - 1))
     k = groups * p.m
@@ -102,6 +98,17 @@ def test_os_array_gemm_tile(rows, cols, groups, p):
     x = rng.integers(lo_a, -lo_a, size=(k, cols))
     x[:, 0] = lo_a
     values, meta = compress_nm(dense, p.n, p.m)
+    return values, meta, x
+
+
+OS_CASES = [(4, 4, 5, PEParams()), (3, 2, 4, PEParams(pipeline=2, acc_bits=18)),
+            (2, 3, 3, PEParams(n=4, m=8, pipeline=3))]
+OS_IDS = ["4x4", "3x2_p2", "2x3_4of8_p3"]
+
+
+@pytest.mark.parametrize("rows,cols,groups,p", OS_CASES, ids=OS_IDS)
+def test_os_array_gemm_tile(rows, cols, groups, p):
+    values, meta, x = _os_case(rows, cols, groups, p)
     run = run_array_os(SparseArray(rows, cols, p, dataflow="os"), values, meta, x)
     assert run.out.tolist() == gemm_nm(values, meta, x, p.n, p.m, p.acc_bits).tolist()
     assert run.cycles == tile_cycles(rows, cols, groups, "os", pipeline=p.pipeline)
@@ -125,3 +132,14 @@ def test_iverilog_ws_array_matches_golden(tmp_path, rows, cols, t, p):
     out, last = run_array_ws_iverilog(paths["sparse_array"], p, rows, cols, values, meta, x, tmp_path)
     assert out.tolist() == gemm_nm(values, meta, x, p.n, p.m, p.acc_bits).tolist()
     assert last + 1 == tile_cycles(rows, cols, t, "ws", pipeline=p.pipeline)
+
+
+@pytest.mark.iverilog
+@pytest.mark.parametrize("rows,cols,groups,p", OS_CASES, ids=OS_IDS)
+def test_iverilog_os_array_matches_golden(tmp_path, rows, cols, groups, p):
+    values, meta, x = _os_case(rows, cols, groups, p)                       # as the Amaranth test
+    paths = write_bundle(tmp_path / "rtl", p, rows=rows, cols=cols, dataflow="os")
+    out, err, last = run_array_os_iverilog(paths["sparse_array"], p, rows, cols, values, meta, x, tmp_path)
+    assert out.tolist() == gemm_nm(values, meta, x, p.n, p.m, p.acc_bits).tolist()
+    assert last + 1 == tile_cycles(rows, cols, groups, "os", pipeline=p.pipeline)
+    assert err == 0

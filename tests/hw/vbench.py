@@ -131,3 +131,67 @@ endmodule
             cols_v = [(word >> (c * p.acc_bits)) & ((1 << p.acc_bits) - 1) for c in range(cols)]
             rows_out.append([v - (1 << p.acc_bits) if v >> (p.acc_bits - 1) else v for v in cols_v])
     return np.array(rows_out, dtype=np.int64).T, last
+
+
+def run_array_os_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values, meta, x, work: Path):
+    """Same schedule as ``hw.simulate.run_array_os`` (the K/M groups back to back from edge 0, in_clear
+    on the first, in_last on the last) on the generated output-stationary ``sparse_array``; returns
+    (out (R, C), err bits, last_edge) from the single ``out_valid`` pulse."""
+    values, meta, x = np.asarray(values), np.asarray(meta), np.asarray(x)
+    G = meta.shape[1]
+    aw, ww, mw = cols * p.m * p.act_bits, rows * p.n * p.weight_bits, rows * p.meta_bits
+    width = 3 + mw + ww + aw
+    words = []
+    for g in range(G):
+        wv = sum(pack_lanes(values[i, g * p.n:(g + 1) * p.n], p.weight_bits) << (i * p.n * p.weight_bits)
+                 for i in range(rows))
+        mv = sum(int(meta[i, g]) << (i * p.meta_bits) for i in range(rows))
+        av = sum(pack_lanes(x[g * p.m:(g + 1) * p.m, j], p.act_bits) << (j * p.m * p.act_bits) for j in range(cols))
+        ctl = 0b100 | (0b010 if g == 0 else 0) | (0b001 if g == G - 1 else 0)     # valid, clear, last
+        words.append((ctl << (mw + ww + aw)) | (mv << (ww + aw)) | (wv << aw) | av)
+    (work / "vectors.hex").write_text("\n".join(f"{w:0{(width + 3) // 4}x}" for w in words) + "\n")
+    latency = rows + cols + p.pipeline - 2
+    tb = f"""`timescale 1ns/1ps
+module tb;
+  reg clk = 0;
+  reg rst = 1;
+  reg in_valid = 0;
+  reg in_clear = 0;
+  reg in_last = 0;
+  reg [{ww - 1}:0] in_w = 0;
+  reg [{mw - 1}:0] in_meta = 0;
+  reg [{aw - 1}:0] in_act = 0;
+  wire out_valid;
+  wire [{rows * cols * p.acc_bits - 1}:0] out_acc;
+  wire [{rows - 1}:0] out_meta_err;
+  reg [{width - 1}:0] vec [0:{G - 1}];
+  integer k;
+  sparse_array dut (.clk(clk), .rst(rst), .in_valid(in_valid), .in_clear(in_clear), .in_last(in_last),
+    .in_w(in_w), .in_meta(in_meta), .in_act(in_act), .out_valid(out_valid), .out_acc(out_acc),
+    .out_meta_err(out_meta_err));
+  always #5 clk = ~clk;
+  initial begin
+    $readmemh("vectors.hex", vec);
+    @(posedge clk); #1 rst = 0;
+    for (k = 0; k < {G + latency + 2}; k = k + 1) begin
+      if (k < {G}) {{in_valid, in_clear, in_last, in_meta, in_w, in_act}} = vec[k];
+      else begin in_valid = 0; in_clear = 0; in_last = 0; end
+      @(posedge clk); #1;
+      if (out_valid) $display("OUT %0d %h %b", k, out_acc, out_meta_err);
+    end
+    $finish;
+  end
+endmodule
+"""
+    (work / "tb.v").write_text(tb)
+    subprocess.run(["iverilog", "-g2005", "-o", "sim.vvp", "tb.v", str(vfile)], cwd=work, check=True,
+                   capture_output=True, text=True)
+    res = subprocess.run(["vvp", "-n", "sim.vvp"], cwd=work, check=True, capture_output=True, text=True)
+    pulses = [ln.split()[1:] for ln in res.stdout.splitlines() if ln.startswith("OUT ")]
+    if len(pulses) != 1:
+        raise AssertionError(f"expected one out_valid pulse per tile, got {len(pulses)}:\n{res.stdout}")
+    k, word, err = int(pulses[0][0]), int(pulses[0][1], 16), int(pulses[0][2], 2)
+    mask, sign = (1 << p.acc_bits) - 1, 1 << (p.acc_bits - 1)
+    vals = [(word >> (e * p.acc_bits)) & mask for e in range(rows * cols)]
+    out = np.array([v - (1 << p.acc_bits) if v & sign else v for v in vals], dtype=np.int64).reshape(rows, cols)
+    return out, err, k
