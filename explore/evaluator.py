@@ -312,7 +312,11 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
         out["energy_per_mac_pj"][i] = energy / (ops / 2.0) * 1e12
         out["dram_bytes"][i] = dram_b / W
         out["thermal_runaway"][i] = float(runaway)
-    ideal = sum(a * s["ideal_speedup"] for a, s in zip(weights, sims)) / W
+    # Aggregated like effective_speedup (time-weighted): the mix's dense time over the mix's time
+    # at each workload's ideal bound.
+    dense_t = [s["dense_total_cycles"] for s in sims]
+    ideal = (sum(a * t for a, t in zip(weights, dense_t))
+             / sum(a * t / s["ideal_speedup"] for a, t, s in zip(weights, dense_t, sims)))
     out["ideal_speedup"] = np.asarray(ideal, float)
     if cfg.limits.p99_latency_ms is not None:
         out["p99_latency_ms"] = np.max(np.stack([_p99_ms(ctx, w, d) for w in ctx.workloads]), axis=0)

@@ -557,8 +557,11 @@ def _totals(r: dict[str, np.ndarray], dense: dict[str, np.ndarray], count: np.nd
     out["effective_speedup"] = dense_busy / total
     fb = (~r["sparse"]) & hw_sparse
     out["fallback_fraction"] = (busy * fb).sum(-1) / total
-    # ideal bound: Amdahl over the dense-run compute time, sparse layers shrunk by N/M, no stalls
-    dc = (dense["cycles"] + 1) * count
+    # ideal bound: Amdahl over the dense run's time (stalls included, as in effective_speedup),
+    # sparsifiable layers shrunk by N/M, fallback layers unchanged. A sparse layer cannot beat its
+    # dense time x N/M (compute folds at best halve, weight traffic at best halves and metadata
+    # adds to it), so effective_speedup <= ideal_speedup <= M/N.
+    dc = (dense["cycles"] + 1 + dense["stall_cycles"]) * count
     can = sparsifiable & hw_sparse
     out["ideal_speedup"] = dc.sum(-1) / (dc * np.where(can, n / m, 1.0)).sum(-1)
     out["metadata_overhead"] = out["metadata_bytes"] / np.maximum(out["dram_weight_bytes"], 1e-30)

@@ -226,3 +226,18 @@ def test_scalesim_user_mode_stall_free_when_operands_fit():
                       ofmap_kb=64, port_words=(2, 2, 2))
     r = simulate(w, big)
     assert int(r.layers["stall_cycles"][0]) == 0 and int(r.layers["cycles"][0]) == 2189
+
+
+def test_effective_speedup_never_exceeds_the_ideal_bound_even_when_memory_bound():
+    # Llama decode is memory bound: the dense baseline stalls on weight traffic, so the ideal
+    # (Amdahl) bound must be taken over the dense run's time with its stalls, or a sparse design
+    # that halves weight traffic would appear to beat it.
+    from sim.perf import ArrayConfig, simulate
+    from sim.workloads import get_workload
+
+    wl = get_workload("llama2-7b-decode", seq=512, batch=8)
+    for gbps in (25.0, 100.0, 400.0, 3200.0):
+        r = simulate(wl, ArrayConfig(rows=64, cols=128, sram_kb=512, clock_mhz=1700, dram_gbps=gbps))
+        t = r.totals
+        assert t["effective_speedup"] <= t["ideal_speedup"] * (1 + 1e-12) <= 2.0 * (1 + 1e-12), (gbps, t)
+    assert t["effective_speedup"] > 1.0
