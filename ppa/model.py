@@ -161,7 +161,7 @@ class PPAResult:
     design: DesignPoint
     area_mm2: float
     area_breakdown_mm2: dict
-    fmax_mhz: float  # at the top of the voltage range
+    fmax_mhz: float  # the best over the modelled voltage range (the delay fits need not be monotonic)
     fmax_at_voltage_mhz: float
     voltage_v: float
     clock_mhz: float

@@ -11,20 +11,40 @@ from hw.params import PEParams
 from hw.simulate import pack_lanes
 
 
+def _write_vectors(work: Path, words, width: int) -> None:
+    """The stimulus words as a $readmemh file, one zero-padded hex word per line."""
+    (work / "vectors.hex").write_text("\n".join(f"{w:0{(width + 3) // 4}x}" for w in words) + "\n")
+
+
+def _run_tb(work: Path, tb: str, vfile: Path) -> str:
+    """Compile the testbench with the generated module (Verilog-2005) and run it; its stdout."""
+    (work / "tb.v").write_text(tb)
+    subprocess.run(["iverilog", "-g2005", "-o", "sim.vvp", "tb.v", str(vfile)], cwd=work, check=True,
+                   capture_output=True, text=True)
+    return subprocess.run(["vvp", "-n", "sim.vvp"], cwd=work, check=True, capture_output=True, text=True).stdout
+
+
+def _unpack_signed(word: int, lanes: int, bits: int) -> list[int]:
+    """Split a packed word into ``lanes`` two's-complement fields of ``bits`` (lane 0 lowest)."""
+    mask, sign = (1 << bits) - 1, 1 << (bits - 1)
+    vals = [(word >> (i * bits)) & mask for i in range(lanes)]
+    return [v - (1 << bits) if v & sign else v for v in vals]
+
+
 def run_pe_iverilog(vfile: Path, module: str, p: PEParams, acts, w, metas, clears, valid, work: Path):
     """Drive ``module`` (sparse_pe or dense_pe) cycle by cycle; return (acc, err, out_cycle) lists."""
     has_meta = metas is not None
     w_lanes = np.asarray(w).shape[1]
     aw, ww, mw = p.m * p.act_bits, w_lanes * p.weight_bits, p.meta_bits if has_meta else 0
     width = 2 + mw + ww + aw
-    lines = []
+    words = []
     for k in range(len(acts)):
         word = pack_lanes(acts[k], p.act_bits) | (pack_lanes(w[k], p.weight_bits) << aw)
         if has_meta:
             word |= int(metas[k]) << (aw + ww)
         word |= (int(clears[k]) << (aw + ww + mw)) | (int(valid[k]) << (aw + ww + mw + 1))
-        lines.append(f"{word:0{(width + 3) // 4}x}")
-    (work / "vectors.hex").write_text("\n".join(lines) + "\n")
+        words.append(word)
+    _write_vectors(work, words, width)
     t = len(acts)
     meta_decl = f"  reg [{mw - 1}:0] in_meta = 0;\n" if has_meta else ""
     meta_conn = "    .in_meta(in_meta),\n" if has_meta else ""
@@ -61,11 +81,8 @@ module tb;
   end
 endmodule
 """
-    (work / "tb.v").write_text(tb)
-    subprocess.run(["iverilog", "-g2005", "-o", "sim.vvp", "tb.v", str(vfile)], cwd=work, check=True,
-                   capture_output=True, text=True)
-    out = subprocess.run(["vvp", "-n", "sim.vvp"], cwd=work, check=True, capture_output=True, text=True)
-    rows = [ln.split()[1:] for ln in out.stdout.splitlines() if ln.startswith("OUT ")]
+    out = _run_tb(work, tb, vfile)
+    rows = [ln.split()[1:] for ln in out.splitlines() if ln.startswith("OUT ")]
     return [int(r[1]) for r in rows], [bool(int(r[2])) for r in rows], [int(r[0]) for r in rows]
 
 
@@ -85,7 +102,7 @@ def run_array_ws_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values
         words.append((1 << (width - 1)) | (mv << (aw + ww)) | (wv << aw))
     for t in range(T):
         words.append((1 << (width - 2)) | pack_lanes(x[:, t], p.act_bits))
-    (work / "vectors.hex").write_text("\n".join(f"{w:0{(width + 3) // 4}x}" for w in words) + "\n")
+    _write_vectors(work, words, width)
     n = len(words)
     latency = rows + cols + p.pipeline - 2
     tb = f"""`timescale 1ns/1ps
@@ -119,17 +136,12 @@ module tb;
   end
 endmodule
 """
-    (work / "tb.v").write_text(tb)
-    subprocess.run(["iverilog", "-g2005", "-o", "sim.vvp", "tb.v", str(vfile)], cwd=work, check=True,
-                   capture_output=True, text=True)
-    res = subprocess.run(["vvp", "-n", "sim.vvp"], cwd=work, check=True, capture_output=True, text=True)
     rows_out, last = [], -1
-    for ln in res.stdout.splitlines():
+    for ln in _run_tb(work, tb, vfile).splitlines():
         if ln.startswith("OUT "):
             _, k, word = ln.split()
-            word, last = int(word, 16), int(k)
-            cols_v = [(word >> (c * p.acc_bits)) & ((1 << p.acc_bits) - 1) for c in range(cols)]
-            rows_out.append([v - (1 << p.acc_bits) if v >> (p.acc_bits - 1) else v for v in cols_v])
+            last = int(k)
+            rows_out.append(_unpack_signed(int(word, 16), cols, p.acc_bits))
     return np.array(rows_out, dtype=np.int64).T, last
 
 
@@ -149,7 +161,7 @@ def run_array_os_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values
         av = sum(pack_lanes(x[g * p.m:(g + 1) * p.m, j], p.act_bits) << (j * p.m * p.act_bits) for j in range(cols))
         ctl = 0b100 | (0b010 if g == 0 else 0) | (0b001 if g == G - 1 else 0)     # valid, clear, last
         words.append((ctl << (mw + ww + aw)) | (mv << (ww + aw)) | (wv << aw) | av)
-    (work / "vectors.hex").write_text("\n".join(f"{w:0{(width + 3) // 4}x}" for w in words) + "\n")
+    _write_vectors(work, words, width)
     latency = rows + cols + p.pipeline - 2
     tb = f"""`timescale 1ns/1ps
 module tb;
@@ -183,15 +195,10 @@ module tb;
   end
 endmodule
 """
-    (work / "tb.v").write_text(tb)
-    subprocess.run(["iverilog", "-g2005", "-o", "sim.vvp", "tb.v", str(vfile)], cwd=work, check=True,
-                   capture_output=True, text=True)
-    res = subprocess.run(["vvp", "-n", "sim.vvp"], cwd=work, check=True, capture_output=True, text=True)
-    pulses = [ln.split()[1:] for ln in res.stdout.splitlines() if ln.startswith("OUT ")]
+    stdout = _run_tb(work, tb, vfile)
+    pulses = [ln.split()[1:] for ln in stdout.splitlines() if ln.startswith("OUT ")]
     if len(pulses) != 1:
-        raise AssertionError(f"expected one out_valid pulse per tile, got {len(pulses)}:\n{res.stdout}")
+        raise AssertionError(f"expected one out_valid pulse per tile, got {len(pulses)}:\n{stdout}")
     k, word, err = int(pulses[0][0]), int(pulses[0][1], 16), int(pulses[0][2], 2)
-    mask, sign = (1 << p.acc_bits) - 1, 1 << (p.acc_bits - 1)
-    vals = [(word >> (e * p.acc_bits)) & mask for e in range(rows * cols)]
-    out = np.array([v - (1 << p.acc_bits) if v & sign else v for v in vals], dtype=np.int64).reshape(rows, cols)
+    out = np.array(_unpack_signed(word, rows * cols, p.acc_bits), dtype=np.int64).reshape(rows, cols)
     return out, err, k
