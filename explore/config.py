@@ -192,13 +192,23 @@ def _check_choice(name: str, c: Any) -> None:
 
 
 def parse_sparsity(value: Any) -> tuple[int, int, bool]:
-    """'2:4' -> (2, 4, True); 'dense' -> (2, 4, False): a dense PE of M = 4 (4 activations and 4
+    """'2:4' -> (2, 4, True); 'dense' (or 'dense:4') -> (2, 4, False): a dense PE of M = 4 (4 activations and 4
     weights, 4 multiplies per cycle), covering as many reduction elements per cycle as the 2:4 PE
-    (docs/design.md); N is unused by the dense PE but kept valid for the models' N:M checks."""
+    (docs/design.md); N is unused by the dense PE but kept valid for the models' N:M checks.
+    '2:4+dense' -> (2, 4, True): the sparse PE with a full-rate dense path (:func:`has_dense_path`)."""
     if value == "dense":
         return (2, 4, False)
+    if isinstance(value, str) and value.startswith("dense:"):  # a dense PE of another M (a twin's)
+        try:
+            m = int(value[6:])
+            check_nm(m // 2, m)
+        except (ValueError, InputError):
+            raise ValueError(f"sparsity: expected 'dense:M' with M a power of two >= 2, got {value!r}") from None
+        return (m // 2, m, False)
+    if isinstance(value, str) and value.endswith(DENSE_PATH_SUFFIX):
+        value = value[: -len(DENSE_PATH_SUFFIX)]
     if not isinstance(value, str) or value.count(":") != 1:
-        raise ValueError(f"sparsity: expected 'N:M' or 'dense', got {value!r}")
+        raise ValueError(f"sparsity: expected 'N:M', 'N:M+dense' or 'dense', got {value!r}")
     a, b = value.split(":")
     try:
         n, m = int(a), int(b)
@@ -209,6 +219,23 @@ def parse_sparsity(value: Any) -> tuple[int, int, bool]:
     except InputError as exc:
         raise ValueError(f"sparsity {value!r}: {exc}") from None
     return (n, m, True)
+
+
+#: Suffix of a sparsity value whose sparse PE also has a full-rate dense path ("2:4+dense"): M
+#: multipliers, a dense group of M per cycle, M/N N:M groups per cycle (NVIDIA's sparse tensor
+#: cores; hw.pe.SparsePE(dense_path=True)).
+DENSE_PATH_SUFFIX = "+dense"
+
+
+def has_dense_path(value: Any) -> bool:
+    """True for an 'N:M+dense' sparsity value (a valid one; see :func:`parse_sparsity`)."""
+    return isinstance(value, str) and value.endswith(DENSE_PATH_SUFFIX) and value != "dense"
+
+
+def dense_twin_sparsity(value: Any) -> str:
+    """The sparsity value of the same array with dense PEs covering the same M per cycle."""
+    n, m, _ = parse_sparsity(value)
+    return "dense" if m == 4 else f"dense:{m}"
 
 
 def sparsity_option(text: str, where: str = "--sparsity") -> tuple[bool, int, int]:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from explore.config import SweepConfig, parse_sparsity
+from explore.config import SweepConfig, dense_twin_sparsity, has_dense_path, parse_sparsity
 from hw.errors import InputError
 from ppa import thermal as _thermal
 
@@ -70,6 +70,7 @@ class EvalContext:
     quality: dict[tuple[int, int], float] = field(default_factory=dict)  # (n, m) -> quality_delta
     quality_results: dict[tuple[int, int], Any] = field(default_factory=dict)  # (n, m) -> sim.quality.ReferenceResult
     traces: dict[tuple, Any] = field(default_factory=dict)  # PE configuration -> ppa.activity.PETrace
+    twins: dict[tuple, dict[str, float]] = field(default_factory=dict)  # dense twin point -> its metrics
 
 
 _CONTEXTS: dict[int, EvalContext] = {}
@@ -138,6 +139,7 @@ def _design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, 
     P = len(next(iter(cols.values())))
     out = {k: np.asarray(v) for k, v in cols.items()}
     nms = [parse_sparsity(s) for s in out["sparsity"]]
+    out["dense_path"] = np.array([has_dense_path(s) for s in out["sparsity"]], dtype=bool)
     out["n"] = np.array([x[0] for x in nms], dtype=np.int64)
     out["m"] = np.array([x[1] for x in nms], dtype=np.int64)
     out["sparse"] = np.array([x[2] for x in nms], dtype=bool)
@@ -158,7 +160,7 @@ def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict
     params = {
         "rows": d["rows"], "cols": d["cols"], "sram_kb": d["sram_kb"], "clock_mhz": d["clock_mhz"],
         "dram_gbps": d["dram_gbps"], "dataflow": np.asarray([str(x) for x in d["dataflow"]]),
-        "n": d["n"], "m": d["m"], "sparse": d["sparse"],
+        "n": d["n"], "m": d["m"], "sparse": d["sparse"], "dense_path": d["dense_path"],
         "act_bits": np.full(len(d["rows"]), cfg.fixed.act_bits), "weight_bits": np.full(len(d["rows"]), cfg.fixed.weight_bits),
     }
     r = simulate_grid(wl_workload, params)
@@ -171,12 +173,18 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
     cfg = ctx.cfg
     f = cfg.fixed
     dram_type = str(d["dram"][i])
+    if cfg.space.dram is not None:
+        units = int(f.dram_units.get(dram_type, 1))
+    else:  # a bandwidth axis: as many units of fixed.dram_type as that bandwidth needs
+        from ppa.dram import dram
+
+        units = max(1, math.ceil(float(d["dram_gbps"][i]) / dram(dram_type).gb_per_s - 1e-9))
     design = DesignPoint(
         rows=int(d["rows"][i]), cols=int(d["cols"][i]), sram_kb=float(d["sram_kb"][i]),
         clock_mhz=float(d["clock_mhz"][i]), node_nm=int(d["node_nm"][i]), act_bits=f.act_bits,
         weight_bits=f.weight_bits, acc_bits=f.acc_bits, n=int(d["n"][i]), m=int(d["m"][i]),
         sparse=bool(d["sparse"][i]), pipeline=int(d["pipeline"][i]), dram=dram_type,
-        dram_units=int(f.dram_units.get(dram_type, 1)), cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
+        dram_units=units, cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
         t_ambient_c=f.ambient_c, sram_banks=f.sram_banks,
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else _thermal.TJ_MAX_C_DEFAULT,
     )
@@ -191,6 +199,18 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
     )
     trace = _activity_trace(ctx, design) if cfg.fixed.activity_trace == "reference" else None
     return estimate(design, act, trace=trace)
+
+
+#: ppa.model reasons that another constraint already carries: the clock above fmax (the timing
+#: constraint) and the junction temperature above the T_j limit (max_tj_c). Every other reason ppa
+#: gives (thermal runaway, power density above the cooling limit, DRAM traffic above the memory's
+#: bandwidth, ...) makes the design infeasible through the ``ppa_infeasible`` constraint.
+_COVERED_REASONS = ("clock ", "junction temperature ")
+
+
+def ppa_only_reasons(r) -> list[str]:
+    """ppa.model.PPAResult.infeasible_reasons that no other constraint of the study carries."""
+    return [x for x in r.infeasible_reasons if not x.startswith(_COVERED_REASONS)]
 
 
 def _activity_trace(ctx: EvalContext, design):
@@ -234,8 +254,110 @@ def _p99_ms(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str, np.ndarray]:
-    """Every metric for P points (columns: one array of length P per axis)."""
-    return _evaluate_columns(columns, ctx)
+    """Every metric for P points (columns: one array of length P per axis), with the dense twins'
+    comparison metrics (:func:`_twin_metrics`)."""
+    out = _evaluate_columns(columns, ctx)
+    out.update(_twin_metrics(columns, out, ctx))
+    return out
+
+
+# ---- dense twins ---------------------------------------------------------------------------------
+#
+# Every design is compared with dense designs costed by exactly the same method (the same
+# _evaluate_columns: sim.perf cycles and stalls, ppa.model area and power, same SRAM, clock, node,
+# pipeline, dataflow and memory):
+#   iso-array twin: the same R x C array with dense PEs covering the same M per cycle;
+#   iso-area twin:  the dense array, over the rows x cols the study's space offers, with the largest
+#                   area not above the design's (ties: the lower latency, then the smaller array).
+# Ratios are design / twin for perf-per-watt, area and energy, twin / design for latency (speedup
+# > 1: the design is faster). When no dense array of the space fits in the design's area, the
+# iso-area twin is the smallest dense array (iso_area_dense_fits = 0, area ratio > 1). Twin evaluations are memoised in the context (many trials share them).
+
+def twin_points(point: dict[str, Any], cfg: SweepConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(iso-array twin, iso-area candidates) of one design point, as points of the same axes."""
+    from explore.grid import axis_values
+
+    dense = dense_twin_sparsity(point["sparsity"])
+    iso_array = {**point, "sparsity": dense}
+    vals = axis_values(cfg) if _discrete(cfg, ("rows", "cols")) else {}
+    rows = vals.get("rows", [point["rows"]])
+    cols = vals.get("cols", [point["cols"]])
+    cands = [{**point, "sparsity": dense, "rows": int(r), "cols": int(c)} for r in rows for c in cols]
+    return iso_array, cands
+
+
+def _discrete(cfg: SweepConfig, axes: tuple[str, ...]) -> bool:
+    from explore.config import axis_choices
+
+    for a in axes:
+        if axis_choices(cfg.space, a) is None:
+            r = cfg.space.axis(a)
+            if r.step is None and r.grid_points is None and r.min != r.max:
+                return False
+    return True
+
+
+def _key(point: dict[str, Any]) -> tuple:
+    return tuple(sorted((k, v.item() if isinstance(v, np.generic) else v) for k, v in point.items()))
+
+
+def _twin_eval(points: list[dict[str, Any]], ctx: EvalContext) -> list[dict[str, float]]:
+    """Metrics of dense twin points, memoised in ``ctx.twins``; new ones in one vectorised call."""
+    new = []
+    seen = set()
+    for p in points:
+        k = _key(p)
+        if k not in ctx.twins and k not in seen:
+            seen.add(k)
+            new.append(p)
+    if new:
+        cols = {a: np.array([p[a] for p in new], dtype=object if isinstance(new[0][a], str) else None) for a in new[0]}
+        res = _evaluate_columns(cols, ctx)
+        for i, p in enumerate(new):
+            ctx.twins[_key(p)] = {k: float(v[i]) for k, v in res.items()}
+    return [ctx.twins[_key(p)] for p in points]
+
+
+def _twin_metrics(columns: dict[str, np.ndarray], out: dict[str, np.ndarray], ctx: EvalContext) -> dict[str, np.ndarray]:
+    P = len(out["latency_ms"])
+    names = list(columns)
+    res = {k: np.full(P, np.nan) for k in (
+        "speedup_vs_dense_design", "perf_per_watt_vs_dense_design", "area_vs_dense_design",
+        "energy_vs_dense_design", "speedup_vs_iso_area_dense", "perf_per_watt_vs_iso_area_dense",
+        "iso_area_dense_rows", "iso_area_dense_cols", "iso_area_dense_area_ratio", "iso_area_dense_fits")}
+    for i in range(P):
+        point = {a: columns[a][i] for a in names}
+        point = {a: (v.item() if isinstance(v, np.generic) else v) for a, v in point.items()}
+        iso_array, cands = twin_points(point, ctx.cfg)
+        tw, *cm = _twin_eval([iso_array, *cands], ctx)
+        lat, ppw, area, e = (float(out[k][i]) for k in ("latency_ms", "perf_per_watt", "area_mm2", "energy_per_inference_mj"))
+        res["speedup_vs_dense_design"][i] = tw["latency_ms"] / lat
+        res["perf_per_watt_vs_dense_design"][i] = ppw / tw["perf_per_watt"] if tw["perf_per_watt"] > 0 else 0.0
+        res["area_vs_dense_design"][i] = area / tw["area_mm2"]
+        res["energy_vs_dense_design"][i] = e / tw["energy_per_inference_mj"]
+        j, m, fits = iso_area_choice(area, cands, cm)
+        res["speedup_vs_iso_area_dense"][i] = m["latency_ms"] / lat
+        res["perf_per_watt_vs_iso_area_dense"][i] = ppw / m["perf_per_watt"] if m["perf_per_watt"] > 0 else 0.0
+        res["iso_area_dense_rows"][i] = cands[j]["rows"]
+        res["iso_area_dense_cols"][i] = cands[j]["cols"]
+        res["iso_area_dense_area_ratio"][i] = m["area_mm2"] / area
+        res["iso_area_dense_fits"][i] = float(fits)
+    return res
+
+
+def iso_area_choice(area_mm2: float, cands: list[dict[str, Any]], metrics: list[dict[str, float]]
+                    ) -> tuple[int, dict[str, float], bool]:
+    """(index, metrics, fits) of the iso-area dense twin among ``cands``: the largest dense array
+    whose area does not exceed ``area_mm2`` (ties: lower latency, then fewer PEs). When even the
+    smallest dense array is larger, it is that smallest one, with ``fits`` False: the comparison
+    then favours the dense side, and the report says so (``iso_area_dense_area_ratio`` > 1)."""
+    fit = [j for j, m in enumerate(metrics) if m["area_mm2"] <= area_mm2 * (1 + 1e-12)]
+    if not fit:
+        j = min(range(len(cands)), key=lambda j: (metrics[j]["area_mm2"], metrics[j]["latency_ms"]))
+        return j, metrics[j], False
+    j = min(fit, key=lambda j: (-metrics[j]["area_mm2"], metrics[j]["latency_ms"],
+                                cands[j]["rows"] * cands[j]["cols"]))
+    return j, metrics[j], True
 
 
 def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
@@ -251,7 +373,7 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
     names = ("area_mm2", "fmax_mhz", "voltage_v", "peak_tops", "power_w", "energy_per_inference_mj",
              "perf_per_watt", "effective_tops", "latency_ms", "tj_c", "power_density_w_mm2", "stall_fraction",
              "effective_speedup", "ideal_speedup", "utilization", "energy_per_mac_pj", "dram_bytes",
-             "thermal_runaway")
+             "thermal_runaway", "fmax_at_voltage_mhz", "ppa_infeasible")
     out = {k: np.zeros(P) for k in names}
     W = weights.sum()
     for i in range(P):
@@ -263,9 +385,11 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
         dram_b = 0.0
         r = None
         by_wl: dict[str, Any] = {}
+        ppa_bad = 0.0
         for w, a, sim in zip(ctx.workloads, weights, sims):
             r = _ppa(ctx, d, i, sim)
             by_wl[w.name] = r
+            ppa_bad = max(ppa_bad, float(bool(ppa_only_reasons(r))))
             t = float(sim["total_cycles"][i]) / (float(d["clock_mhz"][i]) * 1e6)
             ops += a * 2.0 * float(sim["dense_macs"][i])
             time_s += a * t
@@ -294,6 +418,8 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
         for k, v in r.area_breakdown_mm2.items():
             out.setdefault(f"area_{k}_mm2", np.zeros(P))[i] = v
         out["fmax_mhz"][i] = r.fmax_mhz
+        out["fmax_at_voltage_mhz"][i] = r.fmax_at_voltage_mhz
+        out["ppa_infeasible"][i] = ppa_bad
         out["voltage_v"][i] = r.voltage_v
         out["peak_tops"][i] = r.peak_tops
         out["power_w"][i] = energy / time_s
@@ -361,6 +487,7 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     cols = _point_columns(point)
     ppas: list[dict[str, Any]] = []
     res = _evaluate_columns(cols, ctx, ppas)
+    res.update(_twin_metrics(cols, res, ctx))
     metrics = {k: float(v[0]) for k, v in res.items()}
     d = _design_columns(cfg, cols)
     n, m, sparse = int(d["n"][0]), int(d["m"][0]), bool(d["sparse"][0])

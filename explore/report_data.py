@@ -22,7 +22,7 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from explore.config import LIMIT_CONSTRAINTS, SweepConfig, load_config, parse_config
+from explore.config import SweepConfig, load_config, parse_config
 from explore.storage import _redact, open_storage, resolve_storage
 from explore.study import (
     CONFIG_ATTR,
@@ -30,8 +30,8 @@ from explore.study import (
     EVALUATOR_ATTR,
     SWEEP_ATTR,
     FINGERPRINT_ATTR,
-    TIMING_CONSTRAINT,
     config_fingerprint,
+    study_constraint_names,
     study_records,
     summarise,
 )
@@ -105,7 +105,7 @@ def load_study_data(storage_url: str, study_name: str, *, config: str | Path | S
     for t in study.get_trials(deepcopy=False):
         counts[t.state.name] = counts.get(t.state.name, 0) + 1
     ev = evaluator or attrs.get(EVALUATOR_ATTR) or DEFAULT_EVALUATOR
-    cnames = [LIMIT_CONSTRAINTS[k] for k in cfg.limits.active()] + [TIMING_CONSTRAINT]
+    cnames = study_constraint_names(cfg, [r["constraints"] for r in records])
     data = StudyData(
         study_name=study_name, storage_url=_redact(spec.url), storage_kind=spec.kind, cfg=cfg,  # no password in a report
         config_json=cfg.model_dump(mode="json", exclude={"source"}), fingerprint=fp,

@@ -20,7 +20,7 @@ import pandas as pd
 from explore.config import LIMIT_CONSTRAINTS, axis_choices, is_integer_axis
 from explore.report_data import Detail, Evaluator, StudyData
 from explore.report_figures import FEASIBLE_LABEL, Figure, Line
-from explore.study import TIMING_CONSTRAINT, constraint_values
+from explore.study import PPA_CONSTRAINT, TIMING_CONSTRAINT, constraint_values
 
 # ---- thresholds of the rules (printed in the report) -----------------------------------------------
 
@@ -46,9 +46,11 @@ MECHANISM = {
     "p99_latency_ms": "scheduling",
     "quality_delta": "precision",
     TIMING_CONSTRAINT: "compute",
+    PPA_CONSTRAINT: "thermal",
 }
 UNITS = {"stall_fraction": "", "tj_c": "C", "power_density_w_mm2": "W/mm^2", "area_mm2": "mm^2",
-         "p99_latency_ms": "ms", "quality_delta": "(fraction)", TIMING_CONSTRAINT: "MHz"}
+         "p99_latency_ms": "ms", "quality_delta": "(fraction)", TIMING_CONSTRAINT: "MHz",
+         PPA_CONSTRAINT: ""}
 #: Metrics shown for a design wherever they exist, in this order.
 KEY_METRICS = ("perf_per_watt", "effective_tops", "power_w", "area_mm2", "clock_mhz", "fmax_mhz", "voltage_v",
                "tj_c", "power_density_w_mm2", "stall_fraction", "effective_speedup", "ideal_speedup",
@@ -105,7 +107,7 @@ def _point_label(params: dict[str, Any]) -> str:
 
 
 def _limit_value(data: StudyData, cname: str) -> float | None:
-    if cname == TIMING_CONSTRAINT:
+    if cname in (TIMING_CONSTRAINT, PPA_CONSTRAINT):
         return None
     return data.cfg.limits.active().get(METRIC_LIMIT[cname])
 
@@ -113,6 +115,8 @@ def _limit_value(data: StudyData, cname: str) -> float | None:
 def _metric_of_constraint(cname: str, m: dict[str, Any]) -> float | None:
     if cname == TIMING_CONSTRAINT:
         return _f(m.get("clock_mhz"))
+    if cname == PPA_CONSTRAINT:
+        return _f(m.get("ppa_infeasible"))
     return _f(m.get(cname))
 
 
@@ -137,6 +141,9 @@ def _describe_constraint(data: StudyData, cname: str, value: float, m: dict[str,
     if cname == TIMING_CONSTRAINT:
         return (f"clock {fmt(m.get('clock_mhz'))} MHz vs fmax {fmt(m.get('fmax_mhz'))} MHz "
                 f"({pct(abs(value))} {'over' if value > 0 else 'under'})")
+    if cname == PPA_CONSTRAINT:
+        return ("ppa.model: the design cannot operate (thermal runaway, power density above the cooling limit "
+                "or DRAM traffic above its bandwidth)" if value > 0 else "ppa.model: the design can operate")
     lim = _limit_value(data, cname)
     side = "over" if value > 0 else "under"
     unit = UNITS.get(cname, "")
@@ -216,7 +223,7 @@ def _limit_table(data: StudyData) -> Table:
         fails = sum(1 for v, _ in vals if v > 0)
         v, r = min(vals, key=lambda vr: (vr[0], vr[1]["number"]))
         lim = _limit_value(data, c)
-        t.rows.append([c, "clock <= fmax" if c == TIMING_CONSTRAINT else fmt(lim), f"{fails}/{len(vals)}",
+        t.rows.append([c, {TIMING_CONSTRAINT: "clock <= fmax", PPA_CONSTRAINT: "can operate"}.get(c, fmt(lim)), f"{fails}/{len(vals)}",
                        f"trial {r['number']}", f"{v:+.4g}", fmt(_metric_of_constraint(c, r["metrics"]))])
     return t
 

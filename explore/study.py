@@ -68,6 +68,9 @@ EVALUATOR_ATTR = "evaluator"
 SWEEP_ATTR = "sweep"
 #: Constraint always present: the clock must not exceed the achievable fmax.
 TIMING_CONSTRAINT = "timing"
+#: ppa.model found the design unable to run for a reason no limit carries (thermal runaway, power
+#: density above the cooling stack's limit, DRAM traffic above the memory's bandwidth): 1, else 0.
+PPA_CONSTRAINT = "ppa_feasibility"
 
 DEFAULT_EVALUATOR = "explore.evaluator"
 
@@ -146,6 +149,8 @@ def constraint_values(cfg: SweepConfig, metrics: dict[str, Any], as_number: Call
         else:
             out[metric] = value - limit
     out[TIMING_CONSTRAINT] = as_number(metrics["clock_mhz"]) / as_number(metrics["fmax_mhz"]) - 1.0
+    if "ppa_infeasible" in metrics:  # ppa.model says the design cannot run (explore.evaluator.ppa_only_reasons)
+        out[PPA_CONSTRAINT] = as_number(metrics["ppa_infeasible"])
     return out
 
 
@@ -196,6 +201,15 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
             where=f"study {opts.study_name!r}",
         )
     return study
+
+
+def study_constraint_names(cfg: SweepConfig, constraint_dicts) -> list[str]:
+    """The constraints of a study, in report order: one per limit, timing, then ppa feasibility
+    when the evaluator reports it."""
+    names = [LIMIT_CONSTRAINTS[k] for k in cfg.limits.active()] + [TIMING_CONSTRAINT]
+    if any(PPA_CONSTRAINT in c for c in constraint_dicts):
+        names.append(PPA_CONSTRAINT)
+    return names
 
 
 def _counts(study: optuna.Study) -> dict[TrialState, int]:
@@ -383,7 +397,7 @@ def trial_rows(study: optuna.Study, cfg: SweepConfig) -> tuple[list[str], list[d
     trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
     axes = list(cfg.space.active_axes())
     objectives = cfg.objectives.names()
-    constraint_names = [LIMIT_CONSTRAINTS[k] for k in cfg.limits.active()] + [TIMING_CONSTRAINT]
+    constraint_names = study_constraint_names(cfg, [t.constraints for t in trials])
     metric_names = sorted({k for t in trials for k in t.user_attrs} - _NON_METRIC_ATTRS - set(axes) - set(objectives))
     header = (
         ["number", "state"]
@@ -475,7 +489,8 @@ def summarise(records: list[dict[str, Any]], cfg: SweepConfig, extra: dict[str, 
     sign = -1.0 if pdir == "maximize" else 1.0
     best = min(feasible, key=lambda r: (sign * float(r["metrics"][primary]), r["number"]))
     out["best"] = _design(best)
-    tight = max(best["constraints"].items(), key=lambda kv: kv[1])
+    # the pass/fail ppa constraint has no slack to speak of
+    tight = max(((k, v) for k, v in best["constraints"].items() if k != PPA_CONSTRAINT), key=lambda kv: kv[1])
     out["tightest_limit"] = {"name": tight[0], "constraint": tight[1]}
     # A limit binds when an evaluated design better than the best violates that limit alone.
     binding: dict[str, dict[str, Any]] = {}
