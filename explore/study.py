@@ -203,6 +203,16 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
     return study
 
 
+#: User attribute of a trial whose design an earlier trial already evaluated: that trial's number.
+#: Its metrics are the stored ones (not evaluated again), and records/best.json/reports count the
+#: design once.
+DUPLICATE_ATTR = "duplicate_of"
+
+
+def _design_key(point: dict[str, Any]) -> str:
+    return json.dumps({k: point[k] for k in sorted(point)}, sort_keys=True, default=str)
+
+
 def study_constraint_names(cfg: SweepConfig, constraint_dicts) -> list[str]:
     """The constraints of a study, in report order: one per limit, timing, then ppa feasibility
     when the evaluator reports it."""
@@ -222,6 +232,8 @@ def _counts(study: optuna.Study) -> dict[TrialState, int]:
 def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) -> Callable[[optuna.Trial], Any]:
     names = cfg.objectives.names()
     live = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING)
+    known: dict[str, Any] = {}  # design key -> (number, attrs, constraints) of its first evaluation
+    scanned: set[int] = set()
 
     def objective(trial: optuna.Trial):
         storage = trial.study._storage
@@ -244,19 +256,42 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
         violated = sorted(k for k, v in cons.items() if v > 0)
         attrs["feasible"] = not violated
         attrs["violated_limits"] = ",".join(violated)
-        if isinstance(storage, JournalStorage):
-            # one append for every metric and constraint (see explore.storage.set_trial_attrs); the
-            # constraint records are exactly what trial.set_constraint writes
-            set_trial_attrs(storage, trial._trial_id, attrs,
-                            {f"{_CONSTRAINTS_KEY}:{k}": float(v) for k, v in cons.items()})
-        else:
-            set_trial_attrs(storage, trial._trial_id, attrs, {})
-            for key, value in cons.items():
-                trial.set_constraint(key, value)
-        values = [float(metrics[n]) for n in names]
+        _write_attrs(storage, trial, attrs, cons)
+        return _objective_values(attrs)
+
+    def _objective_values(attrs: dict[str, Any]):
+        values = [float(attrs[n]) for n in names]
         return values[0] if len(values) == 1 else values
 
     return objective
+
+
+def _write_attrs(storage: Any, trial: optuna.Trial, attrs: dict[str, Any], cons: dict[str, float]) -> None:
+    if isinstance(storage, JournalStorage):
+        # one append for every metric and constraint (see explore.storage.set_trial_attrs); the
+        # constraint records are exactly what trial.set_constraint writes
+        set_trial_attrs(storage, trial._trial_id, attrs, {f"{_CONSTRAINTS_KEY}:{k}": float(v) for k, v in cons.items()})
+    else:
+        set_trial_attrs(storage, trial._trial_id, attrs, {})
+        for key, value in cons.items():
+            trial.set_constraint(key, value)
+
+
+def _evaluated(study: optuna.Study, point: dict[str, Any], known: dict[str, Any], scanned: set[int]
+               ) -> tuple[int, dict[str, Any], dict[str, float]] | None:
+    """(number, user attributes, constraints) of the first COMPLETE trial of ``study`` with the
+    same design as ``point``, or None. ``known``/``scanned`` carry what earlier calls indexed."""
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        if t.number in scanned:
+            continue
+        scanned.add(t.number)
+        if DUPLICATE_ATTR in t.user_attrs or not t.constraints:
+            continue
+        p = {**{k: v for k, v in t.user_attrs.items() if k in point}, **t.params}
+        k = _design_key({a: p.get(a) for a in point})
+        if k not in known or known[k][0] > t.number:
+            known[k] = (t.number, {a: v for a, v in t.user_attrs.items() if a != "surplus"}, dict(t.constraints))
+    return known.get(_design_key(point))
 
 
 def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] | None = None) -> int:
@@ -384,7 +419,7 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
 
 # ---- exports ------------------------------------------------------------------------------
 
-_NON_METRIC_ATTRS = {"surplus", "failed_trial", "retry_history", "feasible", "violated_limits"}
+_NON_METRIC_ATTRS = {"surplus", "failed_trial", "retry_history", "feasible", "violated_limits", DUPLICATE_ATTR}
 
 
 def _is_feasible(t: optuna.trial.FrozenTrial) -> bool:
@@ -522,6 +557,8 @@ def study_records(study: optuna.Study, cfg: SweepConfig) -> list[dict[str, Any]]
     axes = cfg.space.active_axes()
     recs = []
     for t in sorted(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)), key=lambda t: t.number):
+        if DUPLICATE_ATTR in t.user_attrs:  # the same design as an earlier trial: counted once
+            continue
         metrics = {k: v for k, v in t.user_attrs.items() if k not in _NON_METRIC_ATTRS}
         params = {a: t.params[a] if a in t.params else t.user_attrs.get(a) for a in axes}
         recs.append({"number": t.number, "params": params, "metrics": metrics, "constraints": dict(t.constraints)})
@@ -540,11 +577,55 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
-def export_study(study: optuna.Study, cfg: SweepConfig, out_dir: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write DIR/trials.csv and DIR/best.json; return the best.json content."""
+#: Study user attribute holding the records of the focused dense sub-study (explore.compare), so
+#: the report shows the same comparison as best.json without running it again.
+SUBSTUDY_ATTR = "dense_substudy"
+
+
+def _storable(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v) for k, v in metrics.items()}
+
+
+def equal_terms(study: optuna.Study, cfg: SweepConfig, records: list[dict[str, Any]], best: dict[str, Any], *,
+                store: bool) -> dict[str, Any]:
+    """best.json's ``comparison`` (explore.compare) for a stored study, with the evaluator the study
+    used. The dense sub-study, when one is needed, is stored in the study (``store``) or read back."""
+    from explore import compare
+
+    name = study.user_attrs.get(EVALUATOR_ATTR) or DEFAULT_EVALUATOR
+    ev = _load_evaluator(name)
+    ctx = ev.make_context(cfg)
+    stored = study.user_attrs.get(SUBSTUDY_ATTR)
+    sub = None
+    n = len(records)
+    if stored and stored.get("n_trials") == compare.dense_share(cfg, n) and stored.get("seed") == cfg.study.seed:
+        sub = [{**r, "metrics": {k: _num_attr(v) for k, v in r["metrics"].items()}} for r in stored["records"]]
+    elif not compare.needs_dense_substudy(records, cfg, n):
+        sub = None
+    chosen = best.get("best") if best.get("feasible") else None
+    comp, sub_new = compare.build(records, cfg, chosen, ev, ctx, n, substudy=sub)
+    if store and sub is None and sub_new is not None:
+        study.set_user_attr(SUBSTUDY_ATTR, {"n_trials": compare.dense_share(cfg, n), "seed": cfg.study.seed,
+                                            "records": [{**r, "metrics": _storable(r["metrics"])} for r in sub_new]})
+    return comp
+
+
+def _num_attr(v: Any) -> Any:
+    if isinstance(v, str) and v in ("inf", "-inf", "nan"):
+        return float(v)
+    return v
+
+
+def export_study(study: optuna.Study, cfg: SweepConfig, out_dir: Path, extra: dict[str, Any] | None = None, *,
+                 compare: bool = True) -> dict[str, Any]:
+    """Write DIR/trials.csv and DIR/best.json; return the best.json content. With ``compare``,
+    best.json carries ``comparison``: sparse against dense on equal terms (:func:`equal_terms`)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     header, rows = trial_rows(study, cfg)
     write_trials_csv(out_dir / "trials.csv", header, rows)
-    best = summarise(study_records(study, cfg), cfg, extra)
+    records = study_records(study, cfg)
+    best = summarise(records, cfg, extra)
+    if compare:
+        best["comparison"] = equal_terms(study, cfg, records, best, store=True)
     write_json(out_dir / "best.json", best)
     return best
