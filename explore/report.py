@@ -45,6 +45,7 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
     from explore.report_sections import (
         layer_frame, section_best, section_layers, section_pareto, section_sensitivity, section_summary,
     )
+    from explore.report_verdict import section_verdict
     from explore.report_sparsity import (
         fallback_numbers, metadata_numbers, quality_evidence, section_bottleneck, section_decision,
         section_fallback, section_matrix, section_metadata, section_quality, section_repro,
@@ -74,20 +75,24 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
         bar.update(task, advance=1, description="sections")
         cmd = "sparsepe report " + " ".join(shlex.quote(a) for a in (
             "--storage", data.storage_url, "--study", study_name, "--out", str(out_dir)))
-        s11, decision = section_decision(data, det, q)
+        comp = _comparison(data, ev, rec)
+        s11, decision = section_decision(data, det, q, comp)
         sections = [
+            section_verdict(data, comp, decision, det.metrics if det is not None else None),
             section_summary(data), section_pareto(data), section_best(data, det, subject),
             section_layers(data, det, layers), s5,
             section_matrix(data, det, layers), section_fallback(data, det, layers), section_metadata(data, det),
             section_quality(data, det, q), section_bottleneck(data, det, layers), s11,
             section_repro(data, out_dir, cmd),
         ]
+        for i, sec in enumerate(sections, start=1):  # the verdict opens; the rest follow in order
+            sec.number = i
         bar.update(task, advance=1, description="done")
     key: dict[str, Any] = {
         "study": study_name, "feasible": bool(best.get("feasible")), "n_evaluated": best["n_evaluated"],
         "n_feasible": best["n_feasible"], "subject": subject, "decision": decision,
         "binding_limits": best.get("binding_limits", []), "tightest_limit": best.get("tightest_limit"),
-        "evaluator": data.evaluator, "config_fingerprint": data.fingerprint,
+        "evaluator": data.evaluator, "config_fingerprint": data.fingerprint, "comparison": comp,
     }
     if det is not None:
         key.update(trial=rec["number"], params=det.point, metrics=det.metrics, stored_metrics=rec["metrics"])
@@ -98,6 +103,21 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
     if q is not None:
         key["quality"] = {k: v for k, v in q.items() if isinstance(v, (int, float, str, bool)) or v is None}
     return {"sections": sections, "key": key, "data": data, "command": cmd, "title": f"sparsepe report: {study_name}"}
+
+
+def _comparison(data, ev, rec) -> dict[str, Any]:
+    """explore.compare's comparison of the study, as best.json has it: the stored dense sub-study is
+    reused (run again, in memory, only for a study that needs one and does not hold it)."""
+    from explore import compare
+    from explore.study import SUBSTUDY_ATTR, _num_attr
+
+    stored = data.user_attrs.get(SUBSTUDY_ATTR)
+    sub = None
+    if stored and stored.get("n_trials") == compare.dense_share(data.cfg, len(data.records)):
+        sub = [{**r, "metrics": {k: _num_attr(v) for k, v in r["metrics"].items()}} for r in stored["records"]]
+    chosen = data.best.get("best") if data.best.get("feasible") else None
+    comp, _ = compare.build(data.records, data.cfg, chosen, ev.mod, ev.ctx, len(data.records), substudy=sub)
+    return comp
 
 
 def _empty():

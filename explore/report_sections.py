@@ -36,7 +36,7 @@ OAT_MAX_VALUES = 8
 #: Rejected alternatives listed in the decision section.
 N_REJECTED = 5
 
-#: metric -> limit key (reverse of LIMIT_CONSTRAINTS), and the limit's mechanism for section 10.
+#: metric -> limit key (reverse of LIMIT_CONSTRAINTS), and the limit's mechanism for the bottleneck section.
 METRIC_LIMIT = {v: k for k, v in LIMIT_CONSTRAINTS.items()}
 MECHANISM = {
     "stall_fraction": "memory",
@@ -52,8 +52,10 @@ UNITS = {"stall_fraction": "", "tj_c": "C", "power_density_w_mm2": "W/mm^2", "ar
          "p99_latency_ms": "ms", "quality_delta": "(fraction)", TIMING_CONSTRAINT: "MHz",
          PPA_CONSTRAINT: ""}
 #: Metrics shown for a design wherever they exist, in this order.
-KEY_METRICS = ("perf_per_watt", "effective_tops", "power_w", "area_mm2", "clock_mhz", "fmax_mhz", "voltage_v",
-               "tj_c", "power_density_w_mm2", "stall_fraction", "effective_speedup", "ideal_speedup",
+KEY_METRICS = ("perf_per_watt", "effective_tops", "power_w", "area_mm2", "clock_mhz", "fmax_at_voltage_mhz",
+               "voltage_v", "tj_c", "power_density_w_mm2", "stall_fraction", "speedup_vs_dense_design",
+               "speedup_vs_iso_area_dense", "perf_per_watt_vs_dense_design", "area_vs_dense_design",
+               "effective_speedup", "ideal_speedup",
                "fallback_fraction", "latency_ms", "p99_latency_ms", "energy_per_inference_mj", "quality_delta")
 
 
@@ -202,7 +204,7 @@ def section_summary(data: StudyData) -> Section:
                      + ".")
         if "pareto" in best:
             s.paras.append(f"The feasible Pareto set of the objectives holds {len(best['pareto'])} designs "
-                           f"(section 2 and best.json).")
+                           f"(the Pareto front section and best.json).")
     else:
         s.paras.append(f"No feasible design among {n_ev} evaluated. " + (best.get("message", "") + "."))
         s.verdict = "Limits that bind: " + (", ".join(best.get("binding_limits", [])) or "none (no trial finished)") + "."

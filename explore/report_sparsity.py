@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from explore.compare import SHIP_MIN_ADVANTAGE
 from explore.config import parse_sparsity
 from explore.report_data import Detail, StudyData
 from explore.report_figures import Figure
@@ -326,16 +327,21 @@ def section_bottleneck(data: StudyData, det: Detail | None, layers: pd.DataFrame
 RULES = (
     ("R1", "no feasible design -> ESCALATE (the limits cannot all be met; revisit them or the space)"),
     ("R2", "quality evidence shows the guardrail violated -> ROLLBACK to the dense design"),
-    ("R3", "effective speedup <= 1.0 -> ROLLBACK (sparsity does not pay on this workload)"),
+    ("R3", "the best feasible sparse design does not beat the best feasible dense design on the primary objective "
+           "under the same limits (or there is no feasible sparse design) -> ROLLBACK: build the dense design"),
     ("R4", "no quality evidence for a sparse design -> BOUNDED ROLLOUT at most (hardware speedup only)"),
-    ("R5", f"effective speedup < {SHIP_SPEEDUP_SHARE_OF_IDEAL:g} x the ideal bound, or a limit with less than "
-           f"{SHIP_MIN_SLACK:.0%} slack -> BOUNDED ROLLOUT"),
+    ("R5", f"sparse beats dense by less than {SHIP_MIN_ADVANTAGE:.0%} on the primary objective, effective speedup < "
+           f"{SHIP_SPEEDUP_SHARE_OF_IDEAL:g} x the ideal bound, or a limit with less than {SHIP_MIN_SLACK:.0%} slack "
+           "-> BOUNDED ROLLOUT"),
     ("R6", "otherwise -> SHIP"),
 )
 
 
-def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None) -> tuple[str, str, list[list[str]]]:
-    """(verdict, rule that fired, rule table rows with the evaluated values)."""
+def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: dict[str, Any] | None = None
+           ) -> tuple[str, str, list[list[str]]]:
+    """(verdict, rule that fired, rule table rows with the evaluated values). ``comp``: the equal-terms
+    comparison (explore.compare.comparison); without it R3 and R5 cannot hold and the verdict is at
+    most BOUNDED ROLLOUT."""
     rows: list[list[str]] = []
     feasible = bool(data.best.get("feasible"))
     rows.append(["R1", RULES[0][1], f"{data.best['n_feasible']} feasible of {data.best['n_evaluated']}",
@@ -348,27 +354,45 @@ def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None) -> tup
                  "fires" if guard_bad else "passes"])
     if guard_bad:
         return "ROLLBACK", "R2", rows
-    eff = _f(det.metrics.get("effective_speedup"))
-    ideal = _f(det.metrics.get("ideal_speedup"))
-    r3 = sparse and eff is not None and eff <= 1.0
-    rows.append(["R3", RULES[2][1], f"effective speedup {fmt(eff)}" if sparse else "dense design", "fires" if r3 else "passes"])
+    comp = comp or {}
+    adv = comp.get("primary_advantage")
+    prim = data.cfg.objectives.primary
+    bs, bd = comp.get("best_sparse"), comp.get("best_dense")
+    if bs is None:
+        measured = "no feasible sparse design"
+    elif bd is None:
+        measured = "no feasible dense design to compare with"
+    else:
+        measured = f"best sparse {fmt(bs.get(prim))} vs best dense {fmt(bd.get(prim))} {prim}: ratio {fmt(adv)}"
+    r3 = bs is None or (adv is not None and adv <= 1.0) or not sparse
+    rows.append(["R3", RULES[2][1], measured + ("" if sparse else "; the best design is dense"),
+                 "fires" if r3 else "passes"])
     if r3:
         return "ROLLBACK", "R3", rows
-    r4 = sparse and q is None
-    rows.append(["R4", RULES[3][1], "no quality evidence" if r4 else "evidence present" if sparse else "dense design",
-                 "fires" if r4 else "passes"])
+    r4 = q is None
+    rows.append(["R4", RULES[3][1], "no quality evidence" if r4 else "evidence present", "fires" if r4 else "passes"])
     if r4:
         return "BOUNDED ROLLOUT", "R4", rows
+    eff = _f(det.metrics.get("effective_speedup"))
+    ideal = _f(det.metrics.get("ideal_speedup"))
     slack = -float(data.best["tightest_limit"]["constraint"])
-    low = sparse and eff is not None and ideal and eff < SHIP_SPEEDUP_SHARE_OF_IDEAL * ideal
-    r5 = bool(low or slack < SHIP_MIN_SLACK)
-    rows.append(["R5", RULES[4][1], f"effective/ideal {fmt(eff / ideal) if (sparse and eff and ideal) else 'n/a'}; "
+    low = eff is not None and ideal and eff < SHIP_SPEEDUP_SHARE_OF_IDEAL * ideal
+    thin = adv is None or adv < 1.0 + SHIP_MIN_ADVANTAGE
+    r5 = bool(low or thin or slack < SHIP_MIN_SLACK)
+    rows.append(["R5", RULES[4][1], f"sparse/dense {fmt(adv)}; effective/ideal {fmt(eff / ideal) if (eff and ideal) else 'n/a'}; "
                                     f"tightest slack {pct(slack)} ({data.best['tightest_limit']['name']})",
                  "fires" if r5 else "passes"])
     if r5:
         return "BOUNDED ROLLOUT", "R5", rows
     rows.append(["R6", RULES[5][1], "", "fires"])
     return "SHIP", "R6", rows
+
+
+_RULE_REASON = {
+    "R1": "no feasible design", "R2": "the quality guardrail is violated",
+    "R3": "sparsity does not beat the best dense design on equal terms",
+    "R4": "no quality evidence", "R5": "the sparse advantage or a limit's slack is thin", "R6": "all rules pass",
+}
 
 
 def rejected_alternatives(data: StudyData) -> list[list[str]]:
@@ -407,9 +431,10 @@ def rejected_alternatives(data: StudyData) -> list[list[str]]:
     return out
 
 
-def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | None) -> tuple[Section, dict[str, Any]]:
+def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | None,
+                     comp: dict[str, Any] | None = None) -> tuple[Section, dict[str, Any]]:
     s = Section(11, "decision", "Decision", "sparsity")
-    verdict, rule, rows = decide(data, det, q)
+    verdict, rule, rows = decide(data, det, q, comp)
     s.verdict = f"Recommendation: {verdict} (rule {rule})."
     s.tables.append(Table("Rules, evaluated in order (the first that fires decides)",
                           ["rule", "statement", "measured", "result"], rows, name="decision_rules"))
@@ -418,9 +443,13 @@ def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | No
     m = det.metrics if det is not None else {}
     lim = data.cfg.limits
     if det is not None:
+        sp = _f(m.get("speedup_vs_iso_area_dense"))
+        vm.rows.append(["speedup vs the iso-area dense design (field measurement on the workload mix against the "
+                        "dense chip of the same area)", fmt(sp), "> 1.0",
+                        f"measured speedup < {fmt(max(1.0, 0.9 * sp) if sp else 1.0)} (10 % below this report, or no gain)"])
         eff = _f(m.get("effective_speedup"))
-        vm.rows.append(["effective speedup vs dense (field measurement on the workload mix)", fmt(eff), "> 1.0",
-                        f"measured speedup < {fmt(max(1.0, 0.9 * eff) if eff else 1.0)} (10 % below this report, or no gain)"])
+        vm.rows.append(["effective speedup (sparse vs dense kernels on this hardware)", fmt(eff), "> 1.0",
+                        "below 1.0: the sparse kernels lose to the dense fallback on the same chip"])
         vm.rows.append(["stall fraction", fmt(m.get("stall_fraction")), fmt(lim.max_stall_fraction),
                         "above the limit on any workload of the mix"])
         vm.rows.append(["junction temperature (C)", fmt(m.get("tj_c")), fmt(lim.max_tj_c), "above the limit at the "
@@ -439,7 +468,7 @@ def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | No
     if rej:
         s.tables.append(Table("Rejected alternatives (top designs that lost, and why)",
                               ["trial", "design", data.cfg.objectives.primary, "why it lost"], rej, name="rejected"))
-    return s, {"verdict": verdict, "rule": rule}
+    return s, {"verdict": verdict, "rule": rule, "reason": _RULE_REASON[rule]}
 
 
 # =====================================================================================================

@@ -140,7 +140,7 @@ def test_breakdowns_and_layers_add_up_to_the_evaluator_totals(feasible_study, fe
 def test_sections_and_self_contained_html(feasible_report):
     out, html = feasible_report
     text = html.read_text()
-    for n, title in enumerate(("Summary", "Pareto front", "Best design", "Per-layer view", "Sensitivity",
+    for n, title in enumerate(("Verdict: sparse vs dense, on equal terms", "Summary", "Pareto front", "Best design", "Per-layer view", "Sensitivity",
                                "Supported layer matrix", "Dense-fallback impact", "Metadata overhead", "Quality",
                                "Bottleneck classification", "Decision", "Reproducibility"), start=1):
         assert re.search(rf"<h2>{n}\. {title}", text), title
@@ -188,7 +188,7 @@ def test_no_feasible_design_still_renders(tmp_path, run_sweep):
     key = json.loads((out / "report.json").read_text())
     assert key["feasible"] is False and key["n_feasible"] == 0
     assert "area_mm2" in key["binding_limits"]
-    assert key["decision"] == {"verdict": "ESCALATE", "rule": "R1"}
+    assert key["decision"] == {"verdict": "ESCALATE", "rule": "R1", "reason": "no feasible design"}
     text = html.read_text()
     assert "No feasible design among 8 evaluated" in text
     # by how much: the closest design's area against the limit, in the limits table
