@@ -16,6 +16,24 @@ import typer
 
 from hw.errors import InputError
 
+def _flags_without_type() -> None:
+    """Typer 0.29's rich help prints a type column for every option, ``<bool>`` on on/off flags
+    (``--json``, ``--grid``, ``--help``), which reads as if the flag took a value. Flags take none:
+    show no type for them (value options keep theirs)."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and self.metavar is None:
+            return None
+        return shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_without_type()
+
 app = typer.Typer(
     name="sparsepe",
     help="Design-space exploration and PPA of N:M structured-sparse tensor cores.",
@@ -40,8 +58,23 @@ def _register_commands() -> None:
 _register_commands()
 
 
+def _log_to_stderr() -> None:
+    """The library's ``sparsepe.*`` loggers (e.g. ppa.synth's "synthesising ...") as plain lines
+    on stderr, once."""
+    import logging
+
+    log = logging.getLogger("sparsepe")
+    if not log.handlers:
+        h = logging.StreamHandler(sys.stderr)
+        h.setFormatter(logging.Formatter("sparsepe: %(message)s"))
+        log.addHandler(h)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    _log_to_stderr()
     try:
         app(args=argv, prog_name="sparsepe", standalone_mode=True)
     except InputError as exc:

@@ -68,6 +68,8 @@ EVALUATOR_ATTR = "evaluator"
 SWEEP_ATTR = "sweep"
 #: Constraint always present: the clock must not exceed the achievable fmax.
 TIMING_CONSTRAINT = "timing"
+#: Without a terminal, the sweep logs one progress line per this many finished trials.
+LOG_EVERY_TRIALS = 10
 #: ppa.model found the design unable to run for a reason no limit carries (thermal runaway, power
 #: density above the cooling stack's limit, DRAM traffic above the memory's bandwidth): 1, else 0.
 PPA_CONSTRAINT = "ppa_feasibility"
@@ -367,6 +369,7 @@ def _spawn_worker(opts: SweepOptions, index: int) -> subprocess.Popen:
 def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
     """Run ``opts.workers`` workers (this process when 1) with a rich progress bar on stderr."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     if opts.workers > 1 and opts.storage.kind == "sqlite":
@@ -379,7 +382,7 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
         study.set_user_attr(SWEEP_ATTR, sweep)
     console = Console(stderr=True)
     progress = Progress(
-        TextColumn(f"sweep [bold]{opts.study_name}[/]"),
+        TextColumn(f"sweep [bold]{escape(opts.study_name)}[/]"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -387,10 +390,24 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
         disable=not opts.progress,
         transient=False,
     )
+    # On a terminal the bar redraws in place; otherwise (a log file, CI) one plain line every
+    # LOG_EVERY_TRIALS finished trials, so long sweeps show progress in logs too.
+    log_lines = opts.progress and not console.is_terminal
+    t0 = time.monotonic()
+    last_logged = [-1]
+
+    def report(n: int) -> None:
+        n = min(n, opts.trials)
+        progress.update(task, completed=n)
+        if log_lines and n != last_logged[0] and (n % LOG_EVERY_TRIALS == 0 or n == opts.trials):
+            last_logged[0] = n
+            console.print(f"sweep {opts.study_name}: {n}/{opts.trials} trials finished "
+                          f"({time.monotonic() - t0:.1f} s)", highlight=False, markup=False)
+
     with progress:
         task = progress.add_task("trials", total=opts.trials)
         if opts.workers == 1:
-            run_worker(opts, 0, on_trial=lambda n: progress.update(task, completed=min(n, opts.trials)))
+            run_worker(opts, 0, on_trial=report)
         else:
             payload = options_to_json(opts)
             procs = []
@@ -403,7 +420,7 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
             errors: list[str] = []
             try:
                 while any(p.poll() is None for p in procs):
-                    progress.update(task, completed=min(_counts(study)[TrialState.COMPLETE], opts.trials))
+                    report(_counts(study)[TrialState.COMPLETE])
                     time.sleep(WAIT_POLL_S)
             finally:
                 for p in procs:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -47,6 +48,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from hw.errors import InputError
+
+#: "synthesising ..." on a cache miss (the CLI shows the sparsepe loggers on stderr).
+_log = logging.getLogger("sparsepe.synth")
 
 #: Bump when the flow or the parsing changes, so old cache entries are not reused.
 FLOW_VERSION = "1"
@@ -176,6 +180,8 @@ def synthesize(verilog: str, top: str, *, cache: str | os.PathLike | None = None
         except (OSError, ValueError, KeyError):
             pass  # a damaged entry is rebuilt below
     argv, tool = find_yosys()
+    _log.info("synthesising %s (%d lines of Verilog) with %s; the result is cached in %s", top,
+              verilog.count("\n"), tool, root)
     with tempfile.TemporaryDirectory(prefix="sparsepe-synth-") as tmp:
         tmpd = Path(tmp)
         src = tmpd / "design.v"
