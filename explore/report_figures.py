@@ -68,6 +68,11 @@ class Figure:
         return f"{self.name}.png"
 
 
+#: Reference lines (roofs, bounds): one colour and dash each, so two roofs never look alike.
+LINE_COLOURS = ("#333333", "#B8860B", "#6A3D9A", "#1B7837")
+_MPL_DASH = {"solid": "-", "dash": "--", "dot": ":", "dashdot": "-."}
+
+
 def _groups(fig: Figure) -> list[tuple[str, pd.DataFrame]]:
     if fig.color is None:
         return [("", fig.data)]
@@ -114,8 +119,9 @@ def to_plotly(fig: Figure):
         g.update_layout(barmode="stack")
     else:  # pragma: no cover - programming error
         raise ValueError(f"unknown figure kind {fig.kind!r}")
-    for ln in fig.lines:
-        g.add_trace(go.Scatter(x=ln.x, y=ln.y, mode="lines", name=ln.name, line={"dash": ln.dash, "color": "#555555"}))
+    for i, ln in enumerate(fig.lines):
+        g.add_trace(go.Scatter(x=ln.x, y=ln.y, mode="lines", name=ln.name,
+                               line={"dash": ln.dash, "color": LINE_COLOURS[i % len(LINE_COLOURS)]}))
     if fig.hline is not None:
         g.add_hline(y=fig.hline[0], line_dash="dash", line_color="#B00020", annotation_text=fig.hline[1],
                     annotation_position="top left")
@@ -124,10 +130,11 @@ def to_plotly(fig: Figure):
         xaxis_title=fig.xlabel or fig.x, yaxis_title=fig.ylabel or (fig.ys[0] if len(fig.ys) == 1 else ""),
         legend={"orientation": "h", "y": -0.2},
     )
+    # log axes: one labelled tick per decade, written in full (1, 10, 100, 0.01), no bare "2, 5" minors
     if fig.log_x:
-        g.update_xaxes(type="log")
+        g.update_xaxes(type="log", dtick=1, tickformat="~g")
     if fig.log_y:
-        g.update_yaxes(type="log")
+        g.update_yaxes(type="log", dtick=1, tickformat="~g")
     return g
 
 
@@ -169,14 +176,19 @@ def to_png(fig: Figure, path: Path) -> None:
                 ax.set_yticks(pos[::step], labels[::step], fontsize=7)
             else:
                 ax.set_xticks(pos[::step], labels[::step], rotation=60, ha="right", fontsize=7)
-        for ln in fig.lines:
-            ax.plot(ln.x, ln.y, linestyle="--", color="#555555", linewidth=1, label=ln.name)
+        for i, ln in enumerate(fig.lines):
+            ax.plot(ln.x, ln.y, linestyle=_MPL_DASH.get(ln.dash, "--"), color=LINE_COLOURS[i % len(LINE_COLOURS)],
+                    linewidth=1.2, label=ln.name)
         if fig.hline is not None:
             ax.axhline(fig.hline[0], linestyle="--", color="#B00020", linewidth=1, label=fig.hline[1])
-        if fig.log_x:
-            ax.set_xscale("log")
-        if fig.log_y:
-            ax.set_yscale("log")
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+        for on, axis in ((fig.log_x, ax.xaxis), (fig.log_y, ax.yaxis)):
+            if on:
+                (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log")
+                axis.set_major_locator(LogLocator(base=10))
+                axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                axis.set_minor_formatter(NullFormatter())
         ax.set_title(fig.title, fontsize=10)
         ax.set_xlabel(fig.xlabel or fig.x, fontsize=8)
         ax.set_ylabel(fig.ylabel or (fig.ys[0] if len(fig.ys) == 1 else ""), fontsize=8)

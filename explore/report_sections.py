@@ -450,7 +450,8 @@ def section_layers(data: StudyData, det: Detail | None, layers: pd.DataFrame) ->
         bw = arch.dram_gbps * 1e9 / 1e12
         roofs = [Line(f"DRAM {fmt(arch.dram_gbps)} GB/s + sparse peak {fmt(peak)} TOPS", xs, [min(peak, bw * x) for x in xs], "solid")]
         if arch.sparse:
-            roofs.append(Line(f"dense-fallback peak {fmt(peak_dense)} TOPS", xs, [min(peak_dense, bw * x) for x in xs]))
+            roofs.append(Line(f"dense-fallback peak {fmt(peak_dense)} TOPS", xs, [min(peak_dense, bw * x) for x in xs],
+                              "dot"))
         rf = df[["label", "layer", "ops_per_dram_byte", "attained_tops", "bound", "sparse"]].copy()
         rf["status"] = [f"{b}-bound" for b in rf["bound"]]
         s.figures.append(Figure(f"roofline_{stem}", f"{wname}: roofline (dense-equivalent ops)", "scatter", rf,
@@ -525,6 +526,10 @@ def _oat_values(data: StudyData, axis: str, centre: Any) -> list[Any]:
     return vals
 
 
+OAT_FEASIBLE = "feasible"
+OAT_INFEASIBLE = "infeasible (fails a limit, see the table)"
+
+
 def oat_frame(data: StudyData, ev: Evaluator, centre: dict[str, Any]) -> pd.DataFrame:
     rows, points = [], []
     for axis in data.cfg.space.active_axes():
@@ -570,8 +575,12 @@ def section_sensitivity(data: StudyData, ev: Evaluator, centre: dict[str, Any] |
     s.paras.append(f"One-at-a-time sweeps around {subject}: each axis moved alone over its values (at most "
                    f"{OAT_MAX_VALUES}), every point re-evaluated with {ev.name}. Perf-per-watt change against the "
                    f"centre; infeasible points name the limits they fail.")
+    bars = df.copy()  # one series per feasibility, so infeasible points stand out in their own colour
+    bars[OAT_FEASIBLE] = [c if f else None for c, f in zip(bars["change_vs_centre"], bars["feasible"])]
+    bars[OAT_INFEASIBLE] = [None if f else c for c, f in zip(bars["change_vs_centre"], bars["feasible"])]
     s.figures.append(Figure("sensitivity_oat", "Perf-per-watt change when one parameter moves (centre = 0)", "bar",
-                            df, "label", "change_vs_centre", "parameter = value", "change vs centre (fraction)"))
+                            bars, "label", [OAT_FEASIBLE, OAT_INFEASIBLE], "parameter = value",
+                            "change vs centre (fraction)"))
     t = Table("One-at-a-time sweeps", ["axis", "value", "perf_per_watt", "change", "feasible", "fails"], [],
               name="sensitivity_oat_table")
     for _, r in df.iterrows():

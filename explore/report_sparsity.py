@@ -259,6 +259,21 @@ def best_bottleneck(data: StudyData, det: Detail, layers: pd.DataFrame) -> tuple
     stall = _f(m.get("stall_fraction")) or 0.0
     util = _f(m.get("utilization"))
     ev.append((stall, "memory", f"stall fraction {fmt(stall)} (time waiting for DRAM beyond double buffering)"))
+    # Roofline: below the machine balance (peak ops per DRAM byte) the workload streams its operands
+    # (a decode step uses every weight once at a batch of a few tokens): the time the PEs sit idle
+    # waits for weights, from DRAM or shifting into the array, whether or not DRAM stalls. Below the
+    # roof that idle share is charged to memory (weight streaming), listed before scheduling so a
+    # tie goes to it; above the roof it stays with scheduling.
+    tops, lat, dbytes = _f(m.get("effective_tops")), _f(m.get("latency_ms")), _f(m.get("dram_bytes"))
+    peak, gbps = _f(m.get("peak_tops")), _f(m.get("dram_gbps"))
+    if tops and lat and dbytes and peak and gbps and util is not None:
+        intensity = tops * 1e12 * lat * 1e-3 / dbytes
+        balance = peak * 1e12 / (gbps * 1e9)
+        if intensity < balance:
+            ev.append((max(1.0 - intensity / balance, 1.0 - util), "memory",
+                       f"weight streaming: {fmt(intensity)} ops per DRAM byte against a machine balance of "
+                       f"{fmt(balance)} ({fmt(peak)} TOPS / {fmt(gbps)} GB/s, roofline), utilisation {fmt(util)}: "
+                       f"the PEs wait for operands streamed once"))
     if util is not None:
         sched = max(0.0, (1.0 - stall) - util)
         ev.append((sched, "scheduling", f"utilisation {fmt(util)}: {pct(sched)} of the time the array computes "
