@@ -198,9 +198,11 @@ def comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str
 
 
 def build(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str, Any] | None, evaluator_module: Any,
-          ctx: Any, n_trials: int, substudy: list[dict[str, Any]] | None = None) -> tuple[dict[str, Any], list | None]:
+          ctx: Any, n_trials: int, substudy: list[dict[str, Any]] | None = None, *, allow_substudy: bool = True
+          ) -> tuple[dict[str, Any], list | None]:
     """The comparison with the evaluator module ``evaluator_module`` (and its context): runs the
-    dense sub-study when needed and not given. Returns (comparison, sub-study records or None)."""
+    dense sub-study when needed and not given (and ``allow_substudy``: grid mode evaluates every
+    dense point already). Returns (comparison, sub-study records or None)."""
     import numpy as np
 
     def evaluate(point: dict[str, Any]) -> dict[str, Any]:
@@ -214,7 +216,7 @@ def build(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str, Any
         res = evaluator_module.evaluate_batch(cols, ctx)
         return [{k: float(v[i]) for k, v in res.items()} for i in range(len(points))]
 
-    if substudy is None and needs_dense_substudy(records, cfg, n_trials):
+    if substudy is None and allow_substudy and needs_dense_substudy(records, cfg, n_trials):
         substudy = dense_substudy(cfg, evaluate, dense_share(cfg, n_trials), cfg.study.seed)
     comp = comparison(records, cfg, chosen, evaluate_many, getattr(evaluator_module, "twin_points", None),
                       getattr(evaluator_module, "iso_area_choice", None), substudy)

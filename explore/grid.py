@@ -126,7 +126,7 @@ def run_grid(cfg: SweepConfig, out_dir: Path, *, progress: bool = False, evaluat
     cnames = list(cons)
     feasible = np.all(np.stack([c <= 0 for c in cons.values()]), axis=0)
     metric_names = sorted(set(metrics) - set(axes) - set(objectives))
-    header = ["number", "state", *axes, *objectives, *[f"c_{c}" for c in cnames], "feasible", *metric_names, "retry_of"]
+    header = ["number", "state", *axes, *objectives, *[f"c_{c}" for c in cnames], "feasible", *metric_names, "retry_of", "duplicate_of"]
     out_dir.mkdir(parents=True, exist_ok=True)
     import csv
 
@@ -136,7 +136,7 @@ def run_grid(cfg: SweepConfig, out_dir: Path, *, progress: bool = False, evaluat
         for i in range(P):
             w.writerow(
                 [i, "COMPLETE", *[_py(cols[a][i]) for a in axes], *[_py(metrics[o][i]) for o in objectives],
-                 *[_py(cons[c][i]) for c in cnames], int(feasible[i]), *[_py(metrics[m][i]) for m in metric_names], ""]
+                 *[_py(cons[c][i]) for c in cnames], int(feasible[i]), *[_py(metrics[m][i]) for m in metric_names], "", ""]
             )
     # Summarise from the feasible points plus the least-violating ones (enough for best.json).
     viol = np.sum(np.stack([np.maximum(c, 0.0) for c in cons.values()]), axis=0)
@@ -166,5 +166,12 @@ def run_grid(cfg: SweepConfig, out_dir: Path, *, progress: bool = False, evaluat
     best["n_evaluated"] = P
     best["n_feasible"] = int(feasible.sum())
     best["violated_share"] = {c: float(np.mean(cons[c] > 0)) for c in cnames}
+    import importlib
+
+    from explore import compare
+
+    ev = importlib.import_module(evaluator)
+    chosen = best.get("best") if best.get("feasible") else None
+    best["comparison"], _ = compare.build(recs, cfg, chosen, ev, ev.make_context(cfg), P, allow_substudy=False)
     write_json(out_dir / "best.json", best)
     return best

@@ -212,7 +212,9 @@ DUPLICATE_ATTR = "duplicate_of"
 
 
 def _design_key(point: dict[str, Any]) -> str:
-    return json.dumps({k: point[k] for k in sorted(point)}, sort_keys=True, default=str)
+    """A design's identity: numbers compare as floats (a fixed axis's 500 and the echoed metric 500.0)."""
+    norm = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in point.items()}
+    return json.dumps(norm, sort_keys=True, default=str)
 
 
 def study_constraint_names(cfg: SweepConfig, constraint_dicts) -> list[str]:
@@ -245,6 +247,11 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
             trial.set_user_attr("surplus", True)
             raise optuna.TrialPruned("target number of trials already covered by other workers")
         point = suggest_point(trial, cfg)
+        prior = _evaluated(trial.study, point, known, scanned)
+        if prior is not None:  # the design is in the study already: reuse its stored result
+            number, attrs, cons = prior
+            _write_attrs(storage, trial, {**attrs, DUPLICATE_ATTR: number}, cons)
+            return _objective_values(attrs)
         metrics = evaluate(point, ctx)
         attrs: dict[str, Any] = {k: v for k, v in point.items() if k not in trial.params}  # axes fixed to one value
         for key in sorted(metrics):
@@ -458,7 +465,7 @@ def trial_rows(study: optuna.Study, cfg: SweepConfig) -> tuple[list[str], list[d
         + [f"c_{c}" for c in constraint_names]
         + ["feasible"]
         + metric_names
-        + ["retry_of"]
+        + ["retry_of", DUPLICATE_ATTR]
     )
     rows = []
     for t in trials:
@@ -474,6 +481,7 @@ def trial_rows(study: optuna.Study, cfg: SweepConfig) -> tuple[list[str], list[d
         for m in metric_names:
             row[m] = t.user_attrs.get(m, "")
         row["retry_of"] = t.system_attrs.get("failed_trial", "")
+        row[DUPLICATE_ATTR] = t.user_attrs.get(DUPLICATE_ATTR, "")
         rows.append(row)
     return header, rows
 

@@ -277,3 +277,49 @@ def test_orphaned_running_trials_are_failed_and_retried(small_config, tmp_path, 
     assert len(_complete(study)) == 9
     retried = [t for t in study.get_trials(deepcopy=False) if t.system_attrs.get("failed_trial") == dead.number]
     assert retried and retried[0].params["rows"] == dead.params["rows"]
+
+
+TINY_SPACE = """\
+[study]
+name = "tiny"
+[space]
+rows = [8, 16]
+cols = [8]
+sram_kb = [256]
+clock_mhz = [500]
+node_nm = [7]
+sparsity = ["2:4", "dense"]
+pipeline = [1]
+dataflow = ["ws"]
+dram = ["hbm2"]
+[fixed]
+dram_units = { hbm2 = 1 }
+[[workload]]
+name = "bert-base"
+[limits]
+max_area_mm2 = 20.0
+"""
+
+
+def test_a_design_already_in_the_study_is_reused_and_counted_once(small_config, tmp_path, sweep, monkeypatch):
+    """A space of 4 designs and 12 trials: TPE proposes repeats; each design is evaluated once,
+    later trials carry ``duplicate_of`` and the stored result, and best.json counts each design once."""
+    import tests.explore._analytic as analytic
+
+    cfg = small_config(text=TINY_SPACE)
+    calls: list[dict] = []
+    real = analytic.evaluate
+    monkeypatch.setattr(analytic, "evaluate", lambda point, ctx: (calls.append(dict(point)), real(point, ctx))[1])
+    study, best = sweep(cfg, tmp_path / "o", trials=12, seed=1)
+    keys = [tuple(sorted(c.items())) for c in calls]
+    assert len(keys) == len(set(keys)) <= 4  # no design evaluated twice
+    rows = list(csv.DictReader(open(tmp_path / "o" / "trials.csv")))
+    assert len(rows) == 12
+    dups = [r for r in rows if r["duplicate_of"] != ""]
+    assert len(dups) == 12 - len(keys) > 0
+    by_number = {r["number"]: r for r in rows}
+    for r in dups:
+        first = by_number[r["duplicate_of"]]
+        assert (r["rows"], r["sparsity"]) == (first["rows"], first["sparsity"])
+        assert r["perf_per_watt"] == first["perf_per_watt"]
+    assert best["n_evaluated"] == len(keys)
