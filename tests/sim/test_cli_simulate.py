@@ -53,7 +53,7 @@ def test_bad_input_one_line_exit_2(tmp_path, content, args, needle):
 
 
 def test_bert_base_headline_figures_equal_an_independent_reference():
-    """The figures `simulate` prints for BERT-base on 32x32 WS, stall-free, recomputed here without
+    """The figures `simulate` prints for BERT-base on 32x32 WS, stall-free (no DRAM or SRAM port limit), recomputed here without
     sim/: GEMM shapes from published-figures.md 8.2 (seq 128, batch 1, 12 layers, 12 heads, plus a
     2-way QA head), SCALE-Sim's WS fold count x (2R + C + M - 2) cycles per fold, one group of 4
     per PE-cycle: a sparse group in one cycle, a dense group as 2 passes (dense fallback)."""
@@ -72,7 +72,7 @@ def test_bert_base_headline_figures_equal_an_independent_reference():
     fallback = sum(n * cycles(M, N, 2 * g) for M, N, g, n, s in groups if not s)
     meta = sum(n * N * K // 8 for M, N, K, n, s in layers if s)  # 2 bits per kept weight, K/2 kept
     p = _run("--workload", "bert-base", "--rows", "32", "--cols", "32", "--sparsity", "2:4",
-             "--dram-gbps", "1e6", "--json")
+             "--dram-gbps", "1e6", "--sram-port-bytes", "inf", "--json")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["total_cycles"] == sparse and d["dense_total_cycles"] == dense and d["stall_cycles"] == 0

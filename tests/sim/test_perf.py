@@ -88,7 +88,7 @@ def test_speedup_bounded_and_falls_with_fallback_and_stalls():
     assert so > 1.8 * dp
 
 
-def test_grid_speedup_never_above_two():
+def test_grid_speedup_bounded():
     w = get_workload("resnet50")
     rng = np.random.default_rng(1)
     P = 300
@@ -96,8 +96,14 @@ def test_grid_speedup_never_above_two():
                           "clock_mhz": rng.uniform(200, 3000, P), "dram_gbps": rng.uniform(4, 400, P),
                           "sram_kb": rng.choice([24, 96, 384, 1536], P), "dataflow": rng.choice(["ws", "os", "is"], P)})
     assert g["cycles"].shape == (P, len(w.layers))
-    assert np.all(g["effective_speedup"] <= 2.0 + 1e-9) and np.all(g["effective_speedup"] >= 0.99)
-    assert np.all(g["ideal_speedup"] <= 2.0)
+    assert np.all(g["effective_speedup"] >= 0.99)
+    assert np.all(g["effective_speedup"] <= g["ideal_speedup"] * (1 + 1e-12))
+    # above M/N only through partial sums (the sparse run needs half the K folds, partial sums move at
+    # 32 bits): never on OS, where the reduction completes inside the PEs
+    g_os = simulate_grid(w, {"rows": rng.choice([4, 8, 16, 32, 64], P), "cols": rng.choice([4, 8, 16, 32, 64], P),
+                             "dram_gbps": rng.uniform(4, 400, P), "sram_kb": rng.choice([24, 96, 384, 1536], P),
+                             "dataflow": np.full(P, "os")})
+    assert np.all(g_os["effective_speedup"] <= 2.0 + 1e-9) and np.all(g_os["ideal_speedup"] <= 2.0 + 1e-9)
 
 
 def test_grid_matches_single_points():
@@ -174,7 +180,7 @@ def _user_errors():
 def test_scalesim_user_bandwidth_stalls():
     errs, stalls = _user_errors()
     assert np.all(stalls > 0)  # every frozen case is DRAM-bound in SCALE-Sim
-    # exact window tracking (sim.perf._scalesim_slides_one) + port timing. Measured on these 27: median 1.1 %,
+    # exact window tracking (sim.scalesim_mode.slides_one) + port timing. Measured on these 27: median 1.1 %,
     # 24 of 27 within 10 %, worst 21 % (OS 8x32 100x37x70, 8x32 WS cases bound by the ofmap drain).
     assert np.median(errs) <= 0.02
     assert np.mean(errs <= 0.10) >= 0.85
@@ -199,15 +205,15 @@ SCALESIM_SLIDES = [
 
 @pytest.mark.parametrize("df,rows,cols,kb,kind,shape,ref", SCALESIM_SLIDES)
 def test_scalesim_window_slides_match_instrumented_scalesim(df, rows, cols, kb, kind, shape, ref):
-    from sim.perf import _scalesim_slides_one
+    from sim.scalesim_mode import slides_one
     l = _one(kind, shape, False)
-    got = _scalesim_slides_one(("ws", "os", "is").index(df), l.M, l.N, l.K, rows, cols, kb * 1024, kb * 1024)
+    got = slides_one(("ws", "os", "is").index(df), l.M, l.N, l.K, rows, cols, kb * 1024, kb * 1024)
     assert got == ref
 
 
 def test_scalesim_window_runs_match_cell_walk():
     # the per-fold run endpoints (closed form) against walking every demanded cell of SCALE-Sim's layouts
-    from sim.perf import _scalesim_slides_one, _slides_cells, _window_params
+    from sim.scalesim_mode import slides_cells, slides_one, window_params
     rng = np.random.default_rng(7)
     for _ in range(60):
         M, N, K = (int(x) for x in rng.integers(1, 70, 3))
@@ -215,9 +221,9 @@ def test_scalesim_window_runs_match_cell_walk():
         words, df = int(rng.choice([128, 256, 512, 1024])), int(rng.integers(0, 3))
         ref = []
         for op, E in ((0, M * K), (1, K * N)):
-            eps, S, A, P = _window_params(E, words)
-            ref.append(_slides_cells(df, op, M, N, K, R, C, eps, S, A, P) if P > 0 else 0)
-        assert list(_scalesim_slides_one(df, M, N, K, R, C, words, words)) == ref, (df, M, N, K, R, C, words)
+            eps, S, A, P = window_params(E, words)
+            ref.append(slides_cells(df, op, M, N, K, R, C, eps, S, A, P) if P > 0 else 0)
+        assert list(slides_one(df, M, N, K, R, C, words, words)) == ref, (df, M, N, K, R, C, words)
 
 
 def test_scalesim_user_mode_stall_free_when_operands_fit():
