@@ -52,6 +52,8 @@ def test_scalesim_frozen_parity(kind, shape, rows, cols, df, sparse, ref):
     res = simulate(Workload("t", (_one(kind, shape, sparse),)), arch)
     assert int(res.layers["cycles"][0]) == ref
     assert int(res.layers["stall_cycles"][0]) == 0  # CALC mode: no stalls
+    # the SRAM port limit is on by default (1 bank x 64 B) but SCALE-Sim has none: parity stays exact
+    assert arch.sram_port_bytes == 64.0 and int(res.layers["sram_stall_cycles"][0]) == 0
 
 
 def test_clock_raises_stalls_and_throughput_saturates():
@@ -132,15 +134,26 @@ def test_traffic_and_metadata():
 
 def test_json_shape():
     d = simulate(get_workload("bert-base"), ArrayConfig()).to_dict()
-    for key in ("layers", "total_cycles", "effective_speedup", "stall_fraction"):
+    for key in ("layers", "total_cycles", "effective_speedup", "stall_fraction", "sram_stall_cycles",
+                "dram_stall_cycles", "sram_stall_fraction", "sram_split_kb"):
         assert key in d
-    for key in ("name", "cycles", "stall_cycles", "utilization", "sparse", "fallback_reason", "dram_bytes",
-                "metadata_bytes"):
+    assert d["sram_split_kb"] == {"ifmap_kb": 64.0, "filter_kb": 64.0, "ofmap_kb": 64.0, "bytes_per_cycle_per_buffer": 64.0}
+    assert d["stall_cycles"] == d["sram_stall_cycles"] + d["dram_stall_cycles"]
+    for key in ("name", "cycles", "stall_cycles", "dram_stall_cycles", "sram_stall_cycles", "utilization", "sparse",
+                "fallback_reason", "dram_bytes", "metadata_bytes", "sram_ifmap_port_bytes", "sram_filter_port_bytes",
+                "sram_ofmap_port_bytes"):
         assert key in d["layers"][0]
+    for lay in d["layers"]:
+        assert lay["stall_cycles"] == lay["sram_stall_cycles"] + lay["dram_stall_cycles"]
 
 
 @pytest.mark.parametrize("kw,where", [({"dataflow": "rs"}, "dataflow"), ({"n": 3, "m": 4}, "n:m"),
-                                      ({"rows": 0}, "rows"), ({"dram_gbps": -1.0}, "dram_gbps")])
+                                      ({"rows": 0}, "rows"), ({"dram_gbps": -1.0}, "dram_gbps"),
+                                      ({"acc_bits": 8}, "acc_bits"), ({"acc_bits": 65}, "acc_bits"),
+                                      ({"pipeline": 0}, "pipeline"), ({"pipeline": 9}, "pipeline"),
+                                      ({"sram_banks": 0}, "sram_banks"), ({"sram_port_bytes": -1.0}, "sram_port_bytes"),
+                                      ({"sram_kb": 96, "ifmap_kb": 100}, "sram_kb"),
+                                      ({"sram_kb": 96, "ifmap_kb": 30, "filter_kb": 30, "ofmap_kb": 30}, "sram_kb")])
 def test_bad_parameters(kw, where):
     with pytest.raises(InputError, match=where):
         ArrayConfig(**kw)
@@ -247,3 +260,114 @@ def test_effective_speedup_never_exceeds_the_ideal_bound_even_when_memory_bound(
         t = r.totals
         assert t["effective_speedup"] <= t["ideal_speedup"] * (1 + 1e-12) <= 2.0 * (1 + 1e-12), (gbps, t)
     assert t["effective_speedup"] > 1.0
+
+
+# ------------------------------------------------------------------------------------------------
+# SRAM ports, partial-sum width, pipeline, SRAM split (issue 11 section 5)
+# ------------------------------------------------------------------------------------------------
+
+def test_sram_port_bound_layer_takes_bytes_over_port_bandwidth():
+    # 16x16 WS 2:4 (pe_k 2): K = 64 -> 32 kept weights per column -> 16 steps = one row fold; N = 16 = one
+    # column fold. Compute: 2R + C + M - 2 = 32 + 16 + 1022 = 1070 cycles. The ifmap (1024 x 64 INT8 =
+    # 65536 B) does not fit the active half of its 64 KiB buffer, so it is streamed: the array reads it
+    # once and DRAM fills it once, 2 x 65536 = 131072 B through one bank's 64 B/cycle port = 2048 cycles.
+    w = Workload("s", (make_layer("x", "gemm", 1024, 16, 64),))
+    arch = ArrayConfig(rows=16, cols=16, dram_gbps=1e6)
+    r = simulate(w, arch)
+    assert int(r.layers["cycles"][0]) + 1 == 1070
+    assert r.layers["sram_ifmap_port_bytes"][0] == 2 * 1024 * 64
+    assert r.total_cycles == 131072 // 64 == 2048
+    assert int(r.layers["sram_stall_cycles"][0]) == 2048 - 1070 and int(r.layers["dram_stall_cycles"][0]) == 0
+    assert r.totals["stall_fraction"] == pytest.approx((2048 - 1070) / 2048)
+    # two banks: 128 B/cycle -> 1024 cycles of port time, under the compute time: no stall
+    r2 = simulate(w, ArrayConfig(rows=16, cols=16, dram_gbps=1e6, sram_banks=2))
+    assert r2.total_cycles == 1070 and int(r2.layers["sram_stall_cycles"][0]) == 0
+    # a 48 B port: 131072 / 48 = 2730.67 -> 2731 cycles; no limit: compute-bound
+    assert simulate(w, ArrayConfig(rows=16, cols=16, dram_gbps=1e6, sram_port_bytes=48)).total_cycles == 2731
+    assert simulate(w, ArrayConfig(rows=16, cols=16, dram_gbps=1e6, sram_port_bytes=None)).total_cycles == 1070
+
+
+def test_partial_sums_move_at_accumulator_width():
+    # 8x8 WS 2:4: one row fold covers R * M = 32 reduction elements; K = 96 -> 48 kept -> 24 steps -> 3 row
+    # folds. Each of the M x N = 10 x 8 outputs leaves the array 3 times: twice as a 32-bit partial sum
+    # (read back by the next fold), once as the final INT8 output.
+    w = Workload("p", (make_layer("x", "gemm", 10, 8, 96),))
+    r = simulate(w, ArrayConfig(rows=8, cols=8, dram_gbps=1e6, sram_port_bytes=None))
+    assert r.layers["sram_ofmap_write_bytes"][0] == 80 * 1 + 2 * 80 * 4 == 720
+    assert r.layers["sram_ofmap_read_bytes"][0] == 2 * 80 * 4 == 640
+    assert r.layers["dram_ofmap_bytes"][0] == 80  # the partial-sum tile (10 x 8 x 4 B) fits: only outputs go out
+    r16 = simulate(w, ArrayConfig(rows=8, cols=8, dram_gbps=1e6, sram_port_bytes=None, acc_bits=16))
+    assert r16.layers["sram_ofmap_write_bytes"][0] == 80 + 2 * 80 * 2 and r16.layers["sram_ofmap_read_bytes"][0] == 320
+    # an ofmap buffer of 0.5 KiB (active half 256 B < 320 B of partial sums): they spill to DRAM and back
+    rs = simulate(w, ArrayConfig(rows=8, cols=8, dram_gbps=1e6, sram_port_bytes=None, ifmap_kb=64, filter_kb=64,
+                                 ofmap_kb=0.5))
+    assert rs.layers["dram_ofmap_bytes"][0] == 80 + 2 * 2 * 80 * 4 == 1360
+    # OS completes the reduction inside the PEs: outputs only, at activation width
+    ro = simulate(w, ArrayConfig(rows=8, cols=8, dram_gbps=1e6, sram_port_bytes=None, dataflow="os"))
+    assert ro.layers["sram_ofmap_write_bytes"][0] == 80 and ro.layers["sram_ofmap_read_bytes"][0] == 0
+
+
+def test_pipeline_charged_once_per_fold():
+    # same layer: 3 row folds x 1 column fold, 2R + C + M - 2 = 32 lines per fold
+    w = Workload("p", (make_layer("x", "gemm", 10, 8, 96),))
+    for p in (1, 2, 3):
+        r = simulate(w, ArrayConfig(rows=8, cols=8, dram_gbps=1e6, sram_port_bytes=None, pipeline=p))
+        assert int(r.layers["cycles"][0]) + 1 == 3 * (32 + p - 1)
+    # OS: ceil(M/R) x ceil(N/C) = 2 folds of steps + R + C - 2 = 24 + 14 = 38 lines
+    r = simulate(w, ArrayConfig(rows=8, cols=8, dram_gbps=1e6, sram_port_bytes=None, pipeline=3, dataflow="os"))
+    assert int(r.layers["cycles"][0]) + 1 == 2 * (38 + 2)
+
+
+def test_sram_split_rule():
+    from sim.perf import split_sram_kb
+
+    assert split_sram_kb() == (64.0, 64.0, 64.0)
+    assert split_sram_kb(96) == (32.0, 32.0, 32.0)
+    assert split_sram_kb(96, ifmap_kb=48) == (48.0, 24.0, 24.0)
+    assert split_sram_kb(None, ifmap_kb=6) == (6.0, 64.0, 64.0)
+    assert split_sram_kb(12, 6, 4, 2) == (6.0, 4.0, 2.0)
+    assert sum(ArrayConfig(sram_kb=1024).sram_split_kb) == pytest.approx(1024)
+    w = get_workload("bert-base", seq=64)
+    g = simulate_grid(w, {"sram_kb": np.array([96.0, 1024.0]), "ifmap_kb": np.array([48.0, 512.0])})
+    for i, (sk, ik) in enumerate(((96.0, 48.0), (1024.0, 512.0))):
+        got = (g["sram_ifmap_kb"][i], g["sram_filter_kb"][i], g["sram_ofmap_kb"][i])
+        assert got == ArrayConfig(sram_kb=sk, ifmap_kb=ik).sram_split_kb
+
+
+def test_grid_accepts_pipeline_acc_and_sram_ports():
+    w = get_workload("bert-base", seq=64)
+    pts = [dict(rows=16, cols=16, pipeline=1, acc_bits=32, sram_banks=1, sram_port_bytes=64.0),
+           dict(rows=32, cols=32, pipeline=3, acc_bits=24, sram_banks=2, sram_port_bytes=32.0),
+           dict(rows=64, cols=64, pipeline=2, acc_bits=32, sram_banks=4, sram_port_bytes=None),
+           dict(rows=64, cols=32, pipeline=1, acc_bits=16, sram_banks=1, sram_port_bytes=64.0, dense_path=True)]
+    cols = {k: [p.get(k, False) for p in pts] for k in ("rows", "cols", "pipeline", "acc_bits", "sram_banks",
+                                                         "sram_port_bytes", "dense_path")}
+    g = simulate_grid(w, cols)
+    for i, p in enumerate(pts):
+        r = simulate(w, ArrayConfig(**p))
+        assert g["cycles"][i].tolist() == r.layers["cycles"].tolist()
+        for k in ("stall_cycles", "sram_stall_cycles", "dram_stall_cycles", "sram_ofmap_port_bytes"):  # (P,) totals
+            assert g[k][i] == r.totals[k], (i, k)
+        assert g["total_cycles"][i] == r.total_cycles and g["stall_fraction"][i] == pytest.approx(r.stall_fraction)
+        assert g["effective_speedup"][i] == pytest.approx(r.effective_speedup)
+    assert g["sram_stall_cycles"][2] == 0 and g["sram_stall_cycles"][0] > 0
+    with pytest.raises(InputError, match="pipeline"):
+        simulate_grid(w, {"pipeline": np.array([0, 1])})
+    with pytest.raises(InputError, match="sram_banks"):
+        simulate_grid(w, {"sram_banks": np.array([0, 1])})
+
+
+def test_sram_ports_make_a_wide_array_stall():
+    # issue 11: the default study's winner (64x64 2:4 WS, 1 MiB) moved ~240 B/cycle through one 64 B/cycle port
+    # without a stall. With one bank of one 64 B port per buffer it stalls; with the limit lifted it does not.
+    w = get_workload("bert-base", seq=128)
+    kw = dict(rows=64, cols=64, sram_kb=1024, clock_mhz=1000, dataflow="ws")
+    lim = simulate(w, ArrayConfig(**kw))
+    free = simulate(w, ArrayConfig(**kw, sram_port_bytes=None))
+    assert free.totals["sram_stall_cycles"] == 0 and lim.totals["sram_stall_cycles"] > 0.2 * lim.total_cycles
+    assert lim.total_cycles > free.total_cycles and lim.stall_fraction > free.stall_fraction
+    # every buffer's traffic fits in its port time: bytes <= cycles x 64 B for the busiest buffer
+    busy = lim.layers["cycles"] + 1 + lim.layers["stall_cycles"]
+    peak = np.maximum.reduce([lim.layers[k] for k in ("sram_ifmap_port_bytes", "sram_filter_port_bytes",
+                                                      "sram_ofmap_port_bytes")])
+    assert np.all(peak <= busy * 64.0 + 1e-6)
