@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
             show_default="1")] = None,
         sram_banks: Annotated[Optional[int], typer.Option(
             "--sram-banks", help="banks per SRAM buffer, each with one port of --sram-port-bytes per cycle",
-            show_default="1")] = None,
+            show_default="2")] = None,
         sram_port_bytes: Annotated[Optional[float], typer.Option(
             "--sram-port-bytes", help="bytes per cycle of one bank's port; inf removes the SRAM port limit",
             show_default="64")] = None,

@@ -107,7 +107,7 @@ class ArrayConfig:
     """One design point. SRAM sizes in KiB, split by :func:`split_sram_kb` (``sram_split_kb``).
     Defaults describe the sparsepe sparse PE: 2:4, ``pe_k = N`` (two kept weights per PE per
     cycle), sparse-only PE (dense fallback at N/M of the rate), INT8, 32-bit accumulator, one
-    pipeline stage, one bank of one 64 B port per buffer."""
+    pipeline stage, two banks of one 64 B port per buffer."""
 
     rows: int = 32  # 32 x 32 and 3 x 64 KiB SRAM: SCALE-Sim's stock scale.cfg
     cols: int = 32
@@ -131,8 +131,10 @@ class ArrayConfig:
     acc_bits: int = 32
     # [P] hw.params.PEParams.pipeline default; hw.array.tile_cycles adds pipeline - 1 per tile
     pipeline: int = 1
-    # [A] one bank per buffer: ppa.sram's default (one UCA bank) and explore's fixed.sram_banks default
-    sram_banks: int = 1
+    # [A] two banks per buffer: a double-buffered SRAM is a ping and a pong bank, so the DRAM fill of one
+    # half and the array's access to the other each have a port (one single-port bank cannot double-buffer
+    # at full rate). 2 x 64 B/cycle keeps a 32 x 32 WS array's partial-sum round trip (2 x 32 x 4 B) fed.
+    sram_banks: int = 2
     # [S] 64 B = the 512-bit, 1 RW port block of the CACTI 7 macro ppa costs (published-figures.md
     # section 5); None = no SRAM port limit (SCALE-Sim's default: layout evaluation off)
     sram_port_bytes: float | None = 64.0

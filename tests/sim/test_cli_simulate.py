@@ -92,12 +92,12 @@ def test_memory_and_pipeline_flags_reach_the_model(tmp_path):
     topo.write_text("Layer Name, M, N, K,\nx, 1024, 16, 64,\n")
     base = ("--topology", str(topo), "--rows", "16", "--cols", "16", "--dram-gbps", "1e6", "--json")
     d = json.loads(_run(*base).stdout)
-    # defaults: 1 bank x 64 B per buffer, pipeline 1, 32-bit accumulator (see tests/sim/test_perf.py for the hand count)
+    # defaults: 2 banks x 64 B per buffer, pipeline 1, 32-bit accumulator (hand count in tests/sim/test_perf.py)
     assert (d["arch"]["sram_banks"], d["arch"]["sram_port_bytes"], d["arch"]["pipeline"], d["arch"]["acc_bits"]) == (
-        1, 64.0, 1, 32)
-    assert d["total_cycles"] == 2048 and d["layers"][0]["sram_stall_cycles"] == 2048 - 1070
-    d = json.loads(_run(*base, "--sram-banks", "2").stdout)
+        2, 64.0, 1, 32)
     assert d["total_cycles"] == 1070 and d["sram_stall_cycles"] == 0
+    d = json.loads(_run(*base, "--sram-banks", "1").stdout)
+    assert d["total_cycles"] == 2048 and d["layers"][0]["sram_stall_cycles"] == 2048 - 1070
     d = json.loads(_run(*base, "--sram-port-bytes", "inf", "--pipeline", "3", "--acc-bits", "24").stdout)
     assert d["arch"]["sram_port_bytes"] is None and d["sram_split_kb"]["bytes_per_cycle_per_buffer"] is None
     assert d["total_cycles"] == 1070 + 2 and d["arch"]["acc_bits"] == 24
