@@ -450,9 +450,10 @@ class NetworkResult:
             lay.append(row)
         tot = {k: (float(v) if not float(v).is_integer() else int(v)) for k, v in self.totals.items()}
         fi, ff, fo = self.arch.sram_split_kb
-        sram = {"ifmap_kb": fi, "filter_kb": ff, "ofmap_kb": fo, "bytes_per_cycle_per_buffer":
-                None if math.isinf(self.arch.sram_bytes_per_cycle) else self.arch.sram_bytes_per_cycle}
-        return {"workload": self.workload, "arch": asdict(self.arch), "sram_split_kb": sram, "layers": lay, **tot}
+        bw = self.arch.sram_bytes_per_cycle
+        return {"workload": self.workload, "arch": asdict(self.arch),
+                "sram_split_kb": {"ifmap_kb": fi, "filter_kb": ff, "ofmap_kb": fo},
+                "sram_bytes_per_cycle_per_buffer": None if math.isinf(bw) else bw, "layers": lay, **tot}
 
     def to_json(self, **kw) -> str:
         return json.dumps(self.to_dict(), **kw)

@@ -99,7 +99,7 @@ def test_memory_and_pipeline_flags_reach_the_model(tmp_path):
     d = json.loads(_run(*base, "--sram-banks", "1").stdout)
     assert d["total_cycles"] == 2048 and d["layers"][0]["sram_stall_cycles"] == 2048 - 1070
     d = json.loads(_run(*base, "--sram-port-bytes", "inf", "--pipeline", "3", "--acc-bits", "24").stdout)
-    assert d["arch"]["sram_port_bytes"] is None and d["sram_split_kb"]["bytes_per_cycle_per_buffer"] is None
+    assert d["arch"]["sram_port_bytes"] is None and d["sram_bytes_per_cycle_per_buffer"] is None
     assert d["total_cycles"] == 1070 + 2 and d["arch"]["acc_bits"] == 24
 
 

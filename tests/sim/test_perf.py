@@ -135,9 +135,10 @@ def test_traffic_and_metadata():
 def test_json_shape():
     d = simulate(get_workload("bert-base"), ArrayConfig()).to_dict()
     for key in ("layers", "total_cycles", "effective_speedup", "stall_fraction", "sram_stall_cycles",
-                "dram_stall_cycles", "sram_stall_fraction", "sram_split_kb"):
+                "dram_stall_cycles", "sram_stall_fraction", "sram_split_kb", "sram_bytes_per_cycle_per_buffer"):
         assert key in d
-    assert d["sram_split_kb"] == {"ifmap_kb": 64.0, "filter_kb": 64.0, "ofmap_kb": 64.0, "bytes_per_cycle_per_buffer": 128.0}
+    assert d["sram_split_kb"] == {"ifmap_kb": 64.0, "filter_kb": 64.0, "ofmap_kb": 64.0}
+    assert d["sram_bytes_per_cycle_per_buffer"] == 128.0  # 2 banks x 64 B
     assert d["stall_cycles"] == d["sram_stall_cycles"] + d["dram_stall_cycles"]
     for key in ("name", "cycles", "stall_cycles", "dram_stall_cycles", "sram_stall_cycles", "utilization", "sparse",
                 "fallback_reason", "dram_bytes", "metadata_bytes", "sram_ifmap_port_bytes", "sram_filter_port_bytes",
