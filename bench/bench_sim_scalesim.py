@@ -13,7 +13,7 @@ Limited bandwidth (InterfaceBandwidth USER, 2-8 words/cycle, 1-4 KB SRAMs) runs 
 
 How SCALE-Sim 3.0.0 counts stalls (read in memory/read_buffer.py, double_buffered_scratchpad_mem.py,
 write_buffer.py, read_port.py) and what ``mode="scalesim"`` does with it: see STALL_NOTE below and
-``sim.perf._scalesim_port_time``. The default ``mode="sparsepe"`` keeps a physical roofline instead
+``sim.scalesim_mode.port_time``. The default ``mode="sparsepe"`` keeps a physical roofline instead
 (one shared DRAM bus, stall = DRAM time beyond compute; an operand that fits on chip is read once).
 """
 
@@ -115,7 +115,7 @@ Why the USER-bandwidth figures differ (SCALE-Sim 3.0.0 source, memory/read_buffe
    next fold starts W(W-1) addresses back; OS re-reading a filter block per row fold), so SCALE-Sim
    charges many times the physical traffic (e.g. 131k cycles for a 128x64x128 GEMM whose data
    moves in ~22k cycles at 4 words/cycle).
- * The model's scalesim mode tracks that window exactly (sim.perf._scalesim_slides_one): per fold it
+ * The model's scalesim mode tracks that window exactly (sim.scalesim_mode.slides_one): per fold it
    takes the first and last prefetch set of each rising run of demands (one run per fold for the
    diagonal-ordered operands, one per block row for WS filter / IS ifmap, rows that cannot miss are
    skipped), so it reproduces SCALE-Sim's count of window moves, then times them as SCALE-Sim does

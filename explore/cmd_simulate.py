@@ -32,7 +32,10 @@ def _load_topology(path: Path):
 
 def run(workload: str | None, topology: Path | None, scalesim_config: Path | None, rows: int | None,
         cols: int | None, sram_kb: float | None, clock_mhz: float | None, dram_gbps: float | None,
-        dataflow: str | None, sparsity: str | None, as_json: bool) -> None:
+        dataflow: str | None, sparsity: str | None, as_json: bool, *, acc_bits: int | None = None,
+        pipeline: int | None = None, sram_banks: int | None = None, sram_port_bytes: float | None = None) -> None:
+    import math
+
     from sim.perf import ArrayConfig, simulate
     from sim.workloads import get_workload
 
@@ -42,7 +45,11 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
     sp = _parse_sparsity(sparsity) if sparsity is not None else None
     if dataflow is not None and dataflow not in ("ws", "os", "is"):
         raise InputError(f"unknown dataflow {dataflow!r} (ws, os or is)", where="--dataflow")
-    over = dict(rows=rows, cols=cols, clock_mhz=clock_mhz, dram_gbps=dram_gbps, dataflow=dataflow)
+    over = dict(rows=rows, cols=cols, clock_mhz=clock_mhz, dram_gbps=dram_gbps, dataflow=dataflow, acc_bits=acc_bits,
+                pipeline=pipeline, sram_banks=sram_banks)
+    if sram_port_bytes is not None and not (sram_port_bytes > 0):
+        raise InputError(f"must be a positive number of bytes per cycle, or inf for no limit, got {sram_port_bytes!r}",
+                         where="--sram-port-bytes")
     if sram_kb is not None:
         over.update(ifmap_kb=sram_kb / 3, filter_kb=sram_kb / 3, ofmap_kb=sram_kb / 3)
     if sp is not None:
@@ -56,6 +63,10 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
             over = {k: v for k, v in over.items() if k not in ("ifmap_kb", "filter_kb", "ofmap_kb")}
             over["sram_kb"] = sram_kb
         arch = ArrayConfig(**{k: v for k, v in over.items() if v is not None})
+    if sram_port_bytes is not None:
+        from dataclasses import replace
+
+        arch = replace(arch, sram_port_bytes=None if math.isinf(sram_port_bytes) else sram_port_bytes)
     res = simulate(wl, arch)
     if as_json:
         sys.stdout.write(res.to_json() + "\n")
@@ -65,19 +76,24 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
 
     t = Table(title=f"{res.workload} on {arch.rows}x{arch.cols} {arch.dataflow.upper()} "
                     f"({'%d:%d' % (arch.n, arch.m) if arch.sparse else 'dense'}, {arch.mode})")
-    for col in ("layer", "kind", "count", "cycles", "stalls", "util", "sparse", "fallback reason"):
+    for col in ("layer", "kind", "count", "cycles", "stalls", "of which SRAM", "util", "sparse", "fallback reason"):
         t.add_column(col)
     for i, name in enumerate(res.names):
         t.add_row(name, res.kinds[i], str(int(res.counts[i])), f"{int(res.layers['cycles'][i]):,}",
-                  f"{int(res.layers['stall_cycles'][i]):,}", f"{res.layers['utilization'][i]:.2f}",
+                  f"{int(res.layers['stall_cycles'][i]):,}", f"{int(res.layers['sram_stall_cycles'][i]):,}",
+                  f"{res.layers['utilization'][i]:.2f}",
                   "yes" if res.layers["sparse"][i] else "no", res.fallback_reasons[i] or "")
     c = Console()
     c.print(t)
     tt = res.totals
-    c.print(f"total cycles {int(tt['total_cycles']):,} (stall fraction {tt['stall_fraction']:.3f}); "
+    bw = arch.sram_bytes_per_cycle
+    c.print(f"total cycles {int(tt['total_cycles']):,} (stall fraction {tt['stall_fraction']:.3f}, of which SRAM ports "
+            f"{tt['sram_stall_fraction']:.3f}); "
             f"effective speedup vs dense {tt['effective_speedup']:.3f} (ideal bound {tt['ideal_speedup']:.3f}); "
             f"dense-fallback share {tt['fallback_fraction']:.3f}; DRAM {tt['dram_bytes'] / 1e6:.2f} MB "
-            f"(metadata {tt['metadata_bytes'] / 1e6:.2f} MB)")
+            f"(metadata {tt['metadata_bytes'] / 1e6:.2f} MB); SRAM ifmap/filter/ofmap "
+            f"{'/'.join(f'{x:g}' for x in arch.sram_split_kb)} KiB, "
+            f"{'no port limit' if math.isinf(bw) else f'{bw:g} B/cycle per buffer'}")
 
 
 def register(app: typer.Typer) -> None:
@@ -86,19 +102,41 @@ def register(app: typer.Typer) -> None:
         workload: Annotated[Optional[str], typer.Option("--workload", help="built-in workload name")] = None,
         topology: Annotated[Optional[Path], typer.Option("--topology", help="SCALE-Sim topology CSV or native workload (.csv/.toml)")] = None,
         scalesim_config: Annotated[Optional[Path], typer.Option("--scalesim-config", help="SCALE-Sim .cfg (array, SRAM, dataflow, sparsity)")] = None,
-        rows: Annotated[Optional[int], typer.Option("--rows")] = None,
-        cols: Annotated[Optional[int], typer.Option("--cols")] = None,
-        sram_kb: Annotated[Optional[float], typer.Option("--sram-kb", help="total SRAM, split ifmap/filter/ofmap equally")] = None,
-        clock_mhz: Annotated[Optional[float], typer.Option("--clock-mhz")] = None,
-        dram_gbps: Annotated[Optional[float], typer.Option("--dram-gbps")] = None,
-        dataflow: Annotated[Optional[str], typer.Option("--dataflow", help="ws, os or is")] = None,
-        sparsity: Annotated[Optional[str], typer.Option("--sparsity", help="N:M (e.g. 2:4) or dense")] = None,
+        rows: Annotated[Optional[int], typer.Option(
+            "--rows", help="PE rows of the array (the reduction side in WS)",
+            show_default="32, or ArrayHeight of --scalesim-config")] = None,
+        cols: Annotated[Optional[int], typer.Option(
+            "--cols", help="PE columns of the array (output channels in WS)",
+            show_default="32, or ArrayWidth of --scalesim-config")] = None,
+        sram_kb: Annotated[Optional[float], typer.Option(
+            "--sram-kb", help="total SRAM in KiB, split equally into the ifmap, filter and ofmap buffers",
+            show_default="192 = 3 x 64, or the --scalesim-config sizes")] = None,
+        clock_mhz: Annotated[Optional[float], typer.Option(
+            "--clock-mhz", help="array clock in MHz (converts DRAM GB/s into bytes per cycle)",
+            show_default="1000")] = None,
+        dram_gbps: Annotated[Optional[float], typer.Option(
+            "--dram-gbps", help="DRAM bandwidth in GB/s, one bus shared by all operands",
+            show_default="64")] = None,
+        dataflow: Annotated[Optional[str], typer.Option("--dataflow", help="ws, os or is", show_default="ws, or Dataflow of --scalesim-config")] = None,
+        sparsity: Annotated[Optional[str], typer.Option("--sparsity", help="N:M (e.g. 2:4) or dense", show_default="2:4")] = None,
+        acc_bits: Annotated[Optional[int], typer.Option(
+            "--acc-bits", help="accumulator width: partial sums that leave the array before the reduction "
+                               "completes move at this width", show_default="32")] = None,
+        pipeline: Annotated[Optional[int], typer.Option(
+            "--pipeline", help="PE register stages (hw PEParams.pipeline); each fold pays pipeline - 1 cycles",
+            show_default="1")] = None,
+        sram_banks: Annotated[Optional[int], typer.Option(
+            "--sram-banks", help="banks per SRAM buffer, each with one port of --sram-port-bytes per cycle",
+            show_default="2")] = None,
+        sram_port_bytes: Annotated[Optional[float], typer.Option(
+            "--sram-port-bytes", help="bytes per cycle of one bank's port; inf removes the SRAM port limit",
+            show_default="64")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print one JSON object to stdout")] = False,
     ) -> None:
         """Cycles, stalls, traffic and effective N:M speedup of a workload on one array."""
         try:
             run(workload, topology, scalesim_config, rows, cols, sram_kb, clock_mhz, dram_gbps, dataflow, sparsity,
-                as_json)
+                as_json, acc_bits=acc_bits, pipeline=pipeline, sram_banks=sram_banks, sram_port_bytes=sram_port_bytes)
         except InputError as exc:
             print(f"sparsepe: error: {exc}", file=sys.stderr)
             raise typer.Exit(code=2)

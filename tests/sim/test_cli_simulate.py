@@ -1,6 +1,7 @@
 """`sparsepe simulate` through the real CLI: JSON contents and bad input (one line, exit code 2)."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -41,6 +42,10 @@ def test_topology_with_scalesim_config_flags_win(tmp_path):
     ("Layer Name, M, N, K, Sparsity,\nodd, 4, 8, 16, 3:4,\n", (), "t.csv: row 2"),
     ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--dataflow", "xs"), "--dataflow"),
     ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--sparsity", "3:4"), "--sparsity"),
+    ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--sram-port-bytes", "-1"), "--sram-port-bytes"),
+    ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--pipeline", "0"), "pipeline"),
+    ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--acc-bits", "8"), "acc_bits"),
+    ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--sram-banks", "0"), "sram_banks"),
 ])
 def test_bad_input_one_line_exit_2(tmp_path, content, args, needle):
     topo = tmp_path / "t.csv"
@@ -53,7 +58,7 @@ def test_bad_input_one_line_exit_2(tmp_path, content, args, needle):
 
 
 def test_bert_base_headline_figures_equal_an_independent_reference():
-    """The figures `simulate` prints for BERT-base on 32x32 WS, stall-free, recomputed here without
+    """The figures `simulate` prints for BERT-base on 32x32 WS, stall-free (no DRAM or SRAM port limit), recomputed here without
     sim/: GEMM shapes from published-figures.md 8.2 (seq 128, batch 1, 12 layers, 12 heads, plus a
     2-way QA head), SCALE-Sim's WS fold count x (2R + C + M - 2) cycles per fold, one group of 4
     per PE-cycle: a sparse group in one cycle, a dense group as 2 passes (dense fallback)."""
@@ -72,7 +77,7 @@ def test_bert_base_headline_figures_equal_an_independent_reference():
     fallback = sum(n * cycles(M, N, 2 * g) for M, N, g, n, s in groups if not s)
     meta = sum(n * N * K // 8 for M, N, K, n, s in layers if s)  # 2 bits per kept weight, K/2 kept
     p = _run("--workload", "bert-base", "--rows", "32", "--cols", "32", "--sparsity", "2:4",
-             "--dram-gbps", "1e6", "--json")
+             "--dram-gbps", "1e6", "--sram-port-bytes", "inf", "--json")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["total_cycles"] == sparse and d["dense_total_cycles"] == dense and d["stall_cycles"] == 0
@@ -80,3 +85,30 @@ def test_bert_base_headline_figures_equal_an_independent_reference():
     assert d["fallback_fraction"] == pytest.approx(fallback / sparse, rel=1e-12)
     assert d["metadata_bytes"] == meta
     assert d["dense_macs"] == sum(n * M * N * K for M, N, K, n, s in layers)
+
+
+def test_memory_and_pipeline_flags_reach_the_model(tmp_path):
+    topo = tmp_path / "t.csv"
+    topo.write_text("Layer Name, M, N, K,\nx, 1024, 16, 64,\n")
+    base = ("--topology", str(topo), "--rows", "16", "--cols", "16", "--dram-gbps", "1e6", "--json")
+    d = json.loads(_run(*base).stdout)
+    # defaults: 2 banks x 64 B per buffer, pipeline 1, 32-bit accumulator (hand count in tests/sim/test_perf.py)
+    assert (d["arch"]["sram_banks"], d["arch"]["sram_port_bytes"], d["arch"]["pipeline"], d["arch"]["acc_bits"]) == (
+        2, 64.0, 1, 32)
+    assert d["total_cycles"] == 1070 and d["sram_stall_cycles"] == 0
+    d = json.loads(_run(*base, "--sram-banks", "1").stdout)
+    assert d["total_cycles"] == 2048 and d["layers"][0]["sram_stall_cycles"] == 2048 - 1070
+    d = json.loads(_run(*base, "--sram-port-bytes", "inf", "--pipeline", "3", "--acc-bits", "24").stdout)
+    assert d["arch"]["sram_port_bytes"] is None and d["sram_bytes_per_cycle_per_buffer"] is None
+    assert d["total_cycles"] == 1070 + 2 and d["arch"]["acc_bits"] == 24
+
+
+def test_help_shows_defaults_for_array_flags():
+    p = subprocess.run([sys.executable, "-m", "explore.cli", "simulate", "--help"], capture_output=True, text=True,
+                       env={**os.environ, "COLUMNS": "200", "TERM": "dumb"})
+    assert p.returncode == 0
+    text = " ".join(p.stdout.split())
+    for flag in ("--rows", "--cols", "--clock-mhz", "--dram-gbps", "--sram-banks", "--sram-port-bytes", "--pipeline",
+                 "--acc-bits"):
+        seg = text.split(flag + " <", 1)[1].split("] ", 1)[0]
+        assert " <" not in seg and "default" in seg and len(seg.split("default")[0].strip()) > 15, (flag, seg)
