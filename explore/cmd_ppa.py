@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
         cooling: Annotated[str, typer.Option("--cooling", help="air or liquid.")] = "air",
         theta_ja: Annotated[Optional[float], typer.Option("--theta-ja", help="Junction-to-ambient K/W (overrides --cooling's package model).")] = None,
         t_ambient: Annotated[float, typer.Option("--t-ambient", help="Ambient temperature (C).")] = 25.0,
-        sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks.")] = 1,
+        sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks (2: the ping and pong halves of the double buffer, as sparsepe simulate and sweep assume).")] = 2,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""

@@ -265,7 +265,9 @@ class Fixed(_Strict):
         "bandwidth = units x the type's per-unit GB/s",
     )
 
-    sram_banks: int = Field(1, ge=1, le=64, description="SRAM banks (ppa.sram: CACTI fit per bank)")
+    sram_banks: int = Field(2, ge=1, le=64, description="SRAM banks per buffer, one 64 B port each: the cycle model's "
+                            "port bandwidth limit (sim.perf) and the macros ppa.sram costs; 2 = the ping and pong "
+                            "halves of the double buffer")
     activity_trace: Literal["synthetic", "reference"] = Field(
         "synthetic",
         description="data the PE netlist is simulated on for switching activity: 'synthetic' (ppa.activity's "

@@ -162,6 +162,8 @@ def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict
         "dram_gbps": d["dram_gbps"], "dataflow": np.asarray([str(x) for x in d["dataflow"]]),
         "n": d["n"], "m": d["m"], "sparse": d["sparse"], "dense_path": d["dense_path"],
         "act_bits": np.full(len(d["rows"]), cfg.fixed.act_bits), "weight_bits": np.full(len(d["rows"]), cfg.fixed.weight_bits),
+        "acc_bits": np.full(len(d["rows"]), cfg.fixed.acc_bits), "pipeline": d["pipeline"],
+        "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks),
     }
     r = simulate_grid(wl_workload, params)
     return {k: np.asarray(v) for k, v in r.items() if np.ndim(v) == 1}
@@ -496,7 +498,9 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     arch = ArrayConfig(
         rows=int(d["rows"][0]), cols=int(d["cols"][0]), sram_kb=float(d["sram_kb"][0]),
         clock_mhz=float(d["clock_mhz"][0]), dram_gbps=float(d["dram_gbps"][0]), dataflow=str(d["dataflow"][0]),
-        n=n, m=m, sparse=sparse, act_bits=cfg.fixed.act_bits, weight_bits=cfg.fixed.weight_bits,
+        n=n, m=m, sparse=sparse, dense_path=bool(d["dense_path"][0]), act_bits=cfg.fixed.act_bits,
+        weight_bits=cfg.fixed.weight_bits, acc_bits=cfg.fixed.acc_bits, pipeline=int(d["pipeline"][0]),
+        sram_banks=cfg.fixed.sram_banks,
     )
     networks = [(w.name, w.weight, simulate(w.workload, arch)) for w in ctx.workloads]
     quality = None
