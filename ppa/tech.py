@@ -13,9 +13,10 @@ Which law is used where
   against a published V-f table (RK3399 Cortex-A72 cluster, 28 nm; tests/ppa/test_voltage.py).
 - Switching energy versus voltage: C V^2 (``(V / Vnom)^2``), the exact law for full-swing CMOS
   switching.
-- Energy between nodes: calibrated at BOTH ends. 45 nm: Horowitz (ISSCC 2014, "45 nm, 0.9 V"),
-  8-bit multiply 0.2 pJ. 7 nm: Jouppi et al. (ISCA 2021, Table 2), 8-bit multiply 0.07 pJ, taken
-  at our 7 nm nominal 0.7 V [A: the table gives no voltage]. In between, Stillmaker's shape times
+- Energy between nodes: calibrated at BOTH ends, each on the two operators a MAC is made of, the
+  8-bit multiply and the 32-bit (accumulator) add, geometric mean of the two. 45 nm: Horowitz
+  (ISSCC 2014, "45 nm, 0.9 V"): 0.2 pJ and 0.1 pJ. 7 nm: Jouppi et al. (ISCA 2021, Table 2):
+  0.07 pJ and 0.03 pJ, taken at our 7 nm nominal 0.7 V [A: the table gives no voltage]. In between, Stillmaker's shape times
   a node correction K(nm) that is 1 at 45 nm, K7 at 7 nm and log-linear in log(node) between
   (``node_correction``); K = 1 above 45 nm (Stillmaker alone).
 - Leakage: per node, voltage and temperature (``Node.leakage_w``), see the constants below.
@@ -58,26 +59,32 @@ _INTERPOLATED = {28: (32, 20)}
 NODE_ALIASES = {22: 20}
 NODES_NM = (65, 45, 32, 28, 22, 20, 16, 14, 10, 7)
 
-# --- Calibrated on TWO anchors ------------------------------------------------------------------
-# 45 nm: Horowitz ISSCC 2014, "45 nm, 0.9 V" (published-figures §3): 8-bit multiply 0.2 pJ, 282 um^2.
-# The 8x8->16 unsigned multiplier of ppa.operators, through the ppa.synth flow, maps to 2210
-# CMOS transistors and toggles 125.628 gate outputs per operation on uniformly random operands
-# (seed 2014, 256 x 1024 operations; ppa.calibration.calibrate() re-derives both, a test pins
-# them). Horowitz figures via Kim et al. 2023 Fig. 15 / H&P 6e Fig. 1.13 (published-figures §3).
+# --- Calibrated at TWO nodes --------------------------------------------------------------------
+# 45 nm: Horowitz ISSCC 2014, "45 nm, 0.9 V" (published-figures §3): 8-bit multiply 0.2 pJ, 282 um^2;
+# 32-bit add 0.1 pJ. The 8x8->16 unsigned multiplier of ppa.operators, through the ppa.synth flow,
+# maps to 2210 CMOS transistors and toggles 125.628 gate outputs per operation on uniformly random
+# operands; the 32-bit adder toggles 87.958 (seed 2014, 256 x 1024 operations;
+# ppa.calibration.calibrate() re-derives them, a test pins them). Horowitz figures via Kim et al.
+# 2023 Fig. 15 / H&P 6e Fig. 1.13 (published-figures §3).
 CAL_MUL8_TRANSISTORS = 2210
 CAL_MUL8_TOGGLES_PER_OP = 125.628
+CAL_ADD32_TOGGLES_PER_OP = 87.958
 HOROWITZ_MUL8_PJ = 0.2  # Horowitz ISSCC 2014, 45 nm, 0.9 V
+HOROWITZ_ADD32_PJ = 0.1  # Horowitz ISSCC 2014, 45 nm, 0.9 V
 HOROWITZ_MUL8_UM2 = 282.0  # Horowitz ISSCC 2014, 45 nm (area via Kim et al. 2023 / H&P 6e)
 HOROWITZ_V = 0.9  # [S] the voltage of Horowitz's table (published-figures §3)
-#: energy of one net toggle at 45 nm, 0.9 V (pJ) [D] = 0.2 pJ / 125.628
-E_TOGGLE_45_PJ = HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLES_PER_OP
+#: energy of one net toggle at 45 nm, 0.9 V (pJ) [D] = sqrt(0.2 / 125.628 x 0.1 / 87.958): the
+#: geometric mean of what the multiplier and the adder each imply (1.59 and 1.14 fJ)
+E_TOGGLE_45_PJ = math.sqrt(HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLES_PER_OP * HOROWITZ_ADD32_PJ / CAL_ADD32_TOGGLES_PER_OP)
 #: area per transistor at 45 nm (um^2), placement density of the anchor included [D] = 282 / 2210
 AREA_PER_TRANSISTOR_45_UM2 = HOROWITZ_MUL8_UM2 / CAL_MUL8_TRANSISTORS
-# 7 nm: Jouppi et al. ISCA 2021 Table 2: 8-bit multiply 0.07 pJ (published-figures §3), at our
-# 7 nm nominal 0.7 V [A]. The same operator and toggle count as at 45 nm, so the node correction
-# K7 = 0.07 / (0.2 x [E_S(7, 0.7) / E_S(45, 1.0)] x (1.0 / 0.9)^2) = 5.1 [D] is the factor by
-# which Stillmaker's device-level 45 -> 7 nm energy scaling (about 18x) overshoots Jouppi's.
+# 7 nm: Jouppi et al. ISCA 2021 Table 2: 8-bit multiply 0.07 pJ, 32-bit add 0.03 pJ
+# (published-figures §3), at our 7 nm nominal 0.7 V [A]. The same operators and toggle counts as
+# at 45 nm, so the node correction K7 = sqrt(0.07/125.628 x 0.03/87.958) / (E_TOGGLE_45_PJ x
+# [E_S(7, 0.7) / E_S(45, 1.0)] / 0.9^2) = 4.73 [D] is the factor by which Stillmaker's device-level
+# 45 -> 7 nm energy scaling (about 18x at nominal) overshoots Jouppi's.
 JOUPPI_MUL8_7NM_PJ = 0.07
+JOUPPI_ADD32_7NM_PJ = 0.03
 JOUPPI_V = 0.7  # [A] Jouppi's Table 2 states no voltage; our 7 nm nominal
 
 # --- Gate delay (FO4) at 45 nm, 1.0 V ---------------------------------------------------------
@@ -278,7 +285,8 @@ def alpha_power_delay(v: float, nm: int, vth: float | None = None, alpha: float 
 #: the toggle energy at 7 nm / Jouppi's voltage without correction, relative to the 45 nm anchor
 def _k7() -> float:
     e7 = E_TOGGLE_45_PJ * (_energy_nom(7) / _energy(45, 1.0)) * (JOUPPI_V / _vnom(7)) ** 2 / _E45_AT_HOROWITZ_V
-    return JOUPPI_MUL8_7NM_PJ / (e7 * CAL_MUL8_TOGGLES_PER_OP)
+    target = math.sqrt(JOUPPI_MUL8_7NM_PJ / CAL_MUL8_TOGGLES_PER_OP * JOUPPI_ADD32_7NM_PJ / CAL_ADD32_TOGGLES_PER_OP)
+    return target / e7
 
 
 NODE_CORRECTION_7NM = _k7()
