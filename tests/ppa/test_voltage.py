@@ -97,3 +97,18 @@ def test_leakage_per_node_voltage_temperature():
     lo = tech.node(45, 0.8)
     assert lo.leakage_density_w_mm2 / n.leakage_density_w_mm2 == pytest.approx(0.8 * 10 ** -0.2)
     assert n.leakage_w(1e6, 130.0) / n.leakage_w(1e6, 90.0) == pytest.approx(2.5)
+
+
+def test_clock_energy_hook_uses_the_liberty_clock_pin_energy():
+    from types import SimpleNamespace
+
+    from ppa.model import clock_energy_per_ff_cycle_pj
+
+    n7 = tech.node(7)
+    assert clock_energy_per_ff_cycle_pj(n7) == pytest.approx(tech.CLOCK_TOGGLES_PER_FF_CYCLE * n7.toggle_energy_pj)
+    # a library's clock-pin energy at its own node/voltage, moved to 7 nm by the toggle-energy ratio,
+    # plus the clock tree's half again
+    sta = SimpleNamespace(clock_pin_energy_pj=0.05, node_nm=45, voltage_v=1.0)
+    want = 0.05 * n7.toggle_energy_pj / tech.node(45, 1.0).toggle_energy_pj * 1.5
+    assert clock_energy_per_ff_cycle_pj(n7, sta) == pytest.approx(want)
+    assert clock_energy_per_ff_cycle_pj(n7, SimpleNamespace(clock_pin_energy_pj=None)) == clock_energy_per_ff_cycle_pj(n7)
