@@ -519,7 +519,6 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     dec_mm2 = dec_tr * a_t
     v_sram = tech.sram_voltage(design.node_nm, v, design.sram_voltage_v)
     macros = _sram_macros(design, v_sram)
-    sram_cost = macros[0][1] if macros else None
     sram_mm2 = sum(c.area_mm2 for _, c in macros)
     for name, c in macros:
         if not c.in_range:
