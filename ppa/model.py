@@ -32,9 +32,16 @@ Area (mm^2)
   against the 9.6k measured, so large arrays come out up to about 4 % high.
 - decoders: the N:M metadata decoders (one per stationary code, R x C), synthesised standalone;
   reported separately and subtracted from pe_array. The dense PE has none.
-- sram: ppa.sram (CACTI 7 fit).
-- other: a stated allowance [A] of 10 % of (pe_array + decoders + sram) for global wiring, clock
-  tree and I/O periphery.
+- sram: ppa.sram (CACTI 7 fit) at the SRAM's own voltage (ppa.tech.sram_voltage: its own rail at
+  max(SRAM Vmin, logic V) unless ``sram_voltage_v`` is given). One macro of ``sram_kb``, or, when
+  ``sram_buffers_kb`` = (ifmap, filter, ofmap) KB is given (the split sim/ uses), three macros,
+  each costed on its own (area, leakage, energy per access).
+- phy: ppa.phy, the DRAM PHY + controller of each of the ``dram_units`` stacks/channels
+  (bump/pad-limited, node-independent). A die is at least the square whose perimeter holds the
+  PHYs; when that binds the difference is added to ``other`` and reported (a note and
+  ``details.die_phy_limited``), never silently.
+- other: stated allowances [A] of 10 % of (pe_array + decoders + sram) for global wiring, clock
+  tree and I/O periphery, and 5 % for control / sequencer / host I/O (ppa.phy.CONTROL_ALLOWANCE).
   For ``sparse=False`` the array is costed as R x C standalone DensePE (same widths) plus the same
   edge registers (hw/ has no dense array).
 
@@ -52,10 +59,14 @@ Power (W)
   per toggle; plus the activation-forwarding registers of the array, which carry the activations
   a PE sees (toggles on in_act per PE-cycle).
 - clock: every flip-flop of the array, every cycle, CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents
-  (no clock gating).
-- leakage: logic transistors (ppa.tech) plus the SRAM's CACTI leakage, both at the junction
-  temperature solved with ppa.thermal.
-- sram / dram: bytes moved x energy per byte (ppa.sram read/write per 512-bit access; ppa.dram).
+  (no clock gating); with a Liberty library's clock-pin energy when one is given
+  (``clock_energy_per_ff_cycle_pj``).
+- leakage: logic transistors (ppa.tech, per node and voltage) plus the SRAM's CACTI leakage at the
+  SRAM voltage, both at the junction temperature solved with ppa.thermal.
+- sram / dram: bytes moved x energy per byte (ppa.sram read/write per 512-bit access at the SRAM
+  voltage; ppa.dram).
+- phy: DRAM bits moved x the PHY/controller energy per bit + the PHYs' static power (ppa.phy); on
+  die, so it heats the die.
 Default activity without a workload (stated in the output): every PE busy every cycle on the
 seeded synthetic trace of ppa.activity; SRAM traffic per cycle: the R x M activations entering
 the array read once, C partial sums written once, weights re-read once per 64 cycles (the
@@ -74,7 +85,7 @@ from functools import lru_cache
 
 from hw.errors import InputError
 from hw.params import PEParams
-from ppa import activity, dram, sram, tech, thermal
+from ppa import activity, dram, phy, sram, tech, thermal
 from ppa import synth as _synth
 
 OTHER_ALLOWANCE = 0.10  # [A] global wiring, clock tree, I/O periphery, fraction of the rest
@@ -131,6 +142,8 @@ class DesignPoint:
     tj_max_c: float = thermal.TJ_MAX_C_DEFAULT
     sram_banks: int = 1
     voltage_v: float | None = None  # force a supply voltage (else chosen from the clock)
+    sram_voltage_v: float | None = None  # SRAM rail; None: max(SRAM Vmin, logic V) (ppa.tech.sram_voltage)
+    sram_buffers_kb: tuple[float, float, float] | None = None  # (ifmap, filter, ofmap) KB; None: one macro
 
     def validate(self) -> PEParams:
         for name in ("rows", "cols", "dram_units", "sram_banks"):
@@ -146,6 +159,14 @@ class DesignPoint:
         tech.check_node(self.node_nm)
         if self.voltage_v is not None:
             tech.node(self.node_nm, self.voltage_v)
+        if self.sram_voltage_v is not None:
+            tech.sram_voltage(self.node_nm, tech.nominal_voltage(self.node_nm), self.sram_voltage_v)
+        if self.sram_buffers_kb is not None:
+            b = self.sram_buffers_kb
+            if (not isinstance(b, (tuple, list)) or len(b) != 3
+                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in b)):
+                raise InputError(f"must be three non-negative KB figures (ifmap, filter, ofmap), got {b!r}",
+                                 where="sram_buffers_kb")
         dram.dram(self.dram)
         if self.cooling not in thermal.COOLING_LIMIT_W_PER_MM2:
             raise InputError(f"unknown cooling {self.cooling!r}; known: air, liquid", where="--cooling")
@@ -438,6 +459,36 @@ def operating_point(depth: int, node_nm: int, clock_mhz: float | None, voltage_v
 # the estimate
 # ------------------------------------------------------------------------------------------------
 
+def clock_energy_per_ff_cycle_pj(nd: tech.Node, sta=None) -> float:
+    """Clock energy per flip-flop per cycle at node ``nd``.
+
+    Hook for the Liberty path: when ``sta`` (ppa.sta's StaResult, for a given library) carries
+    ``clock_pin_energy_pj`` (the library's flip-flop clock-pin internal energy per cycle, rise +
+    fall), that energy is used, moved from the library's node/voltage to ``nd`` by the ratio of
+    toggle energies (``sta.node_nm`` / ``sta.voltage_v`` when the result names them), and the
+    clock tree's share on top [A: x 1.5, as below]. Without it: CLOCK_TOGGLES_PER_FF_CYCLE
+    toggle-equivalents (ppa.tech)."""
+    e_pin = getattr(sta, "clock_pin_energy_pj", None) if sta is not None else None
+    if e_pin:
+        lib_nm, lib_v = getattr(sta, "node_nm", None), getattr(sta, "voltage_v", None)
+        scale = 1.0
+        if lib_nm in tech.NODES_NM and lib_v:
+            lo, hi = tech.voltage_range(lib_nm)
+            scale = nd.toggle_energy_pj / tech.node(lib_nm, min(max(lib_v, lo), hi)).toggle_energy_pj
+        return float(e_pin) * scale * 1.5
+    return tech.CLOCK_TOGGLES_PER_FF_CYCLE * nd.toggle_energy_pj
+
+
+def _sram_macros(design: DesignPoint, v_sram: float) -> list[tuple[str, sram.SramCost]]:
+    """(name, cost) of each SRAM macro: one of sram_kb, or the three sim/ buffers."""
+    if design.sram_buffers_kb is not None:
+        return [(name, sram.sram(kb, design.node_nm, banks=design.sram_banks, voltage_v=v_sram))
+                for name, kb in zip(("ifmap", "filter", "ofmap"), design.sram_buffers_kb) if kb > 0]
+    if design.sram_kb > 0:
+        return [("sram", sram.sram(design.sram_kb, design.node_nm, banks=design.sram_banks, voltage_v=v_sram))]
+    return []
+
+
 def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None) -> PPAResult:
     """Area, operating point, power and thermal feasibility of one design point.
 
@@ -466,12 +517,24 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     a_t = nd.area_per_transistor_um2 * 1e-6  # mm^2
     pe_mm2 = (tr_total - dec_tr) * a_t
     dec_mm2 = dec_tr * a_t
-    sram_cost = sram.sram(design.sram_kb, design.node_nm, banks=design.sram_banks) if design.sram_kb > 0 else None
-    sram_mm2 = sram_cost.area_mm2 if sram_cost else 0.0
-    if sram_cost and not sram_cost.in_range:
-        notes.extend(f"sram: {n}" for n in sram_cost.notes)
-    other_mm2 = OTHER_ALLOWANCE * (pe_mm2 + dec_mm2 + sram_mm2)
-    area = pe_mm2 + dec_mm2 + sram_mm2 + other_mm2
+    v_sram = tech.sram_voltage(design.node_nm, v, design.sram_voltage_v)
+    macros = _sram_macros(design, v_sram)
+    sram_mm2 = sum(c.area_mm2 for _, c in macros)
+    for name, c in macros:
+        if not c.in_range:
+            notes.extend(f"sram{'' if name == 'sram' else ' ' + name}: {n}" for n in c.notes)
+    core_mm2 = pe_mm2 + dec_mm2 + sram_mm2
+    ph = phy.phy(design.dram)
+    phy_mm2 = ph.area_mm2 * design.dram_units
+    other_mm2 = (OTHER_ALLOWANCE + phy.CONTROL_ALLOWANCE) * core_mm2
+    area = core_mm2 + phy_mm2 + other_mm2
+    min_die = phy.min_die_mm2(design.dram, design.dram_units)
+    die_phy_limited = area < min_die
+    if die_phy_limited:
+        notes.append(f"die area set by its PHYs: {design.dram_units} x {ph.name} need {ph.edge_mm * design.dram_units:.1f} mm "
+                     f"of die edge, i.e. at least {min_die:.2f} mm^2; the logic needs {area:.2f} mm^2 (difference in 'other')")
+        other_mm2 += min_die - area
+        area = min_die
 
     # activity
     mac_per_pe_cycle = p.m
@@ -497,10 +560,28 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     fwd_toggles = act.act_input_toggles * (fwd_regs / (p.m * p.act_bits)) if p.m * p.act_bits else 0.0
     dyn_w = pe_cycles_per_s * (act.gate_toggles + act.ff_toggles + fwd_toggles) * e_t * 1e-12
     ffs = facts.flip_flops(p, R, C)
-    clk_w = ffs * tech.CLOCK_TOGGLES_PER_FF_CYCLE * e_t * 1e-12 * f_hz
-    if sram_cost:
-        sram_w = (sram_rd * sram_cost.read_pj_per_byte() + sram_wr * sram_cost.write_pj_per_byte()) * 1e-12 / runtime_s
-        sram_leak_ref = sram_cost.leakage_mw * 1e-3  # CACTI HP leakage at 360 K = LEAKAGE_T_REF_C
+    clk_w = ffs * clock_energy_per_ff_cycle_pj(nd) * 1e-12 * f_hz
+    if macros:
+        costs = dict(macros)
+        if "sram" in costs:
+            sram_j = sram_rd * costs["sram"].read_pj_per_byte() + sram_wr * costs["sram"].write_pj_per_byte()
+        else:
+            # reads: activations from ifmap, weights from filter; writes: partial sums to ofmap. With
+            # the default traffic the split is known; with a workload's totals the reads are split
+            # between ifmap and filter by capacity [A].
+            if activity_in is None:
+                rd = {"ifmap": cycles * R * p.m * p.act_bits / 8, "filter": cycles * w_bytes / activity.W_HOLD}
+            else:
+                cap = {k: c.kb for k, c in costs.items() if k in ("ifmap", "filter")}
+                tot = sum(cap.values())
+                rd = {k: sram_rd * kb / tot for k, kb in cap.items()} if tot else {}
+            sram_j = sum(b * costs[k].read_pj_per_byte() for k, b in rd.items() if k in costs)
+            wr_buf = costs.get("ofmap") or costs.get("ifmap") or next(iter(costs.values()))
+            sram_j += sram_wr * wr_buf.write_pj_per_byte()
+            if any(k not in costs and b for k, b in rd.items()):
+                notes.append("an SRAM buffer of 0 KB gets traffic: that traffic is not costed")
+        sram_w = sram_j * 1e-12 / runtime_s
+        sram_leak_ref = sum(c.leakage_mw for _, c in macros) * 1e-3  # CACTI HP leakage at 360 K = LEAKAGE_T_REF_C
     else:
         if sram_rd or sram_wr:
             notes.append("no SRAM configured (--sram-kb 0): SRAM traffic not costed")
@@ -510,13 +591,15 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     dram_bw = dram_b / runtime_s / 1e9
     if dram_bw > dd.gb_per_s * design.dram_units:
         reasons.append(f"DRAM traffic {dram_bw:.1f} GB/s exceeds {design.dram_units} x {dd.name} {dd.unit} ({dd.gb_per_s * design.dram_units:.1f} GB/s)")
-    if sram_cost and sram_cost.cycle_ns * 1e3 > 1e6 / clk:
-        notes.append(f"SRAM cycle {sram_cost.cycle_ns:.2f} ns is longer than the clock period {1e3 / clk:.2f} ns: bank it (--sram-banks)")
+    slowest = max((c for _, c in macros), key=lambda c: c.cycle_ns, default=None)
+    if slowest and slowest.cycle_ns * 1e3 > 1e6 / clk:
+        notes.append(f"SRAM cycle {slowest.cycle_ns:.2f} ns is longer than the clock period {1e3 / clk:.2f} ns: bank it (--sram-banks)")
+    phy_w = dram_b * 8 * ph.pj_per_bit * 1e-12 / runtime_s + ph.static_w * design.dram_units
 
     # thermal + leakage (on-die power only; DRAM dissipates off die)
     logic_leak_ref = nd.leakage_w(tr_total, tech.LEAKAGE_T_REF_C)
     leak_ref = logic_leak_ref + sram_leak_ref
-    on_die_dyn = dyn_w + clk_w + sram_w
+    on_die_dyn = dyn_w + clk_w + sram_w + phy_w
     theta = design.theta_ja if design.theta_ja is not None else thermal.theta_ja(design.cooling, area)
     th = thermal.solve_tj(on_die_dyn, leak_ref, theta, design.t_ambient_c)
     if th.runaway:
@@ -540,13 +623,13 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     return PPAResult(
         design=design,
         area_mm2=area,
-        area_breakdown_mm2={"pe_array": pe_mm2, "decoders": dec_mm2, "sram": sram_mm2, "other": other_mm2},
+        area_breakdown_mm2={"pe_array": pe_mm2, "decoders": dec_mm2, "sram": sram_mm2, "phy": phy_mm2, "other": other_mm2},
         fmax_mhz=f_top,
         fmax_at_voltage_mhz=f_at_v,
         voltage_v=v,
         clock_mhz=clk,
         power_w=total,
-        power_breakdown_w={"dynamic": dyn_w, "clock": clk_w, "leakage": leak_w, "sram": sram_w, "dram": dram_w},
+        power_breakdown_w={"dynamic": dyn_w, "clock": clk_w, "leakage": leak_w, "sram": sram_w, "phy": phy_w, "dram": dram_w},
         energy_per_mac_pj=epm,
         peak_tops=peak_tops,
         tj_c=th.tj_c,
@@ -561,7 +644,14 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "toggle_energy_fj": e_t * 1e3, "toggles_per_pe_cycle": act.toggles,
             "theta_ja_k_per_w": theta, "dram": dd.name, "dram_gb_per_s": dram_bw,
             "dram_pj_per_bit": dd.pj_per_bit, "dram_energy_source": dd.energy_source,
-            "sram_in_range": sram_cost.in_range if sram_cost else None,
+            "sram_in_range": all(c.in_range for _, c in macros) if macros else None,
             "effective_macs_per_s": eff_macs / runtime_s,
+            "vmin_v": tech.vmin_v(design.node_nm), "sram_vmin_v": tech.sram_vmin_v(design.node_nm),
+            "sram_voltage_v": v_sram, "fo4_ps": nd.fo4_ps, "node_correction": nd.node_correction,
+            "sram_macros_kb": {name: c.kb for name, c in macros},
+            "phy": {"type": ph.name, "units": design.dram_units, "area_mm2_each": ph.area_mm2,
+                    "pj_per_bit": ph.pj_per_bit, "static_w_each": ph.static_w, "source": ph.source},
+            "min_die_mm2": min_die, "die_phy_limited": die_phy_limited,
+            "control_allowance": phy.CONTROL_ALLOWANCE,
         },
     )

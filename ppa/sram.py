@@ -8,10 +8,13 @@ the model works without that directory.
 Fit: for every metric, log(metric) = c0 + c1 L + c2 L^2 + c3 L^3 + c4 ln(node) + c5 L ln(node),
 L = ln(KB per bank), least squares over the 12 points. Largest residual: 2.4 % (cycle time).
 
-Validity range (``in_range``): 22-45 nm, 32 KB-4 MB per bank, 512-bit word. Outside it the model
-still answers, says so in ``notes``, and extrapolates as stated there:
-- node below 22 nm: the 22 nm value scaled by Stillmaker & Baas factors (area by the area factor,
-  energy by the energy factor at nominal V, times by the delay factor, leakage with area);
+Validity range (``in_range``): 22-45 nm (28 nm lies inside the ln(node) fit), 32 KB-4 MB per
+bank, 512-bit word. Outside it the model still answers, says so in ``notes``, and extrapolates as
+stated there:
+- 65 nm: the fit extrapolated in ln(node) (CACTI 7 itself covers 65 nm; we have no run there);
+- node below 22 nm: the 22 nm value scaled by ppa.tech's factors at nominal voltage (area by the
+  area factor, energy by the node's switching energy per toggle, which carries the Jouppi node
+  correction, times by the delay factor, leakage with area);
 - bank smaller than 32 KB: the 32 KB macro's energy and time, area and leakage pro rata capacity
   (an upper bound on energy/time: the periphery does not shrink);
 - bank larger than 4 MB: evaluated as ceil(size / 4 MB) banks of <= 4 MB;
@@ -19,6 +22,10 @@ still answers, says so in ``notes``, and extrapolates as stated there:
   and I/O per bit), area and time unchanged. This is our assumption [A], not CACTI's.
 Banks: a capacity split into B banks costs B x area and leakage of one bank; one access touches
 one bank, so energy and access time are those of one bank.
+
+Voltage: CACTI's figures are taken at the node's nominal voltage [A]. At another SRAM voltage
+(``voltage_v``, at least the node's SRAM Vmin, ppa.tech.sram_vmin_v) energies scale as V^2, leakage
+with ppa.tech.leakage_voltage_factor and access/cycle times with the alpha-power delay ratio.
 """
 
 from __future__ import annotations
@@ -84,8 +91,9 @@ class SramCost:
     write_pj: float
     access_ns: float
     cycle_ns: float
-    leakage_mw: float  # at 360 K, HP cells
+    leakage_mw: float  # at 360 K, HP cells, at voltage_v
     in_range: bool
+    voltage_v: float | None = None
     notes: list[str] = field(default_factory=list)
 
     def read_pj_per_byte(self) -> float:
@@ -100,8 +108,10 @@ def _raw(kb: float, nm: int) -> dict[str, float]:
     return {m: float(np.exp(X @ c)[0]) for m, c in _COEF.items()}
 
 
-def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks: int = 1) -> SramCost:
-    """Cost of an SRAM; see the module docstring for the fit and its validity range."""
+def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks: int = 1,
+         voltage_v: float | None = None) -> SramCost:
+    """Cost of an SRAM at ``voltage_v`` (default: the node's nominal voltage); see the module
+    docstring for the fit and its validity range."""
     if not isinstance(kb, (int, float)) or isinstance(kb, bool) or not math.isfinite(kb) or kb <= 0:
         raise InputError(f"SRAM capacity must be a positive number of KB, got {kb!r}", where="--sram-kb")
     nm = tech.check_node(node_nm)
@@ -121,19 +131,33 @@ def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks:
         notes.append(f"bank of {bank_kb:g} KB below the CACTI fit (>= 32 KB): 32 KB energy/time, area and leakage pro rata")
         scale_cap = bank_kb / FIT_KB[0]
         bank_kb = FIT_KB[0]
-    # 22/20 nm is one node in ppa.tech; CACTI's 22 nm point stands for both
-    fit_nm = {20: 22, 22: 22, 32: 32, 45: 45}.get(nm, 22)
+    # 22/20 nm is one node in ppa.tech; CACTI's 22 nm point stands for both; 28 nm is inside the
+    # ln(node) fit; 65 nm is extrapolated in ln(node)
+    fit_nm = {20: 22, 22: 22, 28: 28, 32: 32, 45: 45, 65: 65}.get(nm, 22)
+    if nm == 65:
+        notes.append("65 nm is above the CACTI runs (22-45 nm): fit extrapolated in ln(node)")
     v = _raw(bank_kb, fit_nm)
     if nm < 20:
         ref, tgt = tech.node(20), tech.node(nm)
         a = tgt.area_factor / ref.area_factor
         v["area_mm2"] *= a
         v["leakage_mw"] *= a
-        v["read_pj"] *= tgt.energy_factor / ref.energy_factor
-        v["write_pj"] *= tgt.energy_factor / ref.energy_factor
+        e = tgt.toggle_energy_pj / ref.toggle_energy_pj
+        v["read_pj"] *= e
+        v["write_pj"] *= e
         v["access_ns"] *= tgt.delay_factor / ref.delay_factor
         v["cycle_ns"] *= tgt.delay_factor / ref.delay_factor
-        notes.append(f"{nm} nm is below CACTI 7's 22 nm: 22 nm fit scaled by Stillmaker-Baas factors")
+        notes.append(f"{nm} nm is below CACTI 7's 22 nm: 22 nm fit scaled by ppa.tech node factors")
+    vnom = tech.nominal_voltage(nm)
+    vs = vnom if voltage_v is None else tech.sram_voltage(nm, vnom, voltage_v)
+    if vs != vnom:
+        ev = (vs / vnom) ** 2
+        v["read_pj"] *= ev
+        v["write_pj"] *= ev
+        v["leakage_mw"] *= tech.leakage_voltage_factor(vs, vnom)
+        tv = tech.alpha_power_delay(vs, nm) / tech.alpha_power_delay(vnom, nm)
+        v["access_ns"] *= tv
+        v["cycle_ns"] *= tv
     wscale = word_bits / FIT_WORD_BITS
     if word_bits != FIT_WORD_BITS:
         notes.append(f"{word_bits}-bit word: energy scaled by width from CACTI's 512-bit port (assumption)")
@@ -146,6 +170,7 @@ def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks:
         cycle_ns=v["cycle_ns"],
         leakage_mw=v["leakage_mw"] * scale_cap * banks,
         in_range=not notes,
+        voltage_v=vs,
         notes=notes,
     )
 

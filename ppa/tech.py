@@ -1,18 +1,30 @@
 """Technology nodes: voltage, delay, energy, area and leakage scaling, and the calibrated
 per-transistor / per-toggle constants.
 
-Scaling: Stillmaker & Baas, "Scaling equations for the accurate prediction of CMOS device
-performance from 180 nm to 7 nm", Integration 58 (2017) 74-81. Delay factor a V^3 + b V^2 + c V + d,
-energy factor e V^2 + f V + g (HP models), area factors relative to 45 nm. Coefficients as
-transcribed in UCLA NanoCAD ``nodeScale.py`` (published-figures.md section 4, which checks them
-against the paper's corrigendum). Everything here is expressed relative to 45 nm at 1.0 V, the
-node and voltage of the Horowitz (ISSCC 2014) calibration anchor.
+Which law is used where
+- Node-to-node at nominal voltage: Stillmaker & Baas, "Scaling equations for the accurate
+  prediction of CMOS device performance from 180 nm to 7 nm", Integration 58 (2017) 74-81 (delay
+  a V^3 + b V^2 + c V + d, energy e V^2 + f V + g, HP models, area factors; coefficients as
+  transcribed in UCLA NanoCAD ``nodeScale.py``, published-figures.md section 4). Only the values
+  AT NOMINAL voltage are used: the cubic delay fits are not physical away from it (the 45 nm and
+  32 nm fits even slow down towards nominal).
+- Delay versus voltage, Vmin..Vnom: the alpha-power law (Sakurai & Newton, IEEE JSSC 25(2), 1990),
+  delay ~ V / (V - Vth)^alpha, alpha = 1.3, with a per-node Vth (table ``VTH_V`` below). Checked
+  against a published V-f table (RK3399 Cortex-A72 cluster, 28 nm; tests/ppa/test_voltage.py).
+- Switching energy versus voltage: C V^2 (``(V / Vnom)^2``), the exact law for full-swing CMOS
+  switching.
+- Energy between nodes: calibrated at BOTH ends, each on the two operators a MAC is made of, the
+  8-bit multiply and the 32-bit (accumulator) add, geometric mean of the two. 45 nm: Horowitz
+  (ISSCC 2014, "45 nm, 0.9 V"): 0.2 pJ and 0.1 pJ. 7 nm: Jouppi et al. (ISCA 2021, Table 2):
+  0.07 pJ and 0.03 pJ, taken at our 7 nm nominal 0.7 V [A: the table gives no voltage]. In between, Stillmaker's shape times
+  a node correction K(nm) that is 1 at 45 nm, K7 at 7 nm and log-linear in log(node) between
+  (``node_correction``); K = 1 above 45 nm (Stillmaker alone).
+- Leakage: per node, voltage and temperature (``Node.leakage_w``), see the constants below.
 
-Voltage range: each node is modelled from V_nom - 0.25 V up to V_nom (nominal voltages as listed
-in published-figures section 4; 32 nm and 20 nm 0.9 V are PTM nominals, labelled there as
-assumptions). The window is ours [D]: the cubic delay fits turn non-physical above nominal
-(e.g. the 32 nm fit slows down above 0.85 V) and we do not extrapolate them; 0.25 V below nominal
-stays well above threshold. Outside the window the model raises an InputError.
+Voltage range of a node: [Vmin, Vnom]. Vmin is the logic minimum voltage ``vmin_v(nm)``; the SRAM
+has its own minimum ``sram_vmin_v(nm)`` and, by default, its own rail at max(SRAM Vmin, logic V)
+(``sram_voltage``). Nothing runs below Vmin: ``node`` raises InputError. Above Vnom the model does
+not extrapolate.
 """
 
 from __future__ import annotations
@@ -25,6 +37,8 @@ from hw.errors import InputError
 # --- Stillmaker & Baas 2017 coefficients (HP models; nodeScale depCoeffDict / areaDict) ---------
 # node: (delay a, b, c, d), (energy e, f, g), nominal V, area factor relative to 45 nm
 _NODES: dict[int, tuple[tuple[float, float, float, float], tuple[float, float, float], float, float]] = {
+    # 65 nm bulk (published-figures §4); 1.1 V [A]: PTM 65 nm nominal; area 1 / (65->45 0.66)
+    65: ((-53.3, 230.4, -333.9, 178.6), (3.755, -4.398, 1.975), 1.1, 1.0 / 0.66),
     45: ((-501.6, 1567, -1619, 566.1), (1.018, -0.3107, 0.1539), 1.0, 1.0),  # 1.0 V: PTM nominal (published-figures §4)
     32: ((-1047, 2982, -2797, 873.5), (0.8367, -0.4341, 0.1701), 0.9, 0.46),  # 0.9 V: PTM nominal (assumed)
     20: ((0, 34.63, -66.37, 41.15), (0.373, -0.1582, 0.04104), 0.9, 0.21),  # 0.9 V: PTM nominal (assumed)
@@ -33,52 +47,106 @@ _NODES: dict[int, tuple[tuple[float, float, float, float], tuple[float, float, f
     10: ((-34.95, 93.65, -85.99, 30.4), (0.2068, -0.09311, 0.02375), 0.75, 0.10),  # 0.75 V: PTM nominal (published-figures §4)
     7: ((-28.58, 76.6, -70.26, 24.69), (0.1776, -0.09097, 0.02447), 0.7, 0.059),  # 0.7 V: PTM nominal (published-figures §4)
 }
+#: Stillmaker 90 nm bulk (published-figures §4), nominal 1.2 V [A]: used only by the FO4 check
+#: against IBM's 90 nm Cell SPE (``fo4_check``), not offered as a node.
+_CHECK_ONLY = {90: ((-60.34, 262.5, -384.2, 210.9), (4.762, -4.781, 2.092), 1.2, 1.0 / 0.35)}
+#: 28 nm is not in Stillmaker-Baas. [D] It is interpolated between 32 nm and 20 nm in log(node):
+#: t = ln(32/28) / ln(32/20) = 0.284; nominal delay, nominal energy and area factor are
+#: exp((1-t) ln x32 + t ln x20); nominal 0.9 V [A] (both neighbours' PTM nominal; TSMC 28HP/HPM
+#: core 0.9 V). Checked: TPU v1 and NVDLA areas in bench/bench_silicon.py.
+_INTERPOLATED = {28: (32, 20)}
 #: node names accepted; 22 is the same Stillmaker model as 20 ("22/20 nm").
 NODE_ALIASES = {22: 20}
-NODES_NM = (45, 32, 22, 20, 16, 14, 10, 7)
-VOLTAGE_WINDOW_V = 0.25  # [D] modelled range below nominal, see module docstring
+NODES_NM = (65, 45, 32, 28, 22, 20, 16, 14, 10, 7)
 
-# --- Calibrated on ONE anchor: Horowitz ISSCC 2014, 45 nm, 8-bit multiply 0.2 pJ, 282 um^2 -----
-# The 8x8->16 unsigned multiplier of ppa.operators, through the ppa.synth flow, maps to 2210
-# CMOS transistors and toggles 125.628 gate outputs per operation on uniformly random operands
-# (seed 2014, 256 x 1024 operations; ppa.calibration.calibrate() re-derives both, a test pins
-# them). Horowitz figures via Kim et al. 2023 Fig. 15 / H&P 6e Fig. 1.13 (published-figures §3).
+# --- Calibrated at TWO nodes --------------------------------------------------------------------
+# 45 nm: Horowitz ISSCC 2014, "45 nm, 0.9 V" (published-figures §3): 8-bit multiply 0.2 pJ, 282 um^2;
+# 32-bit add 0.1 pJ. The 8x8->16 unsigned multiplier of ppa.operators, through the ppa.synth flow,
+# maps to 2210 CMOS transistors and toggles 125.628 gate outputs per operation on uniformly random
+# operands; the 32-bit adder toggles 87.958 (seed 2014, 256 x 1024 operations;
+# ppa.calibration.calibrate() re-derives them, a test pins them). Horowitz figures via Kim et al.
+# 2023 Fig. 15 / H&P 6e Fig. 1.13 (published-figures §3).
 CAL_MUL8_TRANSISTORS = 2210
 CAL_MUL8_TOGGLES_PER_OP = 125.628
-HOROWITZ_MUL8_PJ = 0.2  # Horowitz ISSCC 2014, 45 nm
+CAL_ADD32_TOGGLES_PER_OP = 87.958
+HOROWITZ_MUL8_PJ = 0.2  # Horowitz ISSCC 2014, 45 nm, 0.9 V
+HOROWITZ_ADD32_PJ = 0.1  # Horowitz ISSCC 2014, 45 nm, 0.9 V
 HOROWITZ_MUL8_UM2 = 282.0  # Horowitz ISSCC 2014, 45 nm (area via Kim et al. 2023 / H&P 6e)
-#: energy of one net toggle at 45 nm, 1.0 V (pJ) [D] = 0.2 pJ / 125.628
-E_TOGGLE_45_PJ = HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLES_PER_OP
+HOROWITZ_V = 0.9  # [S] the voltage of Horowitz's table (published-figures §3)
+#: energy of one net toggle at 45 nm, 0.9 V (pJ) [D] = sqrt(0.2 / 125.628 x 0.1 / 87.958): the
+#: geometric mean of what the multiplier and the adder each imply (1.59 and 1.14 fJ)
+E_TOGGLE_45_PJ = math.sqrt(HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLES_PER_OP * HOROWITZ_ADD32_PJ / CAL_ADD32_TOGGLES_PER_OP)
 #: area per transistor at 45 nm (um^2), placement density of the anchor included [D] = 282 / 2210
 AREA_PER_TRANSISTOR_45_UM2 = HOROWITZ_MUL8_UM2 / CAL_MUL8_TRANSISTORS
+# 7 nm: Jouppi et al. ISCA 2021 Table 2: 8-bit multiply 0.07 pJ, 32-bit add 0.03 pJ
+# (published-figures §3), at our 7 nm nominal 0.7 V [A]. The same operators and toggle counts as
+# at 45 nm, so the node correction K7 = sqrt(0.07/125.628 x 0.03/87.958) / (E_TOGGLE_45_PJ x
+# [E_S(7, 0.7) / E_S(45, 1.0)] / 0.9^2) = 4.73 [D] is the factor by which Stillmaker's device-level
+# 45 -> 7 nm energy scaling (about 18x at nominal) overshoots Jouppi's.
+JOUPPI_MUL8_7NM_PJ = 0.07
+JOUPPI_ADD32_7NM_PJ = 0.03
+JOUPPI_V = 0.7  # [A] Jouppi's Table 2 states no voltage; our 7 nm nominal
 
-# --- Gate delay at 45 nm, 1.0 V ----------------------------------------------------------------
+# --- Gate delay (FO4) at 45 nm, 1.0 V ---------------------------------------------------------
 # FO4 delay per node: NOT FOUND in an authoritative source (published-figures §4). Derived [D]
 # from the two weak mentions there, each moved to 45 nm / 1.0 V with the Stillmaker delay factor:
 # 32 nm FO4 8.7 ps / 0.6686 = 13.0 ps; 90 nm FO4 45 ps / 1.887 (90 nm at 1.2 V) = 23.8 ps.
-# Geometric mean: 17.6 ps. One mapped gate (NAND/NOR/AOI/XOR) is costed as one FO4.
+# Geometric mean: 17.6 ps. Other nodes: times Stillmaker's nominal delay ratio; other voltages:
+# times the alpha-power ratio. Checked against published clock rates (``fo4_check``): IBM POWER6
+# (65 nm SOI, a 13-FO4 FPU pipeline, "over 5 GHz", logic supply 0.9-1.2 V: EE Times / ISSCC 2006
+# and Friedrich et al. ISSCC 2007) and the IBM Cell SPE (90 nm SOI, 5.6 GHz at 1.4 V,
+# Flachs et al. ISSCC 2005 via IBM Research; 11 FO4 per cycle [S, widely quoted, not re-read]).
 GATE_DELAY_45_PS = math.sqrt(13.01 * 23.84)
 #: flip-flop overhead (clock-to-Q + setup) in gate delays: a labelled assumption [A], the usual
 #: 3-4 FO4 of textbook pipelining analyses; we take 3.
 REGISTER_OVERHEAD_GATES = 3.0
 
+# --- Delay versus voltage: alpha-power law ------------------------------------------------------
+#: [S] velocity-saturation index of the alpha-power law, the short-channel value of Sakurai &
+#: Newton (IEEE JSSC 25(2), 1990).
+ALPHA = 1.3
+#: Threshold voltage per node (V) for the alpha-power law:
+#: [P] 45 nm 0.469 and 22/20 nm 0.503: PTM HP NMOS ``vth0`` (45nm.pm "PTM High Performance 45nm
+#:     Metal Gate / High-K / Strained-Si", 22nm.pm, copies in verilog-to-routing vtr_flow/tech).
+#: [D] 32 and 28 nm: log-node interpolation between those two.
+#: [D] 65, 16, 14, 10, 7 nm: the Vth at which the alpha-power law has the same logarithmic slope
+#:     d ln(delay)/dV at nominal voltage as Stillmaker's fit there (Vth = Vn - alpha / (1/Vn - s),
+#:     s = D'(Vn)/D(Vn)); those fits are physical (delay falling with V) at nominal. The 65 nm
+#:     value 0.443 V sits next to PTM's 45 nm 0.469 V; the FinFET values 0.19-0.26 V are below
+#:     the planar ones as FinFET processes run at 0.7-0.85 V.
+VTH_V = {65: 0.443, 45: 0.469, 32: 0.485, 28: 0.491, 20: 0.503, 16: 0.205, 14: 0.188, 10: 0.231, 7: 0.264,
+         90: 0.312}
+
+# --- Minimum voltages ---------------------------------------------------------------------------
+#: [S] logic Vmin = 0.73 x nominal: the hold-time Vmin of flip-flops in Intel's 22 nm tri-gate
+#: process under within-die variation (Chen, Bowman, Augustine, Zhang, Tschanz, "Minimum supply
+#: voltage for sequential logic circuits in a 22nm technology", ISLPED 2013: "data-retention Vmin
+#: of 0.61 Vnorm and a hold-time Vmin of 0.73 Vnorm"). Applied at every node [A], rounded up to
+#: 10 mV. The alpha-power law keeps >= 90 mV of overdrive there at every node (checked in tests).
+LOGIC_VMIN_FRACTION = 0.73
+#: [S] SRAM minimum = logic minimum + 150 mV: IBM POWER6 "uses dual power supplies, a logic supply
+#: in the 0.9-to-1.2 Volt range and an SRAM power supply at about 150-mV higher" (EE Times,
+#: ISSCC 2006). Capped at nominal.
+SRAM_VMIN_OFFSET_V = 0.15
+
 # --- Leakage -----------------------------------------------------------------------------------
 # [D] from the CACTI 7 runs (published-figures §5.1, itrs-hp cells and periphery, 360 K = 86.85 C):
-# leakage per mm^2 of SRAM macro is nearly node-independent, 37.4 mW / 0.1155 mm^2 = 324 mW/mm^2
-# (45 nm), 340 (32 nm), 346 (22 nm). We take the mean, 337 mW/mm^2, as the leakage density of
-# high-performance logic at 86.85 C and apply it to the synthesised logic area, i.e. leakage is
-# proportional to transistor count x area per transistor at the node. HP cells are the leaky end
-# (LSTP is 3-4 orders lower); this is stated, not hidden.
-LEAKAGE_W_PER_MM2_REF = (0.0374 / 0.115458 + 0.0199006 / 0.0584752 + 0.00957119 / 0.0276757) / 3
+# leakage per mm^2 of SRAM macro at the node's nominal voltage: 324 mW/mm^2 (45 nm:
+# 37.4 mW / 0.1155 mm^2), 340 (32 nm), 346 (22 nm). Applied to the synthesised logic area of the
+# same node (HP cells; LSTP is 3-4 orders lower, stated, not hidden). 65 nm takes 45 nm's value,
+# 28 nm the 32/22 nm log-node interpolation, 20 nm and below 22 nm's [A: CACTI 7 stops at 22 nm].
+_LEAK_DENSITY_W_MM2 = {45: 0.0374134 / 0.115458, 32: 0.0199006 / 0.0584752, 22: 0.00957119 / 0.0276757}
 LEAKAGE_T_REF_C = 360.0 - 273.15
 # Temperature dependence: exponential, 2.5x between 90 C and 130 C (Liao, Li, He, ISLPED 2003),
 # i.e. k = ln(2.5) / 40 K = 0.0229 / K. Not the unsourced "doubles every 10 C" rule.
 LEAKAGE_TEMP_COEFF_PER_K = math.log(2.5) / 40.0
-
-
+#: Voltage dependence [A]: P_leak = V I_off, I_off ~ 10^(DIBL (V - Vnom) / SS) with DIBL 100 mV/V
+#: and subthreshold swing 100 mV/decade, typical short-channel values (labelled, not cited): one
+#: decade of I_off per volt of supply.
+LEAKAGE_DECADES_PER_V = 0.100 / 0.100
 @dataclass(frozen=True)
 class Node:
-    """One technology node at one supply voltage."""
+    """One technology node at one supply voltage (construct with ``node``, which checks Vmin)."""
 
     nm: int
     voltage_v: float
@@ -87,50 +155,169 @@ class Node:
     def model_nm(self) -> int:
         return NODE_ALIASES.get(self.nm, self.nm)
 
+    @property
+    def nominal_v(self) -> float:
+        return _vnom(self.model_nm)
+
+    @property
+    def vmin_v(self) -> float:
+        return vmin_v(self.nm)
+
+    @property
+    def sram_vmin_v(self) -> float:
+        return sram_vmin_v(self.nm)
+
     # relative factors (45 nm, 1.0 V = 1)
     @property
     def delay_factor(self) -> float:
-        return _delay(self.model_nm, self.voltage_v) / _delay(45, 1.0)
+        """Stillmaker's nominal-voltage delay ratio x the alpha-power voltage ratio."""
+        nm, vn = self.model_nm, self.nominal_v
+        return (_delay_nom(nm) / _delay(45, 1.0)) * alpha_power_delay(self.voltage_v, nm) / alpha_power_delay(vn, nm)
 
     @property
     def energy_factor(self) -> float:
-        return _energy(self.model_nm, self.voltage_v) / _energy(45, 1.0)
+        """Stillmaker's nominal-voltage switching-energy ratio x (V / Vnom)^2 (no node correction)."""
+        nm, vn = self.model_nm, self.nominal_v
+        return (_energy_nom(nm) / _energy(45, 1.0)) * (self.voltage_v / vn) ** 2
+
+    @property
+    def node_correction(self) -> float:
+        return node_correction(self.model_nm)
 
     @property
     def area_factor(self) -> float:
-        return _NODES[self.model_nm][3]
+        return _area(self.model_nm)
 
     # absolute figures
     @property
     def gate_delay_ps(self) -> float:
+        """FO4 inverter delay at this node and voltage (ps)."""
         return GATE_DELAY_45_PS * self.delay_factor
 
     @property
+    def fo4_ps(self) -> float:
+        return self.gate_delay_ps
+
+    @property
     def toggle_energy_pj(self) -> float:
-        return E_TOGGLE_45_PJ * self.energy_factor
+        """Energy of one net toggle: Horowitz at 45 nm / 0.9 V, Stillmaker's node shape, C V^2,
+        and the node correction that makes 7 nm match Jouppi."""
+        return E_TOGGLE_45_PJ * self.energy_factor / _E45_AT_HOROWITZ_V * self.node_correction
 
     @property
     def area_per_transistor_um2(self) -> float:
         return AREA_PER_TRANSISTOR_45_UM2 * self.area_factor
 
+    @property
+    def leakage_density_w_mm2(self) -> float:
+        """HP logic leakage per mm^2 at this voltage and LEAKAGE_T_REF_C."""
+        return leakage_density_w_mm2(self.nm) * leakage_voltage_factor(self.voltage_v, self.nominal_v)
+
     def leakage_w(self, transistors: float, temp_c: float) -> float:
-        """Leakage of ``transistors`` logic transistors at junction temperature ``temp_c``."""
+        """Leakage of ``transistors`` logic transistors at this voltage and junction temperature ``temp_c``."""
         area_mm2 = transistors * self.area_per_transistor_um2 * 1e-6
-        return area_mm2 * LEAKAGE_W_PER_MM2_REF * math.exp(LEAKAGE_TEMP_COEFF_PER_K * (temp_c - LEAKAGE_T_REF_C))
+        return area_mm2 * self.leakage_density_w_mm2 * math.exp(LEAKAGE_TEMP_COEFF_PER_K * (temp_c - LEAKAGE_T_REF_C))
 
     def cycle_time_ps(self, logic_depth: int) -> float:
         """Critical path: logic depth x gate delay + register overhead."""
         return (logic_depth + REGISTER_OVERHEAD_GATES) * self.gate_delay_ps
 
 
+def _coeffs(nm: int):
+    return _NODES[nm] if nm in _NODES else _CHECK_ONLY[nm]
+
+
 def _delay(nm: int, v: float) -> float:
-    a, b, c, d = _NODES[nm][0]
+    """Stillmaker-Baas delay polynomial (Stillmaker nodes only)."""
+    a, b, c, d = _coeffs(nm)[0]
     return ((a * v + b) * v + c) * v + d
 
 
 def _energy(nm: int, v: float) -> float:
-    e, f, g = _NODES[nm][1]
+    """Stillmaker-Baas energy polynomial (Stillmaker nodes only)."""
+    e, f, g = _coeffs(nm)[1]
     return (e * v + f) * v + g
+
+
+def _interp(nm: int, fn) -> float:
+    lo, hi = _INTERPOLATED[nm]
+    t = math.log(lo / nm) / math.log(lo / hi)
+    return math.exp((1 - t) * math.log(fn(lo)) + t * math.log(fn(hi)))
+
+
+def _vnom(nm: int) -> float:
+    if nm in _INTERPOLATED:
+        lo, hi = _INTERPOLATED[nm]
+        return _coeffs(lo)[2] if _coeffs(lo)[2] == _coeffs(hi)[2] else _interp(nm, lambda n: _coeffs(n)[2])
+    return _coeffs(nm)[2]
+
+
+def _delay_nom(nm: int) -> float:
+    if nm in _INTERPOLATED:
+        return _interp(nm, lambda n: _delay(n, _coeffs(n)[2]))
+    return _delay(nm, _coeffs(nm)[2])
+
+
+def _energy_nom(nm: int) -> float:
+    if nm in _INTERPOLATED:
+        return _interp(nm, lambda n: _energy(n, _coeffs(n)[2]))
+    return _energy(nm, _coeffs(nm)[2])
+
+
+def _area(nm: int) -> float:
+    if nm in _INTERPOLATED:
+        return _interp(nm, lambda n: _coeffs(n)[3])
+    return _coeffs(nm)[3]
+
+
+#: Stillmaker energy factor of 45 nm at Horowitz's 0.9 V relative to 45 nm / 1.0 V, under C V^2
+_E45_AT_HOROWITZ_V = HOROWITZ_V ** 2
+
+
+def alpha_power_delay(v: float, nm: int, vth: float | None = None, alpha: float = ALPHA) -> float:
+    """Alpha-power-law gate delay up to a constant: V / (V - Vth)^alpha (Sakurai & Newton 1990)."""
+    vt = VTH_V[NODE_ALIASES.get(nm, nm)] if vth is None else vth
+    if v <= vt:
+        raise InputError(f"{v:g} V is at or below the threshold voltage {vt:g} V", where="--voltage")
+    return v / (v - vt) ** alpha
+
+
+#: the toggle energy at 7 nm / Jouppi's voltage without correction, relative to the 45 nm anchor
+def _k7() -> float:
+    e7 = E_TOGGLE_45_PJ * (_energy_nom(7) / _energy(45, 1.0)) * (JOUPPI_V / _vnom(7)) ** 2 / _E45_AT_HOROWITZ_V
+    target = math.sqrt(JOUPPI_MUL8_7NM_PJ / CAL_MUL8_TOGGLES_PER_OP * JOUPPI_ADD32_7NM_PJ / CAL_ADD32_TOGGLES_PER_OP)
+    return target / e7
+
+
+NODE_CORRECTION_7NM = _k7()
+
+
+def node_correction(nm: int) -> float:
+    """K(nm): 1 at and above 45 nm, NODE_CORRECTION_7NM at 7 nm, log-linear in log(node) between [D]."""
+    nm = NODE_ALIASES.get(nm, nm)
+    if nm >= 45:
+        return 1.0
+    t = math.log(45 / nm) / math.log(45 / 7)
+    return NODE_CORRECTION_7NM ** t
+
+
+def leakage_density_w_mm2(nm: int) -> float:
+    """HP leakage per mm^2 at nominal voltage and LEAKAGE_T_REF_C (see the constants)."""
+    m = NODE_ALIASES.get(nm, nm)
+    d = _LEAK_DENSITY_W_MM2
+    if m >= 45:
+        return d[45]
+    if m in (32, 22):
+        return d[m]
+    if m == 28:
+        t = math.log(32 / 28) / math.log(32 / 22)
+        return math.exp((1 - t) * math.log(d[32]) + t * math.log(d[22]))
+    return d[22]
+
+
+def leakage_voltage_factor(v: float, vnom: float) -> float:
+    """P_leak(V) / P_leak(Vnom) = (V / Vnom) x 10^(LEAKAGE_DECADES_PER_V (V - Vnom)) [A]."""
+    return (v / vnom) * 10.0 ** (LEAKAGE_DECADES_PER_V * (v - vnom))
 
 
 def check_node(nm) -> int:
@@ -140,28 +327,79 @@ def check_node(nm) -> int:
 
 
 def nominal_voltage(nm: int) -> float:
-    return _NODES[NODE_ALIASES.get(check_node(nm), nm)][2]
+    return _vnom(NODE_ALIASES.get(check_node(nm), nm))
+
+
+def vmin_v(nm: int) -> float:
+    """Minimum logic voltage of a node (V): LOGIC_VMIN_FRACTION x nominal, rounded up to 10 mV."""
+    return math.ceil(round(LOGIC_VMIN_FRACTION * nominal_voltage(nm) * 100, 6)) / 100
+
+
+def sram_vmin_v(nm: int) -> float:
+    """Minimum SRAM voltage of a node (V): logic Vmin + SRAM_VMIN_OFFSET_V, at most nominal."""
+    return round(min(nominal_voltage(nm), vmin_v(nm) + SRAM_VMIN_OFFSET_V), 4)
 
 
 def voltage_range(nm: int) -> tuple[float, float]:
-    vn = nominal_voltage(nm)
-    return round(vn - VOLTAGE_WINDOW_V, 4), vn
+    """(Vmin, Vnom) of the node: the modelled logic voltage range."""
+    return vmin_v(nm), nominal_voltage(nm)
 
 
 def node(nm, voltage_v: float | None = None) -> Node:
-    """A node at ``voltage_v`` (default nominal); raises InputError outside the modelled range."""
+    """A node at ``voltage_v`` (default nominal); raises InputError below Vmin or above nominal."""
     nm = check_node(nm)
     lo, hi = voltage_range(nm)
     v = hi if voltage_v is None else float(voltage_v)
-    if not (lo - 1e-9 <= v <= hi + 1e-9):
-        raise InputError(f"{v:g} V is outside the modelled range {lo:g}-{hi:g} V of the {nm} nm node", where="--voltage")
+    if not math.isfinite(v) or v < lo - 1e-9:
+        raise InputError(f"{v:g} V is below the {nm} nm node's minimum logic voltage Vmin {lo:g} V "
+                         f"(modelled range {lo:g}-{hi:g} V)", where="--voltage")
+    if v > hi + 1e-9:
+        raise InputError(f"{v:g} V is outside the modelled range {lo:g}-{hi:g} V of the {nm} nm node "
+                         f"(above nominal)", where="--voltage")
     return Node(nm, v)
 
 
 def voltage_grid(nm: int, step_v: float = 0.01) -> list[float]:
     lo, hi = voltage_range(nm)
-    n = int(round((hi - lo) / step_v))
-    return [round(lo + i * step_v, 4) for i in range(n + 1)]
+    n = int(math.floor((hi - lo) / step_v + 1e-9))
+    g = [round(lo + i * step_v, 4) for i in range(n + 1)]
+    if g[-1] < hi - 1e-9:
+        g.append(hi)
+    return g
+
+
+#: default SRAM rail policy: "separate" = its own rail at max(SRAM Vmin, logic V); "shared" = the
+#: logic rail (then the logic voltage may not go below the SRAM Vmin).
+SRAM_RAIL_DEFAULT = "separate"
+
+
+def sram_voltage(nm: int, logic_v: float, sram_v: float | None = None) -> float:
+    """Voltage the SRAM runs at: ``sram_v`` when given (checked against the SRAM Vmin and the
+    nominal voltage), else max(SRAM Vmin, logic V) (SRAM_RAIL_DEFAULT)."""
+    lo, hi = sram_vmin_v(nm), nominal_voltage(nm)
+    if sram_v is None:
+        return max(lo, float(logic_v))
+    v = float(sram_v)
+    if not math.isfinite(v) or v < lo - 1e-9 or v > hi + 1e-9:
+        raise InputError(f"SRAM voltage {v:g} V outside {lo:g}-{hi:g} V (SRAM Vmin to nominal) of {nm} nm",
+                         where="--sram-voltage")
+    return v
+
+
+def fo4_check() -> list[dict]:
+    """The FO4 law against published clock rates of known designs: cycle = FO4 per cycle x FO4
+    at the design's node and voltage. (POWER6 at 65 nm; Cell SPE at 90 nm, a Stillmaker node used
+    only here.)"""
+    rows = []
+    for name, nm, v, fo4_per_cycle, ghz in (
+            ("IBM POWER6 FPU (65 nm SOI, 13 FO4, >5 GHz at <=1.2 V)", 65, 1.2, 13, 5.0),
+            ("IBM Cell SPE (90 nm SOI, 11 FO4, 5.6 GHz at 1.4 V)", 90, 1.4, 11, 5.6)):
+        fo4 = GATE_DELAY_45_PS * (_delay_nom(nm) / _delay(45, 1.0)) * alpha_power_delay(v, nm) / alpha_power_delay(_vnom(nm), nm)
+        model_ghz = 1e3 / (fo4 * fo4_per_cycle)
+        rows.append({"design": name, "node_nm": nm, "voltage_v": v, "fo4_ps": fo4, "model_ghz": model_ghz,
+                     "published_ghz": ghz, "ratio": model_ghz / ghz})
+    return rows
+
 
 # --- Clock energy ---------------------------------------------------------------------------------
 #: Clock energy per flip-flop per cycle, in net-toggle equivalents: a labelled assumption [A].

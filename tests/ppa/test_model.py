@@ -144,3 +144,43 @@ def test_bad_design_points():
             DesignPoint(**kw).validate()
     with pytest.raises(InputError):
         WorkloadActivity(cycles=0, effective_macs=1)
+
+
+def test_phy_sets_a_minimum_die_and_says_so(synth_cache):
+    # four HBM2 stacks need 4 x 7.75 mm of die edge: a 7.75 x 7.75 mm die at least (60 mm^2), more
+    # than a 4x4 array, its SRAM and four PHYs (about 45 mm^2)
+    r = estimate(DesignPoint(rows=4, cols=4, node_nm=7, sram_kb=64, dram="hbm2", dram_units=4), cache=synth_cache)
+    assert r.details["die_phy_limited"] is True
+    assert r.area_mm2 == pytest.approx(7.75 ** 2) == pytest.approx(r.details["min_die_mm2"])
+    assert r.area_mm2 == pytest.approx(sum(r.area_breakdown_mm2.values()))
+    assert any("die area set by its PHYs" in n for n in r.notes)
+    one = estimate(DesignPoint(rows=4, cols=4, node_nm=7, sram_kb=64, dram="lpddr5", dram_units=1), cache=synth_cache)
+    assert one.details["die_phy_limited"] is False and not any("PHYs" in n for n in one.notes)
+    assert one.area_breakdown_mm2["phy"] < r.area_breakdown_mm2["phy"] / 4
+
+
+def test_sram_buffers_are_costed_as_three_macros(synth_cache):
+    base = dict(rows=4, cols=4, node_nm=32, sram_kb=384)
+    one = estimate(DesignPoint(**base), cache=synth_cache)
+    three = estimate(DesignPoint(**base, sram_buffers_kb=(128.0, 128.0, 128.0)), cache=synth_cache)
+    from ppa import sram as _sram
+    m128 = _sram.sram(128, 32)
+    assert three.area_breakdown_mm2["sram"] == pytest.approx(3 * m128.area_mm2)
+    assert three.details["sram_macros_kb"] == {"ifmap": 128.0, "filter": 128.0, "ofmap": 128.0}
+    # smaller macros cost less energy per access than one big one
+    assert three.power_breakdown_w["sram"] < one.power_breakdown_w["sram"]
+    with pytest.raises(InputError, match="sram_buffers_kb"):
+        DesignPoint(**base, sram_buffers_kb=(1.0, 2.0)).validate()
+
+
+def test_sram_rail_in_the_estimate(synth_cache):
+    # a slow clock drops the logic to Vmin; the SRAM stays on its own rail at the SRAM Vmin
+    r = estimate(DesignPoint(rows=2, cols=2, sram_kb=64, node_nm=7, clock_mhz=100), cache=synth_cache)
+    assert r.voltage_v == pytest.approx(r.details["vmin_v"])
+    assert r.details["sram_voltage_v"] == pytest.approx(r.details["sram_vmin_v"])
+    assert r.details["sram_voltage_v"] > r.voltage_v
+    hi = estimate(DesignPoint(rows=2, cols=2, sram_kb=64, node_nm=7, clock_mhz=100, sram_voltage_v=0.7), cache=synth_cache)
+    assert hi.details["sram_voltage_v"] == 0.7
+    assert hi.power_breakdown_w["sram"] == pytest.approx(r.power_breakdown_w["sram"] * (0.7 / 0.67) ** 2)
+    with pytest.raises(InputError, match="sram-voltage"):
+        DesignPoint(node_nm=7, sram_voltage_v=0.6).validate()
