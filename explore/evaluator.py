@@ -188,12 +188,20 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         sparse=bool(d["sparse"][i]), pipeline=int(d["pipeline"][i]), dram=dram_type,
         dram_units=units, cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
         t_ambient_c=f.ambient_c, sram_banks=f.sram_banks,
+        sram_buffers_kb=(float(sim["sram_ifmap_kb"][i]), float(sim["sram_filter_kb"][i]), float(sim["sram_ofmap_kb"][i])),
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else _thermal.TJ_MAX_C_DEFAULT,
     )
     sram_rd = (sim["sram_ifmap_read_bytes"][i] + sim["sram_filter_read_bytes"][i]
                + sim["sram_metadata_read_bytes"][i] + sim["sram_ofmap_read_bytes"][i])
     sram_wr = sim["sram_ofmap_write_bytes"][i] + sim["sram_fill_bytes"][i]
+    buffers = {  # (read, write) bytes per buffer: DRAM fills are the writes of ifmap and filter
+        "ifmap": (float(sim["sram_ifmap_read_bytes"][i]), float(sim["dram_ifmap_bytes"][i])),
+        "filter": (float(sim["sram_filter_read_bytes"][i] + sim["sram_metadata_read_bytes"][i]),
+                   float(sim["dram_weight_bytes"][i] + sim["metadata_bytes"][i])),
+        "ofmap": (float(sim["sram_ofmap_read_bytes"][i]), float(sim["sram_ofmap_write_bytes"][i])),
+    }
     act = WorkloadActivity(
+        sram_buffer_bytes=buffers,
         cycles=float(sim["total_cycles"][i]), effective_macs=float(sim["dense_macs"][i]),
         performed_multiplies=float(sim["performed_mults"][i]),
         pe_busy_fraction=float(min(1.0, max(0.0, sim["utilization"][i]))),

@@ -108,6 +108,9 @@ class WorkloadActivity:
     sram_read_bytes: float = 0.0
     sram_write_bytes: float = 0.0
     dram_bytes: float = 0.0
+    #: per buffer (ifmap, filter, ofmap): (read bytes, write bytes), as sim/ counts them; with three
+    #: buffer macros (DesignPoint.sram_buffers_kb) each buffer's traffic is costed on its own macro
+    sram_buffer_bytes: dict[str, tuple[float, float]] | None = None
 
     def __post_init__(self):
         for name in ("cycles", "effective_macs", "performed_multiplies", "sram_read_bytes", "sram_write_bytes", "dram_bytes"):
@@ -569,15 +572,23 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             # reads: activations from ifmap, weights from filter; writes: partial sums to ofmap. With
             # the default traffic the split is known; with a workload's totals the reads are split
             # between ifmap and filter by capacity [A].
+            per_buffer = activity_in.sram_buffer_bytes if activity_in is not None else None
             if activity_in is None:
                 rd = {"ifmap": cycles * R * p.m * p.act_bits / 8, "filter": cycles * w_bytes / activity.W_HOLD}
+            elif per_buffer:
+                rd = {k: rw[0] for k, rw in per_buffer.items()}
             else:
                 cap = {k: c.kb for k, c in costs.items() if k in ("ifmap", "filter")}
                 tot = sum(cap.values())
                 rd = {k: sram_rd * kb / tot for k, kb in cap.items()} if tot else {}
             sram_j = sum(b * costs[k].read_pj_per_byte() for k, b in rd.items() if k in costs)
-            wr_buf = costs.get("ofmap") or costs.get("ifmap") or next(iter(costs.values()))
-            sram_j += sram_wr * wr_buf.write_pj_per_byte()
+            if per_buffer:
+                sram_j += sum(rw[1] * costs[k].write_pj_per_byte() for k, rw in per_buffer.items() if k in costs)
+                if any(k not in costs and rw[1] for k, rw in per_buffer.items()):
+                    notes.append("an SRAM buffer of 0 KB gets traffic: that traffic is not costed")
+            else:
+                wr_buf = costs.get("ofmap") or costs.get("ifmap") or next(iter(costs.values()))
+                sram_j += sram_wr * wr_buf.write_pj_per_byte()
             if any(k not in costs and b for k, b in rd.items()):
                 notes.append("an SRAM buffer of 0 KB gets traffic: that traffic is not costed")
         sram_w = sram_j * 1e-12 / runtime_s

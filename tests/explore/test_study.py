@@ -89,7 +89,10 @@ def test_sigkill_halfway_then_rerun_ends_with_exact_total(small_config, tmp_path
     while time.time() < deadline:
         time.sleep(0.2)
         if journal.exists():
-            st = optuna.load_study(study_name="k", storage=open_storage(resolve_storage(None, out), create=False))
+            try:
+                st = optuna.load_study(study_name="k", storage=open_storage(resolve_storage(None, out), create=False))
+            except KeyError:  # the journal file exists, its create-study record is not written yet
+                continue
             n_done = len(_complete(st))
             if n_done >= 12:
                 break
