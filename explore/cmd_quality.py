@@ -39,7 +39,7 @@ def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib
                          where="--max-quality-delta")
     out: dict = {"nm": f"{n}:{m}", "seed": seed}
     if weights is not None:
-        from sim.quality_weights import weights_report
+        from sim.quality.weights import weights_report
 
         rep = weights_report(weights, n, m, seed=seed, calib_path=calib)
         out.update({"weights_file": rep["file"], "calibration": rep["calibration"], "layers": rep["layers"],

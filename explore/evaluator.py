@@ -195,12 +195,12 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
 
 def _activity_trace(ctx: EvalContext, design):
     """The real-data PE trace of a design's PE configuration (fixed.activity_trace = "reference"):
-    sim.quality_hw.reference_pe_stream of the reference experiment for the design's N:M, cut into
+    sim.quality.traces.reference_pe_stream of the reference experiment for the design's N:M, cut into
     512 bit-lanes for ppa's gate-level simulation. Built once per PE configuration per process;
     ppa caches the resulting activity on disk by the trace's digest."""
     from hw.params import PEParams
     from ppa.activity import trace_from_arrays
-    from sim.quality_hw import reference_pe_stream
+    from sim.quality.traces import reference_pe_stream
 
     f = ctx.cfg.fixed
     key = (design.n, design.m, design.sparse, design.pipeline, f.act_bits, f.weight_bits, f.acc_bits)

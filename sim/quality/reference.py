@@ -30,7 +30,7 @@ import numpy as np
 from hw.errors import InputError
 from hw.nm import check_nm
 from sim.asp_rules import WEIGHT_GEMM, weight_verdict
-from sim.quality_mlp import (
+from sim.quality.mlp import (
     TrainConfig, accuracy, asp_masks, init_mlp, load_digits_split, train, train_gradual,
 )
 
