@@ -208,6 +208,13 @@ def train_lm(p: dict, ids: np.ndarray, cfg: LMConfig, rng: np.random.Generator, 
     ASP-prunable weights from dense to N:M along the Zhu & Gupta cubic ramp over the first
     ``ramp_fraction`` of the steps (mask refreshed every steps/40, never un-pruning), then train
     with the final N:M mask. Returns (params, per-step training losses)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # small GEMMs: one BLAS thread is fastest (and fair on a shared machine)
+        return _train_lm(p, ids, cfg, rng, steps, masks, gradual, ramp_fraction, on_step)
+
+
+def _train_lm(p, ids, cfg, rng, steps, masks, gradual, ramp_fraction, on_step):
     from autograd import value_and_grad
 
     from sim.quality.pruning import cubic_sparsity, gradual_nm_mask, reduction_axis
@@ -341,6 +348,7 @@ class TransformerResult:
     skipped_tensors: list[dict]
     train_loss: dict
     seconds: float
+    cpu_seconds: float  # CPU time of this process and its seed processes (the cost on an idle machine)
     cached: bool = False
     per_sample: dict = field(default_factory=dict, repr=False)  # run -> list (per seed) of per-window NLL
 
@@ -468,6 +476,13 @@ def transformer_experiment(n: int = 2, m: int = 4, *, seed: int = 0, cfg: LMConf
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a damaged cache entry is recomputed
     t0 = time.perf_counter()
+    import resource
+
+    def _cpu() -> float:
+        return sum(resource.getrusage(w).ru_utime + resource.getrusage(w).ru_stime
+                   for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+
+    c0 = _cpu()
     train_ids, test_ids, digest, chars = corpus()
     windows = eval_windows(test_ids, cfg)
     d_eq, ls, ld, _ = equal_latency_dense_width(cfg, n, m, lat_s, lat_d)
@@ -515,7 +530,7 @@ def transformer_experiment(n: int = 2, m: int = 4, *, seed: int = 0, cfg: LMConf
         latency_model=lat_s.description, dense_latency_model=lat_d.description,  # type: ignore[attr-defined]
         pruned_tensors=pruned, skipped_tensors=skipped,
         train_loss={r: v for r, v in losses.items()},
-        seconds=time.perf_counter() - t0, per_sample=ps,
+        seconds=time.perf_counter() - t0, cpu_seconds=_cpu() - c0, per_sample=ps,
     )
     if use_cache:
         try:
