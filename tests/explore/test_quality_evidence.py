@@ -153,3 +153,29 @@ def test_bad_eval_fails_before_any_trial(tmp_path, run_cli):
     line = r.stderr.strip().splitlines()
     assert len(line) == 1 and "team_eval:boom" in line[0] and "RuntimeError: the eval server is down" in line[0]
     assert not (tmp_path / "run" / "best.json").exists()
+
+
+@pytest.mark.parametrize("section, msg", [
+    ('[quality]\nweights = "m.safetensors"\n', "weights and eval go together"),
+    ('[quality]\nfinetuned = "f.safetensors"\n', "finetuned needs weights and eval"),
+    ('[quality]\nweights = "m.safetensors"\neval = "nocolon"\n', "eval must be 'module:function'"),
+    ('[quality]\nweights = "m.safetensors"\neval = "a:b"\nmetrics = "x"\n', "quality.metrics: unknown key"),
+])
+def test_quality_section_is_validated(tmp_path, section, msg):
+    from explore.config import load_config
+    from hw.errors import InputError
+
+    p = tmp_path / "c.toml"
+    p.write_text(CONFIG.format(trials=2, workload="resnet50", limit=0.01, quality=section))
+    with pytest.raises(InputError, match=msg):
+        load_config(p)
+
+
+def test_quality_paths_are_relative_to_the_config(tmp_path):
+    from explore.config import load_config
+
+    sub = tmp_path / "cfgdir"
+    sub.mkdir()
+    cfg = load_config(_write(sub, 0.01))
+    assert cfg.quality.path(cfg.quality.weights, cfg.source) == sub / "model.safetensors"
+    assert cfg.quality.base_dir(cfg.source) == sub
