@@ -496,6 +496,14 @@ def load_config(path: str | Path) -> SweepConfig:
     return parse_config(data, source=str(p))
 
 
+def quality_evidence_kind(cfg: SweepConfig) -> str:
+    """What the quality limit binds on: ``"model"`` (the team's [quality] weights + eval),
+    ``"proxy"`` (a reference model of the workload family) or ``"none"`` (no quality limit)."""
+    if cfg.limits.max_quality_delta is None:
+        return "none"
+    return "model" if cfg.quality is not None and cfg.quality.weights is not None else "proxy"
+
+
 def axis_choices(space: Space, name: str) -> list[Any] | None:
     """The list of choices for a choice axis, or None for a range axis."""
     return _as_choices(space.axis(name))

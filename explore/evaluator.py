@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from explore.config import SweepConfig, parse_sparsity
+from explore.config import SweepConfig, parse_sparsity, quality_evidence_kind
 from hw.errors import InputError
 from ppa import thermal as _thermal
 
@@ -120,14 +120,6 @@ def _quality_result(ctx: EvalContext, n: int, m: int):
 
         ctx.quality_results[(n, m)] = reference_experiment(QUALITY_SEED, n, m)
     return ctx.quality_results[(n, m)]
-
-
-def quality_evidence_kind(cfg: SweepConfig) -> str:
-    """``"model"`` (the team's [quality] weights + eval), ``"proxy"`` (a reference model of the
-    workload family) or ``"none"`` (no quality limit)."""
-    if cfg.limits.max_quality_delta is None:
-        return "none"
-    return "model" if cfg.quality is not None and cfg.quality.weights is not None else "proxy"
 
 
 def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:

@@ -465,6 +465,10 @@ def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | No
     s = Section(11, "decision", "Decision", "sparsity")
     verdict, rule, rows = decide(data, det, q)
     s.verdict = f"Recommendation: {verdict} (rule {rule})."
+    if rule == "R4" and q is not None and q.get("evidence") != "model":
+        s.paras.append(f"Capped at BOUNDED ROLLOUT: the quality evidence is a proxy ({q.get('reference')}, "
+                       f"{q.get('model')}), a reference model of the workload family rather than the deployed "
+                       "model; only the team's own weights and eval ([quality] weights + eval) can support SHIP.")
     s.tables.append(Table("Rules, evaluated in order (the first that fires decides)",
                           ["rule", "statement", "measured", "result"], rows, name="decision_rules"))
     vm = Table("Validation matrix and rollback triggers", ["check", "measured now", "limit", "rollback trigger"], [],

@@ -40,6 +40,7 @@ from explore.config import (
     axis_choices,
     is_integer_axis,
     load_config,
+    quality_evidence_kind,
 )
 from explore.storage import (
     WORKER_ATTR,
@@ -454,6 +455,9 @@ def summarise(records: list[dict[str, Any]], cfg: SweepConfig, extra: dict[str, 
         "objectives": dict(zip(objectives, directions)),
         "limits": {k: v for k, v in limit_names},
         "n_evaluated": len(records),
+        # what the quality limit binds on ("model" / "proxy" / "none"); the designs' metrics carry
+        # quality_delta, quality_delta_ci (the pessimistic end the limit tests) and quality_evidence
+        "quality_evidence": quality_evidence_kind(cfg),
     }
     if extra:
         out.update(extra)

@@ -450,7 +450,6 @@ def transformer_experiment(n: int = 2, m: int = 4, *, seed: int = 0, cfg: LMConf
     with N:M sparse PEs, and the same array with dense PEs)."""
     from sim.perf import ArrayConfig
     from sim.quality.reference import DEFAULT_DESIGN, perf_latency_fn
-    from sim.quality.user_eval import prune_for_eval
 
     check_nm(n, m)
     cfg = cfg or LMConfig()
@@ -467,14 +466,46 @@ def transformer_experiment(n: int = 2, m: int = 4, *, seed: int = 0, cfg: LMConf
                "sparse_arch": repr(sparse_arch), "dense_arch": repr(dense_arch)}
     key = hashlib.sha256(json.dumps(key_obj, sort_keys=True).encode()).hexdigest()[:24]
     path = cache_dir() / f"transformer-{key}.json"
-    if use_cache and path.is_file():
+    if not use_cache:
+        return _experiment(n, m, seed, cfg, lat_s, lat_d, progress)
+    hit = _load(path)
+    if hit is not None:
+        return hit
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # one process trains, the others (sweep workers starting together) wait and load its result
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            blob = json.loads(path.read_text())
-            res = TransformerResult.from_json(blob["result"], blob["per_sample"])
-            res.cached = True
+            hit = _load(path)
+            if hit is not None:
+                return hit
+            res = _experiment(n, m, seed, cfg, lat_s, lat_d, progress)
+            try:
+                tmp = path.with_suffix(f".tmp{os.getpid()}")
+                tmp.write_text(json.dumps({"key": key_obj, "result": res.to_json(), "per_sample": res.per_sample}))
+                os.replace(tmp, path)
+            except OSError:
+                pass  # no writable cache: the result is still returned
             return res
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # a damaged cache entry is recomputed
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _load(path: Path) -> TransformerResult | None:
+    if not path.is_file():
+        return None
+    try:
+        blob = json.loads(path.read_text())
+        res = TransformerResult.from_json(blob["result"], blob["per_sample"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # a damaged or older cache entry is recomputed
+    res.cached = True
+    return res
+
+
+def _experiment(n, m, seed, cfg, lat_s, lat_d, progress) -> TransformerResult:
     t0 = time.perf_counter()
     import resource
 
@@ -532,12 +563,4 @@ def transformer_experiment(n: int = 2, m: int = 4, *, seed: int = 0, cfg: LMConf
         train_loss={r: v for r, v in losses.items()},
         seconds=time.perf_counter() - t0, cpu_seconds=_cpu() - c0, per_sample=ps,
     )
-    if use_cache:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps({"key": key_obj, "result": res.to_json(), "per_sample": ps}))
-            os.replace(tmp, path)
-        except OSError:
-            pass  # no writable cache: the result is still returned
     return res

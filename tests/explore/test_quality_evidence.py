@@ -86,6 +86,7 @@ def test_equal_importance_weights_make_the_sweep_roll_back_on_the_quality_limit(
     assert all(float(r["quality_delta_ci"]) >= float(r["quality_delta"]) > 0.3 for r in sparse)
     assert all(float(r["c_quality_delta"]) > 0 for r in sparse)
     assert best["best"]["params"]["sparsity"] == "dense"
+    assert best["quality_evidence"] == "model"
     assert best["best"]["metrics"]["quality_evidence"] == "model"
     assert best["best"]["metrics"]["quality_delta_ci"] == 0.0
 
@@ -137,7 +138,7 @@ def test_model_evidence_can_ship_proxy_cannot(tmp_path, run_sweep):
     d = tmp_path / "proxy"
     d.mkdir()
     best, key, text = _report(d, run_sweep, _write(d, 0.5, quality=False))
-    assert best["best"]["metrics"]["quality_evidence"] == "proxy"
+    assert best["best"]["metrics"]["quality_evidence"] == "proxy" == best["quality_evidence"]
     if key["params"]["sparsity"] == "2:4":
         assert key["decision"]["verdict"] in ("BOUNDED ROLLOUT", "ROLLBACK", "ESCALATE")
         assert key["decision"]["verdict"] != "SHIP"
