@@ -122,6 +122,21 @@ def test_the_limit_binds_on_the_interval_not_the_point(tmp_path, run_sweep):
         if name == "above":
             assert best["best"]["params"]["sparsity"] == "2:4"
             assert best["best"]["metrics"]["quality_delta_ci"] == pytest.approx(hi)
+        # grid mode: the same constraint formula on every point
+        from explore.config import load_config
+        from explore.grid import run_grid
+
+        gbest = run_grid(load_config(d / "q.toml"), d / "grid")
+        grows = list(csv.DictReader(open(d / "grid" / "trials.csv")))
+        assert len(grows) == 4 and gbest["quality_evidence"] == "model"
+        for r in grows:
+            study_row = next(x for x in rows[name] if (x["sparsity"], x["clock_mhz"]) == (r["sparsity"], r["clock_mhz"])
+                             ) if any((x["sparsity"], x["clock_mhz"]) == (r["sparsity"], r["clock_mhz"])
+                                      for x in rows[name]) else None
+            assert r["quality_evidence"] == "model"
+            assert (float(r["c_quality_delta"]) > 0) == (name == "between" and r["sparsity"] == "2:4")
+            if study_row is not None:
+                assert float(r["c_quality_delta"]) == pytest.approx(float(study_row["c_quality_delta"]))
 
 
 def test_model_evidence_can_ship_proxy_cannot(tmp_path, run_sweep):
