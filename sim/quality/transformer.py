@@ -69,8 +69,8 @@ class LMConfig:
     heads: int = 2
     ctx: int = 32
     batch: int = 32
-    steps: int = 240
-    finetune_steps: int = 80
+    steps: int = 200
+    finetune_steps: int = 64
     lr: float = 3e-3
     beta1: float = 0.9
     beta2: float = 0.999
