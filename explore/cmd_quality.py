@@ -207,7 +207,8 @@ def register(app: typer.Typer) -> None:
         calib: Annotated[Optional[Path], typer.Option(
             "--calib", help="Calibration activations (.npz/.safetensors, arrays named like the weights).")] = None,
         max_quality_delta: Annotated[float, typer.Option(
-            "--max-quality-delta", help="Guardrail: largest tolerated accuracy loss at equal latency (fraction).")
+            "--max-quality-delta", help="Guardrail: largest tolerated quality loss (fraction: accuracy points, or "
+            "relative perplexity increase), tested on the pessimistic end of its 95 % interval.")
         ] = 0.015,
     ) -> None:
         """Quality of N:M pruning: user weights per layer and/or the built-in reference experiment."""
