@@ -61,10 +61,26 @@ def _correct(model, x, y) -> np.ndarray:
 
 
 def digits_evidence(n: int = 2, m: int = 4, *, seed: int = 0, seeds: int = REFERENCE_SEEDS,
-                    latency_fn=None, dense_latency_fn=None, progress: Callable[[str], None] | None = None
-                    ) -> tuple[dict, list]:
-    """The digits MLP reference over ``seeds`` seeds: (evidence dict, [ReferenceResult per seed])."""
-    from sim.quality.reference import reference_experiment
+                    latency_fn=None, dense_latency_fn=None, sparse_arch=None, dense_arch=None,
+                    progress: Callable[[str], None] | None = None) -> tuple[dict, list]:
+    """The digits MLP reference over ``seeds`` seeds: (evidence dict, [ReferenceResult per seed]).
+
+    Equal latency: the sparse model is timed on ``sparse_arch`` and the dense candidates on
+    ``dense_arch`` (``sim.perf.ArrayConfig``; default: sim.quality.DEFAULT_DESIGN with N:M sparse
+    PEs and the same array with dense PEs), or with explicit latency functions."""
+    from sim.quality.reference import perf_latency_fn, reference_experiment
+
+    if sparse_arch is not None or dense_arch is not None:
+        from dataclasses import replace
+
+        from sim.perf import ArrayConfig
+        from sim.quality.reference import DEFAULT_DESIGN
+
+        sparse_arch = sparse_arch or ArrayConfig(**DEFAULT_DESIGN, n=n, m=m)
+        dense_arch = dense_arch or replace(sparse_arch, sparse=False)
+        if dense_arch.sparse:
+            raise InputError("the equal-latency dense model must run on a design with dense PEs", where="dense_arch")
+        latency_fn, dense_latency_fn = perf_latency_fn(sparse_arch), perf_latency_fn(dense_arch)
 
     results = []
     for s in range(seed, seed + seeds):

@@ -12,8 +12,9 @@ scikit-learn's bundled digits dataset.
    count as the dense training (NVIDIA ASP recipe, apex ``contrib/sparsity/README.md``);
 4. gradual pruning instead (Zhu & Gupta 2017 cubic ramp ending at N:M), same session length;
 5. equal latency: the dense width ``h_d`` (multiple of 16) of the same family whose latency on
-   the same hardware is the largest not exceeding the sparse model's, trained with the same
-   recipe; ``delta_at_equal_latency = acc_sparse - acc_dense(h_d)`` (positive: sparse wins).
+   the dense design (by default the same array with dense PEs, ``sim.perf``) is the largest not
+   exceeding the sparse model's on the sparse design, trained with the same recipe;
+   ``delta_at_equal_latency = acc_sparse - acc_dense(h_d)`` (positive: sparse wins).
 
 Accuracies are fractions of the test split (450 of 1,797 images, stratified, seeded).
 """

@@ -95,6 +95,13 @@ def test_tiny_experiment_runs_and_is_cached(tmp_path, monkeypatch):
     assert again.cached and time.perf_counter() - t0 < 5
     assert again.to_json() | {"cached": False, "seconds": 0} == r.to_json() | {"cached": False, "seconds": 0}
     assert again.per_sample == r.per_sample
+    # another design: the latencies are recomputed, the training reused when the width matches
+    from sim.perf import ArrayConfig
+
+    other = transformer_experiment(2, 4, cfg=cfg, sparse_arch=ArrayConfig(rows=8, cols=8, dataflow="ws"))
+    if other.dense_equal_latency_d_model == r.dense_equal_latency_d_model:
+        assert other.cached and other.per_sample == r.per_sample
+    assert other.sparse_latency != r.sparse_latency and "8x8" in other.latency_model
 
 
 def test_paired_interval_covers_a_known_difference():
