@@ -20,7 +20,9 @@ fine-tuned pruned weights, which must keep N:M on every tensor the one-shot pass
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import math
 import re
@@ -61,12 +63,20 @@ def load_eval(spec: str, base_dir: str | Path | None = None) -> Callable:
         raise InputError("expected MODULE:FUNCTION, e.g. my_eval:score", where=where)
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     try:
+        path = None
         if mod_name.endswith(".py"):
             path = Path(mod_name)
             path = path if path.is_absolute() else base / path
             if not path.is_file():
                 raise InputError(f"no such file {path}", where=where)
-            name = f"_sparsepe_eval_{abs(hash(str(path.resolve())))}"
+        elif "." not in mod_name:
+            # a module file next to the config (or in the working directory) is loaded from there,
+            # afresh: two configs with the same module name in different directories never mix
+            found = importlib.machinery.PathFinder.find_spec(mod_name, [str(base.resolve())])
+            if found is not None and found.origin and found.origin.endswith(".py"):
+                path = Path(found.origin)
+        if path is not None:
+            name = f"_sparsepe_eval_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]}"
             sp = importlib.util.spec_from_file_location(name, path)
             module = importlib.util.module_from_spec(sp)
             sys.modules[name] = module

@@ -168,3 +168,16 @@ def test_cli_json_keys(tmp_path):
     assert p({}) == 0.5
     ev = model_evidence(path, "team_eval:plain", base_dir=tmp_path)
     assert ev["delta_ci"] is None and ev["delta"] == 0.0 and ev["quality_delta_ci"] == 0.0
+
+
+def test_same_module_name_in_two_directories_never_mix(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    pa = write_model(a, equal_importance())
+    pb = write_model(b, two_strong(weak=0.0))
+    ea = model_evidence(pa, "team_eval:score", base_dir=a)
+    eb = model_evidence(pb, "team_eval:score", base_dir=b)
+    # each eval reads its own directory's data: both dense models score 1 on their own labels
+    assert ea["dense_metric"] == 1.0 and eb["dense_metric"] == 1.0
+    assert ea["oneshot_metric"] < 0.6 and eb["oneshot_metric"] == 1.0
