@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim.pruning import prune_nm  # noqa: E402
+from sim.quality.pruning import prune_nm  # noqa: E402
 from sim.quality import reference_experiment  # noqa: E402
 
 # Dense vs 2:4 (ASP recipe) accuracy, Mishra et al. 2021 as reproduced in pytorch/tutorials

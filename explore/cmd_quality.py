@@ -1,9 +1,16 @@
 """``sparsepe quality``: model quality under N:M pruning.
 
-``sparsepe quality [--weights FILE] [--nm 2:4] [--reference] [--seed S] [--json]``
+``sparsepe quality [--weights FILE] [--eval MODULE:FUNCTION] [--finetuned FILE] [--nm 2:4]
+[--reference [--family mlp|transformer]] [--seed S] [--json]``
 
+* ``--weights MODEL --eval MODULE:FUNCTION [--finetuned PRUNED]`` scores the team's own model
+  with the team's own eval (``"model"`` evidence, sim.quality.user_eval): dense, one-shot N:M and
+  fine-tuned weights; JSON keys ``dense_metric``, ``oneshot_metric``, ``finetuned_metric``,
+  ``delta``, ``delta_ci``, ``pruned_tensors``, ``skipped_tensors``, ``evidence``;
 * ``--reference`` runs the built-in experiment (digits MLP: dense, one-shot N:M, ASP fine-tune,
-  gradual, dense model of equal latency) in a few seconds;
+  gradual, dense model of equal latency) in a few seconds; ``--family transformer`` the
+  char-level transformer LM reference instead (cached; about a minute cold), both over
+  sim.quality.evidence.REFERENCE_SEEDS seeds with a 95 % interval (``evidence: "proxy"``);
 * ``--weights FILE`` (.npz / .safetensors) prunes every weight per the ASP rules and reports
   per-layer retained magnitude share, relative output error and SNR on calibration activations
   (``--calib FILE`` with arrays named like the weights, else seeded N(0, 1));
@@ -23,15 +30,46 @@ from hw.errors import InputError
 
 
 def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib: Path | None,
-                max_quality_delta: float, progress=None) -> dict:
+                max_quality_delta: float, progress=None, *, eval_spec: str | None = None,
+                finetuned: Path | None = None, family: str = "mlp") -> dict:
     """Everything ``sparsepe quality`` prints with ``--json``, as one dict."""
     from sim.quality import check_guardrail, parse_nm, reference_experiment
 
     n, m = parse_nm(nm)
     if seed < 0:
         raise InputError(f"must be >= 0, got {seed}", where="--seed")
+    if not max_quality_delta >= 0:
+        raise InputError(f"must be >= 0 (a fraction: 0.015 = 1.5 points), got {max_quality_delta}",
+                         where="--max-quality-delta")
+    if finetuned is not None and eval_spec is None:
+        raise InputError("--finetuned needs --weights and --eval", where="--finetuned")
+    if eval_spec is not None:
+        if weights is None:
+            raise InputError("--eval needs --weights (the model it scores)", where="--eval")
+        if calib is not None or reference:
+            raise InputError("--eval scores the team's model; run --calib / --reference separately", where="--eval")
+        from sim.quality.evidence import guardrail_verdict
+        from sim.quality.user_eval import model_evidence
+
+        out = model_evidence(weights, eval_spec, finetuned_path=finetuned, n=n, m=m, seed=seed)
+        ok, msg = guardrail_verdict(out, max_quality_delta)
+        out.update({"max_quality_delta": max_quality_delta, "guardrail_ok": ok, "guardrail": msg})
+        return out
+    if family not in ("mlp", "transformer"):
+        raise InputError(f"unknown reference family {family!r} (mlp, transformer)", where="--family")
+    if family == "transformer":
+        if not reference or weights is not None:
+            raise InputError("--family transformer goes with --reference alone", where="--family")
+        from sim.quality.evidence import guardrail_verdict, transformer_evidence
+
+        ev, _ = transformer_evidence(n, m, seed=seed, progress=progress)
+        ok, msg = guardrail_verdict(ev, max_quality_delta)
+        return {**ev, "nm": f"{n}:{m}", "seed": seed, "max_quality_delta": max_quality_delta,
+                "guardrail_ok": ok, "guardrail": msg}
+    if seed < 0:
+        raise InputError(f"must be >= 0, got {seed}", where="--seed")
     if weights is None and not reference:
-        raise InputError("nothing to do: give --weights FILE and/or --reference", where="quality")
+        raise InputError("nothing to do: give --weights FILE [--eval M:F] and/or --reference", where="quality")
     if calib is not None and weights is None:
         raise InputError("--calib needs --weights", where="--calib")
     if not max_quality_delta >= 0:
@@ -39,18 +77,71 @@ def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib
                          where="--max-quality-delta")
     out: dict = {"nm": f"{n}:{m}", "seed": seed}
     if weights is not None:
-        from sim.quality_weights import weights_report
+        from sim.quality.weights import weights_report
 
         rep = weights_report(weights, n, m, seed=seed, calib_path=calib)
         out.update({"weights_file": rep["file"], "calibration": rep["calibration"], "layers": rep["layers"],
                     "skipped": rep["skipped"], "layers_pruned": rep["layers_pruned"],
                     "layers_dense": rep["layers_dense"]})
     if reference:
-        res = reference_experiment(seed, n, m, progress=progress)
+        from sim.quality.evidence import digits_evidence, guardrail_verdict
+
+        ev, results = digits_evidence(n, m, seed=seed, progress=progress)
+        res = results[0]
         out.update(res.to_json())
-        ok, msg = check_guardrail(res.delta_at_equal_latency, max_quality_delta)
-        out.update({"max_quality_delta": max_quality_delta, "guardrail_ok": ok, "guardrail": msg})
+        ok0, msg0 = check_guardrail(res.delta_at_equal_latency, max_quality_delta)
+        ok, msg = guardrail_verdict(ev, max_quality_delta)
+        ev = {k: v for k, v in ev.items() if k != "details"}
+        out.update({"max_quality_delta": max_quality_delta, "guardrail_ok": ok, "guardrail": msg,
+                    "seed_guardrail_ok": ok0, "seed_guardrail": msg0, "evidence": "proxy", "multi_seed": ev,
+                    "quality_delta": ev["quality_delta"], "quality_delta_interval": ev["quality_delta_interval"],
+                    "quality_delta_ci": ev["quality_delta_ci"]})
     return out
+
+
+def _print_evidence(con, result: dict) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    if result.get("evidence") == "model":
+        t = Table(title=escape(f"{result['weights_file']}: team eval {result['eval']}, {result['nm']} "
+                               f"(evidence: model)"))
+        t.add_column("weights")
+        t.add_column(escape(result["metric"]), justify="right")
+        t.add_row("dense", f"{result['dense_metric']:.6g}")
+        t.add_row(f"one-shot {result['nm']}", f"{result['oneshot_metric']:.6g}")
+        if result["finetuned_metric"] is not None:
+            t.add_row("fine-tuned (team)", f"{result['finetuned_metric']:.6g}")
+        con.print(t)
+        ci = result["delta_ci"]
+        con.print(escape(f"delta ({result['sparse_model']} - dense): {result['delta']:+.6g}"
+                         + (f", 95 % interval [{ci[0]:+.6g}, {ci[1]:+.6g}]" if ci else " (no per-sample scores: "
+                            "no interval)")))
+        con.print(escape(f"pruned {len(result['pruned_tensors'])} tensor(s); skipped "
+                         f"{len(result['skipped_tensors'])}"))
+        for sk in result["skipped_tensors"]:
+            con.print(escape(f"  skipped {sk['name']}: {sk['reason']}"))
+    else:
+        t = Table(title=escape(f"reference ({result['evidence']}): {result['model']}, {result['nm']}, "
+                               f"seeds {result['seeds']}"))
+        t.add_column("step")
+        t.add_column(escape(result["metric"]) + " (mean over seeds)", justify="right")
+        for label, key in (("dense", "dense_metric"), ("one-shot", "oneshot_metric"),
+                           ("fine-tuned, fixed mask (ASP)", "finetuned_metric"), ("gradual", "gradual_metric"),
+                           (f"dense {result['dense_equal_latency_size']} (equal latency)", "dense_equal_latency_metric"),
+                           ("unigram baseline", "unigram_metric")):
+            if result.get(key) is not None:
+                t.add_row(escape(label), f"{result[key]:.4f}")
+        con.print(t)
+        con.print(escape(f"equal latency: sparse {result['sparse_size']} ({result['sparse_params']} params, "
+                         f"{result['sparse_nonzero_params']} nonzero, {result['sparse_latency']:g} cycles on "
+                         f"{result['latency_model']}) vs dense {result['dense_equal_latency_size']} "
+                         f"({result['dense_equal_latency_params']} params, {result['dense_equal_latency_latency']:g} "
+                         f"cycles on {result['dense_latency_model']})"))
+    iv = result.get("quality_delta_interval")
+    con.print(escape(f"quality loss {result['quality_delta']:+.4f}"
+                     + (f" (95 % interval [{iv[0]:+.4f}, {iv[1]:+.4f}])" if iv else "")
+                     + f"; {result['guardrail']}"))
 
 
 def _print_human(result: dict) -> None:
@@ -59,6 +150,9 @@ def _print_human(result: dict) -> None:
     from rich.table import Table
 
     con = Console()
+    if result.get("evidence") == "model" or "reference" in result:
+        _print_evidence(con, result)
+        return
     if "layers" in result:
         t = Table(title=escape(f"{result['weights_file']}: {result['nm']} pruning ({result['calibration']})"))
         for col in ("layer", "shape", "kind", "pruned", "nonzero", "kept |w| share", "rel. out err", "SNR dB"):
@@ -89,14 +183,23 @@ def _print_human(result: dict) -> None:
                   f"({result['sparse_params']} params, {result['sparse_nonzero_params']} nonzero, latency "
                   f"{result['sparse_latency']:g}) vs dense h={result['dense_equal_latency_hidden']} "
                   f"({result['dense_equal_latency_params']} params, latency {result['dense_equal_latency_latency']:g})")
-        con.print(f"delta at equal latency: {result['delta_at_equal_latency'] * 100:+.2f} points; "
-                  f"{result['guardrail']}; {result['seconds']:.1f} s")
+        iv = result["quality_delta_interval"]
+        con.print(f"delta at equal latency (seed {result['seed']}): {result['delta_at_equal_latency'] * 100:+.2f} "
+                  f"points; loss over {len(result['multi_seed']['seeds'])} seeds {result['quality_delta'] * 100:+.2f} "
+                  f"points, 95 % interval [{iv[0] * 100:+.2f}, {iv[1] * 100:+.2f}] (evidence: proxy)")
+        con.print(escape(result["guardrail"]))
 
 
 def register(app: typer.Typer) -> None:
     @app.command("quality")
     def quality_cmd(
         weights: Annotated[Optional[Path], typer.Option("--weights", help="Weights file (.npz or .safetensors).")] = None,
+        eval_spec: Annotated[Optional[str], typer.Option(
+            "--eval", help="The team's eval MODULE:FUNCTION scoring a dict of weights (with --weights).")] = None,
+        finetuned: Annotated[Optional[Path], typer.Option(
+            "--finetuned", help="The team's N:M fine-tuned weights (with --eval).")] = None,
+        family: Annotated[str, typer.Option(
+            "--family", help="Reference model with --reference: mlp (digits MLP) or transformer (char LM).")] = "mlp",
         nm: Annotated[str, typer.Option("--nm", help="N:M pattern, e.g. 2:4.")] = "2:4",
         reference: Annotated[bool, typer.Option("--reference", help="Run the built-in digits-MLP experiment.")] = False,
         seed: Annotated[int, typer.Option("--seed", help="Seed (data split, init, calibration draws).")] = 0,
@@ -104,7 +207,8 @@ def register(app: typer.Typer) -> None:
         calib: Annotated[Optional[Path], typer.Option(
             "--calib", help="Calibration activations (.npz/.safetensors, arrays named like the weights).")] = None,
         max_quality_delta: Annotated[float, typer.Option(
-            "--max-quality-delta", help="Guardrail: largest tolerated accuracy loss at equal latency (fraction).")
+            "--max-quality-delta", help="Guardrail: largest tolerated quality loss (fraction: accuracy points, or "
+            "relative perplexity increase), tested on the pessimistic end of its 95 % interval.")
         ] = 0.015,
     ) -> None:
         """Quality of N:M pruning: user weights per layer and/or the built-in reference experiment."""
@@ -117,7 +221,8 @@ def register(app: typer.Typer) -> None:
             status.start()
             progress = status.update
         try:
-            result = run_quality(weights, nm, reference, seed, calib, max_quality_delta, progress)
+            result = run_quality(weights, nm, reference, seed, calib, max_quality_delta, progress,
+                                 eval_spec=eval_spec, finetuned=finetuned, family=family)
         finally:
             if progress is not None:
                 status.stop()

@@ -32,7 +32,7 @@ def _summary(best: dict[str, Any], out_dir: Path, notes: list[str]) -> None:
             t.add_row(k, str(v))
         for k in ("perf_per_watt", "effective_tops", "power_w", "area_mm2", "fmax_at_voltage_mhz", "voltage_v", "tj_c",
                   "stall_fraction", "speedup_vs_dense_design", "speedup_vs_iso_area_dense", "p99_latency_ms",
-                  "quality_delta"):
+                  "quality_delta", "quality_delta_ci", "quality_evidence"):
             if k in m:
                 v = m[k]
                 t.add_row(f"[bold]{k}[/]" if k == "perf_per_watt" else k, f"{v:.4g}" if isinstance(v, (int, float)) else str(v))

@@ -214,7 +214,7 @@ def build(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str, Any
         cols = {k: np.array([p[k] for p in points], dtype=object if isinstance(points[0][k], str) else None)
                 for k in points[0]}
         res = evaluator_module.evaluate_batch(cols, ctx)
-        return [{k: float(v[i]) for k, v in res.items()} for i in range(len(points))]
+        return [{k: (v[i] if isinstance(v[i], str) else float(v[i])) for k, v in res.items()} for i in range(len(points))]
 
     if substudy is None and allow_substudy and needs_dense_substudy(records, cfg, n_trials):
         substudy = dense_substudy(cfg, evaluate, dense_share(cfg, n_trials), cfg.study.seed)

@@ -14,6 +14,8 @@ Layout of a config (every section but ``[study]`` and ``[objectives]`` is requir
     [limits]           the constraints, one Optuna constraint per limit
     [serving]          batching of the serving simulation behind the p99 limit (optional)
     [objectives]       primary (perf_per_watt) and optional secondary objectives (Pareto front)
+    [quality]          the team's own model and eval behind the quality limit (optional):
+                       weights, eval = "module:function", finetuned, metric
 """
 
 from __future__ import annotations
@@ -353,6 +355,42 @@ class Limits(_Strict):
         return {k: getattr(self, k) for k in LIMIT_CONSTRAINTS if getattr(self, k) is not None}
 
 
+class Quality(_Strict):
+    """The team's own model and evaluation (``"model"`` evidence for the quality limit).
+
+    ``weights``: the dense model (.safetensors / .npz); ``eval``: ``"module:function"`` (a module
+    importable from the config's directory, or ``"file.py:function"``); ``finetuned``: the team's
+    N:M fine-tuned weights (optional); ``metric``: the eval metric's name, for reports. Paths are
+    relative to the config file. Without this section the quality limit binds on a reference
+    model of the workload family (``"proxy"`` evidence)."""
+
+    weights: str | None = None
+    eval: str | None = None
+    finetuned: str | None = None
+    metric: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> "Quality":
+        if (self.weights is None) != (self.eval is None):
+            raise ValueError("weights and eval go together (the eval scores the weights)")
+        if self.finetuned is not None and self.weights is None:
+            raise ValueError("finetuned needs weights and eval")
+        if self.eval is not None and ":" not in self.eval:
+            raise ValueError(f"eval must be 'module:function', got {self.eval!r}")
+        return self
+
+    def path(self, value: str, source: str) -> Path:
+        """A path of this section, relative to the config file ``source``."""
+        p = Path(value)
+        if p.is_absolute():
+            return p
+        base = Path(source).parent if source and not source.startswith("<") else Path.cwd()
+        return base / p
+
+    def base_dir(self, source: str) -> Path:
+        return Path(source).parent if source and not source.startswith("<") else Path.cwd()
+
+
 class Objectives(_Strict):
     primary: Literal["perf_per_watt"] = "perf_per_watt"
     secondary: list[str] = Field(default_factory=list)
@@ -390,6 +428,7 @@ class SweepConfig(_Strict):
     limits: Limits = Field(default_factory=Limits)
     serving: Serving = Field(default_factory=Serving)
     objectives: Objectives = Field(default_factory=Objectives)
+    quality: Quality | None = None
 
     #: Where the config came from (set by load_config; used in messages and reports).
     source: str = Field("<memory>", exclude=True)
@@ -402,6 +441,9 @@ class SweepConfig(_Strict):
                 f"limits.max_tj_c = {lim.max_tj_c:g} C is at or below fixed.ambient_c = "
                 f"{self.fixed.ambient_c:g} C: no design can meet it"
             )
+        if self.quality is not None and self.quality.weights is not None and lim.max_quality_delta is None:
+            raise ValueError("[quality] gives the team's model and eval, but limits.max_quality_delta is not set "
+                             "(the quality limit the evidence binds)")
         if self.space.dram_gbps is not None and self.fixed.dram_type is None:
             raise ValueError("space.dram_gbps needs fixed.dram_type (whose energy per bit is charged)")
         if self.space.dram is not None:
@@ -481,6 +523,14 @@ def load_config(path: str | Path) -> SweepConfig:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not valid TOML: {exc}", where=str(p)) from None
     return parse_config(data, source=str(p))
+
+
+def quality_evidence_kind(cfg: SweepConfig) -> str:
+    """What the quality limit binds on: ``"model"`` (the team's [quality] weights + eval),
+    ``"proxy"`` (a reference model of the workload family) or ``"none"`` (no quality limit)."""
+    if cfg.limits.max_quality_delta is None:
+        return "none"
+    return "model" if cfg.quality is not None and cfg.quality.weights is not None else "proxy"
 
 
 def axis_choices(space: Space, name: str) -> list[Any] | None:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from explore.config import SweepConfig, dense_twin_sparsity, has_dense_path, parse_sparsity
+from explore.config import SweepConfig, dense_twin_sparsity, has_dense_path, parse_sparsity, quality_evidence_kind
 from hw.errors import InputError
 from ppa import thermal as _thermal
 
@@ -69,6 +69,7 @@ class EvalContext:
     workloads: list[_Wl]
     quality: dict[tuple[int, int], float] = field(default_factory=dict)  # (n, m) -> quality_delta
     quality_results: dict[tuple[int, int], Any] = field(default_factory=dict)  # (n, m) -> sim.quality.ReferenceResult
+    quality_evidence: dict[tuple[int, int], dict] = field(default_factory=dict)  # (n, m) -> sim.quality.evidence dict
     traces: dict[tuple, Any] = field(default_factory=dict)  # PE configuration -> ppa.activity.PETrace
     twins: dict[tuple, dict[str, float]] = field(default_factory=dict)  # dense twin point -> its metrics
 
@@ -106,25 +107,66 @@ def make_context(cfg: SweepConfig) -> EvalContext:
         for s in axis_choices(cfg.space, "sparsity") or []:
             n, m, sparse = parse_sparsity(s)
             if sparse:
-                _quality_result(ctx, n, m)
+                _quality_evidence(ctx, n, m)
     _CONTEXTS[key] = ctx
     return ctx
 
 
 def _quality_result(ctx: EvalContext, n: int, m: int):
-    """sim.quality's reference experiment for N:M (an MLP on the bundled digits set, ASP recipe),
-    run once per pattern and kept in the context; sets ``ctx.quality[(n, m)]``, the accuracy lost
-    at equal latency as a fraction (sim.quality.quality_loss(delta)).
-
-    The equal-latency dense width comes from sim.quality's analytic latency model
-    (MACs / (PEs x rate)), whose PE count cancels out, so the delta depends on N:M only."""
+    """The digits MLP reference experiment (sim.quality, seed QUALITY_SEED) for N:M, run once per
+    pattern and kept in the context: the real-data activity trace's source (fixed.activity_trace)
+    and, for MLP/CNN workloads, the first seed of the quality evidence."""
     if (n, m) not in ctx.quality_results:
-        from sim.quality import analytic_latency_fn, quality_loss, reference_experiment
+        from sim.quality import reference_experiment
 
-        r = reference_experiment(QUALITY_SEED, n, m, latency_fn=analytic_latency_fn(16, 16, n, m))
-        ctx.quality_results[(n, m)] = r
-        ctx.quality[(n, m)] = float(quality_loss(r.delta_at_equal_latency))
+        ctx.quality_results[(n, m)] = reference_experiment(QUALITY_SEED, n, m)
     return ctx.quality_results[(n, m)]
+
+
+def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
+    """The quality evidence for N:M (sim.quality.evidence), computed once per pattern and kept in
+    the context; sets ``ctx.quality[(n, m)]`` (the point loss, the ``quality_delta`` metric).
+
+    * [quality] weights + eval: the team's model scored by the team's eval (``"model"``): dense vs
+      one-shot / fine-tuned N:M (sim.quality.user_eval.model_evidence). A failing eval is an
+      InputError here, at context creation, before any trial runs;
+    * otherwise the reference of each workload family in the mix (``"proxy"``): the char-level
+      transformer for bert/gpt/llama, the digits MLP for the rest, each over
+      sim.quality.evidence.REFERENCE_SEEDS seeds, equal latency on sim.perf (the 16x16 WS
+      reference array with N:M sparse PEs against the same array with dense PEs, as
+      ``sparsepe quality``). With several families, the one with the worst pessimistic loss.
+    """
+    if (n, m) in ctx.quality_evidence:
+        return ctx.quality_evidence[(n, m)]
+    cfg = ctx.cfg
+    if quality_evidence_kind(cfg) == "model":
+        from sim.quality.user_eval import model_evidence
+
+        q = cfg.quality
+        try:
+            ev = model_evidence(q.path(q.weights, cfg.source), q.eval,
+                                finetuned_path=None if q.finetuned is None else q.path(q.finetuned, cfg.source),
+                                n=n, m=m, seed=QUALITY_SEED, base_dir=q.base_dir(cfg.source), metric_name=q.metric)
+        except InputError as exc:
+            raise InputError(str(exc), where=f"{cfg.source}: [quality]") from None
+    else:
+        from sim.quality.evidence import digits_evidence, family_of, transformer_evidence
+
+        found = []
+        for fam in sorted({family_of(w.name) for w in ctx.workloads}):
+            if fam == "transformer":
+                found.append(transformer_evidence(n, m, seed=QUALITY_SEED)[0])
+            else:
+                e, results = digits_evidence(n, m, seed=QUALITY_SEED)
+                ctx.quality_results.setdefault((n, m), results[0])
+                found.append(e)
+        ev = max(found, key=lambda e: e["quality_delta_ci"])
+        if len(found) > 1:
+            ev = {**ev, "families": {e["reference"]: {k: e[k] for k in ("quality_delta", "quality_delta_ci")}
+                                     for e in found}}
+    ctx.quality_evidence[(n, m)] = ev
+    ctx.quality[(n, m)] = float(ev["quality_delta"])
+    return ev
 
 
 def dram_gbps_of(cfg: SweepConfig, dram_type: str) -> float:
@@ -225,12 +267,12 @@ def ppa_only_reasons(r) -> list[str]:
 
 def _activity_trace(ctx: EvalContext, design):
     """The real-data PE trace of a design's PE configuration (fixed.activity_trace = "reference"):
-    sim.quality_hw.reference_pe_stream of the reference experiment for the design's N:M, cut into
+    sim.quality.traces.reference_pe_stream of the reference experiment for the design's N:M, cut into
     512 bit-lanes for ppa's gate-level simulation. Built once per PE configuration per process;
     ppa caches the resulting activity on disk by the trace's digest."""
     from hw.params import PEParams
     from ppa.activity import trace_from_arrays
-    from sim.quality_hw import reference_pe_stream
+    from sim.quality.traces import reference_pe_stream
 
     f = ctx.cfg.fixed
     key = (design.n, design.m, design.sparse, design.pipeline, f.act_bits, f.weight_bits, f.acc_bits)
@@ -324,7 +366,7 @@ def _twin_eval(points: list[dict[str, Any]], ctx: EvalContext) -> list[dict[str,
         cols = {a: np.array([p[a] for p in new], dtype=object if isinstance(new[0][a], str) else None) for a in new[0]}
         res = _evaluate_columns(cols, ctx)
         for i, p in enumerate(new):
-            ctx.twins[_key(p)] = {k: float(v[i]) for k, v in res.items()}
+            ctx.twins[_key(p)] = {k: _scalar(v[i]) for k, v in res.items()}
     return [ctx.twins[_key(p)] for p in points]
 
 
@@ -458,16 +500,22 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
     out["ideal_speedup"] = np.asarray(ideal, float)
     if cfg.limits.p99_latency_ms is not None:
         out["p99_latency_ms"] = np.max(np.stack([_p99_ms(ctx, w, d) for w in ctx.workloads]), axis=0)
-    if cfg.limits.max_quality_delta is not None:
-        for n, m, sp in zip(d["n"], d["m"], d["sparse"]):
-            if sp:
-                _quality_result(ctx, int(n), int(m))  # run once per pattern (make_context runs the space's)
-        out["quality_delta"] = np.array([ctx.quality[(int(n), int(m))] if sp else 0.0
-                                         for n, m, sp in zip(d["n"], d["m"], d["sparse"])])
+    kind = quality_evidence_kind(cfg)
+    if kind != "none":
+        evs = [_quality_evidence(ctx, int(n), int(m)) if sp else None for n, m, sp in zip(d["n"], d["m"], d["sparse"])]
+        out["quality_delta"] = np.array([e["quality_delta"] if e else 0.0 for e in evs])
+        # the pessimistic end of the 95 % interval: what the max_quality_delta constraint tests
+        out["quality_delta_ci"] = np.array([e["quality_delta_ci"] if e else 0.0 for e in evs])
+    out["quality_evidence"] = np.array([kind] * P, dtype=object)
     # the operating point the constraints need, echoed as metrics
     out["clock_mhz"] = d["clock_mhz"].astype(float)
     out["dram_gbps"] = d["dram_gbps"].astype(float)
     return out
+
+
+def _scalar(v: Any) -> Any:
+    """One metric of one point: a float, or a label (e.g. quality_evidence)."""
+    return v if isinstance(v, str) else float(v)
 
 
 def _point_columns(point: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -477,7 +525,7 @@ def _point_columns(point: dict[str, Any]) -> dict[str, np.ndarray]:
 def evaluate(point: dict[str, Any], ctx: EvalContext) -> dict[str, float]:
     """Every metric of one design point (see the module docstring)."""
     res = evaluate_batch(_point_columns(point), ctx)
-    return {k: float(v[0]) for k, v in res.items()}
+    return {k: _scalar(v[0]) for k, v in res.items()}
 
 
 def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
@@ -489,9 +537,12 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
       of each workload on this design (sim.perf.simulate; its totals are simulate_grid's);
     * ``workloads``: {workload name: sim.workloads.Workload};
     * ``quality``: None when the config sets no max_quality_delta; else, for a sparse design,
-      the sim.quality reference experiment of its N:M (``ReferenceResult.to_json()``) with
-      ``quality_delta`` (the metric) and the guardrail verdict (``guardrail_ok``, ``guardrail``,
-      ``max_quality_delta``); for a dense design ``{"dense": True, "quality_delta": 0.0}``.
+      the quality evidence of its N:M (sim.quality.evidence: ``evidence`` "proxy"/"model",
+      ``quality_delta``, ``quality_delta_interval`` (95 %), ``quality_delta_ci`` (its pessimistic
+      end), the pruning schedule and fine-tune recipe, both models' sizes and latencies) and the
+      guardrail verdict on the pessimistic end (``guardrail_ok``, ``guardrail``,
+      ``max_quality_delta``); for a dense design ``{"dense": True, "quality_delta": 0.0,
+      "quality_delta_ci": 0.0, "evidence": kind}``.
     """
     from sim.perf import ArrayConfig, simulate
 
@@ -500,7 +551,7 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     ppas: list[dict[str, Any]] = []
     res = _evaluate_columns(cols, ctx, ppas)
     res.update(_twin_metrics(cols, res, ctx))
-    metrics = {k: float(v[0]) for k, v in res.items()}
+    metrics = {k: _scalar(v[0]) for k, v in res.items()}
     d = _design_columns(cfg, cols)
     n, m, sparse = int(d["n"][0]), int(d["m"][0]), bool(d["sparse"][0])
     arch = ArrayConfig(
@@ -515,13 +566,13 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     limit = cfg.limits.max_quality_delta
     if limit is not None:
         if sparse:
-            from sim.quality import check_guardrail
+            from sim.quality.evidence import guardrail_verdict
 
-            r = _quality_result(ctx, n, m)
-            ok, msg = check_guardrail(r.delta_at_equal_latency, limit)
-            quality = {**r.to_json(), "quality_delta": ctx.quality[(n, m)], "guardrail_ok": ok, "guardrail": msg,
-                       "max_quality_delta": limit}
+            ev = _quality_evidence(ctx, n, m)
+            ok, msg = guardrail_verdict(ev, limit)
+            quality = {**ev, "guardrail_ok": ok, "guardrail": msg, "max_quality_delta": limit}
         else:
-            quality = {"dense": True, "quality_delta": metrics["quality_delta"]}
+            quality = {"dense": True, "quality_delta": metrics["quality_delta"],
+                       "quality_delta_ci": metrics["quality_delta_ci"], "evidence": metrics["quality_evidence"]}
     return {"metrics": metrics, "ppa": ppas[0], "networks": networks,
             "workloads": {w.name: w.workload for w in ctx.workloads}, "quality": quality}

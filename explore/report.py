@@ -101,7 +101,8 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
             if parse_sparsity(det.point["sparsity"])[2]:
                 key["metadata"] = metadata_numbers(det)
     if q is not None:
-        key["quality"] = {k: v for k, v in q.items() if isinstance(v, (int, float, str, bool)) or v is None}
+        key["quality"] = {k: v for k, v in q.items() if isinstance(v, (int, float, str, bool)) or v is None
+                          or (isinstance(v, list) and all(isinstance(x, (int, float)) for x in v))}
     return {"sections": sections, "key": key, "data": data, "command": cmd, "title": f"sparsepe report: {study_name}"}
 
 

@@ -209,6 +209,13 @@ def quality_evidence(data: StudyData, det: Detail | None, stored: dict[str, Any]
     return out
 
 
+def _interval_text(q: dict[str, Any]) -> str:
+    iv = q.get("quality_delta_interval")
+    if not iv:
+        return f"{fmt(q['quality_delta'])} (no interval: the eval gave no per-sample scores)"
+    return f"{fmt(q['quality_delta'])} (95 % interval [{fmt(iv[0])}, {fmt(iv[1])}])"
+
+
 def section_quality(data: StudyData, det: Detail | None, q: dict[str, Any] | None) -> Section:
     s = Section(9, "quality", "Quality", "sparsity")
     if q is None:
@@ -218,27 +225,42 @@ def section_quality(data: StudyData, det: Detail | None, q: dict[str, Any] | Non
                      "Any speedup below is a hardware speedup only.")
         return s
     if q.get("dense"):
-        s.paras.append("The best design is dense: no pruning, quality delta 0 by construction.")
+        s.paras.append(f"The best design is dense: no pruning, quality delta 0 by construction "
+                       f"(quality evidence configured: {q.get('evidence', 'n/a')}).")
         return s
-    s.paras.append(f"Pruning schedule (sim.quality reference experiment, seed {q['seed']}): dense training "
-                   f"({q['train']['epochs']} epochs, {q['train']['optimizer']}, lr {q['train']['lr']}), one-shot "
-                   f"{q['n']}:{q['m']} magnitude pruning of the layers ASP allows "
-                   f"({sum(q['layers_pruned'])} of {len(q['layers_pruned'])}), fine-tuning with the mask fixed for "
-                   f"the same epochs (ASP recipe); and, as an alternative, gradual pruning ({q['train']['gradual']}). "
-                   f"Model: MLP {'-'.join(map(str, q['widths']))} on {q['train']['dataset']} "
-                   f"({q['train']['test_samples']} test images).")
-    t = Table("Accuracy against the dense baseline", ["model", "test accuracy", "delta vs dense (points)"], [],
-              name="quality")
-    da = q["dense_accuracy"]
-    for label, key in (("dense baseline", "dense_accuracy"), (f"one-shot {q['n']}:{q['m']}", "oneshot_accuracy"),
-                       ("fine-tuned, fixed mask (ASP)", "finetuned_accuracy"), ("gradual", "gradual_accuracy"),
-                       (f"dense h={q['dense_equal_latency_hidden']} at equal latency", "dense_equal_latency_accuracy")):
-        t.rows.append([label, pct(q[key], 2), f"{100 * (q[key] - da):+.2f}"])
+    kind = q.get("evidence", "proxy")
+    if kind == "proxy":
+        s.paras.append(f"Evidence: PROXY. A reference model ({q['reference']}: {q['model']}) stands in for the "
+                       "deployed model; it shows what N:M pruning does to a model of this family, not to yours. "
+                       "It caps the decision at BOUNDED ROLLOUT; give [quality] weights + eval to bind on the "
+                       "team's own model.")
+    else:
+        s.paras.append(f"Evidence: MODEL. The team's weights ({q.get('weights_file')}) scored by the team's eval "
+                       f"({q.get('eval')}).")
+    s.paras.append(f"Pruning schedule: {q.get('pruning_schedule', 'n/a')}. Fine-tune recipe: "
+                   f"{q.get('finetune_recipe', 'given by the team' if kind == 'model' else 'n/a')}.")
+    metric = q.get("metric", "metric")
+    t = Table(f"{metric} against the dense baseline ({'higher' if q.get('higher_is_better', True) else 'lower'} "
+              "is better" + (f"; mean over seeds {q['seeds']}" if q.get("seeds") is not None and kind == "proxy" else "")
+              + ")", ["model", metric], [], name="quality")
+    for label, key in (("dense baseline", "dense_metric"), (f"one-shot {q.get('nm') or str(q.get('n')) + ':' + str(q.get('m'))}", "oneshot_metric"),
+                       ("fine-tuned, fixed mask (ASP)", "finetuned_metric"), ("gradual", "gradual_metric"),
+                       (f"dense {q.get('dense_equal_latency_size', '')} at equal latency", "dense_equal_latency_metric"),
+                       ("unigram baseline", "unigram_metric")):
+        if q.get(key) is not None:
+            t.rows.append([label, fmt(q[key])])
     s.tables.append(t)
-    s.paras.append(f"At an equal latency budget ({q['latency_model']}): the sparse model (h={q['sparse_hidden']}, "
-                   f"latency {fmt(q['sparse_latency'])}) against the dense model of the same latency "
-                   f"(h={q['dense_equal_latency_hidden']}, latency {fmt(q['dense_equal_latency_latency'])}): "
-                   f"delta {100 * q['delta_at_equal_latency']:+.2f} points (positive: sparse wins).")
+    if q.get("sparse_latency") is not None:
+        s.paras.append(f"At an equal latency budget: the sparse model ({q['sparse_size']}, {q['sparse_params']} "
+                       f"parameters, {q['sparse_nonzero_params']} nonzero; {fmt(q['sparse_latency'])} cycles on "
+                       f"{q['latency_model']}) against the dense model of the same latency "
+                       f"({q['dense_equal_latency_size']}, {q['dense_equal_latency_params']} parameters; "
+                       f"{fmt(q['dense_equal_latency_latency'])} cycles on {q['dense_latency_model']}).")
+    unit = ("accuracy points as a fraction" if q.get("higher_is_better", True)
+            else f"relative {metric} increase")
+    s.paras.append(f"Quality loss (quality_delta, {unit}; positive = the sparse model is worse): {_interval_text(q)}; "
+                   f"the guardrail tests the pessimistic end quality_delta_ci = {fmt(q['quality_delta_ci'])}. "
+                   f"Interval: {q.get('interval_method', 'n/a')}.")
     if q.get("stored_quality_delta") is not None:
         same = math.isclose(q["quality_delta"], q["stored_quality_delta"], rel_tol=0, abs_tol=1e-12)
         s.paras.append(f"Stored quality_delta of the design: {fmt(q['stored_quality_delta'])}; regenerated here: "
@@ -344,12 +366,33 @@ RULES = (
     ("R2", "quality evidence shows the guardrail violated -> ROLLBACK to the dense design"),
     ("R3", "the best feasible sparse design does not beat the best feasible dense design on the primary objective "
            "under the same limits (or there is no feasible sparse design) -> ROLLBACK: build the dense design"),
-    ("R4", "no quality evidence for a sparse design -> BOUNDED ROLLOUT at most (hardware speedup only)"),
+    ("R4", "no quality evidence for a sparse design, or only proxy evidence (a reference model, not the team's) "
+           "-> BOUNDED ROLLOUT at most; only evidence on the team's own model can support SHIP"),
     ("R5", f"sparse beats dense by less than {SHIP_MIN_ADVANTAGE:.0%} on the primary objective, effective speedup < "
            f"{SHIP_SPEEDUP_SHARE_OF_IDEAL:g} x the ideal bound, or a limit with less than {SHIP_MIN_SLACK:.0%} slack "
            "-> BOUNDED ROLLOUT"),
     ("R6", "otherwise -> SHIP"),
 )
+
+
+def _sparse_quality_failure(data: StudyData) -> str | None:
+    """When the study's sparse designs all violate the quality limit (max_quality_delta, tested on
+    the pessimistic end of the delta's interval): the reason in words, else None."""
+    from explore.config import LIMIT_CONSTRAINTS
+
+    limit = data.cfg.limits.max_quality_delta
+    cname = LIMIT_CONSTRAINTS["max_quality_delta"]
+    if limit is None:
+        return None
+    sparse = [r for r in data.records if parse_sparsity(str(r["params"].get("sparsity", "dense")))[2]]
+    if not sparse or not all(r["constraints"].get(cname, 0.0) > 0 for r in sparse):
+        return None
+    worst = min(sparse, key=lambda r: r["constraints"][cname])
+    mt = worst["metrics"]
+    pess = _f(mt.get("quality_delta_ci", mt.get("quality_delta")))
+    return (f"the quality limit max_quality_delta = {fmt(limit)} fails on all {len(sparse)} sparse designs: "
+            f"quality loss {fmt(_f(mt.get('quality_delta')))}, pessimistic end {fmt(pess)} "
+            f"({mt.get('quality_evidence', 'unlabelled')} evidence)")
 
 
 def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: dict[str, Any] | None = None
@@ -359,12 +402,20 @@ def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: 
     most BOUNDED ROLLOUT."""
     rows: list[list[str]] = []
     feasible = bool(data.best.get("feasible"))
+    qfail = _sparse_quality_failure(data)
+    r1 = not feasible and qfail is None
     rows.append(["R1", RULES[0][1], f"{data.best['n_feasible']} feasible of {data.best['n_evaluated']}",
-                 "fires" if not feasible else "passes"])
-    if not feasible or det is None:
+                 "fires" if r1 else "passes" if feasible else "passes (the quality limit explains it: R2)"])
+    if r1 or (det is None and qfail is None):
         return "ESCALATE", "R1", rows
-    n, m, sparse = _nm(det)
+    sparse = _nm(det)[2] if det is not None else True
     guard_bad = bool(q and not q.get("dense") and q.get("guardrail_ok") is False)
+    if qfail is not None and not (feasible and sparse):
+        # every sparse design of the study violates the quality limit: sparsity does not ship
+        rows.append(["R2", RULES[1][1], qfail, "fires"])
+        return "ROLLBACK", "R2", rows
+    if det is None:
+        return "ESCALATE", "R1", rows
     rows.append(["R2", RULES[1][1], (q or {}).get("guardrail", "no quality evidence") if sparse else "dense design",
                  "fires" if guard_bad else "passes"])
     if guard_bad:
@@ -384,8 +435,12 @@ def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: 
                  "fires" if r3 else "passes"])
     if r3:
         return "ROLLBACK", "R3", rows
-    r4 = q is None
-    rows.append(["R4", RULES[3][1], "no quality evidence" if r4 else "evidence present", "fires" if r4 else "passes"])
+    kind = (q or {}).get("evidence", "model") if q is not None else None
+    r4 = sparse and (q is None or kind != "model")
+    r4_text = ("no quality evidence" if q is None else
+               f"proxy evidence only ({q.get('reference', 'reference model')}): it shows the family, not the "
+               f"deployed model" if kind != "model" else "evidence on the team's model")
+    rows.append(["R4", RULES[3][1], r4_text if sparse else "dense design", "fires" if r4 else "passes"])
     if r4:
         return "BOUNDED ROLLOUT", "R4", rows
     eff = _f(det.metrics.get("effective_speedup"))
@@ -406,7 +461,7 @@ def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: 
 _RULE_REASON = {
     "R1": "no feasible design", "R2": "the quality guardrail is violated",
     "R3": "sparsity does not beat the best dense design on equal terms",
-    "R4": "no quality evidence", "R5": "the sparse advantage or a limit's slack is thin", "R6": "all rules pass",
+    "R4": "the quality evidence is a proxy or missing", "R5": "the sparse advantage or a limit's slack is thin", "R6": "all rules pass",
 }
 
 
@@ -451,6 +506,10 @@ def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | No
     s = Section(11, "decision", "Decision", "sparsity")
     verdict, rule, rows = decide(data, det, q, comp)
     s.verdict = f"Recommendation: {verdict} (rule {rule})."
+    if rule == "R4" and q is not None and q.get("evidence") != "model":
+        s.paras.append(f"Capped at BOUNDED ROLLOUT: the quality evidence is a proxy ({q.get('reference')}, "
+                       f"{q.get('model')}), a reference model of the workload family rather than the deployed "
+                       "model; only the team's own weights and eval ([quality] weights + eval) can support SHIP.")
     s.tables.append(Table("Rules, evaluated in order (the first that fires decides)",
                           ["rule", "statement", "measured", "result"], rows, name="decision_rules"))
     vm = Table("Validation matrix and rollback triggers", ["check", "measured now", "limit", "rollback trigger"], [],
@@ -474,8 +533,8 @@ def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | No
         if lim.p99_latency_ms is not None:
             vm.rows.append([f"p99 latency at {fmt(lim.request_rate_hz)} req/s (ms)", fmt(m.get("p99_latency_ms")),
                             fmt(lim.p99_latency_ms), "SLA missed over any 1-hour window"])
-        qd = q.get("quality_delta") if q else None
-        vm.rows.append(["quality loss at equal latency (fraction)", fmt(qd) if q else "no evidence",
+        vm.rows.append([f"quality loss (fraction, {(q or {}).get('evidence', 'no')} evidence)",
+                        _interval_text(q) if q and not q.get("dense") else fmt(q.get("quality_delta")) if q else "no evidence",
                         fmt(lim.max_quality_delta), "loss above the limit on the production eval set, or no "
                         "evaluation before widening the rollout"])
     s.tables.append(vm)

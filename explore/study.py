@@ -40,6 +40,7 @@ from explore.config import (
     axis_choices,
     is_integer_axis,
     load_config,
+    quality_evidence_kind,
 )
 from explore.storage import (
     WORKER_ATTR,
@@ -110,6 +111,8 @@ def make_sampler(name: str, seed: int, n_objectives: int) -> optuna.samplers.Bas
 def config_fingerprint(cfg: SweepConfig) -> str:
     """Hash of everything that defines the study's problem (not trials/seed/sampler/name)."""
     body = cfg.model_dump(mode="json", exclude={"study", "source"})
+    if body.get("quality") is None:  # no [quality] section: the fingerprint of configs written before it
+        body.pop("quality", None)
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
@@ -143,7 +146,10 @@ def constraint_values(cfg: SweepConfig, metrics: dict[str, Any], as_number: Call
     out: dict[str, Any] = {}
     for key, limit in cfg.limits.active().items():
         metric = LIMIT_CONSTRAINTS[key]
-        value = as_number(metrics[metric])
+        # the quality limit binds on the pessimistic end of the delta's 95 % interval
+        # (quality_delta_ci); an evaluator that gives no interval is held to its point estimate
+        src = "quality_delta_ci" if key == "max_quality_delta" and "quality_delta_ci" in metrics else metric
+        value = as_number(metrics[src])
         if key == "max_tj_c":
             out[metric] = (value - limit) / (limit - cfg.fixed.ambient_c)
         elif limit > 0:
@@ -523,6 +529,9 @@ def summarise(records: list[dict[str, Any]], cfg: SweepConfig, extra: dict[str, 
         "objectives": dict(zip(objectives, directions)),
         "limits": {k: v for k, v in limit_names},
         "n_evaluated": len(records),
+        # what the quality limit binds on ("model" / "proxy" / "none"); the designs' metrics carry
+        # quality_delta, quality_delta_ci (the pessimistic end the limit tests) and quality_evidence
+        "quality_evidence": quality_evidence_kind(cfg),
     }
     if extra:
         out.update(extra)

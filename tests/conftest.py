@@ -48,3 +48,8 @@ def pytest_collection_modifyitems(config, items):
                 cache[marker] = probe()
             if not cache[marker]:
                 item.add_marker(pytest.mark.skip(reason=f"{marker}: {reason}"))
+
+
+# Sweeps in tests train the transformer quality reference at its tiny size (seconds, cached);
+# the full-size run is covered by the `slow` test in tests/sim/test_quality_transformer.py.
+os.environ.setdefault("SPARSEPE_QUALITY_REFERENCE", "tiny")

@@ -88,30 +88,51 @@ def test_detail_metrics_are_evaluate_and_the_parts_re_add():
     assert m["tj_c"] == max(p.tj_c for p in det["ppa"].values())
 
 
-def test_detail_quality_is_the_reference_experiment_run_once(monkeypatch):
-    import sim.quality as q
+def test_detail_quality_is_the_transformer_reference_run_once(monkeypatch):
+    import sim.quality.evidence as qe
 
     calls = []
-    real = q.reference_experiment
+    real = qe.transformer_evidence
 
     def counted(*a, **k):
         calls.append((a, k))
         return real(*a, **k)
 
-    monkeypatch.setattr(q, "reference_experiment", counted)
+    monkeypatch.setattr(qe, "transformer_evidence", counted)
     ctx = ev.make_context(_cfg("max_quality_delta = 0.015"))
-    assert len(calls) == 1  # 2:4 is the space's only sparse pattern
+    assert len(calls) == 1  # 2:4 is the space's only sparse pattern; bert and gpt share the reference
     det = ev.evaluate_detail(dict(POINT), ctx)
     dense = ev.evaluate_detail({**POINT, "sparsity": "dense"}, ctx)
     assert len(calls) == 1  # kept in the context, not re-run
-    r = ctx.quality_results[(2, 4)]
+    e, r = real(2, 4, seed=ev.QUALITY_SEED)  # the cached run: the same evidence
     qd = det["quality"]
-    for k, v in r.to_json().items():
-        assert qd[k] == v, k
-    assert qd["quality_delta"] == det["metrics"]["quality_delta"] == q.quality_loss(r.delta_at_equal_latency)
-    assert (qd["guardrail_ok"], qd["guardrail"]) == q.check_guardrail(r.delta_at_equal_latency, 0.015)
+    assert qd["reference"] == "char-transformer" and qd["evidence"] == "proxy"
+    for k, v in e.items():
+        if k != "details":  # details carry "cached": the first run computed, this one loaded
+            assert qd[k] == v, k
+    assert {**qd["details"], "cached": True} == e["details"]
+    m = det["metrics"]
+    assert m["quality_delta"] == qd["quality_delta"] and m["quality_delta_ci"] == qd["quality_delta_ci"]
+    assert m["quality_evidence"] == "proxy"
+    lo, hi = qd["quality_delta_interval"]
+    assert lo <= qd["quality_delta"] <= hi == qd["quality_delta_ci"]
+    # the loss is the relative perplexity increase of the fine-tuned model over the equal-latency dense one
+    import numpy as np
+
+    ps = r.per_sample
+    point = np.mean([np.expm1(np.mean(s) - np.mean(d)) for d, s in zip(ps["dense_equal_latency"], ps["finetuned"])])
+    assert qd["quality_delta"] == pytest.approx(point, rel=1e-12)
+    assert (qd["guardrail_ok"], qd["guardrail"]) == qe.guardrail_verdict(e, 0.015)
+    assert qd["guardrail_ok"] == (hi <= 0.015)
     assert qd["max_quality_delta"] == 0.015
-    assert dense["quality"] == {"dense": True, "quality_delta": 0.0}
+    assert dense["quality"] == {"dense": True, "quality_delta": 0.0, "quality_delta_ci": 0.0, "evidence": "proxy"}
+    assert dense["metrics"]["quality_evidence"] == "proxy"
+
+
+def test_no_quality_limit_labels_the_evidence_none():
+    ctx = ev.make_context(_cfg())
+    m = ev.evaluate(dict(POINT), ctx)
+    assert m["quality_evidence"] == "none" and "quality_delta" not in m
 
 
 @pytest.fixture(autouse=True)

@@ -39,3 +39,8 @@ def test_default_example_is_small_enough_for_grid_mode_and_evaluates():
     # dense-equivalent ops per joule: perf/W = effective TOPS / average power
     assert m["perf_per_watt"] == pytest.approx(m["effective_tops"] / m["power_w"], rel=1e-9)
     assert m["dram_gbps"] == pytest.approx(4 * 12.8)  # 4 LPDDR5 x16 channels (ppa.dram)
+    # BERT: the quality limit binds on the transformer reference, labelled proxy, on its interval
+    assert m["quality_evidence"] == "proxy"
+    assert m["quality_delta_ci"] >= m["quality_delta"]
+    ctx = ev.make_context(cfg)
+    assert ctx.quality_evidence[(2, 4)]["reference"] == "char-transformer"

@@ -243,7 +243,8 @@ def test_hostile_names_are_escaped_and_quality_evidence_is_used(hostile_registry
     q = key["quality"]
     if key["params"]["sparsity"] != "dense":
         assert q["quality_delta"] == key["metrics"]["quality_delta"] == q["stored_quality_delta"]
-        assert "Accuracy against the dense baseline" in text
+        assert "accuracy against the dense baseline" in text and "95 % interval" in text
+        assert "Evidence: PROXY" in text and key["metrics"]["quality_evidence"] == "proxy"
     assert "No quality evidence was given" not in text
     # a latency objective adds the perf-per-watt / latency front
     lat = _csv(out / "report_files" / "pareto_latency.csv")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hw.errors import InputError
-from sim.pruning import is_nm
+from sim.quality.pruning import is_nm
 from sim.quality import (
     analytic_latency_fn, check_guardrail, equal_latency_width, mlp_gemms, parse_nm, quality_loss,
     reference_experiment,

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 
-def _run(*args, cwd):
+def _run(*args, cwd, timeout=300):
     return subprocess.run([sys.executable, "-m", "explore.cli", "quality", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+                          cwd=cwd, timeout=timeout)
 
 
 def test_reference_json(tmp_path):
@@ -27,8 +27,31 @@ def test_reference_json(tmp_path):
     assert d["sparse_hidden"] == 64 and d["dense_equal_latency_hidden"] % 16 == 0
     assert d["sparse_params"] > 0 and d["dense_equal_latency_params"] > 0
     assert d["dense_equal_latency_latency"] <= d["sparse_latency"]
-    assert "sim.perf" in d["latency_model"]
+    assert "sim.perf" in d["latency_model"] and "dense PEs" in d["dense_latency_model"]
     assert isinstance(d["guardrail_ok"], bool)
+    # several seeds and a 95 % interval; the guardrail tests its pessimistic end
+    assert d["evidence"] == "proxy" and d["multi_seed"]["seeds"] == [0, 1, 2]
+    lo, hi = d["quality_delta_interval"]
+    assert lo <= d["quality_delta"] <= hi == d["quality_delta_ci"]
+    assert d["guardrail_ok"] == (hi <= d["max_quality_delta"] + 1e-12)
+
+
+def test_transformer_reference_json(tmp_path):
+    # the test suite runs the reference at its tiny size (tests/conftest.py), cached after the first run
+    out = _run("--reference", "--family", "transformer", "--json", cwd=None, timeout=900)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["evidence"] == "proxy" and d["reference"] == "char-transformer" and d["metric"] == "perplexity"
+    assert d["higher_is_better"] is False
+    assert d["dense_metric"] < d["unigram_metric"] and d["oneshot_metric"] > d["dense_metric"]
+    lo, hi = d["quality_delta_interval"]
+    assert lo <= d["quality_delta"] <= hi == d["quality_delta_ci"]
+    assert "pydoc_data.topics" in d["model"] and len(d["details"]["corpus"]["sha256"]) == 64
+    assert d["dense_equal_latency_latency"] <= d["sparse_latency"]
+    assert "dense PEs" in d["dense_latency_model"] and "sparse PEs" in d["latency_model"]
+    assert d["pruning_schedule"] and d["finetune_recipe"]
+    bad = _run("--reference", "--family", "cnn", cwd=None)
+    assert bad.returncode == 2 and "--family" in bad.stderr
 
 
 def test_weights_json_and_human(tmp_path):

@@ -8,9 +8,9 @@ import pytest
 golden = pytest.importorskip("hw.golden")
 
 from hw.errors import InputError  # noqa: E402
-from sim.pruning import is_nm, prune_nm  # noqa: E402
+from sim.quality.pruning import is_nm, prune_nm  # noqa: E402
 from sim.quality import analytic_latency_fn, reference_experiment  # noqa: E402
-from sim.quality_hw import layer_trace, quantize_symmetric, reference_traces  # noqa: E402
+from sim.quality.traces import layer_trace, quantize_symmetric, reference_traces  # noqa: E402
 
 
 def test_quantize_symmetric_bounds_and_error():

@@ -7,7 +7,7 @@ import pytest
 from safetensors.numpy import save_file
 
 from hw.errors import InputError
-from sim.quality_weights import CALIB_SAMPLES, layer_quality, load_tensors, weights_report
+from sim.quality.weights import CALIB_SAMPLES, layer_quality, load_tensors, weights_report
 
 
 def _model(rng):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hw.errors import InputError
-from sim.pruning import prune_layer
+from sim.quality.pruning import prune_layer
 
 __all__ = ["LayerTrace", "quantize_symmetric", "layer_trace", "reference_traces"]
 

@@ -12,8 +12,9 @@ scikit-learn's bundled digits dataset.
    count as the dense training (NVIDIA ASP recipe, apex ``contrib/sparsity/README.md``);
 4. gradual pruning instead (Zhu & Gupta 2017 cubic ramp ending at N:M), same session length;
 5. equal latency: the dense width ``h_d`` (multiple of 16) of the same family whose latency on
-   the same hardware is the largest not exceeding the sparse model's, trained with the same
-   recipe; ``delta_at_equal_latency = acc_sparse - acc_dense(h_d)`` (positive: sparse wins).
+   the dense design (by default the same array with dense PEs, ``sim.perf``) is the largest not
+   exceeding the sparse model's on the sparse design, trained with the same recipe;
+   ``delta_at_equal_latency = acc_sparse - acc_dense(h_d)`` (positive: sparse wins).
 
 Accuracies are fractions of the test split (450 of 1,797 images, stratified, seeded).
 """
@@ -29,13 +30,14 @@ import numpy as np
 
 from hw.errors import InputError
 from hw.nm import check_nm
-from sim.asp_rules import WEIGHT_GEMM, weight_verdict
-from sim.quality_mlp import (
+from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM, weight_verdict
+from sim.quality.mlp import (
     TrainConfig, accuracy, asp_masks, init_mlp, load_digits_split, train, train_gradual,
 )
 
 __all__ = [
     "GemmShape", "LatencyFn", "mlp_gemms", "analytic_latency_fn", "perf_latency_fn", "default_latency_fn",
+    "default_dense_latency_fn",
     "DEFAULT_DESIGN",
     "EqualLatency", "equal_latency_width", "ReferenceResult", "reference_experiment",
     "check_guardrail", "quality_loss", "DEFAULT_MAX_QUALITY_DELTA", "parse_nm",
@@ -71,13 +73,15 @@ def parse_nm(text: str) -> tuple[int, int]:
 @dataclass(frozen=True)
 class GemmShape:
     """One weight GEMM ``C[M x N] = A[M x K] . W^T``: M samples, N outputs, K reduction.
-    ``nm`` is the weight's N:M pattern, or None when it runs dense."""
+    ``nm`` is the weight's N:M pattern, or None when it runs dense; ``kind`` a sim.asp_rules
+    layer kind (``act_gemm`` for activation x activation products such as attention scores)."""
 
     name: str
     m: int
     n: int
     k: int
     nm: tuple[int, int] | None
+    kind: str = WEIGHT_GEMM
 
     @property
     def macs(self) -> int:
@@ -129,7 +133,8 @@ def perf_latency_fn(arch=None, *, n: int = 2, m: int = 4) -> LatencyFn:
     arch = arch or ArrayConfig(**DEFAULT_DESIGN, n=n, m=m)
 
     def latency(gemms: Sequence[GemmShape]) -> float:
-        layers = tuple(make_layer(g.name, WEIGHT_GEMM, g.m, g.n, g.k, weight_shape=(g.n, g.k),
+        layers = tuple(make_layer(g.name, g.kind, g.m, g.n, g.k,
+                                  weight_shape=None if g.kind == ACT_GEMM else (g.n, g.k),
                                   sparsifiable=g.nm is not None, n=arch.n, m=arch.m) for g in gemms)
         return float(simulate(Workload("mlp", layers), arch).total_cycles)
 
@@ -139,8 +144,16 @@ def perf_latency_fn(arch=None, *, n: int = 2, m: int = 4) -> LatencyFn:
 
 
 def default_latency_fn(n: int = 2, m: int = 4) -> LatencyFn:
-    """Latency model used by the CLI: ``sim.perf`` on :data:`DEFAULT_DESIGN`."""
+    """Latency model of the sparse model: ``sim.perf`` on :data:`DEFAULT_DESIGN` (N:M sparse PEs)."""
     return perf_latency_fn(n=n, m=m)
+
+
+def default_dense_latency_fn(n: int = 2, m: int = 4) -> LatencyFn:
+    """Latency model of the dense model of equal latency: ``sim.perf`` on the same array as
+    :data:`DEFAULT_DESIGN` with dense PEs (``ArrayConfig.sparse = False``)."""
+    from sim.perf import ArrayConfig
+
+    return perf_latency_fn(ArrayConfig(**DEFAULT_DESIGN, n=n, m=m, sparse=False))
 
 
 @dataclass(frozen=True)
@@ -156,15 +169,19 @@ class EqualLatency:
 
 def equal_latency_width(latency_fn: LatencyFn, sparse_hidden: int, n: int = 2, m: int = 4, *,
                         inputs: int = 64, classes: int = 10, depth: int = 2, step: int = 16,
-                        max_hidden: int | None = None, batch: int = REFERENCE_BATCH) -> EqualLatency:
+                        max_hidden: int | None = None, batch: int = REFERENCE_BATCH,
+                        dense_latency_fn: LatencyFn | None = None) -> EqualLatency:
     """Dense hidden width (multiple of ``step``) of the ``inputs-h*depth-classes`` family whose
-    latency is closest to, without exceeding, the N:M-sparse model of width ``sparse_hidden``."""
+    latency is closest to, without exceeding, the N:M-sparse model of width ``sparse_hidden``.
+    The sparse model is timed with ``latency_fn``, the dense candidates with ``dense_latency_fn``
+    (the dense design; default: the same ``latency_fn``)."""
+    dense_fn = dense_latency_fn or latency_fn
     def widths(h: int) -> list[int]:
         return [inputs] + [h] * depth + [classes]
 
     ls = latency_fn(mlp_gemms(widths(sparse_hidden), n, m, sparse=True, batch=batch))
     top = max_hidden or 4 * sparse_hidden
-    cands = {h: latency_fn(mlp_gemms(widths(h), n, m, sparse=False, batch=batch))
+    cands = {h: dense_fn(mlp_gemms(widths(h), n, m, sparse=False, batch=batch))
              for h in range(step, top + 1, step)}
     fit = [h for h, lat in cands.items() if lat <= ls * (1 + 1e-12)]
     if not fit:
@@ -228,6 +245,7 @@ class ReferenceResult:
     dense_equal_latency_accuracy: float
     delta_at_equal_latency: float
     latency_model: str
+    dense_latency_model: str
     train: dict
     seconds: float
     models: dict = field(default_factory=dict, repr=False)
@@ -258,15 +276,22 @@ def _asp_recipe(widths, data, cfg: TrainConfig, n: int, m: int, rngs, progress):
 def reference_experiment(seed: int = 0, n: int = 2, m: int = 4, *, hidden: int = REFERENCE_HIDDEN,
                          cfg: TrainConfig | None = None, latency_fn: LatencyFn | None = None,
                          batch: int = REFERENCE_BATCH, progress: Callable[[str], None] | None = None,
-                         ) -> ReferenceResult:
-    """Run the built-in experiment (a few seconds on one core). Same seed, same result."""
+                         dense_latency_fn: LatencyFn | None = None) -> ReferenceResult:
+    """Run the built-in experiment (a few seconds on one core). Same seed, same result.
+
+    Equal latency: the sparse model is timed with ``latency_fn`` (default: sim.perf on
+    :data:`DEFAULT_DESIGN`, N:M sparse PEs), the dense candidates with ``dense_latency_fn``
+    (default: the same array with dense PEs when ``latency_fn`` is not given, else ``latency_fn``)."""
     check_nm(n, m)
     if hidden <= 0 or hidden % 16:
         raise InputError(f"hidden width must be a positive multiple of 16 (ASP rules), got {hidden}", where="hidden")
     if seed < 0:
         raise InputError(f"must be >= 0, got {seed}", where="--seed")
     cfg = cfg or TrainConfig()
-    latency_fn = latency_fn or default_latency_fn(n, m)
+    if latency_fn is None:
+        latency_fn = default_latency_fn(n, m)
+        dense_latency_fn = dense_latency_fn or default_dense_latency_fn(n, m)
+    dense_latency_fn = dense_latency_fn or latency_fn
     t0 = time.perf_counter()
     data = load_digits_split(seed)
     xtr, ytr, xte, yte = data
@@ -279,7 +304,8 @@ def reference_experiment(seed: int = 0, n: int = 2, m: int = 4, *, hidden: int =
     dense, oneshot, finetuned, masks = _asp_recipe(widths, data, cfg, n, m, r[0:3], tick("dense + ASP fine-tune"))
     gradual = train_gradual(dense.copy(), xtr, ytr, cfg, r[3], n, m, on_epoch=tick("gradual"))
 
-    eq = equal_latency_width(latency_fn, hidden, n, m, inputs=widths[0], classes=widths[-1], batch=batch)
+    eq = equal_latency_width(latency_fn, hidden, n, m, inputs=widths[0], classes=widths[-1], batch=batch,
+                             dense_latency_fn=dense_latency_fn)
     if eq.dense_hidden == hidden:
         dense_eq = dense
     else:
@@ -299,6 +325,7 @@ def reference_experiment(seed: int = 0, n: int = 2, m: int = 4, *, hidden: int =
         sparse_latency=eq.sparse_latency, dense_equal_latency_latency=eq.dense_latency,
         dense_equal_latency_accuracy=acc_eq, delta_at_equal_latency=acc_ft - acc_eq,
         latency_model=getattr(latency_fn, "description", getattr(latency_fn, "__name__", "custom")),
+        dense_latency_model=getattr(dense_latency_fn, "description", getattr(dense_latency_fn, "__name__", "custom")),
         train={**asdict(cfg), "optimizer": "adam", "train_samples": int(len(ytr)), "test_samples": int(len(yte)),
                "dataset": "sklearn.datasets.load_digits", "gradual": "Zhu & Gupta 2017 cubic ramp over 75% of steps"},
         seconds=time.perf_counter() - t0,

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from hw.errors import InputError
-from sim.pruning import prune_layer
+from sim.quality.pruning import prune_layer
 
 __all__ = ["load_tensors", "classify", "LayerQuality", "layer_quality", "weights_report", "CALIB_SAMPLES",
            "load_calibration"]
