@@ -303,6 +303,30 @@ def inverter_cell(lib: Liberty) -> tuple[str, str, str]:
     return best[1], best[2], best[3]
 
 
+def _one_in_one_out(lib: Liberty, want) -> tuple[str, str, str] | None:
+    best = None
+    for c in _cells(lib):
+        if c.attr("dont_use") == "true":
+            continue
+        pins = _pins(c)
+        ins = [n for n, g in pins.items() if g.attr("direction") == "input"]
+        outs = [n for n, g in pins.items() if g.attr("direction") == "output"]
+        if len(ins) != 1 or len(outs) != 1:
+            continue
+        fn = str(pins[outs[0]].attr("function", "")).replace(" ", "").replace('"', "")
+        if fn in want(ins[0]) and (best is None or _area(c) < best[0]):
+            best = (_area(c), c.name, ins[0], outs[0])
+    return None if best is None else best[1:]
+
+
+def buffer_cell(lib: Liberty) -> tuple[str, str, str]:
+    """(cell, input pin, output pin) of the smallest-area non-inverting buffer of the library."""
+    b = _one_in_one_out(lib, lambda a: (a, f"({a})"))
+    if b is None:
+        raise InputError("the library has no buffer (a cell whose function is its one input)", where=lib.path)
+    return b
+
+
 def flop_cells(lib: Liberty) -> dict[str, tuple[str, str, str]]:
     """Cells with an ``ff`` group: name -> (clock pin, data pin or "", output pin or "")."""
     out = {}
@@ -390,7 +414,10 @@ def _template(lib: Liberty, name: str) -> _lib.Group:
 # ------------------------------------------------------------------------------------------------
 
 MAP_SCRIPT = ("read_verilog {src}; synth -top {top} -flatten; dfflibmap -liberty {lib}; abc -liberty {lib}{D}; "
-              "opt_clean; tee -o {stat} stat -liberty {lib}; write_verilog -noattr {out}")
+              "opt_clean -purge; tee -o {stat} stat -liberty {lib}; insbuf -buf {buf}; write_verilog -noattr {out}")
+# ``insbuf`` (after ``stat``, so the area is the mapped logic's) turns the netlist's remaining
+# wire-to-wire assignments (sign-extension bits of an output driven by another output bit) into
+# buffer cells: OpenSTA 2.0's Verilog reader rejects ``assign {a, b} = ...``.
 
 
 @dataclass
@@ -410,7 +437,9 @@ def map_to_liberty(verilog: str, top: str, lib: Liberty, *, clock_ps: float | No
         (d / "design.v").write_text(verilog)
         shutil.copyfile(lib.path, d / "cells.lib")  # the yowasp Yosys sees only its working directory
         D = f" -D {clock_ps:.0f}" if clock_ps else ""
-        script = MAP_SCRIPT.format(src="design.v", top=top, lib="cells.lib", D=D, stat="stat.txt", out="mapped.v")
+        buf, a, y = buffer_cell(lib)
+        script = MAP_SCRIPT.format(src="design.v", top=top, lib="cells.lib", D=D, stat="stat.txt", out="mapped.v",
+                                   buf=f"{buf} {a} {y}")
         proc = subprocess.run([*argv, "-q", "-p", script], capture_output=True, text=True, cwd=d)
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
@@ -603,6 +632,17 @@ def _wrapper_register_names(mapped: str, top: str, clock_port: str | None) -> di
             names[f"sta_r{k}"] = f"{bit} ({d} register)"
             k += 1
     return names
+
+
+def time_netlist(netlist: str, top: str, lib: Liberty, *, input_slew_ns: float, output_load_pf: float) -> StaPath:
+    """OpenSTA's worst path through a structural netlist of library cells, port to port: every
+    input arrives at 0 with slew ``input_slew_ns``, every output carries ``output_load_pf``
+    (a virtual clock, no wrapper registers). For checking OpenSTA against hand calculation."""
+    script = [_sta_header(), "read_verilog netlist.v", f"link_design {top}", "create_clock -name vclk -period 100",
+              "set_input_delay 0 -clock vclk [all_inputs]", "set_output_delay 0 -clock vclk [all_outputs]",
+              f"set_input_transition {input_slew_ns:.6f} [all_inputs]", f"set_load {output_load_pf:.6f} [all_outputs]",
+              _REPORT]
+    return parse_path(_run_sta({"cells.lib": Path(lib.path).read_text(), "netlist.v": netlist}, "\n".join(script)))
 
 
 @dataclass(frozen=True)
