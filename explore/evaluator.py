@@ -177,7 +177,7 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         weight_bits=f.weight_bits, acc_bits=f.acc_bits, n=int(d["n"][i]), m=int(d["m"][i]),
         sparse=bool(d["sparse"][i]), pipeline=int(d["pipeline"][i]), dram=dram_type,
         dram_units=int(f.dram_units.get(dram_type, 1)), cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
-        t_ambient_c=f.ambient_c, sram_banks=f.sram_banks,
+        t_ambient_c=f.ambient_c, sram_banks=f.sram_banks, liberty=f.liberty, liberty_node_nm=f.liberty_node,
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else _thermal.TJ_MAX_C_DEFAULT,
     )
     sram_rd = (sim["sram_ifmap_read_bytes"][i] + sim["sram_filter_read_bytes"][i]

@@ -86,6 +86,8 @@ class SweepOptions:
     evaluator: str = DEFAULT_EVALUATOR
     out_dir: str = ""
     progress: bool = True
+    liberty: str | None = None  # --liberty: overrides the config's fixed.liberty
+    liberty_node: int | None = None  # --liberty-node: overrides fixed.liberty_node
 
 
 # ---- pieces used by every worker ------------------------------------------------------------
@@ -250,7 +252,9 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
 
     Returns the number of trials this worker completed."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    cfg = load_config(opts.config_path)
+    from explore.config import with_liberty
+
+    cfg = with_liberty(load_config(opts.config_path), opts.liberty, opts.liberty_node)
     ev = _load_evaluator(opts.evaluator)
     ctx = ev.make_context(cfg)
     study = open_study(cfg, opts, opts.seed + index, create=True)
