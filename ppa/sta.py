@@ -923,3 +923,25 @@ def cycle_time_ps(cycle_fo4: float, fo4_ps: float) -> float:
     stage of ``cycle_fo4`` FO4 (arrival incl. clock-to-Q, plus setup):
     ``T = cycle_fo4 x FO4 x (1 + WIRE_ALLOWANCE) / (1 - CLOCK_UNCERTAINTY_FRACTION)``."""
     return cycle_fo4 * fo4_ps * (1.0 + WIRE_ALLOWANCE) / (1.0 - CLOCK_UNCERTAINTY_FRACTION)
+
+
+# ------------------------------------------------------------------------------------------------
+# the generic gate-depth path, calibrated on STA
+# ------------------------------------------------------------------------------------------------
+
+#: FO4 per generic gate level [D], fitted on ONE configuration: the steady-state stage of the INT8
+#: 2:4 weight-stationary array (a 6 x 1 column of hw.array.SparseArray, pipeline 1; the stage every
+#: sparse array of 6 or more rows is clocked by), STA on osu018 with the timing-driven mapping:
+#: (arrival 5593.263 ps + setup 204.824 ps) / FO4 99.02 ps = 58.555 FO4, against a generic
+#: logic depth of 46 gates (ppa.synth, ``abc -g cmos``) + 3 register-overhead levels
+#: (ppa.tech.REGISTER_OVERHEAD_GATES):  58.555 / 49 = 1.195 FO4 per generic level.
+#: Held out (tests/ppa/test_sta.py): the other pipeline depths, row counts and the standalone PEs.
+GENERIC_FO4_PER_LEVEL = (5593.263 + 204.824) / 99.02 / (46 + 3)
+
+
+def generic_path_fo4(logic_depth: int | float) -> float:
+    """The register-to-register stage in FO4 from the generic gate depth (the fallback when OpenSTA
+    or a Liberty file is absent): ``GENERIC_FO4_PER_LEVEL x (logic_depth + REGISTER_OVERHEAD_GATES)``."""
+    from ppa.tech import REGISTER_OVERHEAD_GATES
+
+    return GENERIC_FO4_PER_LEVEL * (float(logic_depth) + REGISTER_OVERHEAD_GATES)

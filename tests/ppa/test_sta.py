@@ -263,3 +263,51 @@ def test_sta_result_names_its_tools_and_is_cached(synth_cache):
     assert r.clock_pin_energy_pj == pytest.approx(r.flip_flops * sta.clock_pin_energy_pj(lib, "DFFPOSX1", sta.measure_fo4(lib).slew_ns))
     again = sta.sta_pe(PEParams(8, 8, 32, 2, 4, 2), True, lib, cache=synth_cache)
     assert again.cached and again.critical_path_ps == r.critical_path_ps and again.tools == r.tools
+
+
+# The generic path (ppa.sta.generic_path_fo4: GENERIC_FO4_PER_LEVEL x (logic depth + 3), the one
+# constant fitted on the 6 x 1 INT8 2:4 column at pipeline 1) against STA's register-to-register
+# stage, on held-out configurations. Measured (osu018, timing-driven mapping), generic / STA - 1:
+#   sparse PE p1 +5 %, p2 +3 %, p3 +23 %;  dense PE p1 +8 %, p2 0 %, p3 +2 %;
+#   column p1 R1 -10 %, R2 -13 %, R4 -13 %;  p2 R1 -11 %, R2 -14 %, R4 -12 %, R6 -20 %;
+#   p3 R1 -12 %, R2 -13 %, R4 -11 %, R6 -20 % (not run here: 40-60 s each on a cold cache).
+# Where it misses, STA's path runs through a high-fan-out net that ABC buffers (column p2 R6:
+# w_load, the weight-load enable of every weight register) or the pipeline cut leaves a stage the
+# generic depth does not see (sparse PE p3: generic depth 35 at p2 and p3, STA 44 and 37 FO4).
+# These are strict xfails: the test fails if they start to agree, and the report says the generic
+# path does not meet the 15 % everywhere.
+_MISSES = {("pe", True, 3): "sparse PE p3: generic +23 % (pipeline cut invisible to the generic depth)",
+           ("column", 2, 6): "6 x 1 column p2: generic -20 % (w_load fan-out buffered by ABC)"}
+_GENERIC_CASES = [("pe", True, 1), ("pe", True, 2), ("pe", True, 3), ("pe", False, 1), ("pe", False, 2),
+                  ("pe", False, 3), ("column", 1, 2), ("column", 2, 2), ("column", 2, 6), ("column", 3, 2)]
+
+
+@pytest.mark.slow
+@pytest.mark.sta
+@pytest.mark.yosys
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=_MISSES[c]))
+                                  if c in _MISSES else c for c in _GENERIC_CASES], ids=lambda c: "-".join(map(str, c)))
+def test_generic_path_agrees_with_sta_within_15_percent(case, synth_cache):
+    from hw.params import PEParams
+    from ppa import activity, model, sta
+
+    lib = _lib()
+    kind, a, b = case
+    if kind == "pe":
+        p = PEParams(8, 8, 32, 2, 4, b)
+        depth = activity.synth_pe(p, a, cache=synth_cache).logic_depth
+        r = sta.sta_pe(p, a, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=synth_cache)
+    else:
+        p = PEParams(8, 8, 32, 2, 4, a)
+        depth = model.synth_array(p, b, 1, cache=synth_cache).logic_depth
+        r = sta.sta_array_column(p, b, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=synth_cache)
+    assert r.cycle_fo4 == pytest.approx((r.critical_path_ps + r.setup_ps) / r.fo4_ps)
+    assert sta.generic_path_fo4(depth) == pytest.approx(r.cycle_fo4, rel=0.15)
+
+
+def test_generic_path_constant_is_the_stated_fit():
+    from ppa import sta
+
+    # (arrival + setup) / FO4 of the fitted column over its generic depth + 3
+    assert sta.GENERIC_FO4_PER_LEVEL == pytest.approx(58.5547 / 49, rel=1e-5)
+    assert sta.generic_path_fo4(46) == pytest.approx(58.5547, rel=1e-5)
