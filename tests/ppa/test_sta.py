@@ -311,3 +311,54 @@ def test_generic_path_constant_is_the_stated_fit():
     # (arrival + setup) / FO4 of the fitted column over its generic depth + 3
     assert sta.GENERIC_FO4_PER_LEVEL == pytest.approx(58.5547 / 49, rel=1e-5)
     assert sta.generic_path_fo4(46) == pytest.approx(58.5547, rel=1e-5)
+
+
+# ---- 5. the config and CLI plumbing -------------------------------------------------------------
+
+def _default_config_data():
+    import tomllib
+    from pathlib import Path
+
+    return tomllib.loads((Path(__file__).resolve().parents[2] / "examples" / "default.toml").read_text())
+
+
+def test_config_fixed_liberty_resolved_checked_and_overridden(tmp_path):
+    from explore.config import parse_config, with_liberty
+
+    good = tmp_path / "cells.lib"
+    good.write_bytes(b"library(mine) { nom_voltage : 0.8; time_unit : \"1ps\"; capacitive_load_unit (1, ff);\n"
+                     b" cell(INV) { area : 1; } }\n")
+    src = str(tmp_path / "sweep.toml")
+    data = _default_config_data()
+    data["fixed"]["liberty"] = "cells.lib"  # relative to the config file
+    with pytest.raises(InputError) as e:  # the file does not state its node
+        parse_config(data, source=src)
+    assert e.value.where == str(good)
+    data["fixed"]["liberty_node"] = 16
+    cfg = parse_config(data, source=src)
+    assert cfg.fixed.liberty == str(good) and cfg.fixed.liberty_node == 16
+    bad = tmp_path / "bad.lib"
+    bad.write_bytes(b"library(x) {")
+    with pytest.raises(InputError) as e:
+        with_liberty(cfg, str(bad), None)
+    assert e.value.where == str(bad)
+    assert with_liberty(cfg, None, 12).fixed.liberty_node == 12
+    data2 = _default_config_data()
+    data2["fixed"]["liberty_node"] = 16
+    with pytest.raises(InputError, match="liberty_node needs fixed.liberty"):
+        parse_config(data2, source=src)
+
+
+def test_design_point_liberty_rules(tmp_path, monkeypatch):
+    from ppa.model import DesignPoint, resolve_liberty
+
+    lib = tmp_path / "x.lib"
+    lib.write_bytes(b"library(x) { nom_voltage : 0.8; time_unit : \"1ns\"; capacitive_load_unit (1, pf);\n"
+                    b" cell(INV) { area : 1; } }\n")
+    with pytest.raises(InputError, match="liberty-node"):
+        DesignPoint(liberty=str(lib)).validate()
+    with pytest.raises(InputError) as e:
+        DesignPoint(liberty_node_nm=28).validate()
+    assert e.value.where == "--liberty-node"
+    monkeypatch.setenv("SPARSEPE_STA", "off")
+    assert resolve_liberty(DesignPoint()) is None  # the generic path, forced
