@@ -38,11 +38,17 @@ Area (mm^2)
   For ``sparse=False`` the array is costed as R x C standalone DensePE (same widths) plus the same
   edge registers (hw/ has no dense array).
 
-Frequency: cycle time = (logic depth + 3) x gate delay (ppa.tech), logic depth of the deepest
-stage of an R-row array: the deepest of the characterised columns up to R rows (the partial-sum
-adder widens with the row, so deep arrays are slower: INT8 2:4 depth 33 at 2 rows, 35 at 4,
-46 from 6; the same as whole-array synthesis at 2x2, 4x4 and 8x8). The array's out_meta_err OR
-chain is static while the weights are held and is treated as a multi-cycle path. A requested
+Frequency (:func:`stage_timing`, :func:`operating_point`): the deepest register-to-register stage
+of the design, in FO4 delays, from static timing analysis on a Liberty library (ppa.sta: Yosys maps
+to the library, timing-driven; OpenSTA times it; FO4 measured on the library): for a sparse array
+the R-row column of hw.array.SparseArray (R up to the characterised steady-state row, as
+ArrayFacts.depth: the partial-sum adder widens with the row, so deep arrays are slower), for the
+dense design the dense PE. cycle time = stage FO4 x FO4 of the target node and voltage
+(ppa.tech gate_delay_ps) x (1 + wire allowance) / (1 - clock skew + jitter), both stated
+assumptions in ppa.sta. Without OpenSTA or a library, the generic path: the stage's generic logic
+depth (ppa.synth) through ppa.sta.generic_path_fo4 (one constant fitted on one STA result), with
+a note. The array's out_meta_err OR chain is static while the weights are held: a false
+path in STA (a multi-cycle path). A requested
 clock selects the lowest voltage in the node's modelled range that meets it; above fmax at the
 top of the range the design is infeasible (more --pipeline stages are the remedy). Without a
 clock, the design runs at fmax at nominal voltage.

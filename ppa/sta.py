@@ -780,7 +780,8 @@ class StaResult:
         return {"library": self.library, "critical_path_ps": self.critical_path_ps, "setup_ps": self.setup_ps,
                 "critical_path_fo4": self.path_fo4, "cycle_fo4": self.cycle_fo4, "fo4_ps": self.fo4_ps,
                 "startpoint": self.startpoint, "endpoint": self.endpoint, "top": self.top,
-                "cell_area_um2": self.cell_area_um2, "clock_pin_energy_pj": self.clock_pin_energy_pj,
+                "cell_area_um2": self.cell_area_um2, "flip_flops": self.flip_flops,
+                "clock_pin_energy_pj": self.clock_pin_energy_pj, "clk_to_q_ps": self.clk_to_q_ps,
                 "tools": dict(self.tools)}
 
 
@@ -835,7 +836,7 @@ def time_verilog(verilog: str, top: str, lib: Liberty, *, clock_ps: float | None
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     _synth._write_atomic(path, json.dumps(res.to_json(), indent=1))
-    (path.parent / f"{key}.mapped.v").write_text(m.verilog) if not (path.parent / f"{key}.mapped.v").exists() else None
+    _synth._write_atomic(path.parent / f"{key}.mapped.v", m.verilog)  # the netlist that was timed, for inspection
     return res
 
 

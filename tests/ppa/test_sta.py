@@ -362,3 +362,17 @@ def test_design_point_liberty_rules(tmp_path, monkeypatch):
     assert e.value.where == "--liberty-node"
     monkeypatch.setenv("SPARSEPE_STA", "off")
     assert resolve_liberty(DesignPoint()) is None  # the generic path, forced
+
+
+def test_cli_sweep_bad_liberty_one_line_exit_2(tmp_path):
+    from pathlib import Path
+
+    bad = tmp_path / "bad.lib"
+    bad.write_bytes(b"library(x) { cell(A) {")
+    cfg = Path(__file__).resolve().parents[2] / "examples" / "default.toml"
+    env = dict(os.environ, SPARSEPE_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-m", "explore.cli", "sweep", str(cfg), "--liberty", str(bad),
+                          "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and str(bad) in lines[0]
