@@ -469,6 +469,22 @@ def resolve_liberty(design: DesignPoint):
     return _load_liberty(path, sta.OSU018_NODE_NM, st.st_mtime_ns, st.st_size)
 
 
+def tools_provenance(design: DesignPoint) -> dict:
+    """The tools that cost ``design`` here: the Yosys (native or wheel, with version) and, for the
+    timing, OpenSTA + the Liberty file (name, digest) or the generic path. Results in the caches
+    are keyed by exactly these, so a cached result used now was built by them."""
+    from ppa import sta
+
+    lib = resolve_liberty(design)
+    out = {"yosys": _synth.yosys_id()}
+    if lib is None:
+        out["timing"] = "generic gate-depth path (no OpenSTA/Liberty)"
+    else:
+        out.update(sta.tools(lib))
+        out["timing"] = f"OpenSTA on {lib.describe()}"
+    return out
+
+
 @dataclass(frozen=True)
 class StageTiming:
     """The deepest register-to-register stage of a design, in FO4 delays of its timing library.

