@@ -3,8 +3,12 @@
 Flow, for one Verilog design and one Liberty library L::
 
     Yosys:   read_verilog; synth -top T -flatten; dfflibmap -liberty L;
-             abc -liberty L [-D period_ps when a clock is given]; opt_clean;
-             stat -liberty L; write_verilog -noattr mapped.v
+             abc -liberty L [-D period_ps when a clock is given]; opt_clean -purge;
+             stat -liberty L; insbuf; write_verilog -noattr mapped.v
+             Without a clock ABC maps for area (Yosys's default script). With a clock the ABC
+             script is TIMING_ABC_SCRIPT: delay-oriented mapping to the period, buffering of
+             high-fan-out nets, up/down-sizing. ppa.model asks for FASTEST_CLOCK_PS (1 ps: map
+             for minimum delay, the netlist one would close timing on at fmax).
     OpenSTA: the mapped module inside a wrapper that registers every input and output bit with
              the library's D flip-flop (so every path is flop to flop, as inside an array where a
              PE's inputs come from its neighbours' registers), one ideal clock whose edges have
