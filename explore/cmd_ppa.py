@@ -47,6 +47,8 @@ def register(app: typer.Typer) -> None:
         theta_ja: Annotated[Optional[float], typer.Option("--theta-ja", help="Junction-to-ambient K/W (overrides --cooling's package model).")] = None,
         t_ambient: Annotated[float, typer.Option("--t-ambient", help="Ambient temperature (C).")] = 25.0,
         sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks (2: the ping and pong halves of the double buffer, as sparsepe simulate and sweep assume).")] = 2,
+        liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells: timing from OpenSTA on it (default: osu018 when installed).")] = None,
+        liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="Process node (nm) of the --liberty file when the file does not state it.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
@@ -60,7 +62,7 @@ def register(app: typer.Typer) -> None:
                         act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
                         sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,
                         cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
-                        voltage_v=voltage)
+                        voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node)
         d.validate()
         from rich.console import Console
 
@@ -81,6 +83,11 @@ def register(app: typer.Typer) -> None:
             t.add_row(f"  {k}", _fmt(v, " mm^2"))
         t.add_row("fmax (best over the voltage range)", _fmt(res.fmax_mhz, " MHz"))
         t.add_row("operating point", f"{res.clock_mhz:.0f} MHz @ {res.voltage_v:g} V")
+        tm, st = res.details.get("timing") or {}, res.details.get("sta")
+        if tm:
+            t.add_row("critical stage", f"{tm['cycle_fo4']:.1f} FO4 ({tm['source']}: {tm['stage']})")
+        if st:
+            t.add_row("  STA", f"{st['critical_path_ps']:.0f} ps + setup {st['setup_ps']:.0f} ps, FO4 {st['fo4_ps']:.1f} ps ({st['library']})")
         t.add_row("power", _fmt(res.power_w, " W"))
         for k, v in res.power_breakdown_w.items():
             t.add_row(f"  {k}", _fmt(v, " W"))

@@ -66,11 +66,16 @@ def sweep(
     grid: Annotated[bool, typer.Option("--grid", help="evaluate the whole discretised space (vectorised)")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default results/<study>)")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print best.json to stdout")] = False,
+    liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells: timing from OpenSTA on it (overrides fixed.liberty)")] = None,
+    liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="process node (nm) of the Liberty file when the file does not state it")] = None,
 ) -> None:
     """Search the design space for the best feasible perf-per-watt."""
-    from explore.config import load_config
+    from explore.config import load_config, with_liberty
 
     cfg = load_config(config)
+    if liberty_node is not None and liberty is None and cfg.fixed.liberty is None:
+        raise InputError("--liberty-node needs --liberty FILE (or fixed.liberty)", where="--liberty-node")
+    cfg = with_liberty(cfg, liberty, liberty_node)
     name = study or cfg.study.name or config.stem
     n_trials = trials if trials is not None else cfg.study.trials
     the_seed = seed if seed is not None else cfg.study.seed
@@ -99,6 +104,7 @@ def sweep(
         opts = SweepOptions(
             config_path=str(config), storage=spec, study_name=name, trials=n_trials, seed=the_seed,
             sampler=the_sampler, workers=workers, out_dir=str(out_dir),
+            liberty=cfg.fixed.liberty if liberty is not None else None, liberty_node=liberty_node,
         )
         st = run_study(opts, cfg)
         best = export_study(st, cfg, out_dir, extra={"study": name, "storage": spec.url, "sampler": the_sampler, "seed": the_seed})

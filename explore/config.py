@@ -279,6 +279,13 @@ class Fixed(_Strict):
     dram_type: str | None = Field(
         None, description="DRAM type whose energy per bit is charged when the space gives dram_gbps"
     )
+    liberty: str | None = Field(
+        None, description="Liberty (.lib) file of the team's standard cells (relative to the config file): "
+        "timing from OpenSTA on it; default: the osu018 library when OpenSTA and qflow-tech-osu018 are installed"
+    )
+    liberty_node: int | None = Field(
+        None, ge=1, le=1000, description="process node (nm) of the liberty file when the file does not state it"
+    )
 
     @field_validator("dram_type")
     @classmethod
@@ -495,7 +502,41 @@ def parse_config(data: dict[str, Any], source: str = "<memory>") -> SweepConfig:
     object.__setattr__(cfg, "source", source)
     for w in cfg.workload:
         _check_workload(w, source)
+    _check_liberty(cfg, source)
     return cfg
+
+
+def _check_liberty(cfg: "SweepConfig", source: str) -> None:
+    """fixed.liberty: a path relative to the config file's directory becomes absolute; the file is
+    read (header) now so a bad library fails before anything runs, naming the file."""
+    f = cfg.fixed
+    if f.liberty is None:
+        if f.liberty_node is not None:
+            raise InputError("fixed.liberty_node needs fixed.liberty", where=source)
+        return
+    p = Path(f.liberty).expanduser()
+    if not p.is_absolute() and source not in ("<memory>", ""):
+        p = Path(source).resolve().parent / p
+    object.__setattr__(f, "liberty", str(p))
+    from ppa.sta import load_liberty
+
+    lib = load_liberty(p, f.liberty_node)
+    if lib.node_nm is None:
+        raise InputError("the Liberty file does not state its process node: give fixed.liberty_node (or --liberty-node)",
+                         where=str(p))
+
+
+def with_liberty(cfg: "SweepConfig", liberty: str | None, liberty_node: int | None) -> "SweepConfig":
+    """``cfg`` with fixed.liberty / fixed.liberty_node replaced where given (the sweep's --liberty
+    and --liberty-node), validated like the file's own."""
+    if liberty is None and liberty_node is None:
+        return cfg
+    data = cfg.model_dump(mode="json", exclude={"source"})
+    if liberty is not None:
+        data["fixed"]["liberty"] = str(Path(liberty).expanduser().resolve())
+    if liberty_node is not None:
+        data["fixed"]["liberty_node"] = liberty_node
+    return parse_config(data, source=getattr(cfg, "source", "<memory>"))
 
 
 def _check_workload(w: Workload, source: str) -> None:

@@ -229,7 +229,7 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         weight_bits=f.weight_bits, acc_bits=f.acc_bits, n=int(d["n"][i]), m=int(d["m"][i]),
         sparse=bool(d["sparse"][i]), pipeline=int(d["pipeline"][i]), dram=dram_type,
         dram_units=units, cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
-        t_ambient_c=f.ambient_c, sram_banks=f.sram_banks,
+        t_ambient_c=f.ambient_c, sram_banks=f.sram_banks, liberty=f.liberty, liberty_node_nm=f.liberty_node,
         sram_buffers_kb=(float(sim["sram_ifmap_kb"][i]), float(sim["sram_filter_kb"][i]), float(sim["sram_ofmap_kb"][i])),
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else _thermal.TJ_MAX_C_DEFAULT,
     )

@@ -603,7 +603,10 @@ def section_repro(data: StudyData, out_dir: Path, command: str) -> Section:
                ["sampler / seed (config)", f"{data.cfg.study.sampler} / {data.cfg.study.seed}"]]
     if sweep:
         t.rows.append(["sweep run", ", ".join(f"{k}={v}" for k, v in sorted(sweep.items()))])
-    t.rows += [["evaluator", data.evaluator], ["Yosys", _yosys()], ["git revision", _git()],
+    for host, prov in sorted((data.user_attrs.get("tools") or {}).items()):
+        t.rows.append([f"tools that costed the trials on {host} (cache keys)",
+                       "; ".join(f"{k}: {v}" for k, v in sorted(prov.items()))])
+    t.rows += [["evaluator", data.evaluator], ["Yosys on PATH now", _yosys()], ["git revision", _git()],
                ["platform", f"{platform.system()} {platform.machine()}"]]
     for k, v in _versions().items():
         t.rows.append([k, v])

@@ -92,6 +92,8 @@ class SweepOptions:
     evaluator: str = DEFAULT_EVALUATOR
     out_dir: str = ""
     progress: bool = True
+    liberty: str | None = None  # --liberty: overrides the config's fixed.liberty
+    liberty_node: int | None = None  # --liberty-node: overrides fixed.liberty_node
 
 
 # ---- pieces used by every worker ------------------------------------------------------------
@@ -309,15 +311,41 @@ def _evaluated(study: optuna.Study, point: dict[str, Any], known: dict[str, Any]
     return known.get(_design_key(point))
 
 
+#: Study user attribute: per host, the tools (Yosys, OpenSTA, Liberty digest) that evaluated trials there.
+TOOLS_ATTR = "tools"
+
+
+def _record_tools(study: optuna.Study, cfg: SweepConfig) -> None:
+    """Record, per host, the tools this worker's trials are costed with (ppa.model.tools_provenance):
+    the caches are keyed by them, so these are also the tools that built any cached result used."""
+    import platform
+
+    from hw.errors import InputError
+    from ppa.model import DesignPoint, tools_provenance
+
+    try:
+        prov = tools_provenance(DesignPoint(liberty=cfg.fixed.liberty, liberty_node_nm=cfg.fixed.liberty_node))
+    except InputError as exc:  # e.g. no Yosys here: say so rather than fail the sweep
+        prov = {"unavailable": str(exc)}
+    host = platform.node() or "localhost"
+    cur = dict(study.user_attrs.get(TOOLS_ATTR) or {})
+    if cur.get(host) != prov:
+        cur[host] = prov
+        study.set_user_attr(TOOLS_ATTR, cur)
+
+
 def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] | None = None) -> int:
     """One worker: run trials until the study holds ``opts.trials`` COMPLETE trials.
 
     Returns the number of trials this worker completed."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    cfg = load_config(opts.config_path)
+    from explore.config import with_liberty
+
+    cfg = with_liberty(load_config(opts.config_path), opts.liberty, opts.liberty_node)
     ev = _load_evaluator(opts.evaluator)
     ctx = ev.make_context(cfg)
     study = open_study(cfg, opts, opts.seed + index, create=True)
+    _record_tools(study, cfg)
     objective = make_objective(cfg, ctx, ev.evaluate, opts.trials)
     done = 0
     while True:

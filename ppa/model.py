@@ -45,11 +45,17 @@ Area (mm^2)
   For ``sparse=False`` the array is costed as R x C standalone DensePE (same widths) plus the same
   edge registers (hw/ has no dense array).
 
-Frequency: cycle time = (logic depth + 3) x gate delay (ppa.tech), logic depth of the deepest
-stage of an R-row array: the deepest of the characterised columns up to R rows (the partial-sum
-adder widens with the row, so deep arrays are slower: INT8 2:4 depth 33 at 2 rows, 35 at 4,
-46 from 6; the same as whole-array synthesis at 2x2, 4x4 and 8x8). The array's out_meta_err OR
-chain is static while the weights are held and is treated as a multi-cycle path. A requested
+Frequency (:func:`stage_timing`, :func:`operating_point`): the deepest register-to-register stage
+of the design, in FO4 delays, from static timing analysis on a Liberty library (ppa.sta: Yosys maps
+to the library, timing-driven; OpenSTA times it; FO4 measured on the library): for a sparse array
+the R-row column of hw.array.SparseArray (R up to the characterised steady-state row, as
+ArrayFacts.depth: the partial-sum adder widens with the row, so deep arrays are slower), for the
+dense design the dense PE. cycle time = stage FO4 x FO4 of the target node and voltage
+(ppa.tech gate_delay_ps) x (1 + wire allowance) / (1 - clock skew + jitter), both stated
+assumptions in ppa.sta. Without OpenSTA or a library, the generic path: the stage's generic logic
+depth (ppa.synth) through ppa.sta.generic_path_fo4 (one constant fitted on one STA result), with
+a note. The array's out_meta_err OR chain is static while the weights are held: a false
+path in STA (a multi-cycle path). A requested
 clock selects the lowest voltage in the node's modelled range that meets it; above fmax at the
 top of the range the design is infeasible (more --pipeline stages are the remedy). Without a
 clock, the design runs at fmax at nominal voltage.
@@ -147,6 +153,8 @@ class DesignPoint:
     voltage_v: float | None = None  # force a supply voltage (else chosen from the clock)
     sram_voltage_v: float | None = None  # SRAM rail; None: max(SRAM Vmin, logic V) (ppa.tech.sram_voltage)
     sram_buffers_kb: tuple[float, float, float] | None = None  # (ifmap, filter, ofmap) KB; None: one macro
+    liberty: str | None = None  # a Liberty file to time the hardware with (else osu018 when installed)
+    liberty_node_nm: int | None = None  # the Liberty file's process node, when the file does not state it
 
     def validate(self) -> PEParams:
         for name in ("rows", "cols", "dram_units", "sram_banks"):
@@ -177,6 +185,7 @@ class DesignPoint:
             raise InputError(f"must be positive (K/W), got {self.theta_ja!r}", where="--theta-ja")
         if not -60 <= self.t_ambient_c <= 150:
             raise InputError(f"ambient {self.t_ambient_c} C outside -60..150 C", where="--t-ambient")
+        resolve_liberty(self)
         return PEParams(self.act_bits, self.weight_bits, self.acc_bits, self.n, self.m, self.pipeline)
 
 
@@ -425,6 +434,12 @@ def array_transistors(p: PEParams, R: int, C: int, *, sparse: bool = True, cache
     return array_facts(p, sparse, _ck(cache), rows=R).transistors(p, R, C)
 
 
+def _sta_mod():
+    from ppa import sta
+
+    return sta
+
+
 def _ck(cache) -> str | None:
     return None if cache is None else str(cache)
 
@@ -433,29 +448,144 @@ def _ck(cache) -> str | None:
 # frequency / voltage
 # ------------------------------------------------------------------------------------------------
 
-def fmax_mhz(depth: int, node_nm: int, voltage_v: float) -> float:
-    return 1e6 / tech.node(node_nm, voltage_v).cycle_time_ps(depth)
+GENERIC_TIMING_NOTE = "timing: generic gate-depth path (no OpenSTA/Liberty)"
 
 
-def operating_point(depth: int, node_nm: int, clock_mhz: float | None, voltage_v: float | None = None):
+@lru_cache(maxsize=32)
+def _load_liberty(path: str, node_nm: int | None, mtime_ns: int, size: int):
+    from ppa import sta
+
+    return sta.load_liberty(path, node_nm)
+
+
+def resolve_liberty(design: DesignPoint):
+    """The Liberty library ``design`` is timed with (a ppa.sta.Liberty), or None for the generic
+    path: ``design.liberty`` when given (its node from the file or ``liberty_node_nm``; OpenSTA
+    required), else the default osu018 library when OpenSTA and the file are installed.
+    ``SPARSEPE_STA=off`` forces the generic path for the default (not for an explicit file)."""
+    import os
+
+    from ppa import sta
+
+    if design.liberty is not None:
+        if not isinstance(design.liberty, str) or not design.liberty:
+            raise InputError(f"must be a Liberty file path, got {design.liberty!r}", where="--liberty")
+        try:
+            st = os.stat(design.liberty)
+            stamp = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = (0, 0)  # load_liberty reports the unreadable file
+        lib = _load_liberty(design.liberty, design.liberty_node_nm, *stamp)
+        if lib.node_nm is None:
+            raise InputError("the Liberty file does not state its process node: give --liberty-node NM",
+                             where=design.liberty)
+        if sta.find_sta() is None:
+            raise InputError("timing with a Liberty file needs OpenSTA (sta) on PATH", where="--liberty")
+        return lib
+    if design.liberty_node_nm is not None:
+        raise InputError("--liberty-node needs --liberty FILE", where="--liberty-node")
+    if os.environ.get("SPARSEPE_STA", "").strip().lower() in ("off", "0", "no", "generic"):
+        return None
+    path = sta.default_liberty_path()
+    if path is None or sta.find_sta() is None:
+        return None
+    st = os.stat(path)
+    return _load_liberty(path, sta.OSU018_NODE_NM, st.st_mtime_ns, st.st_size)
+
+
+def tools_provenance(design: DesignPoint) -> dict:
+    """The tools that cost ``design`` here: the Yosys (native or wheel, with version) and, for the
+    timing, OpenSTA + the Liberty file (name, digest) or the generic path. Results in the caches
+    are keyed by exactly these, so a cached result used now was built by them."""
+    from ppa import sta
+
+    lib = resolve_liberty(design)
+    out = {"yosys": _synth.yosys_id()}
+    if lib is None:
+        out["timing"] = "generic gate-depth path (no OpenSTA/Liberty)"
+    else:
+        out.update(sta.tools(lib))
+        out["timing"] = f"OpenSTA on {lib.describe()}"
+    return out
+
+
+@dataclass(frozen=True)
+class StageTiming:
+    """The deepest register-to-register stage of a design, in FO4 delays of its timing library.
+
+    ``cycle_fo4``: (data arrival incl. clock-to-Q + setup) / FO4 from OpenSTA (``source == "sta"``),
+    or ppa.sta.generic_path_fo4 of the generic logic depth (``source == "generic"``)."""
+
+    cycle_fo4: float
+    source: str
+    sta: object | None = None  # ppa.sta.StaResult
+    stage: str = ""
+
+    def cycle_time_ps(self, node_nm: int, voltage_v: float) -> float:
+        from ppa import sta
+
+        return sta.cycle_time_ps(self.cycle_fo4, tech.node(node_nm, voltage_v).gate_delay_ps)
+
+
+def stage_timing(p: PEParams, design: DesignPoint, facts: ArrayFacts, *, cache=None) -> StageTiming:
+    """Timing of the stage the model clocks: the sparse array's R-row column (rows up to the
+    characterised steady-state row, as ArrayFacts.depth) or the dense PE, from OpenSTA on the
+    Liberty library (timing-driven mapping, ppa.sta.FASTEST_CLOCK_PS), else the generic path."""
+    from ppa import sta
+
+    R = design.rows
+    lib = resolve_liberty(design)
+    depth = facts.depth(R)
+    if lib is None:
+        return StageTiming(sta.generic_path_fo4(depth), "generic", None, f"generic logic depth {depth}")
+    if design.sparse:
+        rows = min(R, len(facts.row_depth))
+        r = sta.sta_array_column(p, rows, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=_ck(cache))
+        stage = f"{rows} x 1 array column"
+    else:
+        r = sta.sta_pe(p, False, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=_ck(cache))
+        stage = "dense PE"
+    return StageTiming(r.cycle_fo4, "sta", r, stage)
+
+
+def _cycle_fo4(depth: int, cycle_fo4: float | None) -> float:
+    if cycle_fo4 is not None:
+        return cycle_fo4
+    from ppa import sta
+
+    return sta.generic_path_fo4(depth)
+
+
+def fmax_mhz(depth: int, node_nm: int, voltage_v: float, *, cycle_fo4: float | None = None) -> float:
+    """fmax of a stage of ``cycle_fo4`` FO4 (default: the generic path of ``depth`` gates) at the
+    node and voltage: 1 / ppa.sta.cycle_time_ps(cycle_fo4, FO4 of the node at that voltage)."""
+    from ppa import sta
+
+    return 1e6 / sta.cycle_time_ps(_cycle_fo4(depth, cycle_fo4), tech.node(node_nm, voltage_v).gate_delay_ps)
+
+
+def operating_point(depth: int, node_nm: int, clock_mhz: float | None, voltage_v: float | None = None, *,
+                    cycle_fo4: float | None = None):
     """(voltage, clock, fmax at that voltage, fmax at the top of the range, reason or None)."""
+    cf = _cycle_fo4(depth, cycle_fo4)
     lo, hi = tech.voltage_range(node_nm)
-    f_top = max(fmax_mhz(depth, node_nm, v) for v in tech.voltage_grid(node_nm))
+    f_top = max(fmax_mhz(depth, node_nm, v, cycle_fo4=cf) for v in tech.voltage_grid(node_nm))
     if voltage_v is not None:
-        f = fmax_mhz(depth, node_nm, voltage_v)
+        f = fmax_mhz(depth, node_nm, voltage_v, cycle_fo4=cf)
         clk = f if clock_mhz is None else clock_mhz
         reason = None if clk <= f * (1 + 1e-9) else f"clock {clk:.0f} MHz above fmax {f:.0f} MHz at the forced {voltage_v:g} V"
         return voltage_v, clk, f, f_top, reason
     if clock_mhz is None:
-        return hi, fmax_mhz(depth, node_nm, hi), fmax_mhz(depth, node_nm, hi), f_top, None
+        f_hi = fmax_mhz(depth, node_nm, hi, cycle_fo4=cf)
+        return hi, f_hi, f_hi, f_top, None
     for v in tech.voltage_grid(node_nm):
-        f = fmax_mhz(depth, node_nm, v)
+        f = fmax_mhz(depth, node_nm, v, cycle_fo4=cf)
         if f >= clock_mhz:
             return v, clock_mhz, f, f_top, None
-    f_hi = fmax_mhz(depth, node_nm, hi)
+    f_hi = fmax_mhz(depth, node_nm, hi, cycle_fo4=cf)
     return hi, clock_mhz, f_hi, f_top, (
         f"clock {clock_mhz:.0f} MHz above fmax {f_top:.0f} MHz at the maximum {hi:g} V of {node_nm} nm "
-        f"(logic depth {depth}); choose more --pipeline stages or a lower clock")
+        f"(critical stage {cf:.1f} FO4, logic depth {depth}); choose more --pipeline stages or a lower clock")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -508,7 +638,11 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     act = activity.pe_activity(p, design.sparse, trace, cache=cache)
 
     # operating point
-    v, clk, f_at_v, f_top, why = operating_point(depth, design.node_nm, design.clock_mhz, design.voltage_v)
+    timing = stage_timing(p, design, facts, cache=cache)
+    if timing.source == "generic":
+        notes.append(GENERIC_TIMING_NOTE)
+    v, clk, f_at_v, f_top, why = operating_point(depth, design.node_nm, design.clock_mhz, design.voltage_v,
+                                                 cycle_fo4=timing.cycle_fo4)
     if why:
         reasons.append(why)
     nd = tech.node(design.node_nm, v)
@@ -664,5 +798,10 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                     "pj_per_bit": ph.pj_per_bit, "static_w_each": ph.static_w, "source": ph.source},
             "min_die_mm2": min_die, "die_phy_limited": die_phy_limited,
             "control_allowance": phy.CONTROL_ALLOWANCE,
+            "sta": None if timing.sta is None else timing.sta.details() | {"stage": timing.stage},
+            "timing": {"source": timing.source, "stage": timing.stage, "cycle_fo4": timing.cycle_fo4,
+                       "fo4_ps_at_point": nd.gate_delay_ps, "cycle_time_ps_at_fmax": 1e6 / f_at_v,
+                       "wire_allowance": _sta_mod().WIRE_ALLOWANCE,
+                       "clock_uncertainty_fraction": _sta_mod().CLOCK_UNCERTAINTY_FRACTION},
         },
     )

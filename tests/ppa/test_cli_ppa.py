@@ -60,7 +60,18 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     # Stillmaker's delay factors (32 nm 0.669; 90 nm at 1.2 V 1.887), geometric mean
     gate_ps = math.sqrt(8.7 / 0.669 * 45.0 / 1.887)
     assert det["gate_delay_ps"] == pytest.approx(gate_ps, rel=2e-3)
-    assert j["fmax_at_voltage_mhz"] == pytest.approx(1e6 / ((det["logic_depth"] + 3) * det["gate_delay_ps"]), rel=1e-9)
+    # cycle = the critical stage in FO4 (STA on the Liberty library, or the generic path) x FO4 at the
+    # node and voltage, + 10 % wire allowance, / (1 - 5 % clock skew + jitter)
+    tm = det["timing"]
+    assert tm["wire_allowance"] == 0.10 and tm["clock_uncertainty_fraction"] == 0.05
+    assert j["fmax_at_voltage_mhz"] == pytest.approx(1e6 / (tm["cycle_fo4"] * det["gate_delay_ps"] * 1.10 / 0.95), rel=1e-9)
+    if tm["source"] == "sta":
+        st = det["sta"]
+        assert tm["cycle_fo4"] == pytest.approx((st["critical_path_ps"] + st["setup_ps"]) / st["fo4_ps"], rel=1e-9)
+        assert st["critical_path_fo4"] == pytest.approx(st["critical_path_ps"] / st["fo4_ps"], rel=1e-9)
+        assert {"library", "startpoint", "endpoint", "tools"} <= set(st)
+    else:
+        assert det["sta"] is None and any("generic gate-depth path" in n for n in j["notes"])
     assert j["clock_mhz"] == pytest.approx(j["fmax_at_voltage_mhz"])  # no clock asked: fmax at the voltage
     # one toggle at 0.9 V = geometric mean of Horowitz's 8-bit multiply (0.2 pJ / 125.628 toggles)
     # and 32-bit add (0.1 pJ / 87.958 toggles), times (1.0 / 0.9)^2 (C V^2) at 1.0 V;

@@ -28,9 +28,12 @@ def test_cache_hit_and_location(tmp_path, monkeypatch):
     v, top = operator_verilog("add", 8)
     first = synth.synthesize(v, top, cache=tmp_path / "c")
     assert not first.cached and first.netlist_path.is_relative_to(tmp_path / "c")
-    monkeypatch.setattr(synth, "find_yosys", lambda: (_ for _ in ()).throw(AssertionError("yosys run twice")))
+    # the cache key names the Yosys (ppa.synth.yosys_id: found on PATH, version read once per
+    # process), but a hit must not run Yosys again
+    monkeypatch.setattr(synth.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("yosys run twice")))
     again = synth.synthesize(v, top, cache=tmp_path / "c")
-    assert again.cached and again.transistors == first.transistors
+    assert again.cached and again.transistors == first.transistors and again.tool == first.tool
+    assert first.tool == synth.yosys_id() and re.search(r"\d+\.\d+", first.tool)  # names the version
     monkeypatch.setenv("SPARSEPE_CACHE_DIR", str(tmp_path / "env"))
     assert synth.cache_dir() == tmp_path / "env" / "synth"
 
