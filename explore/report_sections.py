@@ -339,6 +339,15 @@ def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
                     f"fmax {fmt(ppa.fmax_at_voltage_mhz)} MHz at {fmt(ppa.voltage_v)} V; {fmt(ppa.fmax_mhz)} MHz at the top "
                     f"of the voltage range"])
     op.rows.append(["logic depth (gates)", fmt(ppa.details.get("logic_depth")), f"pipeline {det.point.get('pipeline')}"])
+    timing = ppa.details.get("timing") or {}
+    if timing.get("cycle_fo4") is not None:
+        sta = ppa.details.get("sta") or {}
+        op.rows.append(["critical stage (FO4 of its library)", fmt(timing["cycle_fo4"]),
+                        f"{timing.get('source')}: {timing.get('stage', '')}"
+                        + (f"; {sta.get('library')}, {fmt(sta.get('critical_path_ps'))} ps there" if sta else "")])
+    if ppa.details.get("vmin_v") is not None:
+        op.rows.append(["Vmin logic / SRAM (V)", f"{fmt(ppa.details['vmin_v'])} / {fmt(ppa.details.get('sram_vmin_v'))}",
+                        f"SRAM rail at {fmt(ppa.details.get('sram_voltage_v'))} V"])
     tj = _f(m.get("tj_c", ppa.tj_c))
     runaway = bool(_f(m.get("thermal_runaway")) or ppa.tj_c is None)
     if not runaway and tj is not None:
@@ -353,7 +362,57 @@ def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
                         f"{cooling} cooling limit {fmt(cool_lim)} W/mm^2 ({pct(dens / cool_lim)} of it)"])
     op.rows.append(["peak (dense-equivalent) TOPS", fmt(ppa.peak_tops), f"effective {fmt(m.get('effective_tops'))} TOPS"])
     s.tables.append(op)
+    vf = _vf_figure(ppa)
+    if vf is not None:
+        s.figures.append(vf)
+    s.tables.append(Table("Model limits: what these figures do not capture", ["limit", "effect on the figures"],
+                          [list(r) for r in MODEL_LIMITS] + [["ppa note", n] for n in ppa.notes], name="model_limits"))
     return s
+
+
+#: What the PPA and cycle models leave out, and which way each omission moves the figures. Shown
+#: beside every best design so a reviewer weighs the numbers accordingly.
+MODEL_LIMITS = (
+    ("placement and routing", "timing is OpenSTA on the mapped netlist with a stated wire allowance and clock "
+     "uncertainty (ppa.sta), not extracted parasitics: fmax optimistic for long global nets (the weight-load "
+     "enable of a wide array)"),
+    ("process corner and variation", "typical corner of the Liberty library moved by FO4 ratios; no slow-corner "
+     "or aging margin beyond the stated clock uncertainty"),
+    ("voltage law below nominal", "alpha-power law with a per-node threshold voltage (ppa.tech), checked against one "
+     "published V-f table (RK3399, 28 nm); Vmin is a rule (0.73 x nominal), not a per-design characterisation"),
+    ("area", "transistor counts of the generic-gate netlist times a per-node area per transistor; bench_silicon "
+     "prints the comparison with published accelerators"),
+    ("clock tree and clock gating", "clock energy per flip-flop from a stated toggle-equivalent; no clock gating of "
+     "idle PEs (idle PEs pay clock power)"),
+    ("memory system", "SRAM from CACTI fits, DRAM energy per bit and bandwidth per stack/channel; no DRAM page "
+     "policy, refresh or bank conflicts; SRAM port limits are per-layer averages (bursts not resolved)"),
+    ("non-GEMM operators", "workloads hold GEMM layers only: softmax, normalisation, activations and residual adds "
+     "are not timed, so end-to-end speedup is overstated where they matter"),
+    ("quality", "proxy evidence (a reference model of the workload family) unless the config gives the team's own "
+     "weights and eval"),
+)
+
+
+def _vf_figure(ppa) -> Figure | None:
+    """fmax against supply voltage for the design's critical stage over the node's modelled range
+    (Vmin to nominal), with Vmin and the chosen operating point."""
+    from ppa import model as ppa_model
+    from ppa import tech
+
+    node = ppa.details.get("node_nm")
+    timing = ppa.details.get("timing") or {}
+    cycle_fo4, depth = timing.get("cycle_fo4"), ppa.details.get("logic_depth")
+    if node is None or (cycle_fo4 is None and depth is None):
+        return None
+    vs = tech.voltage_grid(node)
+    fs = [ppa_model.fmax_mhz(depth or 0, node, v, cycle_fo4=cycle_fo4) for v in vs]
+    vmin = tech.vmin_v(node)
+    pts = pd.DataFrame({"voltage_v": [ppa.voltage_v], "clock_mhz": [ppa.clock_mhz],
+                        "point": [f"chosen: {fmt(ppa.clock_mhz)} MHz at {fmt(ppa.voltage_v)} V"]})
+    lines = [Line("fmax of the critical stage", vs, fs, "solid"),
+             Line(f"Vmin {fmt(vmin)} V", [vmin, vmin], [0.0, max(fs)], "dot")]
+    return Figure("best_vf", f"Voltage-frequency curve ({node} nm, {timing.get('source', 'generic')} timing)", "scatter",
+                  pts, "voltage_v", "clock_mhz", "supply voltage (V)", "frequency (MHz)", color="point", lines=lines)
 
 
 # =====================================================================================================
