@@ -170,13 +170,15 @@ LEAKAGE_DECADES_PER_V = 0.100 / 0.100
 #: [D] 65, 45, 32 nm (planar; no retrievable published density): Intel 22 nm's 15.3 scaled by
 #:     Intel's contacted-gate-pitch x metal-1-pitch product (``INTEL_GP_M1P_NM``), i.e. the same
 #:     cell architecture at each node's pitches: 65 nm 2.38, 45 nm 4.30, 32 nm 8.70;
-#: [D] 28 nm: log-node interpolation between 32 and 20 nm, as for its other figures (10.2).
+#: [D] 28 nm: log-node interpolation between 32 and 20 nm, as for its other figures (10.2); checked:
+#:     TSMC 28 nm's pitches (CPP 117, metal 90 nm, WikiChip) under the pitch law give 10.5.
 #: Check of the pitch law: 22 -> 14 nm it predicts 30.3 against Intel's published 37.5 (0.81x;
 #: FinFET cells also lost tracks) -- tests/ppa/test_density.py.
 INTEL_22NM_DENSITY_MTR_MM2 = 15.3
 #: [S] Intel contacted gate pitch and metal-1 pitch (nm) of its 65/45/32/22/14/10 nm processes (Intel
-#: IEDM/VLSI process papers, as tabulated by S. Jones, SemiWiki 2014 "Who will lead at 10nm?";
-#: 14 -> 10 nm 70 -> 54 and 52 -> 36 nm per Intel 2017 via KitGuru / Electronics Weekly)
+#: IEDM/VLSI process papers via WikiChip (22, 32 nm), an IEDM 2007 summary (45 nm gate pitch),
+#: S. Jones, SemiWiki 2014 (65 nm gate pitch), Intel 2017 via KitGuru / Electronics Weekly (14, 10 nm);
+#: the 65 and 45 nm metal-1 pitches not re-read; docs/published-silicon.md)
 INTEL_GP_M1P_NM = {65: (220.0, 210.0), 45: (160.0, 160.0), 32: (112.5, 112.5), 22: (90.0, 80.0),
                    14: (70.0, 52.0), 10: (54.0, 36.0)}
 
