@@ -169,7 +169,8 @@ LEAKAGE_DECADES_PER_V = 0.100 / 0.100
 #:     TSMC 10FF 52.5 per WikiChip); 7: TSMC N7 high-density library 91.2 (WikiChip);
 #: [D] 65, 45, 32 nm (planar; no retrievable published density): Intel 22 nm's 15.3 scaled by
 #:     Intel's contacted-gate-pitch x metal-1-pitch product (``INTEL_GP_M1P_NM``), i.e. the same
-#:     cell architecture at each node's pitches: 65 nm 2.38, 45 nm 4.30, 32 nm 8.70;
+#:     cell architecture at each node's pitches: 65 nm 2.38, 45 nm 4.30, 32 nm 8.70; checked: the
+#:     Nangate 45 nm Open Cell Library's NOR2_X1 / SDFF_X1 cells give 5.10 in Bohr's metric;
 #: [D] 28 nm: log-node interpolation between 32 and 20 nm, as for its other figures (10.2); checked:
 #:     TSMC 28 nm's pitches (CPP 117, metal 90 nm, WikiChip) under the pitch law give 10.5.
 #: Check of the pitch law: 22 -> 14 nm it predicts 30.3 against Intel's published 37.5 (0.81x;
