@@ -4,8 +4,9 @@ A100's INT8 tensor-core throughput, side by side.
 Run: python bench/bench_silicon.py            (first run synthesises the 16-bit PE, ~1 minute)
 
 Every design is configured from its published architecture only (MAC count, precision, node,
-clock, on-chip SRAM, DRAM type) and costed with ppa.model.estimate, whose constants are calibrated
-on Horowitz (45 nm) and Jouppi (7 nm) operator energies, never on these chips. Sources are in
+clock, on-chip SRAM, DRAM type) and costed with ppa.model.estimate, whose energy constants are
+calibrated on Horowitz (45 nm) and Jouppi (7 nm) operator energies and whose logic area comes from
+published process logic densities (ppa.tech), never on these chips. Sources are in
 docs/published-silicon.md. Our PE covers M = 4 reduction elements per cycle (4 multipliers and an
 adder tree), so a chip of N MACs is configured as R x C PEs with R x C x 4 = N.
 
@@ -86,7 +87,7 @@ def _chips() -> list[Chip]:
             {"block_area_mm2": (mm2, "block", "synthesis area, memories included")},
             {"block_area_mm2": "NVDLA's area includes its DMA, convolution sequencer, 48-bit accumulator buffer, "
                                "SDP/PDP/CDP (activation, pooling, LRN) engines and, in nv_full, INT16/FP16 MACs: "
-                               "1,400-2,300 um^2 per MAC from its own table against about 260 um^2 for an INT8 MAC "
+                               "1,400-2,300 um^2 per MAC from its own table against about 950 um^2 for an INT8 MAC "
                                "here; the model has a 5 % control allowance and CACTI (ITRS-HP) SRAM density"},
         ))
     # Google TPU v4i (Jouppi et al. ISCA 2021 section 3 / Fig. 6): 7 nm, 1.05 GHz, four 128 x 128 bf16
@@ -142,7 +143,8 @@ def _model_figures(res) -> dict:
 
 
 def main() -> None:
-    print("sparsepe PPA model vs published silicon (constants calibrated on Horowitz 45 nm / Jouppi 7 nm only)\n")
+    print("sparsepe PPA model vs published silicon (energy calibrated on Horowitz 45 nm / Jouppi 7 nm, logic area "
+          "on published process logic densities; nothing fitted to these chips)\n")
     hdr = f"{'design':42s} {'figure':15s} {'scope':6s} {'model':>10s} {'published':>10s} {'ratio':>6s}  verdict"
     print(hdr)
     print("-" * len(hdr))
@@ -172,10 +174,15 @@ def main() -> None:
         print("Misses and their reasons:")
         for name, fig, ratio, why in misses:
             print(f"- {name}, {fig} (ratio {ratio:.2f}): {why}")
-    print("\nArea note: every published logic area is 2.5-5x the model's. The model's area per transistor comes "
-          "from Horowitz's 45 nm 8-bit multiplier (282 um^2 for 2210 transistors, 0.13 um^2 each) and Stillmaker's "
-          "area factors; placed-and-routed standard cells (utilisation, clock tree, buffering, hold fixing) and "
-          "foundry SRAM compilers are less dense than that anchor. No factor is fitted to these chips.")
+    h = tech.horowitz_area_check()
+    print(f"\nArea note: logic area per transistor = 1 / (the node's published peak logic density x "
+          f"{tech.REALISED_DENSITY_FRACTION:.2f} realised fraction: {tech.PLACEMENT_UTILISATION:.2f} placement "
+          f"utilisation / {tech.POST_LAYOUT_CELL_GROWTH:.2f} post-layout cell growth), ppa.tech: "
+          + ", ".join(f"{nm} nm {tech.node(nm).area_per_transistor_um2:.3g} um^2 ({tech.logic_density_mtr_mm2(nm):.3g} MTr/mm^2 peak)"
+                      for nm in (65, 28, 7))
+          + f". Check: Horowitz's 45 nm 8-bit multiplier (282 um^2, a cell-area figure) against our 2210-transistor "
+          f"netlist: {h['model_block_um2']:.0f} um^2 placed ({h['block_ratio']:.2f}x), {h['model_cell_um2']:.0f} um^2 "
+          f"at peak cell density ({h['cell_ratio']:.2f}x). SRAM area is CACTI's (ITRS-HP cells), unchanged.")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,12 @@ Which law is used where
   a node correction K(nm) that is 1 at 45 nm, K7 at 7 nm and log-linear in log(node) between
   (``node_correction``); K = 1 above 45 nm (Stillmaker alone).
 - Leakage: per node, voltage and temperature (``Node.leakage_w``), see the constants below.
+- Logic area per transistor: published peak standard-cell logic densities per node (Bohr's
+  NAND2 + scan-flip-flop metric; ``LOGIC_DENSITY_MTR_MM2``) divided by a realised-density factor
+  for placement utilisation and post-layout cell growth (``REALISED_DENSITY_FRACTION``); see
+  ``logic_density_mtr_mm2``. Stillmaker's area factors (``Node.area_factor``) are kept for the
+  SRAM's node scaling only (ppa.sram, checked against CACTI). Horowitz's 45 nm 8-bit multiplier
+  (282 um^2) is a check, no longer the anchor (``horowitz_area_check``).
 
 Voltage range of a node: [Vmin, Vnom]. Vmin is the logic minimum voltage ``vmin_v(nm)``; the SRAM
 has its own minimum ``sram_vmin_v(nm)`` and, by default, its own rail at max(SRAM Vmin, logic V)
@@ -76,8 +82,9 @@ HOROWITZ_V = 0.9  # [S] the voltage of Horowitz's table (published-figures §3)
 #: energy of one net toggle at 45 nm, 0.9 V (pJ) [D] = sqrt(0.2 / 125.628 x 0.1 / 87.958): the
 #: geometric mean of what the multiplier and the adder each imply (1.59 and 1.14 fJ)
 E_TOGGLE_45_PJ = math.sqrt(HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLES_PER_OP * HOROWITZ_ADD32_PJ / CAL_ADD32_TOGGLES_PER_OP)
-#: area per transistor at 45 nm (um^2), placement density of the anchor included [D] = 282 / 2210
-AREA_PER_TRANSISTOR_45_UM2 = HOROWITZ_MUL8_UM2 / CAL_MUL8_TRANSISTORS
+#: what Horowitz's 8-bit multiplier implies per transistor of our netlist (um^2) [D] = 282 / 2210:
+#: since issue 10 a CHECK of the logic area law, not its anchor (``horowitz_area_check``)
+HOROWITZ_AREA_PER_TRANSISTOR_45_UM2 = HOROWITZ_MUL8_UM2 / CAL_MUL8_TRANSISTORS
 # 7 nm: Jouppi et al. ISCA 2021 Table 2: 8-bit multiply 0.07 pJ, 32-bit add 0.03 pJ
 # (published-figures §3), at our 7 nm nominal 0.7 V [A]. The same operators and toggle counts as
 # at 45 nm, so the node correction K7 = sqrt(0.07/125.628 x 0.03/87.958) / (E_TOGGLE_45_PJ x
@@ -144,6 +151,115 @@ LEAKAGE_TEMP_COEFF_PER_K = math.log(2.5) / 40.0
 #: and subthreshold swing 100 mV/decade, typical short-channel values (labelled, not cited): one
 #: decade of I_off per volt of supply.
 LEAKAGE_DECADES_PER_V = 0.100 / 0.100
+# --- Logic area: published logic densities x a realised-density factor ----------------------------
+# What our "transistors" are: ppa.synth counts the mapped generic-gate netlist with Yosys's
+# ``stat -tech cmos`` table (NAND2/NOR2 4, INV 2, AOI3/OAI3 6, AOI4/OAI4 8, XOR/XNOR 12, MUX 12,
+# DFF 16). That is the static-CMOS transistor count a foundry library cell of the same function has
+# (NAND2 4 transistors is exactly the cell Bohr's metric counts), except the flip-flop: a library
+# D flip-flop has about 20-24 transistors and a scan flip-flop more, so flip-flop-heavy logic is
+# UNDER-counted here by up to ~1.5x per flip-flop [A, stated, not corrected].
+#
+#: Peak logic density (million transistors per mm^2 = transistors per um^2) per model node, in
+#: Bohr's metric (Intel, Technology and Manufacturing Day 2017: 0.6 x NAND2 transistors / NAND2
+#: cell area + 0.4 x scan-flip-flop transistors / SFF cell area; minimum-size cells, cell area
+#: only, no routing or utilisation). Sources (docs/published-silicon.md, "Logic density"):
+#: [S] 20 (22/20 nm): Intel 22 nm 15.3; 14: Intel 14 nm 37.5 (both Intel 2017 via Ars Technica);
+#: [S] 16: "around 28" for competing 14/16 nm foundry processes (Intel's estimate, same source;
+#:     TSMC 16FF+ 28.9 per WikiChip); 10: "around 50" for competing 10 nm (Intel's estimate;
+#:     TSMC 10FF 52.5 per WikiChip); 7: TSMC N7 high-density library 91.2 (WikiChip);
+#: [D] 65, 45, 32 nm (planar; no retrievable published density): Intel 22 nm's 15.3 scaled by
+#:     Intel's contacted-gate-pitch x metal-1-pitch product (``INTEL_GP_M1P_NM``), i.e. the same
+#:     cell architecture at each node's pitches: 65 nm 2.38, 45 nm 4.30, 32 nm 8.70; checked: the
+#:     Nangate 45 nm Open Cell Library's NOR2_X1 / SDFF_X1 cells give 5.10 in Bohr's metric;
+#: [D] 28 nm: log-node interpolation between 32 and 20 nm, as for its other figures (10.2); checked:
+#:     TSMC 28 nm's pitches (CPP 117, metal 90 nm, WikiChip) under the pitch law give 10.5.
+#: Check of the pitch law: 22 -> 14 nm it predicts 30.3 against Intel's published 37.5 (0.81x;
+#: FinFET cells also lost tracks) -- tests/ppa/test_density.py.
+INTEL_22NM_DENSITY_MTR_MM2 = 15.3
+#: [S] Intel contacted gate pitch and metal-1 pitch (nm) of its 65/45/32/22/14/10 nm processes (Intel
+#: IEDM/VLSI process papers via WikiChip (22, 32 nm), an IEDM 2007 summary (45 nm gate pitch),
+#: S. Jones, SemiWiki 2014 (65 nm gate pitch), Intel 2017 via KitGuru / Electronics Weekly (14, 10 nm);
+#: the 65 and 45 nm metal-1 pitches not re-read; docs/published-silicon.md)
+INTEL_GP_M1P_NM = {65: (220.0, 210.0), 45: (160.0, 160.0), 32: (112.5, 112.5), 22: (90.0, 80.0),
+                   14: (70.0, 52.0), 10: (54.0, 36.0)}
+
+
+def _pitch_scaled_density(intel_nm: int) -> float:
+    """[D] Intel 22 nm density x (GP x M1P at 22 nm) / (GP x M1P at ``intel_nm``)."""
+    g22, m22 = INTEL_GP_M1P_NM[22]
+    g, m = INTEL_GP_M1P_NM[intel_nm]
+    return INTEL_22NM_DENSITY_MTR_MM2 * (g22 * m22) / (g * m)
+
+
+LOGIC_DENSITY_MTR_MM2: dict[int, float] = {
+    65: _pitch_scaled_density(65),  # [D] 2.38
+    45: _pitch_scaled_density(45),  # [D] 4.30
+    32: _pitch_scaled_density(32),  # [D] 8.70
+    20: INTEL_22NM_DENSITY_MTR_MM2,  # [S] Intel 22 nm
+    16: 28.0,  # [S] foundry 14/16 nm, Intel's estimate (TSMC 16FF+ 28.9, WikiChip)
+    14: 37.5,  # [S] Intel 14 nm
+    10: 50.0,  # [S] foundry 10 nm, Intel's estimate (TSMC 10FF 52.5, WikiChip)
+    7: 91.2,  # [S] TSMC N7 HD (WikiChip)
+}
+#: Realised density of a placed-and-routed block relative to the library's peak:
+#: [S] placement utilisation 0.70: the ASAP7 7 nm reference block closed in Cadence Innovus
+#:     (17.1-21.1) at 70.1-70.4 % final density (Centre-for-Hardware-Security/asap7_reference_design);
+#:     60-80 % is the usual range for timing-driven blocks.
+#: [A] post-layout cell growth 1.25: buffering and upsizing for timing, the clock tree, hold fixing,
+#:     tap and tie cells, none of which the pre-layout generic netlist holds, add about a quarter to
+#:     its cell area; and real netlists use cells above the minimum size Bohr's metric counts.
+#: [D] fraction = 0.70 / 1.25 = 0.56. Checked (not fitted) against whole-chip densities, which are
+#: upper bounds for logic because they include SRAM (a 6T bitcell of 0.027 um^2 at N7 packs 222
+#: transistors per um^2, published-figures §5.2): NVIDIA A100 54.2 B transistors / 826 mm^2 = 65.6
+#: MTr/mm^2 = 0.72 of N7's 91.2 (docs/published-silicon.md).
+PLACEMENT_UTILISATION = 0.70
+POST_LAYOUT_CELL_GROWTH = 1.25
+REALISED_DENSITY_FRACTION = PLACEMENT_UTILISATION / POST_LAYOUT_CELL_GROWTH
+
+
+def logic_density_mtr_mm2(nm: int) -> float:
+    """Published (peak, cell-area) logic density of the node, MTr/mm^2 (= transistors per um^2)."""
+    m = NODE_ALIASES.get(nm, nm)
+    if m in _INTERPOLATED:
+        lo, hi = _INTERPOLATED[m]
+        t = math.log(lo / m) / math.log(lo / hi)
+        return math.exp((1 - t) * math.log(LOGIC_DENSITY_MTR_MM2[lo]) + t * math.log(LOGIC_DENSITY_MTR_MM2[hi]))
+    return LOGIC_DENSITY_MTR_MM2[m]
+
+
+def realised_logic_density_mtr_mm2(nm: int) -> float:
+    """Logic density a placed-and-routed block reaches: peak x REALISED_DENSITY_FRACTION."""
+    return logic_density_mtr_mm2(nm) * REALISED_DENSITY_FRACTION
+
+
+def cell_area_per_transistor_um2(nm: int) -> float:
+    """Standard-cell area per transistor at the library's peak density (um^2), no utilisation."""
+    return 1.0 / logic_density_mtr_mm2(nm)
+
+
+def area_per_transistor_um2(nm: int) -> float:
+    """Placed-and-routed block area per netlist transistor (um^2): 1 / realised density."""
+    return 1.0 / realised_logic_density_mtr_mm2(nm)
+
+
+#: the law's block area per transistor at 45 nm (um^2), the name kept from before issue 10 (when it
+#: was Horowitz's 282 / 2210); ppa.calibration.calibrate() re-derives it
+AREA_PER_TRANSISTOR_45_UM2 = area_per_transistor_um2(45)
+
+
+def horowitz_area_check(transistors: int = CAL_MUL8_TRANSISTORS) -> dict:
+    """Our 8-bit multiplier (``transistors`` from ppa.synth) at 45 nm under the density law, against
+    Horowitz's 282 um^2: block area (realised density) and cell area (peak density, no utilisation).
+    Horowitz's figure is a cell-area figure, so the block ratio is expected above 1 by about
+    1 / REALISED_DENSITY_FRACTION times the cell ratio."""
+    block = transistors * area_per_transistor_um2(45)
+    cell = transistors * cell_area_per_transistor_um2(45)
+    return {"transistors": transistors, "model_block_um2": block, "model_cell_um2": cell,
+            "horowitz_um2": HOROWITZ_MUL8_UM2, "block_ratio": block / HOROWITZ_MUL8_UM2,
+            "cell_ratio": cell / HOROWITZ_MUL8_UM2,
+            "horowitz_density_mtr_mm2": transistors / HOROWITZ_MUL8_UM2}
+
+
 @dataclass(frozen=True)
 class Node:
     """One technology node at one supply voltage (construct with ``node``, which checks Vmin)."""
@@ -186,6 +302,8 @@ class Node:
 
     @property
     def area_factor(self) -> float:
+        """Stillmaker's area factor relative to 45 nm: used for the SRAM's node scaling only
+        (ppa.sram); logic area comes from ``area_per_transistor_um2``."""
         return _area(self.model_nm)
 
     # absolute figures
@@ -206,7 +324,14 @@ class Node:
 
     @property
     def area_per_transistor_um2(self) -> float:
-        return AREA_PER_TRANSISTOR_45_UM2 * self.area_factor
+        """Logic block area per netlist transistor (um^2): the node's published logic density x
+        the realised-density factor (module function ``area_per_transistor_um2``)."""
+        return area_per_transistor_um2(self.model_nm)
+
+    @property
+    def cell_area_per_transistor_um2(self) -> float:
+        """Standard-cell area per transistor at the library's peak density (um^2)."""
+        return cell_area_per_transistor_um2(self.model_nm)
 
     @property
     def leakage_density_w_mm2(self) -> float:
@@ -214,8 +339,12 @@ class Node:
         return leakage_density_w_mm2(self.nm) * leakage_voltage_factor(self.voltage_v, self.nominal_v)
 
     def leakage_w(self, transistors: float, temp_c: float) -> float:
-        """Leakage of ``transistors`` logic transistors at this voltage and junction temperature ``temp_c``."""
-        area_mm2 = transistors * self.area_per_transistor_um2 * 1e-6
+        """Leakage of ``transistors`` logic transistors at this voltage and junction temperature ``temp_c``.
+
+        The leakage density applies to the area the transistors' cells occupy (peak cell area per
+        transistor x POST_LAYOUT_CELL_GROWTH, the buffers and clock tree leak too), not to the
+        placement whitespace, which holds no transistors."""
+        area_mm2 = transistors * self.cell_area_per_transistor_um2 * POST_LAYOUT_CELL_GROWTH * 1e-6
         return area_mm2 * self.leakage_density_w_mm2 * math.exp(LEAKAGE_TEMP_COEFF_PER_K * (temp_c - LEAKAGE_T_REF_C))
 
     def cycle_time_ps(self, logic_depth: int) -> float:
