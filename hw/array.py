@@ -224,6 +224,8 @@ class SparseArray(wiring.Component):
         """The cell's error bit: any group's illegal code (never in dense mode); 0 for dense cells."""
         if not dec:
             return Const(0, 1)
+        if all(isinstance(err, Const) for _, err in dec):      # 1:M codes are always legal
+            return Const(0, 1)
         e = dec[0][1]
         for _, b in dec[1:]:
             e = e | b
@@ -245,7 +247,8 @@ class SparseArray(wiring.Component):
                     if dense is not None:
                         a = Mux(dense, act_lanes[k], a)          # dense mode: lane k of group 0
                     prods.append(a * weights[k])
-                terms.append(Mux(err if dense is None else err & ~dense, 0, _sum_tree(prods)))
+                masked = err if dense is None or isinstance(err, Const) else err & ~dense
+                terms.append(Mux(masked, 0, _sum_tree(prods)))
         # products above ACC bits cannot change a sum taken modulo 2**ACC: truncate before registering
         width = min(p.product_bits + max(self.multipliers - 1, 0).bit_length(), p.acc_bits)
         contrib = _sum_tree(terms)
@@ -319,8 +322,11 @@ class SparseArray(wiring.Component):
         # valid and clear (and the dense-path mode bit) travel with the weights
         ctl = Cat(self.in_valid, self.in_clear, self.in_dense) if dp else Cat(self.in_valid, self.in_clear)
         fields = {"w": data.ArrayLayout(signed(p.weight_bits), self.w_lanes)}
+        carry_err = mb and p.n > 1          # 1:M codes are always legal: no error bits to carry
         if mb:
-            fields.update({"sel": mb, "err": self.meta_groups})
+            fields["sel"] = mb
+        if carry_err:
+            fields["err"] = self.meta_groups
         fields["ctl"] = len(ctl)
         layout = data.StructLayout(fields)
         row_err = []
@@ -329,7 +335,7 @@ class SparseArray(wiring.Component):
             if mb:
                 code = self.in_meta[i * mb:(i + 1) * mb]
                 dec = self._decode(m, code, f"row{i}")          # decoded once per row
-                parts += [code, Cat(*[e for _, e in dec])]
+                parts += [code, Cat(*[e for _, e in dec])] if carry_err else [code]
             b = _delay(m, Cat(*parts, ctl), i, f"skew_r{i}")
             for j in range(C):
                 bv = layout(b)
@@ -339,8 +345,8 @@ class SparseArray(wiring.Component):
                 dense = bv.ctl[2] if dp else None
                 if mb:
                     b_idx = p.index_bits
-                    cdec = [([bv.sel[(g * p.n + k) * b_idx:(g * p.n + k + 1) * b_idx] for k in range(p.n)], bv.err[g])
-                            for g in range(self.meta_groups)]
+                    cdec = [([bv.sel[(g * p.n + k) * b_idx:(g * p.n + k + 1) * b_idx] for k in range(p.n)],
+                             bv.err[g] if carry_err else Const(0, 1)) for g in range(self.meta_groups)]
                 else:
                     cdec = []
                 contrib = self._contrib(m, lanes, bv.w, cdec, dense, f"pe_r{i}_c{j}")

@@ -206,7 +206,7 @@ class _PEBase(wiring.Component):
                     k += 1
                 regs.append(rp)
             valid, clear = (_delay(m, s, 1, nm) for s, nm in ((valid, "op_valid"), (clear, "op_clear")))
-            groups = [(rp, _delay(m, err, 1, "op_err" if single else f"op_err{g}"))
+            groups = [(rp, err if not single and isinstance(err, Const) else _delay(m, err, 1, "op_err" if single else f"op_err{g}"))
                       for g, (rp, (_, err)) in enumerate(zip(regs, groups))]
         if single:
             (pairs, err), = groups
@@ -214,8 +214,9 @@ class _PEBase(wiring.Component):
             contrib = Mux(err, 0, total)     # an expression: a named wire would be an unused alias
         else:                                # each group's products masked by its own code
             contrib = _sum_tree([Mux(e, 0, _sum_tree([a * b for a, b in pairs])) for pairs, e in groups])
-            err = groups[0][1]
-            for _, e in groups[1:]:
+            errs = [e for _, e in groups if not isinstance(e, Const)]    # 1:M codes are always legal
+            err = errs[0] if errs else Const(0, 1)
+            for e in errs[1:]:
                 err = err | e
         # bits above ACC cannot change a sum taken modulo 2**ACC: truncate before registering
         sum_bits = min(p.product_bits + max(npairs - 1, 0).bit_length(), p.acc_bits)
@@ -279,7 +280,7 @@ class SparsePE(_PEBase):
                 k = g * p.n + j
                 s = select_lane(m, lanes, sel[j], signed(p.act_bits), f"sel_act{k}")
                 pairs.append((Mux(dense, act[k], s), w[k]))     # dense: lane k of group 0
-            groups.append((pairs, err & ~dense))
+            groups.append((pairs, err if isinstance(err, Const) else err & ~dense))   # 1:M: never illegal
         return groups
 
 
