@@ -9,12 +9,15 @@ L = activations per row and step (M; M*M/N for the dense path), D = 1 for the de
 per-row mode bit), 0 otherwise. t_r / P_r are measured per kind from the 1 x 1, 1 x 2 and r x 1
 arrays of that kind; the dense array has no metadata decoders, the dense-path array M/N per PE.
 
-Output-stationary: every cell is alike (a full-width accumulator each, no partial-sum chain):
-    T(R, C) = t0 + R C t_cell + s [L A C (C-1)/2 + B R (R-1)/2 + B R (C-1) + L A C (R-1) + (R+C-2)]
-B = bits of the row bundle that travels right with the weights (weights, codes, their error bits,
-valid/clear(/dense)); the terms are the column skew of the activations, the row skew of the
-bundle, the bundle forwarding and the activation forwarding, and the done chain. t_cell and t0
-come from the 1 x 1 and 2 x 2 OS arrays of that kind.
+Output-stationary: every cell is alike (a full-width accumulator each, no partial-sum chain),
+except that only the last column keeps the row's error flag (t_end per row):
+    T(R, C) = t0 + R C t_cell + R t_end + s [L A C (C-1)/2 + B R (R-1)/2 + B R (C-1) + L A C (R-1) + (1+K)(R+C-2)]
+B = data bits of the row bundle that travels right with the weights (weights, codes, their error
+bits); the terms are the column skew of the activations, the row skew of the bundle, the bundle
+forwarding and the activation forwarding, and the done chain; the bundle's K control bits
+(valid, clear, and the dense path's mode bit) are alike in every row, so Yosys merges them into
+one delay line: K (R + C - 2) more bits. t0, t_cell and
+t_end come from the 1 x 1, 1 x 2 and 2 x 2 OS arrays of that kind.
 
 Both are checked against whole-array synthesis at 2x2, 4x4 and 8x8 for every kind
 (tests/ppa/test_array_cost.py, bench/bench_ppa_array.py).
@@ -123,6 +126,8 @@ class ArrayFacts:
     kind: str = "sparse"
     dataflow: str = "ws"
     decoders_per_pe: int = 1  # metadata decoders per PE (0 dense, M/N dense path)
+    row_end_transistors: float = 0.0  # OS: per row, what only the last column's cell has (its error flag)
+    row_end_flip_flops: float = 0.0
 
     # -- compatibility views of the row terms -------------------------------------------------
     @property
@@ -171,10 +176,13 @@ class ArrayFacts:
         sh = array_shape(p, self.kind)
         la = sh.act_lanes * p.act_bits
         if self.dataflow == "os":
-            b = os_bundle_bits(p, self.kind)
+            # the bundle's control bits (valid, clear[, dense]) are the same in every row: Yosys
+            # merges their skew/forward registers into one delay line of R + C - 2 stages
+            ctl = 2 + sh.mode_bit
+            b = os_bundle_bits(p, self.kind) - ctl
             return {"act_forward": la * C * (R - 1), "act_skew": la * C * (C - 1) / 2,
                     "weight_forward": b * R * (C - 1), "weight_skew": b * R * (R - 1) / 2, "psum_deskew": 0.0,
-                    "control": (R + C - 2)}
+                    "control": (R + C - 2) * (1 + ctl)}
         return {"act_forward": la * R * (C - 1), "act_skew": la * R * (R - 1) / 2, "weight_forward": 0.0,
                 "weight_skew": 0.0, "psum_deskew": self.psum_bits(R - 1) * C * (C - 1) / 2,
                 "control": (R + C - 2) + sh.mode_bit * R}
@@ -183,16 +191,17 @@ class ArrayFacts:
         """Register bits outside the PE cells (sum of :meth:`edge_terms`)."""
         return float(sum(self.edge_terms(p, R, C).values()))
 
-    def _cells(self, seq: tuple, R: int, C: int) -> float:
+    def _cells(self, seq: tuple, end: float, R: int, C: int) -> float:
         if self.dataflow == "os":
-            return R * C * seq[0]
+            return R * C * seq[0] + R * end
         return C * self._column_sum(seq, R)
 
     def transistors(self, p: PEParams, R: int, C: int) -> float:
-        return self.t0 + self._cells(self.row_transistors, R, C) + self.reg_bit_transistors * self.edge_bits(p, R, C)
+        return (self.t0 + self._cells(self.row_transistors, self.row_end_transistors, R, C)
+                + self.reg_bit_transistors * self.edge_bits(p, R, C))
 
     def flip_flops(self, p: PEParams, R: int, C: int) -> float:
-        return self.f0 + self._cells(self.row_flip_flops, R, C) + self.edge_bits(p, R, C)
+        return self.f0 + self._cells(self.row_flip_flops, self.row_end_flip_flops, R, C) + self.edge_bits(p, R, C)
 
     def decoders(self, R: int, C: int) -> int:
         """Metadata decoders in the array: one per stationary code (WS, R x C x codes per PE) or,
@@ -287,13 +296,21 @@ def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str 
                   pe_flip_flops=pe.flip_flops, kind=kind, dataflow=dataflow, decoders_per_pe=sh.meta_groups)
     probe = ArrayFacts(0.0, 0.0, (0.0,), (0.0,), (p.acc_bits,), (0,), True, **common)
     if dataflow == "os":
-        t11, f11, d11 = _array_cost(p, 1, 1, cache, kind, "os")
-        t22, f22, d22 = _array_cost(p, 2, 2, cache, kind, "os")
-        e11, e22 = probe.edge_bits(p, 1, 1), probe.edge_bits(p, 2, 2)
-        t_cell = (t22 - t11 - s * (e22 - e11)) / 3
-        f_cell = (f22 - f11 - (e22 - e11)) / 3
-        return ArrayFacts(t11 - t_cell - s * e11, f11 - f_cell - e11, (t_cell,), (f_cell,), (p.acc_bits,),
-                          (max(d11, d22),), True, **common)
+        # T(R, C) - s E(R, C) = t0 + R C t_cell + R t_end: three unknowns from 1x1, 1x2 and 2x2
+        (t11, f11, d11), (t12, f12, d12), (t22, f22, d22) = (_array_cost(p, r, c, cache, kind, "os")
+                                                             for r, c in ((1, 1), (1, 2), (2, 2)))
+        e11, e12, e22 = (probe.edge_bits(p, r, c) for r, c in ((1, 1), (1, 2), (2, 2)))
+
+        def solve(a11, a12, a22, unit):
+            x11, x12, x22 = a11 - unit * e11, a12 - unit * e12, a22 - unit * e22
+            cell = x12 - x11                         # one more cell in the row
+            end = x22 - x11 - 3 * cell               # one more row: 3 more cells and its row end
+            return x11 - cell - end, cell, end
+
+        t0, t_cell, t_end = solve(t11, t12, t22, s)
+        f0, f_cell, f_end = solve(f11, f12, f22, 1.0)
+        return ArrayFacts(t0, f0, (t_cell,), (f_cell,), (p.acc_bits,), (max(d11, d12, d22),), True,
+                          row_end_transistors=t_end, row_end_flip_flops=f_end, **common)
     la = sh.act_lanes * p.act_bits
     w0 = contrib_bits(p, kind)
     t11, f11, d11 = _array_cost(p, 1, 1, cache, kind)
