@@ -35,8 +35,12 @@ Area (mm^2)
 - sram: ppa.sram (CACTI 7 fit).
 - other: a stated allowance [A] of 10 % of (pe_array + decoders + sram) for global wiring, clock
   tree and I/O periphery.
-  For ``sparse=False`` the array is costed as R x C standalone DensePE (same widths) plus the same
-  edge registers (hw/ has no dense array).
+  Every PE kind is costed this way from its own array RTL (hw.array.SparseArray(kind=...)):
+  ``sparse`` (N:M PE), ``dense`` (``sparse=False``: the dense array, no decoders) and
+  ``dense_path`` (``dense_path=True``: M multipliers, M/N decoders per PE); ``dataflow="os"`` from
+  the output-stationary array (a uniform-cell model, ppa.array_cost), ``"is"`` as WS. The terms
+  live in ppa.array_cost; every kind and dataflow is checked against whole-array synthesis at
+  2x2, 4x4 and 8x8 (tests/ppa/test_array_cost.py).
 
 Frequency: cycle time = (logic depth + 3) x gate delay (ppa.tech), logic depth of the deepest
 stage of an R-row array: the deepest of the characterised columns up to R rows (the partial-sum
@@ -49,10 +53,13 @@ clock, the design runs at fmax at nominal voltage.
 
 Power (W)
 - dynamic: busy PE-cycles/s x toggles per PE-cycle (gate-level simulation on the trace) x energy
-  per toggle; plus the activation-forwarding registers of the array, which carry the activations
-  a PE sees (toggles on in_act per PE-cycle).
-- clock: every flip-flop of the array, every cycle, CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents
-  (no clock gating).
+  per toggle; plus the registers outside the cells (activation forwarding and skew, the OS weight
+  bundle, the WS psum deskew), each at the toggle rate per bit of what it carries on the same
+  trace, while busy; plus WS weight loading (R*R*C register bits written per tile, 2 toggles per
+  changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one per W_HOLD busy cycles).
+  Parts in ``details["dynamic_breakdown_w"]`` (pe, edge_registers, weight_load).
+- clock: every flip-flop of the array, every cycle, CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents,
+  busy or idle (no clock gating is modelled, so idle PEs pay their clock power).
 - leakage: logic transistors (ppa.tech) plus the SRAM's CACTI leakage, both at the junction
   temperature solved with ppa.thermal.
 - sram / dram: bytes moved x energy per byte (ppa.sram read/write per 512-bit access; ppa.dram).
@@ -63,7 +70,8 @@ weight-stationary hold); DRAM traffic: one DRAM byte per 16 SRAM bytes (default 
 
 Energy per MAC: total power / effective MACs per second; a PE covers M reduction elements per
 cycle (the sparse PE does N multiplies for the work of M dense MACs), so effective MACs per
-busy PE-cycle = M. peak_tops = 2 x R x C x M x clock (dense-equivalent operations).
+busy PE-cycle = M (M*M/N for the dense-path PE in N:M mode, whose default trace is N:M).
+peak_tops = 2 x R x C x that x clock (dense-equivalent operations).
 """
 
 from __future__ import annotations
