@@ -19,6 +19,8 @@ def _run(args, cache):
     (["--node", "5"], "--node"), (["--rows", "-4"], "--rows"), (["--sram-kb", "-1"], "--sram-kb"),
     (["--voltage", "1.3"], "--voltage"), (["--sparsity", "3:4"], "--sparsity"), (["--sparsity", "half"], "--sparsity"),
     (["--clock-mhz", "-5"], "--clock-mhz"),
+    (["--sparsity", "dense", "--dense-path"], "--dense-path"), (["--sparsity", "dense+dense"], "--sparsity"),
+    (["--dataflow", "rs"], "--dataflow"),
 ])
 def test_bad_input_one_line_exit_2(args, where, tmp_path):
     out = _run(args, tmp_path)
@@ -78,3 +80,24 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     dram_bytes_per_cycle = (R * 4 + R * C * 2.5 / 64 + C * 4) / 16
     assert det["dram_gb_per_s"] == pytest.approx(dram_bytes_per_cycle * f_hz / 1e9, rel=1e-9)
     assert p["dram"] == pytest.approx(dram_bytes_per_cycle * f_hz * 8 * 3.97e-12, rel=1e-9)
+
+
+@pytest.mark.yosys
+def test_dense_path_and_dataflow_flags(synth_cache):
+    small = ["--rows", "2", "--cols", "2", "--act-bits", "4", "--weight-bits", "4", "--acc-bits", "12",
+             "--node", "45", "--voltage", "1.0", "--sram-kb", "0", "--json"]
+    runs = {name: _run(small + args, synth_cache.parent) for name, args in (
+        ("sparse", []), ("flag", ["--dense-path"]), ("value", ["--sparsity", "2:4+dense"]),
+        ("os", ["--dataflow", "os"]))}
+    for name, r in runs.items():
+        assert r.returncode == 0, f"{name}: {r.stderr}"
+    j = {name: json.loads(r.stdout) for name, r in runs.items()}
+    assert j["flag"] == j["value"]
+    det = j["flag"]["details"]
+    assert det["kind"] == "dense_path" and det["pe"] == "2:4+dense" and det["effective_macs_per_pe_cycle"] == 8
+    assert det["multipliers_per_pe"] == 4 and j["sparse"]["details"]["multipliers_per_pe"] == 2
+    # twice the effective MACs per PE-cycle: peak scales with the clock each runs at
+    assert j["flag"]["peak_tops"] / j["flag"]["clock_mhz"] == pytest.approx(2 * j["sparse"]["peak_tops"] / j["sparse"]["clock_mhz"])
+    assert j["flag"]["area_mm2"] > j["sparse"]["area_mm2"]
+    assert j["os"]["details"]["cost_dataflow"] == "os"
+    assert j["os"]["details"]["array_transistors"] != j["sparse"]["details"]["array_transistors"]
