@@ -37,6 +37,7 @@ __all__ = ["ArrayFacts", "array_facts", "synth_array", "array_transistors", "con
            "array_shape", "MAX_CHARACTERISED_ROWS", "KINDS"]
 
 KINDS = ("sparse", "dense", "dense_path")
+_MODULE = {"sparse": "sparse_array", "dense": "dense_array", "dense_path": "sparse_array_dp"}
 
 #: Deepest column characterised when looking for the steady-state row (psum at the full
 #: accumulator width in and out). Yosys reached it by row 5 for every configuration tried
@@ -227,9 +228,7 @@ def synth_array(p: PEParams, R: int, C: int, *, cache=None, kind: str = "sparse"
     """Whole-array synthesis (hw SparseArray of ``kind`` cells, ``dataflow``); with a warm cache,
     without elaborating it (ppa.synth.synthesize_generated)."""
     _check(kind, dataflow)
-    from hw.array import array_module_name
-
-    name = array_module_name(kind)
+    name = _MODULE[kind]   # as hw.array.array_module_name, without importing Amaranth (a warm cache needs none)
     # the sparse WS array keeps its original memo parameters (R, C, p): its cache entries stay valid
     params = (R, C, p) if (kind, dataflow) == ("sparse", "ws") else (R, C, p, kind, dataflow)
     return _synth.synthesize_generated("hw.array.SparseArray", params, name,

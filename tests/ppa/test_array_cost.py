@@ -51,6 +51,10 @@ def test_model_matches_whole_array_int8(kind, dataflow, n, synth_cache):
 
 
 def test_kinds_and_shapes():
+    from hw.array import array_module_name
+    from ppa.array_cost import _MODULE
+
+    assert all(_MODULE[k] == array_module_name(k) for k in KINDS)
     assert pe_kind(True) == "sparse" and pe_kind(False) == "dense" and pe_kind(True, True) == "dense_path"
     with pytest.raises(InputError):
         pe_kind(False, True)
