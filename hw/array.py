@@ -1,4 +1,5 @@
-"""``SparseArray``: an R x C array of N:M sparse PEs, weight-stationary (default) or output-stationary.
+"""``SparseArray``: an R x C array of N:M sparse PEs (or dense, or dense-path PEs: ``kind``),
+weight-stationary (default) or output-stationary.
 
 Weight-stationary (``dataflow="ws"``, module ``sparse_array``; SCALE-Sim / TPU style). PE(r, c)
 holds the N kept weights and the metadata of group r (reduction elements r*M .. r*M+M-1) of
@@ -52,6 +53,24 @@ x's column j one group per edge from the top (both skewed internally).
 from the edge sampling the first group through the edge registering the last PE's sum (no
 weight load: weights stream; no drain shift: all sums are read in parallel). The next tile may
 start (``in_clear``) at the edge after ``out_valid`` has been seen.
+
+Cell kinds (``kind=``; same skew, forwarding, partial-sum and deskew logic, same timing and
+tile_cycles). Per PE: w = weights, g = metadata codes, L = activations per row (WS) or column
+(OS) and step:
+
+    "sparse"      module sparse_array     w = N, g = 1,   L = M      (the ports above)
+    "dense"       module dense_array      w = M, g = 0,   L = M      no w_meta_in / in_meta;
+                                          out_meta_err tied to 0
+    "dense_path"  module sparse_array_dp  w = M, g = M/N, L = M*M/N  PE group k's code at
+                  [k*N*b +: N*b] of the PE's meta field; WS: ``w_dense_in`` [0:0] is loaded
+                  with each weight word and shifts down with it (the row's mode); OS:
+                  ``in_dense`` [0:0] travels with the weights. Dense mode: lane i of the PE's
+                  first activation group times weight i (the other groups and the codes are
+                  ignored, K = R*M per WS tile); N:M mode: K = R*M*M/N per WS tile, an illegal
+                  code drops its own group's products only.
+
+Port widths follow: WS ``w_in`` [C*w*W], ``w_meta_in`` [C*g*N*b], ``in_act`` [R*L*A]; OS
+``in_w`` [R*w*W], ``in_meta`` [R*g*N*b], ``in_act`` [C*L*A].
 """
 
 from __future__ import annotations
