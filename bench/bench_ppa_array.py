@@ -2,6 +2,7 @@
 and sparse vs dense PE.
 
 Run: python bench/bench_ppa_array.py [--with-16x16]
+     python bench/bench_ppa_array.py --kinds   (sparse, dense, dense-path; WS and OS; 2x2..8x8)
 The one-off column characterisation takes about 20 s and 8x8 synthesis about 2 minutes on one
 core (both cached on disk afterwards); 16x16 synthesis takes several more minutes and runs only
 with --with-16x16 (or is printed when already cached).
@@ -78,5 +79,35 @@ def main() -> None:
           f"{s[0] - half_dense:.0f} um^2 = {100 * (s[0] - half_dense) / half_dense:.0f} % overhead for 2:4 support (derived)")
 
 
+def kinds(sizes=(2, 4, 8)) -> None:
+    """Every PE kind and dataflow, each from its own array RTL (ppa.array_cost): model vs whole-array
+    synthesis, and the standalone PEs per effective MAC."""
+    from ppa.array_cost import KINDS
+
+    p = PEParams()
+    print("\nmodel / whole-array synthesis, INT8 2:4 ACC32 (transistors ratio, flip-flops model/synth, depth model/synth):")
+    for df in ("ws", "os"):
+        for kind in KINDS:
+            cells = []
+            for n in sizes:
+                f = array_facts(p, kind=kind, dataflow=df, rows=n)
+                real = synth_array(p, n, n, kind=kind, dataflow=df)
+                cells.append(f"{n}x{n} {f.transistors(p, n, n) / real.transistors:.3f} "
+                             f"{f.flip_flops(p, n, n):.0f}/{real.flip_flops} {f.depth(n)}/{real.logic_depth}")
+            print(f"  {df} {kind:10s} " + " | ".join(cells))
+    n45 = tech.node(45, 1.0)
+    print("\nstandalone PEs, 45 nm 1.0 V, default trace (N:M mode for the dense path):")
+    for kind, sparse, dp, macs in (("sparse", True, False, p.m), ("dense", False, False, p.m),
+                                   ("dense_path", True, True, p.m * p.m // p.n)):
+        a = activity.pe_activity(p, sparse, dense_path=dp)
+        e = (a.toggles + a.flip_flops * tech.CLOCK_TOGGLES_PER_FF_CYCLE) * n45.toggle_energy_pj
+        print(f"  {kind:10s} area {a.transistors * n45.area_per_transistor_um2:7.0f} um^2 "
+              f"({a.transistors * n45.area_per_transistor_um2 / macs:6.0f} per effective MAC/cycle), "
+              f"energy/effective MAC {e / macs:.3f} pJ, depth {a.logic_depth}")
+
+
 if __name__ == "__main__":
-    main()
+    if "--kinds" in sys.argv:
+        kinds()
+    else:
+        main()

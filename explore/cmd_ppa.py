@@ -19,6 +19,18 @@ def parse_sparsity(text: str) -> tuple[bool, int, int]:
     return sparsity_option(text)
 
 
+def parse_sparsity_dp(text: str) -> tuple[bool, int, int, bool]:
+    """As :func:`parse_sparsity`, plus ``"N:M+dense"`` (the sparse PE with a full-rate dense path)
+    -> (True, N, M, True)."""
+    t = str(text).strip()
+    if t.lower().replace(" ", "").endswith("+dense"):
+        sparse, n, m = parse_sparsity(t[: t.lower().rindex("+")])
+        if not sparse:
+            raise InputError(f"the dense path is a mode of an N:M PE, got {text!r}", where="--sparsity")
+        return True, n, m, True
+    return (*parse_sparsity(t), False)
+
+
 def _fmt(v, unit="", digits=4):
     if v is None:
         return "n/a"
@@ -38,7 +50,9 @@ def register(app: typer.Typer) -> None:
         act_bits: Annotated[int, typer.Option("--act-bits", help="Activation width (signed).")] = 8,
         weight_bits: Annotated[int, typer.Option("--weight-bits", help="Weight width (signed).")] = 8,
         acc_bits: Annotated[int, typer.Option("--acc-bits", help="Accumulator width.")] = 32,
-        sparsity: Annotated[str, typer.Option("--sparsity", help="N:M pattern (e.g. 2:4) or 'dense'.")] = "2:4",
+        sparsity: Annotated[str, typer.Option("--sparsity", help="N:M pattern (e.g. 2:4), 'N:M+dense' (with the dense path) or 'dense'.")] = "2:4",
+        dense_path: Annotated[bool, typer.Option("--dense-path", help="Sparse PE with a full-rate dense path (M multipliers; N:M at M/N groups per cycle).")] = False,
+        dataflow: Annotated[str, typer.Option("--dataflow", help="Array dataflow: ws or os (each costed from its own array RTL); is is costed as ws.")] = "ws",
         pipeline: Annotated[int, typer.Option("--pipeline", help="Register stages in the PE.")] = 1,
         voltage: Annotated[Optional[float], typer.Option("--voltage", help="Force a supply voltage (V).")] = None,
         dram_kind: Annotated[str, typer.Option("--dram", help="ddr4, lpddr5, hbm2, hbm2e, hbm3.")] = "hbm2",
@@ -54,7 +68,8 @@ def register(app: typer.Typer) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
         from ppa.model import DesignPoint, estimate
 
-        sparse, n, m = parse_sparsity(sparsity)
+        sparse, n, m, dp = parse_sparsity_dp(sparsity)
+        dense_path = dense_path or dp
         for name, v in (("--sram-kb", sram_kb), ("--t-ambient", t_ambient)):
             if not math.isfinite(v):
                 raise InputError(f"must be a finite number, got {v}", where=name)
@@ -62,7 +77,8 @@ def register(app: typer.Typer) -> None:
                         act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
                         sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,
                         cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
-                        voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node)
+                        voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node, dataflow=dataflow,
+                        dense_path=dense_path)
         d.validate()
         from rich.console import Console
 
@@ -75,7 +91,8 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         out = Console(file=sys.stdout)
-        t = Table(title=f"sparsepe ppa: {rows}x{cols} {sparsity} PE array, {node} nm")
+        label = res.details["pe"]
+        t = Table(title=f"sparsepe ppa: {rows}x{cols} {label} PE array ({dataflow}), {node} nm")
         t.add_column("metric")
         t.add_column("value", justify="right")
         t.add_row("area", _fmt(res.area_mm2, " mm^2"))

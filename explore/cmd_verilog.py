@@ -24,14 +24,17 @@ def register(app: typer.Typer) -> None:
         rows: Annotated[Optional[int], typer.Option("--rows", help="Array rows R (with --cols).")] = None,
         cols: Annotated[Optional[int], typer.Option("--cols", help="Array columns C (with --rows).")] = None,
         dataflow: Annotated[str, typer.Option("--dataflow", help="Array dataflow: ws or os.")] = "ws",
+        dense_path: Annotated[bool, typer.Option("--dense-path", help="Also write sparse_pe_dp.v (the sparse PE with a "
+                                                 "full-rate dense path: M multipliers, N:M at M/N groups per cycle) "
+                                                 "and, with --rows/--cols, sparse_array_dp.v.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the written files as one JSON object.")] = False,
     ) -> None:
-        """Write sparse_pe.v, dense_pe.v (and sparse_array.v with --rows/--cols) plus JSON sidecars."""
+        """Write sparse_pe.v, dense_pe.v (and sparse_array.v, dense_array.v with --rows/--cols) plus JSON sidecars."""
         from hw.verilog import write_bundle
 
         params = PEParams(act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
                           pipeline=pipeline)
-        paths = write_bundle(out, params, rows=rows, cols=cols, dataflow=dataflow)
+        paths = write_bundle(out, params, rows=rows, cols=cols, dataflow=dataflow, dense_path=dense_path)
         if as_json:
             print(json.dumps({k: str(v) for k, v in paths.items()}, sort_keys=True))
         else:

@@ -227,7 +227,8 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         rows=int(d["rows"][i]), cols=int(d["cols"][i]), sram_kb=float(d["sram_kb"][i]),
         clock_mhz=float(d["clock_mhz"][i]), node_nm=int(d["node_nm"][i]), act_bits=f.act_bits,
         weight_bits=f.weight_bits, acc_bits=f.acc_bits, n=int(d["n"][i]), m=int(d["m"][i]),
-        sparse=bool(d["sparse"][i]), pipeline=int(d["pipeline"][i]), dram=dram_type,
+        sparse=bool(d["sparse"][i]), dense_path=bool(d["dense_path"][i]), dataflow=str(d["dataflow"][i]),
+        pipeline=int(d["pipeline"][i]), dram=dram_type,
         dram_units=units, cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
         t_ambient_c=f.ambient_c, sram_banks=f.sram_banks, liberty=f.liberty, liberty_node_nm=f.liberty_node,
         sram_buffers_kb=(float(sim["sram_ifmap_kb"][i]), float(sim["sram_filter_kb"][i]), float(sim["sram_ofmap_kb"][i])),
@@ -243,7 +244,7 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         "ofmap": (float(sim["sram_ofmap_read_bytes"][i]), float(sim["sram_ofmap_write_bytes"][i])),
     }
     act = WorkloadActivity(
-        sram_buffer_bytes=buffers,
+        sram_buffer_bytes=buffers, weight_tiles=float(sim["folds"][i]),
         cycles=float(sim["total_cycles"][i]), effective_macs=float(sim["dense_macs"][i]),
         performed_multiplies=float(sim["performed_mults"][i]),
         pe_busy_fraction=float(min(1.0, max(0.0, sim["utilization"][i]))),

@@ -1,4 +1,5 @@
-"""``SparseArray``: an R x C array of N:M sparse PEs, weight-stationary (default) or output-stationary.
+"""``SparseArray``: an R x C array of N:M sparse PEs (or dense, or dense-path PEs: ``kind``),
+weight-stationary (default) or output-stationary.
 
 Weight-stationary (``dataflow="ws"``, module ``sparse_array``; SCALE-Sim / TPU style). PE(r, c)
 holds the N kept weights and the metadata of group r (reduction elements r*M .. r*M+M-1) of
@@ -52,11 +53,29 @@ x's column j one group per edge from the top (both skewed internally).
 from the edge sampling the first group through the edge registering the last PE's sum (no
 weight load: weights stream; no drain shift: all sums are read in parallel). The next tile may
 start (``in_clear``) at the edge after ``out_valid`` has been seen.
+
+Cell kinds (``kind=``; same skew, forwarding, partial-sum and deskew logic, same timing and
+tile_cycles). Per PE: w = weights, g = metadata codes, L = activations per row (WS) or column
+(OS) and step:
+
+    "sparse"      module sparse_array     w = N, g = 1,   L = M      (the ports above)
+    "dense"       module dense_array      w = M, g = 0,   L = M      no w_meta_in / in_meta;
+                                          out_meta_err tied to 0
+    "dense_path"  module sparse_array_dp  w = M, g = M/N, L = M*M/N  PE group k's code at
+                  [k*N*b +: N*b] of the PE's meta field; WS: ``w_dense_in`` [0:0] is loaded
+                  with each weight word and shifts down with it (the row's mode); OS:
+                  ``in_dense`` [0:0] travels with the weights. Dense mode: lane i of the PE's
+                  first activation group times weight i (the other groups and the codes are
+                  ignored, K = R*M per WS tile); N:M mode: K = R*M*M/N per WS tile, an illegal
+                  code drops its own group's products only.
+
+Port widths follow: WS ``w_in`` [C*w*W], ``w_meta_in`` [C*g*N*b], ``in_act`` [R*L*A]; OS
+``in_w`` [R*w*W], ``in_meta`` [R*g*N*b], ``in_act`` [C*L*A].
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -64,7 +83,19 @@ from hw.errors import InputError
 from hw.params import PEParams
 from hw.pe import _sum_tree, decode_fields, select_lane
 
-__all__ = ["SparseArray", "tile_cycles", "MAX_DIM"]
+__all__ = ["SparseArray", "tile_cycles", "MAX_DIM", "KINDS", "array_module_name"]
+
+#: PE kinds an array can be built of: the N:M sparse PE, the dense PE, the sparse PE with a
+#: full-rate dense path (hw.pe module docstring).
+KINDS = ("sparse", "dense", "dense_path")
+_MODULE = {"sparse": "sparse_array", "dense": "dense_array", "dense_path": "sparse_array_dp"}
+
+
+def array_module_name(kind: str = "sparse") -> str:
+    """Verilog module name of an array of ``kind`` cells (the same for WS and OS)."""
+    if kind not in _MODULE:
+        raise InputError(f"must be one of {', '.join(KINDS)}, got {kind!r}", where="kind")
+    return _MODULE[kind]
 
 MAX_DIM = 256   # rows and cols accepted; RTL elaboration time grows as R*C
 
@@ -96,9 +127,13 @@ def _delay(m: Module, value, stages: int, name: str):
 
 
 class SparseArray(wiring.Component):
-    """R x C array of N:M sparse PEs; see the module docstring for ports and timing."""
+    """R x C array of PEs of one ``kind`` (``"sparse"``, ``"dense"``, ``"dense_path"``); see the
+    module docstring for ports and timing. The skew, forwarding, partial-sum and deskew logic is
+    shared; only the cell's operands differ (``w_lanes`` weights, ``meta_groups`` codes and
+    ``act_lanes`` activations per PE and step)."""
 
-    def __init__(self, rows: int, cols: int, params: PEParams = PEParams(), dataflow: str = "ws"):
+    def __init__(self, rows: int, cols: int, params: PEParams = PEParams(), dataflow: str = "ws",
+                 kind: str = "sparse"):
         try:
             for name, v in (("rows", rows), ("cols", cols)):
                 if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_DIM:
@@ -107,37 +142,74 @@ class SparseArray(wiring.Component):
                 raise InputError(f"expected PEParams, got {type(params).__name__}", where="params")
             if dataflow not in ("ws", "os"):
                 raise InputError(f"must be 'ws' or 'os', got {dataflow!r}", where="dataflow")
+            array_module_name(kind)
         except InputError:
             self._MustUse__silence = True
             raise
-        self.rows, self.cols, self.params, self.dataflow = rows, cols, params, dataflow
+        self.rows, self.cols, self.params, self.dataflow, self.kind = rows, cols, params, dataflow, kind
         p = params
-        act = data.ArrayLayout(signed(p.act_bits), p.m)
-        kept = data.ArrayLayout(signed(p.weight_bits), p.n)
+        act = data.ArrayLayout(signed(p.act_bits), self.act_lanes)
+        kept = data.ArrayLayout(signed(p.weight_bits), self.w_lanes)
+        mb = self.meta_groups * p.meta_bits
+        dp = kind == "dense_path"
         if dataflow == "ws":
-            ports = {
-                "w_load": In(1),
-                "w_in": In(data.ArrayLayout(kept, cols)),
-                "w_meta_in": In(cols * p.meta_bits),
+            ports = {"w_load": In(1), "w_in": In(data.ArrayLayout(kept, cols))}
+            if mb:
+                ports["w_meta_in"] = In(cols * mb)
+            if dp:
+                ports["w_dense_in"] = In(1)
+            ports.update({
                 "in_valid": In(1),
                 "in_act": In(data.ArrayLayout(act, rows)),
                 "out_valid": Out(1),
                 "out_acc": Out(data.ArrayLayout(signed(p.acc_bits), cols)),
                 "out_meta_err": Out(cols),
-            }
+            })
         else:
-            ports = {
-                "in_valid": In(1),
-                "in_clear": In(1),
-                "in_last": In(1),
-                "in_w": In(data.ArrayLayout(kept, rows)),
-                "in_meta": In(rows * p.meta_bits),
+            ports = {"in_valid": In(1), "in_clear": In(1), "in_last": In(1)}
+            if dp:
+                ports["in_dense"] = In(1)
+            ports["in_w"] = In(data.ArrayLayout(kept, rows))
+            if mb:
+                ports["in_meta"] = In(rows * mb)
+            ports.update({
                 "in_act": In(data.ArrayLayout(act, cols)),
                 "out_valid": Out(1),
                 "out_acc": Out(data.ArrayLayout(signed(p.acc_bits), rows * cols)),
                 "out_meta_err": Out(rows),
-            }
+            })
         super().__init__(ports)
+
+    # -- the cell kind ------------------------------------------------------------------------
+    @property
+    def module_name(self) -> str:
+        return array_module_name(self.kind)
+
+    @property
+    def w_lanes(self) -> int:
+        """Weights one PE holds (WS) or takes per step (OS): N sparse, M dense and dense-path."""
+        return self.params.n if self.kind == "sparse" else self.params.m
+
+    @property
+    def meta_groups(self) -> int:
+        """Metadata codes per PE: 1 sparse, 0 dense, M/N dense-path."""
+        return {"sparse": 1, "dense": 0, "dense_path": self.params.m // self.params.n}[self.kind]
+
+    @property
+    def act_lanes(self) -> int:
+        """Activations per row (WS) or column (OS) per step: M, or M*M/N for the dense path."""
+        p = self.params
+        return p.m * (p.m // p.n) if self.kind == "dense_path" else p.m
+
+    @property
+    def k_per_step(self) -> int:
+        """Reduction elements one PE covers per step: M; M*M/N for the dense path in N:M mode
+        (M in its dense mode)."""
+        return self.act_lanes
+
+    @property
+    def multipliers(self) -> int:
+        return self.w_lanes
 
     @property
     def latency(self) -> int:
@@ -159,14 +231,46 @@ class SparseArray(wiring.Component):
         return tile_cycles(self.rows, self.cols, t, self.dataflow, pipeline=self.params.pipeline)
 
     # -- shared PE datapath ---------------------------------------------------------------
-    def _contrib(self, m: Module, act_lanes, weights, sel, err, tag: str):
-        """Masked sum of the N selected products, delayed by pipeline-1 registers."""
+    def _decode(self, m: Module, code, tag: str):
+        """[(sel fields, err)] of the cell's ``meta_groups`` codes packed in ``code``."""
         p = self.params
-        prods = [select_lane(m, act_lanes, sel[j], signed(p.act_bits), f"{tag}_a{j}") * weights[j]
-                 for j in range(p.n)]
+        if self.meta_groups == 1:
+            return [decode_fields(m, code, p.n, p.m, prefix=f"{tag}_")]
+        return [decode_fields(m, code[g * p.meta_bits:(g + 1) * p.meta_bits], p.n, p.m, prefix=f"{tag}_g{g}_")
+                for g in range(self.meta_groups)]
+
+    def _cell_err(self, dec, dense):
+        """The cell's error bit: any group's illegal code (never in dense mode); 0 for dense cells."""
+        if not dec:
+            return Const(0, 1)
+        if all(isinstance(err, Const) for _, err in dec):      # 1:M codes are always legal
+            return Const(0, 1)
+        e = dec[0][1]
+        for _, b in dec[1:]:
+            e = e | b
+        return e if dense is None else e & ~dense
+
+    def _contrib(self, m: Module, act_lanes, weights, dec, dense, tag: str):
+        """The cell's masked product sum, delayed by pipeline-1 registers. ``dec``: [(sel, err)]
+        per metadata group (empty for dense cells); ``dense``: the dense-path mode bit or None."""
+        p = self.params
+        if self.kind == "dense":
+            terms = [_sum_tree([act_lanes[i] * weights[i] for i in range(p.m)])]
+        else:
+            terms = []
+            for g, (sel, err) in enumerate(dec):
+                prods = []
+                for j in range(p.n):
+                    k = g * p.n + j
+                    a = select_lane(m, act_lanes[g * p.m:(g + 1) * p.m], sel[j], signed(p.act_bits), f"{tag}_a{k}")
+                    if dense is not None:
+                        a = Mux(dense, act_lanes[k], a)          # dense mode: lane k of group 0
+                    prods.append(a * weights[k])
+                masked = err if dense is None or isinstance(err, Const) else err & ~dense
+                terms.append(Mux(masked, 0, _sum_tree(prods)))
         # products above ACC bits cannot change a sum taken modulo 2**ACC: truncate before registering
-        width = min(p.product_bits + max(p.n - 1, 0).bit_length(), p.acc_bits)
-        contrib = Mux(err, 0, _sum_tree(prods))
+        width = min(p.product_bits + max(self.multipliers - 1, 0).bit_length(), p.acc_bits)
+        contrib = _sum_tree(terms)
         if len(contrib) > width:
             contrib = contrib[:width].as_signed()
         return _delay(m, contrib, p.pipeline - 1, f"{tag}_prod")
@@ -177,20 +281,29 @@ class SparseArray(wiring.Component):
     def _elaborate_ws(self):
         p, R, C = self.params, self.rows, self.cols
         m = Module()
-        wkept = data.ArrayLayout(signed(p.weight_bits), p.n)
+        mb = self.meta_groups * p.meta_bits
+        wkept = data.ArrayLayout(signed(p.weight_bits), self.w_lanes)
         wreg = [[Signal(wkept, name=f"w_r{r}_c{c}") for c in range(C)] for r in range(R)]
-        mreg = [[Signal(p.meta_bits, name=f"meta_r{r}_c{c}") for c in range(C)] for r in range(R)]
+        mreg = [[Signal(mb, name=f"meta_r{r}_c{c}") for c in range(C)] for r in range(R)] if mb else None
+        dreg = [Signal(name=f"dense_r{r}") for r in range(R)] if self.kind == "dense_path" else None
         with m.If(self.w_load):
             for c in range(C):
-                m.d.sync += [wreg[0][c].eq(self.w_in[c]),
-                             mreg[0][c].eq(self.w_meta_in[c * p.meta_bits:(c + 1) * p.meta_bits])]
+                m.d.sync += wreg[0][c].eq(self.w_in[c])
+                if mb:
+                    m.d.sync += mreg[0][c].eq(self.w_meta_in[c * mb:(c + 1) * mb])
                 for r in range(1, R):
-                    m.d.sync += [wreg[r][c].eq(wreg[r - 1][c]), mreg[r][c].eq(mreg[r - 1][c])]
+                    m.d.sync += wreg[r][c].eq(wreg[r - 1][c])
+                    if mb:
+                        m.d.sync += mreg[r][c].eq(mreg[r - 1][c])
+            if dreg:
+                m.d.sync += dreg[0].eq(self.w_dense_in)
+                for r in range(1, R):
+                    m.d.sync += dreg[r].eq(dreg[r - 1])
         # metadata decoding per row: the row's C stationary codes
-        dec = [[decode_fields(m, mreg[r][c], p.n, p.m, prefix=f"r{r}_c{c}_") for c in range(C)] for r in range(R)]
+        dec = [[self._decode(m, mreg[r][c], f"r{r}_c{c}") if mb else [] for c in range(C)] for r in range(R)]
         col_err = [0] * C
         for c in range(C):
-            bits = [dec[r][c][1] for r in range(R)]
+            bits = [self._cell_err(dec[r][c], dreg[r] if dreg else None) for r in range(R)]
             e = bits[0]
             for b in bits[1:]:
                 e = e | b
@@ -199,10 +312,9 @@ class SparseArray(wiring.Component):
         for r in range(R):
             act = _delay(m, self.in_act[r].as_value(), r, f"skew_r{r}")
             for c in range(C):
-                lanes_view = data.ArrayLayout(signed(p.act_bits), p.m)(act)
-                lanes = [lanes_view[i] for i in range(p.m)]
-                sel, err = dec[r][c]
-                contrib = self._contrib(m, lanes, wreg[r][c], sel, err, f"pe_r{r}_c{c}")
+                lanes_view = data.ArrayLayout(signed(p.act_bits), self.act_lanes)(act)
+                lanes = [lanes_view[i] for i in range(self.act_lanes)]
+                contrib = self._contrib(m, lanes, wreg[r][c], dec[r][c], dreg[r] if dreg else None, f"pe_r{r}_c{c}")
                 psum = Signal(signed(p.acc_bits), name=f"psum_r{r}_c{c}")
                 if psum_in[c] is None:
                     m.d.sync += psum.eq(contrib)
@@ -222,34 +334,53 @@ class SparseArray(wiring.Component):
     def _elaborate_os(self):
         p, R, C = self.params, self.rows, self.cols
         m = Module()
+        mb = self.meta_groups * p.meta_bits
+        dp = self.kind == "dense_path"
         # column inputs: activation groups, skewed by column
         acts = [_delay(m, self.in_act[j].as_value(), j, f"skew_c{j}") for j in range(C)]
-        ctl = Cat(self.in_valid, self.in_clear)      # valid and clear travel with the weights
+        # valid and clear (and the dense-path mode bit) travel with the weights
+        ctl = Cat(self.in_valid, self.in_clear, self.in_dense) if dp else Cat(self.in_valid, self.in_clear)
+        fields = {"w": data.ArrayLayout(signed(p.weight_bits), self.w_lanes)}
+        carry_err = mb and p.n > 1          # 1:M codes are always legal: no error bits to carry
+        if mb:
+            fields["sel"] = mb
+        if carry_err:
+            fields["err"] = self.meta_groups
+        fields["ctl"] = len(ctl)
+        layout = data.StructLayout(fields)
         row_err = []
         for i in range(R):
-            code = self.in_meta[i * p.meta_bits:(i + 1) * p.meta_bits]
-            sel, err = decode_fields(m, code, p.n, p.m, prefix=f"row{i}_")   # decoded once per row
-            layout = data.StructLayout({"w": data.ArrayLayout(signed(p.weight_bits), p.n), "sel": p.meta_bits,
-                                        "err": 1, "ctl": 2})
-            b = _delay(m, Cat(self.in_w[i].as_value(), code, err, ctl), i, f"skew_r{i}")
+            parts = [self.in_w[i].as_value()]
+            if mb:
+                code = self.in_meta[i * mb:(i + 1) * mb]
+                dec = self._decode(m, code, f"row{i}")          # decoded once per row
+                parts += [code, Cat(*[e for _, e in dec])] if carry_err else [code]
+            b = _delay(m, Cat(*parts, ctl), i, f"skew_r{i}")
             for j in range(C):
                 bv = layout(b)
                 act = acts[j]
-                lanes_view = data.ArrayLayout(signed(p.act_bits), p.m)(act)
-                lanes = [lanes_view[k] for k in range(p.m)]
-                b_idx = p.index_bits
-                sel_f = [bv.sel[k * b_idx:(k + 1) * b_idx] for k in range(p.n)]
-                contrib = self._contrib(m, lanes, bv.w, sel_f, bv.err, f"pe_r{i}_c{j}")
-                c_ctl = _delay(m, bv.ctl, p.pipeline - 1, f"pe_r{i}_c{j}_ctl")
-                c_err = _delay(m, bv.err, p.pipeline - 1, f"pe_r{i}_c{j}_err")
+                lanes_view = data.ArrayLayout(signed(p.act_bits), self.act_lanes)(act)
+                lanes = [lanes_view[k] for k in range(self.act_lanes)]
+                dense = bv.ctl[2] if dp else None
+                if mb:
+                    b_idx = p.index_bits
+                    cdec = [([bv.sel[(g * p.n + k) * b_idx:(g * p.n + k + 1) * b_idx] for k in range(p.n)],
+                             bv.err[g] if carry_err else Const(0, 1)) for g in range(self.meta_groups)]
+                else:
+                    cdec = []
+                contrib = self._contrib(m, lanes, bv.w, cdec, dense, f"pe_r{i}_c{j}")
+                c_ctl = _delay(m, bv.ctl[:2], p.pipeline - 1, f"pe_r{i}_c{j}_ctl")
                 acc = Signal(signed(p.acc_bits), name=f"acc_r{i}_c{j}")
-                errs = Signal(name=f"err_r{i}_c{j}")
+                if mb:
+                    c_err = _delay(m, self._cell_err(cdec, dense), p.pipeline - 1, f"pe_r{i}_c{j}_err")
+                    errs = Signal(name=f"err_r{i}_c{j}")
                 with m.If(c_ctl[0]):
-                    m.d.sync += [acc.eq((Mux(c_ctl[1], 0, acc) + contrib)[:p.acc_bits]),
-                                 errs.eq(Mux(c_ctl[1], 0, errs) | c_err)]
+                    m.d.sync += acc.eq((Mux(c_ctl[1], 0, acc) + contrib)[:p.acc_bits])
+                    if mb:
+                        m.d.sync += errs.eq(Mux(c_ctl[1], 0, errs) | c_err)
                 m.d.comb += self.out_acc[i * C + j].eq(acc)
                 if j == C - 1:
-                    row_err.append(errs)
+                    row_err.append(errs if mb else Const(0, 1))
                 # pass weights right and activations down
                 if j + 1 < C:
                     nb = Signal(b.shape(), name=f"w_r{i}_c{j}")

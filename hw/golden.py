@@ -23,7 +23,8 @@ from hw.params import PEParams
 
 __all__ = [
     "wrap_signed", "decode_meta", "encode_meta", "pack_meta", "unpack_meta", "legal_codes",
-    "pe_reference", "dense_pe_reference", "compress_nm", "decompress_nm", "gemm_nm",
+    "pe_reference", "dense_pe_reference", "dense_path_pe_reference", "compress_nm", "decompress_nm", "gemm_nm",
+    "gemm_dense",
     "dense_to_sparse_stream", "fallback_clears",
 ]
 
@@ -195,6 +196,55 @@ def dense_pe_reference(acts, weights, clears, params: PEParams, valid=None):
     return _accumulate(contrib, clears, params.acc_bits), np.zeros(contrib.shape[0], dtype=bool)
 
 
+def dense_path_pe_reference(acts, weights, metas, dense, clears, params: PEParams, valid=None):
+    """What ``sparse_pe_dp`` (``SparsePE(params, dense_path=True)``) outputs, per consumed cycle.
+
+    G = M/N. acts (T, G*M): group g lane i at column g*M+i; weights (T, M); metas (T, G) codes
+    (group g's code in column g); dense (T,) bool; clears (T,). A dense row multiplies
+    acts[:, :M] by the M weights lane by lane (codes ignored); an N:M row adds, per group g with a
+    legal code, sum_j acts[g*M + idx_gj] * weights[g*N + j]; an illegal code drops its group's
+    products only and sets ``err``. Returns ``(acc, err)`` like :func:`pe_reference`.
+    """
+    p = params
+    g_n = p.m // p.n
+    acts = _as_int(acts, "acts")
+    weights = _as_int(weights, "weights")
+    t = acts.shape[0] if acts.ndim == 2 else -1
+    if acts.ndim != 2 or acts.shape[1] != g_n * p.m:
+        raise InputError(f"must have shape (T, {g_n * p.m}), got {acts.shape}", where="acts")
+    if weights.shape != (t, p.m):
+        raise InputError(f"must have shape ({t}, {p.m}), got {weights.shape}", where="weights")
+    metas = _as_int(metas, "metas").reshape(t, -1) if t >= 0 else _as_int(metas, "metas")
+    if metas.shape != (t, g_n):
+        raise InputError(f"must have shape ({t}, {g_n}), got {metas.shape}", where="metas")
+    dense = np.asarray(dense, dtype=bool).reshape(-1)
+    clears = np.asarray(clears, dtype=bool).reshape(-1)
+    valid = np.ones(t, dtype=bool) if valid is None else np.asarray(valid, dtype=bool).reshape(-1)
+    for name, v in (("dense", dense), ("clears", clears), ("valid", valid)):
+        if v.shape != (t,):
+            raise InputError(f"must have shape ({t},), got {v.shape}", where=name)
+    _check_range(acts, p.act_bits, "acts")
+    _check_range(weights, p.weight_bits, "weights")
+    bad = np.flatnonzero(((metas < 0) | (metas >= (1 << p.meta_bits))).reshape(-1))
+    if bad.size:
+        raise InputError(f"code {metas.reshape(-1)[bad[0]]} does not fit in {p.meta_bits} bits", where="metas")
+    acts, weights, metas, dense, clears = acts[valid], weights[valid], metas[valid], dense[valid], clears[valid]
+    table, legal = _decode_table(p.n, p.m)
+    dense_sum = (acts[:, :p.m] * weights).sum(axis=1)
+    sparse_sum = np.zeros(acts.shape[0], dtype=np.int64)
+    err = np.zeros(acts.shape[0], dtype=bool)
+    for g in range(g_n):
+        idx = table[metas[:, g]] + g * p.m                           # (T', N) activation columns
+        sel = np.take_along_axis(acts, idx, axis=1)
+        part = (sel * weights[:, g * p.n:(g + 1) * p.n]).sum(axis=1)
+        ok = legal[metas[:, g]]
+        sparse_sum += np.where(ok, part, 0)
+        err |= ~ok
+    contrib = np.where(dense, dense_sum, sparse_sum)
+    err &= ~dense
+    return _accumulate(contrib, clears, p.acc_bits), err
+
+
 # ---------------------------------------------------------------------------------------------
 # matrices
 # ---------------------------------------------------------------------------------------------
@@ -269,6 +319,15 @@ def gemm_nm(values, meta, x, n: int = 2, m: int = 4, acc_bits: int = 32):
         raise InputError(f"shape {x.shape} does not match W of shape {w.shape} (need (K, P))", where="x")
     out = w.astype(np.uint64) @ x.astype(np.uint64)
     return wrap_signed(out, acc_bits)
+
+
+def gemm_dense(w, x, acc_bits: int = 32):
+    """out = W @ x for a dense W (rows, K) and x (K, P), wrapped to signed ``acc_bits`` (uint64
+    arithmetic, exact modulo 2**acc_bits)."""
+    w, x = _as_int(w, "w"), _as_int(x, "x")
+    if w.ndim != 2 or x.ndim != 2 or x.shape[0] != w.shape[1]:
+        raise InputError(f"shape {x.shape} does not match W of shape {w.shape} (need (K, P))", where="x")
+    return wrap_signed(w.astype(np.uint64) @ x.astype(np.uint64), acc_bits)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,6 +25,28 @@ follows ``in_valid`` exactly ``latency`` edges later.
 
 Dense fallback: a dense group of M runs on ``SparsePE`` as M/N consecutive groups with
 metadata (0..N-1), (N..2N-1), ... (``hw.golden.dense_to_sparse_stream``); no special mode.
+
+``SparsePE(params, dense_path=True)`` (module ``sparse_pe_dp``): the sparse PE with a full-rate
+dense path, as NVIDIA's sparse tensor cores (A100: 2:4 at twice the dense rate). It has M
+multipliers; with G = M/N (2 for 2:4)::
+
+    clk, rst, in_valid, in_clear   as SparsePE
+    in_dense   [0:0]   1: the cycle carries one dense group of M; 0: G N:M groups
+    in_act     [G*M*A-1:0]  group g lane i at [(g*M+i)*A +: A], signed   ([8A-1:0]); dense
+                       mode reads group 0 only (lanes 0..M-1), the rest is ignored
+    in_w       [M*W-1:0]    N:M mode: group g's kept weight j at [(g*N+j)*W +: W]; dense mode:
+                       the weight of lane i at [i*W +: W]                  ([4W-1:0])
+    in_meta    [G*N*b-1:0]  group g's code at [g*N*b +: N*b]; ignored in dense mode ([7:0])
+    out_valid  [0:0]   one pulse per consumed cycle (dense group or G N:M groups), ``latency``
+                       edges later (latency == pipeline, the same stages as SparsePE)
+    out_acc    [ACC-1:0]  (in_clear ? 0 : acc) + (in_dense ? sum_i act[0][i]*w[i]
+                       : sum_g legal_g * sum_j act[g][idx_gj]*w[g*N+j]), modulo 2**ACC
+    out_meta_err [0:0] N:M mode: some group's code was illegal; that group's products were
+                       dropped, the other groups' counted (0 in dense mode)
+
+Multiplier k = g*N + j takes ``in_dense ? act[0][k] : act[g][idx_gj]`` (one 2:1 mux after the
+sparse select) and weight k in both modes. Rate: M dense MACs per cycle; M*M/N effective MACs per
+cycle in N:M mode (2M for 2:4), i.e. pe_k = M stored weights per cycle in both modes.
 """
 
 from __future__ import annotations
@@ -99,15 +121,19 @@ def select_lane(m: Module, lanes, index, shape, name: str):
     return out
 
 
-def _pe_ports(p: PEParams, w_lanes: int, meta: bool) -> dict:
+def _pe_ports(p: PEParams, w_lanes: int, meta_groups: int, act_groups: int = 1, dense_bit: bool = False) -> dict:
     ports = {
         "in_valid": In(1),
         "in_clear": In(1),
-        "in_act": In(data.ArrayLayout(signed(p.act_bits), p.m)),
-        "in_w": In(data.ArrayLayout(signed(p.weight_bits), w_lanes)),
     }
-    if meta:
-        ports["in_meta"] = In(p.meta_bits)
+    if dense_bit:
+        ports["in_dense"] = In(1)
+    ports.update({
+        "in_act": In(data.ArrayLayout(signed(p.act_bits), p.m * act_groups)),
+        "in_w": In(data.ArrayLayout(signed(p.weight_bits), w_lanes)),
+    })
+    if meta_groups:
+        ports["in_meta"] = In(p.meta_bits * meta_groups)
     ports.update({"out_valid": Out(1), "out_acc": Out(signed(p.acc_bits)), "out_meta_err": Out(1)})
     return ports
 
@@ -139,16 +165,18 @@ def _check_params(component, params) -> None:
 class _PEBase(wiring.Component):
     """Shared pipeline: input delay, operand register, product register, accumulator."""
 
-    def __init__(self, params: PEParams, w_lanes: int, meta: bool):
+    def __init__(self, params: PEParams, w_lanes: int, meta_groups: int, act_groups: int = 1,
+                 dense_bit: bool = False):
         self.params = params
-        super().__init__(_pe_ports(params, w_lanes, meta))
+        super().__init__(_pe_ports(params, w_lanes, meta_groups, act_groups, dense_bit))
 
     @property
     def latency(self) -> int:
         return self.params.latency
 
-    def _operands(self, m: Module, act, w, meta):
-        """Return (list of (a, w) multiplier operand pairs, err) from (delayed) inputs."""
+    def _operands(self, m: Module, act, w, meta, dense):
+        """Return a list of (list of (a, w) multiplier operand pairs, err) product groups from the
+        (delayed) inputs; a group whose err is high contributes 0."""
         raise NotImplementedError
 
     def elaborate(self, platform):
@@ -157,25 +185,41 @@ class _PEBase(wiring.Component):
         extra = max(p.pipeline - 3, 0)
         valid = _delay(m, self.in_valid, extra, "in_valid")
         clear = _delay(m, self.in_clear, extra, "in_clear")
+        dense = _delay(m, self.in_dense, extra, "in_dense") if hasattr(self, "in_dense") else None
         act = _delay(m, self.in_act.as_value(), extra, "in_act")
         w = _delay(m, self.in_w.as_value(), extra, "in_w")
         meta = _delay(m, self.in_meta, extra, "in_meta") if hasattr(self, "in_meta") else None
-        act = data.ArrayLayout(signed(p.act_bits), p.m)(act) if extra else self.in_act
+        act = data.ArrayLayout(signed(p.act_bits), len(self.in_act))(act) if extra else self.in_act
         w = data.ArrayLayout(signed(p.weight_bits), len(self.in_w))(w) if extra else self.in_w
 
-        pairs, err = self._operands(m, act, w, meta)
+        groups = self._operands(m, act, w, meta, dense)
+        single = len(groups) == 1
+        npairs = sum(len(pairs) for pairs, _ in groups)
         if p.pipeline >= 3:                                   # register after decode + mux
-            regs = []
-            for k, (a, b) in enumerate(pairs):
-                ra, rb = Signal(signed(p.act_bits), name=f"op_a{k}"), Signal(signed(p.weight_bits), name=f"op_w{k}")
-                m.d.sync += [ra.eq(a), rb.eq(b)]
-                regs.append((ra, rb))
-            pairs = regs
-            valid, clear, err = (_delay(m, s, 1, nm) for s, nm in ((valid, "op_valid"), (clear, "op_clear"), (err, "op_err")))
-        total = _sum_tree([a * b for a, b in pairs])
+            regs, k = [], 0
+            for pairs, _ in groups:
+                rp = []
+                for a, b in pairs:
+                    ra, rb = Signal(signed(p.act_bits), name=f"op_a{k}"), Signal(signed(p.weight_bits), name=f"op_w{k}")
+                    m.d.sync += [ra.eq(a), rb.eq(b)]
+                    rp.append((ra, rb))
+                    k += 1
+                regs.append(rp)
+            valid, clear = (_delay(m, s, 1, nm) for s, nm in ((valid, "op_valid"), (clear, "op_clear")))
+            groups = [(rp, err if not single and isinstance(err, Const) else _delay(m, err, 1, "op_err" if single else f"op_err{g}"))
+                      for g, (rp, (_, err)) in enumerate(zip(regs, groups))]
+        if single:
+            (pairs, err), = groups
+            total = _sum_tree([a * b for a, b in pairs])
+            contrib = Mux(err, 0, total)     # an expression: a named wire would be an unused alias
+        else:                                # each group's products masked by its own code
+            contrib = _sum_tree([Mux(e, 0, _sum_tree([a * b for a, b in pairs])) for pairs, e in groups])
+            errs = [e for _, e in groups if not isinstance(e, Const)]    # 1:M codes are always legal
+            err = errs[0] if errs else Const(0, 1)
+            for e in errs[1:]:
+                err = err | e
         # bits above ACC cannot change a sum taken modulo 2**ACC: truncate before registering
-        sum_bits = min(p.product_bits + max(len(pairs) - 1, 0).bit_length(), p.acc_bits)
-        contrib = Mux(err, 0, total)     # an expression: a named wire would be an unused alias
+        sum_bits = min(p.product_bits + max(npairs - 1, 0).bit_length(), p.acc_bits)
         if len(contrib) > sum_bits:
             contrib = contrib[:sum_bits].as_signed()
         if p.pipeline >= 2:                                   # register after multipliers
@@ -195,17 +239,49 @@ class _PEBase(wiring.Component):
 
 
 class SparsePE(_PEBase):
-    """N:M sparse PE: N multipliers fed by metadata-selected activations, one accumulator."""
+    """N:M sparse PE: N multipliers fed by metadata-selected activations, one accumulator.
 
-    def __init__(self, params: PEParams = PEParams()):
+    ``dense_path=True``: M multipliers, one dense group or M/N N:M groups per cycle (module
+    docstring, ``sparse_pe_dp``)."""
+
+    def __init__(self, params: PEParams = PEParams(), dense_path: bool = False):
         _check_params(self, params)
-        super().__init__(params, params.n, meta=True)
+        if not isinstance(dense_path, bool):
+            self._MustUse__silence = True
+            raise InputError(f"must be True or False, got {dense_path!r}", where="dense_path")
+        self.dense_path = dense_path
+        if dense_path:
+            g = params.m // params.n
+            super().__init__(params, params.m, meta_groups=g, act_groups=g, dense_bit=True)
+        else:
+            super().__init__(params, params.n, meta_groups=1)
 
-    def _operands(self, m, act, w, meta):
+    @property
+    def groups_per_cycle(self) -> int:
+        """N:M groups consumed per cycle: M/N with the dense path, else 1."""
+        return self.params.m // self.params.n if self.dense_path else 1
+
+    @property
+    def multipliers(self) -> int:
+        return self.params.m if self.dense_path else self.params.n
+
+    def _operands(self, m, act, w, meta, dense):
         p = self.params
-        sel, err = decode_fields(m, meta, p.n, p.m)
-        lanes = [act[i] for i in range(p.m)]
-        return [(select_lane(m, lanes, sel[j], signed(p.act_bits), f"sel_act{j}"), w[j]) for j in range(p.n)], err
+        if not self.dense_path:
+            sel, err = decode_fields(m, meta, p.n, p.m)
+            lanes = [act[i] for i in range(p.m)]
+            return [([(select_lane(m, lanes, sel[j], signed(p.act_bits), f"sel_act{j}"), w[j]) for j in range(p.n)], err)]
+        groups = []
+        for g in range(self.groups_per_cycle):
+            sel, err = decode_fields(m, meta[g * p.meta_bits:(g + 1) * p.meta_bits], p.n, p.m, prefix=f"g{g}_")
+            lanes = [act[g * p.m + i] for i in range(p.m)]
+            pairs = []
+            for j in range(p.n):
+                k = g * p.n + j
+                s = select_lane(m, lanes, sel[j], signed(p.act_bits), f"sel_act{k}")
+                pairs.append((Mux(dense, act[k], s), w[k]))     # dense: lane k of group 0
+            groups.append((pairs, err if isinstance(err, Const) else err & ~dense))   # 1:M: never illegal
+        return groups
 
 
 class DensePE(_PEBase):
@@ -213,7 +289,7 @@ class DensePE(_PEBase):
 
     def __init__(self, params: PEParams = PEParams()):
         _check_params(self, params)
-        super().__init__(params, params.m, meta=False)
+        super().__init__(params, params.m, meta_groups=0)
 
-    def _operands(self, m, act, w, meta):
-        return [(act[i], w[i]) for i in range(self.params.m)], Const(0, 1)
+    def _operands(self, m, act, w, meta, dense):
+        return [([(act[i], w[i]) for i in range(self.params.m)], Const(0, 1))]

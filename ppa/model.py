@@ -42,8 +42,12 @@ Area (mm^2)
   ``details.die_phy_limited``), never silently.
 - other: stated allowances [A] of 10 % of (pe_array + decoders + sram) for global wiring, clock
   tree and I/O periphery, and 5 % for control / sequencer / host I/O (ppa.phy.CONTROL_ALLOWANCE).
-  For ``sparse=False`` the array is costed as R x C standalone DensePE (same widths) plus the same
-  edge registers (hw/ has no dense array).
+  Every PE kind is costed this way from its own array RTL (hw.array.SparseArray(kind=...)):
+  ``sparse`` (N:M PE), ``dense`` (``sparse=False``: the dense array, no decoders) and
+  ``dense_path`` (``dense_path=True``: M multipliers, M/N decoders per PE); ``dataflow="os"`` from
+  the output-stationary array (a uniform-cell model, ppa.array_cost), ``"is"`` as WS. The terms
+  live in ppa.array_cost; every kind and dataflow is checked against whole-array synthesis at
+  2x2, 4x4 and 8x8 (tests/ppa/test_array_cost.py).
 
 Frequency (:func:`stage_timing`, :func:`operating_point`): the deepest register-to-register stage
 of the design, in FO4 delays, from static timing analysis on a Liberty library (ppa.sta: Yosys maps
@@ -62,11 +66,14 @@ clock, the design runs at fmax at nominal voltage.
 
 Power (W)
 - dynamic: busy PE-cycles/s x toggles per PE-cycle (gate-level simulation on the trace) x energy
-  per toggle; plus the activation-forwarding registers of the array, which carry the activations
-  a PE sees (toggles on in_act per PE-cycle).
-- clock: every flip-flop of the array, every cycle, CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents
-  (no clock gating); with a Liberty library's clock-pin energy when one is given
-  (``clock_energy_per_ff_cycle_pj``).
+  per toggle; plus the registers outside the cells (activation forwarding and skew, the OS weight
+  bundle, the WS psum deskew), each at the toggle rate per bit of what it carries on the same
+  trace, while busy; plus WS weight loading (R*R*C register bits written per tile, 2 toggles per
+  changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one per W_HOLD busy cycles).
+  Parts in ``details["dynamic_breakdown_w"]`` (pe, edge_registers, weight_load).
+- clock: every flip-flop of the array, every cycle, CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents,
+  busy or idle (no clock gating is modelled, so idle PEs pay their clock power); with a Liberty
+  library's clock-pin energy when one is given (``clock_energy_per_ff_cycle_pj``).
 - leakage: logic transistors (ppa.tech, per node and voltage) plus the SRAM's CACTI leakage at the
   SRAM voltage, both at the junction temperature solved with ppa.thermal.
 - sram / dram: bytes moved x energy per byte (ppa.sram read/write per 512-bit access at the SRAM
@@ -80,7 +87,8 @@ weight-stationary hold); DRAM traffic: one DRAM byte per 16 SRAM bytes (default 
 
 Energy per MAC: total power / effective MACs per second; a PE covers M reduction elements per
 cycle (the sparse PE does N multiplies for the work of M dense MACs), so effective MACs per
-busy PE-cycle = M. peak_tops = 2 x R x C x M x clock (dense-equivalent operations).
+busy PE-cycle = M (M*M/N for the dense-path PE in N:M mode, whose default trace is N:M).
+peak_tops = 2 x R x C x that x clock (dense-equivalent operations).
 """
 
 from __future__ import annotations
@@ -117,6 +125,7 @@ class WorkloadActivity:
     #: per buffer (ifmap, filter, ofmap): (read bytes, write bytes), as sim/ counts them; with three
     #: buffer macros (DesignPoint.sram_buffers_kb) each buffer's traffic is costed on its own macro
     sram_buffer_bytes: dict[str, tuple[float, float]] | None = None
+    weight_tiles: float | None = None  # weight tiles shifted into a WS array; None: one per W_HOLD busy cycles [A]
 
     def __post_init__(self):
         for name in ("cycles", "effective_macs", "performed_multiplies", "sram_read_bytes", "sram_write_bytes", "dram_bytes"):
@@ -125,6 +134,9 @@ class WorkloadActivity:
                 raise InputError(f"must be a non-negative number, got {v!r}", where=f"activity.{name}")
         if self.cycles <= 0:
             raise InputError("must be positive", where="activity.cycles")
+        if self.weight_tiles is not None and not (isinstance(self.weight_tiles, (int, float))
+                                                  and math.isfinite(self.weight_tiles) and self.weight_tiles >= 0):
+            raise InputError(f"must be a non-negative number, got {self.weight_tiles!r}", where="activity.weight_tiles")
         if not 0.0 <= self.pe_busy_fraction <= 1.0:
             raise InputError(f"must be in [0, 1], got {self.pe_busy_fraction}", where="activity.pe_busy_fraction")
 
@@ -155,6 +167,18 @@ class DesignPoint:
     sram_buffers_kb: tuple[float, float, float] | None = None  # (ifmap, filter, ofmap) KB; None: one macro
     liberty: str | None = None  # a Liberty file to time the hardware with (else osu018 when installed)
     liberty_node_nm: int | None = None  # the Liberty file's process node, when the file does not state it
+    dataflow: str = "ws"  # ws, os (each costed from its own array RTL) or is (costed as the WS array)
+    dense_path: bool = False  # with sparse: the sparse PE with a full-rate dense path (hw SparsePE dense_path)
+
+    @property
+    def kind(self) -> str:
+        """The PE kind: ``"sparse"``, ``"dense"`` or ``"dense_path"``."""
+        return pe_kind(self.sparse, self.dense_path)
+
+    @property
+    def cost_dataflow(self) -> str:
+        """The array RTL the design is costed from: ws or os (hw/ has no IS array: IS costs as WS)."""
+        return "os" if self.dataflow == "os" else "ws"
 
     def validate(self) -> PEParams:
         for name in ("rows", "cols", "dram_units", "sram_banks"):
@@ -168,6 +192,13 @@ class DesignPoint:
         if self.clock_mhz is not None and not (isinstance(self.clock_mhz, (int, float)) and math.isfinite(self.clock_mhz) and self.clock_mhz > 0):
             raise InputError(f"must be a positive frequency, got {self.clock_mhz!r}", where="--clock-mhz")
         tech.check_node(self.node_nm)
+        if self.dataflow not in ("ws", "os", "is"):
+            raise InputError(f"must be ws, os or is, got {self.dataflow!r}", where="--dataflow")
+        if not isinstance(self.dense_path, bool) or not isinstance(self.sparse, bool):
+            raise InputError("sparse and dense_path must be True or False", where="--dense-path")
+        if self.dense_path and not self.sparse:
+            raise InputError("the dense path is a mode of the sparse PE: give an N:M sparsity, not dense",
+                             where="--dense-path")
         if self.voltage_v is not None:
             tech.node(self.node_nm, self.voltage_v)
         if self.sram_voltage_v is not None:
@@ -231,217 +262,19 @@ class PPAResult:
 
 
 # ------------------------------------------------------------------------------------------------
-# hardware facts (synthesis), cached per PE configuration
+# hardware facts (synthesis), cached per PE configuration: ppa.array_cost (one method for every
+# PE kind and dataflow), re-exported here under their former names
 # ------------------------------------------------------------------------------------------------
 
-#: Deepest column characterised when looking for the steady-state row (psum at the full
-#: accumulator width in and out). Yosys reached it by row 5 for every configuration tried
-#: (INT4/INT8, 1:4 and 2:4, ACC 16..64, pipeline 1..2), i.e. a 6 x 1 column.
-MAX_CHARACTERISED_ROWS = 12
-
-
-@dataclass(frozen=True)
-class ArrayFacts:
-    """Row-resolved array model terms (transistors, flip-flops, depth), see the module docstring.
-
-    ``row_transistors[r]`` / ``row_flip_flops[r]``: one PE cell of row r with its share of the
-    column (weight/metadata holding registers, decode, multiplexers, multipliers, the psum adder
-    and register of row r, one OR of the column's error chain), measured as the increment from
-    an r-row to an (r+1)-row column less the row-skew and valid-chain register bits that
-    increment adds. ``row_psum_bits[r]``: the partial-sum bits row r keeps after synthesis.
-    ``row_depth[r]``: logic depth of the (r+1)-row column. When ``steady`` the last entry is the
-    steady-state row (partial sum at the accumulator width in and out) and stands for every row
-    below it; rows beyond a non-steady characterisation are not modelled (ValueError)."""
-
-    t0: float
-    f0: float
-    row_transistors: tuple[float, ...]
-    row_flip_flops: tuple[float, ...]
-    row_psum_bits: tuple[int, ...]
-    row_depth: tuple[int, ...]
-    steady: bool
-    reg_bit_transistors: float
-    decoder_transistors: int
-    pe_transistors: int  # the standalone PE (sparse or dense), for reference
-    pe_flip_flops: int
-    note: str = ""  # set when the steady state was assumed rather than reached
-
-    # -- compatibility views of the row terms -------------------------------------------------
-    @property
-    def t_first(self) -> float:
-        return self.row_transistors[0]
-
-    @property
-    def t_cell(self) -> float:
-        """The deepest characterised row (the steady-state cell when ``steady``)."""
-        return self.row_transistors[-1]
-
-    @property
-    def f_first(self) -> float:
-        return self.row_flip_flops[0]
-
-    @property
-    def f_cell(self) -> float:
-        return self.row_flip_flops[-1]
-
-    @property
-    def logic_depth(self) -> int:
-        """Deepest stage of any characterised row (the steady-state row when ``steady``)."""
-        return max(self.row_depth)
-
-    # -- the model --------------------------------------------------------------------------
-    def _rows(self, R: int) -> int:
-        k = len(self.row_transistors)
-        if R > k and not self.steady:
-            raise ValueError(f"array facts characterise {k} rows without reaching the steady state; "
-                             f"ask array_facts(..., rows={R})")
-        return k
-
-    def _column_sum(self, seq: tuple, R: int) -> float:
-        k = self._rows(R)
-        if R <= k:
-            return float(sum(seq[:R]))
-        return float(sum(seq)) + (R - k) * seq[-1]
-
-    def psum_bits(self, r: int) -> int:
-        """Partial-sum bits carried out of row r."""
-        k = self._rows(r + 1)
-        return self.row_psum_bits[min(r, k - 1)]
-
-    def edge_bits(self, p: PEParams, R: int, C: int) -> float:
-        """Register bits outside the PE cells: activation forwarding, row skew, column deskew of
-        the bottom row's partial sums, valid chain."""
-        ma = p.m * p.act_bits
-        return ma * R * (C - 1) + ma * R * (R - 1) / 2 + self.psum_bits(R - 1) * C * (C - 1) / 2 + (R + C - 2)
-
-    def transistors(self, p: PEParams, R: int, C: int) -> float:
-        return self.t0 + C * self._column_sum(self.row_transistors, R) + self.reg_bit_transistors * self.edge_bits(p, R, C)
-
-    def flip_flops(self, p: PEParams, R: int, C: int) -> float:
-        return self.f0 + C * self._column_sum(self.row_flip_flops, R) + self.edge_bits(p, R, C)
-
-    def depth(self, R: int) -> int:
-        """Logic depth of an R-row array: its deepest row stage (the column's widest psum adder)."""
-        k = self._rows(R)
-        return max(self.row_depth[:min(R, k)])
-
-
-def _array_verilog(p: PEParams, R: int, C: int) -> str:
-    from hw.array import SparseArray
-    from hw.verilog import to_verilog
-
-    return to_verilog(SparseArray(R, C, p), "sparse_array")
-
-
-def synth_array(p: PEParams, R: int, C: int, *, cache=None) -> _synth.SynthResult:
-    """Whole-array synthesis (hw SparseArray, weight-stationary); with a warm cache, without
-    elaborating it (ppa.synth.synthesize_generated)."""
-    return _synth.synthesize_generated("hw.array.SparseArray", (R, C, p), "sparse_array",
-                                       lambda: _array_verilog(p, R, C), cache=cache)
-
-
-@lru_cache(maxsize=256)
-def _array_cost(p: PEParams, R: int, C: int, cache_key: str | None) -> tuple[int, int, int]:
-    """(transistors, flip-flops, logic depth) of a small synthesised array, kept in memory."""
-    r = synth_array(p, R, C, cache=cache_key)
-    return r.transistors, r.flip_flops, r.logic_depth
-
-
-@lru_cache(maxsize=64)
-def _reg_bit(cache_key: str | None) -> float:
-    def verilog() -> str:
-        from ppa.operators import register_verilog
-
-        return register_verilog(32)[0]
-
-    return _synth.synthesize_generated("ppa.operators.Register", 32, "reg32", verilog, cache=cache_key).transistors / 32
-
-
-@lru_cache(maxsize=64)
-def _decoder_transistors(n: int, m: int, cache_key: str | None) -> int:
-    def verilog() -> str:
-        from hw.pe import MetadataDecoder
-        from hw.verilog import to_verilog
-
-        return to_verilog(MetadataDecoder(n, m), "meta_decoder")
-
-    return _synth.synthesize_generated("hw.pe.MetadataDecoder", (n, m), "meta_decoder", verilog,
-                                       cache=cache_key).transistors
-
-
-def contrib_bits(p: PEParams) -> int:
-    """Width of one PE's masked product sum as hw.array registers it (row 0's partial sum)."""
-    return min(p.product_bits + max(p.n - 1, 0).bit_length(), p.acc_bits)
-
-
-def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None, *, rows: int | None = None) -> ArrayFacts:
-    """Synthesise what the row-resolved array model needs and return its terms.
-
-    Sparse: the 1 x 1 and 1 x 2 arrays (shared logic, first row, column edge), then columns of
-    2, 3, ... rows until the steady-state row is reached (or ``rows`` rows are characterised,
-    if fewer suffice for the array asked about); one register bit; the metadata decoder. Each
-    synthesis is cached on disk by ppa.synth and in memory here, so after the first call for a
-    PE configuration an estimate costs microseconds."""
-    need = MAX_CHARACTERISED_ROWS if rows is None else max(1, min(int(rows), MAX_CHARACTERISED_ROWS))
-    return _array_facts(p, bool(sparse), cache, need)
-
-
-@lru_cache(maxsize=512)
-def _array_facts(p: PEParams, sparse: bool, cache: str | None, need: int) -> ArrayFacts:
-    s = _reg_bit(cache)
-    pe = activity.synth_pe(p, sparse, cache=cache)
-    w0 = contrib_bits(p)
-    if not sparse:
-        # no dense array in hw/: R x C standalone dense PEs (full-width accumulators) plus the
-        # same edge registers
-        return ArrayFacts(0.0, 0.0, (pe.transistors, pe.transistors), (pe.flip_flops, pe.flip_flops),
-                          (w0, p.acc_bits), (pe.logic_depth, pe.logic_depth), True, s, 0,
-                          pe.transistors, pe.flip_flops)
-    ma = p.m * p.act_bits
-    t11, f11, d11 = _array_cost(p, 1, 1, cache)
-    t12, f12, _ = _array_cost(p, 1, 2, cache)
-    # T(1,2) - T(1,1) = t_row0 + s (MA forwarding + w0 deskew + 1 valid)
-    t_rows = [t12 - t11 - s * (ma + w0 + 1)]
-    f_rows = [f12 - f11 - (ma + w0 + 1)]
-    widths, depths = [w0], [d11]
-    t0, f0 = t11 - t_rows[0], f11 - f_rows[0]
-    prev_t, prev_f = t11, f11
-    steady = False
-    r = 1
-    while r < need and not steady:
-        t, f, d = _array_cost(p, r + 1, 1, cache)
-        # adding row r to an r-row column adds its cell, r row-skew stages of MA bits and 1 valid bit
-        t_rows.append(t - prev_t - s * (ma * r + 1))
-        f_rows.append(f - prev_f - (ma * r + 1))
-        # every cell holds the same weight/metadata (and pipeline) registers: the rest is psum
-        widths.append(int(min(max(w0 + f_rows[-1] - f_rows[0], w0), p.acc_bits)))
-        depths.append(d)
-        steady = widths[-1] == widths[-2] == p.acc_bits
-        prev_t, prev_f = t, f
-        r += 1
-    note = ""
-    if not steady and need >= MAX_CHARACTERISED_ROWS:
-        steady = True
-        note = (f"array model: partial sums still {widths[-1]} of {p.acc_bits} bits after {need} characterised "
-                f"rows; deeper rows are costed as row {need - 1}")
-    dec = _decoder_transistors(p.n, p.m, cache)
-    return ArrayFacts(t0, f0, tuple(t_rows), tuple(f_rows), tuple(widths), tuple(depths), steady, s, dec,
-                      pe.transistors, pe.flip_flops, note)
-
-
-def array_transistors(p: PEParams, R: int, C: int, *, sparse: bool = True, cache=None) -> float:
-    """PE-scaled transistor estimate of an R x C array (see the module docstring)."""
-    return array_facts(p, sparse, _ck(cache), rows=R).transistors(p, R, C)
+from ppa.array_cost import (MAX_CHARACTERISED_ROWS, ArrayFacts, _array_cost, _array_facts,  # noqa: E402,F401
+                            _array_verilog, _ck, _decoder_transistors, _reg_bit, array_facts, array_shape,
+                            array_transistors, contrib_bits, pe_kind, synth_array)
 
 
 def _sta_mod():
     from ppa import sta
 
     return sta
-
-
-def _ck(cache) -> str | None:
-    return None if cache is None else str(cache)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -528,8 +361,8 @@ class StageTiming:
 
 
 def stage_timing(p: PEParams, design: DesignPoint, facts: ArrayFacts, *, cache=None) -> StageTiming:
-    """Timing of the stage the model clocks: the sparse array's R-row column (rows up to the
-    characterised steady-state row, as ArrayFacts.depth) or the dense PE, from OpenSTA on the
+    """Timing of the stage the model clocks: the R-row column of the design's own array (any PE
+    kind; rows up to the characterised steady-state row, as ArrayFacts.depth), from OpenSTA on the
     Liberty library (timing-driven mapping, ppa.sta.FASTEST_CLOCK_PS), else the generic path."""
     from ppa import sta
 
@@ -538,14 +371,10 @@ def stage_timing(p: PEParams, design: DesignPoint, facts: ArrayFacts, *, cache=N
     depth = facts.depth(R)
     if lib is None:
         return StageTiming(sta.generic_path_fo4(depth), "generic", None, f"generic logic depth {depth}")
-    if design.sparse:
-        rows = min(R, len(facts.row_depth))
-        r = sta.sta_array_column(p, rows, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=_ck(cache))
-        stage = f"{rows} x 1 array column"
-    else:
-        r = sta.sta_pe(p, False, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=_ck(cache))
-        stage = "dense PE"
-    return StageTiming(r.cycle_fo4, "sta", r, stage)
+    # every PE kind is timed the same way: the R-row column of its own weight-stationary array
+    rows = min(R, len(facts.row_depth))
+    r = sta.sta_array_column(p, rows, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=_ck(cache), kind=design.kind)
+    return StageTiming(r.cycle_fo4, "sta", r, f"{rows} x 1 {design.kind} array column")
 
 
 def _cycle_fo4(depth: int, cycle_fo4: float | None) -> float:
@@ -631,11 +460,17 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     R, C = design.rows, design.cols
     notes: list[str] = []
     reasons: list[str] = []
-    facts = array_facts(p, design.sparse, _ck(cache), rows=R)
+    kind, cdf = design.kind, design.cost_dataflow
+    facts = array_facts(p, design.sparse, _ck(cache), rows=R, kind=kind, dataflow=cdf)
     depth = facts.depth(R)
     if facts.note and R > len(facts.row_transistors):
         notes.append(facts.note)
-    act = activity.pe_activity(p, design.sparse, trace, cache=cache)
+    if design.dataflow == "is":
+        notes.append("dataflow is: costed as the weight-stationary array (hw/ has no input-stationary array RTL)")
+    # OS streams a new weight group every cycle; WS holds weights (activity.W_HOLD)
+    act = activity.pe_activity(p, design.sparse, trace, cache=cache, dense_path=design.dense_path,
+                               w_hold=1 if cdf == "os" else activity.W_HOLD)
+    shape = array_shape(p, kind)
 
     # operating point
     timing = stage_timing(p, design, facts, cache=cache)
@@ -650,7 +485,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
 
     # area
     tr_total = facts.transistors(p, R, C)
-    dec_tr = facts.decoder_transistors * R * C
+    dec_tr = facts.decoder_transistors * facts.decoders(R, C)
     a_t = nd.area_per_transistor_um2 * 1e-6  # mm^2
     pe_mm2 = (tr_total - dec_tr) * a_t
     dec_mm2 = dec_tr * a_t
@@ -674,16 +509,21 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         area = min_die
 
     # activity
-    mac_per_pe_cycle = p.m
+    # effective (dense-equivalent) MACs per busy PE-cycle: M; the dense path in N:M mode covers M/N groups
+    mac_per_pe_cycle = shape.act_lanes
     if activity_in is None:
         notes.append(DEFAULT_SPARSITY_NOTE)
         busy = 1.0
         runtime_s = 1.0
         cycles = f_hz * runtime_s
         eff_macs = R * C * mac_per_pe_cycle * cycles
-        w_bytes = R * C * (p.n if design.sparse else p.m) * p.weight_bits / 8 + (R * C * p.meta_bits / 8 if design.sparse else 0)
-        sram_rd = cycles * (R * p.m * p.act_bits / 8 + w_bytes / activity.W_HOLD)
-        sram_wr = cycles * C * p.acc_bits / 8
+        pe_w_bytes = (shape.w_lanes * p.weight_bits + shape.meta_groups * p.meta_bits) / 8
+        if cdf == "os":   # weights stream in every cycle from the left, activations from the top
+            sram_rd = cycles * (C * shape.act_lanes * p.act_bits / 8 + R * pe_w_bytes)
+            sram_wr = cycles * R * C * p.acc_bits / 8 / activity.ACC_LEN
+        else:
+            sram_rd = cycles * (R * shape.act_lanes * p.act_bits / 8 + R * C * pe_w_bytes / activity.W_HOLD)
+            sram_wr = cycles * C * p.acc_bits / 8
         dram_b = (sram_rd + sram_wr) / DEFAULT_DRAM_REUSE
     else:
         busy = activity_in.pe_busy_fraction
@@ -693,9 +533,33 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         sram_rd, sram_wr, dram_b = activity_in.sram_read_bytes, activity_in.sram_write_bytes, activity_in.dram_bytes
     e_t = nd.toggle_energy_pj
     pe_cycles_per_s = R * C * busy * f_hz
-    fwd_regs = p.m * p.act_bits * R * (C - 1) / (R * C)  # forwarding-register bits per PE
-    fwd_toggles = act.act_input_toggles * (fwd_regs / (p.m * p.act_bits)) if p.m * p.act_bits else 0.0
-    dyn_w = pe_cycles_per_s * (act.gate_toggles + act.ff_toggles + fwd_toggles) * e_t * 1e-12
+    # registers outside the PE cells (facts.edge_terms): each toggles at the rate of what it
+    # carries, measured on the same trace at the PE's ports [D]: activation bits at in_act's rate
+    # per bit, OS weight-bundle bits at in_w/in_meta's rate per bit, WS psum-deskew bits at the PE
+    # flip-flops' rate per bit (the accumulator's); they move only while the array is busy
+    edges = facts.edge_terms(p, R, C)
+    act_bit = act.act_input_toggles / (shape.act_lanes * p.act_bits)
+    w_port_bits = shape.w_lanes * p.weight_bits + shape.meta_groups * p.meta_bits
+    edge_toggles = ((edges["act_forward"] + edges["act_skew"]) * act_bit
+                    + (edges["weight_forward"] + edges["weight_skew"]) * act.w_input_toggles / w_port_bits
+                    + edges["psum_deskew"] * act.ff_toggles / max(act.flip_flops, 1))  # per busy array-cycle
+    pe_dyn_w = pe_cycles_per_s * (act.gate_toggles + act.ff_toggles) * e_t * 1e-12
+    edge_dyn_w = busy * f_hz * edge_toggles * e_t * 1e-12
+    # WS weight loading: a tile shifts R words down R rows, so R*R*C*B register bits are written
+    # (B = weights + codes per PE, + the dense path's mode bit); a written bit toggles with the
+    # probability that two independent weight words differ there (measured on the trace), and
+    # so does the load-enable multiplexer in front of it (2 toggles per changed bit) [D]
+    load_w = 0.0
+    if cdf == "ws":
+        if activity_in is not None and activity_in.weight_tiles is not None:
+            tiles_per_s = activity_in.weight_tiles / runtime_s
+        else:
+            tiles_per_s = busy * f_hz / activity.W_HOLD
+            if activity_in is not None:
+                notes.append(f"weight loads: one tile per {activity.W_HOLD} busy cycles (no weight_tiles given)")
+        bits = R * R * C * (w_port_bits + shape.mode_bit)
+        load_w = tiles_per_s * bits * 2 * activity.weight_bit_change(p) * e_t * 1e-12
+    dyn_w = pe_dyn_w + edge_dyn_w + load_w
     ffs = facts.flip_flops(p, R, C)
     clk_w = ffs * clock_energy_per_ff_cycle_pj(nd) * 1e-12 * f_hz
     if macros:
@@ -783,7 +647,12 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         infeasible_reasons=reasons,
         notes=notes,
         details={
-            "node_nm": design.node_nm, "sparse": design.sparse, "pe": f"{p.n}:{p.m}" if design.sparse else "dense",
+            "node_nm": design.node_nm, "sparse": design.sparse,
+            "pe": (f"{p.n}:{p.m}" + ("+dense" if design.dense_path else "")) if design.sparse else "dense",
+            "kind": kind, "dataflow": design.dataflow, "cost_dataflow": cdf, "dense_path": design.dense_path,
+            "effective_macs_per_pe_cycle": mac_per_pe_cycle, "multipliers_per_pe": shape.multipliers,
+            "dynamic_breakdown_w": {"pe": pe_dyn_w, "edge_registers": edge_dyn_w, "weight_load": load_w},
+            "edge_register_bits": facts.edge_bits(p, R, C),
             "logic_depth": depth, "array_transistors": tr_total, "array_flip_flops": ffs,
             "pe_transistors": facts.pe_transistors, "gate_delay_ps": nd.gate_delay_ps,
             "toggle_energy_fj": e_t * 1e3, "toggles_per_pe_cycle": act.toggles,

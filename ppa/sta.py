@@ -873,20 +873,27 @@ def sta_pe(params, sparse: bool, lib: Liberty, *, clock_ps: float | None = None,
                           clock_ps=clock_ps, cache=cache)
 
 
-def sta_array_column(params, rows: int, lib: Liberty, *, clock_ps: float | None = None, cache=None) -> StaResult:
-    """STA of an ``rows`` x 1 column of hw.array.SparseArray (weight-stationary), the stage the
-    array model characterises (ppa.model.ArrayFacts). The ``out_meta_err`` OR chain is static
-    while the weights are held and is excluded as a false path, as ppa.model treats it."""
+def sta_array_column(params, rows: int, lib: Liberty, *, clock_ps: float | None = None, cache=None,
+                     kind: str = "sparse") -> StaResult:
+    """STA of an ``rows`` x 1 column of hw.array.SparseArray (weight-stationary) with ``kind`` cells
+    (sparse, dense, dense_path), the stage the array model characterises (ppa.array_cost.ArrayFacts).
+    The ``out_meta_err`` OR chain is static while the weights are held and is excluded as a false
+    path, as ppa.model treats it."""
+    from ppa.array_cost import _MODULE, _check
+
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
         raise InputError(f"must be a positive integer, got {rows!r}", where="rows")
+    _check(kind, "ws")
 
     def verilog() -> str:
         from hw.array import SparseArray
         from hw.verilog import to_verilog
 
-        return to_verilog(SparseArray(rows, 1, params), "sparse_array")
+        return to_verilog(SparseArray(rows, 1, params, kind=kind), _MODULE[kind])
 
-    return time_generated("hw.array.SparseArray", (rows, 1, params), "sparse_array", verilog, lib,
+    # the sparse column keeps its original memo parameters, so its cached results stay valid
+    memo = (rows, 1, params) if kind == "sparse" else (rows, 1, params, kind, "ws")
+    return time_generated("hw.array.SparseArray", memo, _MODULE[kind], verilog, lib,
                           clock_ps=clock_ps, false_path_ports=("out_meta_err",), cache=cache)
 
 

@@ -190,7 +190,10 @@ class ArrayConfig:
             return int(self.pe_k)
         if self.mode == "scalesim":
             return 1
-        return self.n if self.sparse else self.m
+        # the sparse-only PE has N multipliers (N stored weights a cycle); the dense PE and the
+        # sparse PE with a dense path have M (hw.pe.SparsePE(dense_path=True): M/N N:M groups or one
+        # dense group of M a cycle, so M stored weights a cycle in both modes)
+        return self.n if (self.sparse and not self.dense_path) else self.m
 
     @property
     def sram_split_kb(self) -> tuple[float, float, float]:
@@ -279,7 +282,7 @@ def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense
     k_sparse = np.where(ss, _cdiv(K, 2 * m) * m, _cdiv(K, m) * n)
     k_dense = np.where(pe_k > 1, _cdiv(K, m) * m, K)
     k_st = np.where(run_sparse, k_sparse, k_dense)
-    rate = np.where(~run_sparse & d["sparse"] & d["dense_path"], pe_k * m // n, pe_k)
+    rate = pe_k  # stored weights a PE consumes a cycle, in either mode (effective_pe_k)
     steps = _cdiv(k_st, rate)
     # SCALE-Sim applies sparsity to the WS mapping only (OS/IS keep the uncompressed ifmap K).
     steps_osis = np.where(ss, K, steps)
@@ -357,11 +360,11 @@ def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense
              "performed_mults", "dram_bytes", "dram_ifmap_bytes", "dram_weight_bytes", "metadata_bytes",
              "dram_ofmap_bytes", "sram_ifmap_read_bytes", "sram_filter_read_bytes", "sram_metadata_read_bytes",
              "sram_ofmap_write_bytes", "sram_ofmap_read_bytes", "sram_fill_bytes", "sram_ifmap_port_bytes",
-             "sram_filter_port_bytes", "sram_ofmap_port_bytes")
+             "sram_filter_port_bytes", "sram_ofmap_port_bytes", "folds")
     vals = (compute.astype(np.int64), stall.astype(np.int64), dram_stall.astype(np.int64), sram_stall.astype(np.int64),
             util, run_sparse, (M * N * K).astype(np.float64), performed, dram_total, dram_if, dram_w, dram_meta, dram_of,
             sram_if_rd, sram_f_rd, sram_meta_rd, sram_of_wr, sram_of_rd, dram_if + dram_w + dram_meta,
-            port_if, port_f, port_of)
+            port_if, port_f, port_of, folds.astype(np.float64))
     return dict(zip(names, np.broadcast_arrays(*vals)))
 
 
@@ -372,7 +375,8 @@ def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense
 _PER_LAYER_SUM = ("dense_macs", "performed_mults", "dram_bytes", "dram_ifmap_bytes", "dram_weight_bytes",
                   "metadata_bytes", "dram_ofmap_bytes", "sram_ifmap_read_bytes", "sram_filter_read_bytes",
                   "sram_metadata_read_bytes", "sram_ofmap_write_bytes", "sram_ofmap_read_bytes", "sram_fill_bytes",
-                  "sram_ifmap_port_bytes", "sram_filter_port_bytes", "sram_ofmap_port_bytes")
+                  "sram_ifmap_port_bytes", "sram_filter_port_bytes", "sram_ofmap_port_bytes",
+                  "folds")  # folds = tiles: in WS each loads R x C weights (ppa charges the shifting)
 
 
 def _totals(r: dict[str, np.ndarray], dense: dict[str, np.ndarray], count: np.ndarray,
@@ -538,7 +542,7 @@ def simulate_grid(workload: Workload, params: dict[str, np.ndarray | list], base
             v = np.array([DATAFLOWS.index(x) for x in v])
         d[k] = v[:, None]
     if "pe_k" not in arrs and base.pe_k is None and base.mode != "scalesim":
-        d["pe_k"] = np.where(d["sparse"], d["n"], d["m"])
+        d["pe_k"] = np.where(d["sparse"] & ~d["dense_path"].astype(bool), d["n"], d["m"])
     if np.any(d["rows"] <= 0) or np.any(d["cols"] <= 0):
         raise InputError("rows and cols must be positive", where="simulate_grid")
     if np.any((d["m"] % d["n"]) != 0) or np.any(d["n"] >= d["m"]) or np.any(d["m"] & (d["m"] - 1)):

@@ -83,29 +83,36 @@ class LayerTrace:
 
 
     def pe_stream(self, max_cycles: int | None = None):
-        """The input stream of the layer's PEs, weight-stationary, PE after PE.
+        """The input stream of one PE computing the layer's dot products, one after the other.
 
-        PE (r, g) holds row r's kept weights of group g (N values + one metadata code; dense
-        layers: the M weights) and sees group g of every calibration sample, one per cycle;
-        ``clear`` is set on every cycle (each cycle's group partial sum moves on down the column).
+        For each output row r and calibration sample p, the PE consumes the K/M groups of the
+        reduction in order (row r's kept weights of group g: N values + one metadata code; dense
+        layers: the M weights) and accumulates them: ``clear`` is set on the first group of each
+        dot product only (once per K/M groups), so the accumulator and its adder toggle as a
+        partial sum does over the layer's real reduction length. (The weights then change every
+        cycle, as in an output-stationary array; in a weight-stationary array they are held and
+        the same partial sums pass down a column instead.)
         Returns ``(acts (T, M), weights (T, N or M), meta (T,) or None, clear (T,))``, the
         arrays ``ppa.activity.trace_from_arrays`` and ``hw.golden.pe_reference`` take.
         """
         m, n = self.m, self.n
         k, p = self.activations.shape
         rows, groups = self.weights.shape[0], k // m
-        xg = self.activations.reshape(groups, m, p).transpose(0, 2, 1)          # (G, P, M)
-        acts = np.broadcast_to(xg, (rows, groups, p, m)).reshape(-1, m)
+        xg = self.activations.reshape(groups, m, p).transpose(2, 0, 1)          # (P, G, M)
+        acts = np.broadcast_to(xg, (rows, p, groups, m)).reshape(-1, m)
         if self.pruned:
-            w = self.values.reshape(rows, groups, 1, n)
-            meta = np.broadcast_to(self.meta.reshape(rows, groups, 1), (rows, groups, p)).reshape(-1)
+            w = self.values.reshape(rows, 1, groups, n)
+            meta = np.broadcast_to(self.meta.reshape(rows, 1, groups), (rows, p, groups)).reshape(-1)
         else:
-            w = self.weights.reshape(rows, groups, 1, m)
+            w = self.weights.reshape(rows, 1, groups, m)
             meta = None
-        weights = np.broadcast_to(w, (rows, groups, p, w.shape[-1])).reshape(-1, w.shape[-1])
+        weights = np.broadcast_to(w, (rows, p, groups, w.shape[-1])).reshape(-1, w.shape[-1])
+        clear = np.zeros((rows, p, groups), dtype=bool)
+        clear[..., 0] = True
+        clear = clear.reshape(-1)
         t = acts.shape[0] if max_cycles is None else min(max_cycles, acts.shape[0])
         return (acts[:t].astype(np.int64), weights[:t].astype(np.int64),
-                None if meta is None else meta[:t].astype(np.int64), np.ones(t, dtype=bool))
+                None if meta is None else meta[:t].astype(np.int64), clear[:t])
 
 
 def layer_trace(name: str, w, calib, n: int = 2, m: int = 4, *, weight_bits: int = 8, act_bits: int = 8,

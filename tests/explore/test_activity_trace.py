@@ -54,12 +54,16 @@ def test_sparse_stream_is_real_pruned_data(result):
     assert acts.shape[1] == 4 and w.shape[1] == 2 and meta.shape == (len(acts),)
     assert all(decode_meta(int(c))[1] for c in np.unique(meta))  # every code legal
     assert np.count_nonzero(acts) > 0.2 * acts.size  # real post-ReLU activations, not zeros
-    # The golden PE on the stream (a clear every cycle) gives each group's partial product,
-    # which equals an independent dot product of the selected activations.
+    # The golden PE on the stream (a clear once per dot product) gives the running partial sum,
+    # which equals an independent running sum of the selected activations' products.
     acc, err = pe_reference(acts[:500], w[:500], meta[:500], clear[:500], PEParams())
     idx = np.array([decode_meta(int(c))[0] for c in meta[:500]])
-    ref = (np.take_along_axis(acts[:500], idx, axis=1) * w[:500]).sum(axis=1)
+    prod = (np.take_along_axis(acts[:500], idx, axis=1) * w[:500]).sum(axis=1)
+    start = np.maximum.accumulate(np.where(clear[:500], np.arange(500), 0))
+    csum = np.cumsum(prod)
+    ref = csum - np.where(start > 0, csum[start - 1], 0)
     np.testing.assert_array_equal(acc, ref)
+    assert 0 < clear[:500].sum() < 100                # not every cycle
     assert not err.any()
 
 

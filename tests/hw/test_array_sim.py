@@ -7,7 +7,7 @@ import pytest
 
 from hw.array import SparseArray, tile_cycles
 from hw.errors import InputError
-from hw.golden import compress_nm, decode_meta, decompress_nm, encode_meta, gemm_nm, wrap_signed
+from hw.golden import compress_nm, decode_meta, decompress_nm, encode_meta, gemm_dense, gemm_nm, wrap_signed
 from hw.params import PEParams
 from hw.simulate import run_array_os, run_array_ws
 from hw.verilog import write_bundle
@@ -143,3 +143,95 @@ def test_iverilog_os_array_matches_golden(tmp_path, rows, cols, groups, p):
     assert out.tolist() == gemm_nm(values, meta, x, p.n, p.m, p.acc_bits).tolist()
     assert last + 1 == tile_cycles(rows, cols, groups, "os", pipeline=p.pipeline)
     assert err == 0
+
+
+# ---- arrays of dense and dense-path cells (one SparseArray, kind=...) ---------------------------
+
+def _kind_case(kind, dataflow, rows, cols, t, p, seed, dense=False):
+    """(values, meta, x, reference) for one tile of a ``kind`` array. W has ``outc`` output
+    channels (C for WS, R for OS) and K = steps x (reduction per PE step); extremes included."""
+    rng = np.random.default_rng(seed)
+    lo_a, lo_w = -(1 << (p.act_bits - 1)), -(1 << (p.weight_bits - 1))
+    g = p.m // p.n
+    k_step = p.m * g if kind == "dense_path" and not dense else p.m
+    steps = rows if dataflow == "ws" else t
+    outc, vecs = (cols, t) if dataflow == "ws" else (rows, cols)
+    w = rng.integers(lo_w, -lo_w, size=(outc, steps * k_step))
+    w[0] = lo_w
+    x = rng.integers(lo_a, -lo_a, size=(steps * k_step, vecs))
+    x[:, 0] = lo_a
+    if kind == "dense" or dense:
+        # the dense-path array in dense mode ignores its codes: give it illegal ones (0000) to prove it
+        meta = None if kind == "dense" else np.zeros((outc, steps * g), dtype=np.int64)
+        return w, meta, x, gemm_dense(w, x, p.acc_bits)
+    values, meta = compress_nm(w, p.n, p.m)
+    return values, meta, x, gemm_nm(values, meta, x, p.n, p.m, p.acc_bits)
+
+
+KIND_CASES = [
+    ("dense", False, 4, 4, 6, PEParams(acc_bits=20)),
+    ("dense", False, 3, 2, 5, PEParams(pipeline=3, n=2, m=8)),
+    ("dense_path", False, 4, 4, 6, PEParams(acc_bits=20)),
+    ("dense_path", True, 4, 4, 6, PEParams(acc_bits=20)),
+    ("dense_path", False, 3, 2, 4, PEParams(n=2, m=8, pipeline=2)),
+    ("dense_path", True, 2, 3, 4, PEParams(n=1, m=4, act_bits=4, weight_bits=4, acc_bits=10, pipeline=3)),
+]
+KIND_IDS = [f"{k}{'_densemode' if d else ''}_{r}x{c}_{p.n}of{p.m}_p{p.pipeline}" for k, d, r, c, _, p in KIND_CASES]
+
+
+@pytest.mark.parametrize("kind,dense,rows,cols,t,p", KIND_CASES, ids=KIND_IDS)
+@pytest.mark.parametrize("dataflow", ["ws", "os"])
+def test_kind_array_gemm_tile(kind, dense, rows, cols, t, p, dataflow):
+    values, meta, x, ref = _kind_case(kind, dataflow, rows, cols, t, p, seed=rows * 10 + cols, dense=dense)
+    arr = SparseArray(rows, cols, p, dataflow=dataflow, kind=kind)
+    assert arr.module_name == {"dense": "dense_array", "dense_path": "sparse_array_dp"}[kind]
+    if dataflow == "ws":
+        run = run_array_ws(arr, values, meta, x, dense=dense)
+    else:
+        run = run_array_os(arr, values, meta, x, dense=dense)
+    assert run.out.tolist() == ref.tolist()
+    assert run.cycles == tile_cycles(rows, cols, t, dataflow, pipeline=p.pipeline)
+    assert not np.any(run.err)
+
+
+def test_dense_path_array_covers_twice_the_reduction():
+    """A 2:4 dense-path WS tile covers K = R*2M per pass, the sparse array's K = R*M: same cycles."""
+    p = PEParams()
+    dp, sp = SparseArray(4, 4, p, kind="dense_path"), SparseArray(4, 4, p)
+    assert dp.k_per_step == 2 * sp.k_per_step == 8 and dp.multipliers == 2 * sp.multipliers == 4
+    assert dp.tile_cycles(6) == sp.tile_cycles(6)
+
+
+@pytest.mark.parametrize("dataflow", ["ws", "os"])
+def test_dense_path_array_illegal_code_drops_one_group(dataflow):
+    p = PEParams()
+    values, meta, x, _ = _kind_case("dense_path", dataflow, 3, 2, 3, p, seed=5)
+    meta = meta.copy()
+    meta[1, 3] = encode_meta((2, 2))                 # channel 1, reduction group 3: illegal
+    arr = SparseArray(3, 2, p, dataflow=dataflow, kind="dense_path")
+    run = (run_array_ws if dataflow == "ws" else run_array_os)(arr, values, meta, x)
+    legal = meta.copy()
+    legal[1, 3] = encode_meta((0, 1))
+    w = decompress_nm(values, legal)
+    w[1, 12:16] = 0                                  # only that group's products are dropped
+    assert run.out.tolist() == wrap_signed(w.astype(np.uint64) @ x.astype(np.uint64), 32).tolist()
+    err = run.err.tolist()
+    assert (err == [0b10] * len(err)) if dataflow == "ws" else err == 0b10
+
+
+def test_array_rejects_unknown_kind():
+    with pytest.raises(InputError):
+        SparseArray(2, 2, PEParams(), kind="systolic")
+
+
+@pytest.mark.iverilog
+@pytest.mark.parametrize("kind,dense,rows,cols,t,p", [KIND_CASES[0], KIND_CASES[1], KIND_CASES[2], KIND_CASES[3]],
+                         ids=KIND_IDS[:4])
+def test_iverilog_kind_ws_array_matches_golden(tmp_path, kind, dense, rows, cols, t, p):
+    values, meta, x, ref = _kind_case(kind, "ws", rows, cols, t, p, seed=rows * 10 + cols, dense=dense)
+    paths = write_bundle(tmp_path / "rtl", p, rows=rows, cols=cols, dense_path=kind == "dense_path")
+    from hw.array import array_module_name
+    name = array_module_name(kind)
+    out, last = run_array_ws_iverilog(paths[name], p, rows, cols, values, meta, x, tmp_path, kind=kind, dense=dense)
+    assert out.tolist() == ref.tolist()
+    assert last + 1 == tile_cycles(rows, cols, t, "ws", pipeline=p.pipeline)

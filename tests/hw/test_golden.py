@@ -193,3 +193,52 @@ def test_dense_fallback_stream_gives_dense_result(n, m):
     assert sacc[m // n - 1::m // n].tolist() == dacc.tolist()
     if (n, m) == (2, 4):
         assert sm[:2].tolist() == [encode_meta((0, 1)), encode_meta((2, 3))]
+
+
+def _scalar_dp(acts, w, metas, dense, clears, p):
+    """The dense-path PE, one group and one product at a time in plain Python integers."""
+    g_n, b = p.m // p.n, p.index_bits
+    acc, outs, errs = 0, [], []
+    for a, ww, codes, d, c in zip(acts.tolist(), w.tolist(), metas.tolist(), dense.tolist(), clears.tolist()):
+        total, err = 0, False
+        if d:
+            total = sum(a[i] * ww[i] for i in range(p.m))
+        else:
+            for g in range(g_n):
+                idx = [(codes[g] >> (j * b)) & (p.m - 1) for j in range(p.n)]
+                if all(idx[j] < idx[j + 1] for j in range(p.n - 1)):
+                    total += sum(a[g * p.m + idx[j]] * ww[g * p.n + j] for j in range(p.n))
+                else:
+                    err = True
+        acc = ((0 if c else acc) + total) % (1 << p.acc_bits)
+        outs.append(acc - (1 << p.acc_bits) if acc >> (p.acc_bits - 1) else acc)
+        errs.append(err)
+    return outs, errs
+
+
+@pytest.mark.parametrize("n,m,ab,wb,accb", [(2, 4, 8, 8, 16), (1, 4, 4, 6, 10), (2, 8, 8, 8, 32), (4, 8, 32, 32, 64)])
+def test_dense_path_reference_matches_scalar(n, m, ab, wb, accb):
+    from hw.golden import dense_path_pe_reference, gemm_dense
+
+    p = PEParams(act_bits=ab, weight_bits=wb, acc_bits=accb, n=n, m=m)
+    rng = np.random.default_rng(2)
+    t, g_n = 200, m // n
+    acts = rng.integers(-(1 << (ab - 1)), 1 << (ab - 1), size=(t, g_n * m))
+    acts[:10] = -(1 << (ab - 1))
+    w = rng.integers(-(1 << (wb - 1)), 1 << (wb - 1), size=(t, m))
+    w[:10] = -(1 << (wb - 1))
+    metas = rng.integers(0, 1 << p.meta_bits, size=(t, g_n))
+    dense = rng.random(t) < 0.4
+    clears = rng.random(t) < 0.1
+    valid = rng.random(t) < 0.8
+    acc, err = dense_path_pe_reference(acts, w, metas, dense, clears, p, valid=valid)
+    ref, ref_err = _scalar_dp(acts[valid], w[valid], metas[valid], dense[valid], clears[valid], p)
+    assert acc.tolist() == ref and err.tolist() == ref_err
+    assert (any(ref_err) if n > 1 else not any(ref_err))
+    with pytest.raises(InputError, match="metas"):
+        dense_path_pe_reference(acts, w, metas[:, :1], dense, clears, p)
+    wm = rng.integers(-(1 << (wb - 1)), 1 << (wb - 1), size=(3, 2 * m))
+    x = rng.integers(-(1 << (ab - 1)), 1 << (ab - 1), size=(2 * m, 5))
+    ref_mm = [[sum(int(wm[i, k]) * int(x[k, j]) for k in range(2 * m)) for j in range(5)] for i in range(3)]
+    wrapped = [[((v + (1 << (accb - 1))) % (1 << accb)) - (1 << (accb - 1)) for v in row] for row in ref_mm]
+    assert gemm_dense(wm, x, accb).tolist() == wrapped

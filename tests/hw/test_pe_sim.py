@@ -130,3 +130,91 @@ def test_dense_fallback_on_sparse_pe(p):
 def test_pe_rejects_non_params():
     with pytest.raises(InputError):
         SparsePE({"n": 2})
+
+
+# ---- the dense-path PE: SparsePE(p, dense_path=True), module sparse_pe_dp -----------------------
+
+DP_CASES = [
+    (PEParams(), 160),
+    (PEParams(pipeline=2), 90),
+    (PEParams(pipeline=3), 90),
+    (PEParams(pipeline=5, acc_bits=16), 90),
+    (PEParams(act_bits=4, weight_bits=6, acc_bits=10), 120),
+    (PEParams(n=1, m=4, acc_bits=17), 90),
+    (PEParams(n=2, m=8), 200),
+    (PEParams(n=4, m=8, acc_bits=18, pipeline=2), 200),
+]
+DP_IDS = [f"a{p.act_bits}w{p.weight_bits}acc{p.acc_bits}_{p.n}of{p.m}_p{p.pipeline}" for p, _ in DP_CASES]
+
+
+@pytest.mark.parametrize("p,t", DP_CASES, ids=DP_IDS)
+def test_dense_path_pe_matches_golden(p, t):
+    from hw.golden import dense_path_pe_reference
+    from tests.hw.vectors import dense_path_vectors
+
+    acts, w, metas, dense, clears, valid = dense_path_vectors(p, t, seed=p.meta_bits * 10 + p.pipeline)
+    dut = SparsePE(p, dense_path=True)
+    assert dut.multipliers == p.m and dut.groups_per_cycle == p.m // p.n
+    run = run_pe(dut, acts, w, metas, clears, valid, dense=dense)
+    ref, err = dense_path_pe_reference(acts, w, metas, dense, clears, p, valid=valid)
+    assert run.acc.tolist() == ref.tolist()
+    assert run.err.tolist() == err.tolist()
+    # every code met in every group slot (where the stream is long enough: not 4:8's 4096 codes;
+    # test_decoder_exhaustive walks those); both modes; illegal codes seen (N > 1) but not everywhere
+    if (1 << p.meta_bits) <= t // 3:
+        assert all(set(range(1 << p.meta_bits)) <= set(metas[:, g].tolist()) for g in range(metas.shape[1]))
+    assert dense[valid].any() and (~dense[valid]).any()
+    assert (err.any() if p.n > 1 else not err.any()) and not err.all()
+    assert len(run.acc) == int(valid.sum())
+    assert set((run.out_cycle - run.in_cycle).tolist()) == {p.latency - 1}
+
+
+def test_dense_path_pe_modes_by_hand():
+    """2:4, ACC 16: hand-computed sums, wrap-around, a dense cycle with illegal codes present
+    (ignored), one illegal group dropping only its own products, clear on an illegal cycle."""
+    p = PEParams(acc_bits=16)
+    a = np.array([[-128] * 8, [1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8],
+                  [-128] * 8])
+    w = np.array([[-128] * 4, [10, 20, 30, 40], [10, 20, 30, 40], [10, 20, 30, 40], [-128] * 4])
+    m = np.array([[0b0100, 0b1110], [0b0000, 0b1111], [0b1101, 0b0000], [0b0100, 0b1101], [0, 0]])
+    dense = np.array([0, 1, 0, 0, 1])
+    clears = np.array([1, 0, 1, 0, 0])
+    run = run_pe(SparsePE(p, dense_path=True), a, w, m, clears, dense=dense)
+    # cycle 0: 4 x (-128 * -128) = 65536 = 0 mod 2**16; cycle 1 dense: 10+40+90+160 = 300;
+    # cycle 2: clear, group 0 (1,3): 2*10 + 4*20 = 100, group 1 code 0000 illegal -> dropped;
+    # cycle 3: group 0 (0,1): 1*10 + 2*20 = 50, group 1 (1,3): 6*30 + 8*40 = 500 -> 100 + 550;
+    # cycle 4 dense: 4 x 16384 = 65536 wraps to 0 -> 650
+    assert run.acc.tolist() == [0, 300, 100, 650, 650]
+    assert run.err.tolist() == [False, False, True, False, False]
+
+
+@pytest.mark.parametrize("p", [PEParams(), PEParams(n=2, m=8, pipeline=2, acc_bits=20)], ids=["2of4", "2of8"])
+def test_dense_path_rates(p):
+    """Full rate dense (one group of M per cycle, as DensePE) and M/N N:M groups per cycle: the
+    same N:M stream takes M/N times fewer cycles than on SparsePE, the same dense stream as many
+    cycles as on DensePE, with the same results."""
+    g = p.m // p.n
+    acts, w, metas, clears, _ = pe_vectors(p, 48, seed=4)
+    metas = np.where(np.isin(metas, [c for c in range(1 << p.meta_bits) if decode_meta(c, p.n, p.m)[1]]), metas,
+                     metas * 0 + int(sum(j << (j * p.index_bits) for j in range(p.n))))
+    clears[:] = False
+    clears[0] = True
+    sp = run_pe(SparsePE(p), acts, w, metas, clears)
+    dp = run_pe(SparsePE(p, dense_path=True), acts.reshape(-1, g * p.m), w.reshape(-1, p.m), metas.reshape(-1, g),
+                clears.reshape(-1, g)[:, 0], dense=np.zeros(len(acts) // g, dtype=bool))
+    assert dp.acc.tolist() == sp.acc[g - 1::g].tolist()
+    assert (sp.cycles - sp.out_cycle[-1]) == (dp.cycles - dp.out_cycle[-1])     # same drain
+    assert sp.out_cycle[-1] + 1 == len(acts) + p.latency - 1
+    assert dp.out_cycle[-1] + 1 == len(acts) // g + p.latency - 1               # M/N x fewer cycles
+    da, dw, _, dc, _ = pe_vectors(p, 30, seed=6, dense=True)
+    dref = run_pe(DensePE(p), da, dw, None, dc)
+    pad = np.zeros((len(da), (g - 1) * p.m), dtype=np.int64)
+    dd = run_pe(SparsePE(p, dense_path=True), np.hstack([da, pad]), dw, np.zeros((len(da), g), dtype=int), dc,
+                dense=np.ones(len(da), dtype=bool))
+    assert dd.acc.tolist() == dref.acc.tolist() and dd.out_cycle.tolist() == dref.out_cycle.tolist()
+    assert not dd.err.any()
+
+
+def test_dense_path_rejects_bad_flag():
+    with pytest.raises(InputError):
+        SparsePE(PEParams(), dense_path="yes")

@@ -31,24 +31,37 @@ def _unpack_signed(word: int, lanes: int, bits: int) -> list[int]:
     return [v - (1 << bits) if v & sign else v for v in vals]
 
 
-def run_pe_iverilog(vfile: Path, module: str, p: PEParams, acts, w, metas, clears, valid, work: Path):
-    """Drive ``module`` (sparse_pe or dense_pe) cycle by cycle; return (acc, err, out_cycle) lists."""
+def run_pe_iverilog(vfile: Path, module: str, p: PEParams, acts, w, metas, clears, valid, work: Path, dense=None):
+    """Drive ``module`` (sparse_pe, dense_pe or sparse_pe_dp) cycle by cycle; return (acc, err,
+    out_cycle) lists. For sparse_pe_dp: acts (T, G*M), w (T, M), metas (T, G) per-group codes
+    (packed group g at [g*N*b +: N*b]) and ``dense`` (T,) the in_dense bit."""
     has_meta = metas is not None
+    has_dense = dense is not None
+    metas = None if not has_meta else np.asarray(metas)
+    groups = metas.shape[1] if has_meta and metas.ndim == 2 else 1
     w_lanes = np.asarray(w).shape[1]
-    aw, ww, mw = p.m * p.act_bits, w_lanes * p.weight_bits, p.meta_bits if has_meta else 0
-    width = 2 + mw + ww + aw
+    a_lanes = np.asarray(acts).shape[1]
+    aw, ww, mw = a_lanes * p.act_bits, w_lanes * p.weight_bits, p.meta_bits * groups if has_meta else 0
+    dw = 1 if has_dense else 0
+    width = 2 + dw + mw + ww + aw
     words = []
     for k in range(len(acts)):
         word = pack_lanes(acts[k], p.act_bits) | (pack_lanes(w[k], p.weight_bits) << aw)
         if has_meta:
-            word |= int(metas[k]) << (aw + ww)
-        word |= (int(clears[k]) << (aw + ww + mw)) | (int(valid[k]) << (aw + ww + mw + 1))
+            codes = metas[k] if metas.ndim == 2 else [metas[k]]
+            word |= sum(int(c) << (g * p.meta_bits) for g, c in enumerate(codes)) << (aw + ww)
+        if has_dense:
+            word |= int(bool(dense[k])) << (aw + ww + mw)
+        word |= (int(clears[k]) << (aw + ww + mw + dw)) | (int(valid[k]) << (aw + ww + mw + dw + 1))
         words.append(word)
     _write_vectors(work, words, width)
     t = len(acts)
     meta_decl = f"  reg [{mw - 1}:0] in_meta = 0;\n" if has_meta else ""
     meta_conn = "    .in_meta(in_meta),\n" if has_meta else ""
     meta_lhs = "in_meta, " if has_meta else ""
+    dense_decl = "  reg in_dense = 0;\n" if has_dense else ""
+    dense_conn = "    .in_dense(in_dense),\n" if has_dense else ""
+    dense_lhs = "in_dense, " if has_dense else ""
     tb = f"""`timescale 1ns/1ps
 module tb;
   reg clk = 0;
@@ -57,7 +70,7 @@ module tb;
   reg in_clear = 0;
   reg [{aw - 1}:0] in_act = 0;
   reg [{ww - 1}:0] in_w = 0;
-{meta_decl}  wire out_valid;
+{meta_decl}{dense_decl}  wire out_valid;
   wire signed [{p.acc_bits - 1}:0] out_acc;
   wire out_meta_err;
   reg [{width - 1}:0] vec [0:{t - 1}];
@@ -65,14 +78,14 @@ module tb;
   {module} dut (
     .clk(clk), .rst(rst), .in_valid(in_valid), .in_clear(in_clear),
     .in_act(in_act), .in_w(in_w),
-{meta_conn}    .out_valid(out_valid), .out_acc(out_acc), .out_meta_err(out_meta_err)
+{meta_conn}{dense_conn}    .out_valid(out_valid), .out_acc(out_acc), .out_meta_err(out_meta_err)
   );
   always #5 clk = ~clk;
   initial begin
     $readmemh("vectors.hex", vec);
     @(posedge clk); #1 rst = 0;
     for (k = 0; k < {t + p.latency + 2}; k = k + 1) begin
-      if (k < {t}) {{in_valid, in_clear, {meta_lhs}in_w, in_act}} = vec[k];
+      if (k < {t}) {{in_valid, in_clear, {dense_lhs}{meta_lhs}in_w, in_act}} = vec[k];
       else in_valid = 0;
       @(posedge clk); #1;
       if (out_valid) $display("OUT %0d %0d %0d", k, out_acc, out_meta_err);
@@ -86,25 +99,44 @@ endmodule
     return [int(r[1]) for r in rows], [bool(int(r[2])) for r in rows], [int(r[0]) for r in rows]
 
 
-def run_array_ws_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values, meta, x, work: Path):
+def run_array_ws_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values, meta, x, work: Path,
+                          kind: str = "sparse", dense: bool = False):
     """Same schedule as ``hw.simulate.run_array_ws`` (load R rows bottom-first, then stream x's
-    columns back to back) on the generated ``sparse_array``; returns (out (C, T), last_edge)."""
-    values, meta, x = np.asarray(values), np.asarray(meta), np.asarray(x)
+    columns back to back) on the generated WS array of ``kind`` (``sparse_array``, ``dense_array``
+    or ``sparse_array_dp``; ``dense``: the dense-path array's mode); returns (out (C, T), last_edge).
+    The packing follows the port list in hw/array.py's docstring, written out here again."""
+    from hw.array import array_module_name
+
+    values, x = np.asarray(values), np.asarray(x)
+    meta = None if meta is None else np.asarray(meta)
     T = x.shape[1]
-    aw, ww, mw = rows * p.m * p.act_bits, cols * p.n * p.weight_bits, cols * p.meta_bits
-    width = 2 + mw + ww + aw
+    g = p.m // p.n
+    wl = p.n if kind == "sparse" else p.m
+    mg = {"sparse": 1, "dense": 0, "dense_path": g}[kind]
+    al = p.m * g if kind == "dense_path" else p.m
+    k_step = p.m if (kind != "dense_path" or dense) else p.m * g
+    aw, ww, mw = rows * al * p.act_bits, cols * wl * p.weight_bits, cols * mg * p.meta_bits
+    dw = 1 if kind == "dense_path" else 0
+    width = 2 + dw + mw + ww + aw
     words = []
     for s in range(rows):
         r = rows - 1 - s
-        wv = sum(pack_lanes(values[c, r * p.n:(r + 1) * p.n], p.weight_bits) << (c * p.n * p.weight_bits)
+        wv = sum(pack_lanes(values[c, r * wl:(r + 1) * wl], p.weight_bits) << (c * wl * p.weight_bits)
                  for c in range(cols))
-        mv = sum(int(meta[c, r]) << (c * p.meta_bits) for c in range(cols))
-        words.append((1 << (width - 1)) | (mv << (aw + ww)) | (wv << aw))
+        mv = sum(int(meta[c, r * mg + k]) << ((c * mg + k) * p.meta_bits) for c in range(cols) for k in range(mg))
+        words.append((1 << (width - 1)) | (int(dense) << (mw + ww + aw) if dw else 0) | (mv << (aw + ww)) | (wv << aw))
     for t in range(T):
-        words.append((1 << (width - 2)) | pack_lanes(x[:, t], p.act_bits))
+        words.append((1 << (width - 2)) | sum(pack_lanes(x[r * k_step:(r + 1) * k_step, t], p.act_bits) << (r * al * p.act_bits)
+                                              for r in range(rows)))
     _write_vectors(work, words, width)
     n = len(words)
     latency = rows + cols + p.pipeline - 2
+    module = array_module_name(kind)
+    meta_decl = f"  reg [{mw - 1}:0] w_meta_in = 0;\n" if mw else ""
+    meta_conn = ".w_meta_in(w_meta_in), " if mw else ""
+    dense_decl = "  reg w_dense_in = 0;\n" if dw else ""
+    dense_conn = ".w_dense_in(w_dense_in), " if dw else ""
+    lhs = "w_load, in_valid, " + ("w_dense_in, " if dw else "") + ("w_meta_in, " if mw else "") + "w_in, in_act"
     tb = f"""`timescale 1ns/1ps
 module tb;
   reg clk = 0;
@@ -112,14 +144,13 @@ module tb;
   reg w_load = 0;
   reg in_valid = 0;
   reg [{ww - 1}:0] w_in = 0;
-  reg [{mw - 1}:0] w_meta_in = 0;
-  reg [{aw - 1}:0] in_act = 0;
+{meta_decl}{dense_decl}  reg [{aw - 1}:0] in_act = 0;
   wire out_valid;
   wire [{cols * p.acc_bits - 1}:0] out_acc;
   wire [{cols - 1}:0] out_meta_err;
   reg [{width - 1}:0] vec [0:{n - 1}];
   integer k;
-  sparse_array dut (.clk(clk), .rst(rst), .w_load(w_load), .w_in(w_in), .w_meta_in(w_meta_in),
+  {module} dut (.clk(clk), .rst(rst), .w_load(w_load), .w_in(w_in), {meta_conn}{dense_conn}
     .in_valid(in_valid), .in_act(in_act), .out_valid(out_valid), .out_acc(out_acc),
     .out_meta_err(out_meta_err));
   always #5 clk = ~clk;
@@ -127,7 +158,7 @@ module tb;
     $readmemh("vectors.hex", vec);
     @(posedge clk); #1 rst = 0;
     for (k = 0; k < {n + latency + 2}; k = k + 1) begin
-      if (k < {n}) {{w_load, in_valid, w_meta_in, w_in, in_act}} = vec[k];
+      if (k < {n}) {{{lhs}}} = vec[k];
       else begin w_load = 0; in_valid = 0; end
       @(posedge clk); #1;
       if (out_valid) $display("OUT %0d %h", k, out_acc);

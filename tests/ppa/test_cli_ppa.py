@@ -19,6 +19,8 @@ def _run(args, cache):
     (["--node", "5"], "--node"), (["--rows", "-4"], "--rows"), (["--sram-kb", "-1"], "--sram-kb"),
     (["--voltage", "1.3"], "--voltage"), (["--sparsity", "3:4"], "--sparsity"), (["--sparsity", "half"], "--sparsity"),
     (["--clock-mhz", "-5"], "--clock-mhz"),
+    (["--sparsity", "dense", "--dense-path"], "--dense-path"), (["--sparsity", "dense+dense"], "--sparsity"),
+    (["--dataflow", "rs"], "--dataflow"),
 ])
 def test_bad_input_one_line_exit_2(args, where, tmp_path):
     out = _run(args, tmp_path)
@@ -139,3 +141,24 @@ def test_no_result_below_vmin(synth_cache, tmp_path):
     j = json.loads(out.stdout)
     assert j["voltage_v"] == pytest.approx(j["details"]["vmin_v"]) == pytest.approx(0.52)
     assert j["details"]["sram_voltage_v"] == pytest.approx(0.67)  # its own rail at the SRAM Vmin
+
+
+@pytest.mark.yosys
+def test_dense_path_and_dataflow_flags(synth_cache):
+    small = ["--rows", "2", "--cols", "2", "--act-bits", "4", "--weight-bits", "4", "--acc-bits", "12",
+             "--node", "45", "--voltage", "1.0", "--sram-kb", "0", "--json"]
+    runs = {name: _run(small + args, synth_cache.parent) for name, args in (
+        ("sparse", []), ("flag", ["--dense-path"]), ("value", ["--sparsity", "2:4+dense"]),
+        ("os", ["--dataflow", "os"]))}
+    for name, r in runs.items():
+        assert r.returncode == 0, f"{name}: {r.stderr}"
+    j = {name: json.loads(r.stdout) for name, r in runs.items()}
+    assert j["flag"] == j["value"]
+    det = j["flag"]["details"]
+    assert det["kind"] == "dense_path" and det["pe"] == "2:4+dense" and det["effective_macs_per_pe_cycle"] == 8
+    assert det["multipliers_per_pe"] == 4 and j["sparse"]["details"]["multipliers_per_pe"] == 2
+    # twice the effective MACs per PE-cycle: peak scales with the clock each runs at
+    assert j["flag"]["peak_tops"] / j["flag"]["clock_mhz"] == pytest.approx(2 * j["sparse"]["peak_tops"] / j["sparse"]["clock_mhz"])
+    assert j["flag"]["area_mm2"] > j["sparse"]["area_mm2"]
+    assert j["os"]["details"]["cost_dataflow"] == "os"
+    assert j["os"]["details"]["array_transistors"] != j["sparse"]["details"]["array_transistors"]

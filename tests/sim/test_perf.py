@@ -88,6 +88,14 @@ def test_speedup_bounded_and_falls_with_fallback_and_stalls():
     so = simulate(att, ArrayConfig(dram_gbps=1e4)).layers["cycles"][0]
     dp = simulate(att, ArrayConfig(dram_gbps=1e4, dense_path=True)).layers["cycles"][0]
     assert so > 1.8 * dp
+    # the dense-path PE has M multipliers: a sparsifiable layer runs M/N groups a cycle, 2x the
+    # sparse-only PE (hw.pe.SparsePE(dense_path=True); tests/hw/test_dense_path_rate.py pins the RTL)
+    lin = Workload("l", (make_layer("f", "gemm", 256, 256, 1024),))
+    s_only = simulate(lin, ArrayConfig(dram_gbps=1e4)).layers["cycles"][0]
+    s_dp = simulate(lin, ArrayConfig(dram_gbps=1e4, dense_path=True)).layers["cycles"][0]
+    s_dense = simulate(lin, ArrayConfig(dram_gbps=1e4, sparse=False)).layers["cycles"][0]
+    assert s_dp < 0.6 * s_only and s_dp < 0.6 * s_dense
+    assert s_dp == simulate(lin, ArrayConfig(dram_gbps=1e4, pe_k=4)).layers["cycles"][0]  # the RTL's rate, pe_k = M
 
 
 def test_grid_speedup_bounded():

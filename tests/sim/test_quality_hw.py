@@ -74,8 +74,10 @@ def test_pe_stream_sums_to_the_layer_gemm():
     assert acts.shape == (16 * 8 * 6, 4) and w.shape == (16 * 8 * 6, 2) and meta.shape == (16 * 8 * 6,)
     acc, err = golden.pe_reference(acts, w, meta, clear, PEParams())
     assert not err.any()
-    # with clear on every cycle, each output is one group's partial sum; summing over groups gives W @ x
-    out = acc.reshape(16, 8, 6).sum(axis=1)
+    # one clear per dot product (K/M = 8 groups), none in between: the accumulator after the
+    # last group of (row r, sample p) is (W @ x)[r, p]
+    assert clear.reshape(16, 6, 8)[..., 0].all() and not clear.reshape(16, 6, 8)[..., 1:].any()
+    out = acc.reshape(16, 6, 8)[..., -1]
     np.testing.assert_array_equal(out, tr.weights.astype(np.int64) @ tr.activations.astype(np.int64))
     assert tr.pe_stream(max_cycles=100)[0].shape == (100, 4)
     dense = layer_trace("head", rng.normal(size=(10, 32)), rng.normal(size=(6, 32)))
