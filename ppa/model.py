@@ -572,7 +572,9 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             # between ifmap and filter by capacity [A].
             per_buffer = activity_in.sram_buffer_bytes if activity_in is not None else None
             if activity_in is None:
-                rd = {"ifmap": cycles * R * p.m * p.act_bits / 8, "filter": cycles * w_bytes / activity.W_HOLD}
+                # the default traffic above, split by what each buffer holds
+                act_rd = cycles * (C if cdf == "os" else R) * shape.act_lanes * p.act_bits / 8
+                rd = {"ifmap": act_rd, "filter": sram_rd - act_rd}
             elif per_buffer:
                 rd = {k: rw[0] for k, rw in per_buffer.items()}
             else:
