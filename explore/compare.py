@@ -125,11 +125,11 @@ def dense_substudy(cfg: SweepConfig, evaluate: Callable[[dict[str, Any]], dict[s
         key = _point_key(point)
         if key not in seen:
             metrics = evaluate(point)
-            seen[key] = metrics
+            seen[key] = (metrics, constraint_values(cfg, metrics))
             records.append({"number": trial.number, "params": point, "metrics": metrics,
-                            "constraints": constraint_values(cfg, metrics), "source": "dense sub-study"})
-        metrics = seen[key]
-        for k, v in constraint_values(cfg, metrics).items():
+                            "constraints": seen[key][1], "source": "dense sub-study"})
+        metrics, cons = seen[key]
+        for k, v in cons.items():
             trial.set_constraint(k, v)
         return float(metrics[cfg.objectives.primary])
 

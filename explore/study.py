@@ -662,8 +662,6 @@ def equal_terms(study: optuna.Study, cfg: SweepConfig, records: list[dict[str, A
     n = len(records)
     if stored and stored.get("n_trials") == compare.dense_share(cfg, n) and stored.get("seed") == cfg.study.seed:
         sub = [{**r, "metrics": {k: _num_attr(v) for k, v in r["metrics"].items()}} for r in stored["records"]]
-    elif not compare.needs_dense_substudy(records, cfg, n):
-        sub = None
     chosen = best.get("best") if best.get("feasible") else None
     comp, sub_new = compare.build(records, cfg, chosen, ev, ctx, n, substudy=sub)
     if store and sub is None and sub_new is not None:

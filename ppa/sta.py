@@ -270,23 +270,10 @@ def _area(c: _lib.Group) -> float:
 
 def inverter_cell(lib: Liberty) -> tuple[str, str, str]:
     """(cell, input pin, output pin) of the smallest-area inverter of the library."""
-    best = None
-    for c in _cells(lib):
-        if c.attr("dont_use") == "true":
-            continue
-        pins = _pins(c)
-        ins = [n for n, g in pins.items() if g.attr("direction") == "input"]
-        outs = [n for n, g in pins.items() if g.attr("direction") == "output"]
-        if len(ins) != 1 or len(outs) != 1:
-            continue
-        fn = str(pins[outs[0]].attr("function", "")).replace(" ", "").replace('"', "")
-        a = ins[0]
-        if fn in (f"!{a}", f"(!{a})", f"{a}'", f"({a}')", f"!({a})"):
-            if best is None or _area(c) < best[0]:
-                best = (_area(c), c.name, a, outs[0])
+    best = _one_in_one_out(lib, lambda a: (f"!{a}", f"(!{a})", f"{a}'", f"({a}')", f"!({a})"))
     if best is None:
         raise InputError("the library has no inverter (a cell whose function is !A of its one input)", where=lib.path)
-    return best[1], best[2], best[3]
+    return best
 
 
 def _one_in_one_out(lib: Liberty, want) -> tuple[str, str, str] | None:
