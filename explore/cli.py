@@ -1,6 +1,6 @@
 """The ``sparsepe`` command line.
 
-Each sub-command lives in its own module ``explore/cmd_<name>.py`` that defines
+Each sub-command lives in its own module ``explore/commands/<name>.py`` that defines
 ``register(app: typer.Typer) -> None``. Bad input anywhere below raises
 :class:`hw.errors.InputError` (config validation and file errors are turned into one where they
 occur, naming the file and key); :func:`main` turns it into one line on stderr and exit code 2,
@@ -52,7 +52,7 @@ _COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report")
 
 def _register_commands() -> None:
     for name in _COMMAND_MODULES:
-        importlib.import_module(f"explore.cmd_{name}").register(app)
+        importlib.import_module(f"explore.commands.{name}").register(app)
 
 
 _register_commands()

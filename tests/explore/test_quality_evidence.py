@@ -92,7 +92,7 @@ def test_equal_importance_weights_make_the_sweep_roll_back_on_the_quality_limit(
 
 
 def test_the_limit_binds_on_the_interval_not_the_point(tmp_path, run_sweep):
-    from explore.cmd_quality import run_quality
+    from explore.commands.quality import run_quality
 
     path = write_model(tmp_path, two_strong(weak=0.12), samples=400)
     import os

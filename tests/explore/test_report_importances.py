@@ -10,7 +10,7 @@ import optuna
 import pytest
 
 from explore.config import parse_config
-from explore.report_data import _importances
+from explore.report.data import _importances
 from tests.explore.test_cli_sweep import CONFIG
 
 

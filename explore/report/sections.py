@@ -3,7 +3,7 @@
 Sections 1-5 make the PPA tradeoff report, 6-12 the sparsity deployment report. Every number
 comes from the stored study (``explore.study.study_records`` / ``summarise``, the same functions
 behind ``best.json``) or from re-evaluating a design with the study's evaluator
-(:class:`explore.report_data.Evaluator`), never from a constant in this file. The few thresholds
+(:class:`explore.report.data.Evaluator`), never from a constant in this file. The few thresholds
 that turn numbers into words (the decision rules, the bottleneck rules) are named constants below
 and are printed in the report beside the verdict they produce.
 """
@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from explore.config import LIMIT_CONSTRAINTS, axis_choices, is_integer_axis
-from explore.report_data import Detail, Evaluator, StudyData
-from explore.report_figures import FEASIBLE_LABEL, Figure, Line
+from explore.report.data import Detail, Evaluator, StudyData
+from explore.report.figures import FEASIBLE_LABEL, Figure, Line
 from explore.study import PPA_CONSTRAINT, TIMING_CONSTRAINT, constraint_values
 
 # ---- thresholds of the rules (printed in the report) -----------------------------------------------

@@ -5,7 +5,7 @@ its best design (or, with none feasible, the design that came closest) with the 
 study used, and writes into ``out_dir``:
 
 * ``report.html``: one self-contained file (plotly.js inlined once, no external request),
-  rendered from ``explore/templates/report.html.j2`` with Jinja2 autoescape on;
+  rendered from ``explore/report/templates/report.html.j2`` with Jinja2 autoescape on;
 * ``report.md``: the same sections for a pull request or a wiki, with each plot as a PNG beside it
   (matplotlib Agg) under ``report_files/``;
 * ``report_files/*.csv``: the data behind every plot and every data table;
@@ -13,7 +13,7 @@ study used, and writes into ``out_dir``:
   the tests compare with the evaluator's output.
 
 Sections 1-5 (PPA tradeoff) and 6-12 (sparsity deployment) are built in
-:mod:`explore.report_sections` and :mod:`explore.report_sparsity`.
+:mod:`explore.report.sections` and :mod:`explore.report.sparsity`.
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
                  evaluator: str | None = None, progress: bool = False) -> dict[str, Any]:
     """Everything the report shows, as data: {'sections': [...], 'key': {...}, ...}."""
     from explore.config import parse_sparsity
-    from explore.report_data import Evaluator, load_study_data
-    from explore.report_sections import (
+    from explore.report.data import Evaluator, load_study_data
+    from explore.report.sections import (
         layer_frame, section_best, section_layers, section_pareto, section_sensitivity, section_summary,
     )
-    from explore.report_verdict import section_verdict
-    from explore.report_sparsity import (
+    from explore.report.verdict import section_verdict
+    from explore.report.sparsity import (
         fallback_numbers, metadata_numbers, quality_evidence, section_bottleneck, section_decision,
         section_fallback, section_matrix, section_metadata, section_quality, section_repro,
     )
@@ -130,7 +130,7 @@ def _empty():
 def _env():
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-    return Environment(loader=PackageLoader("explore", "templates"),
+    return Environment(loader=PackageLoader("explore.report", "templates"),
                        autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=True),
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
@@ -149,7 +149,7 @@ def render(report: dict[str, Any], out_dir: Path) -> Path:
     """Write report.html, report.md, report_files/ (PNGs, CSVs) and report.json; return report.html."""
     import plotly.offline
 
-    from explore.report_figures import jsonable, to_plotly_div, to_png, write_csv
+    from explore.report.figures import jsonable, to_plotly_div, to_png, write_csv
 
     out_dir.mkdir(parents=True, exist_ok=True)
     files = out_dir / REPORT_FILES

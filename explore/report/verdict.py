@@ -2,7 +2,7 @@
 
 It opens the report, before the summary's binding-limit box. The figures come from
 :mod:`explore.compare` (the same function that writes ``best.json``'s ``comparison``); the decision
-is :func:`explore.report_sparsity.decide`, whose rules use that comparison.
+is :func:`explore.report.sparsity.decide`, whose rules use that comparison.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from explore.compare import SHIP_MIN_ADVANTAGE
-from explore.report_data import StudyData
-from explore.report_sections import Section, Table, _point_label, fmt, pct
+from explore.report.data import StudyData
+from explore.report.sections import Section, Table, _point_label, fmt, pct
 
 #: Rows of the twin table: comparison key -> label.
 ROWS = (("chosen", "chosen design"), ("iso_array_dense", "iso-array dense twin (same R x C, dense PEs)"),

@@ -1,5 +1,5 @@
 """Sections 6-12: the sparsity deployment report (supported layers, fallback, metadata, quality,
-bottlenecks, the release decision, reproducibility). Data model as in :mod:`explore.report_sections`."""
+bottlenecks, the release decision, reproducibility). Data model as in :mod:`explore.report.sections`."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import pandas as pd
 
 from explore.compare import SHIP_MIN_ADVANTAGE
 from explore.config import parse_sparsity
-from explore.report_data import Detail, StudyData
-from explore.report_figures import Figure
-from explore.report_sections import (
+from explore.report.data import Detail, StudyData
+from explore.report.figures import Figure
+from explore.report.sections import (
     MECHANISM,
     MEMORY_STALL_SHARE,
     N_REJECTED,
@@ -579,7 +579,7 @@ def _yosys() -> str:
 
 
 def _git() -> str:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     try:
         rev = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
         if rev.returncode != 0:

@@ -1,0 +1,1 @@
+"""The sparsepe subcommands, one module each; explore/cli.py registers them."""
