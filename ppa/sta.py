@@ -2,7 +2,7 @@
 
 Flow, for one Verilog design and one Liberty library L::
 
-    Yosys:   read_verilog; synth -top T -flatten; dfflibmap -liberty L;
+    Yosys:   read_verilog; synth -top T -flatten -noalumacc; dfflibmap -liberty L;
              abc -liberty L [-D period_ps when a clock is given]; opt_clean -purge;
              stat -liberty L; insbuf; write_verilog -noattr mapped.v
              Without a clock ABC maps for area (Yosys's default script). With a clock the ABC
@@ -386,7 +386,7 @@ def _template(lib: Liberty, name: str) -> _lib.Group:
 # Yosys: map to the library
 # ------------------------------------------------------------------------------------------------
 
-MAP_SCRIPT = ("read_verilog {src}; synth -top {top} -flatten; dfflibmap -liberty {lib}; abc -liberty {lib}{D}; "
+MAP_SCRIPT = ("read_verilog {src}; synth -top {top} -flatten -noalumacc; dfflibmap -liberty {lib}; abc -liberty {lib}{D}; "
               "opt_clean -purge; tee -o {stat} stat -liberty {lib}; insbuf -buf {buf}; write_verilog -noattr {out}")
 # ``insbuf`` (after ``stat``, so the area is the mapped logic's) turns the netlist's remaining
 # wire-to-wire assignments (sign-extension bits of an output driven by another output bit) into

@@ -68,26 +68,26 @@ NODES_NM = (65, 45, 32, 28, 22, 20, 16, 14, 10, 7)
 # --- Calibrated at TWO nodes --------------------------------------------------------------------
 # 45 nm: Horowitz ISSCC 2014, "45 nm, 0.9 V" (published-figures §3): 8-bit multiply 0.2 pJ, 282 um^2;
 # 32-bit add 0.1 pJ. The 8x8->16 unsigned multiplier of ppa.operators, through the ppa.synth flow,
-# maps to 2210 CMOS transistors and toggles 125.628 gate outputs per operation on uniformly random
+# maps to 2176 CMOS transistors and toggles 123.196 gate outputs per operation on uniformly random
 # operands; the 32-bit adder toggles 87.958 (seed 2014, 256 x 1024 operations;
 # ppa.calibration.calibrate() re-derives them, a test pins them). Horowitz figures via Kim et al.
 # 2023 Fig. 15 / H&P 6e Fig. 1.13 (published-figures §3).
-CAL_MUL8_TRANSISTORS = 2210
-CAL_MUL8_TOGGLES_PER_OP = 125.628
+CAL_MUL8_TRANSISTORS = 2176
+CAL_MUL8_TOGGLES_PER_OP = 123.196
 CAL_ADD32_TOGGLES_PER_OP = 87.958
 HOROWITZ_MUL8_PJ = 0.2  # Horowitz ISSCC 2014, 45 nm, 0.9 V
 HOROWITZ_ADD32_PJ = 0.1  # Horowitz ISSCC 2014, 45 nm, 0.9 V
 HOROWITZ_MUL8_UM2 = 282.0  # Horowitz ISSCC 2014, 45 nm (area via Kim et al. 2023 / H&P 6e)
 HOROWITZ_V = 0.9  # [S] the voltage of Horowitz's table (published-figures §3)
-#: energy of one net toggle at 45 nm, 0.9 V (pJ) [D] = sqrt(0.2 / 125.628 x 0.1 / 87.958): the
-#: geometric mean of what the multiplier and the adder each imply (1.59 and 1.14 fJ)
+#: energy of one net toggle at 45 nm, 0.9 V (pJ) [D] = sqrt(0.2 / 123.196 x 0.1 / 87.958): the
+#: geometric mean of what the multiplier and the adder each imply (1.62 and 1.14 fJ)
 E_TOGGLE_45_PJ = math.sqrt(HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLES_PER_OP * HOROWITZ_ADD32_PJ / CAL_ADD32_TOGGLES_PER_OP)
-#: what Horowitz's 8-bit multiplier implies per transistor of our netlist (um^2) [D] = 282 / 2210:
+#: what Horowitz's 8-bit multiplier implies per transistor of our netlist (um^2) [D] = 282 / 2176:
 #: since issue 10 a CHECK of the logic area law, not its anchor (``horowitz_area_check``)
 HOROWITZ_AREA_PER_TRANSISTOR_45_UM2 = HOROWITZ_MUL8_UM2 / CAL_MUL8_TRANSISTORS
 # 7 nm: Jouppi et al. ISCA 2021 Table 2: 8-bit multiply 0.07 pJ, 32-bit add 0.03 pJ
 # (published-figures §3), at our 7 nm nominal 0.7 V [A]. The same operators and toggle counts as
-# at 45 nm, so the node correction K7 = sqrt(0.07/125.628 x 0.03/87.958) / (E_TOGGLE_45_PJ x
+# at 45 nm, so the node correction K7 = sqrt(0.07/123.196 x 0.03/87.958) / (E_TOGGLE_45_PJ x
 # [E_S(7, 0.7) / E_S(45, 1.0)] / 0.9^2) = 4.73 [D] is the factor by which Stillmaker's device-level
 # 45 -> 7 nm energy scaling (about 18x at nominal) overshoots Jouppi's.
 JOUPPI_MUL8_7NM_PJ = 0.07
@@ -243,7 +243,7 @@ def area_per_transistor_um2(nm: int) -> float:
 
 
 #: the law's block area per transistor at 45 nm (um^2), the name kept from before issue 10 (when it
-#: was Horowitz's 282 / 2210); ppa.calibration.calibrate() re-derives it
+#: was Horowitz's 282 / 2210 before the flow's -noalumacc, 282 / 2176 now); ppa.calibration.calibrate() re-derives it
 AREA_PER_TRANSISTOR_45_UM2 = area_per_transistor_um2(45)
 
 

@@ -86,11 +86,11 @@ def test_realised_7nm_density_is_below_a_whole_chip_bound():
 def test_horowitz_multiplier_check():
     h = tech.horowitz_area_check()
     a45 = 1.0 / (INTEL_22 * GP_M1P[22] / GP_M1P[45])
-    assert h["model_cell_um2"] == pytest.approx(2210 * a45, rel=1e-12)
-    assert h["model_block_um2"] == pytest.approx(2210 * a45 / 0.56, rel=1e-12)
-    assert h["block_ratio"] == pytest.approx(3.25, abs=0.01) and h["cell_ratio"] == pytest.approx(1.82, abs=0.01)
+    assert h["model_cell_um2"] == pytest.approx(2176 * a45, rel=1e-12)
+    assert h["model_block_um2"] == pytest.approx(2176 * a45 / 0.56, rel=1e-12)
+    assert h["block_ratio"] == pytest.approx(3.20, abs=0.01) and h["cell_ratio"] == pytest.approx(1.79, abs=0.01)
     # Horowitz's figure implies 7.8 MTr/mm^2 of our transistors: denser than the 45 nm library peak
-    assert h["horowitz_density_mtr_mm2"] == pytest.approx(2210 / 282.0)
+    assert h["horowitz_density_mtr_mm2"] == pytest.approx(2176 / 282.0)
     assert h["horowitz_density_mtr_mm2"] > tech.logic_density_mtr_mm2(45)
 
 

