@@ -1,0 +1,151 @@
+"""TPE with a neighbourhood search around the incumbent: the sweep's default sampler.
+
+Design spaces of accelerators are small products of ordered axes (rows, SRAM size, clock...) and
+a few nominal ones (dataflow, memory type). TPE finds the good region quickly but, with categorical
+axes, has no notion of "the next size up", so it circles the optimum without landing on it
+(bench/bench_sweep_efficiency.py: on examples/default.toml the grid optimum is the only point
+within 1 %). Local search around the best design found so far is the standard cure (the
+"TPE + local refinement" hybrids of DSE tools; pattern search): every ``every``-th trial after the
+start-up trials evaluates an untried one-step neighbour of the incumbent instead of TPE's proposal.
+
+- **Incumbent**: the best feasible COMPLETE trial on the first objective (constraints all <= 0;
+  Optuna 5's ``FrozenTrial.constraints``), ties to the earliest trial.
+- **One-step neighbours**: one axis changed, the others kept. A categorical axis whose choices are
+  all numbers (rows, SRAM KB...) is ordinal: its neighbours are the adjacent choices in sorted
+  order. Other categorical axes (dataflow, DRAM, sparsity) are nominal: every other choice is a
+  neighbour. Int and stepped float axes move by one step; continuous float axes keep their value.
+- **Untried**: no trial of the study (any state but FAIL) has those parameters. Candidates are taken
+  in an order shuffled by (seed, trial number), so a run reproduces from its seed and concurrent
+  workers spread over the neighbourhood (a repeat is still reused, not re-evaluated: explore.study).
+- When the incumbent has no untried neighbour (a local optimum for one-step moves) the trial is
+  TPE's, as are all trials before ``startup`` COMPLETE trials and all other turns.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import optuna
+from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
+from optuna.samplers import BaseSampler
+from optuna.trial import FrozenTrial, TrialState
+
+__all__ = ["IncumbentSearchSampler", "neighbours"]
+
+_LIVE = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING, TrialState.PRUNED)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _axis_neighbours(value: Any, dist: BaseDistribution) -> list[Any]:
+    if isinstance(dist, CategoricalDistribution):
+        choices = list(dist.choices)
+        if value not in choices:
+            return []
+        if all(_is_number(c) for c in choices):
+            ordered = sorted(choices)
+            i = ordered.index(value)
+            return [ordered[j] for j in (i - 1, i + 1) if 0 <= j < len(ordered)]
+        return [c for c in choices if c != value]
+    if isinstance(dist, IntDistribution):
+        if dist.log:
+            return [v for v in (value // 2, value * 2) if dist.low <= v <= dist.high and v != value]
+        return [v for v in (value - dist.step, value + dist.step) if dist.low <= v <= dist.high]
+    if isinstance(dist, FloatDistribution) and dist.step is not None:
+        out = []
+        for v in (value - dist.step, value + dist.step):
+            v = round(v, 12)
+            if dist.low - 1e-12 <= v <= dist.high + 1e-12:
+                out.append(min(max(v, dist.low), dist.high))
+        return out
+    return []
+
+
+def neighbours(params: dict[str, Any], distributions: dict[str, BaseDistribution]) -> list[dict[str, Any]]:
+    """Every one-step neighbour of ``params`` (module docstring), axis by axis in name order."""
+    out = []
+    for name in sorted(params):
+        for v in _axis_neighbours(params[name], distributions[name]):
+            out.append({**params, name: v})
+    return out
+
+
+def _key(params: dict[str, Any]) -> tuple:
+    return tuple(sorted((k, repr(v)) for k, v in params.items()))
+
+
+class IncumbentSearchSampler(BaseSampler):
+    """``base`` (TPE) plus, every ``every``-th trial after ``startup`` COMPLETE trials, an untried
+    one-step neighbour of the incumbent (module docstring)."""
+
+    def __init__(self, base: BaseSampler, *, seed: int | None = None, startup: int = 10, every: int = 2):
+        if every < 1:
+            raise ValueError("every must be >= 1")
+        self._base = base
+        self._seed = 0 if seed is None else int(seed)
+        self._startup = int(startup)
+        self._every = int(every)
+        self._fixed: dict[int, dict[str, Any]] = {}
+
+    # -- what TPE would do -----------------------------------------------------------------------
+    def reseed_rng(self) -> None:
+        self._base.reseed_rng()
+
+    def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+        return self._base.infer_relative_search_space(study, trial)
+
+    def sample_relative(self, study: optuna.Study, trial: FrozenTrial,
+                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        fixed = self._fixed.get(trial.number)
+        if fixed is not None:
+            return {k: fixed[k] for k in search_space if k in fixed}
+        return self._base.sample_relative(study, trial, search_space)
+
+    def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
+        fixed = self._fixed.get(trial.number)
+        if fixed is not None and param_name in fixed:
+            return fixed[param_name]
+        return self._base.sample_independent(study, trial, param_name, param_distribution)
+
+    def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState,
+                    values: Any) -> None:
+        self._fixed.pop(trial.number, None)
+        self._base.after_trial(study, trial, state, values)
+
+    # -- the neighbourhood turn -------------------------------------------------------------------
+    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        self._base.before_trial(study, trial)
+        if trial.number % self._every != self._every - 1:
+            return
+        proposal = self.proposal(study, trial.number)
+        if proposal is not None:
+            self._fixed[trial.number] = proposal
+
+    def proposal(self, study: optuna.Study, number: int) -> dict[str, Any] | None:
+        """The neighbour this trial evaluates, or None (TPE's turn)."""
+        trials = study.get_trials(deepcopy=False)
+        complete = [t for t in trials if t.state == TrialState.COMPLETE and t.values is not None]
+        if len(complete) < self._startup:
+            return None
+        sign = 1.0 if study.directions[0] == optuna.study.StudyDirection.MAXIMIZE else -1.0
+        best = None
+        for t in complete:
+            cons = t.constraints
+            v = t.values[0]
+            if (cons and any(c > 0 for c in cons.values())) or not math.isfinite(v):
+                continue
+            if best is None or sign * v > sign * best.values[0]:
+                best = t
+        if best is None:
+            return None
+        tried = {_key(t.params) for t in trials if t.state in _LIVE and t.params}
+        cands = [c for c in neighbours(best.params, best.distributions) if _key(c) not in tried]
+        if not cands:
+            return None
+        random.Random(f"{self._seed}:{number}").shuffle(cands)
+        return cands[0]
