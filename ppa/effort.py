@@ -1,0 +1,120 @@
+"""Timing of a generic-gate netlist by the method of logical effort: the fallback when no Liberty
+library or no OpenSTA is at hand.
+
+Each gate of the Yosys ``abc -g cmos`` netlist (ppa.synth) is a unit-drive static CMOS gate. Its delay
+in units of tau (the delay of an ideal inverter driving an identical one, no parasitics) is
+``d = p + sum of the logical efforts g of the gate inputs it drives`` (Sutherland, Sproull & Harris,
+*Logical Effort*, 1999, ch. 1: d = g h + p; for unit-drive gates g h equals the load in units of an
+inverter's input capacitance, and a gate's input capacitance in those units is its g). An FO4
+inverter is 1 + 4 = 5 tau, so path FO4 = path tau / 5.
+
+- **Logical effort and parasitic delay per cell** (Sutherland et al. Table 1.1 and ch. 4 for
+  gamma = 2): NOT g 1 p 1; NAND2 4/3, 2; NOR2 5/3, 2; AOI21/OAI21 (Yosys AOI3/OAI3) 2, 7/3;
+  AOI22/OAI22 (AOI4/OAI4) 2, 4; XOR2/XNOR2 4, 4; MUX2 / inverting MUX 2, 4 [S]. AND/OR/ANDNOT/ORNOT
+  (rare in this gate set) are costed as their inverting gate plus an inverter.
+- **High fan-out** is buffered, as a mapper and a timing-driven flow do: a load L (tau) above
+  BUFFER_FROM is driven through an optimal inverter chain of stage effort 4, so its load term is
+  ``5 log4(L)`` instead of L (ch. 3: best stage effort about 4, each stage 4 + p_inv = 5 tau).
+- **Ends**: flip-flop D pins and primary outputs; **starts**: flip-flop Q pins and primary inputs
+  (arrival 0). Primary outputs carry an FO4 load (4); flip-flop D pins have g = 1.
+- What it does not see: wires, slews, the cell sizing a real library offers. ppa.sta fits one
+  scale factor of this path to OpenSTA on one configuration and holds the others out.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["EFFORT", "path_tau", "BUFFER_FROM"]
+
+#: (logical effort g per input, parasitic delay p) [S] Sutherland, Sproull & Harris 1999 (gamma 2)
+EFFORT: dict[str, tuple[float, float]] = {
+    "$_NOT_": (1.0, 1.0),
+    "$_BUF_": (1.0, 2.0),          # two inverters, the second of unit load
+    "$_NAND_": (4 / 3, 2.0),
+    "$_NOR_": (5 / 3, 2.0),
+    "$_AND_": (4 / 3, 2.0 + 1.0 + 1.0),   # NAND2 + inverter: p of both + the inverter's unit input load
+    "$_OR_": (5 / 3, 2.0 + 1.0 + 1.0),
+    "$_ANDNOT_": (4 / 3, 2.0 + 1.0 + 1.0),
+    "$_ORNOT_": (5 / 3, 2.0 + 1.0 + 1.0),
+    "$_AOI3_": (2.0, 7 / 3),
+    "$_OAI3_": (2.0, 7 / 3),
+    "$_AOI4_": (2.0, 4.0),
+    "$_OAI4_": (2.0, 4.0),
+    "$_XOR_": (4.0, 4.0),
+    "$_XNOR_": (4.0, 4.0),
+    "$_MUX_": (2.0, 4.0),
+    "$_NMUX_": (2.0, 4.0),
+}
+_FF = ("$_DFF_P_", "$_DFF_N_")
+#: load (tau) above which a net is driven through a buffer chain [A]: where 5 log4(L) < L - p_inv
+BUFFER_FROM = 8.0
+#: load on a primary output (tau): one FO4 [A]
+OUTPUT_LOAD = 4.0
+
+
+def _load_term(load: float) -> float:
+    return load if load <= BUFFER_FROM else 5.0 * math.log(load, 4.0)
+
+
+def path_tau(netlist: dict, top: str) -> float:
+    """Delay (tau) of the slowest start-to-end path of the generic netlist's module ``top``."""
+    mod = netlist["modules"][top]
+    load: dict[int, float] = {}
+    driver: dict[int, tuple[str, list]] = {}
+    for cell in mod["cells"].values():
+        t = cell["type"]
+        dirs = cell["port_directions"]
+        if t in _FF:
+            for b in cell["connections"].get("D", []):
+                if not isinstance(b, str):
+                    load[b] = load.get(b, 0.0) + 1.0
+            continue
+        if t not in EFFORT:
+            raise KeyError(f"no logical effort for cell type {t}")
+        g, _ = EFFORT[t]
+        ins = []
+        for pin, bits in cell["connections"].items():
+            if dirs[pin] == "input":
+                for b in bits:
+                    if not isinstance(b, str):
+                        load[b] = load.get(b, 0.0) + g
+                        ins.append(b)
+            else:
+                out = bits[0]
+        driver[out] = (t, ins)
+    for port in mod["ports"].values():
+        if port["direction"] == "output":
+            for b in port["bits"]:
+                if not isinstance(b, str):
+                    load[b] = load.get(b, 0.0) + OUTPUT_LOAD
+    arrival: dict[int, float] = {}
+
+    def arr(bit: int) -> float:
+        if bit in arrival:
+            return arrival[bit]
+        stack = [bit]
+        while stack:  # iterative DFS: netlists are deeper than the recursion limit
+            b = stack[-1]
+            d = driver.get(b)
+            if d is None:  # a primary input or a flip-flop output
+                arrival[b] = 0.0
+                stack.pop()
+                continue
+            pending = [x for x in d[1] if x not in arrival]
+            if pending:
+                stack.extend(pending)
+                continue
+            _, p = EFFORT[d[0]]
+            arrival[b] = max((arrival[x] for x in d[1]), default=0.0) + p + _load_term(load.get(b, 0.0))
+            stack.pop()
+        return arrival[bit]
+
+    ends = []
+    for cell in mod["cells"].values():
+        if cell["type"] in _FF:
+            ends.extend(b for b in cell["connections"].get("D", []) if not isinstance(b, str))
+    for port in mod["ports"].values():
+        if port["direction"] == "output":
+            ends.extend(b for b in port["bits"] if not isinstance(b, str))
+    return max((arr(b) for b in ends), default=0.0)
