@@ -276,6 +276,13 @@ def section_quality(data: StudyData, det: Detail | None, q: dict[str, Any] | Non
 
 def best_bottleneck(data: StudyData, det: Detail, layers: pd.DataFrame) -> tuple[str, list[str]]:
     """The dominant loss of the best design against its peak, with the numbers that show it."""
+    ev = bottleneck_scores(data, det, layers)
+    return ev[0][1], [f"{mech}: {txt}" for _, mech, txt in ev]
+
+
+def bottleneck_scores(data: StudyData, det: Detail, layers: pd.DataFrame) -> list[tuple[float, str, str]]:
+    """Every candidate mechanism of the design as (score: share of lost time or margin, mechanism,
+    evidence), largest score first: the rule of :func:`best_bottleneck`, with its scores."""
     m = det.metrics
     ev: list[tuple[float, str, str]] = []  # (share of lost time or margin score, mechanism, evidence)
     stall = _f(m.get("stall_fraction")) or 0.0
@@ -321,7 +328,7 @@ def best_bottleneck(data: StudyData, det: Detail, layers: pd.DataFrame) -> tuple
         ev.append((util, "compute", f"no significant stalls (< {pct(MEMORY_STALL_SHARE)}) and utilisation "
                                           f"{fmt(util)}: the array's peak rate bounds the speed"))
     ev.sort(key=lambda e: -e[0])
-    return ev[0][1], [f"{mech}: {txt}" for _, mech, txt in ev]
+    return ev
 
 
 def section_bottleneck(data: StudyData, det: Detail | None, layers: pd.DataFrame) -> Section:
