@@ -696,5 +696,9 @@ def export_study(study: optuna.Study, cfg: SweepConfig, out_dir: Path, extra: di
     best = summarise(records, cfg, extra)
     if compare:
         best["comparison"] = equal_terms(study, cfg, records, best, store=True)
+    if records:
+        from explore.report.owners import attach_owners
+
+        attach_owners(best, cfg, records, out_dir, study.user_attrs.get(EVALUATOR_ATTR))
     write_json(out_dir / "best.json", best)
     return best

@@ -85,6 +85,13 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
             section_quality(data, det, q), section_bottleneck(data, det, layers), s11,
             section_repro(data, out_dir, cmd),
         ]
+        from explore.report.memo import section_memo
+        from explore.report.owners import section_owners
+
+        s_own, found, owners = section_owners(data, det, layers, q, ev.ctx)
+        memo = section_memo(data, ev, det, layers, q, decision, found, oat)
+        sections[1:1] = [memo]  # the review memo follows the verdict
+        sections.insert(-1, s_own)  # owners before reproducibility
         for i, sec in enumerate(sections, start=1):  # the verdict opens; the rest follow in order
             sec.number = i
         bar.update(task, advance=1, description="done")
@@ -93,6 +100,7 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
         "n_feasible": best["n_feasible"], "subject": subject, "decision": decision,
         "binding_limits": best.get("binding_limits", []), "tightest_limit": best.get("tightest_limit"),
         "evaluator": data.evaluator, "config_fingerprint": data.fingerprint, "comparison": comp,
+        "owners": owners, "memo": memo.memo,
     }
     if det is not None:
         key.update(trial=rec["number"], params=det.point, metrics=det.metrics, stored_metrics=rec["metrics"])
