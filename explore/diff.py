@@ -102,7 +102,7 @@ def _num(v: Any) -> float | None:
 
 def load_run(spec: str, label: str) -> Run:
     p = Path(spec)
-    if p.suffix == ".json" or (p.is_file() and p.read_bytes()[:1] == b"{"):
+    if p.suffix == ".json":
         if not p.is_file():
             raise InputError("file not found", where=f"{label} {spec}")
         try:
@@ -149,8 +149,10 @@ def _from_best(obj: dict[str, Any], path: Path, label: str) -> Run:
                    "dram_bytes": float(r.dram_bytes),
                    "sparse": None if sparse is None else sparse.get((r.workload, r.layer))} for r in df.itertuples()]
     wls = sorted({r["workload"] for r in layers}) if layers else []
-    tags = {k: obj.get(k) for k in ("study", "storage", "seed", "sampler", "quality_evidence", "mode") if k in obj}
-    cfg = _flatten({"limits": obj.get("limits", {}), "objectives": obj.get("objectives", {})})
+    tags = {k: obj.get(k) for k in ("study", "storage", "seed", "sampler", "quality_evidence", "mode",
+                                    "config_fingerprint") if k in obj}
+    cfg = _flatten(obj["config"]) if isinstance(obj.get("config"), dict) else _flatten(
+        {"limits": obj.get("limits", {}), "objectives": obj.get("objectives", {})})
     return Run(label, "best", dict(chosen["params"]), dict(chosen["metrics"]), layers, wls, config=cfg, tags=tags,
                designs={_key(chosen["params"]): dict(chosen["metrics"])})
 

@@ -291,6 +291,11 @@ def attach_owners(best: dict[str, Any], cfg, records: list[dict[str, Any]], out_
     arts = artifact_frames(cfg, det, layers, q, serving_evidence(ev.ctx, det))
     files = write_artifacts(arts, Path(out_dir) / "closure", "")
     best["owners"] = owners_block(cfg, found, arts, {k: (f"closure/{v}" if v else None) for k, v in files.items()})
+    # what `sparsepe diff` compares between two best.json files: the config and its fingerprint
+    from explore.study import config_fingerprint
+
+    best["config_fingerprint"] = config_fingerprint(cfg)
+    best["config"] = cfg.model_dump(mode="json", exclude={"source"})
     return best
 
 
