@@ -90,8 +90,7 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
 
         s_own, found, owners = section_owners(data, det, layers, q, ev.ctx)
         memo = section_memo(data, ev, det, layers, q, decision, found, oat)
-        sections[1:1] = [memo]  # the review memo follows the verdict
-        sections.insert(-1, s_own)  # owners before reproducibility
+        sections += [s_own, memo]  # the review packet closes the report: owners, then the memo
         for i, sec in enumerate(sections, start=1):  # the verdict opens; the rest follow in order
             sec.number = i
         bar.update(task, advance=1, description="done")
