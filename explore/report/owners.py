@@ -209,7 +209,9 @@ def artifact_frames(cfg, det: Any, layers: pd.DataFrame, q: dict[str, Any] | Non
         out["serving_performance"] = (None, "missing", "no serving SLA is set (limits.p99_latency_ms and "
                                                        "request_rate_hz): p95/p99 were not simulated")
     elif not serving:
-        out["serving_performance"] = (None, "missing", "no design to serve")
+        out["serving_performance"] = (None, "missing", "no design to serve" if det is None else
+                                      "the evaluator gives no per-workload serving statistics "
+                                      "(explore.evaluator.serving_stats)")
     else:
         rows = []
         for wname, st in serving.items():
@@ -227,11 +229,11 @@ def artifact_frames(cfg, det: Any, layers: pd.DataFrame, q: dict[str, Any] | Non
 
 def serving_evidence(ctx: Any, det: Any) -> dict[str, dict[str, Any]] | None:
     """Per workload, sim.serving's statistics of the chosen design (explore.evaluator.serving_stats)."""
-    if det is None or ctx is None or ctx.cfg.limits.p99_latency_ms is None or not hasattr(ctx, "workloads"):
-        return None
-    import numpy as np
+    from explore.evaluator import EvalContext, _design_columns, _point_columns, serving_stats
 
-    from explore.evaluator import _design_columns, _point_columns, serving_stats
+    if det is None or not isinstance(ctx, EvalContext) or ctx.cfg.limits.p99_latency_ms is None:
+        return None  # no design, no SLA, or another evaluator (its context is not explore.evaluator's)
+    import numpy as np
 
     d = _design_columns(ctx.cfg, _point_columns(det.point))
     out = {}
@@ -280,7 +282,14 @@ def attach_owners(best: dict[str, Any], cfg, records: list[dict[str, Any]], out_
 
     chosen = best.get("best") if best.get("feasible") else best.get("closest")
     ev = Evaluator(evaluator or DEFAULT_EVALUATOR, cfg)
-    det = ev.detail(chosen["params"]) if chosen is not None else None
+    if chosen is None:
+        det = None
+    elif ev.has_detail:
+        det = ev.detail(chosen["params"])
+    else:  # nothing beyond the stored metrics to gain from evaluating the design again
+        from explore.report.data import Detail
+
+        det = Detail(point=dict(chosen["params"]), metrics=dict(chosen["metrics"]))
     facts = _Facts(cfg)
     layers = layer_frame(facts, det) if det is not None and det.has_layers else pd.DataFrame()
     q = None
