@@ -150,7 +150,8 @@ def _table(latency, max_batch: int, where: str) -> np.ndarray:
 
 def t_interval(values: Sequence[float]) -> tuple[float, float, float]:
     """(mean, low, high): the 95 % Student-t interval of the mean of ``values`` (independent runs,
-    e.g. arrival seeds); with one value the interval is that value (no spread to estimate)."""
+    e.g. arrival seeds; non-negative quantities, so the low end is clipped at 0); with one value the
+    interval is that value (no spread to estimate)."""
     v = np.asarray(values, float)
     mean = float(v.mean())
     if v.size < 2:
@@ -158,7 +159,7 @@ def t_interval(values: Sequence[float]) -> tuple[float, float, float]:
     from scipy import stats
 
     half = float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
-    return mean, mean - half, mean + half
+    return mean, max(0.0, mean - half), mean + half  # latencies are positive: the low end stops at 0
 
 
 @dataclass(frozen=True)

@@ -320,3 +320,40 @@ def test_default_example_every_finding_has_one_owner(tmp_path, run_sweep):
     write_report(resolve_storage(None, out).url, "default", out / "report", progress=False)
     key = json.loads((out / "report" / "report.json").read_text())
     assert sorted(f["id"] for f in _all_findings(key["owners"])) == sorted(f["id"] for f in found)
+
+
+# ---- serving evidence in the evaluator -----------------------------------------------------------
+
+def test_llm_serving_is_prefill_plus_decode_with_ttft_and_tpot():
+    """A Llama request in the evaluator: TTFT of a request served alone is its prefill, TPOT one
+    decode step at the mean context, end to end prefill + (T - 1) steps (sim.perf, independently)."""
+    import explore.evaluator as ev
+    from explore.config import parse_config
+    from sim.perf import ArrayConfig, simulate
+    from sim.workloads import get_workload
+
+    T = 16
+    cfg = parse_config({
+        "space": {"rows": [32], "cols": [32], "sram_kb": [1024], "clock_mhz": [1000], "node_nm": [7],
+                  "sparsity": ["2:4"], "pipeline": [1], "dataflow": ["ws"], "dram": ["hbm3"]},
+        "fixed": {"dram_units": {"hbm3": 4}, "cooling": "liquid"},
+        "workload": [{"name": "llama2-7b-decode", "params": {"seq": 128, "batch": 1}}],
+        "limits": {"p99_latency_ms": 1e5, "request_rate_hz": 0.001},
+        "serving": {"max_batch": 2, "n_requests": 200, "seeds": 2, "output_tokens": T, "timeout_ms": 0.0},
+    })
+    ctx = ev.make_context(cfg)
+    point = {"rows": 32, "cols": 32, "sram_kb": 1024, "clock_mhz": 1000, "node_nm": 7, "sparsity": "2:4",
+             "pipeline": 1, "dataflow": "ws", "dram": "hbm3"}
+    m = ev.evaluate(point, ctx)
+    arch = ArrayConfig(rows=32, cols=32, sram_kb=1024, clock_mhz=1000, dram_gbps=ev.dram_gbps_of(cfg, "hbm3"),
+                       n=2, m=4, sparse=True, dataflow="ws")
+    pre = simulate(get_workload("llama2-7b-prefill", seq=128, batch=1), arch).latency_s() * 1e3
+    dec = simulate(get_workload("llama2-7b-decode", seq=128, batch=1, context=128 + T // 2), arch).latency_s() * 1e3
+    (st,) = ev.serving_stats(ctx, ctx.workloads[0], ev._design_columns(cfg, ev._point_columns(point)))
+    # at 0.001 req/s almost every request runs alone: the medians are the single-request figures
+    assert st.ttft_p50_ms == pytest.approx(pre, rel=1e-9)
+    assert st.tpot_p50_ms == pytest.approx(dec, rel=1e-9)
+    assert st.runs[0].p50 == pytest.approx(pre + (T - 1) * dec, rel=1e-9)
+    assert m["ttft_p99_ms"] == pytest.approx(st.ttft_p99_ms) and m["tpot_p99_ms"] == pytest.approx(st.tpot_p99_ms)
+    assert m["p99_latency_ms"] >= pre + (T - 1) * dec and m["ttft_p99_ms"] < m["p99_latency_ms"]
+    assert 0 <= m["p99_latency_lo_ms"] <= m["p99_latency_ms"] <= m["p99_latency_hi_ms"]
