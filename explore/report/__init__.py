@@ -12,8 +12,10 @@ study used, and writes into ``out_dir``:
 * ``report.json``: the key figures (best design, its metrics as re-evaluated, the verdict), which
   the tests compare with the evaluator's output.
 
-Sections 1-5 (PPA tradeoff) and 6-12 (sparsity deployment) are built in
-:mod:`explore.report.sections` and :mod:`explore.report.sparsity`.
+The verdict opens; sections 2-6 (PPA tradeoff) and 7-13 (sparsity deployment) are built in
+:mod:`explore.report.sections` and :mod:`explore.report.sparsity`; the review packet closes it:
+owners and closure artifacts (:mod:`explore.report.owners`) and the review memo
+(:mod:`explore.report.memo`).
 """
 
 from __future__ import annotations
