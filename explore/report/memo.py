@@ -5,8 +5,9 @@
   and OpenSTA versions, config hash, the user's ``[context]`` block).
 * **Mechanism hypothesis**: the primary mechanism (explore.report.sparsity.bottleneck_scores) and
   each competing one with the evidence for and against it, and the evidence still missing.
-* **Proposed action**: the smallest reversible change, a one-step move of one axis of the design
-  space from the chosen design. Every such move on the axes that act on the primary mechanism
+* **Proposed action**: the smallest reversible change, a one-step move of one axis from the chosen
+  design (to the adjacent value of the space, or, for the axes that need no new synthesis, one
+  step beyond it: ``_off_space``). Every such move on the axes that act on the primary mechanism
   (``MECHANISM_AXES``) is evaluated with the study's evaluator; the proposal is the one that stays
   feasible with the best perf-per-watt (else the least violation), with its expected movement in
   throughput, p99 and perf-per-watt, and its regression risk (correctness, quality, thermal,
@@ -194,17 +195,47 @@ def _mechanism(data, det, layers, q) -> dict[str, Any]:
 
 # ---- proposed action -----------------------------------------------------------------------------
 
-def _neighbours(data, point: dict[str, Any], axis: str) -> list[Any]:
+#: Axes whose value can step outside the searched space without new synthesis (SRAM from the CACTI
+#: fit, the clock and voltage from the timing model, the memory from ppa.dram, the node by scaling):
+#: one step each way, as below. Array shape, pipeline, dataflow and sparsity move only within the space.
+def _off_space(data, axis: str, v: Any) -> list[Any]:
+    from ppa.tech import NODES_NM
+
+    if axis == "sram_kb":
+        return [v / 2, v * 2]
+    if axis == "clock_mhz":  # [A] one 25 % clock step, either way
+        return [round(v / 1.25, 3), round(v * 1.25, 3)]
+    if axis == "dram_gbps":
+        return [v / 2, v * 2]
+    if axis == "dram":  # the other memories the config gives unit counts for
+        return [t for t in data.cfg.fixed.dram_units if t != v]
+    if axis == "node_nm":
+        nodes = sorted(NODES_NM)
+        i = nodes.index(v) if v in nodes else -1
+        return [nodes[j] for j in (i - 1, i + 1) if i >= 0 and 0 <= j < len(nodes)]
+    return []
+
+
+def _neighbours(data, point: dict[str, Any], axis: str) -> list[tuple[Any, bool]]:
+    """One-step moves of ``axis`` from the point: (value, inside the searched space). The adjacent
+    values of the space; where the space has none on a side, the off-space step (``_off_space``)."""
     from explore.grid import axis_values
 
     try:
         vals = axis_values(data.cfg).get(axis)
-    except Exception:  # noqa: BLE001 - an axis that cannot be discretised has no one-step move
-        return []
-    if not vals or point.get(axis) not in vals:
-        return []
-    i = vals.index(point[axis])
-    return [vals[j] for j in (i - 1, i + 1) if 0 <= j < len(vals)]
+    except Exception:  # noqa: BLE001 - an axis that cannot be discretised has no in-space step
+        vals = None
+    v = point.get(axis)
+    out: list[tuple[Any, bool]] = []
+    if vals and v in vals:
+        i = vals.index(v)
+        out += [(vals[j], True) for j in (i - 1, i + 1) if 0 <= j < len(vals)]
+    if len(out) < 2:
+        inside = {x for x, _ in out}
+        for x in _off_space(data, axis, v):
+            if x not in inside and x != v and (not vals or x not in vals):
+                out.append((x, False))
+    return out
 
 
 def _action(data, ev, det, mech: str) -> dict[str, Any]:
@@ -216,10 +247,12 @@ def _action(data, ev, det, mech: str) -> dict[str, Any]:
     point = dict(det.point)
     axes = [a for a in MECHANISM_AXES.get(mech, ()) if a in point]
     scope = f"the axes acting on {mech} ({', '.join(axes) or 'none in this space'})"
-    cands = [(a, v) for a in axes for v in _neighbours(data, point, a)]
-    if not cands:  # nothing on the mechanism's axes can move: any one-step move
-        cands = [(a, v) for a in point for v in _neighbours(data, point, a)]
+    moves = [(a, v, inside) for a in axes for v, inside in _neighbours(data, point, a)]
+    if not moves:  # nothing on the mechanism's axes can move: any one-step move
+        moves = [(a, v, inside) for a in point for v, inside in _neighbours(data, point, a)]
         scope = "every axis (none acting on the mechanism can move one step)"
+    where = {(a, str(v)): inside for a, v, inside in moves}
+    cands = [(a, v) for a, v, _ in moves]
     if not cands:
         return {"delta": None, "text": "every axis of the space has a single value: no one-step change exists; widen "
                                        "the space to evaluate a change", "rows": [], "risks": [], "candidates": []}
@@ -251,10 +284,11 @@ def _action(data, ev, det, mech: str) -> dict[str, Any]:
     verdict = ("raises perf-per-watt" if gains else
                "no evaluated one-step move raises perf-per-watt while feasible: the chosen design is locally optimal "
                "on these axes, and this least costly move is offered for the owner to accept or reject")
-    text = (f"{a}: {point[a]} -> {v} (one step, reversible by setting it back); chosen among {len(cands)} one-step "
+    outside = "" if where[(a, str(v))] else ", outside the searched space"
+    text = (f"{a}: {point[a]} -> {v} (one step{outside}, reversible by setting it back); chosen among {len(cands)} one-step "
             f"moves on {scope}, each evaluated with {ev.name}: {feas}; {verdict}")
     risks = _risks(data, a, point[a], v, base, mm)
-    cand_rows = [[f"{ca}: {point[ca]} -> {cv}", fmt(_f(cm.get("perf_per_watt"))), fmt(_f(cm.get("effective_tops"))),
+    cand_rows = [[f"{ca}: {point[ca]} -> {cv}" + ("" if where[(ca, str(cv))] else " (outside the space)"), fmt(_f(cm.get("perf_per_watt"))), fmt(_f(cm.get("effective_tops"))),
                   "yes" if not cb else f"no (violation {fmt(cvio)})"] for cb, cvio, _, ca, cv, cm in scored]
     return {"delta": {a: {"from": point[a], "to": v}}, "text": text, "rows": rows, "risks": risks,
             "candidates": cand_rows, "metrics_after": {k: mm.get(k) for k in ("effective_tops", "p99_latency_ms",
