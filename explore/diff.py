@@ -50,6 +50,7 @@ MECHANISM_RULES = (
     ("D6", "compute", "no layer moved and fmax, area, energy or power moved"),
 )
 
+#: The issue's default threshold (``--threshold 5%``): a move smaller than this is not reported.
 DEFAULT_THRESHOLD = 0.05
 
 
