@@ -145,11 +145,13 @@ def _from_best(obj: dict[str, Any], path: Path, label: str) -> Run:
         if cm.is_file():
             c = pd.read_csv(cm)
             sparse = {(w, n): bool(s) for w, n, s in zip(c["workload"], c["layer"], c["sparse"])}
-        layers = [{"workload": r.workload, "layer": r.layer, "count": int(r.count), "cycles": int(r.compute_cycles),
+        ids = list(df["workload_id"]) if "workload_id" in df else list(df["workload"])
+        layers = [{"workload": wid, "layer": r.layer, "count": int(r.count), "cycles": int(r.compute_cycles),
                    "stall_cycles": int(r.stall_cycles), "utilization": float(r.utilization),
                    "dram_bytes": float(r.dram_bytes),
-                   "sparse": None if sparse is None else sparse.get((r.workload, r.layer))} for r in df.itertuples()]
-    wls = sorted({r["workload"] for r in layers}) if layers else []
+                   "sparse": None if sparse is None else sparse.get((r.workload, r.layer))}
+                  for wid, r in zip(ids, df.itertuples())]
+    wls = list(dict.fromkeys(r["workload"] for r in layers)) if layers else []
     tags = {k: obj.get(k) for k in ("study", "storage", "seed", "sampler", "quality_evidence", "mode",
                                     "config_fingerprint") if k in obj}
     cfg = _flatten(obj["config"]) if isinstance(obj.get("config"), dict) else _flatten(
@@ -188,10 +190,10 @@ def _from_study(spec: str, label: str) -> Run:
     ev = Evaluator(data.evaluator, data.cfg)
     det = ev.detail(rec["params"])
     layers = []
-    for wname, _, net in det.networks:
+    for _, _, net in det.networks:  # workloads by the cycle model's name, with their parameters
         lay = net.layers
         for i, n in enumerate(net.names):
-            layers.append({"workload": wname, "layer": n, "count": int(net.counts[i]),
+            layers.append({"workload": net.workload, "layer": n, "count": int(net.counts[i]),
                            "cycles": int(lay["cycles"][i]) + 1, "stall_cycles": int(lay["stall_cycles"][i]),
                            "utilization": float(lay["utilization"][i]), "sparse": bool(lay["sparse"][i]),
                            "dram_bytes": float(lay["dram_bytes"][i])})
@@ -202,7 +204,7 @@ def _from_study(spec: str, label: str) -> Run:
     tags = {"config_fingerprint": data.fingerprint, "evaluator": data.evaluator,
             "sweep": data.sweep, "tools": data.user_attrs.get("tools") or {}}
     designs = {_key(r["params"]): r["metrics"] for r in data.records}
-    return Run(f"{label}: {storage}#{name}", "study", dict(rec["params"]), m, layers, [w.name for w in data.cfg.workload],
+    return Run(f"{label}: {storage}#{name}", "study", dict(rec["params"]), m, layers, [n.workload for _, _, n in det.networks],
                config=_flatten(cfgj), tags=_flatten(tags), designs=designs)
 
 

@@ -193,7 +193,11 @@ def artifact_frames(cfg, det: Any, layers: pd.DataFrame, q: dict[str, Any] | Non
     else:
         cols = ["workload", "layer", "kind", "count", "cycles_per_instance", "compute_cycles", "stall_cycles",
                 "total_cycles", "stall_fraction", "utilization", "bound", "time_share", "dram_bytes"]
-        out["accelerator_architecture"] = (layers[cols].copy(), "produced",
+        prof = layers[cols].copy()
+        # the workload as the cycle model names it, with its parameters (what `sparsepe simulate` prints)
+        full = {w: net.workload for w, _, net in det.networks}
+        prof.insert(1, "workload_id", [full.get(w, w) for w in prof["workload"]])
+        out["accelerator_architecture"] = (prof, "produced",
                                            "per-layer cycles, stalls and occupancy from the cycle model (sim.perf); "
                                            "not a silicon trace")
         n, m, sparse = parse_sparsity(det.point.get("sparsity", "dense"))

@@ -260,7 +260,7 @@ def test_diff_dram_bandwidth_is_memory_at_the_first_layer_whose_stalls_changed(t
     first = next(i for i in range(len(sa.names))
                  if sa.layers["stall_cycles"][i] != sb.layers["stall_cycles"][i])
     fd = res["first_divergence"]
-    assert fd["layer"] == sa.names[first] and fd["position"] == first
+    assert fd["layer"] == sa.names[first] and fd["position"] == first and fd["workload"] == sa.workload
     assert fd["moved"]["stall_cycles"]["a"] == int(sa.layers["stall_cycles"][first])
     assert fd["moved"]["stall_cycles"]["b"] == int(sb.layers["stall_cycles"][first])
     assert any(c["metric"] == "stall_fraction" and c["scope"] == "design" for c in res["changes"])
@@ -271,7 +271,7 @@ def test_diff_dram_bandwidth_is_memory_at_the_first_layer_whose_stalls_changed(t
     assert res2["config_delta"] == res["config_delta"]
     # the table form names the layer and the mechanism
     t = run_cli(["diff", f"{a}#s", f"{b}#s"])
-    assert f"first diverging layer: bert-base: {sa.names[first]}" in t.stdout and "mechanism: memory" in t.stdout
+    assert f"first diverging layer: {sa.workload}: {sa.names[first]}" in t.stdout and "mechanism: memory" in t.stdout
 
 
 def test_diff_same_seed_twice_is_no_divergence(tmp_path, run_sweep, run_cli):
