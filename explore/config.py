@@ -333,6 +333,9 @@ class Serving(_Strict):
     #: p95/p99 [A]: 10 %; at 2000 requests that is 200, many times the queue's relaxation time
     #: (a few batch services) at any load below saturation
     warmup_fraction: float = Field(0.1, ge=0, lt=0.9)
+    #: the server's start-up before its first batch (model load, caches), ms; 0: ready at once. The
+    #: warm-up discard is what keeps such a start out of p95/p99
+    cold_start_ms: float = Field(0.0, ge=0)
     #: LLM workloads (llama*-prefill / -decode): decode tokens per request after its prefill [A]
     output_tokens: int = Field(128, ge=1, le=65536)
 

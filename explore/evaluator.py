@@ -338,7 +338,7 @@ def serving_stats(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray], i: int | 
     out = []
     for j in idx:
         kw = dict(n_requests=s.n_requests, max_batch=s.max_batch, timeout_ms=s.timeout_ms, seed=s.seed,
-                  n_seeds=s.seeds, warmup=warm)
+                  n_seeds=s.seeds, warmup=warm, cold_start_ms=s.cold_start_ms)
         if llm:
             out.append(serve_llm(tables[0, j], tables[1, j], cfg.limits.request_rate_hz, s.output_tokens, **kw))
         else:

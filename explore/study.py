@@ -112,7 +112,7 @@ def make_sampler(name: str, seed: int, n_objectives: int) -> optuna.samplers.Bas
 
 #: [serving] fields added after studies were stored, with their defaults (left out of the fingerprint
 #: at the default, so a study stored before them still loads).
-_SERVING_ADDED = {"seeds": 5, "warmup_fraction": 0.1, "output_tokens": 128}
+_SERVING_ADDED = {"seeds": 5, "warmup_fraction": 0.1, "cold_start_ms": 0.0, "output_tokens": 128}
 
 
 def config_fingerprint(cfg: SweepConfig) -> str:

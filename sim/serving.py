@@ -9,9 +9,10 @@ at which p99 still meets the SLA.
 
 Evidence a serving owner can sign (:func:`serve_seeds`, :func:`serve_llm`):
 
-* warm-up: a run starts with an empty queue, so its first requests see less waiting than the
-  steady state (a cold-start bias, low, that grows with the load). The first ``warmup`` requests
-  of every run are discarded before p50/p95/p99 are taken;
+* warm-up: a run's start is not the steady state. The queue starts empty (the first requests
+  wait less), and a server that starts cold (``cold_start_ms``: model load, kernel compilation,
+  caches filled before the first batch can run) makes the first requests queue behind it (they
+  wait more). The first ``warmup`` requests of every run are discarded before p50/p95/p99;
 * arrival seeds: p95 and p99 are the means over several arrival seeds, each with a 95 % Student-t
   interval across the seeds (one seed gives no interval, and the result says so);
 * LLM requests: a request is a whole inference, its prefill then ``output_tokens - 1`` decode steps
@@ -68,10 +69,12 @@ class ServingResult:
 
 
 def serve(latency: Callable[[int], float] | Sequence[float] | np.ndarray, rate_rps: float, n_requests: int = 2000,
-          max_batch: int = 8, timeout_ms: float = 2.0, seed: int = 0, warmup: int = 0) -> ServingResult:
+          max_batch: int = 8, timeout_ms: float = 2.0, seed: int = 0, warmup: int = 0,
+          cold_start_ms: float = 0.0) -> ServingResult:
     """Simulate the queue. ``latency`` is a function batch_size -> seconds, or a table whose entry
     ``b - 1`` is the latency in seconds of a batch of b (length >= max_batch). The first ``warmup``
-    requests are discarded before the percentiles (0: every request counts)."""
+    requests are discarded before the percentiles (0: every request counts). ``cold_start_ms``:
+    the server can start its first batch only after this long (0: ready at once)."""
     if not rate_rps > 0:
         raise InputError(f"rate must be positive, got {rate_rps}", where="parameter rate_rps")
     if not isinstance(n_requests, int) or n_requests < 1:
@@ -80,12 +83,14 @@ def serve(latency: Callable[[int], float] | Sequence[float] | np.ndarray, rate_r
         raise InputError(f"max_batch must be a positive integer, got {max_batch!r}", where="parameter max_batch")
     if timeout_ms < 0:
         raise InputError(f"timeout must be >= 0, got {timeout_ms}", where="parameter timeout_ms")
+    if not cold_start_ms >= 0:
+        raise InputError(f"cold start must be >= 0 ms, got {cold_start_ms}", where="parameter cold_start_ms")
     table = _table(latency, max_batch, "parameter latency")
 
     rng = np.random.default_rng(seed)
     arrivals = np.cumsum(rng.exponential(1.0 / rate_rps, size=n_requests))
     _check_warmup(warmup, n_requests)
-    start, done, batches, busy = _run_queue(arrivals, table, max_batch, timeout_ms / 1e3)
+    start, done, batches, busy = _run_queue(arrivals, table, max_batch, timeout_ms / 1e3, cold_start_ms / 1e3)
     return _result(arrivals, done, batches, busy, warmup)
 
 
@@ -95,14 +100,15 @@ def _check_warmup(warmup: int, n_requests: int) -> None:
                          where="parameter warmup")
 
 
-def _run_queue(arrivals: np.ndarray, table: np.ndarray, max_batch: int, timeout: float
+def _run_queue(arrivals: np.ndarray, table: np.ndarray, max_batch: int, timeout: float, cold_start: float = 0.0
                ) -> tuple[np.ndarray, np.ndarray, int, float]:
     """The batching queue: (start time of each request's batch, its completion, number of batches,
-    busy seconds). ``table[b - 1]``: seconds the server is busy with a batch of b."""
+    busy seconds). ``table[b - 1]``: seconds the server is busy with a batch of b; the server is
+    free from ``cold_start`` seconds on."""
     n_requests = len(arrivals)
     done = np.empty(n_requests)
     start_of = np.empty(n_requests)
-    t_free = 0.0
+    t_free = cold_start
     busy = 0.0
     i = 0
     batches = 0
@@ -203,11 +209,11 @@ def _seeds(seed: int, n_seeds: int) -> tuple[int, ...]:
 
 def serve_seeds(latency: Callable[[int], float] | Sequence[float] | np.ndarray, rate_rps: float,
                 n_requests: int = 2000, max_batch: int = 8, timeout_ms: float = 2.0, seed: int = 0,
-                n_seeds: int = 5, warmup: int = 200) -> ServingStats:
+                n_seeds: int = 5, warmup: int = 200, cold_start_ms: float = 0.0) -> ServingStats:
     """:func:`serve` at arrival seeds ``seed .. seed + n_seeds - 1``, each after discarding its first
     ``warmup`` requests; p95/p99 are the means over the seeds with their 95 % intervals."""
-    runs = tuple(serve(latency, rate_rps, n_requests, max_batch, timeout_ms, s, warmup=warmup)
-                 for s in _seeds(seed, n_seeds))
+    runs = tuple(serve(latency, rate_rps, n_requests, max_batch, timeout_ms, s, warmup=warmup,
+                       cold_start_ms=cold_start_ms) for s in _seeds(seed, n_seeds))
     p95, lo95, hi95 = t_interval([r.p95_ms for r in runs])
     p99, lo99, hi99 = t_interval([r.p99_ms for r in runs])
     return ServingStats(p95, (lo95, hi95), p99, (lo99, hi99), tuple(_seeds(seed, n_seeds)), warmup, n_requests, runs)
@@ -216,7 +222,7 @@ def serve_seeds(latency: Callable[[int], float] | Sequence[float] | np.ndarray, 
 def serve_llm(prefill: Callable[[int], float] | Sequence[float] | np.ndarray,
               decode_step: Callable[[int], float] | Sequence[float] | np.ndarray, rate_rps: float,
               output_tokens: int, n_requests: int = 2000, max_batch: int = 8, timeout_ms: float = 2.0,
-              seed: int = 0, n_seeds: int = 5, warmup: int = 200) -> ServingStats:
+              seed: int = 0, n_seeds: int = 5, warmup: int = 200, cold_start_ms: float = 0.0) -> ServingStats:
     """LLM serving: a request is its prefill plus ``output_tokens - 1`` decode steps (module
     docstring). ``prefill[b - 1]`` / ``decode_step[b - 1]``: seconds of the prefill / of one decode
     step of a batch of b. p95/p99 are of the whole request; TTFT and TPOT are reported apart."""
@@ -230,6 +236,8 @@ def serve_llm(prefill: Callable[[int], float] | Sequence[float] | np.ndarray,
     if not isinstance(max_batch, int) or max_batch < 1:
         raise InputError(f"max_batch must be a positive integer, got {max_batch!r}", where="parameter max_batch")
     _check_warmup(warmup, n_requests)
+    if not cold_start_ms >= 0:
+        raise InputError(f"cold start must be >= 0 ms, got {cold_start_ms}", where="parameter cold_start_ms")
     pre = _table(prefill, max_batch, "parameter prefill")
     dec = _table(decode_step, max_batch, "parameter decode_step")
     whole = pre + (output_tokens - 1) * dec
@@ -237,7 +245,7 @@ def serve_llm(prefill: Callable[[int], float] | Sequence[float] | np.ndarray,
     for s in _seeds(seed, n_seeds):
         rng = np.random.default_rng(s)
         arrivals = np.cumsum(rng.exponential(1.0 / rate_rps, size=n_requests))
-        start, done, batches, busy = _run_queue(arrivals, whole, max_batch, timeout_ms / 1e3)
+        start, done, batches, busy = _run_queue(arrivals, whole, max_batch, timeout_ms / 1e3, cold_start_ms / 1e3)
         runs.append(_result(arrivals, done, batches, busy, warmup))
         # the batch size each request ran at: requests sharing a start time share a batch
         _, inv, cnt = np.unique(start, return_inverse=True, return_counts=True)
