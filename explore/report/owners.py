@@ -336,6 +336,7 @@ def section_owners(data, det, layers: pd.DataFrame, q: dict[str, Any] | None, ct
         if df is not None:
             s.data[stem] = df
             files[role] = f"report_files/{stem}.csv"
+            s.links.append((f"closure artifact of the {ROLES[role]['title']} ({name}), {status}", files[role]))
         mine = [f for f in found if f.owner == role]
         t = Table(f"{ROLES[role]['title']}: {name}. Owes: {ROLES[role]['artifact']}. Artifact: {status.upper()}"
                   + (f" ({files[role]})" if role in files else "") + f": {why}",

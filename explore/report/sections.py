@@ -102,6 +102,7 @@ class Section:
     verdict: str | None = None
     pre: list[tuple[str, str]] = field(default_factory=list)  # (caption, preformatted text)
     data: dict[str, pd.DataFrame] = field(default_factory=dict)  # extra CSV files (stem -> raw data)
+    links: list[tuple[str, str]] = field(default_factory=list)  # (label, path relative to the report)
 
 
 def _point_label(params: dict[str, Any]) -> str:

@@ -194,6 +194,8 @@ def test_report_has_memo_owners_and_p99_interval(review_study, review_report):
     # the closure artifacts the owners section links to are written
     for role in ("accelerator_architecture", "compiler_sparsity", "serving_performance", "model_optimization"):
         assert (review_report / "report_files" / f"closure_{role}.csv").is_file()
+        assert f'<a href="report_files/closure_{role}.csv">' in html
+        assert f"(report_files/closure_{role}.csv)" in md
 
 
 def test_memo_cli_prints_four_parts_without_placeholders(review_study, run_cli):
