@@ -268,8 +268,12 @@ def diff_runs(a: Run, b: Run, threshold: float = DEFAULT_THRESHOLD) -> dict[str,
     """The comparison as JSON-able data: first_divergence, mechanism, changes[], config_delta, ..."""
     _check_workloads(a, b)
     changes: list[dict[str, Any]] = []
+    one_sided = []
     for k in DESIGN_METRICS:
         if k not in a.metrics and k not in b.metrics:
+            continue
+        if (k in a.metrics) != (k in b.metrics):  # one kind of run does not report it: not a change
+            one_sided.append(k)
             continue
         mv, rel = _moved(a.metrics.get(k), b.metrics.get(k), threshold)
         if mv:
@@ -307,8 +311,8 @@ def diff_runs(a: Run, b: Run, threshold: float = DEFAULT_THRESHOLD) -> dict[str,
               if a.params.get(k) != b.params.get(k)}
     cdelta = [{"key": k, "a": a.config.get(k), "b": b.config.get(k)} for k in sorted(set(a.config) | set(b.config))
               if a.config.get(k) != b.config.get(k) and not k.startswith(("study.name",))]
-    tdelta = [{"key": k, "a": a.tags.get(k), "b": b.tags.get(k)} for k in sorted(set(a.tags) | set(b.tags))
-              if a.tags.get(k) != b.tags.get(k)]
+    tdelta = [{"key": k, "a": a.tags.get(k), "b": b.tags.get(k)} for k in sorted(set(a.tags) & set(b.tags))
+              if a.tags.get(k) != b.tags.get(k)]  # tags both runs carry (the kinds of run record different ones)
     return {
         "a": a.label, "b": b.label, "kinds": [a.kind, b.kind], "threshold": threshold,
         "diverged": bool(changes),
@@ -319,6 +323,7 @@ def diff_runs(a: Run, b: Run, threshold: float = DEFAULT_THRESHOLD) -> dict[str,
         "changes": changes, "config_delta": cdelta, "design_delta": pdelta, "tags_delta": tdelta,
         "aligned": {"chosen_designs_same": not pdelta, "layers_a": len(a.layers or []), "layers_b": len(b.layers or []),
                     "layers_unmatched": unmatched, "shared_designs": len(shared), "shared_designs_moved": shared_moved,
+                    "metrics_in_one_run_only": one_sided,
                     "layers_available": a.layers is not None and b.layers is not None},
     }
 

@@ -359,3 +359,18 @@ def test_llm_serving_is_prefill_plus_decode_with_ttft_and_tpot():
     assert m["ttft_p99_ms"] == pytest.approx(st.ttft_p99_ms) and m["tpot_p99_ms"] == pytest.approx(st.tpot_p99_ms)
     assert m["p99_latency_ms"] >= pre + (T - 1) * dec and m["ttft_p99_ms"] < m["p99_latency_ms"]
     assert 0 <= m["p99_latency_lo_ms"] <= m["p99_latency_ms"] <= m["p99_latency_hi_ms"]
+
+
+def test_grid_mode_best_json_has_owners_and_diffs_with_a_study(tmp_path, run_sweep, run_cli):
+    from explore.config import load_config
+    from explore.grid import run_grid
+
+    cfg = _write(tmp_path / "g.toml", clock="[800, 1600]")
+    best = run_grid(load_config(cfg), tmp_path / "grid")
+    found = _check_one_owner_each(best["owners"], {})
+    assert any(f["kind"] == "fallback" for f in found)
+    assert (tmp_path / "grid" / best["owners"]["accelerator_architecture"]["artifact"]["file"]).is_file()
+    # the grid's chosen design against a search over the same space: same best design, no divergence
+    study = _sweep(run_sweep, cfg, tmp_path / "s", trials=2)
+    res = json.loads(run_cli(["diff", str(tmp_path / "grid" / "best.json"), f"{study}#s", "--json"]).stdout)
+    assert res["aligned"]["chosen_designs_same"] and res["first_divergence"] == "no divergence"
