@@ -374,3 +374,19 @@ def test_grid_mode_best_json_has_owners_and_diffs_with_a_study(tmp_path, run_swe
     study = _sweep(run_sweep, cfg, tmp_path / "s", trials=2)
     res = json.loads(run_cli(["diff", str(tmp_path / "grid" / "best.json"), f"{study}#s", "--json"]).stdout)
     assert res["aligned"]["chosen_designs_same"] and res["first_divergence"] == "no divergence"
+
+
+@pytest.mark.parametrize("a_args,b_args,mech,rule", [
+    (["--rows", "8"], ["--rows", "16"], "compute", "D3"),  # no stalls at 4 TB/s: only compute cycles move
+    (["--sparsity", "2:4"], ["--sparsity", "dense"], "precision", "D1"),  # layers leave the sparse path
+])
+def test_diff_mechanism_rules_on_simulate_runs(tmp_path, run_cli, a_args, b_args, mech, rule):
+    common = ["simulate", "--workload", "bert-base", "--cols", "8", "--dram-gbps", "4000", "--json"]
+    for name, extra in (("a", a_args), ("b", b_args)):
+        r = run_cli([*common, *extra])
+        assert r.returncode == 0, r.stderr
+        (tmp_path / f"{name}.json").write_text(r.stdout)
+    res = json.loads(run_cli(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--json"]).stdout)
+    assert (res["mechanism"], res["mechanism_rule"]) == (mech, rule)
+    assert res["first_divergence"]["position"] == 0  # every layer moves: the first in execution order
+    assert res["config_delta"]
