@@ -12,7 +12,6 @@ import typer
 
 def memo_of_study(storage: str, study: str, config: Any = None) -> dict[str, Any]:
     """The memo's data (explore.report.memo.build_memo) of a stored study's chosen design."""
-    from explore.config import OWNER_ROLES  # noqa: F401 - the roles the memo signs off
     from explore.report import _comparison
     from explore.report.data import Evaluator, load_study_data
     from explore.report.memo import build_memo

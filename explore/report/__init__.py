@@ -91,7 +91,7 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
         from explore.report.owners import section_owners
 
         s_own, found, owners = section_owners(data, det, layers, q, ev.ctx)
-        memo = section_memo(data, ev, det, layers, q, decision, found, oat)
+        memo = section_memo(data, ev, det, layers, q, decision, found)
         sections += [s_own, memo]  # the review packet closes the report: owners, then the memo
         for i, sec in enumerate(sections, start=1):  # the verdict opens; the rest follow in order
             sec.number = i

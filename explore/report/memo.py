@@ -387,8 +387,7 @@ def memo_markdown(memo: dict[str, Any], title: str = "Review memo") -> str:
     return "\n".join(L) + "\n"
 
 
-def section_memo(data, ev, det, layers: pd.DataFrame, q, decision: dict[str, Any], found: list,
-                 oat: Any = None) -> Section:
+def section_memo(data, ev, det, layers: pd.DataFrame, q, decision: dict[str, Any], found: list) -> Section:
     """The memo as a report section; the memo's data is ``section.memo`` (report.json ``memo``)."""
     memo = build_memo(data, ev, det, layers, q, decision, found)
     sy, me, ac, so = memo["symptom"], memo["mechanism"], memo["action"], memo["signoff"]

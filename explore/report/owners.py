@@ -19,7 +19,6 @@ artifact status, with the reason.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from explore.config import OWNER_ROLES, parse_sparsity
-from explore.report.sections import MECHANISM, SHIP_MIN_SLACK, Section, Table, _describe_constraint, _f, fmt, pct
+from explore.report.sections import MECHANISM, SHIP_MIN_SLACK, Section, Table, _describe_constraint, fmt, pct
 
 #: [A] a bottleneck other than the dominant one becomes a finding when it costs at least this share
 #: of the run time (or margin): 10 %, the same size the report calls significant for stalls.
