@@ -16,6 +16,11 @@ Layout of a config (every section but ``[study]`` and ``[objectives]`` is requir
     [objectives]       primary (perf_per_watt) and optional secondary objectives (Pareto front)
     [quality]          the team's own model and eval behind the quality limit (optional):
                        weights, eval = "module:function", finetuned, metric
+    [owners]           who owns each finding of the review packet (optional): the four roles
+                       model_optimization, accelerator_architecture, compiler_sparsity,
+                       serving_performance, each mapped to a person or team
+    [context]          build and runtime tags the user supplies for the review memo (optional):
+                       model_revision, compiler_version, runtime_version, power_mode, notes
 """
 
 from __future__ import annotations
@@ -321,6 +326,48 @@ class Serving(_Strict):
     timeout_ms: float = Field(2.0, ge=0)
     n_requests: int = Field(2000, ge=100)
     seed: int = Field(0, ge=0)
+    #: arrival seeds seed, seed+1, ...: p95/p99 are their mean, with a 95 % interval across them
+    #: [A] 5: the fewest for which the t-interval (t = 2.78 at 4 degrees of freedom) is usefully narrow
+    seeds: int = Field(5, ge=1, le=64)
+    #: share of each run's requests discarded at its start (the empty-queue cold start) before
+    #: p95/p99 [A]: 10 %; at 2000 requests that is 200, many times the queue's relaxation time
+    #: (a few batch services) at any load below saturation
+    warmup_fraction: float = Field(0.1, ge=0, lt=0.9)
+    #: the server's start-up before its first batch (model load, caches), ms; 0: ready at once. The
+    #: warm-up discard is what keeps such a start out of p95/p99
+    cold_start_ms: float = Field(0.0, ge=0)
+    #: LLM workloads (llama*-prefill / -decode): decode tokens per request after its prefill [A]
+    output_tokens: int = Field(128, ge=1, le=65536)
+
+
+#: [owners] roles, in the order the review packet lists them.
+OWNER_ROLES = ("model_optimization", "accelerator_architecture", "compiler_sparsity", "serving_performance")
+
+
+class Owners(_Strict):
+    """Roles -> the person or team who owns them; a role not given is named by its title."""
+
+    model_optimization: str = "model optimization lead"
+    accelerator_architecture: str = "accelerator architecture owner"
+    compiler_sparsity: str = "compiler sparsity pass owner"
+    serving_performance: str = "serving performance owner"
+
+    @field_validator("*")
+    @classmethod
+    def _nonempty(cls, v: str) -> str:
+        if not str(v).strip():
+            raise ValueError("an owner's name must not be empty")
+        return v
+
+
+class Context(_Strict):
+    """Build and runtime tags only the user knows, quoted in the review memo's Symptom."""
+
+    model_revision: str | None = None
+    compiler_version: str | None = None
+    runtime_version: str | None = None
+    power_mode: str | None = None
+    notes: str | None = None
 
 
 class Workload(_Strict):
@@ -436,6 +483,8 @@ class SweepConfig(_Strict):
     serving: Serving = Field(default_factory=Serving)
     objectives: Objectives = Field(default_factory=Objectives)
     quality: Quality | None = None
+    owners: Owners = Field(default_factory=Owners)
+    context: Context = Field(default_factory=Context)
 
     #: Where the config came from (set by load_config; used in messages and reports).
     source: str = Field("<memory>", exclude=True)

@@ -93,9 +93,13 @@ def make_context(cfg: SweepConfig) -> EvalContext:
             raise InputError(str(exc), where=f"{cfg.source}: workload[{i}]") from None
         item = _Wl(w.name, float(w.weight), dict(w.params), wl)
         if cfg.limits.p99_latency_ms is not None:
+            llm = llm_request_workloads(w.name, w.params, cfg.serving.output_tokens)
             for b in range(1, cfg.serving.max_batch + 1):
                 try:
-                    item.serving_tables[b] = get_workload(w.name, **{**w.params, "batch": b})
+                    if llm is None:
+                        item.serving_tables[b] = get_workload(w.name, **{**w.params, "batch": b})
+                    else:  # an LLM request: its prefill and one decode step at the mean context
+                        item.serving_tables[b] = tuple(get_workload(n, **{**p, "batch": b}) for n, p in llm)
                 except InputError as exc:
                     raise InputError(f"serving needs the workload at batch {b}: {exc}",
                                      where=f"{cfg.source}: workload[{i}]") from None
@@ -286,23 +290,78 @@ def _activity_trace(ctx: EvalContext, design):
     return ctx.traces[key]
 
 
-def _p99_ms(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray]) -> np.ndarray:
-    """p99 latency (ms) of each point serving ``wl`` at limits.request_rate_hz (sim.serving)."""
-    from sim.perf import simulate_grid
-    from sim.serving import serve
+def llm_request_workloads(name: str, params: dict[str, Any], output_tokens: int
+                          ) -> tuple[tuple[str, dict[str, Any]], tuple[str, dict[str, Any]]] | None:
+    """For an LLM workload of the library (``<model>-prefill`` / ``<model>-decode``): the two
+    workloads one request runs, (prefill at ``seq``, one decode step); else None.
+
+    The decode step is timed at the mean context of the request's decode steps,
+    seq + output_tokens / 2 [D]: the attention GEMMs are linear in the context (the weight GEMMs
+    do not depend on it), so the mean context gives the mean step's work."""
+    from sim.workloads import list_workloads
+
+    for phase in ("-prefill", "-decode"):
+        if name.endswith(phase):
+            model = name[: -len(phase)]
+            if f"{model}-prefill" in list_workloads() and f"{model}-decode" in list_workloads():
+                p = {k: v for k, v in params.items() if k not in ("batch", "context")}
+                seq = int(p.get("seq", 2048))
+                return ((f"{model}-prefill", p),
+                        (f"{model}-decode", {**p, "context": seq + max(1, output_tokens // 2)}))
+    return None
+
+
+#: Serving metrics of each point: p99 (mean over arrival seeds), its 95 % interval, p95; for LLM
+#: workloads also TTFT and TPOT p99 (NaN for the other workloads).
+SERVING_METRICS = ("p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms", "p95_latency_ms",
+                   "ttft_p99_ms", "tpot_p99_ms")
+
+
+def serving_stats(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray], i: int | None = None) -> list[Any]:
+    """sim.serving statistics (ServingStats) of each point (or of point ``i``) serving ``wl`` at
+    limits.request_rate_hz: [serving] seeds arrival seeds, the first warmup_fraction of each run
+    discarded; an LLM workload's request is its prefill plus output_tokens - 1 decode steps."""
+    from sim.serving import serve_llm, serve_seeds
 
     cfg = ctx.cfg
     s = cfg.serving
     P = len(d["rows"])
-    table = np.empty((P, s.max_batch))
+    idx = range(P) if i is None else [i]
+    llm = isinstance(wl.serving_tables[1], tuple)
+    tables = np.empty((2 if llm else 1, P, s.max_batch))
     for b in range(1, s.max_batch + 1):
-        t = _sim_totals(wl.serving_tables[b], d, cfg)
-        table[:, b - 1] = t["total_cycles"] / (d["clock_mhz"] * 1e6)
-    out = np.empty(P)
+        wls = wl.serving_tables[b] if llm else (wl.serving_tables[b],)
+        for k, w in enumerate(wls):
+            t = _sim_totals(w, d, cfg)
+            tables[k, :, b - 1] = t["total_cycles"] / (d["clock_mhz"] * 1e6)
+    warm = int(s.warmup_fraction * s.n_requests)
+    out = []
+    for j in idx:
+        kw = dict(n_requests=s.n_requests, max_batch=s.max_batch, timeout_ms=s.timeout_ms, seed=s.seed,
+                  n_seeds=s.seeds, warmup=warm, cold_start_ms=s.cold_start_ms)
+        if llm:
+            out.append(serve_llm(tables[0, j], tables[1, j], cfg.limits.request_rate_hz, s.output_tokens, **kw))
+        else:
+            out.append(serve_seeds(tables[0, j], cfg.limits.request_rate_hz, **kw))
+    return out
+
+
+def _serving_metrics(ctx: EvalContext, d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """SERVING_METRICS of each point: those of the workload with the worst p99 (a limit holds for
+    every workload of the mix)."""
+    P = len(d["rows"])
+    per_wl = [serving_stats(ctx, w, d) for w in ctx.workloads]
+    out = {k: np.full(P, np.nan) for k in SERVING_METRICS}
     for i in range(P):
-        r = serve(table[i], cfg.limits.request_rate_hz, n_requests=s.n_requests, max_batch=s.max_batch,
-                  timeout_ms=s.timeout_ms, seed=s.seed)
-        out[i] = r.p99_ms
+        st = max((stats[i] for stats in per_wl), key=lambda x: x.p99_ms)
+        out["p99_latency_ms"][i] = st.p99_ms
+        out["p99_latency_lo_ms"][i], out["p99_latency_hi_ms"][i] = st.p99_interval_ms
+        out["p95_latency_ms"][i] = st.p95_ms
+        if st.ttft_p99_ms is not None:
+            out["ttft_p99_ms"][i] = st.ttft_p99_ms
+            out["tpot_p99_ms"][i] = st.tpot_p99_ms
+    if not any(isinstance(w.serving_tables[1], tuple) for w in ctx.workloads):  # no LLM workload
+        del out["ttft_p99_ms"], out["tpot_p99_ms"]
     return out
 
 
@@ -500,7 +559,7 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
              / sum(a * t / s["ideal_speedup"] for a, t, s in zip(weights, dense_t, sims)))
     out["ideal_speedup"] = np.asarray(ideal, float)
     if cfg.limits.p99_latency_ms is not None:
-        out["p99_latency_ms"] = np.max(np.stack([_p99_ms(ctx, w, d) for w in ctx.workloads]), axis=0)
+        out.update(_serving_metrics(ctx, d))
     kind = quality_evidence_kind(cfg)
     if kind != "none":
         evs = [_quality_evidence(ctx, int(n), int(m)) if sp else None for n, m, sp in zip(d["n"], d["m"], d["sparse"])]

@@ -173,5 +173,29 @@ def run_grid(cfg: SweepConfig, out_dir: Path, *, progress: bool = False, evaluat
     ev = importlib.import_module(evaluator)
     chosen = best.get("best") if best.get("feasible") else None
     best["comparison"], _ = compare.build(recs, cfg, chosen, ev, ev.make_context(cfg), P, allow_substudy=False)
+    from explore.report.owners import attach_owners
+
+    every = [{"number": i, "params": {}, "metrics": _RowMetrics(metrics, i),
+              "constraints": {c: float(cons[c][i]) for c in cnames}} for i in range(P)]
+    attach_owners(best, cfg, every, out_dir, evaluator)
     write_json(out_dir / "best.json", best)
     return best
+
+
+class _RowMetrics(dict):
+    """One grid point's metrics, read on demand from the metric columns (the owners' findings read
+    a few points' metrics out of the whole grid)."""
+
+    def __init__(self, cols: dict[str, Any], i: int):
+        super().__init__()
+        self._cols, self._i = cols, i
+
+    def get(self, k, default=None):
+        return _py(self._cols[k][self._i]) if k in self._cols else default
+
+    def __getitem__(self, k):
+        return _py(self._cols[k][self._i])
+
+    def __contains__(self, k):
+        return k in self._cols
+

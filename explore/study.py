@@ -116,11 +116,20 @@ def make_sampler(name: str, seed: int, n_objectives: int) -> optuna.samplers.Bas
     raise InputError(f"unknown sampler {name!r} (tpe, nsga2, random)", where="--sampler")
 
 
+#: [serving] fields added after studies were stored, with their defaults (left out of the fingerprint
+#: at the default, so a study stored before them still loads).
+_SERVING_ADDED = {"seeds": 5, "warmup_fraction": 0.1, "cold_start_ms": 0.0, "output_tokens": 128}
+
+
 def config_fingerprint(cfg: SweepConfig) -> str:
     """Hash of everything that defines the study's problem (not trials/seed/sampler/name)."""
-    body = cfg.model_dump(mode="json", exclude={"study", "source"})
+    # [owners] and [context] name people and tags, not the problem: they never change the fingerprint
+    body = cfg.model_dump(mode="json", exclude={"study", "source", "owners", "context"})
     if body.get("quality") is None:  # no [quality] section: the fingerprint of configs written before it
         body.pop("quality", None)
+    for k, v in _SERVING_ADDED.items():  # serving fields added later: at their default, as before them
+        if body["serving"].get(k) == v:
+            body["serving"].pop(k)
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
@@ -693,5 +702,9 @@ def export_study(study: optuna.Study, cfg: SweepConfig, out_dir: Path, extra: di
     best = summarise(records, cfg, extra)
     if compare:
         best["comparison"] = equal_terms(study, cfg, records, best, store=True)
+    if records:
+        from explore.report.owners import attach_owners
+
+        attach_owners(best, cfg, records, out_dir, study.user_attrs.get(EVALUATOR_ATTR))
     write_json(out_dir / "best.json", best)
     return best

@@ -12,8 +12,10 @@ study used, and writes into ``out_dir``:
 * ``report.json``: the key figures (best design, its metrics as re-evaluated, the verdict), which
   the tests compare with the evaluator's output.
 
-Sections 1-5 (PPA tradeoff) and 6-12 (sparsity deployment) are built in
-:mod:`explore.report.sections` and :mod:`explore.report.sparsity`.
+The verdict opens; sections 2-6 (PPA tradeoff) and 7-13 (sparsity deployment) are built in
+:mod:`explore.report.sections` and :mod:`explore.report.sparsity`; the review packet closes it:
+owners and closure artifacts (:mod:`explore.report.owners`) and the review memo
+(:mod:`explore.report.memo`).
 """
 
 from __future__ import annotations
@@ -85,6 +87,12 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
             section_quality(data, det, q), section_bottleneck(data, det, layers), s11,
             section_repro(data, out_dir, cmd),
         ]
+        from explore.report.memo import section_memo
+        from explore.report.owners import section_owners
+
+        s_own, found, owners = section_owners(data, det, layers, q, ev.ctx)
+        memo = section_memo(data, ev, det, layers, q, decision, found)
+        sections += [s_own, memo]  # the review packet closes the report: owners, then the memo
         for i, sec in enumerate(sections, start=1):  # the verdict opens; the rest follow in order
             sec.number = i
         bar.update(task, advance=1, description="done")
@@ -93,6 +101,7 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
         "n_feasible": best["n_feasible"], "subject": subject, "decision": decision,
         "binding_limits": best.get("binding_limits", []), "tightest_limit": best.get("tightest_limit"),
         "evaluator": data.evaluator, "config_fingerprint": data.fingerprint, "comparison": comp,
+        "owners": owners, "memo": memo.memo,
     }
     if det is not None:
         key.update(trial=rec["number"], params=det.point, metrics=det.metrics, stored_metrics=rec["metrics"])

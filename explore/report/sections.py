@@ -56,7 +56,8 @@ KEY_METRICS = ("perf_per_watt", "effective_tops", "power_w", "area_mm2", "clock_
                "voltage_v", "tj_c", "power_density_w_mm2", "stall_fraction", "speedup_vs_dense_design",
                "speedup_vs_iso_area_dense", "perf_per_watt_vs_dense_design", "area_vs_dense_design",
                "effective_speedup", "ideal_speedup",
-               "fallback_fraction", "latency_ms", "p99_latency_ms", "energy_per_inference_mj", "quality_delta")
+               "fallback_fraction", "latency_ms", "p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms",
+               "p95_latency_ms", "ttft_p99_ms", "tpot_p99_ms", "energy_per_inference_mj", "quality_delta")
 
 
 def fmt(v: Any, digits: int = 4) -> str:
@@ -102,6 +103,7 @@ class Section:
     verdict: str | None = None
     pre: list[tuple[str, str]] = field(default_factory=list)  # (caption, preformatted text)
     data: dict[str, pd.DataFrame] = field(default_factory=dict)  # extra CSV files (stem -> raw data)
+    links: list[tuple[str, str]] = field(default_factory=list)  # (label, path relative to the report)
 
 
 def _point_label(params: dict[str, Any]) -> str:

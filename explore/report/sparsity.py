@@ -276,6 +276,13 @@ def section_quality(data: StudyData, det: Detail | None, q: dict[str, Any] | Non
 
 def best_bottleneck(data: StudyData, det: Detail, layers: pd.DataFrame) -> tuple[str, list[str]]:
     """The dominant loss of the best design against its peak, with the numbers that show it."""
+    ev = bottleneck_scores(data, det, layers)
+    return ev[0][1], [f"{mech}: {txt}" for _, mech, txt in ev]
+
+
+def bottleneck_scores(data: StudyData, det: Detail, layers: pd.DataFrame) -> list[tuple[float, str, str]]:
+    """Every candidate mechanism of the design as (score: share of lost time or margin, mechanism,
+    evidence), largest score first: the rule of :func:`best_bottleneck`, with its scores."""
     m = det.metrics
     ev: list[tuple[float, str, str]] = []  # (share of lost time or margin score, mechanism, evidence)
     stall = _f(m.get("stall_fraction")) or 0.0
@@ -321,7 +328,7 @@ def best_bottleneck(data: StudyData, det: Detail, layers: pd.DataFrame) -> tuple
         ev.append((util, "compute", f"no significant stalls (< {pct(MEMORY_STALL_SHARE)}) and utilisation "
                                           f"{fmt(util)}: the array's peak rate bounds the speed"))
     ev.sort(key=lambda e: -e[0])
-    return ev[0][1], [f"{mech}: {txt}" for _, mech, txt in ev]
+    return ev
 
 
 def section_bottleneck(data: StudyData, det: Detail | None, layers: pd.DataFrame) -> Section:
@@ -373,6 +380,23 @@ RULES = (
            "-> BOUNDED ROLLOUT"),
     ("R6", "otherwise -> SHIP"),
 )
+
+
+def p99_text(m: dict[str, Any], cfg) -> str:
+    """The p99 latency with its 95 % interval over the arrival seeds (explore.evaluator serving
+    metrics), and how it was taken."""
+    p99, lo, hi = (_f(m.get(k)) for k in ("p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms"))
+    if p99 is None:
+        return "n/a"
+    s = cfg.serving
+    if lo is None or hi is None:
+        return f"{fmt(p99)} (no interval: the study stored p99 from one arrival seed)"
+    txt = (f"{fmt(p99)} (95 % interval [{fmt(lo)}, {fmt(hi)}] over {s.seeds} arrival seeds, first "
+           f"{pct(s.warmup_fraction, 0)} of each run discarded as warm-up)")
+    if _f(m.get("ttft_p99_ms")) is not None and math.isfinite(_f(m.get("ttft_p99_ms"))):
+        txt += (f"; LLM request = prefill + {s.output_tokens} tokens: TTFT p99 {fmt(m['ttft_p99_ms'])} ms, "
+                f"TPOT p99 {fmt(m['tpot_p99_ms'])} ms")
+    return txt
 
 
 def _sparse_quality_failure(data: StudyData) -> str | None:
@@ -531,7 +555,7 @@ def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | No
         vm.rows.append(["power density (W/mm^2)", fmt(m.get("power_density_w_mm2")), fmt(lim.max_power_density_w_mm2),
                         "above the limit"])
         if lim.p99_latency_ms is not None:
-            vm.rows.append([f"p99 latency at {fmt(lim.request_rate_hz)} req/s (ms)", fmt(m.get("p99_latency_ms")),
+            vm.rows.append([f"p99 latency at {fmt(lim.request_rate_hz)} req/s (ms)", p99_text(m, data.cfg),
                             fmt(lim.p99_latency_ms), "SLA missed over any 1-hour window"])
         vm.rows.append([f"quality loss (fraction, {(q or {}).get('evidence', 'no')} evidence)",
                         _interval_text(q) if q and not q.get("dense") else fmt(q.get("quality_delta")) if q else "no evidence",
