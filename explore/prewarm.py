@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, as_completed, wait
 from typing import Any
 
 from explore.config import SweepConfig, axis_choices, has_dense_path, parse_sparsity
@@ -28,6 +28,8 @@ from explore.config import SweepConfig, axis_choices, has_dense_path, parse_spar
 __all__ = ["hardware_jobs", "prewarm"]
 
 _log = logging.getLogger("sparsepe.prewarm")
+#: seconds within which a warm cache has answered every job (then nothing is logged)
+QUIET_S = 3.0
 
 
 def _values(cfg: SweepConfig, name: str, fixed: Any) -> list:
@@ -101,16 +103,21 @@ def prewarm(cfg: SweepConfig, workers: int | None = None) -> int:
     if workers == 1:
         return len(jobs)
     t0 = time.time()
-    _log.info("characterising %d hardware configurations (PE kind x pipeline x dataflow) on %d processes",
-              len(jobs), workers)
-    done = 0
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futs = [pool.submit(_run_job, cfg, j) for j in jobs]
+        # a warm cache answers every job within a second or two: then say nothing
+        _, pending = wait(futs, timeout=QUIET_S)
+        if not pending:
+            return len(jobs)
+        _log.info("characterising %d hardware configurations (PE kind x pipeline x dataflow) on %d processes",
+                  len(jobs), workers)
+        done = 0
         for fut in as_completed(futs):
             done += 1
             try:
                 _log.info("characterised %d/%d: %s", done, len(jobs), fut.result())
             except Exception as exc:  # the trial meeting it reports it properly
-                _log.info("characterisation %d/%d deferred to the trials: %s", done, len(jobs), str(exc).splitlines()[0])
+                _log.info("characterisation %d/%d deferred to the trials: %s", done, len(jobs),
+                          str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     _log.info("hardware characterised in %.0f s", time.time() - t0)
     return len(jobs)

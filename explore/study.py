@@ -436,6 +436,10 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
     sweep = {"trials": opts.trials, "seed": opts.seed, "sampler": opts.sampler, "workers": opts.workers}
     if study.user_attrs.get(SWEEP_ATTR) != sweep:
         study.set_user_attr(SWEEP_ATTR, sweep)
+    if opts.evaluator == DEFAULT_EVALUATOR:
+        from explore.prewarm import prewarm
+
+        prewarm(cfg)  # cold caches: synthesis and STA on every core before the first trial
     console = Console(stderr=True)
     progress = Progress(
         TextColumn(f"sweep [bold]{escape(opts.study_name)}[/]"),

@@ -103,9 +103,6 @@ def sweep(
         from explore.study import SweepOptions, export_study, run_study
 
         ev.make_context(cfg)  # bad workloads / models fail here, before anything is written
-        from explore.prewarm import prewarm
-
-        prewarm(cfg)  # cold caches: synthesis and STA on every core before the first trial
         spec = resolve_storage(storage, out_dir)
         opts = SweepOptions(
             config_path=str(config), storage=spec, study_name=name, trials=n_trials, seed=the_seed,
