@@ -31,6 +31,12 @@ def _cached(p, n) -> bool:
     return (_synth.cache_dir() / key / "result.json").exists()
 
 
+def _generic_fo4(p, sparse):
+    from ppa import sta
+
+    return sta.generic_stage_fo4(activity.synth_pe(p, sparse))
+
+
 def main() -> None:
     p = PEParams()
     t = time.time()
@@ -61,7 +67,7 @@ def main() -> None:
     for sparse in (True, False):
         a = activity.pe_activity(p, sparse)
         e = (a.toggles + a.flip_flops * tech.CLOCK_TOGGLES_PER_FF_CYCLE) * n45.toggle_energy_pj
-        rows[sparse] = (a.transistors * n45.area_per_transistor_um2, e / p.m, fmax_mhz(a.logic_depth, 45, 1.0), a.logic_depth)
+        rows[sparse] = (a.transistors * n45.area_per_transistor_um2, e / p.m, fmax_mhz(a.logic_depth, 45, 1.0, cycle_fo4=_generic_fo4(p, sparse)), a.logic_depth)
     for sparse, (area, epm, fm, depth) in rows.items():
         print(f"  {'sparse' if sparse else 'dense ':6}: area {area:7.0f} um^2  energy/effective MAC {epm:.3f} pJ  fmax {fm:6.0f} MHz (depth {depth})")
     s, d = rows[True], rows[False]

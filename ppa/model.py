@@ -56,9 +56,9 @@ the R-row column of hw.array.SparseArray (R up to the characterised steady-state
 ArrayFacts.depth: the partial-sum adder widens with the row, so deep arrays are slower), for the
 dense design the dense PE. cycle time = stage FO4 x FO4 of the target node and voltage
 (ppa.tech gate_delay_ps) x (1 + wire allowance) / (1 - clock skew + jitter), both stated
-assumptions in ppa.sta. Without OpenSTA or a library, the generic path: the stage's generic logic
-depth (ppa.synth) through ppa.sta.generic_path_fo4 (one constant fitted on one STA result), with
-a note. The array's out_meta_err OR chain is static while the weights are held: a false
+assumptions in ppa.sta. Without OpenSTA or a library, the generic path: the same column's generic
+netlist (ppa.synth) timed by logical effort (ppa.effort) through ppa.sta.generic_path_fo4 (one
+scale fitted on one STA result), with a note. The array's out_meta_err OR chain is static while the weights are held: a false
 path in STA (a multi-cycle path). A requested
 clock selects the lowest voltage in the node's modelled range that meets it; above fmax at the
 top of the range the design is infeasible (more --pipeline stages are the remedy). Without a
@@ -281,7 +281,7 @@ def _sta_mod():
 # frequency / voltage
 # ------------------------------------------------------------------------------------------------
 
-GENERIC_TIMING_NOTE = "timing: generic gate-depth path (no OpenSTA/Liberty)"
+GENERIC_TIMING_NOTE = "timing: generic netlist timed by logical effort (no OpenSTA/Liberty)"
 
 
 @lru_cache(maxsize=32)
@@ -369,8 +369,11 @@ def stage_timing(p: PEParams, design: DesignPoint, facts: ArrayFacts, *, cache=N
     R = design.rows
     lib = resolve_liberty(design)
     depth = facts.depth(R)
-    if lib is None:
-        return StageTiming(sta.generic_path_fo4(depth), "generic", None, f"generic logic depth {depth}")
+    if lib is None:  # the generic netlist of the same column, timed by logical effort (ppa.effort)
+        rows = min(R, len(facts.row_depth))
+        res = synth_array(p, rows, 1, cache=_ck(cache), kind=design.kind, dataflow="ws")
+        return StageTiming(sta.generic_stage_fo4(res), "generic", None,
+                           f"{rows} x 1 {design.kind} array column, logical effort (generic depth {depth})")
     # every PE kind is timed the same way: the R-row column of its own weight-stationary array
     rows = min(R, len(facts.row_depth))
     r = sta.sta_array_column(p, rows, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=_ck(cache), kind=design.kind)
@@ -378,15 +381,13 @@ def stage_timing(p: PEParams, design: DesignPoint, facts: ArrayFacts, *, cache=N
 
 
 def _cycle_fo4(depth: int, cycle_fo4: float | None) -> float:
-    if cycle_fo4 is not None:
-        return cycle_fo4
-    from ppa import sta
-
-    return sta.generic_path_fo4(depth)
+    if cycle_fo4 is None:
+        raise ValueError("a stage's cycle_fo4 is needed (ppa.model.stage_timing)")
+    return cycle_fo4
 
 
 def fmax_mhz(depth: int, node_nm: int, voltage_v: float, *, cycle_fo4: float | None = None) -> float:
-    """fmax of a stage of ``cycle_fo4`` FO4 (default: the generic path of ``depth`` gates) at the
+    """fmax of a stage of ``cycle_fo4`` FO4 (ppa.model.stage_timing; ``depth`` is informative) at the
     node and voltage: 1 / ppa.sta.cycle_time_ps(cycle_fo4, FO4 of the node at that voltage)."""
     from ppa import sta
 
