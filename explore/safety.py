@@ -6,8 +6,9 @@
 * :func:`write_text` -- writes a result file atomically (a temporary file in the same directory,
   then ``os.replace``), never through a symlink: a symlink at the destination is refused, so a
   planted ``trials.csv -> ~/.bashrc`` is neither followed nor overwritten.
-* :func:`check_out_dir` -- an ``--out`` that is a file (or a symlink) is refused before anything
-  is created; a directory that cannot be created or written is one line.
+* :func:`check_out_dir` -- an ``--out`` that is a file is refused before anything is created; a
+  directory that cannot be created or written is one line. (A symlink to a directory is the
+  user's own choice of location and is accepted; the files written inside it are not followed.)
 * :func:`check_study_name` -- a study name is a name: no path separators, no ``..``, no control
   characters, at most :data:`MAX_NAME_LEN` characters.
 * :func:`rich_safe` -- a user string for rich: markup escaped (``[/]``) and braces doubled (a
@@ -97,11 +98,11 @@ def write_text(path: Path | str, text: str, encoding: str = "utf-8") -> None:
 
 
 def check_out_dir(out: Path | str, flag: str = "--out", *, create: bool = True) -> Path:
-    """An output directory: refused when it is a file or a symlink; created (with parents) and
-    checked writable when ``create``."""
+    """An output directory: refused when it is a file (or a dangling symlink); created (with
+    parents) and checked writable when ``create``."""
     p = Path(out)
-    if p.is_symlink():
-        raise InputError("is a symlink; give the real directory", where=f"{flag} {p}")
+    if p.is_symlink() and not p.exists():
+        raise InputError("is a dangling symlink", where=f"{flag} {p}")
     if p.exists() and not p.is_dir():
         raise InputError("is a file, not a directory", where=f"{flag} {p}")
     if create:
