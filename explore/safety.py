@@ -97,6 +97,21 @@ def write_text(path: Path | str, text: str, encoding: str = "utf-8") -> None:
         raise InputError(f"cannot write: {exc.strerror}", where=str(p)) from None
 
 
+def refuse_symlinks(directory: Path | str, names: list[str] | tuple[str, ...]) -> None:
+    """Refuse to write into ``directory`` when any of ``names`` in it is a symlink, or, for a
+    name that is a directory, when anything inside it is (results are never written through one)."""
+    d = Path(directory)
+    for name in names:
+        p = d / name
+        if p.is_symlink():
+            raise InputError("is a symlink; results are never written through a symlink (remove it)", where=str(p))
+        if p.is_dir():
+            for q in p.rglob("*"):
+                if q.is_symlink():
+                    raise InputError("is a symlink; results are never written through a symlink (remove it)",
+                                     where=str(q))
+
+
 def check_out_dir(out: Path | str, flag: str = "--out", *, create: bool = True) -> Path:
     """An output directory: refused when it is a file (or a dangling symlink); created (with
     parents) and checked writable when ``create``."""
