@@ -100,8 +100,7 @@ MAX_TRIALS = 100_000
 #: Workload weight range. [A] a weight ratio above 1e12 is numerically meaningless in the weighted
 #: mix (double precision keeps ~16 digits), and tiny weights underflow the report's shares.
 MIN_WORKLOAD_WEIGHT, MAX_WORKLOAD_WEIGHT = 1e-6, 1e6
-#: Most requests of the serving simulation. [A] one Python loop step per batch: 100,000 requests
-#: is ~0.2 s per design point and resolves p99 to ~1,000 samples above it.
+#: Most requests of the serving simulation: sim.serving.MAX_REQUESTS (100,000; ~0.2 s per point).
 MAX_SERVING_REQUESTS = 100_000
 #: Longest batching timeout, ms. [A] one minute; an SLA in the minutes is not a serving SLA.
 MAX_SERVING_TIMEOUT_MS = 60_000.0
@@ -607,6 +606,12 @@ def _one_line(exc: ValidationError) -> str:
     e = errs[0]
     msg = e["msg"].removeprefix("Value error, ")
     where = _loc(e["loc"])
+    # a section validator names its key first ("rows.step: ..."): make it the dotted key
+    import re
+
+    m = re.match(r"([A-Za-z_][\w.]*): (.*)", msg)
+    if m and where in ("space", "fixed", "limits", "serving", "study", "quality"):
+        where, msg = f"{where}.{m.group(1)}", m.group(2)
     return f"{where}: {msg}" if where else msg
 
 

@@ -22,9 +22,9 @@ def _load_topology(path: Path):
 
     if path.suffix == ".toml":
         return load_workload(path)
-    if not path.is_file():
-        raise InputError("topology file not found", where=str(path))
-    first = path.read_text(encoding="utf-8-sig").split("\n", 1)[0].replace(" ", "").lower()
+    from sim.inputs import read_text
+
+    first = read_text(path, "topology file", encoding="utf-8-sig").split("\n", 1)[0].replace(" ", "").lower()
     if first.startswith("name,kind"):
         return load_workload(path)
     return load_scalesim_topology(path)

@@ -121,6 +121,8 @@ def load_tensors(path: str | Path) -> dict[str, np.ndarray]:
             raise InputError("not an .npz archive (not a zip file)", where=where)
         try:
             return _load_npz(p, where)
+        except InputError:
+            raise
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as exc:
             raise InputError(f"not a readable .npz archive ({exc})", where=where) from None
         except (ValueError, SyntaxError, TypeError) as exc:  # bad npy header, object arrays need pickle
