@@ -214,6 +214,11 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
         )
     fp = config_fingerprint(cfg)
     stored = study.user_attrs.get(FINGERPRINT_ATTR)
+    if stored is not None and stored != fp and not any(
+            t.state in (TrialState.COMPLETE, TrialState.RUNNING) for t in study.get_trials(deepcopy=False)):
+        # the study holds no finished (or running) trial, only failed ones: no result to protect, so
+        # a corrected config takes it over instead of being blocked by the failed first attempt
+        stored = None
     if stored is None:
         study.set_user_attr(FINGERPRINT_ATTR, fp)
         # what the report writer (explore.report) reads back: the config itself, where it came

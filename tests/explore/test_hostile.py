@@ -262,6 +262,14 @@ def test_failing_trials_stop_after_k_with_one_line(small_config, tmp_path, run_s
     trials = st.get_trials(deepcopy=False)
     assert len(trials) == MAX_CONSECUTIVE_FAILURES  # not 1,553
     assert all(t.state == TrialState.FAIL and "refuses this design" in t.system_attrs[ERROR_ATTR] for t in trials)
+    # the corrected re-run is not blocked by the failed first attempt (no finished trial to protect),
+    # even when the config changed
+    monkeypatch.delenv("SPARSEPE_TEST_FAIL")
+    cfg2 = small_config(text=small_config().read_text().replace("max_area_mm2 = 20.0", "max_area_mm2 = 30.0"),
+                        name="fixed.toml")
+    study, best = run_sweep(cfg2, tmp_path / "out", evaluator=HOSTILE_EVAL, trials=4)
+    assert len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) == 4
+    assert best["limits"]["max_area_mm2"] == 30.0
 
 
 def test_nan_objective_is_a_failed_trial_with_its_reason(small_config, tmp_path, run_sweep, monkeypatch):
