@@ -108,6 +108,14 @@ def test_bad_config_is_one_line_naming_file_and_key_and_creates_nothing(case, tm
     assert not out.exists(), "nothing may be created before validation passes"
 
 
+def test_liberty_that_is_a_device_is_refused(tmp_path, capsys):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(BASE)
+    one_line(*run(["sweep", cfg, "--out", tmp_path / "o", "--liberty", "/dev/zero", "--liberty-node", "180"],
+                  capsys)[::2], "/dev/zero")
+    assert not (tmp_path / "o").exists()
+
+
 def test_deeply_nested_and_non_utf8_and_odd_files(tmp_path, capsys):
     cases = {
         "nested.toml": ("rows = " + "[" * 5000 + "]" * 5000).encode(),
@@ -178,9 +186,16 @@ def test_out_that_is_a_file_is_refused_and_left_alone(tmp_path, capsys):
     assert f.read_text() == "precious\n"
 
 
+def test_unwritable_out_is_one_line(tmp_path, capsys):
+    """/sys refuses new directories even to root (EPERM); /proc has no such parent (ENOENT)."""
+    for place in ("/sys/sparsepe-out", "/proc/sparsepe/out"):
+        if Path(place).parent.exists() or place.startswith("/proc"):
+            one_line(*run(["verilog", "--out", place], capsys)[::2], "--out")
+
+
 def test_read_only_out_is_one_line(tmp_path, capsys):
     if os.geteuid() == 0:
-        pytest.skip("root writes into read-only directories")
+        pytest.skip("root writes into read-only directories (test_unwritable_out_is_one_line covers root)")
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o500)
