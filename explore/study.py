@@ -292,7 +292,7 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # one line in the trial and, after MAX_CONSECUTIVE_FAILURES, for the user
-            line = _error_line(exc, point)
+            line = _error_line(exc, point, getattr(cfg, "source", ""))
             storage.set_trial_system_attr(trial._trial_id, ERROR_ATTR, line)
             raise TrialFailed(line) from None
         attrs: dict[str, Any] = {k: v for k, v in point.items() if k not in trial.params}  # axes fixed to one value
@@ -320,8 +320,26 @@ class TrialFailed(Exception):
     """A trial's evaluation raised; the message is one line naming the design and the error."""
 
 
-def _error_line(exc: BaseException, point: dict[str, Any]) -> str:
-    what = str(exc) if isinstance(exc, InputError) else f"{type(exc).__name__}: {exc}"
+#: The models name their parameters by the flags of ``sparsepe ppa``/``simulate``; inside a sweep
+#: the user wrote config keys, so a trial's error names those.
+_FLAG_TO_KEY = {
+    "--t-ambient": "fixed.ambient_c", "--theta-ja": "fixed.theta_ja_c_per_w", "--cooling": "fixed.cooling",
+    "--dram-units": "fixed.dram_units", "--sram-banks": "fixed.sram_banks", "--acc-bits": "fixed.acc_bits",
+    "--liberty": "fixed.liberty", "--liberty-node": "fixed.liberty_node", "--rows": "space.rows",
+    "--cols": "space.cols", "--rows/--cols": "space.rows/space.cols", "--sram-kb": "space.sram_kb",
+    "--clock-mhz": "space.clock_mhz", "--node": "space.node_nm", "--dataflow": "space.dataflow",
+    "--dram": "space.dram", "--pipeline": "space.pipeline", "--sparsity": "space.sparsity",
+    "--dense-path": "space.sparsity", "pipeline": "space.pipeline", "n:m": "space.sparsity",
+}
+
+
+def _error_line(exc: BaseException, point: dict[str, Any], source: str = "") -> str:
+    if isinstance(exc, InputError):
+        msg = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
+        key = _FLAG_TO_KEY.get(exc.where or "", exc.where)
+        what = f"{source + ': ' if source and key in _FLAG_TO_KEY.values() else ''}{key + ': ' if key else ''}{msg}"
+    else:
+        what = f"{type(exc).__name__}: {exc}"
     design = ", ".join(f"{k}={v}" for k, v in point.items())
     return " ".join(f"{what} (design {design})".split())
 

@@ -267,6 +267,7 @@ def test_failing_trials_stop_after_k_with_one_line(small_config, tmp_path, run_s
         run_sweep(small_config(), tmp_path / "out", evaluator=HOSTILE_EVAL, trials=50)
     msg = str(e.value)
     assert f"{MAX_CONSECUTIVE_FAILURES} consecutive failed trials" in msg and "refuses this design" in msg
+    assert "fixed.ambient_c" in msg and "--t-ambient" not in msg  # the config key, not the model's flag
     assert "\n" not in msg
     err = capsys.readouterr().err
     assert "Traceback" not in err and "Trial 0 failed" not in err, err
