@@ -487,3 +487,32 @@ def test_resume_does_not_replay_the_first_points(small_config, tmp_path, run_swe
     # and a fresh run with the same seed is still the same run
     s2, _ = run_sweep(cfg, tmp_path / "again", evaluator=EVAL, trials=6, sampler="random", seed=11)
     assert [t.params for t in sorted(s2.get_trials(deepcopy=False), key=lambda t: t.number)] == first
+
+
+def test_report_files_are_not_written_through_symlinks(tmp_path):
+    from explore.safety import refuse_symlinks
+
+    out = tmp_path / "out"
+    (out / "report_files").mkdir(parents=True)
+    refuse_symlinks(out, ("report.html", "report_files"))  # nothing planted: fine
+    (out / "report_files" / "a.csv").symlink_to(tmp_path / "victim")
+    with pytest.raises(InputError, match="symlink"):
+        refuse_symlinks(out, ("report.html", "report_files"))
+    (out / "report.html").symlink_to(tmp_path / "victim")
+    with pytest.raises(InputError, match="report.html"):
+        refuse_symlinks(out, ("report.html",))
+
+
+def test_journal_check_accepts_empty_and_optuna_journals(tmp_path, small_config, run_sweep):
+    from explore.storage import check_journal_file
+
+    empty = tmp_path / "empty.journal"
+    empty.write_text("")
+    check_journal_file(empty)
+    check_journal_file(tmp_path / "missing.journal")
+    run_sweep(small_config(), tmp_path / "out", evaluator=EVAL, trials=2)
+    check_journal_file(tmp_path / "out" / "study.journal")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file"):
+        check_journal_file(fifo)
