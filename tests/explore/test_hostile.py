@@ -516,3 +516,12 @@ def test_journal_check_accepts_empty_and_optuna_journals(tmp_path, small_config,
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="not a regular file"):
         check_journal_file(fifo)
+
+
+def test_failing_trials_in_worker_processes_end_in_one_line(small_config, tmp_path, run_sweep, monkeypatch):
+    monkeypatch.setenv("SPARSEPE_TEST_FAIL", "all")
+    with pytest.raises(InputError) as e:
+        run_sweep(small_config(), tmp_path / "out", evaluator=HOSTILE_EVAL, trials=50, workers=2)
+    msg = str(e.value)
+    assert "workers failed" in msg and "consecutive failed trials" in msg and "\n" not in msg
+    assert msg.count("sparsepe: error") == 0  # the worker's own prefix is not repeated
