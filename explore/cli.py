@@ -72,14 +72,81 @@ def _log_to_stderr() -> None:
         log.propagate = False
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
-    _log_to_stderr()
+def _fail(where: str | None, what: str, code: int = 2) -> None:
+    """The one line of a failed command: ``sparsepe: error: <where>: <what>`` (newlines folded)."""
+    what = " ".join(str(what).split())
+    print(f"sparsepe: error: {where}: {what}" if where else f"sparsepe: error: {what}", file=sys.stderr)
+    sys.exit(code)
+
+
+def _usage_where(exc) -> str:
+    """The flag or argument a click usage error is about, as the user wrote it."""
+    param = getattr(exc, "param", None)
+    if param is not None:
+        opts = getattr(param, "opts", None) or []
+        return "/".join(opts) if opts else str(getattr(param, "name", "") or "")
+    hint = getattr(exc, "param_hint", None)
+    if hint:
+        return hint if isinstance(hint, str) else "/".join(hint)
+    ctx = getattr(exc, "ctx", None)
+    return ctx.command_path if ctx is not None else "sparsepe"
+
+
+def _click_exceptions() -> tuple[tuple, tuple, tuple]:
+    """(UsageError, Abort, ClickException) classes of click and of the click typer 0.29 vendors."""
+    import click.exceptions as cx
+
+    mods = [cx]
     try:
-        app(args=argv, prog_name="sparsepe", standalone_mode=True)
+        from typer._click import exceptions as tx
+
+        mods.append(tx)
+    except ImportError:  # a typer that uses click itself
+        pass
+    return tuple(tuple(getattr(m, n) for m in mods if hasattr(m, n)) for n in ("UsageError", "Abort", "ClickException"))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point.
+
+    Every failure is one line on stderr: bad input (:class:`InputError`, a bad flag value, an
+    unknown option or command, an unreadable or read-only path) exits with code 2; an unexpected
+    exception exits with code 1 (``SPARSEPE_TRACEBACK=1`` shows its traceback). Only ``--help``
+    and a command given without arguments print help."""
+    import os
+
+    _log_to_stderr()
+    usage, abort, click_exc = _click_exceptions()
+    from typer.exceptions import Abort as typer_abort
+    command = typer.main.get_command(app)
+    try:
+        rc = command.main(args=argv, prog_name="sparsepe", standalone_mode=False)
     except InputError as exc:
-        print(f"sparsepe: error: {exc}", file=sys.stderr)
-        sys.exit(2)
+        _fail(None, str(exc))
+    except usage as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # ``sparsepe sweep`` alone: its help, as before
+            exc.show()
+            sys.exit(exc.exit_code)
+        what = exc.message if exc.message and type(exc).__name__ == "BadParameter" else exc.format_message()
+        _fail(_usage_where(exc), what)
+    except abort:
+        _fail(None, "aborted", code=130)
+    except typer_abort:
+        _fail(None, "aborted", code=130)
+    except click_exc as exc:
+        _fail(None, exc.format_message())
+    except (OSError, RecursionError, MemoryError) as exc:
+        if os.environ.get("SPARSEPE_TRACEBACK"):
+            raise
+        if isinstance(exc, OSError):
+            where = exc.filename if exc.filename is not None else None
+            _fail(str(where) if where is not None else None, exc.strerror or str(exc))
+        _fail(None, f"{type(exc).__name__}: input too large or nested too deeply")
+    except Exception as exc:  # a bug, not bad input: still one line (exit 1), traceback on request
+        if os.environ.get("SPARSEPE_TRACEBACK"):
+            raise
+        _fail(None, f"internal error ({type(exc).__name__}: {exc}); set SPARSEPE_TRACEBACK=1 for the traceback", code=1)
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 if __name__ == "__main__":

@@ -70,7 +70,49 @@ LIMIT_CONSTRAINTS = {
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan=False: a NaN or infinite number anywhere in the file is an error naming its key
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+# ---- input limits (README "Input limits"); each cap is stated with its reason -----------------
+
+#: Largest array side: ppa.model.DesignPoint.validate's cap (the array cost is characterised up to
+#: 256 x 256, ppa.array_cost.MAX_CHARACTERISED_ROWS).
+MAX_ARRAY_SIDE = 256
+#: Clock range, MHz. [A] below 1 MHz no design of interest runs (and DRAM bytes per cycle blow up);
+#: above 10 GHz no CMOS logic clock has shipped (ppa.tech's fmax at 7 nm is a few GHz).
+MIN_CLOCK_MHZ, MAX_CLOCK_MHZ = 1.0, 10_000.0
+#: Largest SRAM, KiB. [A] 1 GiB: above any single accelerator's on-chip SRAM outside wafer-scale
+#: parts (H100: 50 MB L2 + 33 MB shared memory), and the SRAM macro model's range.
+MAX_SRAM_KB = 1_048_576.0
+#: Largest DRAM bandwidth, GB/s. [A] 100 TB/s: ~30x an 8-stack HBM3 system (8 x 819 GB/s [S]).
+MAX_DRAM_GBPS = 100_000.0
+#: Most DRAM units of one type. [A] 64: 8 HBM stacks or 64 LPDDR x16 channels bound real packages.
+MAX_DRAM_UNITS = 64
+#: Ambient temperature range, C: ppa.model.DesignPoint.validate's (-60..150 C).
+MIN_AMBIENT_C, MAX_AMBIENT_C = -60.0, 150.0
+#: Highest T_j limit, C. [A] silicon is rated to 150 C (AEC-Q100 grade 0) and 175 C at most.
+MAX_TJ_LIMIT_C = 200.0
+#: Largest junction-to-ambient resistance, K/W. [A] a bare die in still air is ~50-100 K/W.
+MAX_THETA_JA = 1000.0
+#: Most choices of one axis, and most values a range may discretise into. [A] the grid and the
+#: samplers hold every value in memory; 100,000 is far above any useful axis.
+MAX_AXIS_VALUES = 100_000
+#: Largest seed: numpy/Optuna samplers take seeds in [0, 2**32). Worker seeds wrap modulo 2**32.
+MAX_SEED = 2**32 - 1
+#: Most trials of one study. [A] each trial is one journal record set; 100,000 is ~100x a big sweep.
+MAX_TRIALS = 100_000
+#: Workload weight range. [A] a weight ratio above 1e12 is numerically meaningless in the weighted
+#: mix (double precision keeps ~16 digits), and tiny weights underflow the report's shares.
+MIN_WORKLOAD_WEIGHT, MAX_WORKLOAD_WEIGHT = 1e-6, 1e6
+#: Most requests of the serving simulation: sim.serving.MAX_REQUESTS (100,000; ~0.2 s per point).
+MAX_SERVING_REQUESTS = 100_000
+#: Longest batching timeout, ms. [A] one minute; an SLA in the minutes is not a serving SLA.
+MAX_SERVING_TIMEOUT_MS = 60_000.0
+#: Largest config file. [A] a sweep config is a few KiB; 16 MiB bounds parsing time and memory.
+MAX_CONFIG_BYTES = 16 * 2**20
+#: Upper bound of the latency and rate limits. [A] far outside any serving SLA, finite for the maths.
+MAX_LATENCY_MS, MAX_REQUEST_RATE_HZ = 1e7, 1e9
 
 
 class Range(_Strict):
@@ -96,8 +138,11 @@ class Range(_Strict):
                 raise ValueError("a range cannot have both step and log")
         if self.log and self.min <= 0:
             raise ValueError(f"a log range needs min > 0, got {self.min:g}")
-        if self.grid_points is not None and self.grid_points < 1:
-            raise ValueError(f"grid_points must be >= 1, got {self.grid_points}")
+        if self.grid_points is not None and not 1 <= self.grid_points <= MAX_AXIS_VALUES:
+            raise ValueError(f"grid_points must be in 1..{MAX_AXIS_VALUES}, got {self.grid_points}")
+        if self.step is not None and (self.max - self.min) / self.step + 1 > MAX_AXIS_VALUES:
+            raise ValueError(f"step {self.step:g} gives more than {MAX_AXIS_VALUES} values in "
+                             f"[{self.min:g}, {self.max:g}]")
         return self
 
     def grid(self, integer: bool) -> list[float] | list[int]:
@@ -160,9 +205,18 @@ class Space(_Strict):
                     raise ValueError(f"{name}: must be a list of choices, not a range")
                 if value.min <= 0:
                     raise ValueError(f"{name}: range must be positive, got min {value.min:g}")
+                if name in _INT_AXES:
+                    for key in ("min", "max", "step"):
+                        v = getattr(value, key)
+                        if v is not None and v != int(v):
+                            raise ValueError(f"{name}.{key}: an integer axis needs an integer, got {v:g}")
+                for key in ("min", "max"):
+                    _check_number(name, getattr(value, key), f"{name}.{key}")
                 continue
             if not choices:
                 raise ValueError(f"{name}: empty list of choices")
+            if len(choices) > MAX_AXIS_VALUES:
+                raise ValueError(f"{name}: {len(choices)} choices, at most {MAX_AXIS_VALUES}")
             if len(set(map(str, choices))) != len(choices):
                 raise ValueError(f"{name}: duplicate choices {choices}")
             for c in choices:
@@ -179,6 +233,33 @@ class Space(_Strict):
 _INT_AXES = ("rows", "cols", "sram_kb", "node_nm", "pipeline")
 
 
+#: Domain of each numeric axis: (lowest, highest, reason). Integer axes also need integers.
+def _axis_bounds() -> dict[str, tuple[float, float, str]]:
+    from hw.params import MAX_PIPELINE
+
+    return {
+        "rows": (1, MAX_ARRAY_SIDE, "ppa.model's array cost is characterised up to 256"),
+        "cols": (1, MAX_ARRAY_SIDE, "ppa.model's array cost is characterised up to 256"),
+        "pipeline": (1, MAX_PIPELINE, "hw.params.MAX_PIPELINE register stages"),
+        "sram_kb": (1e-3, MAX_SRAM_KB, "1 GiB of on-chip SRAM at most"),
+        "clock_mhz": (MIN_CLOCK_MHZ, MAX_CLOCK_MHZ, "a CMOS clock of 1 MHz to 10 GHz"),
+        "dram_gbps": (1e-3, MAX_DRAM_GBPS, "100 TB/s at most"),
+    }
+
+
+def _check_number(name: str, c: Any, where: str | None = None) -> None:
+    """A numeric axis value inside its domain (finite, positive, below the stated cap)."""
+    bounds = _axis_bounds().get(name)
+    if bounds is None:
+        return
+    lo, hi, why = bounds
+    where = where or name
+    if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c):
+        raise ValueError(f"{where}: must be a finite number, got {c!r}")
+    if not lo <= c <= hi:
+        raise ValueError(f"{where}: {c:g} is outside {lo:g}..{hi:g} ({why})")
+
+
 def _check_choice(name: str, c: Any) -> None:
     if name in _INT_AXES:
         if isinstance(c, bool) or not isinstance(c, int) or c <= 0:
@@ -188,7 +269,8 @@ def _check_choice(name: str, c: Any) -> None:
     if name in ("clock_mhz", "dram_gbps"):
         if isinstance(c, bool) or not isinstance(c, (int, float)) or not c > 0:
             raise ValueError(f"{name}: choices must be positive numbers, got {c!r}")
-    elif name == "sparsity":
+    _check_number(name, c)
+    if name == "sparsity":
         parse_sparsity(c)
     elif name == "dataflow":
         if c not in DATAFLOWS:
@@ -263,9 +345,10 @@ class Fixed(_Strict):
     act_bits: int = Field(8, description="activation width, bits")
     weight_bits: int = Field(8, description="weight width, bits")
     acc_bits: int = Field(32, ge=8, le=64, description="accumulator width, bits")
-    ambient_c: float = Field(45.0, description="ambient temperature, C (HotSpot 6.0 default 318.15 K)")
+    ambient_c: float = Field(45.0, ge=MIN_AMBIENT_C, le=MAX_AMBIENT_C,
+                             description="ambient temperature, C (HotSpot 6.0 default 318.15 K)")
     cooling: Literal["air", "liquid"] = Field("air", description="package + cooling stack of ppa.thermal")
-    theta_ja_c_per_w: float | None = Field(None, gt=0, description="override the cooling's theta_ja, K/W")
+    theta_ja_c_per_w: float | None = Field(None, gt=0, le=MAX_THETA_JA, description="override the cooling's theta_ja, K/W")
     dram_units: dict[str, int] = Field(
         default_factory=dict,
         description="DRAM type -> number of units (HBM stacks, LPDDR x16 channels, DDR4 channels); "
@@ -312,8 +395,8 @@ class Fixed(_Strict):
         for k, n in v.items():
             if k not in DRAM_TYPES:
                 raise ValueError(f"unknown memory type {k!r} (known: {', '.join(DRAM_TYPES)})")
-            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                raise ValueError(f"{k}: number of units must be a positive integer, got {n!r}")
+            if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_DRAM_UNITS:
+                raise ValueError(f"{k}: number of units must be an integer in 1..{MAX_DRAM_UNITS}, got {n!r}")
         return v
 
 
@@ -323,9 +406,9 @@ class Serving(_Strict):
     are sim.serving's."""
 
     max_batch: int = Field(8, ge=1, le=256)
-    timeout_ms: float = Field(2.0, ge=0)
-    n_requests: int = Field(2000, ge=100)
-    seed: int = Field(0, ge=0)
+    timeout_ms: float = Field(2.0, ge=0, le=MAX_SERVING_TIMEOUT_MS)
+    n_requests: int = Field(2000, ge=100, le=MAX_SERVING_REQUESTS)
+    seed: int = Field(0, ge=0, le=MAX_SEED)
     #: arrival seeds seed, seed+1, ...: p95/p99 are their mean, with a 95 % interval across them
     #: [A] 5: the fewest for which the t-interval (t = 2.78 at 4 degrees of freedom) is usefully narrow
     seeds: int = Field(5, ge=1, le=64)
@@ -335,7 +418,7 @@ class Serving(_Strict):
     warmup_fraction: float = Field(0.1, ge=0, lt=0.9)
     #: the server's start-up before its first batch (model load, caches), ms; 0: ready at once. The
     #: warm-up discard is what keeps such a start out of p95/p99
-    cold_start_ms: float = Field(0.0, ge=0)
+    cold_start_ms: float = Field(0.0, ge=0, le=MAX_SERVING_TIMEOUT_MS)
     #: LLM workloads (llama*-prefill / -decode): decode tokens per request after its prefill [A]
     output_tokens: int = Field(128, ge=1, le=65536)
 
@@ -374,7 +457,7 @@ class Workload(_Strict):
     """One workload of the mix; ``params`` go to ``sim.workloads.get_workload(name, **params)``."""
 
     name: str
-    weight: float = Field(1.0, gt=0)
+    weight: float = Field(1.0, ge=MIN_WORKLOAD_WEIGHT, le=MAX_WORKLOAD_WEIGHT)
     params: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -400,6 +483,12 @@ class Limits(_Strict):
                 raise ValueError(f"{key} must be > 0, got {v:g}")
         if self.max_quality_delta is not None and self.max_quality_delta < 0:
             raise ValueError(f"max_quality_delta must be >= 0, got {self.max_quality_delta:g}")
+        for key, hi, why in (("max_tj_c", MAX_TJ_LIMIT_C, "silicon is rated to 150-175 C"),
+                             ("p99_latency_ms", MAX_LATENCY_MS, "far outside any serving SLA"),
+                             ("request_rate_hz", MAX_REQUEST_RATE_HZ, "far outside any serving load")):
+            v = getattr(self, key)
+            if v is not None and v > hi:
+                raise ValueError(f"{key} = {v:g} is above {hi:g} ({why})")
         if (self.p99_latency_ms is None) != (self.request_rate_hz is None):
             raise ValueError("p99_latency_ms and request_rate_hz go together (the SLA is p99 at a request rate)")
         return self
@@ -470,8 +559,20 @@ class Objectives(_Strict):
 class StudySection(_Strict):
     name: str | None = None
     sampler: Literal["tpe", "nsga2", "random"] = "tpe"
-    seed: int = 0
-    trials: int = Field(150, ge=1)
+    seed: int = Field(0, ge=0, le=MAX_SEED)
+    trials: int = Field(150, ge=1, le=MAX_TRIALS)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        if v is not None:
+            from explore.safety import check_study_name
+
+            try:
+                check_study_name(v, where="study.name")
+            except InputError as exc:
+                raise ValueError(str(exc).removeprefix("study.name: ")) from None
+        return v
 
 
 class SweepConfig(_Strict):
@@ -500,6 +601,7 @@ class SweepConfig(_Strict):
         if self.quality is not None and self.quality.weights is not None and lim.max_quality_delta is None:
             raise ValueError("[quality] gives the team's model and eval, but limits.max_quality_delta is not set "
                              "(the quality limit the evidence binds)")
+        _check_pe(self)
         if self.space.dram_gbps is not None and self.fixed.dram_type is None:
             raise ValueError("space.dram_gbps needs fixed.dram_type (whose energy per bit is charged)")
         if self.space.dram is not None:
@@ -510,6 +612,22 @@ class SweepConfig(_Strict):
                         f"(e.g. dram_units = {{ {t} = 1 }})"
                     )
         return self
+
+
+def _check_pe(cfg: "SweepConfig") -> None:
+    """Every PE the space can build is a valid hw.params.PEParams: the fixed widths with each
+    sparsity choice and the deepest pipeline (so no trial fails on it later)."""
+    from hw.params import PEParams
+
+    pipes = _as_choices(cfg.space.pipeline)
+    deepest = int(max(pipes)) if pipes is not None else int(cfg.space.pipeline.max)
+    for s in _as_choices(cfg.space.sparsity) or []:
+        n, m, _ = parse_sparsity(s)
+        try:
+            PEParams(act_bits=cfg.fixed.act_bits, weight_bits=cfg.fixed.weight_bits, acc_bits=cfg.fixed.acc_bits,
+                     n=n, m=m, pipeline=deepest)
+        except InputError as exc:
+            raise ValueError(f"fixed/space: the PE of sparsity {s!r} is not buildable: {exc}") from None
 
 
 _UNION_TAGS = ("Range", "int", "float", "str", "bool", "list")
@@ -537,6 +655,12 @@ def _one_line(exc: ValidationError) -> str:
     e = errs[0]
     msg = e["msg"].removeprefix("Value error, ")
     where = _loc(e["loc"])
+    # a section validator names its key first ("rows.step: ..."): make it the dotted key
+    import re
+
+    m = re.match(r"([A-Za-z_][\w.]*): (.*)", msg)
+    if m and where in ("space", "fixed", "limits", "serving", "study", "quality"):
+        where, msg = f"{where}.{m.group(1)}", m.group(2)
     return f"{where}: {msg}" if where else msg
 
 
@@ -548,6 +672,8 @@ def parse_config(data: dict[str, Any], source: str = "<memory>") -> SweepConfig:
         raise InputError(_one_line(exc), where=source) from None
     except InputError as exc:
         raise InputError(str(exc), where=source) from None
+    except RecursionError:
+        raise InputError("nested too deeply", where=source) from None
     object.__setattr__(cfg, "source", source)
     for w in cfg.workload:
         _check_workload(w, source)
@@ -599,12 +725,18 @@ def _check_workload(w: Workload, source: str) -> None:
         raise InputError(f"workload {w.name!r}: {msg}", where=source) from None
     except TypeError as exc:
         raise InputError(f"workload {w.name!r}: bad params: {exc}", where=source) from None
+    except (ValueError, ArithmeticError, MemoryError) as exc:
+        raise InputError(f"workload {w.name!r}: bad params ({type(exc).__name__}: {exc})", where=source) from None
 
 
 def load_config(path: str | Path) -> SweepConfig:
     """Read and validate a sweep config TOML file."""
     p = Path(path)
     try:
+        if p.exists() and not p.is_file():  # a directory, FIFO or device (/dev/zero) is not a config
+            raise InputError("not a regular file", where=str(p))
+        if p.exists() and p.stat().st_size > MAX_CONFIG_BYTES:
+            raise InputError(f"config larger than {MAX_CONFIG_BYTES // 2**20} MiB", where=str(p))
         raw = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read config: {exc.strerror}", where=str(p)) from None
@@ -612,6 +744,8 @@ def load_config(path: str | Path) -> SweepConfig:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not valid TOML: {exc}", where=str(p)) from None
+    except RecursionError:
+        raise InputError("not valid TOML: nested too deeply", where=str(p)) from None
     return parse_config(data, source=str(p))
 
 

@@ -127,17 +127,21 @@ def run_grid(cfg: SweepConfig, out_dir: Path, *, progress: bool = False, evaluat
     feasible = np.all(np.stack([c <= 0 for c in cons.values()]), axis=0)
     metric_names = sorted(set(metrics) - set(axes) - set(objectives))
     header = ["number", "state", *axes, *objectives, *[f"c_{c}" for c in cnames], "feasible", *metric_names, "retry_of", "duplicate_of"]
-    out_dir.mkdir(parents=True, exist_ok=True)
     import csv
+    import io
 
-    with open(out_dir / "trials.csv", "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(header)
-        for i in range(P):
-            w.writerow(
-                [i, "COMPLETE", *[_py(cols[a][i]) for a in axes], *[_py(metrics[o][i]) for o in objectives],
-                 *[_py(cons[c][i]) for c in cnames], int(feasible[i]), *[_py(metrics[m][i]) for m in metric_names], "", ""]
-            )
+    from explore.safety import check_out_dir, write_text
+
+    check_out_dir(out_dir)
+    f = io.StringIO(newline="")
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(header)
+    for i in range(P):
+        w.writerow(
+            [i, "COMPLETE", *[_py(cols[a][i]) for a in axes], *[_py(metrics[o][i]) for o in objectives],
+             *[_py(cons[c][i]) for c in cnames], int(feasible[i]), *[_py(metrics[m][i]) for m in metric_names], "", ""]
+        )
+    write_text(out_dir / "trials.csv", f.getvalue())  # atomic, never through a symlink
     # Summarise from the feasible points plus the least-violating ones (enough for best.json).
     viol = np.sum(np.stack([np.maximum(c, 0.0) for c in cons.values()]), axis=0)
     keep = np.flatnonzero(feasible) if np.any(feasible) else np.argsort(viol, kind="stable")[:1]

@@ -20,6 +20,7 @@ database raises :class:`InputError` and leaves the file as it was.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import socket
 import warnings
@@ -114,6 +115,48 @@ def _redact(url: str) -> str:
     return f"{scheme}://{cred}@{host}"
 
 
+#: Bytes of a journal's first line read to recognise it. [A] Optuna's create-study record is ~150 B.
+JOURNAL_HEAD_BYTES = 65536
+
+
+def check_journal_file(path: Path) -> None:
+    """Refuse to open ``path`` as a journal when appending to it could damage something that is not
+    a journal: a symlink (never followed), a non-regular file (FIFO, device), or a non-empty file
+    whose first line is not an Optuna journal record (a JSON object with ``op_code`` and
+    ``worker_id``). A missing or empty file is a new journal."""
+    if path.is_symlink():
+        raise InputError("is a symlink; a journal is never written through a symlink (remove it)", where=str(path))
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise InputError("is not a regular file, not a journal", where=str(path))
+    try:
+        with open(path, "rb") as f:
+            head = f.read(JOURNAL_HEAD_BYTES)
+    except OSError as exc:
+        raise InputError(f"cannot read the journal: {exc.strerror}", where=str(path)) from None
+    if not head:
+        return
+    first = head.split(b"\n", 1)[0]
+    try:
+        rec = json.loads(first.decode("utf-8"))
+        ok = isinstance(rec, dict) and "op_code" in rec and "worker_id" in rec
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        ok = False
+    if not ok:
+        raise InputError("exists and is not an Optuna journal; it was left unchanged (give another --out or "
+                         "--storage)", where=str(path))
+
+
+def _mkdir(d: Path) -> None:
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError("a part of this path is a file, not a directory", where=str(d)) from None
+    except OSError as exc:
+        raise InputError(f"cannot create the directory: {exc.strerror}", where=str(d)) from None
+
+
 def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.BaseStorage:
     """Open (and for ``create`` make the file's directory for) a storage.
 
@@ -125,8 +168,9 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
             raise InputError("is a directory, not a journal file", where=str(path))
         if not path.exists() and not create:
             raise InputError("no such journal file", where=str(path))
+        check_journal_file(path)
         if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _mkdir(path.parent)
         try:
             lock = JournalFileSymlinkLock(str(path), grace_period=JOURNAL_LOCK_GRACE_S)
             return JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
@@ -150,9 +194,11 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
         assert path is not None
         if not path.exists() and not create:
             raise InputError("no such SQLite file", where=str(path))
+        if path.is_symlink():
+            raise InputError("is a symlink; a study file is never written through a symlink", where=str(path))
         if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
-    try:
+            _mkdir(path.parent)
+    def make() -> RDBStorage:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             return RDBStorage(
@@ -162,6 +208,11 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
                 heartbeat_stale_trial_callback=_retry_callback(),
                 **kwargs,
             )
+
+    try:
+        if spec.kind == "postgresql":
+            return _with_schema_lock(spec.url, make)
+        return make()
     except sqlalchemy.exc.OperationalError as exc:
         first = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc).splitlines()[0]
         raise InputError(f"cannot connect: {first}", where=_redact(spec.url)) from None
@@ -174,6 +225,35 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
         raise InputError(f"no database driver for this URL: {exc}", where=_redact(spec.url)) from None
     except RuntimeError as exc:  # Optuna's schema-version check
         raise InputError(str(exc).splitlines()[0], where=_redact(spec.url)) from None
+
+
+#: PostgreSQL advisory lock key held while Optuna creates (or checks) its tables: the first
+#: 8 bytes of sha256("sparsepe optuna schema") as a signed 64-bit integer.
+SCHEMA_LOCK_KEY = int.from_bytes(__import__("hashlib").sha256(b"sparsepe optuna schema").digest()[:8], "big",
+                                 signed=True)
+
+
+def _with_schema_lock(url: str, make):
+    """``make()`` (the RDBStorage constructor, which creates Optuna's tables on a fresh database)
+    under a PostgreSQL session advisory lock, so two first workers on a fresh database do not race
+    on ``CREATE TABLE`` (one of them failing with "duplicate key value violates unique constraint
+    pg_type_typname_nsp_index"). The second waits for the first, then finds the tables."""
+    import psycopg
+
+    conninfo = "postgresql://" + url.split("://", 1)[1]
+    try:
+        conn = psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
+    except psycopg.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot connect: {first}", where=_redact(url)) from None
+    try:
+        conn.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK_KEY,))
+        try:
+            return make()
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK_KEY,))
+    finally:
+        conn.close()
 
 
 def _retry_callback() -> RetryHeartbeatStaleTrialCallback:

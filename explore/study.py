@@ -75,6 +75,13 @@ SWEEP_ATTR = "sweep"
 TIMING_CONSTRAINT = "timing"
 #: Without a terminal, the sweep logs one progress line per this many finished trials.
 LOG_EVERY_TRIALS = 10
+#: A worker stops after this many consecutive FAILED trials (an error inside the evaluation) and
+#: reports the last one in one line. [A] 5: a design-dependent failure (one bad corner of the
+#: space) is survived, a failure that repeats on every point (the study cannot make progress)
+#: stops within seconds instead of looping (issue 16: 1,553 failed trials in 53 s).
+MAX_CONSECUTIVE_FAILURES = 5
+#: Trial system attribute holding the one-line error of a FAILED trial.
+ERROR_ATTR = "sparsepe:error"
 #: ppa.model found the design unable to run for a reason no limit carries (thermal runaway, power
 #: density above the cooling stack's limit, DRAM traffic above the memory's bandwidth): 1, else 0.
 PPA_CONSTRAINT = "ppa_feasibility"
@@ -103,6 +110,7 @@ class SweepOptions:
 # ---- pieces used by every worker ------------------------------------------------------------
 
 def make_sampler(name: str, seed: int, n_objectives: int) -> optuna.samplers.BaseSampler:
+    seed = int(seed) % 2**32  # numpy's seed range; worker and resume offsets wrap around
     if name == "tpe":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
@@ -187,8 +195,20 @@ def _load_evaluator(name: str):
     return mod
 
 
+def resume_seed(storage: optuna.storages.BaseStorage, study_name: str, seed: int) -> int:
+    """The sampler seed of a worker: ``seed`` on a new study; on a study that already holds trials,
+    ``seed`` plus the number of its trials, so a resumed run does not replay the random stream
+    (and the points) of the first run. A fresh run keeps its seed: same seed, same trials."""
+    try:
+        sid = storage.get_study_id_from_name(study_name)
+    except KeyError:
+        return seed
+    return seed + len(storage.get_all_trials(sid, deepcopy=False))
+
+
 def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool) -> optuna.Study:
     storage = open_storage(opts.storage, create=create)
+    seed = resume_seed(storage, opts.study_name, seed)
     sampler = make_sampler(opts.sampler, seed, len(cfg.objectives.names()))
     directions = cfg.objectives.directions()
     try:
@@ -209,6 +229,11 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
         )
     fp = config_fingerprint(cfg)
     stored = study.user_attrs.get(FINGERPRINT_ATTR)
+    if stored is not None and stored != fp and not any(
+            t.state in (TrialState.COMPLETE, TrialState.RUNNING) for t in study.get_trials(deepcopy=False)):
+        # the study holds no finished (or running) trial, only failed ones: no result to protect, so
+        # a corrected config takes it over instead of being blocked by the failed first attempt
+        stored = None
     if stored is None:
         study.set_user_attr(FINGERPRINT_ATTR, fp)
         # what the report writer (explore.report) reads back: the config itself, where it came
@@ -275,14 +300,22 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
             number, attrs, cons = prior
             _write_attrs(storage, trial, {**attrs, DUPLICATE_ATTR: number}, cons)
             return _objective_values(attrs)
-        metrics = evaluate(point, ctx)
+        try:
+            metrics = evaluate(point, ctx)
+            cons = constraint_values(cfg, metrics)
+            _check_objectives(metrics, names)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # one line in the trial and, after MAX_CONSECUTIVE_FAILURES, for the user
+            line = _error_line(exc, point, getattr(cfg, "source", ""))
+            storage.set_trial_system_attr(trial._trial_id, ERROR_ATTR, line)
+            raise TrialFailed(line) from None
         attrs: dict[str, Any] = {k: v for k, v in point.items() if k not in trial.params}  # axes fixed to one value
         for key in sorted(metrics):
             value = metrics[key]
             if isinstance(value, float) and not math.isfinite(value):
                 value = str(value)
             attrs[key] = value
-        cons = constraint_values(cfg, metrics)
         # optuna-dashboard (0.21) shows only the pre-5.0 list form of constraints, so feasibility
         # is also written as user attributes the dashboard can filter on
         violated = sorted(k for k, v in cons.items() if v > 0)
@@ -296,6 +329,43 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
         return values[0] if len(values) == 1 else values
 
     return objective
+
+
+class TrialFailed(Exception):
+    """A trial's evaluation raised; the message is one line naming the design and the error."""
+
+
+#: The models name their parameters by the flags of ``sparsepe ppa``/``simulate``; inside a sweep
+#: the user wrote config keys, so a trial's error names those.
+_FLAG_TO_KEY = {
+    "--t-ambient": "fixed.ambient_c", "--theta-ja": "fixed.theta_ja_c_per_w", "--cooling": "fixed.cooling",
+    "--dram-units": "fixed.dram_units", "--sram-banks": "fixed.sram_banks", "--acc-bits": "fixed.acc_bits",
+    "--liberty": "fixed.liberty", "--liberty-node": "fixed.liberty_node", "--rows": "space.rows",
+    "--cols": "space.cols", "--rows/--cols": "space.rows/space.cols", "--sram-kb": "space.sram_kb",
+    "--clock-mhz": "space.clock_mhz", "--node": "space.node_nm", "--dataflow": "space.dataflow",
+    "--dram": "space.dram", "--pipeline": "space.pipeline", "--sparsity": "space.sparsity",
+    "--dense-path": "space.sparsity", "pipeline": "space.pipeline", "n:m": "space.sparsity",
+}
+
+
+def _error_line(exc: BaseException, point: dict[str, Any], source: str = "") -> str:
+    if isinstance(exc, InputError):
+        msg = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
+        key = _FLAG_TO_KEY.get(exc.where or "", exc.where)
+        what = f"{source + ': ' if source and key in _FLAG_TO_KEY.values() else ''}{key + ': ' if key else ''}{msg}"
+    else:
+        what = f"{type(exc).__name__}: {exc}"
+    design = ", ".join(f"{k}={v}" for k, v in point.items())
+    return " ".join(f"{what} (design {design})".split())
+
+
+def _check_objectives(metrics: dict[str, Any], names: list[str]) -> None:
+    for n in names:
+        v = metrics.get(n)
+        if v is None:
+            raise InputError(f"the evaluator returned no objective {n!r}")
+        if not math.isfinite(float(v)):
+            raise InputError(f"objective {n} is {float(v)} (not a finite number)")
 
 
 def _write_attrs(storage: Any, trial: optuna.Trial, attrs: dict[str, Any], cons: dict[str, float]) -> None:
@@ -353,7 +423,9 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
     """One worker: run trials until the study holds ``opts.trials`` COMPLETE trials.
 
     Returns the number of trials this worker completed."""
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # Optuna's own warnings ("Trial N failed ... Traceback") are not shown: a failed trial's error
+    # is stored on the trial (ERROR_ATTR) and reaches the user as one line (below).
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
     from explore.config import with_liberty
 
     cfg = with_liberty(load_config(opts.config_path), opts.liberty, opts.liberty_node)
@@ -363,6 +435,7 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
     _record_tools(study, cfg)
     objective = make_objective(cfg, ctx, ev.evaluate, opts.trials)
     done = 0
+    failures = 0
     while True:
         fail_dead_local_trials(study, local=opts.storage.local)
         c = _counts(study)
@@ -378,9 +451,27 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
                 break
             time.sleep(WAIT_POLL_S)
             continue
-        study.optimize(objective, n_trials=1, gc_after_trial=False, catch=())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            study.optimize(objective, n_trials=1, gc_after_trial=False, catch=(TrialFailed,))
+        last = _last_own_trial(study)
+        if last is not None and last.state == TrialState.FAIL:
+            failures += 1
+            if failures >= MAX_CONSECUTIVE_FAILURES:
+                msg = last.system_attrs.get(ERROR_ATTR, "no error message")
+                raise InputError(f"stopped after {failures} consecutive failed trials (the study cannot make "
+                                 f"progress); last, trial {last.number}: {msg}", where=f"study {opts.study_name!r}")
+        else:
+            failures = 0
         done += 1
     return done
+
+
+def _last_own_trial(study: optuna.Study) -> optuna.trial.FrozenTrial | None:
+    """The newest trial this process ran (by its worker tag)."""
+    tag = worker_tag()
+    own = [t for t in study.get_trials(deepcopy=False) if t.system_attrs.get(WORKER_ATTR) == tag]
+    return max(own, key=lambda t: t.number) if own else None
 
 
 def _all_running_local(study: optuna.Study) -> bool:
@@ -425,8 +516,9 @@ def _spawn_worker(opts: SweepOptions, index: int) -> subprocess.Popen:
 def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
     """Run ``opts.workers`` workers (this process when 1) with a rich progress bar on stderr."""
     from rich.console import Console
-    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from explore.safety import rich_safe
 
     if opts.workers > 1 and opts.storage.kind == "sqlite":
         raise InputError("SQLite takes one writer at a time; use a journal file or PostgreSQL for several workers", where="--workers")
@@ -442,7 +534,7 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
         prewarm(cfg)  # cold caches: synthesis and STA on every core before the first trial
     console = Console(stderr=True)
     progress = Progress(
-        TextColumn(f"sweep [bold]{escape(opts.study_name)}[/]"),
+        TextColumn(f"sweep [bold]{rich_safe(opts.study_name)}[/]"),  # markup escaped, braces doubled (a format template)
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -487,7 +579,8 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
                     p.wait()
                     err = p.stderr.read() if p.stderr else ""
                     if p.returncode != 0:
-                        errors.append(err.strip().splitlines()[-1] if err.strip() else f"exit code {p.returncode}")
+                        line = err.strip().splitlines()[-1] if err.strip() else f"exit code {p.returncode}"
+                        errors.append(line.removeprefix("sparsepe: error: "))
             if errors and _counts(study)[TrialState.COMPLETE] < opts.trials:
                 raise InputError(f"{len(errors)} of {opts.workers} workers failed: {errors[0]}", where="--workers")
         progress.update(task, completed=min(_counts(study)[TrialState.COMPLETE], opts.trials))
@@ -519,6 +612,8 @@ def trial_rows(study: optuna.Study, cfg: SweepConfig) -> tuple[list[str], list[d
         + ["feasible"]
         + metric_names
         + ["retry_of", DUPLICATE_ATTR]
+        # the one-line error of FAILED trials, a column only when a trial failed
+        + (["error"] if any(ERROR_ATTR in t.system_attrs for t in trials) else [])
     )
     rows = []
     for t in trials:
@@ -535,16 +630,24 @@ def trial_rows(study: optuna.Study, cfg: SweepConfig) -> tuple[list[str], list[d
             row[m] = t.user_attrs.get(m, "")
         row["retry_of"] = t.system_attrs.get("failed_trial", "")
         row[DUPLICATE_ATTR] = t.user_attrs.get(DUPLICATE_ATTR, "")
+        if "error" in header:
+            row["error"] = t.system_attrs.get(ERROR_ATTR, "")
         rows.append(row)
     return header, rows
 
 
 def write_trials_csv(path: Path, header: list[str], rows: list[dict[str, Any]]) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow(r)
+    """trials.csv, written atomically and never through a symlink (explore.safety.write_text)."""
+    import io
+
+    from explore.safety import write_text
+
+    f = io.StringIO(newline="")
+    w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    write_text(path, f.getvalue())
 
 
 def _pareto(points: list[tuple[float, ...]], directions: list[str]) -> list[int]:
@@ -647,7 +750,11 @@ def study_records(study: optuna.Study, cfg: SweepConfig) -> list[dict[str, Any]]
 
 
 def write_json(path: Path, obj: Any) -> None:
-    path.write_text(json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+    """Standard JSON (non-finite numbers -> null, listed under "non_finite"), written atomically
+    and never through a symlink."""
+    from explore.safety import dumps, write_text
+
+    write_text(path, dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
 
 
 def _json_default(o: Any) -> Any:
@@ -699,7 +806,9 @@ def export_study(study: optuna.Study, cfg: SweepConfig, out_dir: Path, extra: di
                  compare: bool = True) -> dict[str, Any]:
     """Write DIR/trials.csv and DIR/best.json; return the best.json content. With ``compare``,
     best.json carries ``comparison``: sparse against dense on equal terms (:func:`equal_terms`)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from explore.safety import check_out_dir
+
+    check_out_dir(out_dir)
     header, rows = trial_rows(study, cfg)
     write_trials_csv(out_dir / "trials.csv", header, rows)
     records = study_records(study, cfg)

@@ -134,6 +134,10 @@ def _library_group(path: str, digest: str) -> _lib.Group:
     return libs[0]
 
 
+#: Largest Liberty file read. [A] 2 GiB: PDK libraries with NLDM tables are tens to hundreds of MB.
+MAX_LIBERTY_BYTES = 2 * 2**30
+
+
 def load_liberty(path: str | os.PathLike, node_nm: int | None = None) -> Liberty:
     """Read a Liberty file's header: library name, nom_voltage, time and capacitance units, the
     node when the file states it (``node_nm`` overrides, e.g. from ``--liberty-node``).
@@ -145,6 +149,10 @@ def load_liberty(path: str | os.PathLike, node_nm: int | None = None) -> Liberty
     if node_nm is not None and (isinstance(node_nm, bool) or not isinstance(node_nm, int) or not 1 <= node_nm <= 1000):
         raise InputError(f"must be a node in nm (1..1000), got {node_nm!r}", where="--liberty-node")
     try:
+        if Path(p).exists() and not Path(p).is_file():  # a FIFO or a device (/dev/zero) would never end
+            raise InputError("not a regular file", where=where)
+        if Path(p).exists() and Path(p).stat().st_size > MAX_LIBERTY_BYTES:
+            raise InputError(f"larger than {MAX_LIBERTY_BYTES // 2**30} GiB", where=where)
         raw = Path(p).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read Liberty file: {exc.strerror or exc}", where=where) from None

@@ -146,18 +146,28 @@ class ArrayConfig:
         def is_int(v):
             return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
+        from sim.inputs import MAX_SIM_ARRAY_SIDE
+
         for p in ("rows", "cols", "sram_banks"):
             v = getattr(self, p)
             if not is_int(v) or v <= 0:
                 bad(p, f"must be a positive integer, got {v!r}")
-        for p in ("clock_mhz", "dram_gbps"):
+            if p != "sram_banks" and v > MAX_SIM_ARRAY_SIDE:
+                bad(p, f"must be at most {MAX_SIM_ARRAY_SIDE} (sim.inputs.MAX_SIM_ARRAY_SIDE), got {v!r}")
+        if self.sram_banks > 64:
+            bad("sram_banks", f"must be at most 64 banks per buffer, got {self.sram_banks!r}")
+        # [A] a clock of 1 MHz..10 GHz (explore.config's limit); DRAM up to 1e9 GB/s, a finite stand-in
+        # for "no DRAM bound" (1e6 GB/s isolates compute in tests and benchmarks)
+        for p, lo, hi in (("clock_mhz", 1.0, 1e4), ("dram_gbps", 0.0, 1e9)):
             v = getattr(self, p)
             if not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
                 bad(p, f"must be a positive number, got {v!r}")
+            if not lo <= v <= hi:
+                bad(p, f"must be in {lo:g}..{hi:g}, got {v!r}")
         for p in ("sram_kb", "ifmap_kb", "filter_kb", "ofmap_kb"):
             v = getattr(self, p)
-            if v is not None and not (isinstance(v, (int, float)) and v > 0):
-                bad(p, f"must be a positive number of KiB, got {v!r}")
+            if v is not None and not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v) and v <= 2**20):
+                bad(p, f"must be a positive number of KiB up to 2**20 (1 GiB), got {v!r}")
         if self.dataflow not in DATAFLOWS:
             bad("dataflow", f"unknown dataflow {self.dataflow!r} (ws, os or is)")
         if self.mode not in MODES:

@@ -110,6 +110,9 @@ def make_layer(name: str, kind: str, M: int, N: int, K: int, *, weight_shape: tu
     for label, v in (("M", M), ("N", N), ("K", K), ("count", count)):
         if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
             raise InputError(f"{label} must be a positive integer, got {v!r} (zero-sized layer)", where=loc)
+    from sim.inputs import check_layer_dims
+
+    check_layer_dims(loc, count, M=M, N=N, K=K)
     if weight_shape is None and kind != ACT_GEMM:
         weight_shape = (N, K) if kind == WEIGHT_GEMM else (N, K)
     verdict = weight_verdict(kind, weight_shape, n, m)
@@ -126,6 +129,10 @@ def conv_layer(name: str, geom: ConvGeometry, *, count: int = 1, sparsifiable: b
     """Convolution lowered to GEMM: M = OH*OW, N = Cout, K = Cin*R*S (depthwise: N=1, K=R*S, count x C)."""
     if min(geom.ifmap_h, geom.ifmap_w, geom.filt_h, geom.filt_w, geom.channels, geom.num_filters, geom.stride) <= 0:
         raise InputError("convolution dimensions must be positive (zero-sized layer)", where=where or f"layer {name!r}")
+    from sim.inputs import check_layer_dims
+
+    check_layer_dims(where or f"layer {name!r}", count, ifmap_h=geom.ifmap_h, ifmap_w=geom.ifmap_w,
+                     channels=geom.channels, num_filters=geom.num_filters)
     if geom.filt_h > geom.ifmap_h + 2 * geom.pad or geom.filt_w > geom.ifmap_w + 2 * geom.pad:
         raise InputError("filter larger than the input feature map", where=where or f"layer {name!r}")
     M = geom.ofmap_h * geom.ofmap_w
@@ -278,7 +285,9 @@ def get_workload(name: str, **params) -> Workload:
         raise InputError(f"unknown workload {name!r} (built-in: {', '.join(list_workloads())})", where="--workload")
     try:
         return _REGISTRY[name](**params)
-    except TypeError as exc:
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        if isinstance(exc, InputError):
+            raise
         raise InputError(f"bad parameters {params} for workload {name!r}: {exc}", where="--workload") from None
 
 
@@ -322,30 +331,49 @@ def load_workload(path: str | Path) -> Workload:
         raise InputError("workload file not found", where=str(p))
     rows: list[tuple[str, dict]] = []
     wl_name = p.stem
+    from sim.inputs import read_text
+
     if p.suffix == ".toml":
         try:
-            data = tomllib.loads(p.read_text())
+            data = tomllib.loads(read_text(p, "workload file"))
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"TOML syntax: {exc}", where=str(p)) from None
-        wl_name = str(data.get("name", wl_name))
+        except RecursionError:
+            raise InputError("TOML syntax: nested too deeply", where=str(p)) from None
         extra = set(data) - {"name", "layer"}
         if extra:
             raise InputError(f"unknown key(s) {sorted(extra)} (allowed: name, layer)", where=str(p))
-        for i, t in enumerate(data.get("layer", []), start=1):
+        if not isinstance(data.get("name", ""), str):
+            raise InputError(f"name must be a string, got {data['name']!r}", where=f"{p}: name")
+        wl_name = str(data.get("name", wl_name))
+        layer_list = data.get("layer", [])
+        if not isinstance(layer_list, list):
+            raise InputError("layer must be an array of tables ([[layer]])", where=f"{p}: layer")
+        for i, t in enumerate(layer_list, start=1):
+            if not isinstance(t, dict):
+                raise InputError(f"a layer must be a table ([[layer]]), got {type(t).__name__}", where=f"{p}: layer {i}")
+            for key in ("name", "kind"):
+                if key in t and not isinstance(t[key], str):
+                    raise InputError(f"{key} must be a string, got {t[key]!r}", where=f"{p}: layer {i}")
             rows.append((f"{p}: layer {i}", t))
     elif p.suffix == ".csv":
-        with p.open(newline="") as fh:
+        import io
+
+        with io.StringIO(read_text(p, "workload file", encoding="utf-8-sig"), newline="") as fh:
             reader = csv.reader(fh)
-            header = [h.strip() for h in next(reader, [])]
-            if tuple(header[:5]) != NATIVE_CSV_COLUMNS[:5]:
-                raise InputError(f"header must start with {','.join(NATIVE_CSV_COLUMNS)}, got {header}",
-                                 where=f"{p}: row 1")
-            for i, rec in enumerate(reader, start=2):
-                if not rec or all(not c.strip() for c in rec):
-                    continue
-                if len(rec) > len(header):
-                    raise InputError(f"{len(rec)} fields but the header has {len(header)}", where=f"{p}: row {i}")
-                rows.append((f"{p}: row {i}", dict(zip(header, rec))))
+            try:
+                header = [h.strip() for h in next(reader, [])]
+                if tuple(header[:5]) != NATIVE_CSV_COLUMNS[:5]:
+                    raise InputError(f"header must start with {','.join(NATIVE_CSV_COLUMNS)}, got {header[:8]}",
+                                     where=f"{p}: row 1")
+                for i, rec in enumerate(reader, start=2):
+                    if not rec or all(not c.strip() for c in rec):
+                        continue
+                    if len(rec) > len(header):
+                        raise InputError(f"{len(rec)} fields but the header has {len(header)}", where=f"{p}: row {i}")
+                    rows.append((f"{p}: row {i}", dict(zip(header, rec))))
+            except csv.Error as exc:
+                raise InputError(f"not a readable CSV ({exc})", where=f"{p}: row {reader.line_num}") from None
     else:
         raise InputError("workload file must be .toml or .csv", where=str(p))
     if not rows:
@@ -366,9 +394,16 @@ def load_workload(path: str | Path) -> Workload:
         count = t.get("count")
         count = 1 if count is None or str(count).strip() == "" else _parse_int(count, "count", where)
         ws = t.get("weight_shape")
+        if ws is not None:
+            from sim.inputs import MAX_LAYER_DIM
+
+            if (not isinstance(ws, list) or not 1 <= len(ws) <= 8
+                    or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= MAX_LAYER_DIM for x in ws)):
+                raise InputError(f"weight_shape must be a list of 1 to 8 positive integers <= {MAX_LAYER_DIM}, "
+                                 f"got {ws!r}", where=where)
         layers.append(make_layer(name, str(t["kind"]).strip(), _parse_int(t["M"], "M", where),
                                  _parse_int(t["N"], "N", where), _parse_int(t["K"], "K", where),
-                                 weight_shape=tuple(int(x) for x in ws) if ws else None, count=count,
+                                 weight_shape=tuple(ws) if ws else None, count=count,
                                  sparsifiable=_parse_bool(t.get("sparsifiable"), where), where=where))
     return Workload(wl_name, tuple(layers))
 

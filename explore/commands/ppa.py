@@ -70,9 +70,20 @@ def register(app: typer.Typer) -> None:
 
         sparse, n, m, dp = parse_sparsity_dp(sparsity)
         dense_path = dense_path or dp
-        for name, v in (("--sram-kb", sram_kb), ("--t-ambient", t_ambient)):
-            if not math.isfinite(v):
+        from explore import config as C
+
+        for name, v in (("--sram-kb", sram_kb), ("--t-ambient", t_ambient), ("--clock-mhz", clock_mhz),
+                        ("--theta-ja", theta_ja), ("--voltage", voltage)):
+            if v is not None and not math.isfinite(v):
                 raise InputError(f"must be a finite number, got {v}", where=name)
+        for name, v, lo, hi in (("--rows", rows, 1, C.MAX_ARRAY_SIDE), ("--cols", cols, 1, C.MAX_ARRAY_SIDE),
+                                ("--sram-kb", sram_kb, 0, C.MAX_SRAM_KB),
+                                ("--clock-mhz", clock_mhz, C.MIN_CLOCK_MHZ, C.MAX_CLOCK_MHZ),
+                                ("--dram-units", dram_units, 1, C.MAX_DRAM_UNITS), ("--sram-banks", sram_banks, 1, 64),
+                                ("--theta-ja", theta_ja, 1e-9, C.MAX_THETA_JA),
+                                ("--t-ambient", t_ambient, C.MIN_AMBIENT_C, C.MAX_AMBIENT_C)):
+            if v is not None and not lo <= v <= hi:
+                raise InputError(f"must be in {lo:g}..{hi:g}, got {v:g}", where=name)
         d = DesignPoint(rows=rows, cols=cols, sram_kb=sram_kb, clock_mhz=clock_mhz, node_nm=node,
                         act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
                         sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,
@@ -86,7 +97,9 @@ def register(app: typer.Typer) -> None:
         with err.status("synthesising and simulating the PE (cached after the first run)..."):
             res = estimate(d)
         if as_json:
-            print(json.dumps(res.to_json(), sort_keys=True))
+            from explore.safety import dumps
+
+            print(dumps(res.to_json(), sort_keys=True))
             return
         from rich.table import Table
 

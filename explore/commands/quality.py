@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -158,7 +159,7 @@ def _print_human(result: dict) -> None:
         for col in ("layer", "shape", "kind", "pruned", "nonzero", "kept |w| share", "rel. out err", "SNR dB"):
             t.add_column(col, overflow="fold")
         for r in result["layers"]:
-            t.add_row(r["name"], "x".join(map(str, r["shape"])), r["kind"], "yes" if r["pruned"] else "dense",
+            t.add_row(escape(r["name"]), "x".join(map(str, r["shape"])), r["kind"], "yes" if r["pruned"] else "dense",
                       f"{r['nonzero_fraction']:.3f}", f"{r['retained_magnitude_share']:.4f}",
                       f"{r['relative_output_error']:.4f}", "inf" if r["snr_db"] is None else f"{r['snr_db']:.2f}")
         con.print(t)
@@ -214,6 +215,13 @@ def register(app: typer.Typer) -> None:
         """Quality of N:M pruning: user weights per layer and/or the built-in reference experiment."""
         from rich.console import Console
 
+        from explore.config import MAX_SEED
+        from hw.errors import InputError
+
+        if not 0 <= seed <= MAX_SEED:
+            raise InputError(f"must be in 0..{MAX_SEED} (numpy's seed range), got {seed}", where="--seed")
+        if not (math.isfinite(max_quality_delta) and max_quality_delta >= 0):
+            raise InputError(f"must be a finite number >= 0, got {max_quality_delta}", where="--max-quality-delta")
         err = Console(stderr=True)
         progress = None
         if reference and sys.stderr.isatty():
@@ -227,6 +235,8 @@ def register(app: typer.Typer) -> None:
             if progress is not None:
                 status.stop()
         if as_json:
-            print(json.dumps(result, sort_keys=True))
+            from explore.safety import dumps
+
+            print(dumps(result, sort_keys=True))
         else:
             _print_human(result)

@@ -24,12 +24,18 @@ def report(
     from rich.console import Console
 
     from explore.report import write_report
+    from explore.safety import check_study_name
 
+    check_study_name(study, where="--study")
+    if out is not None and out.exists() and not out.is_dir():
+        from hw.errors import InputError
+
+        raise InputError("is a file, not a directory", where=f"--out {out}")
     out_dir = out if out is not None else Path("results") / study
     path = write_report(storage, study, out_dir, progress=sys.stderr.isatty(), config=config)
     if json_out:
         sys.stdout.write(json.dumps(json.loads((out_dir / "report.json").read_text())) + "\n")
-    Console(stderr=True).print(f"report: {path}, {out_dir / 'report.md'}")
+    Console(stderr=True).print(f"report: {path}, {out_dir / 'report.md'}", markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

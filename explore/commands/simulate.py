@@ -22,9 +22,9 @@ def _load_topology(path: Path):
 
     if path.suffix == ".toml":
         return load_workload(path)
-    if not path.is_file():
-        raise InputError("topology file not found", where=str(path))
-    first = path.read_text(encoding="utf-8-sig").split("\n", 1)[0].replace(" ", "").lower()
+    from sim.inputs import read_text
+
+    first = read_text(path, "topology file", encoding="utf-8-sig").split("\n", 1)[0].replace(" ", "").lower()
     if first.startswith("name,kind"):
         return load_workload(path)
     return load_scalesim_topology(path)
@@ -69,20 +69,24 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
         arch = replace(arch, sram_port_bytes=None if math.isinf(sram_port_bytes) else sram_port_bytes)
     res = simulate(wl, arch)
     if as_json:
-        sys.stdout.write(res.to_json() + "\n")
+        from explore.safety import dumps
+
+        sys.stdout.write(dumps(res.to_dict()) + "\n")
         return
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"{res.workload} on {arch.rows}x{arch.cols} {arch.dataflow.upper()} "
+    from explore.safety import rich_markup as esc
+
+    t = Table(title=f"{esc(res.workload)} on {arch.rows}x{arch.cols} {arch.dataflow.upper()} "
                     f"({'%d:%d' % (arch.n, arch.m) if arch.sparse else 'dense'}, {arch.mode})")
     for col in ("layer", "kind", "count", "cycles", "stalls", "of which SRAM", "util", "sparse", "fallback reason"):
         t.add_column(col)
     for i, name in enumerate(res.names):
-        t.add_row(name, res.kinds[i], str(int(res.counts[i])), f"{int(res.layers['cycles'][i]):,}",
+        t.add_row(esc(name), res.kinds[i], str(int(res.counts[i])), f"{int(res.layers['cycles'][i]):,}",
                   f"{int(res.layers['stall_cycles'][i]):,}", f"{int(res.layers['sram_stall_cycles'][i]):,}",
                   f"{res.layers['utilization'][i]:.2f}",
-                  "yes" if res.layers["sparse"][i] else "no", res.fallback_reasons[i] or "")
+                  "yes" if res.layers["sparse"][i] else "no", esc(res.fallback_reasons[i] or ""))
     c = Console()
     c.print(t)
     tt = res.totals
@@ -138,5 +142,8 @@ def register(app: typer.Typer) -> None:
             run(workload, topology, scalesim_config, rows, cols, sram_kb, clock_mhz, dram_gbps, dataflow, sparsity,
                 as_json, acc_bits=acc_bits, pipeline=pipeline, sram_banks=sram_banks, sram_port_bytes=sram_port_bytes)
         except InputError as exc:
-            print(f"sparsepe: error: {exc}", file=sys.stderr)
-            raise typer.Exit(code=2)
+            if exc.where and exc.where.startswith("parameter "):  # sim.perf names its parameter: the flag
+                flag = "--" + exc.where.removeprefix("parameter ").replace("_", "-")
+                msg = str(exc).removeprefix(f"{exc.where}: ")
+                raise InputError(msg, where=flag if flag != "--n:m" else "--sparsity") from None
+            raise

@@ -30,10 +30,30 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the written files as one JSON object.")] = False,
     ) -> None:
         """Write sparse_pe.v, dense_pe.v (and sparse_array.v, dense_array.v with --rows/--cols) plus JSON sidecars."""
+        from explore.safety import check_out_dir, rich_markup
+        from hw.errors import InputError
         from hw.verilog import write_bundle
 
-        params = PEParams(act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
-                          pipeline=pipeline)
+        flags = {"act_bits": "--act-bits", "weight_bits": "--weight-bits", "acc_bits": "--acc-bits",
+                 "n:m": "--n/--m", "pipeline": "--pipeline", "rows": "--rows", "cols": "--cols",
+                 "rows/cols": "--rows/--cols", "dataflow": "--dataflow"}
+        try:
+            params = PEParams(act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
+                              pipeline=pipeline)
+            if (rows is None) != (cols is None):
+                raise InputError("give both --rows and --cols, or neither", where="rows/cols")
+            if rows is not None:  # the array's own limits, before anything is written
+                from hw.array import MAX_DIM
+
+                for flag, v in (("rows", rows), ("cols", cols)):
+                    if not 1 <= v <= MAX_DIM:
+                        raise InputError(f"must be an integer between 1 and {MAX_DIM}, got {v}", where=flag)
+                if dataflow not in ("ws", "os"):
+                    raise InputError(f"must be 'ws' or 'os', got {dataflow!r}", where="dataflow")
+        except InputError as exc:
+            msg = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
+            raise InputError(msg, where=flags.get(exc.where or "", exc.where)) from None
+        check_out_dir(out)
         paths = write_bundle(out, params, rows=rows, cols=cols, dataflow=dataflow, dense_path=dense_path)
         if as_json:
             print(json.dumps({k: str(v) for k, v in paths.items()}, sort_keys=True))
@@ -43,4 +63,4 @@ def register(app: typer.Typer) -> None:
             con = Console(stderr=True)
             for key, path in paths.items():
                 if not key.endswith(".json"):
-                    con.print(f"wrote [bold]{path}[/bold] (latency {params.latency})")
+                    con.print(f"wrote [bold]{rich_markup(path)}[/bold] (latency {params.latency})")

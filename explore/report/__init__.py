@@ -160,7 +160,10 @@ def render(report: dict[str, Any], out_dir: Path) -> Path:
 
     from explore.report.figures import jsonable, to_plotly_div, to_png, write_csv
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from explore.safety import check_out_dir, finite_json, refuse_symlinks, write_text
+
+    check_out_dir(out_dir, flag="report directory")
+    refuse_symlinks(out_dir, ("report.html", "report.md", "report.json", REPORT_FILES))
     files = out_dir / REPORT_FILES
     files.mkdir(exist_ok=True)
     figs_html: dict[str, str] = {}
@@ -183,12 +186,13 @@ def render(report: dict[str, Any], out_dir: Path) -> Path:
     ctx = {"title": report["title"], "sections": report["sections"], "files": REPORT_FILES,
            "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "command": report["command"]}
     html = env.get_template("report.html.j2").render(**ctx, plotlyjs=plotly.offline.get_plotlyjs(), figs=figs_html)
-    (out_dir / "report.html").write_text(html, encoding="utf-8")
+    write_text(out_dir / "report.html", html)
     env.filters["mdcell"] = _md_cell
     env.filters["mdtext"] = _md_text
     md = env.get_template("report.md.j2").render(**ctx)
-    (out_dir / "report.md").write_text(md, encoding="utf-8")
-    (out_dir / "report.json").write_text(json.dumps(report["key"], indent=2, default=jsonable) + "\n")
+    write_text(out_dir / "report.md", md)
+    write_text(out_dir / "report.json", json.dumps(finite_json(json.loads(json.dumps(report["key"], default=jsonable))),
+                                                   indent=2, allow_nan=False) + "\n")
     return out_dir / "report.html"
 
 

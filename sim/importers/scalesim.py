@@ -12,6 +12,7 @@ from __future__ import annotations
 import configparser
 import csv
 import io
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,8 @@ def _nm(v: str, where: str) -> tuple[int, int] | None:
     except ValueError:
         raise InputError(f"Sparsity must look like N:M (e.g. 2:4), got {s!r}", where=where) from None
     if n == m:
+        if n < 1:  # 0:0 (or -1:-1) is not "dense": it is not a pattern at all
+            raise InputError(f"Sparsity N:N (dense) needs N >= 1, got {s!r}", where=where)
         return (n, m)  # 1:1 = dense, SCALE-Sim's default
     check_nm_where(n, m, where)
     return (n, m)
@@ -64,12 +67,17 @@ def load_scalesim_topology(path: str | Path, *, n: int = 2, m: int = 4):
     p = Path(path)
     if not p.is_file():
         raise InputError("topology file not found", where=str(p))
-    text = p.read_text(encoding="utf-8-sig")
+    from sim.inputs import read_text
+
+    text = read_text(p, "topology file", encoding="utf-8-sig")
     lines = text.splitlines()
     if not lines:
         raise InputError("empty topology file", where=str(p))
     delim = "," if "," in lines[0] else "\t"
-    rows = list(csv.reader(io.StringIO(text), delimiter=delim))
+    try:
+        rows = list(csv.reader(io.StringIO(text), delimiter=delim))
+    except csv.Error as exc:
+        raise InputError(f"not a readable CSV ({exc})", where=str(p)) from None
     header = [h.strip().lower() for h in rows[0]]
     gemm = len(header) >= 4 and header[1:4] == ["m", "n", "k"]
     if not gemm and not (len(header) >= 8 and header[1].startswith("ifmap")):
@@ -149,7 +157,7 @@ class ScaleSimConfig:
 
 def _get(cp: configparser.ConfigParser, section: str, key: str, where: str, default=None):
     if cp.has_section(section) and cp.has_option(section, key):
-        return cp.get(section, key).strip()
+        return cp.get(section, key, raw=True).strip()  # raw: a '%' is text, not an interpolation
     if default is None:
         raise InputError(f"missing key [{section}] {key}", where=where)
     return default
@@ -162,20 +170,26 @@ def load_scalesim_config(path: str | Path) -> ScaleSimConfig:
         raise InputError("config file not found", where=str(p))
     cp = configparser.ConfigParser()
     cp.optionxform = str  # keep key case as SCALE-Sim writes it
+    from sim.inputs import read_text
+
     try:
-        cp.read_string(p.read_text())
+        cp.read_string(read_text(p, "config file"))
     except configparser.Error as exc:
         raise InputError(f"config syntax: {str(exc).splitlines()[0]}", where=str(p)) from None
     w = str(p)
 
-    def num(section, key, default=None, cast=float):
+    from sim.inputs import MAX_SIM_ARRAY_SIDE
+
+    def num(section, key, default=None, cast=float, hi=1e9, why="far outside any accelerator"):
         v = _get(cp, section, key, w, default)
         try:
             x = cast(v)
         except ValueError:
             raise InputError(f"[{section}] {key} must be a number, got {v!r}", where=w) from None
-        if x <= 0:
-            raise InputError(f"[{section}] {key} must be positive, got {v!r}", where=w)
+        if not math.isfinite(x) or x <= 0:
+            raise InputError(f"[{section}] {key} must be a positive finite number, got {v!r}", where=w)
+        if x > hi:
+            raise InputError(f"[{section}] {key} = {v} is above the limit {hi:g} ({why})", where=w)
         return x
 
     def flag(section, key, default):
@@ -191,17 +205,19 @@ def load_scalesim_config(path: str | Path) -> ScaleSimConfig:
     mode = _get(cp, "run_presets", "InterfaceBandwidth", w, "CALC").upper()
     if mode not in ("USER", "CALC"):
         raise InputError(f"[run_presets] InterfaceBandwidth must be USER or CALC, got {mode!r}", where=w)
-    block = int(num("sparsity", "BlockSize", "4", int))
+    block = int(num("sparsity", "BlockSize", "4", int, hi=2**6, why="hw.nm.MAX_M"))
     sparse = flag("sparsity", "SparsitySupport", "false")
     if sparse:
         check_nm_where(max(block // 2, 1), block, f"{w}: [sparsity] BlockSize")
     return ScaleSimConfig(
         run_name=_get(cp, "general", "run_name", w, p.stem),
-        rows=int(num("architecture_presets", "ArrayHeight", cast=int)),
-        cols=int(num("architecture_presets", "ArrayWidth", cast=int)),
-        ifmap_kb=num("architecture_presets", "IfmapSramSzkB"),
-        filter_kb=num("architecture_presets", "FilterSramSzkB"),
-        ofmap_kb=num("architecture_presets", "OfmapSramSzkB"),
+        rows=int(num("architecture_presets", "ArrayHeight", cast=int, hi=MAX_SIM_ARRAY_SIDE,
+                     why="sim.inputs.MAX_SIM_ARRAY_SIDE")),
+        cols=int(num("architecture_presets", "ArrayWidth", cast=int, hi=MAX_SIM_ARRAY_SIDE,
+                     why="sim.inputs.MAX_SIM_ARRAY_SIDE")),
+        ifmap_kb=num("architecture_presets", "IfmapSramSzkB", hi=2**20, why="1 GiB of SRAM"),
+        filter_kb=num("architecture_presets", "FilterSramSzkB", hi=2**20, why="1 GiB of SRAM"),
+        ofmap_kb=num("architecture_presets", "OfmapSramSzkB", hi=2**20, why="1 GiB of SRAM"),
         dataflow=df, bandwidth_words=bw,
         ifmap_bw_words=num("layout", "IfmapSRAMBankBandwidth", str(bw)),
         filter_bw_words=num("layout", "FilterSRAMBankBandwidth", str(bw)),

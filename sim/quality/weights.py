@@ -42,6 +42,73 @@ _NOT_WEIGHT = re.compile(r"(^|[._/])bias($|[._/])|norm|(^|[._/])(ln|bn)(_\w+|\d*
                          re.IGNORECASE)
 
 
+#: Largest tensor read from a weight file. [A] 4 GiB: a 1-billion-parameter float32 matrix;
+#: larger layers than any in the 8-billion-parameter models sparsepe targets (Llama-3-8B's
+#: embedding is 128,256 x 4,096 x 2 B = 1.05 GB).
+MAX_TENSOR_BYTES = 4 * 2**30
+#: Largest total of the tensors of one weight file. [A] 16 GiB: Llama-3-8B in bfloat16; above it
+#: the file is refused before anything is allocated (a zip bomb declares hundreds of GiB).
+MAX_WEIGHTS_BYTES = 16 * 2**30
+#: Most tensors in one weight file, and most axes of one tensor. [A] far above real checkpoints
+#: (Llama-3-8B has 291 tensors; conv weights have 4 axes).
+MAX_TENSORS, MAX_NDIM = 100_000, 8
+
+
+def _npy_header(f, where: str):
+    """(shape, fortran_order, dtype) of an .npy stream, the stream left at the data."""
+    import numpy.lib.format as fmt
+
+    version = fmt.read_magic(f)
+    if version == (1, 0):
+        return fmt.read_array_header_1_0(f)
+    if version == (2, 0):
+        return fmt.read_array_header_2_0(f)
+    raise InputError(f"unsupported .npy format version {version}", where=where)
+
+
+def _load_npz(p: Path, where: str) -> dict[str, np.ndarray]:
+    """An .npz read with size checks before any allocation: the archive's member count and declared
+    sizes, then each member's .npy header (shape x itemsize against MAX_TENSOR_BYTES and against
+    the member's declared size, so a zip bomb or a header that lies about its shape is refused)."""
+    with zipfile.ZipFile(p) as zf:
+        infos = [i for i in zf.infolist() if not i.is_dir()]
+        if len(infos) > MAX_TENSORS:
+            raise InputError(f"{len(infos)} members, more than {MAX_TENSORS}", where=where)
+        total = sum(i.file_size for i in infos)
+        if total > MAX_WEIGHTS_BYTES:
+            raise InputError(f"the archive unpacks to {total / 2**30:.1f} GiB, more than the limit "
+                             f"{MAX_WEIGHTS_BYTES / 2**30:.0f} GiB", where=where)
+        out: dict[str, np.ndarray] = {}
+        for info in infos:
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            at = f"{where}: tensor {name!r}"
+            if info.file_size > MAX_TENSOR_BYTES:
+                raise InputError(f"{info.file_size / 2**30:.1f} GiB, more than the limit "
+                                 f"{MAX_TENSOR_BYTES / 2**30:.0f} GiB of one tensor", where=at)
+            with zf.open(info) as f:
+                shape, fortran, dtype = _npy_header(f, at)
+                if dtype.hasobject:
+                    raise InputError("object array (needs pickle; not read)", where=at)
+                if len(shape) > MAX_NDIM or any((not isinstance(d, int)) or d < 0 for d in shape):
+                    raise InputError(f"shape {shape} is not a tensor shape of at most {MAX_NDIM} axes", where=at)
+                count = 1
+                for d in shape:
+                    count *= d
+                nbytes = count * dtype.itemsize
+                if nbytes > MAX_TENSOR_BYTES:
+                    raise InputError(f"header declares shape {shape} of {dtype} ({nbytes / 2**30:.3g} GiB), more "
+                                     f"than the limit {MAX_TENSOR_BYTES / 2**30:.0f} GiB of one tensor", where=at)
+                if nbytes > info.file_size:
+                    raise InputError(f"header declares shape {shape} of {dtype} ({nbytes} bytes) but the member "
+                                     f"holds {info.file_size} bytes: a lying or truncated header", where=at)
+                data = f.read(nbytes)
+                if len(data) != nbytes:
+                    raise InputError(f"truncated: {len(data)} of {nbytes} data bytes", where=at)
+            arr = np.frombuffer(data, dtype=dtype, count=count)
+            out[name] = arr.reshape(shape, order="F" if fortran else "C").copy()
+    return out
+
+
 def load_tensors(path: str | Path) -> dict[str, np.ndarray]:
     """All tensors of a ``.npz`` or ``.safetensors`` file as numpy arrays (no torch)."""
     p = Path(path)
@@ -53,14 +120,19 @@ def load_tensors(path: str | Path) -> dict[str, np.ndarray]:
         if not zipfile.is_zipfile(p):
             raise InputError("not an .npz archive (not a zip file)", where=where)
         try:
-            with np.load(p, allow_pickle=False) as z:
-                return {k: z[k] for k in z.files}
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            return _load_npz(p, where)
+        except InputError:
+            raise
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as exc:
             raise InputError(f"not a readable .npz archive ({exc})", where=where) from None
-        except ValueError as exc:  # object arrays need pickle
+        except (ValueError, SyntaxError, TypeError) as exc:  # bad npy header, object arrays need pickle
             raise InputError(f"unreadable tensor in .npz ({exc})", where=where) from None
     if suffix == ".safetensors":
         from safetensors import SafetensorError
+
+        # safetensors checks its header's offsets against the file; the file's size bounds the tensors
+        if p.stat().st_size > MAX_WEIGHTS_BYTES:
+            raise InputError(f"larger than the limit {MAX_WEIGHTS_BYTES / 2**30:.0f} GiB of one weight file", where=where)
         from safetensors.numpy import load_file
 
         try:

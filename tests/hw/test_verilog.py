@@ -75,9 +75,9 @@ def test_output_is_deterministic_across_cwd(tmp_path):
 
 @pytest.mark.parametrize("args,what", [
     (["--n", "3", "--m", "4"], "N must divide M"),
-    (["--act-bits", "0"], "act_bits"),
-    (["--weight-bits", "0"], "weight_bits"),
-    (["--acc-bits", "15"], "acc_bits"),
+    (["--act-bits", "0"], "--act-bits"),  # the flag the user wrote (issue 16)
+    (["--weight-bits", "0"], "--weight-bits"),
+    (["--acc-bits", "15"], "--acc-bits"),
     (["--m", "6", "--n", "2"], "power of two"),
     (["--pipeline", "0"], "pipeline"),
     (["--rows", "2"], "rows"),

@@ -44,8 +44,8 @@ def test_topology_with_scalesim_config_flags_win(tmp_path):
     ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--sparsity", "3:4"), "--sparsity"),
     ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--sram-port-bytes", "-1"), "--sram-port-bytes"),
     ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--pipeline", "0"), "pipeline"),
-    ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--acc-bits", "8"), "acc_bits"),
-    ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--sram-banks", "0"), "sram_banks"),
+    ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--acc-bits", "8"), "--acc-bits"),  # the flag the user wrote (issue 16)
+    ("Layer Name, M, N, K,\nok, 4, 4, 4,\n", ("--sram-banks", "0"), "--sram-banks"),
 ])
 def test_bad_input_one_line_exit_2(tmp_path, content, args, needle):
     topo = tmp_path / "t.csv"
