@@ -410,7 +410,8 @@ def vector_arrays(w: Workload) -> dict[str, np.ndarray]:
     f = lambda k: np.array([float(getattr(o, k)) for o in ops], np.float64)  # noqa: E731
     return {"alu": f("alu"), "exp": f("exp"), "div": f("div"), "red": f("red"), "read": f("read"),
             "write": f("write"), "dram": f("dram"), "count": np.array([o.count for o in ops], np.int64),
-            "reduces": np.array([o.reduces for o in ops], bool)}
+            "reduces": np.array([o.reduces for o in ops], bool),
+            "movement": np.array([o.movement_only for o in ops], bool)}
 
 
 def evaluate_vector(va: dict[str, np.ndarray], d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -431,8 +432,14 @@ def evaluate_vector(va: dict[str, np.ndarray], d: dict[str, np.ndarray]) -> dict
     dram = va["dram"] * ab + np.where(moved <= cap_of, 0.0, moved)
     t_dram = dram / (d["dram_gbps"] * 1e9 / (d["clock_mhz"] * 1e6))
     cycles = np.ceil(np.maximum(np.maximum(compute, t_sram), t_dram))
-    names = ("vector_op_cycles", "vector_compute_cycles", "vector_sram_bytes", "vector_dram_bytes")
-    return dict(zip(names, np.broadcast_arrays(cycles, np.ceil(compute), moved + 0 * cycles, dram + 0 * cycles)))
+    # stalls: what the SRAM port and then DRAM add on top of the arithmetic (a data-movement operator's
+    # time is its work: its moves are not stalls)
+    c_comp = np.where(va["movement"], cycles, np.ceil(compute))
+    c_sram = np.maximum(c_comp, np.ceil(t_sram))
+    names = ("vector_op_cycles", "vector_compute_cycles", "vector_sram_stall_cycles", "vector_dram_stall_cycles",
+             "vector_sram_bytes", "vector_dram_bytes")
+    return dict(zip(names, np.broadcast_arrays(cycles, c_comp, c_sram - c_comp, cycles - c_sram,
+                                               moved + 0 * cycles, dram + 0 * cycles)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -459,8 +466,10 @@ def _totals(r: dict[str, np.ndarray], dense: dict[str, np.ndarray], count: np.nd
         vtot = (vec["vector_op_cycles"] * vcount).sum(-1)
         vsram = (vec["vector_sram_bytes"] * vcount).sum(-1)
         vdram = (vec["vector_dram_bytes"] * vcount).sum(-1)
+        vs_sram = (vec["vector_sram_stall_cycles"] * vcount).sum(-1)
+        vs_dram = (vec["vector_dram_stall_cycles"] * vcount).sum(-1)
     else:
-        vtot = vsram = vdram = np.zeros_like(array_total, dtype=np.float64)
+        vtot = vsram = vdram = vs_sram = vs_dram = np.zeros_like(array_total, dtype=np.float64)
     overlap = np.asarray(overlap, bool).reshape(np.shape(array_total)) if np.ndim(overlap) else bool(overlap)
 
     def joint(a):
@@ -477,6 +486,11 @@ def _totals(r: dict[str, np.ndarray], dense: dict[str, np.ndarray], count: np.nd
     out["compute_cycles"] = ((r["cycles"] + 1) * count).sum(-1)
     for k in ("stall_cycles", "dram_stall_cycles", "sram_stall_cycles"):
         out[k] = (r[k] * count).sum(-1)
+    # the vector unit's memory waits are stalls too (serial mode: they add to the network's time)
+    out["vector_stall_cycles"] = vs_sram + vs_dram
+    out["stall_cycles"] = out["stall_cycles"] + vs_sram + vs_dram
+    out["dram_stall_cycles"] = out["dram_stall_cycles"] + vs_dram
+    out["sram_stall_cycles"] = out["sram_stall_cycles"] + vs_sram
     out["stall_fraction"] = out["stall_cycles"] / total  # DRAM and SRAM stalls
     out["sram_stall_fraction"] = out["sram_stall_cycles"] / total
     dense_busy = joint(((dense["cycles"] + 1 + dense["stall_cycles"]) * count).sum(-1))
