@@ -83,19 +83,17 @@ def make_context(cfg: SweepConfig) -> EvalContext:
     key = id(cfg)
     if key in _CONTEXTS:
         return _CONTEXTS[key]
-    from sim.workloads import get_workload
-
     wls = []
     for i, w in enumerate(cfg.workload):
         try:
-            wl = get_workload(w.name, **w.params)
+            wl = w.build()
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: workload[{i}]") from None
         item = _Wl(w.name, float(w.weight), dict(w.params), wl)
         if cfg.limits.p99_latency_ms is not None:
             for b in range(1, cfg.serving.max_batch + 1):
                 try:
-                    item.serving_tables[b] = get_workload(w.name, **{**w.params, "batch": b})
+                    item.serving_tables[b] = w.build(batch=b)
                 except InputError as exc:
                     raise InputError(f"serving needs the workload at batch {b}: {exc}",
                                      where=f"{cfg.source}: workload[{i}]") from None
@@ -191,6 +189,8 @@ def _design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, 
         out["dram"] = np.array([cfg.fixed.dram_type] * P, dtype=object)
     for k in ("rows", "cols", "node_nm", "pipeline"):
         out[k] = out[k].astype(np.int64)
+    if "vector_lanes" in out:
+        out["vector_lanes"] = out["vector_lanes"].astype(np.int64)
     for k in ("sram_kb", "clock_mhz", "dram_gbps"):
         out[k] = out[k].astype(float)
     return out
@@ -207,6 +207,8 @@ def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict
         "acc_bits": np.full(len(d["rows"]), cfg.fixed.acc_bits), "pipeline": d["pipeline"],
         "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks),
     }
+    if "vector_lanes" in d:
+        params["vector_lanes"] = d["vector_lanes"]
     r = simulate_grid(wl_workload, params)
     return {k: np.asarray(v) for k, v in r.items() if np.ndim(v) == 1}
 
@@ -561,6 +563,7 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
         n=n, m=m, sparse=sparse, dense_path=bool(d["dense_path"][0]), act_bits=cfg.fixed.act_bits,
         weight_bits=cfg.fixed.weight_bits, acc_bits=cfg.fixed.acc_bits, pipeline=int(d["pipeline"][0]),
         sram_banks=cfg.fixed.sram_banks,
+        vector_lanes=int(d["vector_lanes"][0]) if "vector_lanes" in d else None,
     )
     networks = [(w.name, w.weight, simulate(w.workload, arch)) for w in ctx.workloads]
     quality = None

@@ -423,11 +423,9 @@ def _workload_objects(data: StudyData, det: Detail) -> dict[str, Any]:
     """Workload name -> sim.workloads.Workload (from the evaluator when it says, else the config)."""
     if det.workloads:
         return dict(det.workloads)
-    from sim.workloads import get_workload
-
     out = {}
     for w in data.cfg.workload:
-        wl = get_workload(w.name, **w.params)
+        wl = w.build()
         out[wl.name] = wl
         out[w.name] = wl
     return out
