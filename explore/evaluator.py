@@ -245,15 +245,40 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
                    float(sim["dram_weight_bytes"][i] + sim["metadata_bytes"][i])),
         "ofmap": (float(sim["sram_ofmap_read_bytes"][i]), float(sim["sram_ofmap_write_bytes"][i])),
     }
+    # the vector unit reads its operands from and writes its results to the ofmap buffer (sim.vector);
+    # its DRAM traffic (embedding rows, KV-cache appends, tensors that do not fit) joins the array's
+    v_sram = float(sim["vector_sram_bytes"][i]) if "vector_sram_bytes" in sim else 0.0
+    v_dram = float(sim["vector_dram_bytes"][i]) if "vector_dram_bytes" in sim else 0.0
+    rd, wr = buffers["ofmap"]
+    buffers["ofmap"] = (rd + v_sram / 2, wr + v_sram / 2)
     act = WorkloadActivity(
         sram_buffer_bytes=buffers, weight_tiles=float(sim["folds"][i]),
         cycles=float(sim["total_cycles"][i]), effective_macs=float(sim["dense_macs"][i]),
         performed_multiplies=float(sim["performed_mults"][i]),
         pe_busy_fraction=float(min(1.0, max(0.0, sim["utilization"][i]))),
-        sram_read_bytes=float(sram_rd), sram_write_bytes=float(sram_wr), dram_bytes=float(sim["dram_bytes"][i]),
+        sram_read_bytes=float(sram_rd + v_sram / 2), sram_write_bytes=float(sram_wr + v_sram / 2),
+        dram_bytes=float(sim["dram_bytes"][i]) + v_dram,
     )
     trace = _activity_trace(ctx, design) if cfg.fixed.activity_trace == "reference" else None
     return estimate(design, act, trace=trace)
+
+
+def _lanes(d: dict[str, np.ndarray], i: int) -> int:
+    return int(d["vector_lanes"][i]) if "vector_lanes" in d else int(d["cols"][i])
+
+
+def _vector_cost(cfg: SweepConfig, d: dict[str, np.ndarray], i: int, r):
+    """The vector lane (hw.vector.VectorLane at the activation width) synthesised and costed at the
+    design's node and the voltage ppa chose (ppa.vector_cost)."""
+    from ppa.vector_cost import vector_lane_cost
+
+    return vector_lane_cost(cfg.fixed.act_bits, int(d["node_nm"][i]), float(r.voltage_v))
+
+
+def vector_energy_j(workload, cost) -> float:
+    from ppa.vector_cost import vector_energy_j as _e
+
+    return _e(workload, cost)
 
 
 #: ppa.model reasons that another constraint already carries: the clock above fmax (the timing
@@ -443,9 +468,14 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
         r = None
         by_wl: dict[str, Any] = {}
         ppa_bad = 0.0
+        vcost = None
         for w, a, sim in zip(ctx.workloads, weights, sims):
             r = _ppa(ctx, d, i, sim)
             by_wl[w.name] = r
+            vcost = _vector_cost(cfg, d, i, r)
+            e_vec = vector_energy_j(w.workload, vcost)  # the vector unit's arithmetic (synthesised lane)
+            energy += a * e_vec
+            parts["vector"] = parts.get("vector", 0.0) + a * e_vec
             ppa_bad = max(ppa_bad, float(bool(ppa_only_reasons(r))))
             t = float(sim["total_cycles"][i]) / (float(d["clock_mhz"][i]) * 1e6)
             ops += a * 2.0 * float(sim["dense_macs"][i])
@@ -471,9 +501,11 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
         assert r is not None
         if ppa_out is not None:
             ppa_out.append(by_wl)
-        out["area_mm2"][i] = r.area_mm2
+        v_area = vcost.unit_area_mm2(_lanes(d, i)) if vcost is not None else 0.0
+        out["area_mm2"][i] = r.area_mm2 + v_area
         for k, v in r.area_breakdown_mm2.items():
             out.setdefault(f"area_{k}_mm2", np.zeros(P))[i] = v
+        out.setdefault("area_vector_mm2", np.zeros(P))[i] = v_area
         out["fmax_mhz"][i] = r.fmax_mhz
         out["fmax_at_voltage_mhz"][i] = r.fmax_at_voltage_mhz
         out["ppa_infeasible"][i] = ppa_bad
@@ -538,6 +570,8 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     * ``ppa``: {workload name: ppa.model.PPAResult}, the estimates behind the metrics;
     * ``networks``: [(workload name, weight, sim.perf.NetworkResult)], the per-layer cycle model
       of each workload on this design (sim.perf.simulate; its totals are simulate_grid's);
+    * ``vector_unit``: lanes, the synthesised lane's cost (ppa.vector_cost.VectorLaneCost), the unit's
+      area (added to ppa's area in the metrics) and each workload's vector energy (J, added to its energy);
     * ``workloads``: {workload name: sim.workloads.Workload};
     * ``quality``: None when the config sets no max_quality_delta; else, for a sparse design,
       the quality evidence of its N:M (sim.quality.evidence: ``evidence`` "proxy"/"model",
@@ -578,5 +612,9 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
         else:
             quality = {"dense": True, "quality_delta": metrics["quality_delta"],
                        "quality_delta_ci": metrics["quality_delta_ci"], "evidence": metrics["quality_evidence"]}
+    p0 = next(iter(ppas[0].values()))
+    vcost = _vector_cost(cfg, d, 0, p0)
+    vector_unit = {"lanes": _lanes(d, 0), "lane": vcost, "area_mm2": vcost.unit_area_mm2(_lanes(d, 0)),
+                   "energy_j": {w.name: vector_energy_j(w.workload, vcost) for w in ctx.workloads}}
     return {"metrics": metrics, "ppa": ppas[0], "networks": networks,
-            "workloads": {w.name: w.workload for w in ctx.workloads}, "quality": quality}
+            "workloads": {w.name: w.workload for w in ctx.workloads}, "quality": quality, "vector_unit": vector_unit}

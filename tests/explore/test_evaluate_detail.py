@@ -76,7 +76,10 @@ def test_detail_metrics_are_evaluate_and_the_parts_re_add():
         assert p.clock_mhz == POINT["clock_mhz"]
         W += a
         time_s += a * t
-        energy += a * p.power_w * t
+        # the vector unit's energy (synthesised lane x the workload's operations) adds to the array's
+        e_vec = det["vector_unit"]["energy_j"][name]
+        assert e_vec > 0
+        energy += a * (p.power_w * t + e_vec)
         ops += a * 2.0 * float(net.totals["dense_macs"])
         dense_time += a * float(net.totals["dense_total_cycles"]) / clk_hz
     m = det["metrics"]
@@ -84,7 +87,9 @@ def test_detail_metrics_are_evaluate_and_the_parts_re_add():
     assert math.isclose(m["power_w"], energy / time_s, rel_tol=1e-12)
     assert math.isclose(m["perf_per_watt"], ops / energy / 1e12, rel_tol=1e-12)
     assert math.isclose(m["effective_speedup"], dense_time / time_s, rel_tol=1e-12)
-    assert m["area_mm2"] == det["ppa"]["bert-base"].area_mm2 == det["ppa"]["gpt2-small"].area_mm2
+    va = det["vector_unit"]["area_mm2"]
+    assert det["vector_unit"]["lanes"] == 16 and va > 0  # one lane per column by default
+    assert m["area_mm2"] == det["ppa"]["bert-base"].area_mm2 + va == det["ppa"]["gpt2-small"].area_mm2 + va
     assert m["tj_c"] == max(p.tj_c for p in det["ppa"].values())
 
 

@@ -55,4 +55,4 @@ def test_verilog_and_bad_width():
     text, top = vector_lane_verilog(8)
     assert top == "vector_lane8" and f"module {top}" in text
     with pytest.raises(InputError):
-        VectorLane(2)
+        vector_lane_verilog(2)
