@@ -213,8 +213,9 @@ def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict
     return {k: np.asarray(v) for k, v in r.items() if np.ndim(v) == 1}
 
 
-def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.ndarray]):
+def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.ndarray], workload=None):
     from ppa.model import DesignPoint, WorkloadActivity, estimate
+    from ppa.vector_cost import workload_vector_ops
 
     cfg = ctx.cfg
     f = cfg.fixed
@@ -235,6 +236,7 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         t_ambient_c=f.ambient_c, sram_banks=f.sram_banks, liberty=f.liberty, liberty_node_nm=f.liberty_node,
         sram_buffers_kb=(float(sim["sram_ifmap_kb"][i]), float(sim["sram_filter_kb"][i]), float(sim["sram_ofmap_kb"][i])),
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else _thermal.TJ_MAX_C_DEFAULT,
+        vector_lanes=int(d["vector_lanes"][i]) if "vector_lanes" in d else None,
     )
     sram_rd = (sim["sram_ifmap_read_bytes"][i] + sim["sram_filter_read_bytes"][i]
                + sim["sram_metadata_read_bytes"][i] + sim["sram_ofmap_read_bytes"][i])
@@ -258,27 +260,10 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         pe_busy_fraction=float(min(1.0, max(0.0, sim["utilization"][i]))),
         sram_read_bytes=float(sram_rd + v_sram / 2), sram_write_bytes=float(sram_wr + v_sram / 2),
         dram_bytes=float(sim["dram_bytes"][i]) + v_dram,
+        vector_ops=workload_vector_ops(workload) if workload is not None else None,
     )
     trace = _activity_trace(ctx, design) if cfg.fixed.activity_trace == "reference" else None
     return estimate(design, act, trace=trace)
-
-
-def _lanes(d: dict[str, np.ndarray], i: int) -> int:
-    return int(d["vector_lanes"][i]) if "vector_lanes" in d else int(d["cols"][i])
-
-
-def _vector_cost(cfg: SweepConfig, d: dict[str, np.ndarray], i: int, r):
-    """The vector lane (hw.vector.VectorLane at the activation width) synthesised and costed at the
-    design's node and the voltage ppa chose (ppa.vector_cost)."""
-    from ppa.vector_cost import vector_lane_cost
-
-    return vector_lane_cost(cfg.fixed.act_bits, int(d["node_nm"][i]), float(r.voltage_v))
-
-
-def vector_energy_j(workload, cost) -> float:
-    from ppa.vector_cost import vector_energy_j as _e
-
-    return _e(workload, cost)
 
 
 #: ppa.model reasons that another constraint already carries: the clock above fmax (the timing
@@ -468,14 +453,9 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
         r = None
         by_wl: dict[str, Any] = {}
         ppa_bad = 0.0
-        vcost = None
         for w, a, sim in zip(ctx.workloads, weights, sims):
-            r = _ppa(ctx, d, i, sim)
+            r = _ppa(ctx, d, i, sim, w.workload)
             by_wl[w.name] = r
-            vcost = _vector_cost(cfg, d, i, r)
-            e_vec = vector_energy_j(w.workload, vcost)  # the vector unit's arithmetic (synthesised lane)
-            energy += a * e_vec
-            parts["vector"] = parts.get("vector", 0.0) + a * e_vec
             ppa_bad = max(ppa_bad, float(bool(ppa_only_reasons(r))))
             t = float(sim["total_cycles"][i]) / (float(d["clock_mhz"][i]) * 1e6)
             ops += a * 2.0 * float(sim["dense_macs"][i])
@@ -501,11 +481,9 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
         assert r is not None
         if ppa_out is not None:
             ppa_out.append(by_wl)
-        v_area = vcost.unit_area_mm2(_lanes(d, i)) if vcost is not None else 0.0
-        out["area_mm2"][i] = r.area_mm2 + v_area
+        out["area_mm2"][i] = r.area_mm2
         for k, v in r.area_breakdown_mm2.items():
             out.setdefault(f"area_{k}_mm2", np.zeros(P))[i] = v
-        out.setdefault("area_vector_mm2", np.zeros(P))[i] = v_area
         out["fmax_mhz"][i] = r.fmax_mhz
         out["fmax_at_voltage_mhz"][i] = r.fmax_at_voltage_mhz
         out["ppa_infeasible"][i] = ppa_bad
@@ -570,8 +548,6 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     * ``ppa``: {workload name: ppa.model.PPAResult}, the estimates behind the metrics;
     * ``networks``: [(workload name, weight, sim.perf.NetworkResult)], the per-layer cycle model
       of each workload on this design (sim.perf.simulate; its totals are simulate_grid's);
-    * ``vector_unit``: lanes, the synthesised lane's cost (ppa.vector_cost.VectorLaneCost), the unit's
-      area (added to ppa's area in the metrics) and each workload's vector energy (J, added to its energy);
     * ``workloads``: {workload name: sim.workloads.Workload};
     * ``quality``: None when the config sets no max_quality_delta; else, for a sparse design,
       the quality evidence of its N:M (sim.quality.evidence: ``evidence`` "proxy"/"model",
@@ -612,9 +588,5 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
         else:
             quality = {"dense": True, "quality_delta": metrics["quality_delta"],
                        "quality_delta_ci": metrics["quality_delta_ci"], "evidence": metrics["quality_evidence"]}
-    p0 = next(iter(ppas[0].values()))
-    vcost = _vector_cost(cfg, d, 0, p0)
-    vector_unit = {"lanes": _lanes(d, 0), "lane": vcost, "area_mm2": vcost.unit_area_mm2(_lanes(d, 0)),
-                   "energy_j": {w.name: vector_energy_j(w.workload, vcost) for w in ctx.workloads}}
     return {"metrics": metrics, "ppa": ppas[0], "networks": networks,
-            "workloads": {w.name: w.workload for w in ctx.workloads}, "quality": quality, "vector_unit": vector_unit}
+            "workloads": {w.name: w.workload for w in ctx.workloads}, "quality": quality}
