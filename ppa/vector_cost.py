@@ -54,10 +54,14 @@ class VectorLaneCost:
 
 @lru_cache(maxsize=16)
 def _measure(width: int, cache: str | None) -> tuple[int, int, tuple]:
-    from hw.vector import OP_CODES, vector_lane_verilog
+    from hw.vector_golden import OP_CODES
 
-    res = synthesize_generated("hw.vector.VectorLane", width, f"vector_lane{width}",
-                               lambda: vector_lane_verilog(width)[0], cache=cache)
+    def make_verilog():
+        from hw.vector import vector_lane_verilog  # Amaranth: only when the cache does not hold the lane
+
+        return vector_lane_verilog(width)[0]
+
+    res = synthesize_generated("hw.vector.VectorLane", width, f"vector_lane{width}", make_verilog, cache=cache)
     net = GateNetlist(res.netlist(), res.top)
     rng = np.random.default_rng(_SEED)
     hi = 1 << width
