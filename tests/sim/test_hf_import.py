@@ -96,3 +96,25 @@ def test_bad_configs_are_one_line_errors(tmp_path):
     r = subprocess.run([sys.executable, "-m", "explore.cli", "simulate", "--hf-config", str(p)], capture_output=True,
                        text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "not valid JSON" in r.stderr
+
+
+# [P] Qwen/Qwen2-0.5B, facebook/opt-125m and google-bert/bert-base-uncased config.json (fields read)
+QWEN2_05B = {"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_attention_heads": 14,
+             "num_hidden_layers": 24, "num_key_value_heads": 2, "vocab_size": 151936,
+             "max_position_embeddings": 32768, "tie_word_embeddings": True, "hidden_act": "silu"}
+OPT_125M = {"model_type": "opt", "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
+            "ffn_dim": 3072, "vocab_size": 50272, "max_position_embeddings": 2048, "word_embed_proj_dim": 768,
+            "do_layer_norm_before": True, "activation_function": "relu"}
+BERT_BASE = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12,
+             "num_attention_heads": 12, "intermediate_size": 3072, "vocab_size": 30522,
+             "max_position_embeddings": 512, "type_vocab_size": 2, "hidden_act": "gelu"}
+
+
+@pytest.mark.parametrize("cfg,published", [(QWEN2_05B, 494e6), (OPT_125M, 125e6), (BERT_BASE, 110e6)],
+                         ids=["qwen2-0.5b", "opt-125m", "bert-base"])
+def test_other_model_types_match_their_published_sizes(cfg, published):
+    # published: Qwen2 model card 0.49B (494M), OPT paper Table 1 125M, BERT paper 110M
+    w = load_hf_config(cfg, seq=128)
+    assert w.weight_params == pytest.approx(published, rel=0.01)
+    r = simulate(w, ArrayConfig())
+    assert r.totals["vector_cycles"] > 0 and r.totals["dense_macs"] == sum(l.dense_macs for l in w.layers)
