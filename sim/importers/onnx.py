@@ -14,6 +14,8 @@ and maps every node:
 * ``MatMul`` / ``Gemm`` with a weight (an initializer or a ``Constant``) as one operand: a weight GEMM
   whose leading dimensions fold into M; with two activations: an activation x activation GEMM
   (``act_gemm``, never pruned), one per broadcast batch index; the bias of a ``Gemm`` is a vector ``Add``;
+* an operator whose inputs are all weights (``DequantizeLinear`` of a QDQ model, a ``Transpose`` or
+  ``Cast`` of an initializer) is folded: its output is a weight and it costs nothing per inference;
 * every other operator: a vector-unit operator (:mod:`sim.vector`), reshape-like ones data movement
   only; an operator type the vector model does not know is kept as *unsupported*, with its count
   and tensor sizes, and costed by :data:`sim.vector.FALLBACK_RULE`. Its outputs, when shape
@@ -173,6 +175,17 @@ def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...] | str] |
     for name, shp in consts.items():
         shapes[name] = list(shp)
 
+    # weights that pass through a constant-foldable op (a QDQ model's DequantizeLinear, a Transpose or
+    # Cast of an initializer) stay weights: the op is folded at load time and costs nothing per inference
+    folded: set[int] = set()
+    for idx, node in enumerate(g.node):
+        ins = [x for x in node.input if x]
+        if node.op_type in _FOLDABLE and ins and all(x in weights for x in ins):
+            folded.add(idx)
+            for o in node.output:
+                if o and shapes.get(o) is not None and all(isinstance(x, int) for x in shapes[o]):
+                    weights[o] = tuple(shapes[o])
+
     layers: list = []
     ops: list[VectorOp] = []
     used: dict[str, int] = {}
@@ -193,6 +206,8 @@ def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...] | str] |
         return s
 
     for idx, node in enumerate(g.node):
+        if idx in folded:
+            continue
         op = node.op_type
         nm = uniq(node.name or f"{op}_{idx}")
         a = _attrs(node)
@@ -296,6 +311,11 @@ def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...] | str] |
         raise InputError("no operators found", where=where)
     total_params = sum(math.prod(s) for s in inits.values()) + sum(math.prod(s) for s in consts.values())
     return Workload(p.stem, tuple(layers), tuple(ops), stored_weight_params=int(total_params))
+
+
+#: Operators whose output is a weight when every input is one (folded before inference runs).
+_FOLDABLE = {"DequantizeLinear", "Cast", "Transpose", "Reshape", "Identity", "Squeeze", "Unsqueeze", "Flatten",
+             "QuantizeLinear"}
 
 
 def _infer(onnx, model, where: str) -> dict[str, list]:

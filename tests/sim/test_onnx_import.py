@@ -128,3 +128,26 @@ def test_cli_onnx_json_and_errors(tmp_path):
         p = _cli(*args)
         lines = p.stderr.strip().splitlines()
         assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith("sparsepe: error:"), p.stderr
+
+
+def test_qdq_weights_stay_weights(tmp_path):
+    """A quantised (QDQ) model: the weight is int8 behind DequantizeLinear and a Transpose; the MatMul is a
+    weight GEMM (ASP verdict from its shape), the dequantisation is folded, the activation's is not."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits = [numpy_helper.from_array(np.zeros((32, 64), np.int8), "wq"),
+             numpy_helper.from_array(np.array(0.1, np.float32), "ws"),
+             numpy_helper.from_array(np.array(0, np.int8), "wz")]
+    nodes = [helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wf"], name="dq_w"),
+             helper.make_node("Transpose", ["wf"], ["wt"], name="tw", perm=[1, 0]),
+             helper.make_node("QuantizeLinear", ["x", "ws", "wz"], ["xq"], name="q_x"),
+             helper.make_node("DequantizeLinear", ["xq", "ws", "wz"], ["xf"], name="dq_x"),
+             helper.make_node("MatMul", ["xf", "wt"], ["y"], name="fc")]
+    model = helper.make_model(helper.make_graph(nodes, "qdq", [x], [y], inits),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, str(tmp_path / "qdq.onnx"))
+    w = load_onnx(tmp_path / "qdq.onnx")
+    (fc,) = w.layers
+    assert (fc.kind, fc.M, fc.N, fc.K, fc.weight_shape, fc.sparsifiable) == ("gemm", 4, 32, 64, (32, 64), True)
+    assert sorted(o.name for o in w.vector_ops) == ["dq_x", "q_x"]
+    assert w.weight_params == 32 * 64 + 2
