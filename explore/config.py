@@ -10,7 +10,9 @@ Layout of a config (every section but ``[study]`` and ``[objectives]`` is requir
     [space]            one entry per axis: a list of choices, or a range table
                        {min, max, step?, log?, grid_points?}; a single value fixes the axis
     [fixed]            design constants that are not searched (operand widths, cooling, ambient)
-    [[workload]]       name (a built-in workload), weight, params (passed to get_workload)
+    [[workload]]       name (a built-in workload), weight, params (passed to get_workload); or
+                       onnx = "model.onnx" with input_shapes, or hf_config = "config.json" (params: seq,
+                       batch, phase, context)
     [limits]           the constraints, one Optuna constraint per limit
     [serving]          batching of the serving simulation behind the p99 limit (optional)
     [objectives]       primary (perf_per_watt) and optional secondary objectives (Pareto front)
@@ -38,7 +40,8 @@ from ppa.dram import DRAM_TYPES as _PPA_DRAM_TYPES
 from ppa.tech import NODES_NM
 
 #: The axes of the design space, in the order trials suggest them and trials.csv lists them.
-AXES = ("rows", "cols", "sram_kb", "clock_mhz", "node_nm", "sparsity", "pipeline", "dataflow", "dram", "dram_gbps")
+AXES = ("rows", "cols", "sram_kb", "clock_mhz", "node_nm", "sparsity", "pipeline", "dataflow", "dram", "dram_gbps",
+        "vector_lanes")
 
 #: Dataflows known to the cycle model (weight-, output-, input-stationary; SCALE-Sim's names).
 DATAFLOWS = ("ws", "os", "is")
@@ -190,6 +193,8 @@ class Space(_Strict):
     dataflow: Axis
     dram: Axis | None = None
     dram_gbps: Axis | None = None
+    #: lanes of the vector unit beside the array (optional axis; not given: one lane per column)
+    vector_lanes: Axis | None = None
 
     @model_validator(mode="after")
     def _check(self) -> "Space":
@@ -230,7 +235,7 @@ class Space(_Strict):
         return tuple(a for a in AXES if getattr(self, a) is not None)
 
 
-_INT_AXES = ("rows", "cols", "sram_kb", "node_nm", "pipeline")
+_INT_AXES = ("rows", "cols", "sram_kb", "node_nm", "pipeline", "vector_lanes")
 
 
 #: Domain of each numeric axis: (lowest, highest, reason). Integer axes also need integers.
@@ -454,11 +459,53 @@ class Context(_Strict):
 
 
 class Workload(_Strict):
-    """One workload of the mix; ``params`` go to ``sim.workloads.get_workload(name, **params)``."""
+    """One workload of the mix: a built-in ``name`` (``params`` go to ``sim.workloads.get_workload``),
+    an ``onnx`` model file (``input_shapes`` {input: "1x3x224x224"}, ``params`` may give ``batch``)
+    or a Hugging Face ``hf_config`` file (``params``: seq, batch, phase, context). File paths are
+    relative to the config file; ``name`` defaults to the file's stem."""
 
-    name: str
+    name: str | None = None
     weight: float = Field(1.0, ge=MIN_WORKLOAD_WEIGHT, le=MAX_WORKLOAD_WEIGHT)
     params: dict[str, Any] = Field(default_factory=dict)
+    onnx: str | None = None
+    input_shapes: dict[str, Union[str, list[int]]] = Field(default_factory=dict)
+    hf_config: str | None = None
+
+    @model_validator(mode="after")
+    def _source(self) -> "Workload":
+        files = [x for x in (self.onnx, self.hf_config) if x is not None]
+        if len(files) > 1:
+            raise ValueError("give one of onnx or hf_config, not both")
+        if not files and not self.name:
+            raise ValueError("give name (a built-in workload), onnx or hf_config")
+        if self.input_shapes and self.onnx is None:
+            raise ValueError("input_shapes applies to an onnx workload")
+        if self.name is None:
+            p = Path(files[0])
+            object.__setattr__(self, "name", p.parent.name if p.stem == "config" and p.parent.name else p.stem)
+        return self
+
+    def build(self, **override: Any):
+        """The sim.workloads.Workload (``override`` replaces params, e.g. ``batch`` for serving)."""
+        params = {**self.params, **override}
+        if self.onnx is not None:
+            from sim.importers.onnx import load_onnx
+
+            extra = set(params) - {"batch"}
+            if extra:
+                raise InputError(f"unknown params {sorted(extra)} for an onnx workload (batch)", where=self.onnx)
+            return load_onnx(self.onnx, dict(self.input_shapes), params.get("batch"))
+        if self.hf_config is not None:
+            from sim.importers.hf import load_hf_config
+
+            extra = set(params) - {"seq", "batch", "phase", "context"}
+            if extra:
+                raise InputError(f"unknown params {sorted(extra)} for an hf_config workload (seq, batch, phase, "
+                                 "context)", where=self.hf_config)
+            return load_hf_config(self.hf_config, **params)
+        from sim.workloads import get_workload
+
+        return get_workload(self.name, **params)
 
 
 class Limits(_Strict):
@@ -715,11 +762,17 @@ def with_liberty(cfg: "SweepConfig", liberty: str | None, liberty_node: int | No
 
 
 def _check_workload(w: Workload, source: str) -> None:
-    """Check the workload name (and params) against the workload library (sim.workloads)."""
-    from sim.workloads import get_workload
-
+    """Check the workload name (and params) against the workload library (sim.workloads); an onnx or
+    hf_config path relative to the config file becomes absolute and the file is read now."""
+    for attr in ("onnx", "hf_config"):
+        v = getattr(w, attr)
+        if v is not None:
+            p = Path(v).expanduser()
+            if not p.is_absolute() and source not in ("<memory>", ""):
+                p = Path(source).resolve().parent / p
+            object.__setattr__(w, attr, str(p))
     try:
-        get_workload(w.name, **w.params)
+        w.build()
     except InputError as exc:
         msg = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
         raise InputError(f"workload {w.name!r}: {msg}", where=source) from None

@@ -83,12 +83,10 @@ def make_context(cfg: SweepConfig) -> EvalContext:
     key = id(cfg)
     if key in _CONTEXTS:
         return _CONTEXTS[key]
-    from sim.workloads import get_workload
-
     wls = []
     for i, w in enumerate(cfg.workload):
         try:
-            wl = get_workload(w.name, **w.params)
+            wl = w.build()
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: workload[{i}]") from None
         item = _Wl(w.name, float(w.weight), dict(w.params), wl)
@@ -97,7 +95,7 @@ def make_context(cfg: SweepConfig) -> EvalContext:
             for b in range(1, cfg.serving.max_batch + 1):
                 try:
                     if llm is None:
-                        item.serving_tables[b] = get_workload(w.name, **{**w.params, "batch": b})
+                        item.serving_tables[b] = w.build(batch=b)
                     else:  # an LLM request: its prefill and one decode step at the mean context
                         item.serving_tables[b] = tuple(get_workload(n, **{**p, "batch": b}) for n, p in llm)
                 except InputError as exc:
@@ -195,6 +193,8 @@ def _design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, 
         out["dram"] = np.array([cfg.fixed.dram_type] * P, dtype=object)
     for k in ("rows", "cols", "node_nm", "pipeline"):
         out[k] = out[k].astype(np.int64)
+    if "vector_lanes" in out:
+        out["vector_lanes"] = out["vector_lanes"].astype(np.int64)
     for k in ("sram_kb", "clock_mhz", "dram_gbps"):
         out[k] = out[k].astype(float)
     return out
@@ -211,12 +211,15 @@ def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict
         "acc_bits": np.full(len(d["rows"]), cfg.fixed.acc_bits), "pipeline": d["pipeline"],
         "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks),
     }
+    if "vector_lanes" in d:
+        params["vector_lanes"] = d["vector_lanes"]
     r = simulate_grid(wl_workload, params)
     return {k: np.asarray(v) for k, v in r.items() if np.ndim(v) == 1}
 
 
-def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.ndarray]):
+def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.ndarray], workload=None):
     from ppa.model import DesignPoint, WorkloadActivity, estimate
+    from ppa.vector_cost import workload_vector_ops
 
     cfg = ctx.cfg
     f = cfg.fixed
@@ -237,6 +240,7 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         t_ambient_c=f.ambient_c, sram_banks=f.sram_banks, liberty=f.liberty, liberty_node_nm=f.liberty_node,
         sram_buffers_kb=(float(sim["sram_ifmap_kb"][i]), float(sim["sram_filter_kb"][i]), float(sim["sram_ofmap_kb"][i])),
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else _thermal.TJ_MAX_C_DEFAULT,
+        vector_lanes=int(d["vector_lanes"][i]) if "vector_lanes" in d else None,
     )
     sram_rd = (sim["sram_ifmap_read_bytes"][i] + sim["sram_filter_read_bytes"][i]
                + sim["sram_metadata_read_bytes"][i] + sim["sram_ofmap_read_bytes"][i])
@@ -247,12 +251,20 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
                    float(sim["dram_weight_bytes"][i] + sim["metadata_bytes"][i])),
         "ofmap": (float(sim["sram_ofmap_read_bytes"][i]), float(sim["sram_ofmap_write_bytes"][i])),
     }
+    # the vector unit reads its operands from and writes its results to the ofmap buffer (sim.vector);
+    # its DRAM traffic (embedding rows, KV-cache appends, tensors that do not fit) joins the array's
+    v_sram = float(sim["vector_sram_bytes"][i]) if "vector_sram_bytes" in sim else 0.0
+    v_dram = float(sim["vector_dram_bytes"][i]) if "vector_dram_bytes" in sim else 0.0
+    rd, wr = buffers["ofmap"]
+    buffers["ofmap"] = (rd + v_sram / 2, wr + v_sram / 2)
     act = WorkloadActivity(
         sram_buffer_bytes=buffers, weight_tiles=float(sim["folds"][i]),
         cycles=float(sim["total_cycles"][i]), effective_macs=float(sim["dense_macs"][i]),
         performed_multiplies=float(sim["performed_mults"][i]),
         pe_busy_fraction=float(min(1.0, max(0.0, sim["utilization"][i]))),
-        sram_read_bytes=float(sram_rd), sram_write_bytes=float(sram_wr), dram_bytes=float(sim["dram_bytes"][i]),
+        sram_read_bytes=float(sram_rd + v_sram / 2), sram_write_bytes=float(sram_wr + v_sram / 2),
+        dram_bytes=float(sim["dram_bytes"][i]) + v_dram,
+        vector_ops=workload_vector_ops(workload) if workload is not None else None,
     )
     trace = _activity_trace(ctx, design) if cfg.fixed.activity_trace == "reference" else None
     return estimate(design, act, trace=trace)
@@ -501,7 +513,7 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
         by_wl: dict[str, Any] = {}
         ppa_bad = 0.0
         for w, a, sim in zip(ctx.workloads, weights, sims):
-            r = _ppa(ctx, d, i, sim)
+            r = _ppa(ctx, d, i, sim, w.workload)
             by_wl[w.name] = r
             ppa_bad = max(ppa_bad, float(bool(ppa_only_reasons(r))))
             t = float(sim["total_cycles"][i]) / (float(d["clock_mhz"][i]) * 1e6)
@@ -620,6 +632,7 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
         n=n, m=m, sparse=sparse, dense_path=bool(d["dense_path"][0]), act_bits=cfg.fixed.act_bits,
         weight_bits=cfg.fixed.weight_bits, acc_bits=cfg.fixed.acc_bits, pipeline=int(d["pipeline"][0]),
         sram_banks=cfg.fixed.sram_banks,
+        vector_lanes=int(d["vector_lanes"][0]) if "vector_lanes" in d else None,
     )
     networks = [(w.name, w.weight, simulate(w.workload, arch)) for w in ctx.workloads]
     quality = None

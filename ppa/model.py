@@ -99,7 +99,7 @@ from functools import lru_cache
 
 from hw.errors import InputError
 from hw.params import PEParams
-from ppa import activity, dram, phy, sram, tech, thermal
+from ppa import activity, dram, phy, sram, tech, thermal, vector_cost
 from ppa import synth as _synth
 
 OTHER_ALLOWANCE = 0.10  # [A] global wiring, clock tree, I/O periphery, fraction of the rest
@@ -126,6 +126,8 @@ class WorkloadActivity:
     #: buffer macros (DesignPoint.sram_buffers_kb) each buffer's traffic is costed on its own macro
     sram_buffer_bytes: dict[str, tuple[float, float]] | None = None
     weight_tiles: float | None = None  # weight tiles shifted into a WS array; None: one per W_HOLD busy cycles [A]
+    #: operations the vector unit performs, by class (sim.vector: alu, exp, div, red); None: it is idle
+    vector_ops: dict[str, float] | None = None
 
     def __post_init__(self):
         for name in ("cycles", "effective_macs", "performed_multiplies", "sram_read_bytes", "sram_write_bytes", "dram_bytes"):
@@ -169,6 +171,13 @@ class DesignPoint:
     liberty_node_nm: int | None = None  # the Liberty file's process node, when the file does not state it
     dataflow: str = "ws"  # ws, os (each costed from its own array RTL) or is (costed as the WS array)
     dense_path: bool = False  # with sparse: the sparse PE with a full-rate dense path (hw SparsePE dense_path)
+    #: lanes of the vector unit beside the array (hw.vector.VectorLane at act_bits, ppa.vector_cost);
+    #: None: one per column (sim.perf.ArrayConfig's default), 0: no vector unit
+    vector_lanes: int | None = None
+
+    @property
+    def effective_vector_lanes(self) -> int:
+        return self.cols if self.vector_lanes is None else int(self.vector_lanes)
 
     @property
     def kind(self) -> str:
@@ -199,6 +208,9 @@ class DesignPoint:
         if self.dense_path and not self.sparse:
             raise InputError("the dense path is a mode of the sparse PE: give an N:M sparsity, not dense",
                              where="--dense-path")
+        if self.vector_lanes is not None and (isinstance(self.vector_lanes, bool) or not isinstance(self.vector_lanes, int)
+                                              or self.vector_lanes < 0):
+            raise InputError(f"must be a non-negative integer, got {self.vector_lanes!r}", where="--vector-lanes")
         if self.voltage_v is not None:
             tech.node(self.node_nm, self.voltage_v)
         if self.sram_voltage_v is not None:
@@ -496,7 +508,12 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     for name, c in macros:
         if not c.in_range:
             notes.extend(f"sram{'' if name == 'sram' else ' ' + name}: {n}" for n in c.notes)
-    core_mm2 = pe_mm2 + dec_mm2 + sram_mm2
+    # the vector unit: lanes x the synthesised lane (ppa.vector_cost), priced like the array's logic
+    lanes = design.effective_vector_lanes
+    vlane = vector_cost.vector_lane_cost(design.act_bits, design.node_nm, v, cache=cache) if lanes else None
+    vec_tr = lanes * vlane.transistors if vlane else 0
+    vec_mm2 = vec_tr * a_t
+    core_mm2 = pe_mm2 + dec_mm2 + sram_mm2 + vec_mm2
     ph = phy.phy(design.dram)
     phy_mm2 = ph.area_mm2 * design.dram_units
     other_mm2 = (OTHER_ALLOWANCE + phy.CONTROL_ALLOWANCE) * core_mm2
@@ -561,6 +578,9 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         bits = R * R * C * (w_port_bits + shape.mode_bit)
         load_w = tiles_per_s * bits * 2 * activity.weight_bit_change(p) * e_t * 1e-12
     dyn_w = pe_dyn_w + edge_dyn_w + load_w
+    # the vector unit: its operations x the lane's measured energy per operation class
+    vec_ops = activity_in.vector_ops if activity_in is not None else None
+    vec_w = vlane.energy_j(vec_ops) / runtime_s if (vlane is not None and vec_ops) else 0.0
     ffs = facts.flip_flops(p, R, C)
     clk_w = ffs * clock_energy_per_ff_cycle_pj(nd) * 1e-12 * f_hz
     if macros:
@@ -609,9 +629,9 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     phy_w = dram_b * 8 * ph.pj_per_bit * 1e-12 / runtime_s + ph.static_w * design.dram_units
 
     # thermal + leakage (on-die power only; DRAM dissipates off die)
-    logic_leak_ref = nd.leakage_w(tr_total, tech.LEAKAGE_T_REF_C)
+    logic_leak_ref = nd.leakage_w(tr_total + vec_tr, tech.LEAKAGE_T_REF_C)
     leak_ref = logic_leak_ref + sram_leak_ref
-    on_die_dyn = dyn_w + clk_w + sram_w + phy_w
+    on_die_dyn = dyn_w + clk_w + sram_w + phy_w + vec_w
     theta = design.theta_ja if design.theta_ja is not None else thermal.theta_ja(design.cooling, area)
     th = thermal.solve_tj(on_die_dyn, leak_ref, theta, design.t_ambient_c)
     if th.runaway:
@@ -635,13 +655,15 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     return PPAResult(
         design=design,
         area_mm2=area,
-        area_breakdown_mm2={"pe_array": pe_mm2, "decoders": dec_mm2, "sram": sram_mm2, "phy": phy_mm2, "other": other_mm2},
+        area_breakdown_mm2={"pe_array": pe_mm2, "decoders": dec_mm2, "sram": sram_mm2, "vector": vec_mm2, "phy": phy_mm2,
+                            "other": other_mm2},
         fmax_mhz=f_top,
         fmax_at_voltage_mhz=f_at_v,
         voltage_v=v,
         clock_mhz=clk,
         power_w=total,
-        power_breakdown_w={"dynamic": dyn_w, "clock": clk_w, "leakage": leak_w, "sram": sram_w, "phy": phy_w, "dram": dram_w},
+        power_breakdown_w={"dynamic": dyn_w, "clock": clk_w, "leakage": leak_w, "sram": sram_w, "vector": vec_w,
+                           "phy": phy_w, "dram": dram_w},
         energy_per_mac_pj=epm,
         peak_tops=peak_tops,
         tj_c=th.tj_c,
@@ -655,6 +677,9 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "kind": kind, "dataflow": design.dataflow, "cost_dataflow": cdf, "dense_path": design.dense_path,
             "effective_macs_per_pe_cycle": mac_per_pe_cycle, "multipliers_per_pe": shape.multipliers,
             "dynamic_breakdown_w": {"pe": pe_dyn_w, "edge_registers": edge_dyn_w, "weight_load": load_w},
+            "vector_unit": {"lanes": lanes, "lane_transistors": vlane.transistors if vlane else 0,
+                            "energy_pj_per_op": dict(vlane.energy_pj) if vlane else {},
+                            "method": "synthesised hw.vector.VectorLane (ppa.vector_cost)"},
             "edge_register_bits": facts.edge_bits(p, R, C),
             "logic_depth": depth, "array_transistors": tr_total, "array_flip_flops": ffs,
             "pe_transistors": facts.pe_transistors, "gate_delay_ps": nd.gate_delay_ps,

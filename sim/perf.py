@@ -138,6 +138,22 @@ class ArrayConfig:
     # [S] 64 B = the 512-bit, 1 RW port block of the CACTI 7 macro ppa costs (published-figures.md
     # section 5); None = no SRAM port limit (SCALE-Sim's default: layout evaluation off)
     sram_port_bytes: float | None = 64.0
+    # The vector unit beside the array (sim.vector: recipes, timing, sources). None = one lane per array
+    # column [A] (TPUv2/v3 size the vector unit to the MXU width [S] Norrie et al., IEEE Micro 2021)
+    vector_lanes: int | None = None
+    # ops per lane per cycle by operator class: ALU (add/mul/compare) and reduction steps 1 [A] (one
+    # pipelined adder/comparator per lane); exp and divide/rsqrt 1/4 [P] CUDA C++ Programming Guide,
+    # arithmetic-instruction throughput, cc 8.0: 16 special-function results vs 64 fp32 FMA per clock per SM
+    vector_alu_rate: float = 1.0
+    vector_exp_rate: float = 0.25
+    vector_div_rate: float = 0.25
+    vector_red_rate: float = 1.0
+    # bytes per cycle between the vector unit and SRAM; None = the ofmap buffer's ports (sram_banks x
+    # sram_port_bytes) [A]: the vector unit works on the array's outputs where they land
+    vector_sram_bytes: float | None = None
+    # False: vector work serialises with the array (a layer's operators wait for its GEMM); True: the vector
+    # unit runs one layer's operators while the array runs the next layer's GEMMs (network = max of the two) [A]
+    vector_overlap: bool = False
 
     def __post_init__(self):
         def bad(param, msg):
@@ -192,6 +208,15 @@ class ArrayConfig:
             bad("sram_port_bytes", f"must be a positive number of bytes per cycle (or None: no limit), got {v!r}")
         if self.port_words is not None and (len(self.port_words) != 3 or min(self.port_words) <= 0):
             bad("port_words", f"must be three positive words/cycle (ifmap, filter, ofmap), got {self.port_words!r}")
+        if self.vector_lanes is not None and (not is_int(self.vector_lanes) or self.vector_lanes <= 0):
+            bad("vector_lanes", f"must be a positive integer (or None: one lane per column), got {self.vector_lanes!r}")
+        for p in ("vector_alu_rate", "vector_exp_rate", "vector_div_rate", "vector_red_rate"):
+            v = getattr(self, p)
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
+                bad(p, f"must be a positive number of ops per lane per cycle, got {v!r}")
+        v = self.vector_sram_bytes
+        if v is not None and (isinstance(v, bool) or not (isinstance(v, (int, float)) and v > 0)):
+            bad("vector_sram_bytes", f"must be a positive number of bytes per cycle (or None), got {v!r}")
         self.sram_split_kb  # checks the split
 
     @property
@@ -204,6 +229,10 @@ class ArrayConfig:
         # sparse PE with a dense path have M (hw.pe.SparsePE(dense_path=True): M/N N:M groups or one
         # dense group of M a cycle, so M stored weights a cycle in both modes)
         return self.n if (self.sparse and not self.dense_path) else self.m
+
+    @property
+    def effective_vector_lanes(self) -> int:
+        return int(self.vector_lanes) if self.vector_lanes is not None else int(self.cols)
 
     @property
     def sram_split_kb(self) -> tuple[float, float, float]:
@@ -249,7 +278,9 @@ def layer_arrays(w: Workload) -> dict[str, np.ndarray]:
 
 _DESIGN_KEYS = ("rows", "cols", "ifmap_kb", "filter_kb", "ofmap_kb", "clock_mhz", "dram_gbps", "dataflow", "n",
                 "m", "sparse", "pe_k", "dense_path", "act_bits", "weight_bits", "acc_bits", "pipeline", "sram_banks",
-                "sram_port_bytes", "scalesim", "port_if", "port_f", "port_of", "has_ports")
+                "sram_port_bytes", "scalesim", "port_if", "port_f", "port_of", "has_ports", "vector_lanes",
+                "vector_alu_rate", "vector_exp_rate", "vector_div_rate", "vector_red_rate", "vector_sram_bytes",
+                "vector_overlap")
 
 
 def design_arrays(archs: list[ArrayConfig]) -> dict[str, np.ndarray]:
@@ -264,7 +295,12 @@ def design_arrays(archs: list[ArrayConfig]) -> dict[str, np.ndarray]:
                     acc_bits=a.acc_bits, pipeline=a.pipeline, sram_banks=a.sram_banks,
                     sram_port_bytes=math.inf if a.sram_port_bytes is None else float(a.sram_port_bytes),
                     scalesim=a.mode == "scalesim", port_if=pw[0], port_f=pw[1], port_of=pw[2],
-                    has_ports=a.port_words is not None)
+                    has_ports=a.port_words is not None,
+                    vector_lanes=0 if a.vector_lanes is None else a.vector_lanes,  # 0: one lane per column
+                    vector_alu_rate=a.vector_alu_rate, vector_exp_rate=a.vector_exp_rate,
+                    vector_div_rate=a.vector_div_rate, vector_red_rate=a.vector_red_rate,
+                    vector_sram_bytes=0.0 if a.vector_sram_bytes is None else float(a.vector_sram_bytes),
+                    vector_overlap=a.vector_overlap)
         for k in _DESIGN_KEYS:
             cols[k].append(vals[k])
     return {k: np.asarray(v)[:, None] for k, v in cols.items()}
@@ -378,6 +414,44 @@ def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense
     return dict(zip(names, np.broadcast_arrays(*vals)))
 
 
+def vector_arrays(w: Workload) -> dict[str, np.ndarray]:
+    """Per-operator columns (shape (V,)) of the workload's vector-unit operators (V may be 0)."""
+    ops = w.vector_ops
+    f = lambda k: np.array([float(getattr(o, k)) for o in ops], np.float64)  # noqa: E731
+    return {"alu": f("alu"), "exp": f("exp"), "div": f("div"), "red": f("red"), "read": f("read"),
+            "write": f("write"), "dram": f("dram"), "count": np.array([o.count for o in ops], np.int64),
+            "reduces": np.array([o.reduces for o in ops], bool),
+            "movement": np.array([o.movement_only for o in ops], bool)}
+
+
+def evaluate_vector(va: dict[str, np.ndarray], d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The vector unit (sim.vector): operator columns (V,) x design columns (P, 1) -> per-instance (P, V)
+    cycles, SRAM and DRAM bytes. cycles = ceil(max(compute, SRAM port time, DRAM time))."""
+    C = d["cols"]
+    lanes = np.where(d["vector_lanes"] > 0, d["vector_lanes"], C).astype(np.float64)
+    compute = (va["alu"] / (lanes * d["vector_alu_rate"]) + va["exp"] / (lanes * d["vector_exp_rate"])
+               + va["div"] / (lanes * d["vector_div_rate"]) + va["red"] / (lanes * d["vector_red_rate"])
+               + np.where(va["reduces"], np.ceil(np.log2(np.maximum(lanes, 1.0))), 0.0))
+    ab = d["act_bits"] / 8.0
+    moved = (va["read"] + va["write"]) * ab
+    port = np.where(d["scalesim"], np.inf, d["sram_banks"] * d["sram_port_bytes"])
+    bw = np.where(d["vector_sram_bytes"] > 0, d["vector_sram_bytes"], port)
+    t_sram = moved / bw
+    # a tensor larger than the active half of the ofmap buffer streams from DRAM and back
+    cap_of = d["ofmap_kb"] * 1024.0 / 2
+    dram = va["dram"] * ab + np.where(moved <= cap_of, 0.0, moved)
+    t_dram = dram / (d["dram_gbps"] * 1e9 / (d["clock_mhz"] * 1e6))
+    cycles = np.ceil(np.maximum(np.maximum(compute, t_sram), t_dram))
+    # stalls: what the SRAM port and then DRAM add on top of the arithmetic (a data-movement operator's
+    # time is its work: its moves are not stalls)
+    c_comp = np.where(va["movement"], cycles, np.ceil(compute))
+    c_sram = np.maximum(c_comp, np.ceil(t_sram))
+    names = ("vector_op_cycles", "vector_compute_cycles", "vector_sram_stall_cycles", "vector_dram_stall_cycles",
+             "vector_sram_bytes", "vector_dram_bytes")
+    return dict(zip(names, np.broadcast_arrays(cycles, c_comp, c_sram - c_comp, cycles - c_sram,
+                                               moved + 0 * cycles, dram + 0 * cycles)))
+
+
 # ------------------------------------------------------------------------------------------------
 # Results
 # ------------------------------------------------------------------------------------------------
@@ -390,18 +464,46 @@ _PER_LAYER_SUM = ("dense_macs", "performed_mults", "dram_bytes", "dram_ifmap_byt
 
 
 def _totals(r: dict[str, np.ndarray], dense: dict[str, np.ndarray], count: np.ndarray,
-            sparsifiable: np.ndarray, n: np.ndarray, m: np.ndarray, hw_sparse: np.ndarray) -> dict[str, np.ndarray]:
-    """Network totals along the layer axis (last axis)."""
+            sparsifiable: np.ndarray, n: np.ndarray, m: np.ndarray, hw_sparse: np.ndarray,
+            vec: dict[str, np.ndarray] | None = None, vcount: np.ndarray | None = None,
+            overlap: np.ndarray | bool = False) -> dict[str, np.ndarray]:
+    """Network totals along the layer axis (last axis). The vector unit's cycles (``vec``, per
+    operator instance, ``vcount`` instances each) add to the array's (serial) or, with ``overlap``,
+    the network takes the longer of the two."""
     busy = (r["cycles"] + 1 + r["stall_cycles"]) * count  # +1: cycles is the last-cycle index
-    total = busy.sum(-1)
+    array_total = busy.sum(-1)
+    if vec is not None and vcount is not None and vcount.size:
+        vtot = (vec["vector_op_cycles"] * vcount).sum(-1)
+        vsram = (vec["vector_sram_bytes"] * vcount).sum(-1)
+        vdram = (vec["vector_dram_bytes"] * vcount).sum(-1)
+        vs_sram = (vec["vector_sram_stall_cycles"] * vcount).sum(-1)
+        vs_dram = (vec["vector_dram_stall_cycles"] * vcount).sum(-1)
+    else:
+        vtot = vsram = vdram = vs_sram = vs_dram = np.zeros_like(array_total, dtype=np.float64)
+    overlap = np.asarray(overlap, bool).reshape(np.shape(array_total)) if np.ndim(overlap) else bool(overlap)
+
+    def joint(a):
+        return np.where(overlap, np.maximum(a, vtot), a + vtot)
+
+    total = joint(array_total)
     out = {k: (r[k] * count).sum(-1) for k in _PER_LAYER_SUM}
     out["total_cycles"] = total
+    out["array_cycles"] = array_total
+    out["vector_cycles"] = vtot
+    out["vector_fraction"] = vtot / total
+    out["vector_sram_bytes"] = vsram
+    out["vector_dram_bytes"] = vdram
     out["compute_cycles"] = ((r["cycles"] + 1) * count).sum(-1)
     for k in ("stall_cycles", "dram_stall_cycles", "sram_stall_cycles"):
         out[k] = (r[k] * count).sum(-1)
+    # the vector unit's memory waits are stalls too (serial mode: they add to the network's time)
+    out["vector_stall_cycles"] = vs_sram + vs_dram
+    out["stall_cycles"] = out["stall_cycles"] + vs_sram + vs_dram
+    out["dram_stall_cycles"] = out["dram_stall_cycles"] + vs_dram
+    out["sram_stall_cycles"] = out["sram_stall_cycles"] + vs_sram
     out["stall_fraction"] = out["stall_cycles"] / total  # DRAM and SRAM stalls
     out["sram_stall_fraction"] = out["sram_stall_cycles"] / total
-    dense_busy = ((dense["cycles"] + 1 + dense["stall_cycles"]) * count).sum(-1)
+    dense_busy = joint(((dense["cycles"] + 1 + dense["stall_cycles"]) * count).sum(-1))
     out["dense_total_cycles"] = dense_busy
     out["effective_speedup"] = dense_busy / total
     fb = (~r["sparse"]) & hw_sparse
@@ -415,7 +517,8 @@ def _totals(r: dict[str, np.ndarray], dense: dict[str, np.ndarray], count: np.nd
     # effective_speedup <= ideal_speedup; ideal_speedup <= M/N unless some layer beats N/M.
     dc = (dense["cycles"] + 1 + dense["stall_cycles"]) * count
     can = sparsifiable & hw_sparse
-    out["ideal_speedup"] = dc.sum(-1) / np.where(can, np.minimum(dc * (n / m), busy), dc).sum(-1)
+    # the vector unit's work is the same in both runs: it bounds the speedup like a fallback layer does
+    out["ideal_speedup"] = joint(dc.sum(-1)) / joint(np.where(can, np.minimum(dc * (n / m), busy), dc).sum(-1))
     out["metadata_overhead"] = out["metadata_bytes"] / np.maximum(out["dram_weight_bytes"], 1e-30)
     out["utilization"] = (r["utilization"] * busy).sum(-1) / total
     return out
@@ -434,6 +537,11 @@ class NetworkResult:
     fallback_reasons: list[str | None]
     layers: dict[str, np.ndarray]
     totals: dict[str, float]
+    #: the vector unit's operators: sim.vector.VectorOp list and per-instance (V,) arrays
+    vector_ops: list = field(default_factory=list)
+    vector: dict[str, np.ndarray] = field(default_factory=dict)
+    weight_params: int = 0
+    unsupported_ops: list[dict] = field(default_factory=list)
 
     @property
     def total_cycles(self) -> int:
@@ -461,13 +569,27 @@ class NetworkResult:
                    "sparse": bool(self.layers["sparse"][i]), "fallback_reason": self.fallback_reasons[i]}
             for k in _PER_LAYER_SUM:
                 row[k] = float(self.layers[k][i])
+            row["unit"] = "array"
             lay.append(row)
+        vlay = []
+        for j, op in enumerate(self.vector_ops):
+            vlay.append({"name": op.name, "op_type": op.op_type, "unit": "vector", "count": int(op.count),
+                         "cycles": int(self.vector["vector_op_cycles"][j]),
+                         "compute_cycles": int(self.vector["vector_compute_cycles"][j]),
+                         "elements": int(op.elements), "sram_bytes": float(self.vector["vector_sram_bytes"][j]),
+                         "dram_bytes": float(self.vector["vector_dram_bytes"][j]),
+                         "movement_only": bool(op.movement_only), "supported": bool(op.supported),
+                         "reason": op.reason, "shapes": op.shapes})
         tot = {k: (float(v) if not float(v).is_integer() else int(v)) for k, v in self.totals.items()}
         fi, ff, fo = self.arch.sram_split_kb
         bw = self.arch.sram_bytes_per_cycle
         return {"workload": self.workload, "arch": asdict(self.arch),
                 "sram_split_kb": {"ifmap_kb": fi, "filter_kb": ff, "ofmap_kb": fo},
-                "sram_bytes_per_cycle_per_buffer": None if math.isinf(bw) else bw, "layers": lay, **tot}
+                "sram_bytes_per_cycle_per_buffer": None if math.isinf(bw) else bw, "layers": lay,
+                "vector_layers": vlay, "vector_lanes": self.arch.effective_vector_lanes,
+                "unsupported_ops": [{"op_type": u["op_type"], "count": int(u["count"]), "reason": u["reason"],
+                                     "shapes": list(u["shapes"])} for u in self.unsupported_ops],
+                "weight_params": int(self.weight_params), **tot}
 
     def to_json(self, **kw) -> str:
         return json.dumps(self.to_dict(), **kw)
@@ -495,11 +617,16 @@ def simulate(workload: Workload, arch: ArrayConfig | None = None) -> NetworkResu
     r = evaluate(la, d)
     # the dense baseline pass differs only where a layer ran sparse; otherwise it is the same evaluation
     dn = evaluate(la, d, force_dense=True) if r["sparse"].any() else r
-    tot = _totals(r, dn, la["count"], la["sparsifiable"], d["n"][:, 0], d["m"][:, 0], d["sparse"][:, 0])
+    va = vector_arrays(workload)
+    vr = evaluate_vector(va, d)
+    tot = _totals(r, dn, la["count"], la["sparsifiable"], d["n"][:, 0], d["m"][:, 0], d["sparse"][:, 0],
+                  vr, va["count"], d["vector_overlap"][:, 0])
     layers = {k: np.asarray(v[0]) for k, v in r.items()}
     return NetworkResult(workload.name, arch, [l.name for l in workload.layers], [l.kind for l in workload.layers],
                          la["count"], _fallback_reasons(workload, arch, layers["sparse"]), layers,
-                         {k: float(np.asarray(v).reshape(-1)[0]) for k, v in tot.items()})
+                         {k: float(np.asarray(v).reshape(-1)[0]) for k, v in tot.items()},
+                         list(workload.vector_ops), {k: np.asarray(v[0]) for k, v in vr.items()},
+                         workload.weight_params, workload.unsupported_ops)
 
 
 def simulate_grid(workload: Workload, params: dict[str, np.ndarray | list], base: ArrayConfig | None = None
@@ -529,6 +656,12 @@ def simulate_grid(workload: Workload, params: dict[str, np.ndarray | list], base
         raise InputError(f"unknown design parameter(s) {sorted(unknown)}", where="simulate_grid")
     if "sram_port_bytes" in arrs:
         arrs["sram_port_bytes"] = np.array([np.inf if x is None else x for x in arrs["sram_port_bytes"]], float)
+    if "vector_lanes" in arrs:  # None: one lane per column (design_arrays' 0)
+        arrs["vector_lanes"] = np.array([0 if x is None else x for x in arrs["vector_lanes"]], np.int64)
+        if np.any(arrs["vector_lanes"] < 0):
+            raise InputError("vector_lanes must be positive", where="simulate_grid")
+    if "vector_sram_bytes" in arrs:
+        arrs["vector_sram_bytes"] = np.array([0.0 if x is None else x for x in arrs["vector_sram_bytes"]], float)
     d = design_arrays([base])
     d = {k: np.repeat(v, P, axis=0) for k, v in d.items()}
     if "sram_kb" in arrs:
@@ -568,7 +701,10 @@ def simulate_grid(workload: Workload, params: dict[str, np.ndarray | list], base
     la = layer_arrays(workload)
     r = evaluate(la, d)
     dn = evaluate(la, d, force_dense=True)
-    tot = _totals(r, dn, la["count"], la["sparsifiable"], d["n"][:, 0:1], d["m"][:, 0:1], d["sparse"][:, 0:1])
+    va = vector_arrays(workload)
+    vr = evaluate_vector(va, d)
+    tot = _totals(r, dn, la["count"], la["sparsifiable"], d["n"][:, 0:1], d["m"][:, 0:1], d["sparse"][:, 0:1],
+                  vr, va["count"], d["vector_overlap"][:, 0:1])
     out = dict(r)
     out.update({k: np.asarray(v).reshape(P) for k, v in tot.items()})
     out.update({f"sram_{k}": np.broadcast_to(d[k][:, 0], (P,)).astype(float) for k in ("ifmap_kb", "filter_kb", "ofmap_kb")})

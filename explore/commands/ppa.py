@@ -63,6 +63,9 @@ def register(app: typer.Typer) -> None:
         sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks (2: the ping and pong halves of the double buffer, as sparsepe simulate and sweep assume).")] = 2,
         liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells: timing from OpenSTA on it (default: osu018 when installed).")] = None,
         liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="Process node (nm) of the --liberty file when the file does not state it.")] = None,
+        vector_lanes: Annotated[Optional[int], typer.Option(
+            "--vector-lanes", help="Lanes of the vector unit (synthesised hw.vector lane each; 0: none).",
+            show_default="--cols")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
@@ -89,7 +92,7 @@ def register(app: typer.Typer) -> None:
                         sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,
                         cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
                         voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node, dataflow=dataflow,
-                        dense_path=dense_path)
+                        dense_path=dense_path, vector_lanes=vector_lanes)
         d.validate()
         from rich.console import Console
 

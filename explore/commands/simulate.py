@@ -30,23 +30,58 @@ def _load_topology(path: Path):
     return load_scalesim_topology(path)
 
 
+def load_model_workload(onnx: Path | None = None, input_shape: list[str] | None = None, hf_config: Path | None = None,
+                        batch: int | None = None, seq: int | None = None, phase: str | None = None,
+                        context: int | None = None):
+    """The workload of ``--onnx`` (with ``--input-shape``/``--batch``) or ``--hf-config`` (with
+    ``--seq``/``--batch``/``--phase``/``--context``); flags of the other importer are an error."""
+    if onnx is not None:
+        for flag, v in (("--seq", seq), ("--phase", phase), ("--context", context)):
+            if v is not None:
+                raise InputError(f"{flag} applies to --hf-config, not --onnx", where=flag)
+        from sim.importers.onnx import load_onnx, parse_shape
+
+        shapes = dict(parse_shape(s) for s in (input_shape or []))
+        return load_onnx(onnx, shapes, batch)
+    if input_shape:
+        raise InputError("--input-shape applies to --onnx", where="--input-shape")
+    from sim.importers.hf import load_hf_config
+
+    return load_hf_config(hf_config, seq=seq, batch=1 if batch is None else batch, phase=phase or "prefill",
+                          context=context)
+
+
 def run(workload: str | None, topology: Path | None, scalesim_config: Path | None, rows: int | None,
         cols: int | None, sram_kb: float | None, clock_mhz: float | None, dram_gbps: float | None,
         dataflow: str | None, sparsity: str | None, as_json: bool, *, acc_bits: int | None = None,
-        pipeline: int | None = None, sram_banks: int | None = None, sram_port_bytes: float | None = None) -> None:
+        pipeline: int | None = None, sram_banks: int | None = None, sram_port_bytes: float | None = None,
+        onnx: Path | None = None, input_shape: list[str] | None = None, hf_config: Path | None = None,
+        batch: int | None = None, seq: int | None = None, phase: str | None = None, context: int | None = None,
+        vector_lanes: int | None = None, vector_overlap: bool = False) -> None:
     import math
 
     from sim.perf import ArrayConfig, simulate
     from sim.workloads import get_workload
 
-    if (workload is None) == (topology is None):
-        raise InputError("give exactly one of --workload NAME or --topology FILE.csv", where="simulate")
-    wl = get_workload(workload) if workload else _load_topology(topology)
+    sources = [x for x in (workload, topology, onnx, hf_config) if x is not None]
+    if len(sources) != 1:
+        raise InputError("give exactly one of --workload NAME, --topology FILE.csv, --onnx MODEL.onnx or "
+                         "--hf-config config.json", where="simulate")
+    if onnx is None and hf_config is None:
+        for flag, v in (("--input-shape", input_shape), ("--batch", batch), ("--seq", seq), ("--phase", phase),
+                        ("--context", context)):
+            if v:
+                raise InputError(f"{flag} applies to --onnx / --hf-config", where=flag)
+    if onnx is not None or hf_config is not None:
+        wl = load_model_workload(onnx, input_shape, hf_config, batch, seq, phase, context)
+    else:
+        wl = get_workload(workload) if workload else _load_topology(topology)
     sp = _parse_sparsity(sparsity) if sparsity is not None else None
     if dataflow is not None and dataflow not in ("ws", "os", "is"):
         raise InputError(f"unknown dataflow {dataflow!r} (ws, os or is)", where="--dataflow")
     over = dict(rows=rows, cols=cols, clock_mhz=clock_mhz, dram_gbps=dram_gbps, dataflow=dataflow, acc_bits=acc_bits,
-                pipeline=pipeline, sram_banks=sram_banks)
+                pipeline=pipeline, sram_banks=sram_banks, vector_lanes=vector_lanes,
+                vector_overlap=True if vector_overlap else None)
     if sram_port_bytes is not None and not (sram_port_bytes > 0):
         raise InputError(f"must be a positive number of bytes per cycle, or inf for no limit, got {sram_port_bytes!r}",
                          where="--sram-port-bytes")
@@ -80,16 +115,29 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
 
     t = Table(title=f"{esc(res.workload)} on {arch.rows}x{arch.cols} {arch.dataflow.upper()} "
                     f"({'%d:%d' % (arch.n, arch.m) if arch.sparse else 'dense'}, {arch.mode})")
-    for col in ("layer", "kind", "count", "cycles", "stalls", "of which SRAM", "util", "sparse", "fallback reason"):
+    for col in ("layer", "unit", "kind", "count", "cycles", "stalls", "of which SRAM", "util", "sparse",
+                "fallback reason"):
         t.add_column(col)
     for i, name in enumerate(res.names):
-        t.add_row(esc(name), res.kinds[i], str(int(res.counts[i])), f"{int(res.layers['cycles'][i]):,}",
+        t.add_row(esc(name), "array", res.kinds[i], str(int(res.counts[i])), f"{int(res.layers['cycles'][i]):,}",
                   f"{int(res.layers['stall_cycles'][i]):,}", f"{int(res.layers['sram_stall_cycles'][i]):,}",
                   f"{res.layers['utilization'][i]:.2f}",
                   "yes" if res.layers["sparse"][i] else "no", esc(res.fallback_reasons[i] or ""))
+    for j, op in enumerate(res.vector_ops):
+        v = res.vector
+        t.add_row(esc(op.name), "vector", esc(op.op_type + ("" if op.supported else " (unsupported)")), str(op.count),
+                  f"{int(v['vector_op_cycles'][j]):,}",
+                  f"{int(v['vector_sram_stall_cycles'][j] + v['vector_dram_stall_cycles'][j]):,}",
+                  f"{int(v['vector_sram_stall_cycles'][j]):,}", "", "", "" if op.supported else esc(op.reason or ""))
     c = Console()
     c.print(t)
     tt = res.totals
+    c.print(f"array {int(tt['array_cycles']):,} cycles, vector unit ({arch.effective_vector_lanes} lanes) "
+            f"{int(tt['vector_cycles']):,} cycles ({tt['vector_fraction']:.3f} of the time, "
+            f"{'overlapped across layers' if arch.vector_overlap else 'serialised with the array'}); "
+            f"weight parameters {res.weight_params:,}")
+    for u in res.unsupported_ops:
+        c.print(f"unsupported: {u['op_type']} x{u['count']} ({'; '.join(u['shapes'])}): {u['reason']}")
     bw = arch.sram_bytes_per_cycle
     c.print(f"total cycles {int(tt['total_cycles']):,} (stall fraction {tt['stall_fraction']:.3f}, of which SRAM ports "
             f"{tt['sram_stall_fraction']:.3f}); "
@@ -135,12 +183,34 @@ def register(app: typer.Typer) -> None:
         sram_port_bytes: Annotated[Optional[float], typer.Option(
             "--sram-port-bytes", help="bytes per cycle of one bank's port; inf removes the SRAM port limit",
             show_default="64")] = None,
+        onnx: Annotated[Optional[Path], typer.Option("--onnx", help="an ONNX model file (weights may stay external)")] = None,
+        input_shape: Annotated[Optional[list[str]], typer.Option(
+            "--input-shape", help="NAME=1x3x224x224: the shape of an ONNX graph input (repeat per input)")] = None,
+        hf_config: Annotated[Optional[Path], typer.Option(
+            "--hf-config", help="a Hugging Face config.json (llama, mistral, qwen2, gpt2, bert, opt)")] = None,
+        batch: Annotated[Optional[int], typer.Option(
+            "--batch", help="sequences / images per pass (--onnx: a symbolic leading dimension)",
+            show_default="1")] = None,
+        seq: Annotated[Optional[int], typer.Option(
+            "--seq", help="--hf-config: tokens per sequence in prefill", show_default="min(max positions, 2048)")] = None,
+        phase: Annotated[Optional[str], typer.Option("--phase", help="--hf-config: prefill or decode",
+                                                     show_default="prefill")] = None,
+        context: Annotated[Optional[int], typer.Option(
+            "--context", help="--hf-config decode: tokens in the KV cache read from DRAM", show_default="--seq")] = None,
+        vector_lanes: Annotated[Optional[int], typer.Option(
+            "--vector-lanes", help="lanes of the vector unit that runs the non-GEMM operators",
+            show_default="--cols")] = None,
+        vector_overlap: Annotated[bool, typer.Option(
+            "--vector-overlap", help="overlap the vector unit's work with the next layer's GEMMs "
+                                     "(default: serialised with the array)")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="print one JSON object to stdout")] = False,
     ) -> None:
         """Cycles, stalls, traffic and effective N:M speedup of a workload on one array."""
         try:
             run(workload, topology, scalesim_config, rows, cols, sram_kb, clock_mhz, dram_gbps, dataflow, sparsity,
-                as_json, acc_bits=acc_bits, pipeline=pipeline, sram_banks=sram_banks, sram_port_bytes=sram_port_bytes)
+                as_json, acc_bits=acc_bits, pipeline=pipeline, sram_banks=sram_banks, sram_port_bytes=sram_port_bytes,
+                onnx=onnx, input_shape=input_shape, hf_config=hf_config, batch=batch, seq=seq, phase=phase,
+                context=context, vector_lanes=vector_lanes, vector_overlap=vector_overlap)
         except InputError as exc:
             if exc.where and exc.where.startswith("parameter "):  # sim.perf names its parameter: the flag
                 flag = "--" + exc.where.removeprefix("parameter ").replace("_", "-")

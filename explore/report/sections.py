@@ -309,12 +309,16 @@ def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
         return s
     # breakdowns from the evaluator's metrics (power averaged over the workload mix, as power_w is)
     area = {k: float(m[f"area_{k}_mm2"]) if f"area_{k}_mm2" in m else float(v) for k, v in ppa.area_breakdown_mm2.items()}
+    if "area_vector_mm2" in m and "vector" not in area:  # the vector unit (explore.evaluator, ppa.vector_cost)
+        area["vector"] = float(m["area_vector_mm2"])
     area_total = float(m.get("area_mm2", ppa.area_mm2))
     dfa = pd.DataFrame({"component": list(area), "area_mm2": list(area.values())})
     s.figures.append(Figure("best_area", f"Area breakdown (total {fmt(area_total)} mm^2)", "bar", dfa, "component",
                             "area_mm2", "", "area (mm^2)"))
     pw = {k: (float(m[f"power_{k}_w"]) if f"power_{k}_w" in m else (float(v) if v is not None else None))
           for k, v in ppa.power_breakdown_w.items()}
+    if "power_vector_w" in m and "vector" not in pw:
+        pw["vector"] = float(m["power_vector_w"])
     power_total = float(m["power_w"]) if "power_w" in m else ppa.power_w
     dfp = pd.DataFrame({"component": list(pw), "power_w": list(pw.values())})
     s.figures.append(Figure("best_power", f"Power breakdown (total {fmt(power_total)} W, averaged over the mix)", "bar", dfp, "component",
@@ -425,11 +429,9 @@ def _workload_objects(data: StudyData, det: Detail) -> dict[str, Any]:
     """Workload name -> sim.workloads.Workload (from the evaluator when it says, else the config)."""
     if det.workloads:
         return dict(det.workloads)
-    from sim.workloads import get_workload
-
     out = {}
     for w in data.cfg.workload:
-        wl = get_workload(w.name, **w.params)
+        wl = w.build()
         out[wl.name] = wl
         out[w.name] = wl
     return out
@@ -474,8 +476,29 @@ def layer_frame(data: StudyData, det: Detail) -> pd.DataFrame:
             "fallback_reason": [r or "" for r in net.fallback_reasons],
             "asp_verdict": [sh[3] for sh in shapes],
             "hw": f"{arch.rows}x{arch.cols} {arch.dataflow} " + (f"{arch.n}:{arch.m}" if arch.sparse else "dense"),
-            "clock_mhz": arch.clock_mhz, "dram_gbps": arch.dram_gbps,
+            "clock_mhz": arch.clock_mhz, "dram_gbps": arch.dram_gbps, "unit": "array",
         }))
+        vops = list(getattr(net, "vector_ops", []) or [])
+        if vops:  # the vector unit's operators: the same time in the dense and the sparse run
+            v = net.vector
+            cyc = np.asarray(v["vector_op_cycles"], float)
+            vst = np.asarray(v["vector_sram_stall_cycles"], float) + np.asarray(v["vector_dram_stall_cycles"], float)
+            vc = np.array([o.count for o in vops], float)
+            frames.append(pd.DataFrame({
+                "workload": wname, "weight": weight, "layer": [o.name for o in vops],
+                "kind": [o.op_type if o.supported else f"{o.op_type} (unsupported)" for o in vops],
+                "count": vc.astype(int), "M": None, "N": None, "K": None,
+                "cycles_per_instance": cyc.astype(np.int64), "compute_cycles": (cyc - vst).astype(np.int64),
+                "stall_cycles": vst.astype(np.int64), "total_cycles": (cyc * vc).astype(np.int64),
+                "stall_fraction": np.where(cyc > 0, vst / np.maximum(cyc, 1), 0.0), "utilization": np.nan,
+                "sparse": False, "dense_cycles_per_instance": cyc, "speedup_vs_dense": 1.0,
+                "ops_per_dram_byte": np.nan, "attained_tops": 0.0,
+                "bound": np.where(vst > 0, "memory", "compute"),
+                "dram_bytes": np.asarray(v["vector_dram_bytes"], float), "metadata_bytes": 0.0, "dram_weight_bytes": 0.0,
+                "fallback_reason": [o.reason or "" for o in vops], "asp_verdict": "",
+                "hw": f"{arch.rows}x{arch.cols} {arch.dataflow} " + (f"{arch.n}:{arch.m}" if arch.sparse else "dense"),
+                "clock_mhz": arch.clock_mhz, "dram_gbps": arch.dram_gbps, "unit": "vector",
+            }))
     if not frames:
         return pd.DataFrame()
     df = pd.concat(frames, ignore_index=True)
@@ -504,7 +527,7 @@ def section_layers(data: StudyData, det: Detail | None, layers: pd.DataFrame) ->
         # roofline: dense-equivalent ops per DRAM byte against attained TOPS, with the array's roofs
         peak = det.ppa.peak_tops  # ppa.model's dense-equivalent peak of this array at its clock
         peak_dense = peak * (arch.n / arch.m) if arch.sparse else peak
-        ai = df["ops_per_dram_byte"].replace(np.inf, np.nan)
+        ai = df.loc[df["unit"] == "array", "ops_per_dram_byte"].replace(np.inf, np.nan)
         lo = max(float(np.nanmin(ai)) / 2 if ai.notna().any() else 0.1, 1e-3)
         hi = float(np.nanmax(ai)) * 2 if ai.notna().any() else 1e4
         xs = list(np.geomspace(lo, hi, 40))
@@ -513,7 +536,7 @@ def section_layers(data: StudyData, det: Detail | None, layers: pd.DataFrame) ->
         if arch.sparse:
             roofs.append(Line(f"dense-fallback peak {fmt(peak_dense)} TOPS", xs, [min(peak_dense, bw * x) for x in xs],
                               "dot"))
-        rf = df[["label", "layer", "ops_per_dram_byte", "attained_tops", "bound", "sparse"]].copy()
+        rf = df.loc[df["unit"] == "array", ["label", "layer", "ops_per_dram_byte", "attained_tops", "bound", "sparse"]].copy()
         rf["status"] = [f"{b}-bound" for b in rf["bound"]]
         s.figures.append(Figure(f"roofline_{stem}", f"{wname}: roofline (dense-equivalent ops)", "scatter", rf,
                                 "ops_per_dram_byte", "attained_tops", "ops per DRAM byte", "attained TOPS",

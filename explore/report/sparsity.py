@@ -37,6 +37,11 @@ from explore.report.sections import (
 from hw.errors import InputError
 
 
+def _is_array(layers: pd.DataFrame) -> pd.Series:
+    """Rows of GEMM layers (the array), not the vector unit's operators."""
+    return layers["unit"] == "array" if "unit" in layers else pd.Series(True, index=layers.index)
+
+
 def _nm(det: Detail) -> tuple[int, int, bool]:
     return parse_sparsity(det.point.get("sparsity", "dense"))
 
@@ -58,6 +63,10 @@ def section_matrix(data: StudyData, det: Detail | None, layers: pd.DataFrame) ->
                                                                   "ran", "why"], [], name="layer_matrix")
     for _, r in layers.iterrows():
         shape = "x".join(str(int(v)) for v in (r["M"], r["N"], r["K"])) if r["M"] is not None and not pd.isna(r["M"]) else "n/a"
+        if r.get("unit", "array") == "vector":
+            t.rows.append([r["workload"], r["layer"], r["kind"], fmt(int(r["count"])), "n/a", "vector unit",
+                           r["fallback_reason"] or "non-GEMM operator: runs on the vector unit beside the array"])
+            continue
         if r["sparse"]:
             ran, why = f"sparse {n}:{m}", f"weights prunable to {n}:{m} ({r['asp_verdict']})" if r["asp_verdict"] else f"{n}:{m}"
         elif sparse:
@@ -66,9 +75,56 @@ def section_matrix(data: StudyData, det: Detail | None, layers: pd.DataFrame) ->
             ran, why = "dense", f"dense hardware (ASP verdict for N:M: {r['asp_verdict']})"
         t.rows.append([r["workload"], r["layer"], r["kind"], fmt(int(r["count"])), shape, ran, why])
     s.tables.append(t)
-    n_sp = int(layers["sparse"].sum())
-    s.paras.append(f"{n_sp} of {len(layers)} layers run sparse; {len(layers) - n_sp} run dense.")
+    arr = layers[_is_array(layers)]
+    n_sp = int(arr["sparse"].sum())
+    s.paras.append(f"{n_sp} of {len(arr)} GEMM layers run sparse; {len(arr) - n_sp} run dense; "
+                   f"{len(layers) - len(arr)} non-GEMM operators run on the vector unit.")
+    _operator_tables(s, det, n, m, sparse)
     return s
+
+
+def operator_time_shares(det: Detail) -> list[dict[str, Any]]:
+    """Per workload and operator type, the share of the network's time: GEMM kinds on the array
+    (sparse or dense fallback) and each non-GEMM operator type on the vector unit (unsupported ones
+    flagged, costed by sim.vector's fallback rule)."""
+    out = []
+    for wname, weight, net in det.networks:
+        total = float(net.totals["total_cycles"])
+        acc: dict[tuple, float] = {}
+        lay = net.layers
+        busy = (np.asarray(lay["cycles"], float) + 1 + np.asarray(lay["stall_cycles"], float)) * np.asarray(net.counts, float)
+        for i, kind in enumerate(net.kinds):
+            key = ("array", kind, "sparse" if bool(lay["sparse"][i]) else "dense", True)
+            acc[key] = acc.get(key, 0.0) + float(busy[i])
+        vec = getattr(net, "vector", None) or {}
+        for j, op in enumerate(getattr(net, "vector_ops", []) or []):
+            key = ("vector", op.op_type, "data movement" if op.movement_only else "arithmetic", bool(op.supported))
+            acc[key] = acc.get(key, 0.0) + float(vec["vector_op_cycles"][j]) * op.count
+        for (unit, typ, mode, ok), cyc in sorted(acc.items(), key=lambda kv: -kv[1]):
+            out.append({"workload": wname, "unit": unit, "op_type": typ, "mode": mode, "supported": ok,
+                        "cycles": cyc, "time_share": cyc / total if total else 0.0})
+    return out
+
+
+def _operator_tables(s: Section, det: Detail, n: int, m: int, sparse: bool) -> None:
+    rows = operator_time_shares(det)
+    if not rows:
+        return
+    t = Table("Operator types by share of their workload's time (array: GEMMs; vector unit: every other operator)",
+              ["workload", "unit", "operator type", "runs as", "time share"], [], name="operator_matrix")
+    for r in rows:
+        mode = r["mode"] if r["supported"] else f"{r['mode']}, UNSUPPORTED (fallback rule)"
+        if r["unit"] == "array" and r["mode"] == "dense" and sparse:
+            mode = "dense fallback"
+        elif r["unit"] == "array" and r["mode"] == "sparse":
+            mode = f"sparse {n}:{m}"
+        t.rows.append([r["workload"], r["unit"], r["op_type"], mode, pct(r["time_share"])])
+    s.tables.append(t)
+    unsup = [(wname, u) for wname, _, net in det.networks for u in (getattr(net, "unsupported_ops", None) or [])]
+    if unsup:
+        s.paras.append("Unsupported operators (not in the vector unit's catalogue; costed as one element-wise op per "
+                       "output element with every tensor moved once): " + "; ".join(
+                           f"{w}: {u['op_type']} x{u['count']}" for w, u in unsup) + ".")
 
 
 # =====================================================================================================
@@ -82,11 +138,24 @@ def fallback_numbers(det: Detail) -> list[dict[str, Any]]:
     for wname, weight, net in det.networks:
         t = net.totals
         nominal = m / n if sparse else 1.0
+        ideal, eff = float(t["ideal_speedup"]), float(t["effective_speedup"])
+        V = float(t.get("vector_cycles", 0.0))
+        # the gap to the nominal bound, in speedup units, split in steps that add up exactly:
+        # fallback (Amdahl over the array alone), vector work (the vector unit's time added to both runs;
+        # serial mode), then ideal -> effective split between metadata (its share of the DRAM bytes [A])
+        # and the rest (stalls, fold mapping)
+        D = float(t["dense_total_cycles"]) - V
+        I_arr = (D + V) / ideal - V if ideal > 0 else D
+        array_ideal = D / I_arr if V > 0 and I_arr > 0 and not net.arch.vector_overlap else ideal
+        meta_share = float(t["metadata_bytes"]) / float(t["dram_bytes"]) if float(t.get("dram_bytes", 0)) > 0 else 0.0
+        rest = ideal - eff
         out.append({"workload": wname, "weight": weight, "nominal_speedup": nominal,
-                    "ideal_speedup": float(t["ideal_speedup"]), "effective_speedup": float(t["effective_speedup"]),
+                    "ideal_speedup": ideal, "effective_speedup": eff, "array_ideal_speedup": array_ideal,
                     "fallback_time_share": float(t["fallback_fraction"]), "stall_fraction": float(t["stall_fraction"]),
-                    "fallback_loss": nominal - float(t["ideal_speedup"]),
-                    "stall_and_mapping_loss": float(t["ideal_speedup"]) - float(t["effective_speedup"])})
+                    "vector_time_share": float(t.get("vector_fraction", 0.0)),
+                    "fallback_loss": nominal - array_ideal, "vector_loss": array_ideal - ideal,
+                    "metadata_loss": rest * meta_share, "stall_loss": rest * (1 - meta_share),
+                    "stall_and_mapping_loss": rest})
     return out
 
 
@@ -108,6 +177,19 @@ def section_fallback(data: StudyData, det: Detail | None, layers: pd.DataFrame) 
         t.rows.append([r["workload"], fmt(r["nominal_speedup"]), fmt(r["ideal_speedup"]), fmt(r["effective_speedup"]),
                        pct(r["fallback_time_share"]), fmt(r["fallback_loss"]), fmt(r["stall_and_mapping_loss"])])
     s.tables.append(t)
+    tg = Table(f"The gap to the {fmt(m / n if sparse else 1.0)} bound, step by step (speedup lost to each cause)",
+               ["workload", "nominal", "dense fallback", "vector work", "metadata", "stalls and mapping", "effective",
+                "vector time share"], [], name="gap")
+    for r in rows:
+        tg.rows.append([r["workload"], fmt(r["nominal_speedup"]), fmt(r["fallback_loss"]), fmt(r["vector_loss"]),
+                        fmt(r["metadata_loss"]), fmt(r["stall_loss"]), fmt(r["effective_speedup"]),
+                        pct(r["vector_time_share"])])
+    s.tables.append(tg)
+    s.paras.append("The gap from the nominal M/N bound to the effective speedup adds up from four causes: layers "
+                   "that fall back to dense (Amdahl over the array's time), the vector unit's non-GEMM work (the same "
+                   "in the dense and the sparse run, so it dilutes the gain), the metadata's share of the memory "
+                   "traffic, and the remaining stalls and fold mapping. Operator types by time share are in the "
+                   "supported-layer matrix.")
     long = df.melt(id_vars=["workload"], value_vars=["nominal_speedup", "ideal_speedup", "effective_speedup"],
                    var_name="step", value_name="speedup")
     long["label"] = long["workload"] + ": " + long["step"].str.replace("_speedup", "")
@@ -118,7 +200,7 @@ def section_fallback(data: StudyData, det: Detail | None, layers: pd.DataFrame) 
     s.paras.append(f"Workload mix (evaluator): effective speedup {fmt(mix.get('effective_speedup'))} against an ideal "
                    f"bound of {fmt(mix.get('ideal_speedup'))} and a nominal {fmt(m / n if sparse else 1.0)}.")
     if sparse and not layers.empty:
-        fb = layers[~layers["sparse"]].sort_values("time_share", ascending=False)
+        fb = layers[~layers["sparse"] & _is_array(layers)].sort_values("time_share", ascending=False)
         if len(fb):
             tf = Table("Dense-fallback layers by share of their workload's time",
                        ["workload", "layer", "time share", "why"], [])
@@ -308,7 +390,8 @@ def bottleneck_scores(data: StudyData, det: Detail, layers: pd.DataFrame) -> lis
         ev.append((sched, "scheduling", f"utilisation {fmt(util)}: {pct(sched)} of the time the array computes "
                                         f"with idle PEs (fold quantisation, fill and drain, dense fallback)"))
     if not layers.empty:
-        fb = float((layers.loc[~layers["sparse"], "time_share"] * layers.loc[~layers["sparse"], "weight"]).sum()
+        dn = ~layers["sparse"] & _is_array(layers)
+        fb = float((layers.loc[dn, "time_share"] * layers.loc[dn, "weight"]).sum()
                    / max(layers.groupby("workload")["weight"].first().sum(), 1e-30))
         n, mm, sparse = _nm(det)
         if sparse:

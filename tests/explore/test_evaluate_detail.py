@@ -85,6 +85,15 @@ def test_detail_metrics_are_evaluate_and_the_parts_re_add():
     assert math.isclose(m["perf_per_watt"], ops / energy / 1e12, rel_tol=1e-12)
     assert math.isclose(m["effective_speedup"], dense_time / time_s, rel_tol=1e-12)
     assert m["area_mm2"] == det["ppa"]["bert-base"].area_mm2 == det["ppa"]["gpt2-small"].area_mm2
+    # the vector unit (one lane per column) is in ppa's area and, with each workload's operations, its power
+    for name, _, net in det["networks"]:
+        p = det["ppa"][name]
+        assert p.area_breakdown_mm2["vector"] > 0 and p.details["vector_unit"]["lanes"] == 16
+        from ppa.vector_cost import workload_vector_ops
+
+        e = sum(n * p.details["vector_unit"]["energy_pj_per_op"][c] for c, n in
+                workload_vector_ops(det["workloads"][name]).items()) * 1e-12
+        assert math.isclose(p.power_breakdown_w["vector"], e / (net.total_cycles / clk_hz), rel_tol=1e-12)
     assert m["tj_c"] == max(p.tj_c for p in det["ppa"].values())
 
 

@@ -275,3 +275,25 @@ def test_html_renders_in_headless_chromium(feasible_report, tmp_path):
     # no console output at all (errors, CSP violations from any network request, warnings)
     console = [ln for ln in r.stderr.splitlines() if ":CONSOLE" in ln]
     assert console == []
+
+
+def test_gap_to_the_bound_adds_up_and_operator_types_are_shown(feasible_report):
+    from types import SimpleNamespace
+
+    from explore.report.sparsity import fallback_numbers, operator_time_shares
+    from sim.perf import ArrayConfig, simulate
+    from sim.workloads import get_workload
+
+    net = simulate(get_workload("bert-base", seq=128), ArrayConfig())
+    det = SimpleNamespace(point={"sparsity": "2:4"}, networks=[("bert-base", 1.0, net)])
+    (r,) = fallback_numbers(det)
+    parts = r["fallback_loss"] + r["vector_loss"] + r["metadata_loss"] + r["stall_loss"]
+    assert math.isclose(r["nominal_speedup"] - parts, r["effective_speedup"], rel_tol=1e-12)
+    assert r["vector_loss"] > 0.1 and r["fallback_loss"] > 0 and r["metadata_loss"] >= 0
+    shares = operator_time_shares(det)
+    assert math.isclose(sum(x["time_share"] for x in shares), 1.0, rel_tol=1e-9)
+    assert {x["op_type"] for x in shares if x["unit"] == "vector"} >= {"Softmax", "LayerNormalization", "Gelu", "Add"}
+    out, html = feasible_report
+    text = html.read_text()
+    assert "Operator types by share of their workload" in text and "The gap to the" in text
+    assert "vector unit" in text

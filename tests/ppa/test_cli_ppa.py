@@ -36,8 +36,8 @@ def test_json_keys_and_breakdowns(synth_cache):
     assert out.returncode == 0, out.stderr
     j = json.loads(out.stdout)
     assert KEYS <= set(j)
-    assert set(j["area_breakdown_mm2"]) == {"pe_array", "decoders", "sram", "phy", "other"}
-    assert set(j["power_breakdown_w"]) == {"dynamic", "clock", "leakage", "sram", "phy", "dram"}
+    assert set(j["area_breakdown_mm2"]) == {"pe_array", "decoders", "sram", "vector", "phy", "other"}
+    assert set(j["power_breakdown_w"]) == {"dynamic", "clock", "leakage", "sram", "vector", "phy", "dram"}
     det = j["details"]
     assert det["vmin_v"] <= j["voltage_v"] and det["sram_voltage_v"] >= max(j["voltage_v"], det["sram_vmin_v"])
     assert j["clock_mhz"] == 800 and j["feasible"] is True
@@ -87,7 +87,11 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     assert a["sram"] == pytest.approx(1.07, rel=0.10)  # CACTI 7, 45 nm, 256 KB (published-figures §5.1)
     # wiring/clock/I-O 10 % + control/sequencer 5 % of the core; one HBM2 PHY = its JEDEC bump field
     # (1904 signal + 1754 power microbumps) at 55 um
-    assert a["other"] == pytest.approx(0.15 * (a["pe_array"] + a["decoders"] + a["sram"]), rel=1e-9)
+    # the vector unit: one synthesised lane (hw.vector.VectorLane) per column, priced per transistor like the array
+    vu = det["vector_unit"]
+    assert vu["lanes"] == C and a["vector"] == pytest.approx(C * vu["lane_transistors"] * a_t_um2 * 1e-6, rel=1e-9)
+    assert p_vec_is_idle(j)
+    assert a["other"] == pytest.approx(0.15 * (a["pe_array"] + a["decoders"] + a["sram"] + a["vector"]), rel=1e-9)
     assert a["phy"] == pytest.approx((1904 + 1754) * 55.0 ** 2 * 1e-6, rel=1e-9)
     assert det["die_phy_limited"] is False
     # throughput: 4 dense-equivalent MACs per PE-cycle, every PE busy (no workload given)
@@ -104,6 +108,11 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     assert p["dram"] == pytest.approx(dram_bytes_per_cycle * f_hz * 8 * 3.97e-12, rel=1e-9)
     # PHY: Jouppi's HBM2 I/O 250 pJ per 64 b on the same bits, plus 0.2 W static [A]
     assert p["phy"] == pytest.approx(dram_bytes_per_cycle * f_hz * 8 * 250 / 64 * 1e-12 + 0.2, rel=1e-9)
+
+
+def p_vec_is_idle(j):
+    """No workload given: the vector unit has no operations (its leakage is in the leakage figure)."""
+    return j["power_breakdown_w"]["vector"] == 0.0
 
 
 def _compute_pj_per_mac(j):

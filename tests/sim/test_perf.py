@@ -1,5 +1,6 @@
 """Cycle model: SCALE-Sim parity (frozen measured results), physics of stalls, sparse speedup."""
 
+import dataclasses
 import numpy as np
 import pytest
 
@@ -57,7 +58,8 @@ def test_scalesim_frozen_parity(kind, shape, rows, cols, df, sparse, ref):
 
 
 def test_clock_raises_stalls_and_throughput_saturates():
-    w = get_workload("bert-base", seq=128)
+    # the array alone (the vector unit's operators dropped; tests/sim/test_vector.py covers them)
+    w = dataclasses.replace(get_workload("bert-base", seq=128), vector_ops=())
     clocks = [100, 200, 400, 800, 1600, 3200, 6400]
     res = [simulate(w, ArrayConfig(clock_mhz=f, dram_gbps=64.0)) for f in clocks]
     stall = [r.stall_fraction for r in res]
@@ -369,8 +371,8 @@ def test_grid_accepts_pipeline_acc_and_sram_ports():
 def test_sram_ports_make_a_wide_array_stall():
     # issue 11: the default study's winner (64x64 2:4 WS, 1 MiB) moved ~240 B/cycle through one 64 B/cycle port
     # without a stall. It stalls now: with the default 2 banks x 64 B per buffer, more with one bank; with the
-    # limit lifted it does not.
-    w = get_workload("bert-base", seq=128)
+    # limit lifted it does not. The array alone (the vector unit's operators dropped).
+    w = dataclasses.replace(get_workload("bert-base", seq=128), vector_ops=())
     kw = dict(rows=64, cols=64, sram_kb=1024, clock_mhz=1000, dataflow="ws")
     dflt = simulate(w, ArrayConfig(**kw))
     lim = simulate(w, ArrayConfig(**kw, sram_banks=1))
