@@ -83,6 +83,8 @@ def make_context(cfg: SweepConfig) -> EvalContext:
     key = id(cfg)
     if key in _CONTEXTS:
         return _CONTEXTS[key]
+    from sim.workloads import get_workload
+
     wls = []
     for i, w in enumerate(cfg.workload):
         try:

@@ -321,7 +321,9 @@ def test_cli_sweep_trial_error_is_one_line(tmp_path, capsys, monkeypatch):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and "Traceback" not in err and "Trial 0 failed" not in err, err
     assert [ln for ln in lines if ln.startswith("sparsepe: error:")] == [lines[-1]]
-    assert "consecutive failed trials" in lines[-1] and all(ln.startswith("sweep small") for ln in lines[:-1])
+    # progress lines: the sweep's, and on a cold cache explore.prewarm's hardware characterisation
+    progress = ("sweep small", "sparsepe: characteris", "sparsepe: hardware characterised")
+    assert "consecutive failed trials" in lines[-1] and all(ln.startswith(progress) for ln in lines[:-1])
 
 
 # ---- rich markup and braces in user strings --------------------------------------------------
