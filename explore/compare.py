@@ -13,7 +13,7 @@ cycle model, synthesis-based area and power, memory and limits):
   sub-study of that share is run (same sampler family, seeded, the space with dense PEs only)
   and the comparison says so.
 * **the chosen design's dense twins** (explore.evaluator.twin_points / iso_area_choice): the same
-  R x C array with dense PEs (iso-array), and the largest dense array of the space whose area does
+  R x C array with dense PEs (iso-array), and the fastest dense array of the space whose area does
   not exceed the design's (iso-area).
 
 ``comparison`` is what ``best.json`` carries under ``comparison``; the report's first section

@@ -475,15 +475,17 @@ def _twin_metrics(columns: dict[str, np.ndarray], out: dict[str, np.ndarray], ct
 
 def iso_area_choice(area_mm2: float, cands: list[dict[str, Any]], metrics: list[dict[str, float]]
                     ) -> tuple[int, dict[str, float], bool]:
-    """(index, metrics, fits) of the iso-area dense twin among ``cands``: the largest dense array
-    whose area does not exceed ``area_mm2`` (ties: lower latency, then fewer PEs). When even the
+    """(index, metrics, fits) of the iso-area dense twin among ``cands``: the fastest dense array of
+    the space whose area does not exceed ``area_mm2`` (ties: larger area, then fewer PEs), i.e. the
+    dense chip an architect would build in that area (the largest array is not always the fastest:
+    an 8 x 64 OS array maps BERT far worse than a 16 x 32 one of the same area). When even the
     smallest dense array is larger, it is that smallest one, with ``fits`` False: the comparison
     then favours the dense side, and the report says so (``iso_area_dense_area_ratio`` > 1)."""
     fit = [j for j, m in enumerate(metrics) if m["area_mm2"] <= area_mm2 * (1 + 1e-12)]
     if not fit:
         j = min(range(len(cands)), key=lambda j: (metrics[j]["area_mm2"], metrics[j]["latency_ms"]))
         return j, metrics[j], False
-    j = min(fit, key=lambda j: (-metrics[j]["area_mm2"], metrics[j]["latency_ms"],
+    j = min(fit, key=lambda j: (metrics[j]["latency_ms"], -metrics[j]["area_mm2"],
                                 cands[j]["rows"] * cands[j]["cols"]))
     return j, metrics[j], True
 

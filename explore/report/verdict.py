@@ -15,7 +15,7 @@ from explore.report.sections import Section, Table, _point_label, fmt, pct
 
 #: Rows of the twin table: comparison key -> label.
 ROWS = (("chosen", "chosen design"), ("iso_array_dense", "iso-array dense twin (same R x C, dense PEs)"),
-        ("iso_area_dense", "iso-area dense twin (largest dense array within its area)"),
+        ("iso_area_dense", "iso-area dense twin (fastest dense array within its area)"),
         ("best_sparse", "best feasible sparse design"), ("best_dense", "best feasible dense design"))
 
 
