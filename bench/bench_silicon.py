@@ -180,7 +180,7 @@ def main() -> None:
           f"utilisation / {tech.POST_LAYOUT_CELL_GROWTH:.2f} post-layout cell growth), ppa.tech: "
           + ", ".join(f"{nm} nm {tech.node(nm).area_per_transistor_um2:.3g} um^2 ({tech.logic_density_mtr_mm2(nm):.3g} MTr/mm^2 peak)"
                       for nm in (65, 28, 7))
-          + f". Check: Horowitz's 45 nm 8-bit multiplier (282 um^2, a cell-area figure) against our 2210-transistor "
+          + f". Check: Horowitz's 45 nm 8-bit multiplier (282 um^2, a cell-area figure) against our {tech.CAL_MUL8_TRANSISTORS}-transistor "
           f"netlist: {h['model_block_um2']:.0f} um^2 placed ({h['block_ratio']:.2f}x), {h['model_cell_um2']:.0f} um^2 "
           f"at peak cell density ({h['cell_ratio']:.2f}x). SRAM area is CACTI's (ITRS-HP cells), unchanged.")
 
