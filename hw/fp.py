@@ -46,15 +46,13 @@ class FPMul(wiring.Component):
         frac = x[:f.man_bits]
         top = e == f.exp_max_field
         if f.ieee_specials:
-            nan, inf = top & (frac != 0), top & (frac == 0)
+            nan, inf = top & frac.any(), top & ~frac.any()
         else:
             nan, inf = top & (frac == (1 << f.man_bits) - 1), Const(0, 1)
-        sig = Signal(f.sig_bits, name=f"{tag}_sig")
-        normal = e != 0
-        m.d.comb += sig.eq(Mux(normal, Cat(frac, Const(1, 1)), 0 if f.daz else frac))
+        normal = e.any()
+        sig = Mux(normal, Cat(frac, Const(1, 1)), 0 if f.daz else frac)
         # biased exponent of the LSB, offset so that it is never negative: max(e, 1)
-        ex = Signal(f.exp_bits, name=f"{tag}_e")
-        m.d.comb += ex.eq(Mux(normal, e, 1))
+        ex = Mux(normal, e, 1)
         return sign, sig, ex, nan, inf
 
     def elaborate(self, platform):
@@ -63,22 +61,20 @@ class FPMul(wiring.Component):
         sa, ga, ea, na, ia = self._decode(m, self.a, "a")
         sb, gb, eb, nb, ib = self._decode(m, self.b, "b")
         s = sa ^ sb
-        za, zb = (ga == 0) & ~ia & ~na, (gb == 0) & ~ib & ~nb
+        za, zb = ~ga.any() & ~ia & ~na, ~gb.any() & ~ib & ~nb
         nan = na | nb | (ia & zb) | (ib & za)
         inf = ia | ib
-        sig = Signal(2 * f.sig_bits, name="sig")
+        sig = Signal(2 * f.sig_bits, name="sig")                      # read by the priority mux
         m.d.comb += sig.eq(ga * gb)
         top = _leading_one(m, sig, "top")
         # binary32 exponent field: top + (ea - bias - man) + (eb - bias - man) + 127
         off = 127 - 2 * (f.bias + f.man_bits)
         lo = 0 + 2 * 1 + off                                          # smallest reachable field
         hi = (2 * f.sig_bits - 1) + 2 * f.exp_max_field + off          # largest reachable field
-        ef = Signal(range(min(lo, 0) - 1, max(hi, 256) + 1), name="ef")
-        m.d.comb += ef.eq(top + ea + eb + off)
-        mant = Signal(23, name="mant")
-        m.d.comb += mant.eq(((sig << 23) >> top)[:23])                # the leading one drops off
+        ef = top + ea + eb + off
+        mant = ((sig << 23) >> top)[:23]                              # the leading one drops off
         m.d.comb += self.out.eq(Cat(mant, ef[:8], s))
-        zero = sig == 0
+        zero = ~sig.any()
         if lo <= 0:                                                   # binary32 subnormal: FTZ
             zero = zero | (ef <= 0)
         with m.If(zero):
@@ -102,50 +98,38 @@ class F32Add(wiring.Component):
         a, b = self.a, self.b
         sa, ea, fa = a[31], a[23:31], a[:23]
         sb, eb, fb = b[31], b[23:31], b[:23]
-        nan_a, nan_b = (ea == 255) & (fa != 0), (eb == 255) & (fb != 0)
-        inf_a, inf_b = (ea == 255) & (fa == 0), (eb == 255) & (fb == 0)
-        zero_a, zero_b = ea == 0, eb == 0
+        nan_a, nan_b = ea.all() & fa.any(), eb.all() & fb.any()
+        inf_a, inf_b = ea.all() & ~fa.any(), eb.all() & ~fb.any()
+        zero_a, zero_b = ~ea.any(), ~eb.any()
         a_big = a[:31] >= b[:31]
         s1, e1, f1 = Mux(a_big, sa, sb), Mux(a_big, ea, eb), Mux(a_big, fa, fb)
         s2, e2, f2 = Mux(a_big, sb, sa), Mux(a_big, eb, ea), Mux(a_big, fb, fa)
-        m1 = Signal(27, name="m1")
-        m2 = Signal(27, name="m2")
-        m.d.comb += [m1.eq(Cat(Const(0, 3), f1, Const(1, 1))), m2.eq(Cat(Const(0, 3), f2, Const(1, 1)))]
-        diff = Signal(8, name="diff")
-        m.d.comb += diff.eq(e1 - e2)
-        d = Signal(5, name="shift")
-        m.d.comb += d.eq(Mux(diff > 27, 27, diff))
-        shifted = Signal(27, name="shifted")
-        m.d.comb += shifted.eq(m2 >> d)
-        sticky = Signal(name="sticky")
-        m.d.comb += sticky.eq((shifted << d)[:27] != m2)
-        m2s = Signal(27, name="m2s")
-        m.d.comb += m2s.eq(shifted | sticky)
-        total = Signal(28, name="total")
-        m.d.comb += total.eq(Mux(s1 != s2, m1 - m2s, m1 + m2s))
+        m1 = Cat(Const(0, 3), f1, Const(1, 1))                        # 24 bits + guard, round, sticky
+        m2 = Cat(Const(0, 3), f2, Const(1, 1))
+        diff = (e1 - e2)[:8]
+        d = Mux(diff > 27, 27, diff)[:5]
+        shifted = m2 >> d
+        sticky = (shifted << d)[:27] != m2
+        m2s = shifted | sticky
+        total = Mux(s1 != s2, m1 - m2s, m1 + m2s)[:28]
         carry = total[27]
-        t1 = Signal(27, name="t1")
+        t1 = Signal(27, name="t1")                                   # read by the priority mux
         m.d.comb += t1.eq(Mux(carry, Cat(total[1] | total[0], total[2:28]), total[:27]))
         top = _leading_one(m, t1, "lead")
-        lz = Signal(5, name="lz")
-        m.d.comb += lz.eq(26 - top)
-        norm = Signal(27, name="norm")
-        m.d.comb += norm.eq((t1 << lz)[:27])
-        e = Signal(range(-32, 257), name="e_norm")
-        m.d.comb += e.eq(e1 + carry - lz)
-        keep = Signal(25, name="keep")
+        lz = (26 - top)[:5]
+        norm = (t1 << lz)[:27]
+        e = e1 + carry - lz
         g, rs = norm[2], norm[0] | norm[1]
-        m.d.comb += keep.eq(norm[3:27] + (g & (rs | norm[3])))
+        keep = (norm[3:27] + (g & (rs | norm[3])))[:25]
         over = keep[24]
-        e_r = Signal(range(-32, 258), name="e_round")
-        m.d.comb += e_r.eq(e + over)
+        e_r = e + over
         mant = Mux(over, keep[1:24], keep[:23])
         m.d.comb += self.out.eq(Cat(mant, e_r[:8], s1))
         with m.If(e_r >= 255):
             m.d.comb += self.out.eq(Cat(Const(_INF, 31), s1))
         with m.If(e_r <= 0):                                          # FTZ
             m.d.comb += self.out.eq(Cat(Const(0, 31), s1))
-        with m.If(total == 0):                                        # exact cancellation: +0
+        with m.If(~total.any()):                                        # exact cancellation: +0
             m.d.comb += self.out.eq(0)
         with m.If(zero_b):
             m.d.comb += self.out.eq(a)

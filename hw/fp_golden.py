@@ -20,7 +20,7 @@ from hw.params import PEParams
 from hw.precision import CANONICAL_NAN, FPFormat
 
 __all__ = ["decode", "fp_mul", "f32_add", "f32_chain", "fp_pe_reference", "fp_dense_pe_reference",
-           "fp_dense_path_pe_reference", "run_streams", "bits_to_f32", "f32_to_bits"]
+           "fp_dense_path_pe_reference", "run_streams", "fp_gemm", "bits_to_f32", "f32_to_bits"]
 
 _F32_INF = 0x7F800000
 
@@ -232,3 +232,23 @@ def bits_to_f32(bits) -> np.ndarray:
 
 def f32_to_bits(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.int64)
+
+
+def fp_gemm(w_bits, x_bits, params: PEParams, keep=None) -> np.ndarray:
+    """out[c, t] of a float array: the binary32 sum, from +0, of w[c, k] * x[k, t] over the kept
+    k in increasing k order (the order every array kind and dataflow adds its products: rows /
+    reduction steps in order, metadata group then index order within a cell). w_bits (C, K) dense
+    operand bit patterns (decompressed), x_bits (K, T), keep (C, K) bool (None: all; N:M: the kept
+    positions). Returns int64 (C, T) bit patterns."""
+    p = params
+    w = np.asarray(w_bits, dtype=np.int64)
+    x = np.asarray(x_bits, dtype=np.int64)
+    c_n, k_n = w.shape
+    t_n = x.shape[1]
+    keep = np.ones(w.shape, dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
+    out = np.empty((c_n, t_n), dtype=np.int64)
+    for c in range(c_n):
+        ks = np.flatnonzero(keep[c])
+        prods = fp_mul(np.broadcast_to(w[c, ks], (t_n, len(ks))), x[ks].T, p.fmt)    # (T, kept)
+        out[c] = f32_chain(np.zeros(t_n, dtype=np.int64), prods)
+    return out
