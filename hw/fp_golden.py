@@ -20,7 +20,7 @@ from hw.params import PEParams
 from hw.precision import CANONICAL_NAN, FPFormat
 
 __all__ = ["decode", "fp_mul", "f32_add", "f32_chain", "fp_pe_reference", "fp_dense_pe_reference",
-           "fp_dense_path_pe_reference", "run_streams", "fp_gemm", "bits_to_f32", "f32_to_bits"]
+           "fp_dense_path_pe_reference", "run_streams", "fp_gemm", "encode", "bits_to_f32", "f32_to_bits"]
 
 _F32_INF = 0x7F800000
 
@@ -252,3 +252,28 @@ def fp_gemm(w_bits, x_bits, params: PEParams, keep=None) -> np.ndarray:
         prods = fp_mul(np.broadcast_to(w[c, ks], (t_n, len(ks))), x[ks].T, p.fmt)    # (T, kept)
         out[c] = f32_chain(np.zeros(t_n, dtype=np.int64), prods)
     return out
+
+
+def encode(values, fmt: FPFormat) -> np.ndarray:
+    """Finite float values -> nearest operand bit patterns of ``fmt`` (ties to the even code),
+    saturating at the largest finite value. For building operand traces and quantising models."""
+    x = np.asarray(values, dtype=np.float64)
+    if fmt.bits == 16:                                   # bf16: RNE on the binary32 bit pattern
+        with np.errstate(over="ignore"):
+            b = np.clip(x, -fmt.max_finite, fmt.max_finite).astype(np.float32).view(np.uint32).astype(np.int64)
+        b = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
+        e = (b >> 7) & 0xFF
+        b = np.where(e == 0xFF, (b & 0x8000) | 0x7F7F, b)            # rounding reached inf: saturate
+        return b.astype(np.int64)
+    codes = np.arange(1 << fmt.bits, dtype=np.int64)
+    s, sig, exp, nan, inf = decode(codes, fmt)
+    val = np.where(s == 1, -1.0, 1.0) * sig * np.exp2(exp.astype(np.float64))
+    ok = ~nan & ~inf & ~((sig == 0) & (s == 1))           # one code per value: +0 for zero
+    codes, val = codes[ok], val[ok]
+    order = np.argsort(val, kind="stable")
+    codes, val = codes[order], val[order]
+    i = np.clip(np.searchsorted(val, x), 1, len(val) - 1)
+    lo, hi = val[i - 1], val[i]
+    pick_hi = (x - lo > hi - x) | ((x - lo == hi - x) & (codes[i] % 2 == 0))
+    out = np.where(pick_hi, codes[i], codes[i - 1])
+    return np.where(x <= val[0], codes[0], np.where(x >= val[-1], codes[-1], out)).astype(np.int64)
