@@ -33,7 +33,8 @@ from ppa.dram import DRAM_TYPES as _PPA_DRAM_TYPES
 from ppa.tech import NODES_NM
 
 #: The axes of the design space, in the order trials suggest them and trials.csv lists them.
-AXES = ("rows", "cols", "sram_kb", "clock_mhz", "node_nm", "sparsity", "pipeline", "dataflow", "dram", "dram_gbps")
+AXES = ("rows", "cols", "sram_kb", "clock_mhz", "node_nm", "sparsity", "pipeline", "dataflow", "dram", "dram_gbps",
+        "precision")
 
 #: Dataflows known to the cycle model (weight-, output-, input-stationary; SCALE-Sim's names).
 DATAFLOWS = ("ws", "os", "is")
@@ -140,6 +141,8 @@ class Space(_Strict):
     dataflow: Axis
     dram: Axis | None = None
     dram_gbps: Axis | None = None
+    precision: Axis | None = Field(None, description="operand formats: int8, int4, fp8-e4m3, fp8-e5m2, bf16 "
+                                   "(absent: fixed.act_bits / weight_bits integers)")
 
     @model_validator(mode="after")
     def _check(self) -> "Space":
@@ -151,7 +154,7 @@ class Space(_Strict):
                 continue
             choices = _as_choices(value)
             if choices is None:
-                if name in ("sparsity", "dataflow", "dram", "node_nm"):
+                if name in ("sparsity", "dataflow", "dram", "node_nm", "precision"):
                     raise ValueError(f"{name}: must be a list of choices, not a range")
                 if value.min <= 0:
                     raise ValueError(f"{name}: range must be positive, got min {value.min:g}")
@@ -188,6 +191,11 @@ def _check_choice(name: str, c: Any) -> None:
     elif name == "dataflow":
         if c not in DATAFLOWS:
             raise ValueError(f"dataflow: unknown {c!r} (known: {', '.join(DATAFLOWS)})")
+    elif name == "precision":
+        from hw.precision import PRECISIONS
+
+        if c not in PRECISIONS:
+            raise ValueError(f"precision: unknown {c!r} (known: {', '.join(PRECISIONS)})")
     elif name == "dram":
         if c not in DRAM_TYPES:
             raise ValueError(f"dram: unknown memory type {c!r} (known: {', '.join(DRAM_TYPES)})")

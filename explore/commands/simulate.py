@@ -33,8 +33,11 @@ def _load_topology(path: Path):
 def run(workload: str | None, topology: Path | None, scalesim_config: Path | None, rows: int | None,
         cols: int | None, sram_kb: float | None, clock_mhz: float | None, dram_gbps: float | None,
         dataflow: str | None, sparsity: str | None, as_json: bool, *, acc_bits: int | None = None,
-        pipeline: int | None = None, sram_banks: int | None = None, sram_port_bytes: float | None = None) -> None:
+        pipeline: int | None = None, sram_banks: int | None = None, sram_port_bytes: float | None = None,
+        precision: str | None = None) -> None:
     import math
+
+    from hw.precision import check_precision, operand_bits
 
     from sim.perf import ArrayConfig, simulate
     from sim.workloads import get_workload
@@ -47,6 +50,9 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
         raise InputError(f"unknown dataflow {dataflow!r} (ws, os or is)", where="--dataflow")
     over = dict(rows=rows, cols=cols, clock_mhz=clock_mhz, dram_gbps=dram_gbps, dataflow=dataflow, acc_bits=acc_bits,
                 pipeline=pipeline, sram_banks=sram_banks)
+    if precision is not None:   # bytes moved per operand follow the format (metadata stays log2(M) bits)
+        check_precision(precision, where="--precision")
+        over.update(act_bits=operand_bits(precision), weight_bits=operand_bits(precision))
     if sram_port_bytes is not None and not (sram_port_bytes > 0):
         raise InputError(f"must be a positive number of bytes per cycle, or inf for no limit, got {sram_port_bytes!r}",
                          where="--sram-port-bytes")
@@ -131,12 +137,16 @@ def register(app: typer.Typer) -> None:
         sram_port_bytes: Annotated[Optional[float], typer.Option(
             "--sram-port-bytes", help="bytes per cycle of one bank's port; inf removes the SRAM port limit",
             show_default="64")] = None,
+        precision: Annotated[Optional[str], typer.Option(
+            "--precision", help="operand format: int8, int4, fp8-e4m3, fp8-e5m2 or bf16; sets the bytes moved per "
+                                "activation and weight (bf16 2, fp8/int8 1, int4 0.5)", show_default="int8")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print one JSON object to stdout")] = False,
     ) -> None:
         """Cycles, stalls, traffic and effective N:M speedup of a workload on one array."""
         try:
             run(workload, topology, scalesim_config, rows, cols, sram_kb, clock_mhz, dram_gbps, dataflow, sparsity,
-                as_json, acc_bits=acc_bits, pipeline=pipeline, sram_banks=sram_banks, sram_port_bytes=sram_port_bytes)
+                as_json, acc_bits=acc_bits, pipeline=pipeline, sram_banks=sram_banks, sram_port_bytes=sram_port_bytes,
+                precision=precision)
         except InputError as exc:
             print(f"sparsepe: error: {exc}", file=sys.stderr)
             raise typer.Exit(code=2)
