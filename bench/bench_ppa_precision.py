@@ -124,7 +124,7 @@ def arrays(rows: int, cols: int, precisions) -> None:
         r = estimate(DesignPoint(rows=rows, cols=cols, precision=p))
         logic_a = r.area_breakdown_mm2.get("pe_array", r.area_breakdown_mm2.get("array", float("nan")))
         macs_per_s = r.peak_tops * 1e12 / 2
-        logic_w = sum(v for k, v in r.power_breakdown_w.items() if k in ("pe_logic", "array_logic", "logic", "clock"))
+        logic_w = r.power_breakdown_w.get("dynamic", 0.0) + r.power_breakdown_w.get("clock", 0.0)   # array logic
         res[p] = (r, logic_a, logic_w / macs_per_s * 1e12 if macs_per_s else float("nan"))
         print(f"  {p:10} {r.area_mm2:9.4f} {logic_a:9.4f} {r.fmax_mhz:9.0f} {r.energy_per_mac_pj:9.4f} {res[p][2]:11.4f} "
               f"{time.time() - t0:5.0f}")
