@@ -44,3 +44,15 @@ def test_os_sparse_and_dense_fp_arrays():
     w, _, x, want = _case(p, 2 * p.m, 2, 3, seed=5, sparse=False)
     run = run_array_ws(SparseArray(2, 2, p, kind="dense"), w, None, x)
     assert run.out.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_ws_dense_path_fp_array(dense):
+    p = PEParams(precision="fp8-e5m2")
+    g = p.m // p.n
+    k = 2 * (p.m if dense else p.m * g)
+    values, meta, x, want = _case(p, k, 2, 3, seed=11 + dense, sparse=not dense)
+    if dense:        # dense mode: every weight, codes ignored (any legal code)
+        meta = np.full((2, 2 * g), 0b0100)
+    run = run_array_ws(SparseArray(2, 2, p, kind="dense_path"), values, meta, x, dense=dense)
+    assert run.out.tolist() == want.tolist()
