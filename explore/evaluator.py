@@ -570,8 +570,8 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     arch = ArrayConfig(
         rows=int(d["rows"][0]), cols=int(d["cols"][0]), sram_kb=float(d["sram_kb"][0]),
         clock_mhz=float(d["clock_mhz"][0]), dram_gbps=float(d["dram_gbps"][0]), dataflow=str(d["dataflow"][0]),
-        n=n, m=m, sparse=sparse, dense_path=bool(d["dense_path"][0]), act_bits=cfg.fixed.act_bits,
-        weight_bits=cfg.fixed.weight_bits, acc_bits=cfg.fixed.acc_bits, pipeline=int(d["pipeline"][0]),
+        n=n, m=m, sparse=sparse, dense_path=bool(d["dense_path"][0]), act_bits=int(d["act_bits"][0]),
+        weight_bits=int(d["weight_bits"][0]), acc_bits=cfg.fixed.acc_bits, pipeline=int(d["pipeline"][0]),
         sram_banks=cfg.fixed.sram_banks,
     )
     networks = [(w.name, w.weight, simulate(w.workload, arch)) for w in ctx.workloads]
