@@ -41,7 +41,7 @@ from ppa.tech import NODES_NM
 
 #: The axes of the design space, in the order trials suggest them and trials.csv lists them.
 AXES = ("rows", "cols", "sram_kb", "clock_mhz", "node_nm", "sparsity", "pipeline", "dataflow", "dram", "dram_gbps",
-        "vector_lanes")
+        "vector_lanes", "precision")
 
 #: Dataflows known to the cycle model (weight-, output-, input-stationary; SCALE-Sim's names).
 DATAFLOWS = ("ws", "os", "is")
@@ -195,6 +195,8 @@ class Space(_Strict):
     dram_gbps: Axis | None = None
     #: lanes of the vector unit beside the array (optional axis; not given: one lane per column)
     vector_lanes: Axis | None = None
+    precision: Axis | None = Field(None, description="operand formats: int8, int4, fp8-e4m3, fp8-e5m2, bf16 "
+                                   "(absent: fixed.act_bits / weight_bits integers)")
 
     @model_validator(mode="after")
     def _check(self) -> "Space":
@@ -206,7 +208,7 @@ class Space(_Strict):
                 continue
             choices = _as_choices(value)
             if choices is None:
-                if name in ("sparsity", "dataflow", "dram", "node_nm"):
+                if name in ("sparsity", "dataflow", "dram", "node_nm", "precision"):
                     raise ValueError(f"{name}: must be a list of choices, not a range")
                 if value.min <= 0:
                     raise ValueError(f"{name}: range must be positive, got min {value.min:g}")
@@ -280,6 +282,11 @@ def _check_choice(name: str, c: Any) -> None:
     elif name == "dataflow":
         if c not in DATAFLOWS:
             raise ValueError(f"dataflow: unknown {c!r} (known: {', '.join(DATAFLOWS)})")
+    elif name == "precision":
+        from hw.precision import PRECISIONS
+
+        if c not in PRECISIONS:
+            raise ValueError(f"precision: unknown {c!r} (known: {', '.join(PRECISIONS)})")
     elif name == "dram":
         if c not in DRAM_TYPES:
             raise ValueError(f"dram: unknown memory type {c!r} (known: {', '.join(DRAM_TYPES)})")

@@ -193,6 +193,13 @@ def _design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, 
         out["dram_gbps"] = np.array([dram_gbps_of(cfg, str(t)) for t in out["dram"]], dtype=float)
     else:
         out["dram"] = np.array([cfg.fixed.dram_type] * P, dtype=object)
+    # precision (an axis, or the fixed integer widths): operand widths per point
+    from hw.precision import operand_bits
+
+    prec = [str(x) for x in out["precision"]] if "precision" in out else ["int8"] * P
+    out["precision"] = np.array(prec, dtype=object)
+    out["act_bits"] = np.array([cfg.fixed.act_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64)
+    out["weight_bits"] = np.array([cfg.fixed.weight_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64)
     for k in ("rows", "cols", "node_nm", "pipeline"):
         out[k] = out[k].astype(np.int64)
     if "vector_lanes" in out:
@@ -209,7 +216,8 @@ def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict
         "rows": d["rows"], "cols": d["cols"], "sram_kb": d["sram_kb"], "clock_mhz": d["clock_mhz"],
         "dram_gbps": d["dram_gbps"], "dataflow": np.asarray([str(x) for x in d["dataflow"]]),
         "n": d["n"], "m": d["m"], "sparse": d["sparse"], "dense_path": d["dense_path"],
-        "act_bits": np.full(len(d["rows"]), cfg.fixed.act_bits), "weight_bits": np.full(len(d["rows"]), cfg.fixed.weight_bits),
+        "act_bits": d.get("act_bits", np.full(len(d["rows"]), cfg.fixed.act_bits)),
+        "weight_bits": d.get("weight_bits", np.full(len(d["rows"]), cfg.fixed.weight_bits)),
         "acc_bits": np.full(len(d["rows"]), cfg.fixed.acc_bits), "pipeline": d["pipeline"],
         "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks),
     }
@@ -234,8 +242,11 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         units = max(1, math.ceil(float(d["dram_gbps"][i]) / dram(dram_type).gb_per_s - 1e-9))
     design = DesignPoint(
         rows=int(d["rows"][i]), cols=int(d["cols"][i]), sram_kb=float(d["sram_kb"][i]),
-        clock_mhz=float(d["clock_mhz"][i]), node_nm=int(d["node_nm"][i]), act_bits=f.act_bits,
-        weight_bits=f.weight_bits, acc_bits=f.acc_bits, n=int(d["n"][i]), m=int(d["m"][i]),
+        clock_mhz=float(d["clock_mhz"][i]), node_nm=int(d["node_nm"][i]),
+        act_bits=int(d["act_bits"][i]) if "act_bits" in d else f.act_bits,
+        weight_bits=int(d["weight_bits"][i]) if "weight_bits" in d else f.weight_bits,
+        acc_bits=f.acc_bits, n=int(d["n"][i]), m=int(d["m"][i]),
+        precision=str(d["precision"][i]) if "precision" in d else "int8",
         sparse=bool(d["sparse"][i]), dense_path=bool(d["dense_path"][i]), dataflow=str(d["dataflow"][i]),
         pipeline=int(d["pipeline"][i]), dram=dram_type,
         dram_units=units, cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
@@ -268,7 +279,8 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         dram_bytes=float(sim["dram_bytes"][i]) + v_dram,
         vector_ops=workload_vector_ops(workload) if workload is not None else None,
     )
-    trace = _activity_trace(ctx, design) if cfg.fixed.activity_trace == "reference" else None
+    # the reference stream is integer data: float precisions use ppa's synthetic (encoded) trace
+    trace = _activity_trace(ctx, design) if cfg.fixed.activity_trace == "reference" and design.precision == "int8" else None
     return estimate(design, act, trace=trace)
 
 
@@ -633,8 +645,8 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     arch = ArrayConfig(
         rows=int(d["rows"][0]), cols=int(d["cols"][0]), sram_kb=float(d["sram_kb"][0]),
         clock_mhz=float(d["clock_mhz"][0]), dram_gbps=float(d["dram_gbps"][0]), dataflow=str(d["dataflow"][0]),
-        n=n, m=m, sparse=sparse, dense_path=bool(d["dense_path"][0]), act_bits=cfg.fixed.act_bits,
-        weight_bits=cfg.fixed.weight_bits, acc_bits=cfg.fixed.acc_bits, pipeline=int(d["pipeline"][0]),
+        n=n, m=m, sparse=sparse, dense_path=bool(d["dense_path"][0]), act_bits=int(d["act_bits"][0]),
+        weight_bits=int(d["weight_bits"][0]), acc_bits=cfg.fixed.acc_bits, pipeline=int(d["pipeline"][0]),
         sram_banks=cfg.fixed.sram_banks,
         vector_lanes=int(d["vector_lanes"][0]) if "vector_lanes" in d else None,
     )

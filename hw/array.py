@@ -81,7 +81,8 @@ from amaranth.lib.wiring import In, Out
 
 from hw.errors import InputError
 from hw.params import PEParams
-from hw.pe import _sum_tree, decode_fields, select_lane
+from hw.fp import fp_chain, fp_products
+from hw.pe import _sum_tree, decode_fields, lane_shapes, select_lane
 
 __all__ = ["SparseArray", "tile_cycles", "MAX_DIM", "KINDS", "array_module_name"]
 
@@ -148,8 +149,9 @@ class SparseArray(wiring.Component):
             raise
         self.rows, self.cols, self.params, self.dataflow, self.kind = rows, cols, params, dataflow, kind
         p = params
-        act = data.ArrayLayout(signed(p.act_bits), self.act_lanes)
-        kept = data.ArrayLayout(signed(p.weight_bits), self.w_lanes)
+        a_shape, w_shape, acc_shape = lane_shapes(p)
+        act = data.ArrayLayout(a_shape, self.act_lanes)
+        kept = data.ArrayLayout(w_shape, self.w_lanes)
         mb = self.meta_groups * p.meta_bits
         dp = kind == "dense_path"
         if dataflow == "ws":
@@ -162,7 +164,7 @@ class SparseArray(wiring.Component):
                 "in_valid": In(1),
                 "in_act": In(data.ArrayLayout(act, rows)),
                 "out_valid": Out(1),
-                "out_acc": Out(data.ArrayLayout(signed(p.acc_bits), cols)),
+                "out_acc": Out(data.ArrayLayout(acc_shape, cols)),
                 "out_meta_err": Out(cols),
             })
         else:
@@ -175,7 +177,7 @@ class SparseArray(wiring.Component):
             ports.update({
                 "in_act": In(data.ArrayLayout(act, cols)),
                 "out_valid": Out(1),
-                "out_acc": Out(data.ArrayLayout(signed(p.acc_bits), rows * cols)),
+                "out_acc": Out(data.ArrayLayout(acc_shape, rows * cols)),
                 "out_meta_err": Out(rows),
             })
         super().__init__(ports)
@@ -275,6 +277,32 @@ class SparseArray(wiring.Component):
             contrib = contrib[:width].as_signed()
         return _delay(m, contrib, p.pipeline - 1, f"{tag}_prod")
 
+    def _fp_groups(self, m: Module, act_lanes, weights, dec, dense, tag: str):
+        """Float cells: [(binary32 products, err)] per product group in addition order (lane order
+        for dense cells, metadata group then index order otherwise), each delayed by pipeline-1."""
+        p = self.params
+        if self.kind == "dense":
+            groups = [([(act_lanes[i], weights[i]) for i in range(p.m)], Const(0, 1))]
+        else:
+            groups = []
+            for g, (sel, err) in enumerate(dec):
+                pairs = []
+                for j in range(p.n):
+                    k = g * p.n + j
+                    a = select_lane(m, act_lanes[g * p.m:(g + 1) * p.m], sel[j], lane_shapes(p)[0], f"{tag}_a{k}")
+                    if dense is not None:
+                        a = Mux(dense, act_lanes[k], a)
+                    pairs.append((a, weights[k]))
+                groups.append((pairs, err if dense is None or isinstance(err, Const) else err & ~dense))
+        out = []
+        for g, (pairs, err) in enumerate(groups):
+            prods = [_delay(m, x, p.pipeline - 1, f"{tag}_prod{g}_{j}")
+                     for j, x in enumerate(fp_products(m, pairs, p.fmt, f"{tag}_g{g}_"))]
+            if not isinstance(err, Const):
+                err = _delay(m, err, p.pipeline - 1, f"{tag}_err{g}")
+            out.append((prods, err))
+        return out
+
     def elaborate(self, platform):
         return self._elaborate_ws() if self.dataflow == "ws" else self._elaborate_os()
 
@@ -282,7 +310,7 @@ class SparseArray(wiring.Component):
         p, R, C = self.params, self.rows, self.cols
         m = Module()
         mb = self.meta_groups * p.meta_bits
-        wkept = data.ArrayLayout(signed(p.weight_bits), self.w_lanes)
+        wkept = data.ArrayLayout(lane_shapes(p)[1], self.w_lanes)
         wreg = [[Signal(wkept, name=f"w_r{r}_c{c}") for c in range(C)] for r in range(R)]
         mreg = [[Signal(mb, name=f"meta_r{r}_c{c}") for c in range(C)] for r in range(R)] if mb else None
         dreg = [Signal(name=f"dense_r{r}") for r in range(R)] if self.kind == "dense_path" else None
@@ -312,11 +340,19 @@ class SparseArray(wiring.Component):
         for r in range(R):
             act = _delay(m, self.in_act[r].as_value(), r, f"skew_r{r}")
             for c in range(C):
-                lanes_view = data.ArrayLayout(signed(p.act_bits), self.act_lanes)(act)
+                lanes_view = data.ArrayLayout(lane_shapes(p)[0], self.act_lanes)(act)
                 lanes = [lanes_view[i] for i in range(self.act_lanes)]
-                contrib = self._contrib(m, lanes, wreg[r][c], dec[r][c], dreg[r] if dreg else None, f"pe_r{r}_c{c}")
-                psum = Signal(signed(p.acc_bits), name=f"psum_r{r}_c{c}")
-                if psum_in[c] is None:
+                psum = Signal(lane_shapes(p)[2], name=f"psum_r{r}_c{c}")
+                if p.is_float:      # psum_in + this cell's products, one binary32 add at a time
+                    groups = self._fp_groups(m, lanes, wreg[r][c], dec[r][c], dreg[r] if dreg else None, f"pe_r{r}_c{c}")
+                    base = Const(0, 32) if psum_in[c] is None else psum_in[c]
+                    m.d.sync += psum.eq(fp_chain(m, base, groups, f"pe_r{r}_c{c}_"))
+                    contrib = None
+                else:
+                    contrib = self._contrib(m, lanes, wreg[r][c], dec[r][c], dreg[r] if dreg else None, f"pe_r{r}_c{c}")
+                if contrib is None:
+                    pass
+                elif psum_in[c] is None:
                     m.d.sync += psum.eq(contrib)
                 else:
                     m.d.sync += psum.eq((psum_in[c] + contrib)[:p.acc_bits])
@@ -340,7 +376,7 @@ class SparseArray(wiring.Component):
         acts = [_delay(m, self.in_act[j].as_value(), j, f"skew_c{j}") for j in range(C)]
         # valid and clear (and the dense-path mode bit) travel with the weights
         ctl = Cat(self.in_valid, self.in_clear, self.in_dense) if dp else Cat(self.in_valid, self.in_clear)
-        fields = {"w": data.ArrayLayout(signed(p.weight_bits), self.w_lanes)}
+        fields = {"w": data.ArrayLayout(lane_shapes(p)[1], self.w_lanes)}
         carry_err = mb and p.n > 1          # 1:M codes are always legal: no error bits to carry
         if mb:
             fields["sel"] = mb
@@ -359,7 +395,7 @@ class SparseArray(wiring.Component):
             for j in range(C):
                 bv = layout(b)
                 act = acts[j]
-                lanes_view = data.ArrayLayout(signed(p.act_bits), self.act_lanes)(act)
+                lanes_view = data.ArrayLayout(lane_shapes(p)[0], self.act_lanes)(act)
                 lanes = [lanes_view[k] for k in range(self.act_lanes)]
                 dense = bv.ctl[2] if dp else None
                 if mb:
@@ -368,14 +404,20 @@ class SparseArray(wiring.Component):
                              bv.err[g] if carry_err else Const(0, 1)) for g in range(self.meta_groups)]
                 else:
                     cdec = []
-                contrib = self._contrib(m, lanes, bv.w, cdec, dense, f"pe_r{i}_c{j}")
+                if p.is_float:
+                    fgroups = self._fp_groups(m, lanes, bv.w, cdec, dense, f"pe_r{i}_c{j}")
+                else:
+                    contrib = self._contrib(m, lanes, bv.w, cdec, dense, f"pe_r{i}_c{j}")
                 c_ctl = _delay(m, bv.ctl[:2], p.pipeline - 1, f"pe_r{i}_c{j}_ctl")
-                acc = Signal(signed(p.acc_bits), name=f"acc_r{i}_c{j}")
+                acc = Signal(lane_shapes(p)[2], name=f"acc_r{i}_c{j}")
                 if mb:
                     c_err = _delay(m, self._cell_err(cdec, dense), p.pipeline - 1, f"pe_r{i}_c{j}_err")
                     errs = Signal(name=f"err_r{i}_c{j}")
                 with m.If(c_ctl[0]):
-                    m.d.sync += acc.eq((Mux(c_ctl[1], 0, acc) + contrib)[:p.acc_bits])
+                    if p.is_float:
+                        m.d.sync += acc.eq(fp_chain(m, Mux(c_ctl[1], 0, acc), fgroups, f"pe_r{i}_c{j}_"))
+                    else:
+                        m.d.sync += acc.eq((Mux(c_ctl[1], 0, acc) + contrib)[:p.acc_bits])
                     if mb:
                         m.d.sync += errs.eq(Mux(c_ctl[1], 0, errs) | c_err)
                 m.d.comb += self.out_acc[i * C + j].eq(acc)

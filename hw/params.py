@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from hw.errors import InputError
 from hw.nm import check_nm, meta_bits_per_weight
+from hw.precision import ACCUMULATION_RULES, F32_BITS, FORMATS, check_precision, is_float, operand_bits
 
 #: Widths accepted for operands and the accumulator. The golden models compute modulo 2**64,
 #: which is exact for any accumulator up to 64 bits; 32-bit operands bound the product at 64 bits.
@@ -27,14 +28,24 @@ class PEParams:
     presented (the accumulator edge included).
     """
 
-    act_bits: int = 8
-    weight_bits: int = 8
-    acc_bits: int = 32
+    act_bits: int | None = None
+    weight_bits: int | None = None
+    acc_bits: int | None = None
     n: int = 2
     m: int = 4
     pipeline: int = 1
+    #: operand format (hw.precision): int8 (default), int4, fp8-e4m3, fp8-e5m2, bf16. Widths left
+    #: None follow it (int8: 8, int4: 4, fp8: 8, bf16: 16; accumulator 32). Integer precisions accept
+    #: explicit widths (the integer datapath is width-generic); a float format fixes its widths and
+    #: a binary32 accumulator.
+    precision: str = "int8"
 
     def __post_init__(self) -> None:
+        check_precision(self.precision)
+        ob = operand_bits(self.precision)
+        for name, default in (("act_bits", ob), ("weight_bits", ob), ("acc_bits", 32)):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, default)
         for name in ("act_bits", "weight_bits", "acc_bits", "n", "m", "pipeline"):
             value = getattr(self, name)
             if isinstance(value, bool):
@@ -55,6 +66,11 @@ class PEParams:
             check_nm(self.n, self.m)
         except InputError as exc:
             raise InputError(str(exc), where="n:m") from None
+        if is_float(self.precision):
+            for name, want in (("act_bits", ob), ("weight_bits", ob), ("acc_bits", F32_BITS)):
+                if getattr(self, name) != want:
+                    raise InputError(f"{self.precision} needs {name} = {want}, got {getattr(self, name)}",
+                                     where=name)
         if self.acc_bits < self.product_bits:
             raise InputError(
                 f"accumulator ({self.acc_bits} bits) narrower than one product "
@@ -76,6 +92,16 @@ class PEParams:
         return self.act_bits + self.weight_bits
 
     @property
+    def is_float(self) -> bool:
+        """True for the floating-point precisions (binary32 accumulator)."""
+        return is_float(self.precision)
+
+    @property
+    def fmt(self):
+        """The hw.precision.FPFormat of a float precision (None for integers)."""
+        return FORMATS.get(self.precision)
+
+    @property
     def latency(self) -> int:
         """Cycles from a group sampled at the inputs to its ``out_valid`` pulse (== pipeline)."""
         return self.pipeline
@@ -84,4 +110,6 @@ class PEParams:
         """Plain dict of the parameters and derived facts (for JSON sidecars)."""
         return {"act_bits": self.act_bits, "weight_bits": self.weight_bits, "acc_bits": self.acc_bits,
                 "n": self.n, "m": self.m, "pipeline": self.pipeline, "meta_bits": self.meta_bits,
-                "product_bits": self.product_bits, "latency": self.latency}
+                "product_bits": self.product_bits, "latency": self.latency, "precision": self.precision,
+                "accumulation": dict(ACCUMULATION_RULES) if self.is_float else
+                "two's complement, wrapped modulo 2**acc_bits"}

@@ -56,6 +56,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.errors import InputError
+from hw.fp import fp_chain, fp_products
 from hw.nm import check_nm, meta_bits_per_weight
 from hw.params import PEParams
 
@@ -121,7 +122,16 @@ def select_lane(m: Module, lanes, index, shape, name: str):
     return out
 
 
+def lane_shapes(p: PEParams):
+    """(activation shape, weight shape, accumulator shape): signed integers, or unsigned bit patterns
+    of the float format with a 32-bit binary32 accumulator."""
+    if p.is_float:
+        return unsigned(p.act_bits), unsigned(p.weight_bits), unsigned(p.acc_bits)
+    return signed(p.act_bits), signed(p.weight_bits), signed(p.acc_bits)
+
+
 def _pe_ports(p: PEParams, w_lanes: int, meta_groups: int, act_groups: int = 1, dense_bit: bool = False) -> dict:
+    a_shape, w_shape, acc_shape = lane_shapes(p)
     ports = {
         "in_valid": In(1),
         "in_clear": In(1),
@@ -129,12 +139,12 @@ def _pe_ports(p: PEParams, w_lanes: int, meta_groups: int, act_groups: int = 1, 
     if dense_bit:
         ports["in_dense"] = In(1)
     ports.update({
-        "in_act": In(data.ArrayLayout(signed(p.act_bits), p.m * act_groups)),
-        "in_w": In(data.ArrayLayout(signed(p.weight_bits), w_lanes)),
+        "in_act": In(data.ArrayLayout(a_shape, p.m * act_groups)),
+        "in_w": In(data.ArrayLayout(w_shape, w_lanes)),
     })
     if meta_groups:
         ports["in_meta"] = In(p.meta_bits * meta_groups)
-    ports.update({"out_valid": Out(1), "out_acc": Out(signed(p.acc_bits)), "out_meta_err": Out(1)})
+    ports.update({"out_valid": Out(1), "out_acc": Out(acc_shape), "out_meta_err": Out(1)})
     return ports
 
 
@@ -189,8 +199,9 @@ class _PEBase(wiring.Component):
         act = _delay(m, self.in_act.as_value(), extra, "in_act")
         w = _delay(m, self.in_w.as_value(), extra, "in_w")
         meta = _delay(m, self.in_meta, extra, "in_meta") if hasattr(self, "in_meta") else None
-        act = data.ArrayLayout(signed(p.act_bits), len(self.in_act))(act) if extra else self.in_act
-        w = data.ArrayLayout(signed(p.weight_bits), len(self.in_w))(w) if extra else self.in_w
+        a_shape, w_shape, _ = lane_shapes(p)
+        act = data.ArrayLayout(a_shape, len(self.in_act))(act) if extra else self.in_act
+        w = data.ArrayLayout(w_shape, len(self.in_w))(w) if extra else self.in_w
 
         groups = self._operands(m, act, w, meta, dense)
         single = len(groups) == 1
@@ -200,7 +211,7 @@ class _PEBase(wiring.Component):
             for pairs, _ in groups:
                 rp = []
                 for a, b in pairs:
-                    ra, rb = Signal(signed(p.act_bits), name=f"op_a{k}"), Signal(signed(p.weight_bits), name=f"op_w{k}")
+                    ra, rb = Signal(a_shape, name=f"op_a{k}"), Signal(w_shape, name=f"op_w{k}")
                     m.d.sync += [ra.eq(a), rb.eq(b)]
                     rp.append((ra, rb))
                     k += 1
@@ -208,6 +219,8 @@ class _PEBase(wiring.Component):
             valid, clear = (_delay(m, s, 1, nm) for s, nm in ((valid, "op_valid"), (clear, "op_clear")))
             groups = [(rp, err if not single and isinstance(err, Const) else _delay(m, err, 1, "op_err" if single else f"op_err{g}"))
                       for g, (rp, (_, err)) in enumerate(zip(regs, groups))]
+        if p.is_float:
+            return self._elaborate_float(m, groups, valid, clear)
         if single:
             (pairs, err), = groups
             total = _sum_tree([a * b for a, b in pairs])
@@ -234,6 +247,39 @@ class _PEBase(wiring.Component):
         m.d.comb += base.eq(Mux(clear, 0, self.out_acc))
         with m.If(valid):
             m.d.sync += self.out_acc.eq((base + ext)[:p.acc_bits])
+        m.d.sync += [self.out_valid.eq(valid), self.out_meta_err.eq(valid & err)]
+        return m
+
+    def _elaborate_float(self, m: Module, groups, valid, clear):
+        """Float datapath: one FPMul per pair, then the accumulator plus each product one binary32
+        add at a time (group order, index order within a group); an illegal group adds nothing.
+        pipeline >= 2 registers the binary32 products (and the groups' error bits)."""
+        p = self.params
+        single = len(groups) == 1
+        prods = [(fp_products(m, pairs, p.fmt, "" if single else f"g{g}_"), err) for g, (pairs, err) in enumerate(groups)]
+        if p.pipeline >= 2:
+            regs, k = [], 0
+            for g, (outs, err) in enumerate(prods):
+                rp = []
+                for o in outs:
+                    r = Signal(32, name=f"prod{k}")
+                    m.d.sync += r.eq(o)
+                    rp.append(r)
+                    k += 1
+                if not isinstance(err, Const):
+                    err = _delay(m, err, 1, "pr_err" if single else f"pr_err{g}")
+                regs.append((rp, err))
+            prods = regs
+            valid, clear = (_delay(m, s, 1, nm) for s, nm in ((valid, "pr_valid"), (clear, "pr_clear")))
+        errs = [e for _, e in prods if not isinstance(e, Const)]
+        err = errs[0] if errs else Const(0, 1)
+        for e in errs[1:]:
+            err = err | e
+        base = Signal(32, name="acc_base")
+        m.d.comb += base.eq(Mux(clear, 0, self.out_acc))
+        total = fp_chain(m, base, prods, "")
+        with m.If(valid):
+            m.d.sync += self.out_acc.eq(total)
         m.d.sync += [self.out_valid.eq(valid), self.out_meta_err.eq(valid & err)]
         return m
 
@@ -270,7 +316,7 @@ class SparsePE(_PEBase):
         if not self.dense_path:
             sel, err = decode_fields(m, meta, p.n, p.m)
             lanes = [act[i] for i in range(p.m)]
-            return [([(select_lane(m, lanes, sel[j], signed(p.act_bits), f"sel_act{j}"), w[j]) for j in range(p.n)], err)]
+            return [([(select_lane(m, lanes, sel[j], lane_shapes(p)[0], f"sel_act{j}"), w[j]) for j in range(p.n)], err)]
         groups = []
         for g in range(self.groups_per_cycle):
             sel, err = decode_fields(m, meta[g * p.meta_bits:(g + 1) * p.meta_bits], p.n, p.m, prefix=f"g{g}_")
@@ -278,7 +324,7 @@ class SparsePE(_PEBase):
             pairs = []
             for j in range(p.n):
                 k = g * p.n + j
-                s = select_lane(m, lanes, sel[j], signed(p.act_bits), f"sel_act{k}")
+                s = select_lane(m, lanes, sel[j], lane_shapes(p)[0], f"sel_act{k}")
                 pairs.append((Mux(dense, act[k], s), w[k]))     # dense: lane k of group 0
             groups.append((pairs, err if isinstance(err, Const) else err & ~dense))   # 1:M: never illegal
         return groups

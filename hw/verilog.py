@@ -22,7 +22,7 @@ from amaranth.lib.wiring import In
 from hw.errors import InputError
 from hw.params import PEParams
 
-__all__ = ["to_verilog", "write_bundle", "port_list"]
+__all__ = ["to_verilog", "write_bundle", "port_list", "verilator_waivers"]
 
 _MODULE_RE = re.compile(r"^module (\S+)\(", re.M)
 
@@ -134,3 +134,36 @@ lint_off -rule UNUSEDSIGNAL -file "*" -match "Bits of signal are not used: '$*'[
 //     test checks the arithmetic bit-exactly against the golden model.
 lint_off -rule WIDTH -file "*" -match "Operator ADD expects * bits on the *, but *'s SIGNED generates * bits."
 """
+
+#: Added for the float precisions only (``verilator_waivers(precision)``); the integer modules are
+#: linted with VERILATOR_WAIVERS alone.
+VERILATOR_FP_WAIVERS = r"""// (4) The float PEs keep their multipliers and binary32 adders (hw/fp.py) as Amaranth submodules,
+//     which Amaranth writes into the top module's file as modules named '<top>.<instance>'.
+lint_off -rule DECLFILENAME -file "*" -match "Filename * does not match MODULE name: '*.*'"
+// (5) The float blocks' exponent and significand arithmetic (alignment, normalisation, exponent
+//     sums and range compares) mixes operand widths; Yosys drops Amaranth's explicit zero/sign
+//     extensions and relies on Verilog's context-width extension (IEEE 1364-2005 5.4.1, 5.5.1).
+//     The Icarus tests check these modules bit-exactly against hw.fp_golden.
+lint_off -rule WIDTH -file "*" -match "Operator * expects * bits on the *, but *'s * generates * bits."
+// (6) Amaranth declares, in the parent, a wire per submodule port (a, b, out of each FPMul / F32Add)
+//     as a waveform alias; the instances are connected to the driving expressions directly.
+lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'a'"
+lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'a$*'"
+lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'b'"
+lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'b$*'"
+lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'out'"
+lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'out$*'"
+//     Likewise the registered products (pipeline >= 2): Yosys keeps 'prodK' as an alias of the
+//     adder's input wire that the flip-flop drives.
+lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'prod*'"
+// (7) E4M3 has no infinity: its multipliers' infinity terms are the constant 0, and the Yosys
+//     temporaries ('$N') computing them are left unread.
+lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: '$*'"
+"""
+
+
+def verilator_waivers(precision: str = "int8") -> str:
+    """The Verilator configuration for modules of ``precision`` (float formats add (4) and (5))."""
+    from hw.precision import is_float
+
+    return VERILATOR_WAIVERS + (VERILATOR_FP_WAIVERS if is_float(precision) else "")

@@ -125,7 +125,16 @@ def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYC
     if kind == "constant":
         acts[:] = acts[:1]
         dense_w[:] = dense_w[:1]
-    vals, meta = compress_nm(dense_w, p.n, p.m)  # over the last axis: one group of M
+    if p.is_float:   # float PEs: the same distributions, scaled to unit spread and encoded [A] (RNE)
+        from hw.fp_golden import encode
+
+        acts = encode(acts * 2.0 ** -(p.act_bits - 3), p.fmt) if kind != "random" else \
+            rng.integers(0, 1 << p.act_bits, acts.shape, dtype=np.int64)
+        wf = dense_w * 2.0 ** -(p.weight_bits - 3)
+        vals, meta = compress_nm(wf, p.n, p.m)
+        vals, dense_w = encode(vals, p.fmt), encode(wf, p.fmt)
+    else:
+        vals, meta = compress_nm(dense_w, p.n, p.m)  # over the last axis: one group of M
     meta = meta[..., 0]
     rep = np.repeat(np.arange(n_w), w_hold)[:T]
     clear = np.zeros((T, I), dtype=np.int64)

@@ -84,7 +84,10 @@ def array_shape(p: PEParams, kind: str) -> ArrayShape:
 
 
 def contrib_bits(p: PEParams, kind: str = "sparse") -> int:
-    """Width of one PE's masked product sum as hw.array registers it (row 0's partial sum)."""
+    """Width of one PE's masked product sum as hw.array registers it (row 0's partial sum); a float
+    array registers binary32 partial sums from row 0 on (so its column is steady from row 1)."""
+    if p.is_float:
+        return p.acc_bits
     mult = array_shape(p, kind).multipliers
     return min(p.product_bits + max(mult - 1, 0).bit_length(), p.acc_bits)
 

@@ -171,6 +171,7 @@ class DesignPoint:
     liberty_node_nm: int | None = None  # the Liberty file's process node, when the file does not state it
     dataflow: str = "ws"  # ws, os (each costed from its own array RTL) or is (costed as the WS array)
     dense_path: bool = False  # with sparse: the sparse PE with a full-rate dense path (hw SparsePE dense_path)
+    precision: str = "int8"  # operand format (hw.precision): int8, int4, fp8-e4m3, fp8-e5m2, bf16
     #: lanes of the vector unit beside the array (hw.vector.VectorLane at act_bits, ppa.vector_cost);
     #: None: one per column (sim.perf.ArrayConfig's default), 0: no vector unit
     vector_lanes: int | None = None
@@ -229,7 +230,16 @@ class DesignPoint:
         if not -60 <= self.t_ambient_c <= 150:
             raise InputError(f"ambient {self.t_ambient_c} C outside -60..150 C", where="--t-ambient")
         resolve_liberty(self)
-        return PEParams(self.act_bits, self.weight_bits, self.acc_bits, self.n, self.m, self.pipeline)
+        return self.pe_params()
+
+    def pe_params(self) -> PEParams:
+        """The PE parameters; with a precision other than int8 the default widths (8/8/32) follow it."""
+        if self.precision == "int8":
+            return PEParams(self.act_bits, self.weight_bits, self.acc_bits, self.n, self.m, self.pipeline)
+        return PEParams(None if self.act_bits == 8 else self.act_bits,
+                        None if self.weight_bits == 8 else self.weight_bits,
+                        None if self.acc_bits == 32 else self.acc_bits, self.n, self.m, self.pipeline,
+                        precision=self.precision)
 
 
 @dataclass

@@ -406,6 +406,10 @@ MAP_SCRIPT = ("read_verilog {src}; synth -top {top} -flatten -noalumacc; dfflibm
 #: sizes, so an unbuffered net (e.g. a metadata bit selecting 32 multiplexer inputs, 0.7 pF on a
 #: NAND2X1) dominates its paths; ABC's ``buffer`` fails after ``&nf`` here, so ``map`` is used.
 TIMING_ABC_SCRIPT = "+strash;dch;map,-D,{D};buffer;upsize,-D,{D};dnsize,-D,{D}"
+#: The same without ``dch`` (choice computation): Yosys 0.23's ABC crashes (no output.blif) on the
+#: float arrays' columns (hw/fp.py adders, e.g. the 2 x 1 FP8 column) with ``dch`` and then
+#: ``buffer``; without it the mapping, buffering and sizing succeed. Used only after that crash.
+TIMING_ABC_SCRIPT_NO_DCH = "+strash;map,-D,{D};buffer;upsize,-D,{D};dnsize,-D,{D}"
 
 #: The clock ppa.model asks the mapper for [A]: 1 ps is unreachable, so ABC maps, buffers and
 #: sizes for minimum delay -- the netlist a team would close timing on at fmax. Measured on the
@@ -430,14 +434,17 @@ def map_to_liberty(verilog: str, top: str, lib: Liberty, *, clock_ps: float | No
         d = Path(tmp)
         (d / "design.v").write_text(verilog)
         shutil.copyfile(lib.path, d / "cells.lib")  # the yowasp Yosys sees only its working directory
-        D = ""
-        if clock_ps:
-            d_ps = f"{clock_ps:.6g}"
-            D = f" -D {d_ps} -script {TIMING_ABC_SCRIPT.format(D=d_ps)}"
         buf, a, y = buffer_cell(lib)
-        script = MAP_SCRIPT.format(src="design.v", top=top, lib="cells.lib", D=D, stat="stat.txt", out="mapped.v",
-                                   buf=f"{buf} {a} {y}")
-        proc = subprocess.run([*argv, "-q", "-p", script], capture_output=True, text=True, cwd=d)
+        for abc_script in (TIMING_ABC_SCRIPT, TIMING_ABC_SCRIPT_NO_DCH):
+            D = ""
+            if clock_ps:
+                d_ps = f"{clock_ps:.6g}"
+                D = f" -D {d_ps} -script {abc_script.format(D=d_ps)}"
+            script = MAP_SCRIPT.format(src="design.v", top=top, lib="cells.lib", D=D, stat="stat.txt", out="mapped.v",
+                                       buf=f"{buf} {a} {y}")
+            proc = subprocess.run([*argv, "-q", "-p", script], capture_output=True, text=True, cwd=d)
+            if not (proc.returncode != 0 and clock_ps and "output.blif" in (proc.stderr + proc.stdout)):
+                break
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
             raise InputError(f"Yosys failed mapping {top} to {lib.library}: {' | '.join(tail)}", where="ppa.sta")

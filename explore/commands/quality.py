@@ -211,6 +211,10 @@ def register(app: typer.Typer) -> None:
             "--max-quality-delta", help="Guardrail: largest tolerated quality loss (fraction: accuracy points, or "
             "relative perplexity increase), tested on the pessimistic end of its 95 % interval.")
         ] = 0.015,
+        precision: Annotated[Optional[str], typer.Option(
+            "--precision", help="Quality gate per operand precision (comma list of int8, int4, fp8-e4m3, fp8-e5m2, "
+            "bf16): the digits reference MLP, dense and --nm pruned, at each precision against dense FP32, "
+            "3 seeds from --seed, each delta with its 95 % interval.")] = None,
     ) -> None:
         """Quality of N:M pruning: user weights per layer and/or the built-in reference experiment."""
         from rich.console import Console
@@ -229,8 +233,18 @@ def register(app: typer.Typer) -> None:
             status.start()
             progress = status.update
         try:
-            result = run_quality(weights, nm, reference, seed, calib, max_quality_delta, progress,
-                                 eval_spec=eval_spec, finetuned=finetuned, family=family)
+            if precision is not None and weights is None and not reference:
+                result = {}
+            else:
+                result = run_quality(weights, nm, reference, seed, calib, max_quality_delta, progress,
+                                     eval_spec=eval_spec, finetuned=finetuned, family=family)
+            if precision is not None:
+                from sim.quality.precision import precision_quality
+
+                precs = [p.strip() for p in precision.split(",") if p.strip()]
+                rows = precision_quality(precs, (nm, "dense"), (seed, seed + 1, seed + 2),
+                                         max_delta=max_quality_delta)
+                result["precision_gates"] = [r.to_json() for r in rows]
         finally:
             if progress is not None:
                 status.stop()
@@ -239,4 +253,10 @@ def register(app: typer.Typer) -> None:
 
             print(dumps(result, sort_keys=True))
         else:
-            _print_human(result)
+            if set(result) != {"precision_gates"}:
+                _print_human(result)
+            for r in result.get("precision_gates", []):
+                d = r["delta"]
+                print(f"{r['precision']:9} {r['sparsity']:6} accuracy {r['accuracy'] * 100:6.2f}%  delta vs dense FP32 "
+                      f"{d['point'] * 100:+.2f} points [{d['low'] * 100:+.2f}, {d['high'] * 100:+.2f}]  "
+                      f"{'pass' if r['pass'] else 'FAIL'} (max {r['max_delta'] * 100:.1f})")

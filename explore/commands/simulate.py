@@ -57,8 +57,11 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
         pipeline: int | None = None, sram_banks: int | None = None, sram_port_bytes: float | None = None,
         onnx: Path | None = None, input_shape: list[str] | None = None, hf_config: Path | None = None,
         batch: int | None = None, seq: int | None = None, phase: str | None = None, context: int | None = None,
-        vector_lanes: int | None = None, vector_overlap: bool = False) -> None:
+        vector_lanes: int | None = None, vector_overlap: bool = False,
+        precision: str | None = None) -> None:
     import math
+
+    from hw.precision import check_precision, operand_bits
 
     from sim.perf import ArrayConfig, simulate
     from sim.workloads import get_workload
@@ -82,6 +85,9 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
     over = dict(rows=rows, cols=cols, clock_mhz=clock_mhz, dram_gbps=dram_gbps, dataflow=dataflow, acc_bits=acc_bits,
                 pipeline=pipeline, sram_banks=sram_banks, vector_lanes=vector_lanes,
                 vector_overlap=True if vector_overlap else None)
+    if precision is not None:   # bytes moved per operand follow the format (metadata stays log2(M) bits)
+        check_precision(precision, where="--precision")
+        over.update(act_bits=operand_bits(precision), weight_bits=operand_bits(precision))
     if sram_port_bytes is not None and not (sram_port_bytes > 0):
         raise InputError(f"must be a positive number of bytes per cycle, or inf for no limit, got {sram_port_bytes!r}",
                          where="--sram-port-bytes")
@@ -203,6 +209,9 @@ def register(app: typer.Typer) -> None:
         vector_overlap: Annotated[bool, typer.Option(
             "--vector-overlap", help="overlap the vector unit's work with the next layer's GEMMs "
                                      "(default: serialised with the array)")] = False,
+        precision: Annotated[Optional[str], typer.Option(
+            "--precision", help="operand format: int8, int4, fp8-e4m3, fp8-e5m2 or bf16; sets the bytes moved per "
+                                "activation and weight (bf16 2, fp8/int8 1, int4 0.5)", show_default="int8")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print one JSON object to stdout")] = False,
     ) -> None:
         """Cycles, stalls, traffic and effective N:M speedup of a workload on one array."""
@@ -210,7 +219,8 @@ def register(app: typer.Typer) -> None:
             run(workload, topology, scalesim_config, rows, cols, sram_kb, clock_mhz, dram_gbps, dataflow, sparsity,
                 as_json, acc_bits=acc_bits, pipeline=pipeline, sram_banks=sram_banks, sram_port_bytes=sram_port_bytes,
                 onnx=onnx, input_shape=input_shape, hf_config=hf_config, batch=batch, seq=seq, phase=phase,
-                context=context, vector_lanes=vector_lanes, vector_overlap=vector_overlap)
+                context=context, vector_lanes=vector_lanes, vector_overlap=vector_overlap,
+                precision=precision)
         except InputError as exc:
             if exc.where and exc.where.startswith("parameter "):  # sim.perf names its parameter: the flag
                 flag = "--" + exc.where.removeprefix("parameter ").replace("_", "-")

@@ -15,9 +15,14 @@ def register(app: typer.Typer) -> None:
     @app.command("verilog")
     def verilog_cmd(
         out: Annotated[Path, typer.Option("--out", help="Output directory (created if absent).")],
-        act_bits: Annotated[int, typer.Option("--act-bits", help="Activation width (signed).")] = 8,
-        weight_bits: Annotated[int, typer.Option("--weight-bits", help="Weight width (signed).")] = 8,
-        acc_bits: Annotated[int, typer.Option("--acc-bits", help="Accumulator width, >= act+weight bits.")] = 32,
+        act_bits: Annotated[Optional[int], typer.Option("--act-bits", help="Activation width (signed integer "
+                                                        "precisions; default: the precision's width).")] = None,
+        weight_bits: Annotated[Optional[int], typer.Option("--weight-bits", help="Weight width (default: the "
+                                                           "precision's width).")] = None,
+        acc_bits: Annotated[Optional[int], typer.Option("--acc-bits", help="Accumulator width, >= act+weight bits "
+                                                        "(default 32; binary32 for float precisions).")] = None,
+        precision: Annotated[str, typer.Option("--precision", help="Operand format: int8, int4, fp8-e4m3, fp8-e5m2 "
+                                               "or bf16 (float formats accumulate in binary32).")] = "int8",
         n: Annotated[int, typer.Option("--n", help="Kept weights per group (N of N:M).")] = 2,
         m: Annotated[int, typer.Option("--m", help="Group size (M of N:M), a power of two.")] = 4,
         pipeline: Annotated[int, typer.Option("--pipeline", help="Register stages in the PE (>= 1).")] = 1,
@@ -36,10 +41,10 @@ def register(app: typer.Typer) -> None:
 
         flags = {"act_bits": "--act-bits", "weight_bits": "--weight-bits", "acc_bits": "--acc-bits",
                  "n:m": "--n/--m", "pipeline": "--pipeline", "rows": "--rows", "cols": "--cols",
-                 "rows/cols": "--rows/--cols", "dataflow": "--dataflow"}
+                 "rows/cols": "--rows/--cols", "dataflow": "--dataflow", "precision": "--precision"}
         try:
             params = PEParams(act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
-                              pipeline=pipeline)
+                              pipeline=pipeline, precision=precision)
             if (rows is None) != (cols is None):
                 raise InputError("give both --rows and --cols, or neither", where="rows/cols")
             if rows is not None:  # the array's own limits, before anything is written
@@ -63,4 +68,4 @@ def register(app: typer.Typer) -> None:
             con = Console(stderr=True)
             for key, path in paths.items():
                 if not key.endswith(".json"):
-                    con.print(f"wrote [bold]{rich_markup(path)}[/bold] (latency {params.latency})")
+                    con.print(f"wrote [bold]{rich_markup(path)}[/bold] ({params.precision}, latency {params.latency})")

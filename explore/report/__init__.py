@@ -87,6 +87,12 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
             section_quality(data, det, q), section_bottleneck(data, det, layers), s11,
             section_repro(data, out_dir, cmd),
         ]
+        policy = None
+        if getattr(data.cfg.space, "precision", None) is not None:   # a precision axis: the policy table
+            from explore.report.precision import section_precision
+
+            sp, policy = section_precision(data)
+            sections.insert(len(sections) - 1, sp)
         from explore.report.memo import section_memo
         from explore.report.owners import section_owners
 
@@ -109,6 +115,8 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
             key["fallback"] = fallback_numbers(det)
             if parse_sparsity(det.point["sparsity"])[2]:
                 key["metadata"] = metadata_numbers(det)
+    if policy is not None:
+        key["precision_policy"] = policy
     if q is not None:
         key["quality"] = {k: v for k, v in q.items() if isinstance(v, (int, float, str, bool)) or v is None
                           or (isinstance(v, list) and all(isinstance(x, (int, float)) for x in v))}

@@ -12,7 +12,9 @@ Modules:
 * :mod:`sim.quality.user_eval`: the team's own weights and evaluation function (``--eval``);
 * :mod:`sim.quality.stats`: 95 % intervals (seeds x bootstrap over the test set);
 * :mod:`sim.quality.weights`: user weight files, per-layer pruning report;
-* :mod:`sim.quality.traces`: pruned, quantised layers and PE input streams for activity-based power.
+* :mod:`sim.quality.traces`: pruned, quantised layers and PE input streams for activity-based power;
+* :mod:`sim.quality.precision`: quality gates per operand precision (INT8/INT4/FP8/BF16 quantisation of
+  the reference MLP, delta vs dense FP32 with its interval).
 """
 
 from sim.quality.reference import *  # noqa: F401,F403

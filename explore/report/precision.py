@@ -1,0 +1,104 @@
+"""The precision policy section of the report (issue 13): one row per precision x sparsity of the
+study's designs, with latency, energy per inference and area of the best design of that pair (from
+the stored trials), the quality delta against the dense FP32 model with its interval and the gate
+(sim.quality.precision on the digits reference MLP), and the decision naming the recommended
+precision: the gate-passing pair with the lowest energy per inference (ties: lower latency).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from explore.report.sections import Section, Table, fmt
+
+__all__ = ["policy_rows", "section_precision"]
+
+#: [A] seeds of the quality gate per pair (as the multi-seed quality evidence of the report)
+GATE_SEEDS = (0, 1, 2)
+
+
+def _sparsity_label(s: str) -> tuple[str, str]:
+    """(row label, quality model sparsity): 'dense' or 'N:M' (the +dense path keeps N:M weights)."""
+    from explore.config import parse_sparsity
+
+    n, m, sparse = parse_sparsity(s)
+    return str(s), (f"{n}:{m}" if sparse else "dense")
+
+
+def _best(records: list[dict[str, Any]]) -> dict[str, Any]:
+    def key(r):
+        mt = r["metrics"]
+        e = mt.get("energy_per_inference_mj")
+        return (not r["feasible"], float("inf") if e is None else float(e), float(mt.get("latency_ms") or float("inf")))
+
+    return min(records, key=key)
+
+
+def policy_rows(data, *, max_delta: float | None = None, quality=None) -> list[dict[str, Any]]:
+    """One dict per (precision, sparsity) pair present in the study's trials. ``quality``: a
+    function (precisions, sparsities, seeds, max_delta) -> rows like sim.quality.precision."""
+    if quality is None:
+        from sim.quality.precision import precision_quality as quality
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in data.records:
+        p = r["params"]
+        groups.setdefault((str(p.get("precision", "int8")), str(p["sparsity"])), []).append(r)
+    if not groups:
+        return []
+    precs = sorted({k[0] for k in groups})
+    sparsities = sorted({_sparsity_label(k[1])[1] for k in groups})
+    if max_delta is None:
+        max_delta = getattr(data.cfg.limits, "max_quality_delta", None)
+    q = {(x.precision, x.sparsity): x for x in quality(precs, sparsities, GATE_SEEDS, max_delta=max_delta)}
+    rows = []
+    for (prec, sp), recs in sorted(groups.items()):
+        best = _best(recs)
+        mt = best["metrics"]
+        g = q[(prec, _sparsity_label(sp)[1])]
+        rows.append({"precision": prec, "sparsity": sp, "trial": best["number"], "feasible": bool(best["feasible"]),
+                     "latency_ms": mt.get("latency_ms"), "energy_per_inference_mj": mt.get("energy_per_inference_mj"),
+                     "area_mm2": mt.get("area_mm2"), "quality_delta": g.delta.point,
+                     "quality_interval": [g.delta.low, g.delta.high], "gate_pass": bool(g.passed),
+                     "max_delta": g.max_delta, "trials": len(recs)})
+    return rows
+
+
+def recommend(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    ok = [r for r in rows if r["gate_pass"] and r["feasible"] and r["energy_per_inference_mj"] is not None]
+    if not ok:
+        return None
+    return min(ok, key=lambda r: (float(r["energy_per_inference_mj"]), float(r["latency_ms"] or float("inf"))))
+
+
+def section_precision(data, *, quality=None) -> tuple[Section, dict[str, Any]]:
+    """The precision policy section and its key figures ({'rows': [...], 'recommended': {...}})."""
+    s = Section(0, "precision", "Precision policy", "sparsity")
+    rows = policy_rows(data, quality=quality)
+    if not rows:
+        s.paras.append("No trials: no precision policy.")
+        return s, {"rows": [], "recommended": None}
+    t = Table("Precision x sparsity: the best design of each pair and its quality gate",
+              ["precision", "sparsity", "trial", "latency (ms)", "energy / inference (mJ)", "area (mm2)",
+               "quality delta (points)", "95 % interval", "gate"], [], name="precision_policy")
+    for r in rows:
+        lo, hi = r["quality_interval"]
+        t.rows.append([r["precision"], r["sparsity"], fmt(int(r["trial"])), fmt(r["latency_ms"]),
+                       fmt(r["energy_per_inference_mj"]), fmt(r["area_mm2"]), f"{r['quality_delta'] * 100:+.2f}",
+                       f"[{lo * 100:+.2f}, {hi * 100:+.2f}]",
+                       ("pass" if r["gate_pass"] else "FAIL") + ("" if r["feasible"] else " (design infeasible)")])
+    s.tables.append(t)
+    s.paras.append(
+        "Latency, energy and area: the trial of each (precision, sparsity) pair with the lowest energy per inference "
+        "(feasible first). Quality: the digits reference MLP (dense, or N:M pruned and fine-tuned by the ASP recipe) "
+        "quantised to the precision (INT8/INT4: symmetric per-output-channel weights, per-tensor activations "
+        "calibrated on held-out training data; FP8: per-tensor scales; BF16: RNE) against the dense FP32 model, "
+        f"{len(GATE_SEEDS)} seeds, paired bootstrap 95 % interval; the gate passes when the interval's upper end is at "
+        f"most {rows[0]['max_delta'] * 100:.1f} points.")
+    rec = recommend(rows)
+    if rec is None:
+        s.verdict = "No precision passes its quality gate on a feasible design: no precision is recommended."
+    else:
+        s.verdict = (f"Recommended precision: {rec['precision']} with {rec['sparsity']} (trial {rec['trial']}): "
+                     f"the lowest energy per inference ({fmt(rec['energy_per_inference_mj'])} mJ) among the pairs "
+                     f"that pass the quality gate.")
+    return s, {"rows": rows, "recommended": rec}
