@@ -24,6 +24,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed, wait
 from typing import Any
 
 from explore.config import SweepConfig, axis_choices, has_dense_path, parse_sparsity
+from hw.precision import operand_bits
 
 __all__ = ["hardware_jobs", "prewarm"]
 
@@ -58,6 +59,7 @@ def hardware_jobs(cfg: SweepConfig) -> list[dict[str, Any]]:
     pipelines = sorted({int(v) for v in _values(cfg, "pipeline", 1)})
     dataflows = sorted({str(v) for v in _values(cfg, "dataflow", "ws")})
     node = min(int(v) for v in _values(cfg, "node_nm", 7))
+    precisions = sorted({str(v) for v in _values(cfg, "precision", "int8")}) if cfg.space.precision is not None else ["int8"]
     kinds = set()
     for s in sparsities:
         n, m, sparse = parse_sparsity(str(s))
@@ -65,11 +67,14 @@ def hardware_jobs(cfg: SweepConfig) -> list[dict[str, Any]]:
         kinds.add((n, m, False, False))  # the dense twins
     jobs = []
     for n, m, sparse, dp in sorted(kinds, key=lambda k: (k[2], k[3], k[0], k[1])):
-        for p in pipelines:
-            for df in dataflows:
-                jobs.append(dict(rows=rows, cols=1, node_nm=node, act_bits=f.act_bits, weight_bits=f.weight_bits,
-                                 acc_bits=f.acc_bits, n=n, m=m, sparse=sparse, dense_path=dp, dataflow=df,
-                                 pipeline=p, liberty=f.liberty, liberty_node_nm=f.liberty_node))
+        for prec in precisions:  # operand widths as the evaluator sets them (explore.evaluator._design_columns)
+            ab = f.act_bits if prec == "int8" else operand_bits(prec)
+            wb = f.weight_bits if prec == "int8" else operand_bits(prec)
+            for p in pipelines:
+                for df in dataflows:
+                    jobs.append(dict(rows=rows, cols=1, node_nm=node, act_bits=ab, weight_bits=wb,
+                                     acc_bits=f.acc_bits, n=n, m=m, sparse=sparse, dense_path=dp, dataflow=df,
+                                     pipeline=p, precision=prec, liberty=f.liberty, liberty_node_nm=f.liberty_node))
     # the dense jobs repeat across N:M (a dense PE has no N): keep one of each
     seen, out = set(), []
     for j in jobs:
@@ -87,11 +92,11 @@ def _run_job(cfg: SweepConfig, kw: dict[str, Any]) -> str:
     t = time.time()
     design = DesignPoint(**kw)
     trace = None
-    if cfg.fixed.activity_trace == "reference":  # the real-data trace the trials use (disk-cached activity)
+    if cfg.fixed.activity_trace == "reference" and design.precision == "int8":  # the real-data trace the trials use (disk-cached activity)
         trace = ev._activity_trace(ev.make_context(cfg), design)
     estimate(design, trace=trace)
     kind = "dense" if not kw["sparse"] else ("dense-path" if kw["dense_path"] else f"{kw['n']}:{kw['m']}")
-    return f"{kind} PE, pipeline {kw['pipeline']}, {kw['dataflow']} ({time.time() - t:.0f} s)"
+    return f"{kind} {kw['precision']} PE, pipeline {kw['pipeline']}, {kw['dataflow']} ({time.time() - t:.0f} s)"
 
 
 def prewarm(cfg: SweepConfig, workers: int | None = None) -> int:
