@@ -63,9 +63,20 @@ def _log_to_stderr() -> None:
     on stderr, once."""
     import logging
 
+    class _Stderr(logging.StreamHandler):
+        """Writes to the sys.stderr of the moment (not the one at set-up: tests swap it)."""
+
+        @property
+        def stream(self):
+            return sys.stderr
+
+        @stream.setter
+        def stream(self, value):
+            pass
+
     log = logging.getLogger("sparsepe")
     if not log.handlers:
-        h = logging.StreamHandler(sys.stderr)
+        h = _Stderr()
         h.setFormatter(logging.Formatter("sparsepe: %(message)s"))
         log.addHandler(h)
         log.setLevel(logging.INFO)
