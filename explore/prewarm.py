@@ -85,6 +85,14 @@ def hardware_jobs(cfg: SweepConfig) -> list[dict[str, Any]]:
     return out
 
 
+def _quiet_sigint() -> None:
+    """Pool workers ignore Ctrl-C: the parent handles it (one line, exit 130) and ends the pool,
+    so no worker prints a KeyboardInterrupt traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _run_job(cfg: SweepConfig, kw: dict[str, Any]) -> str:
     import explore.evaluator as ev
     from ppa.model import DesignPoint, estimate
@@ -108,7 +116,8 @@ def prewarm(cfg: SweepConfig, workers: int | None = None) -> int:
     if workers == 1:
         return len(jobs)
     t0 = time.time()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_quiet_sigint)
+    try:
         futs = [pool.submit(_run_job, cfg, j) for j in jobs]
         # a warm cache answers every job within a second or two: then say nothing
         _, pending = wait(futs, timeout=QUIET_S)
@@ -124,5 +133,11 @@ def prewarm(cfg: SweepConfig, workers: int | None = None) -> int:
             except Exception as exc:  # the trial meeting it reports it properly
                 _log.info("characterisation %d/%d deferred to the trials: %s", done, len(jobs),
                           str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    except BaseException:  # Ctrl-C (or any failure here): end the workers now, not after their jobs
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     _log.info("hardware characterised in %.0f s", time.time() - t0)
     return len(jobs)
