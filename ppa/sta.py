@@ -54,10 +54,11 @@ from pathlib import Path
 
 from hw.errors import InputError
 from ppa import liberty as _lib
+from ppa import sta_buffer as _buffer
 from ppa import synth as _synth
 
 #: Bump when the flow or the parsing changes, so old cache entries are not reused.
-STA_FLOW_VERSION = "1"
+STA_FLOW_VERSION = "2"  # 2: buffer trees on flip-flop / input nets (ppa.sta_buffer)
 
 #: The Debian package ``qflow-tech-osu018``: OSU (Oklahoma State University) 0.18 um standard
 #: cells for TSMC 0.18 um, 1.8 V (the file's nom_voltage) [P] osu018_stdcells.lib.
@@ -731,6 +732,8 @@ class StaResult:
     clock_ps: float | None  # the clock abc mapped for (-D), None: area-oriented mapping
     path_cells: tuple[str, ...]  # library cells along the critical path, in order
     tools: dict
+    buffered_nets: int = 0  # flip-flop / input nets given a buffer tree (ppa.sta_buffer)
+    tree_buffers: int = 0  # buffers those trees added (in cells and cell_area_um2)
     key: str = ""
     cached: bool = field(default=False, compare=False)
 
@@ -785,7 +788,7 @@ def _sha(text: str) -> str:
 def _result_key(verilog_sha: str, top: str, lib: Liberty, clock_ps: float | None, tl: dict,
                  false_path_ports: tuple[str, ...]) -> str:
     h = hashlib.sha256()
-    for part in (STA_FLOW_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT, json.dumps(tl, sort_keys=True), lib.sha256, verilog_sha, top,
+    for part in (STA_FLOW_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT, _buffer.key(), json.dumps(tl, sort_keys=True), lib.sha256, verilog_sha, top,
                  repr(clock_ps), repr(tuple(false_path_ports))):
         h.update(part.encode())
         h.update(b"\0")
@@ -808,6 +811,11 @@ def time_verilog(verilog: str, top: str, lib: Liberty, *, clock_ps: float | None
             pass  # a damaged entry is rebuilt
     fo4 = measure_fo4(lib)
     m = map_to_liberty(verilog, top, lib, clock_ps=clock_ps)
+    bt = _buffer.buffer_high_fanout(m.verilog, top, lib, clock_port=clock_port)
+    if bt.nets:
+        cells = dict(m.cells)
+        cells[bt.cell] = cells.get(bt.cell, 0) + bt.buffers
+        m = Mapped(bt.verilog, dict(sorted(cells.items())), m.area_um2 + bt.added_area)
     period = max(_DEFAULT_PERIOD_NS, (clock_ps or 0) / 1e3)
     sp = time_mapped(m.verilog, top, lib, clock_port=clock_port, clock_slew_ns=fo4.slew_ns,
                      false_path_ports=tuple(false_path_ports), period_ns=period)
@@ -820,7 +828,7 @@ def time_verilog(verilog: str, top: str, lib: Liberty, *, clock_ps: float | None
         clk_to_q_ps=None if sp.clk_to_q_ns is None else sp.clk_to_q_ns * 1e3,
         startpoint=_dut_name(sp.startpoint), endpoint=_dut_name(sp.endpoint), fo4_ps=fo4.fo4_ps,
         cell_area_um2=m.area_um2, cells=m.cells, flip_flops=n_ff, clock_pin_energy_pj=e_clk, clock_ps=clock_ps,
-        path_cells=path_cells, tools=tl, key=key,
+        path_cells=path_cells, tools=tl, buffered_nets=len(bt.nets), tree_buffers=bt.buffers, key=key,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     _synth._write_atomic(path, json.dumps(res.to_json(), indent=1))
@@ -842,7 +850,7 @@ def time_generated(generator: str, params: object, top: str, make_verilog: Calla
     tools and library left its result in the cache (cf. ppa.synth.synthesize_generated)."""
     tl = tools(lib)
     h = hashlib.sha256()
-    for part in (STA_FLOW_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT, generator, repr(params), top, _synth.sources_digest(),
+    for part in (STA_FLOW_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT, _buffer.key(), generator, repr(params), top, _synth.sources_digest(),
                  _synth._toolchain_id(), json.dumps(tl, sort_keys=True), lib.sha256, repr(clock_ps),
                  repr(clock_port), repr(tuple(false_path_ports))):
         h.update(part.encode())
