@@ -5,6 +5,11 @@ Flow, for one Verilog design and one Liberty library L::
     Yosys:   read_verilog; synth -top T -flatten -noalumacc; dfflibmap -liberty L;
              abc -liberty L [-D period_ps when a clock is given]; opt_clean -purge;
              stat -liberty L; insbuf; write_verilog -noattr mapped.v
+    Buffer trees (ppa.sta_buffer): ABC buffers only inside combinational logic, so a net driven
+             by a flip-flop or a primary input stays one wire; those whose load exceeds 16 x C_in
+             of the minimum inverter get a balanced tree of the strongest data buffer (BUFX4),
+             each buffer driving <= 16 x its input capacitance (stage effort ~4), before timing.
+             The trees' buffers are added to ``cells`` and ``cell_area_um2``.
              Without a clock ABC maps for area (Yosys's default script). With a clock the ABC
              script is TIMING_ABC_SCRIPT: delay-oriented mapping to the period, buffering of
              high-fan-out nets, up/down-sizing. ppa.model asks for FASTEST_CLOCK_PS (1 ps: map
@@ -27,8 +32,8 @@ input. FO4 is the delay of the middle stage (stage 3, by when the slew has settl
 slew), mean of its rising and falling output. No wire load: the library has none, and OpenSTA
 adds none.
 
-Not modelled by this flow (stated): placement and routing (wire capacitance), buffering of
-high-fan-out nets and cell sizing beyond what ABC's mapper chooses, clock skew and jitter (the
+Not modelled by this flow (stated): placement and routing (wire capacitance), buffering and
+cell sizing beyond ABC's and the flip-flop / input trees above (no placement-aware repair), clock skew and jitter (the
 clock is ideal; ppa.model adds a margin), on-chip variation.
 
 Caching: every mapping + timing result is kept on disk under ``<synth cache>/sta/<key>``, keyed by
