@@ -778,6 +778,7 @@ class StaResult:
                 "startpoint": self.startpoint, "endpoint": self.endpoint, "top": self.top,
                 "cell_area_um2": self.cell_area_um2, "flip_flops": self.flip_flops,
                 "clock_pin_energy_pj": self.clock_pin_energy_pj, "clk_to_q_ps": self.clk_to_q_ps,
+                "buffered_nets": self.buffered_nets, "tree_buffers": self.tree_buffers,
                 "tools": dict(self.tools)}
 
 

