@@ -71,7 +71,7 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
         st = det["sta"]
         assert tm["cycle_fo4"] == pytest.approx((st["critical_path_ps"] + st["setup_ps"]) / st["fo4_ps"], rel=1e-9)
         assert st["critical_path_fo4"] == pytest.approx(st["critical_path_ps"] / st["fo4_ps"], rel=1e-9)
-        assert {"library", "startpoint", "endpoint", "tools"} <= set(st)
+        assert {"library", "startpoint", "endpoint", "tools", "buffered_nets", "tree_buffers"} <= set(st)
     else:
         assert det["sta"] is None and any("generic netlist timed by logical effort" in n for n in j["notes"])
     assert j["clock_mhz"] == pytest.approx(j["fmax_at_voltage_mhz"])  # no clock asked: fmax at the voltage
