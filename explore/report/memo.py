@@ -186,7 +186,8 @@ def _mechanism(data, det, layers, q) -> dict[str, Any]:
                        "(scheduling at the request level) is not measured")
     missing.append("a measured profile trace (silicon or RTL simulation of the whole workload): the per-layer "
                    "profile is the analytical cycle model's (sim.perf, SCALE-Sim-exact on its own terms)")
-    missing.append("non-GEMM operators (softmax, normalisation, activations): not timed by the cycle model")
+    missing.append("non-GEMM operators: timed on the modelled vector unit (sim.vector: operator recipes and sourced "
+                   "lane rates), not measured on the team's runtime kernels")
     unset = [k for k in CONTEXT_TAGS[:4] if not getattr(data.cfg.context, k)]
     if unset:
         missing.append("runtime tags not supplied in [context]: " + ", ".join(unset))

@@ -392,8 +392,10 @@ MODEL_LIMITS = (
      "idle PEs (idle PEs pay clock power)"),
     ("memory system", "SRAM from CACTI fits, DRAM energy per bit and bandwidth per stack/channel; no DRAM page "
      "policy, refresh or bank conflicts; SRAM port limits are per-layer averages (bursts not resolved)"),
-    ("non-GEMM operators", "workloads hold GEMM layers only: softmax, normalisation, activations and residual adds "
-     "are not timed, so end-to-end speedup is overstated where they matter"),
+    ("non-GEMM operators", "softmax, normalisation, activations, residual adds and the like run on a modelled vector "
+     "unit (sim.vector: per-operator recipes, lane rates from the CUDA throughput table, serialised with the array by "
+     "default); its exp/divide rates describe a GPU special-function unit, not a measured kernel; operators the "
+     "importer does not know are costed by a stated fallback rule"),
     ("quality", "proxy evidence (a reference model of the workload family) unless the config gives the team's own "
      "weights and eval"),
 )
