@@ -49,3 +49,20 @@ def test_report_policy_picks_the_reference_by_workload_family():
     assert [(r.precision, r.sparsity, r.reference) for r in rows] == [("int4", "2:4", "transformer")]
     both = family_quality(["mlp", "transformer"])(["int4"], ["2:4"], (0,), max_delta=0.015)
     assert both[0].delta.high >= rows[0].delta.high   # the worse of the two references is kept
+
+
+def test_team_model_per_precision(tmp_path):
+    from tests.sim.test_quality_eval import two_strong, write_model
+    from sim.quality.user_precision import model_precision_quality, quantize_tensors
+
+    w = two_strong()
+    path = write_model(tmp_path, w)
+    rows = {(r["precision"], r["sparsity"]): r for r in
+            model_precision_quality(path, "team_eval:score", ["fp32", "bf16", "int4"], base_dir=tmp_path)}
+    assert rows[("fp32", "dense")]["quality_delta"] == 0.0
+    # independent check of the INT4 weights: per-row scale max|w| / 7, round, clip
+    q = quantize_tensors({"fc.weight": w.astype(np.float32)}, ["fc.weight"], "int4")["fc.weight"]
+    s = np.abs(w).max(axis=1, keepdims=True) / 7
+    assert np.allclose(q, np.clip(np.rint(w / s), -7, 7) * s, atol=1e-6)
+    assert abs(rows[("bf16", "2:4")]["quality_delta"] - rows[("fp32", "2:4")]["quality_delta"]) <= 0.01
+    assert rows[("int4", "2:4")]["quantised"] == "weights only"
