@@ -19,7 +19,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.precision import CANONICAL_NAN, FPFormat
 
-__all__ = ["FPMul", "F32Add", "fp_products", "fp_chain"]
+__all__ = ["FPMul", "F32Add", "fp_products", "fp_chain", "plus_zero"]
 
 _INF = 0x7F800000
 
@@ -48,7 +48,8 @@ class FPMul(wiring.Component):
         if f.ieee_specials:
             nan, inf = top & frac.any(), top & ~frac.any()
         else:
-            nan, inf = top & (frac == (1 << f.man_bits) - 1), Const(0, 1)
+            # no infinity (E4M3): no inf term at all, so no constant-0 logic is generated
+            nan, inf = top & (frac == (1 << f.man_bits) - 1), None
         normal = e.any()
         sig = Mux(normal, Cat(frac, Const(1, 1)), 0 if f.daz else frac)
         # biased exponent of the LSB, offset so that it is never negative: max(e, 1)
@@ -61,9 +62,12 @@ class FPMul(wiring.Component):
         sa, ga, ea, na, ia = self._decode(m, self.a, "a")
         sb, gb, eb, nb, ib = self._decode(m, self.b, "b")
         s = sa ^ sb
-        za, zb = ~ga.any() & ~ia & ~na, ~gb.any() & ~ib & ~nb
-        nan = na | nb | (ia & zb) | (ib & za)
-        inf = ia | ib
+        if ia is None:                                                # format without infinity
+            nan, inf = na | nb, None
+        else:
+            za, zb = ~ga.any() & ~ia & ~na, ~gb.any() & ~ib & ~nb
+            nan = na | nb | (ia & zb) | (ib & za)
+            inf = ia | ib
         sig = Signal(2 * f.sig_bits, name="sig")                      # read by the priority mux
         m.d.comb += sig.eq(ga * gb)
         top = _leading_one(m, sig, "top")
@@ -82,8 +86,9 @@ class FPMul(wiring.Component):
         if hi >= 255:                                                 # |p| >= 2**128: inf
             with m.If(ef >= 255):
                 m.d.comb += self.out.eq(Cat(Const(_INF, 31), s))
-        with m.If(inf):
-            m.d.comb += self.out.eq(Cat(Const(_INF, 31), s))
+        if inf is not None:
+            with m.If(inf):
+                m.d.comb += self.out.eq(Cat(Const(_INF, 31), s))
         with m.If(nan):
             m.d.comb += self.out.eq(CANONICAL_NAN)
         return m
@@ -157,14 +162,28 @@ def fp_products(m: Module, pairs, fmt: FPFormat, tag: str) -> list:
     return outs
 
 
+def plus_zero(b):
+    """+0 + b exactly as F32Add computes it, without an adder: a zero or (DAZ) subnormal b gives +0,
+    a NaN gives the canonical NaN, anything else passes through unchanged."""
+    eb = b[23:31]
+    nan = eb.all() & b[:23].any()
+    return Mux(eb.any(), Mux(nan, CANONICAL_NAN, b), 0)
+
+
 def fp_chain(m: Module, base, groups, tag: str):
     """base + the products of each group, one F32Add at a time in order; ``groups`` is a list of
-    (products, err): a group whose err is high adds nothing (the sum passes through)."""
+    (products, err): a group whose err is high adds nothing (the sum passes through). A constant +0
+    base (the top row of a weight-stationary array) takes no adder for its first addition
+    (``plus_zero``), so no constant-folded adder is left in the RTL."""
     x = base
+    zero_base = isinstance(base, Const) and base.value == 0
     k = 0
     for products, err in groups:
         before = x
         for p in products:
+            if zero_base:
+                x, zero_base = plus_zero(p), False
+                continue
             add = F32Add()
             m.submodules[f"{tag}add{k}"] = add
             m.d.comb += [add.a.eq(x), add.b.eq(p)]

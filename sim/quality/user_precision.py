@@ -1,0 +1,76 @@
+"""The team's own model (``[quality] weights + eval``, sim.quality.user_eval) scored per precision.
+
+The team's eval is a black box that takes weights, so only the weights can be quantised here:
+[A] weight-only quantisation with the recipes of sim.quality.precision (INT8/INT4 symmetric
+per-output-channel, FP8 one per-tensor scale, BF16 RNE) on every tensor ASP would prune (floating,
+>= 2-D, not an embedding; output channel = axis 0). Activations stay in the eval's own precision,
+so the delta is a lower bound on the deployed loss of a precision that also quantises activations.
+The delta is against the dense FP32 weights' score, with a paired bootstrap interval when the eval
+returns per-sample scores (sim.quality.stats).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from hw.errors import InputError
+from hw.precision import check_precision
+from sim.quality.precision import _quant_weights
+from sim.quality.stats import loss_of, paired_interval
+
+__all__ = ["quantize_tensors", "model_precision_quality"]
+
+
+def quantize_tensors(tensors: dict[str, np.ndarray], names, precision: str) -> dict[str, np.ndarray]:
+    """A copy of ``tensors`` with ``names`` quantised (weight-only) to ``precision`` (dtype kept)."""
+    out = dict(tensors)
+    if precision == "fp32":
+        return out
+    for k in names:
+        t = tensors[k]
+        q = _quant_weights(t.reshape(t.shape[0], -1).astype(np.float64), precision)
+        out[k] = q.reshape(t.shape).astype(t.dtype)
+    return out
+
+
+def model_precision_quality(weights_path: str | Path, eval_spec: str, precisions, *,
+                            finetuned_path: str | Path | None = None, n: int = 2, m: int = 4, seed: int = 0,
+                            base_dir: str | Path | None = None, max_delta: float | None = None) -> list[dict]:
+    """One row per (precision, model): the dense weights and the N:M model (the team's fine-tuned
+    weights when given, else one-shot pruned), weight-only quantised, scored by the team's eval:
+    {"precision", "sparsity", "metric", "quality_delta", "quality_delta_interval", "pass", "max_delta"}."""
+    from sim.quality.reference import DEFAULT_MAX_QUALITY_DELTA
+    from sim.quality.user_eval import load_eval, prune_for_eval, run_eval
+    from sim.quality.weights import load_tensors
+
+    max_delta = DEFAULT_MAX_QUALITY_DELTA if max_delta is None else float(max_delta)
+    for p in precisions:
+        if p != "fp32":
+            check_precision(p, where="--precision")
+    fn = load_eval(eval_spec, base_dir)
+    dense = load_tensors(weights_path)
+    if not dense:
+        raise InputError("no tensors in the file", where=str(weights_path))
+    oneshot, masks, _ = prune_for_eval(dense, n, m)
+    if not masks:
+        raise InputError(f"no tensor can be pruned {n}:{m} under the ASP rules", where=str(weights_path))
+    sparse = load_tensors(finetuned_path) if finetuned_path is not None else oneshot
+    names = sorted(masks)
+    base = run_eval(fn, dense, "dense")
+    rows = []
+    for label, tensors in (("dense", dense), (f"{n}:{m}", sparse)):
+        for p in precisions:
+            s = run_eval(fn, quantize_tensors(tensors, names, p), f"{label} {p}")
+            loss = float(loss_of(base.metric, s.metric, base.higher_is_better))
+            iv = None
+            if base.per_sample is not None and s.per_sample is not None and base.per_sample.shape == s.per_sample.shape:
+                i = paired_interval([base.per_sample], [s.per_sample],
+                                    lambda d, q: loss_of(d, q, base.higher_is_better), seed=seed)
+                iv = [i.low, i.high]
+            hi = loss if iv is None else iv[1]
+            rows.append({"precision": p, "sparsity": label, "metric": s.metric, "quality_delta": loss,
+                         "quality_delta_interval": iv, "pass": hi <= max_delta, "max_delta": max_delta,
+                         "quantised": "weights only"})
+    return rows
