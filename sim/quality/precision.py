@@ -122,19 +122,27 @@ class PrecisionQuality:
                 "delta": self.delta.to_json(), "pass": self.passed, "max_delta": self.max_delta}
 
 
-def precision_quality(precisions, sparsities=("2:4", "dense"), seeds=(0, 1, 2), *, max_delta: float | None = None,
-                      experiments: dict | None = None) -> list[PrecisionQuality]:
-    """One row per (precision, sparsity): the reference MLP (dense, or N:M pruned and fine-tuned by the
-    ASP recipe) at that precision against the dense FP32 model of the same seed. ``experiments``:
-    {(seed, n, m): ReferenceResult} to reuse (computed here when absent)."""
-    from sim.quality.reference import DEFAULT_MAX_QUALITY_DELTA, parse_nm, reference_experiment
+def check_gate_args(precisions, seeds, max_delta: float | None) -> float:
+    """Validate a per-precision quality run's arguments (fp32 or a hw.precision format; at least one
+    seed); returns the gate's limit (sim.quality.reference's default when None)."""
+    from sim.quality.reference import DEFAULT_MAX_QUALITY_DELTA
 
-    max_delta = DEFAULT_MAX_QUALITY_DELTA if max_delta is None else float(max_delta)
     for p in precisions:
         if p != "fp32":
             check_precision(p, where="--precision")
     if not seeds:
         raise InputError("need at least one seed", where="seeds")
+    return DEFAULT_MAX_QUALITY_DELTA if max_delta is None else float(max_delta)
+
+
+def precision_quality(precisions, sparsities=("2:4", "dense"), seeds=(0, 1, 2), *, max_delta: float | None = None,
+                      experiments: dict | None = None) -> list[PrecisionQuality]:
+    """One row per (precision, sparsity): the reference MLP (dense, or N:M pruned and fine-tuned by the
+    ASP recipe) at that precision against the dense FP32 model of the same seed. ``experiments``:
+    {(seed, n, m): ReferenceResult} to reuse (computed here when absent)."""
+    from sim.quality.reference import parse_nm, reference_experiment
+
+    max_delta = check_gate_args(precisions, seeds, max_delta)
     experiments = {} if experiments is None else experiments
     nm_of = {s: ((2, 4) if s == "dense" else parse_nm(s)) for s in sparsities}
     rows = []

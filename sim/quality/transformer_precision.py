@@ -29,7 +29,6 @@ import tempfile
 
 import numpy as np
 
-from hw.errors import InputError
 from hw.precision import check_precision
 from sim.quality.precision import CALIB_FRACTION, PrecisionQuality, _act_scale, _quant_acts, _quant_weights
 from sim.quality.stats import loss_of, paired_interval
@@ -147,16 +146,12 @@ def transformer_precision_quality(precisions, sparsities=("2:4", "dense"), seeds
     """One row per (precision, sparsity), like sim.quality.precision.precision_quality, on the
     char-level transformer: ``accuracy`` holds the mean NLL (nats/char, lower is better), ``delta`` the
     relative NLL increase against the dense FP32 model of the same seed."""
-    from sim.quality.reference import DEFAULT_MAX_QUALITY_DELTA, parse_nm
+    from sim.quality.precision import check_gate_args
+    from sim.quality.reference import parse_nm
     from sim.quality.transformer import LMConfig, corpus, eval_windows
 
     cfg = LMConfig() if cfg is None else cfg
-    max_delta = DEFAULT_MAX_QUALITY_DELTA if max_delta is None else float(max_delta)
-    for pr in precisions:
-        if pr != "fp32":
-            check_precision(pr, where="--precision")
-    if not seeds:
-        raise InputError("need at least one seed", where="seeds")
+    max_delta = check_gate_args(precisions, seeds, max_delta)
     train_ids, test_ids, _, _ = corpus()
     windows = eval_windows(test_ids, cfg)
     held = train_ids[int(len(train_ids) * (1 - CALIB_FRACTION)):]
