@@ -192,6 +192,22 @@ def _check_finetuned(path, dense: dict[str, np.ndarray], ft: dict[str, np.ndarra
                              f"the {n}:{m} pattern", where=f"{path}: tensor {name!r}")
 
 
+def load_and_prune(weights_path: str | Path, eval_spec: str, n: int, m: int, base_dir: str | Path | None = None):
+    """(eval function, dense tensors, one-shot N:M tensors, masks, skipped tensors with reasons) of the
+    team's weights file; one InputError when the file holds no tensor or none can be pruned N:M."""
+    from sim.quality.weights import load_tensors
+
+    fn = load_eval(eval_spec, base_dir)
+    dense = load_tensors(weights_path)
+    if not dense:
+        raise InputError("no tensors in the file", where=str(weights_path))
+    oneshot, masks, skipped = prune_for_eval(dense, n, m)
+    if not masks:
+        raise InputError(f"no tensor can be pruned {n}:{m} under the ASP rules "
+                         f"({'; '.join(f'{k}: {v}' for k, v in list(skipped.items())[:3])})", where=str(weights_path))
+    return fn, dense, oneshot, masks, skipped
+
+
 def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: str | Path | None = None,
                    n: int = 2, m: int = 4, seed: int = 0, base_dir: str | Path | None = None,
                    metric_name: str | None = None) -> dict:
@@ -206,14 +222,7 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
     end ``quality_delta_ci``; see sim.quality.stats)."""
     from sim.quality.weights import load_tensors
 
-    fn = load_eval(eval_spec, base_dir)
-    dense = load_tensors(weights_path)
-    if not dense:
-        raise InputError("no tensors in the file", where=str(weights_path))
-    oneshot, masks, skipped = prune_for_eval(dense, n, m)
-    if not masks:
-        raise InputError(f"no tensor can be pruned {n}:{m} under the ASP rules "
-                         f"({'; '.join(f'{k}: {v}' for k, v in list(skipped.items())[:3])})", where=str(weights_path))
+    fn, dense, oneshot, masks, skipped = load_and_prune(weights_path, eval_spec, n, m, base_dir)
     ft = None
     if finetuned_path is not None:
         ft = load_tensors(finetuned_path)

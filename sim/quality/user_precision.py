@@ -15,8 +15,6 @@ from pathlib import Path
 
 import numpy as np
 
-from hw.errors import InputError
-from hw.precision import check_precision
 from sim.quality.precision import _quant_weights
 from sim.quality.stats import loss_of, paired_interval
 
@@ -41,21 +39,12 @@ def model_precision_quality(weights_path: str | Path, eval_spec: str, precisions
     """One row per (precision, model): the dense weights and the N:M model (the team's fine-tuned
     weights when given, else one-shot pruned), weight-only quantised, scored by the team's eval:
     {"precision", "sparsity", "metric", "quality_delta", "quality_delta_interval", "pass", "max_delta"}."""
-    from sim.quality.reference import DEFAULT_MAX_QUALITY_DELTA
-    from sim.quality.user_eval import load_eval, prune_for_eval, run_eval
+    from sim.quality.precision import check_gate_args
+    from sim.quality.user_eval import load_and_prune, run_eval
     from sim.quality.weights import load_tensors
 
-    max_delta = DEFAULT_MAX_QUALITY_DELTA if max_delta is None else float(max_delta)
-    for p in precisions:
-        if p != "fp32":
-            check_precision(p, where="--precision")
-    fn = load_eval(eval_spec, base_dir)
-    dense = load_tensors(weights_path)
-    if not dense:
-        raise InputError("no tensors in the file", where=str(weights_path))
-    oneshot, masks, _ = prune_for_eval(dense, n, m)
-    if not masks:
-        raise InputError(f"no tensor can be pruned {n}:{m} under the ASP rules", where=str(weights_path))
+    max_delta = check_gate_args(precisions, (seed,), max_delta)
+    fn, dense, oneshot, masks, _ = load_and_prune(weights_path, eval_spec, n, m, base_dir)
     sparse = load_tensors(finetuned_path) if finetuned_path is not None else oneshot
     names = sorted(masks)
     base = run_eval(fn, dense, "dense")
