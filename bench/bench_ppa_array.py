@@ -62,11 +62,11 @@ def main() -> None:
               f"{old / real.transistors:.3f}{'':28s}| {f.flip_flops(p, n, n):5.0f} / {real.flip_flops:<5d}   | "
               f"{f.depth(n)} / {real.logic_depth}   (synthesis {dt:.1f} s{', cached' if real.cached else ''})")
     n45 = tech.node(45, 1.0)
-    print("\nsparse 2:4 PE vs dense 4-MAC PE, INT8, 45 nm 1.0 V, default trace (both cover 4 MACs/cycle):")
+    print(f"\nsparse 2:4 PE vs dense 4-MAC PE, INT8, 45 nm 1.0 V, default trace (both cover 4 MACs/cycle; {_clock_terms()[2]}):")
     rows = {}
     for sparse in (True, False):
         a = activity.pe_activity(p, sparse)
-        e = (a.toggles + a.flip_flops * tech.CLOCK_TOGGLES_PER_FF_CYCLE) * n45.toggle_energy_pj
+        e = _pe_energy_pj(a, n45.toggle_energy_pj)
         rows[sparse] = (a.transistors * n45.area_per_transistor_um2, e / p.m, fmax_mhz(a.logic_depth, 45, 1.0, cycle_fo4=_generic_fo4(p, sparse)), a.logic_depth)
     for sparse, (area, epm, fm, depth) in rows.items():
         print(f"  {'sparse' if sparse else 'dense ':6}: area {area:7.0f} um^2  energy/effective MAC {epm:.3f} pJ  fmax {fm:6.0f} MHz (depth {depth})")
@@ -76,13 +76,33 @@ def main() -> None:
     # for free from a pruned model, without any sparse hardware.
     tr = activity.synthetic_trace(p, False, dense_model="pruned")
     a = activity.pe_activity(p, False, tr)
-    e_pruned = (a.toggles + a.flip_flops * tech.CLOCK_TOGGLES_PER_FF_CYCLE) * n45.toggle_energy_pj / p.m
+    e_pruned = _pe_energy_pj(a, n45.toggle_energy_pj) / p.m
     print(f"  dense PE on the 2:4-pruned model: energy/effective MAC {e_pruned:.3f} pJ; "
           f"sparse/dense-on-pruned {s[1] / e_pruned:.3f}")
     dec = _decoder_transistors(p.n, p.m, None) * n45.area_per_transistor_um2
     half_dense = d[0] / 2
     print(f"  decoder alone {dec:.1f} um^2; sparse PE minus half a dense PE (2 of 4 multipliers) = "
           f"{s[0] - half_dense:.0f} um^2 = {100 * (s[0] - half_dense) / half_dense:.0f} % overhead for 2:4 support (derived)")
+
+
+def _clock_terms():
+    """(clock toggle-equivalents per flip-flop per cycle, extra per flip-flop output toggle, source):
+    the osu018 Liberty's (ppa.liberty_energy) when it and OpenSTA are installed, as ppa.model
+    uses them, else the stated assumption."""
+    from ppa import liberty_energy, sta
+
+    lib = sta.default_liberty()
+    if lib is not None and sta.find_sta() is not None:
+        e = liberty_energy.library_energy(lib)
+        return e.clock_toggles_per_ff_cycle, e.ff_extra_toggles, f"clock and flip-flop energy from {lib.library}"
+    return tech.CLOCK_TOGGLES_PER_FF_CYCLE, 0.0, "clock energy: the stated 3 toggle-equivalents (no Liberty/OpenSTA)"
+
+
+def _pe_energy_pj(a, e_t: float) -> float:
+    """Energy per PE-cycle: gate toggles, flip-flop toggles (with the library's pin energy) and
+    the clock of every flip-flop."""
+    clk, ff_extra, _ = _clock_terms()
+    return (a.gate_toggles + a.ff_toggles * (1 + ff_extra) + a.flip_flops * clk) * e_t
 
 
 def kinds(sizes=(2, 4, 8)) -> None:
@@ -106,7 +126,7 @@ def kinds(sizes=(2, 4, 8)) -> None:
     for kind, sparse, dp, macs in (("sparse", True, False, p.m), ("dense", False, False, p.m),
                                    ("dense_path", True, True, p.m * p.m // p.n)):
         a = activity.pe_activity(p, sparse, dense_path=dp)
-        e = (a.toggles + a.flip_flops * tech.CLOCK_TOGGLES_PER_FF_CYCLE) * n45.toggle_energy_pj
+        e = _pe_energy_pj(a, n45.toggle_energy_pj)
         print(f"  {kind:10s} area {a.transistors * n45.area_per_transistor_um2:7.0f} um^2 "
               f"({a.transistors * n45.area_per_transistor_um2 / macs:6.0f} per effective MAC/cycle), "
               f"energy/effective MAC {e / macs:.3f} pJ, depth {a.logic_depth}")

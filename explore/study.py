@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import importlib
 import json
@@ -65,6 +66,9 @@ NSGA2_POPULATION = 50
 WAIT_POLL_S = 0.5
 #: Study user attribute holding the fingerprint of the config that created the study.
 FINGERPRINT_ATTR = "sparsepe_config_sha256"
+#: Study user attribute holding the version of the model code that computed its trials
+#: (:func:`model_code_version`): with the config's fingerprint, the study's fingerprint.
+MODEL_CODE_ATTR = "sparsepe_model_code"
 #: Study user attribute holding the config (``SweepConfig.model_dump(mode="json")``).
 CONFIG_ATTR = "config"
 #: Study user attribute naming the evaluator module when it is not the product's.
@@ -127,6 +131,28 @@ def make_sampler(name: str, seed: int, n_objectives: int) -> optuna.samplers.Bas
 #: [serving] fields added after studies were stored, with their defaults (left out of the fingerprint
 #: at the default, so a study stored before them still loads).
 _SERVING_ADDED = {"seeds": 5, "warmup_fraction": 0.1, "cold_start_ms": 0.0, "output_tokens": 128}
+
+
+#: the code that turns a design point into its figures: every module of these packages, and the
+#: evaluator that joins them
+_MODEL_PACKAGES = ("hw", "ppa", "sim")
+_MODEL_MODULES = ("explore/evaluator.py", "explore/prewarm.py")
+
+
+@functools.lru_cache(maxsize=1)
+def model_code_version() -> str:
+    """SHA-256 (16 hex digits) of the model code's source: every ``.py`` file of hw/, ppa/ and
+    sim/ and the evaluator, by path and content. A study stores it, and a study computed by other
+    model code is not resumed (results of two model versions never mix)."""
+    h = hashlib.sha256()
+    root = Path(importlib.import_module("explore").__file__).resolve().parent.parent
+    files = [f for pkg in _MODEL_PACKAGES for f in (root / pkg).rglob("*.py")] + [root / m for m in _MODEL_MODULES]
+    for f in sorted(set(files)):
+        h.update(f.relative_to(root).as_posix().encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
 
 
 def config_fingerprint(cfg: SweepConfig) -> str:
@@ -228,13 +254,22 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
             where=f"study {opts.study_name!r}",
         )
     fp = config_fingerprint(cfg)
+    code = model_code_version()
     stored = study.user_attrs.get(FINGERPRINT_ATTR)
-    if stored is not None and stored != fp and not any(
-            t.state in (TrialState.COMPLETE, TrialState.RUNNING) for t in study.get_trials(deepcopy=False)):
+    stored_code = study.user_attrs.get(MODEL_CODE_ATTR)
+    results = any(t.state in (TrialState.COMPLETE, TrialState.RUNNING) for t in study.get_trials(deepcopy=False))
+    if stored is not None and (stored != fp or stored_code != code) and not results:
         # the study holds no finished (or running) trial, only failed ones: no result to protect, so
-        # a corrected config takes it over instead of being blocked by the failed first attempt
+        # a corrected config (or newer model code) takes it over instead of being blocked by the
+        # failed first attempt
         stored = None
+    if stored is not None and stored == fp and stored_code != code:
+        raise InputError(
+            f"this study's trials were computed by other model code ({stored_code or 'a version before it was recorded'}; "
+            f"this is {code}): resuming would mix results of two model versions; use another --study name or --out "
+            "directory", where=f"study {opts.study_name!r}")
     if stored is None:
+        study.set_user_attr(MODEL_CODE_ATTR, code)  # before the fingerprint: a worker that sees one sees both
         study.set_user_attr(FINGERPRINT_ATTR, fp)
         # what the report writer (explore.report) reads back: the config itself, where it came
         # from, and the evaluator module when it is not the product's

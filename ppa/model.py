@@ -68,12 +68,18 @@ Power (W)
 - dynamic: busy PE-cycles/s x toggles per PE-cycle (gate-level simulation on the trace) x energy
   per toggle; plus the registers outside the cells (activation forwarding and skew, the OS weight
   bundle, the WS psum deskew), each at the toggle rate per bit of what it carries on the same
-  trace, while busy; plus WS weight loading (R*R*C register bits written per tile, 2 toggles per
-  changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one per W_HOLD busy cycles).
+  trace, while busy; plus WS weight loading (R*R*C register bits written per tile, the mux toggle
+  and the register toggle per changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one
+  per W_HOLD busy cycles). With a Liberty library (the STA path) a flip-flop output toggle costs
+  its net toggle plus the library's D- and Q-pin internal energy (``ff_extra_toggles``, ppa.liberty_energy;
+  1.24 toggle-equivalents in osu018); without one, the net toggle alone.
   Parts in ``details["dynamic_breakdown_w"]`` (pe, edge_registers, weight_load).
-- clock: every flip-flop of the array, every cycle, CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents,
-  busy or idle (no clock gating is modelled, so idle PEs pay their clock power); with a Liberty
-  library's clock-pin energy when one is given (``clock_energy_per_ff_cycle_pj``).
+- clock: every flip-flop of the array, every cycle, busy or idle (no clock gating is modelled, so
+  idle PEs pay their clock power). With a Liberty library: the library's clock-pin internal energy,
+  pin + wiring capacitance and clock-buffer tree per flip-flop, in its own toggle-equivalents
+  (ppa.liberty_energy; 4.02 in osu018), x the node's toggle energy. Without one:
+  CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents (an assumption). ``details["clock_energy"]``
+  says which.
 - leakage: logic transistors (ppa.tech, per node and voltage) plus the SRAM's CACTI leakage at the
   SRAM voltage, both at the junction temperature solved with ppa.thermal.
 - sram / dram: bytes moved x energy per byte (ppa.sram read/write per 512-bit access at the SRAM
@@ -444,24 +450,29 @@ def operating_point(depth: int, node_nm: int, clock_mhz: float | None, voltage_v
 # the estimate
 # ------------------------------------------------------------------------------------------------
 
-def clock_energy_per_ff_cycle_pj(nd: tech.Node, sta=None) -> float:
-    """Clock energy per flip-flop per cycle at node ``nd``.
+def clock_energy_per_ff_cycle_pj(nd: tech.Node, lib_energy=None) -> float:
+    """Clock energy per flip-flop per cycle at node ``nd`` (pJ).
 
-    Hook for the Liberty path: when ``sta`` (ppa.sta's StaResult, for a given library) carries
-    ``clock_pin_energy_pj`` (the library's flip-flop clock-pin internal energy per cycle, rise +
-    fall), that energy is used, moved from the library's node/voltage to ``nd`` by the ratio of
-    toggle energies (``sta.node_nm`` / ``sta.voltage_v`` when the result names them), and the
-    clock tree's share on top [A: x 1.5, as below]. Without it: CLOCK_TOGGLES_PER_FF_CYCLE
-    toggle-equivalents (ppa.tech)."""
-    e_pin = getattr(sta, "clock_pin_energy_pj", None) if sta is not None else None
-    if e_pin:
-        lib_nm, lib_v = getattr(sta, "node_nm", None), getattr(sta, "voltage_v", None)
-        scale = 1.0
-        if lib_nm in tech.NODES_NM and lib_v:
-            lo, hi = tech.voltage_range(lib_nm)
-            scale = nd.toggle_energy_pj / tech.node(lib_nm, min(max(lib_v, lo), hi)).toggle_energy_pj
-        return float(e_pin) * scale * 1.5
+    With a Liberty library (``lib_energy``: a ppa.liberty_energy.LibraryEnergy): the library's
+    clock-pin internal energy + pin, wiring and buffer-tree switching per flip-flop, in the
+    library's own toggle-equivalents, times the node's toggle energy. Without one:
+    ppa.tech.CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents (a labelled assumption)."""
+    if lib_energy is not None:
+        return lib_energy.clock_toggles_per_ff_cycle * nd.toggle_energy_pj
     return tech.CLOCK_TOGGLES_PER_FF_CYCLE * nd.toggle_energy_pj
+
+
+def library_energy(design: DesignPoint, timing: "StageTiming", *, cache=None):
+    """The Liberty energies (ppa.liberty_energy) of the library ``design`` is timed with, or None
+    on the generic path."""
+    if timing.source != "sta":
+        return None
+    lib = resolve_liberty(design)
+    if lib is None:
+        return None
+    from ppa import liberty_energy
+
+    return liberty_energy.library_energy(lib, cache=_ck(cache))
 
 
 def _sram_macros(design: DesignPoint, v_sram: float) -> list[tuple[str, sram.SramCost]]:
@@ -560,6 +571,10 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         eff_macs = activity_in.effective_macs
         sram_rd, sram_wr, dram_b = activity_in.sram_read_bytes, activity_in.sram_write_bytes, activity_in.dram_bytes
     e_t = nd.toggle_energy_pj
+    # a flip-flop output toggle: its net toggle, plus (with a Liberty library) the library's D- and
+    # Q-pin internal energy in toggle-equivalents (ppa.liberty_energy); without one, the net alone
+    lib_e = library_energy(design, timing, cache=cache)
+    ff_tog = 1.0 + (lib_e.ff_extra_toggles if lib_e is not None else 0.0)
     pe_cycles_per_s = R * C * busy * f_hz
     # registers outside the PE cells (facts.edge_terms): each toggles at the rate of what it
     # carries, measured on the same trace at the PE's ports [D]: activation bits at in_act's rate
@@ -570,8 +585,8 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     w_port_bits = shape.w_lanes * p.weight_bits + shape.meta_groups * p.meta_bits
     edge_toggles = ((edges["act_forward"] + edges["act_skew"]) * act_bit
                     + (edges["weight_forward"] + edges["weight_skew"]) * act.w_input_toggles / w_port_bits
-                    + edges["psum_deskew"] * act.ff_toggles / max(act.flip_flops, 1))  # per busy array-cycle
-    pe_dyn_w = pe_cycles_per_s * (act.gate_toggles + act.ff_toggles) * e_t * 1e-12
+                    + edges["psum_deskew"] * act.ff_toggles / max(act.flip_flops, 1)) * ff_tog  # per busy array-cycle
+    pe_dyn_w = pe_cycles_per_s * (act.gate_toggles + act.ff_toggles * ff_tog) * e_t * 1e-12
     edge_dyn_w = busy * f_hz * edge_toggles * e_t * 1e-12
     # WS weight loading: a tile shifts R words down R rows, so R*R*C*B register bits are written
     # (B = weights + codes per PE, + the dense path's mode bit); a written bit toggles with the
@@ -586,13 +601,13 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             if activity_in is not None:
                 notes.append(f"weight loads: one tile per {activity.W_HOLD} busy cycles (no weight_tiles given)")
         bits = R * R * C * (w_port_bits + shape.mode_bit)
-        load_w = tiles_per_s * bits * 2 * activity.weight_bit_change(p) * e_t * 1e-12
+        load_w = tiles_per_s * bits * (1 + ff_tog) * activity.weight_bit_change(p) * e_t * 1e-12
     dyn_w = pe_dyn_w + edge_dyn_w + load_w
     # the vector unit: its operations x the lane's measured energy per operation class
     vec_ops = activity_in.vector_ops if activity_in is not None else None
     vec_w = vlane.energy_j(vec_ops) / runtime_s if (vlane is not None and vec_ops) else 0.0
     ffs = facts.flip_flops(p, R, C)
-    clk_w = ffs * clock_energy_per_ff_cycle_pj(nd) * 1e-12 * f_hz
+    clk_w = ffs * clock_energy_per_ff_cycle_pj(nd, lib_e) * 1e-12 * f_hz
     if macros:
         costs = dict(macros)
         if "sram" in costs:
@@ -706,6 +721,13 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "min_die_mm2": min_die, "die_phy_limited": die_phy_limited,
             "control_allowance": phy.CONTROL_ALLOWANCE,
             "sta": None if timing.sta is None else timing.sta.details() | {"stage": timing.stage},
+            "clock_energy": ({"source": "liberty", "library": lib_e.library,
+                              "toggles_per_ff_cycle": lib_e.clock_toggles_per_ff_cycle,
+                              "ff_extra_toggles": lib_e.ff_extra_toggles,
+                              "pj_per_ff_cycle": clock_energy_per_ff_cycle_pj(nd, lib_e),
+                              "library_figures": lib_e.details()} if lib_e is not None else
+                             {"source": "assumption", "toggles_per_ff_cycle": tech.CLOCK_TOGGLES_PER_FF_CYCLE,
+                              "ff_extra_toggles": 0.0, "pj_per_ff_cycle": clock_energy_per_ff_cycle_pj(nd)}),
             "timing": {"source": timing.source, "stage": timing.stage, "cycle_fo4": timing.cycle_fo4,
                        "fo4_ps_at_point": nd.gate_delay_ps, "cycle_time_ps_at_fmax": 1e6 / f_at_v,
                        "wire_allowance": _sta_mod().WIRE_ALLOWANCE,

@@ -531,7 +531,8 @@ def fo4_check() -> list[dict]:
 
 
 # --- Clock energy ---------------------------------------------------------------------------------
-#: Clock energy per flip-flop per cycle, in net-toggle equivalents: a labelled assumption [A].
+#: Clock energy per flip-flop per cycle, in net-toggle equivalents, on the generic path (no Liberty
+#: library; with one, ppa.liberty_energy reads it from the library: 4.02 for osu018): a labelled assumption [A].
 #: The clock pin of a D flip-flop sees two transitions per cycle (rise and fall) on a load about
 #: that of one gate-output net, and the clock tree that drives it adds about half again; 2 x 1.5
 #: = 3 toggles. No clock gating is modelled.

@@ -388,8 +388,10 @@ MODEL_LIMITS = (
      "published V-f table (RK3399, 28 nm); Vmin is a rule (0.73 x nominal), not a per-design characterisation"),
     ("area", "transistor counts of the generic-gate netlist times a per-node area per transistor; bench_silicon "
      "prints the comparison with published accelerators"),
-    ("clock tree and clock gating", "clock energy per flip-flop from a stated toggle-equivalent; no clock gating of "
-     "idle PEs (idle PEs pay clock power)"),
+    ("clock tree and clock gating", "clock energy per flip-flop from the Liberty library's clock-pin energy, pin "
+     "capacitance and a balanced tree of its clock buffer (ppa.liberty_energy), with an assumed wiring share (0.5 x the "
+     "pin load; no placement), moved to the node in toggle-equivalents; without a library a stated 3 toggle-"
+     "equivalents; no clock gating of idle PEs (idle PEs pay clock power)"),
     ("memory system", "SRAM from CACTI fits, DRAM energy per bit and bandwidth per stack/channel; no DRAM page "
      "policy, refresh or bank conflicts; SRAM port limits are per-layer averages (bursts not resolved)"),
     ("non-GEMM operators", "softmax, normalisation, activations, residual adds and the like run on a modelled vector "

@@ -707,6 +707,8 @@ def section_repro(data: StudyData, out_dir: Path, command: str) -> Section:
                ["config source", data.cfg.source],
                ["config fingerprint (sha256, explore.study.config_fingerprint)", data.fingerprint],
                ["config sha256 (canonical JSON below)", hashlib.sha256(body.encode()).hexdigest()],
+               ["model code that computed the trials (explore.study.model_code_version)",
+                data.user_attrs.get("sparsepe_model_code") or "not recorded (a study from before it was)"],
                ["sampler / seed (config)", f"{data.cfg.study.sampler} / {data.cfg.study.seed}"]]
     if sweep:
         t.rows.append(["sweep run", ", ".join(f"{k}={v}" for k, v in sorted(sweep.items()))])

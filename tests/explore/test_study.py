@@ -172,6 +172,55 @@ def test_changed_config_on_same_study_is_refused(small_config, tmp_path, sweep):
         sweep(p, tmp_path / "o", trials=4)
 
 
+def test_other_model_code_on_same_study_is_refused(small_config, tmp_path, sweep, monkeypatch):
+    """Issue 10: the study's fingerprint includes the model code version, so a resumed study never
+    mixes results of two model versions."""
+    import explore.study as st
+
+    p = small_config()
+    study, _ = sweep(p, tmp_path / "o", trials=3)
+    assert study.user_attrs[st.MODEL_CODE_ATTR] == st.model_code_version()
+    monkeypatch.setattr(st, "model_code_version", lambda: "0123456789abcdef")
+    with pytest.raises(InputError, match="other model code") as exc:
+        sweep(p, tmp_path / "o", trials=4)
+    assert "\n" not in str(exc.value) and "0123456789abcdef" in str(exc.value)
+    # the same code resumes
+    monkeypatch.undo()
+    study, _ = sweep(p, tmp_path / "o", trials=4)
+    assert len(_complete(study)) == 4
+
+
+def test_model_code_version_follows_the_model_source(tmp_path, monkeypatch):
+    """It hashes hw/, ppa/, sim/ and the evaluator by path and content: a copy of the tree with one
+    byte changed in a ppa module gets another version."""
+    import shutil
+
+    import explore.study as st
+
+    src = Path(st.__file__).resolve().parents[1]
+    for d in ("hw", "ppa", "sim", "explore"):
+        shutil.copytree(src / d, tmp_path / d, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    import importlib
+
+    real_import = importlib.import_module
+
+    def fake(name, *a, **k):
+        return type("M", (), {"__file__": str(tmp_path / "explore" / "__init__.py")}) if name == "explore" else real_import(name, *a, **k)
+
+    monkeypatch.setattr(importlib, "import_module", fake)
+    st.model_code_version.cache_clear()
+    try:
+        v1 = st.model_code_version()
+        st.model_code_version.cache_clear()
+        f = tmp_path / "ppa" / "tech.py"
+        f.write_text(f.read_text() + "\n")
+        v2 = st.model_code_version()
+    finally:
+        monkeypatch.undo()
+        st.model_code_version.cache_clear()
+    assert v1 == st.model_code_version() and v2 != v1
+
+
 def test_constraints_one_per_limit_plus_timing(small_config):
     cfg = load_config(small_config())
     m = {"stall_fraction": 0.45, "tj_c": 95.0, "power_density_w_mm2": 0.5, "area_mm2": 20.0,

@@ -99,16 +99,13 @@ def test_leakage_per_node_voltage_temperature():
     assert n.leakage_w(1e6, 130.0) / n.leakage_w(1e6, 90.0) == pytest.approx(2.5)
 
 
-def test_clock_energy_hook_uses_the_liberty_clock_pin_energy():
+def test_clock_energy_uses_the_library_toggle_equivalents():
     from types import SimpleNamespace
 
     from ppa.model import clock_energy_per_ff_cycle_pj
 
     n7 = tech.node(7)
     assert clock_energy_per_ff_cycle_pj(n7) == pytest.approx(tech.CLOCK_TOGGLES_PER_FF_CYCLE * n7.toggle_energy_pj)
-    # a library's clock-pin energy at its own node/voltage, moved to 7 nm by the toggle-energy ratio,
-    # plus the clock tree's half again
-    sta = SimpleNamespace(clock_pin_energy_pj=0.05, node_nm=45, voltage_v=1.0)
-    want = 0.05 * n7.toggle_energy_pj / tech.node(45, 1.0).toggle_energy_pj * 1.5
-    assert clock_energy_per_ff_cycle_pj(n7, sta) == pytest.approx(want)
-    assert clock_energy_per_ff_cycle_pj(n7, SimpleNamespace(clock_pin_energy_pj=None)) == clock_energy_per_ff_cycle_pj(n7)
+    # a library's clock energy per flip-flop, in its own toggle-equivalents, x the node's toggle energy
+    lib_e = SimpleNamespace(clock_toggles_per_ff_cycle=4.5)
+    assert clock_energy_per_ff_cycle_pj(n7, lib_e) == pytest.approx(4.5 * n7.toggle_energy_pj)

@@ -1,0 +1,380 @@
+"""Clock and flip-flop energy read from a Liberty library, in toggle-equivalents of that library.
+
+ppa.model costs switching activity in *net toggles*: ``ppa.tech.Node.toggle_energy_pj`` is the
+energy of one gate-output toggle of the calibration multiplier (Horowitz at 45 nm, Jouppi at 7 nm;
+ppa.calibration). Two energies are not toggles of logic nets, and this module reads them from the
+library the design is timed with (ppa.sta), the way the timing reads FO4:
+
+* the **clock**, per flip-flop per cycle: the flip-flop's clock-pin internal energy (Liberty
+  ``internal_power`` of the clock pin, one rising + one falling edge), the clock pin's capacitance
+  charged and discharged once (C V^2), the clock wiring (``CLOCK_WIRE_FRACTION`` x the pin
+  capacitance, an assumption: no placement), and a balanced tree of the library's clock buffer
+  (each buffer driving as many loads as keep its output transition within ``CLOCK_MAX_SLEW_FO4``
+  FO4 slews; its output internal energy for two edges per cycle and its input capacitance
+  switched, per flip-flop of the tree);
+* the **flip-flop data toggle**: when a flip-flop's output toggles, its D pin has switched and its Q
+  pin switches, each drawing the library's internal energy on top of the Q net's own switching.
+
+Both are expressed in units of the library's own energy per logic toggle: the calibration
+multiplier (ppa.operators ``mul8``) mapped to the library by the ppa.sta flow (area mapping), each
+mapped net costed at 1/2 C V^2 (the capacitance of the pins it drives; an output port drives one
+flip-flop D pin [A: the operator's result is registered]) plus its driver's output internal energy
+(mean of the rising and falling tables at that load and the library's FO4 slew), summed over the
+mapped nets, divided by the number of nets of the *generic* netlist whose toggles calibrate
+``toggle_energy_pj`` [D: the same mean toggle rate per net in both netlists; 316 mapped against
+338 generic nets for osu018]. The ratio is node-independent as far as clock and logic energy scale
+alike with C V^2, which is how FO4 moves timing between nodes (ppa.sta): ppa.model multiplies it by
+the target node's ``toggle_energy_pj``.
+
+Conventions: Liberty ``rise_power`` / ``fall_power`` are energies per rising / falling transition
+of the pin (energy unit = voltage unit x capacitance unit). OpenSTA 2.0.17's ``report_power``
+reads the same tables (tests/ppa/test_liberty_energy.py compares the lookups); it charges an input
+pin's rise + fall energy on every transition, twice the per-cycle energy read here.
+
+Not modelled (stated): clock gating (every flip-flop is clocked every cycle, as before), wire
+capacitance of data nets (none in the library; the timing's WIRE_ALLOWANCE is a delay figure),
+the D-pin energy of a flip-flop whose D toggles and returns within a cycle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+from hw.errors import InputError
+from ppa import liberty as _lib
+
+#: bump when the figures this module computes change meaning
+LIBERTY_ENERGY_VERSION = "1"
+#: [A] clock wiring capacitance per sink (and per tree level) as a fraction of the pin load it
+#: serves. No placement here. Estimate behind the value: a leaf clock wire per flip-flop about the
+#: flip-flop pitch (sqrt of the cell area per flip-flop of a PE: ~30 um at 180 nm, ~1.2 um at 7 nm)
+#: at ~0.2 fF/um is 0.2x a 28 fF osu018 clock pin and 0.5x a ~0.5 fF 7 nm pin; we take 0.5.
+CLOCK_WIRE_FRACTION = 0.5
+#: [A] a clock-tree buffer drives as many loads as keep its output transition within this many
+#: FO4 slews of the library (clock tree synthesis bounds the clock's transition; the data nets'
+#: FO4 slew x 2 is our stated bound)
+CLOCK_MAX_SLEW_FO4 = 2.0
+
+
+@dataclass(frozen=True)
+class LibraryEnergy:
+    """Energies of one library at its own voltage (pJ), and the ratios ppa.model uses."""
+
+    library: str
+    liberty_sha256: str
+    voltage_v: float
+    slew_ns: float  # the library's FO4 slew: the input slew every lookup uses
+    flop_cell: str
+    clock_buffer: str
+    clock_leaf_fanout: int  # flip-flops per leaf clock buffer
+    mapped_nets: int  # nets of the calibration multiplier mapped to the library
+    generic_nets: int  # gate outputs of its generic netlist (ppa.synth), whose toggles calibrate
+    net_switching_pj: float  # 1/2 C V^2 summed over the mapped nets
+    net_internal_pj: float  # driver output internal energy summed over the mapped nets
+    clock_pin_internal_pj: float  # per flip-flop per cycle (rise + fall)
+    clock_pin_switching_pj: float  # C_clk V^2 per flip-flop per cycle
+    clock_wire_pj: float  # CLOCK_WIRE_FRACTION x C_clk V^2
+    clock_tree_pj: float  # the buffer tree's share per flip-flop per cycle
+    ff_data_internal_pj: float  # D-pin + Q-pin internal energy per flip-flop output toggle
+    version: str = LIBERTY_ENERGY_VERSION
+
+    @property
+    def toggle_pj(self) -> float:
+        """The library's energy per calibration toggle (see the module docstring)."""
+        return (self.net_switching_pj + self.net_internal_pj) / self.generic_nets
+
+    @property
+    def clock_pj_per_ff_cycle(self) -> float:
+        return self.clock_pin_internal_pj + self.clock_pin_switching_pj + self.clock_wire_pj + self.clock_tree_pj
+
+    @property
+    def clock_toggles_per_ff_cycle(self) -> float:
+        """Clock energy per flip-flop per cycle in toggle-equivalents (replaces
+        ppa.tech.CLOCK_TOGGLES_PER_FF_CYCLE when a library is given)."""
+        return self.clock_pj_per_ff_cycle / self.toggle_pj
+
+    @property
+    def ff_extra_toggles(self) -> float:
+        """Toggle-equivalents a flip-flop output toggle costs on top of its own net toggle (the
+        library's D- and Q-pin internal energy)."""
+        return self.ff_data_internal_pj / self.toggle_pj
+
+    def details(self) -> dict:
+        d = asdict(self)
+        d.update(toggle_pj=self.toggle_pj, clock_pj_per_ff_cycle=self.clock_pj_per_ff_cycle,
+                 clock_toggles_per_ff_cycle=self.clock_toggles_per_ff_cycle, ff_extra_toggles=self.ff_extra_toggles,
+                 clock_wire_fraction=CLOCK_WIRE_FRACTION, clock_max_slew_fo4=CLOCK_MAX_SLEW_FO4)
+        return d
+
+
+# ------------------------------------------------------------------------------------------------
+# table lookups
+# ------------------------------------------------------------------------------------------------
+
+def _energy_unit_pj(lib) -> float:
+    from ppa import sta
+
+    vu = sta._library_group(lib.path, lib.sha256).attr("voltage_unit", "1V")
+    return lib.cap_unit_f / 1e-12 * _lib.unit_scale(str(vu), "v", lib.path)
+
+
+def table_energy(lib, table: _lib.Group, *, slew_ns: float, load_pf: float) -> float:
+    """One NLDM energy table (``rise_power`` / ``fall_power``) at an input slew and an output load,
+    in the library's energy unit: bilinear in the table's indices, extrapolated linearly, as NLDM
+    lookup does. 1-D tables take whichever of slew or load their template names."""
+    from ppa import sta
+
+    tmpl = sta._template(lib, table.name)
+    vals = _lib.floats(table.attr("values"))
+    idx = []
+    for k in (1, 2):
+        own = table.attr(f"index_{k}")
+        src = own if own is not None else tmpl.attr(f"index_{k}")
+        if src is None:
+            break
+        idx.append((str(tmpl.attr(f"variable_{k}", "")), _lib.floats(src)))
+    if not idx:
+        return vals[0]
+
+    def arg(var: str) -> float:
+        if "capacitance" in var:
+            return load_pf * 1e-12 / lib.cap_unit_f
+        if "transition" in var:
+            return slew_ns * 1e-9 / lib.time_unit_s
+        raise InputError(f"energy table {table.name}: unsupported variable {var!r}", where=lib.path)
+
+    if len(idx) == 1:
+        return _lib.interp1(idx[0][1], vals, arg(idx[0][0]))
+    (v1, i1), (v2, i2) = idx
+    if len(vals) != len(i1) * len(i2):
+        raise InputError(f"energy table {table.name}: {len(vals)} values for a {len(i1)} x {len(i2)} table",
+                         where=lib.path)
+    rows = [vals[r * len(i2):(r + 1) * len(i2)] for r in range(len(i1))]
+    col = [_lib.interp1(i2, row, arg(v2)) for row in rows]
+    return _lib.interp1(i1, col, arg(v1))
+
+
+def pin_internal_pj(lib, cell: str, pin: str, *, slew_ns: float, load_pf: float = 0.0) -> tuple[float, float]:
+    """(rise, fall) internal energy of ``cell``'s pin per transition, pJ, mean over its
+    ``internal_power`` groups (related pins / ``when`` conditions). (0, 0) when it has none."""
+    from ppa import sta
+
+    g = sta._pins(sta._cell(lib, cell)).get(pin)
+    if g is None:
+        raise InputError(f"{cell} has no pin {pin}", where=lib.path)
+    rise, fall = [], []
+    for ip in g.sub("internal_power"):
+        for kind, acc in (("rise_power", rise), ("fall_power", fall)):
+            t = ip.sub(kind)
+            if t:
+                acc.append(table_energy(lib, t[0], slew_ns=slew_ns, load_pf=load_pf))
+    u = _energy_unit_pj(lib)
+    mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
+    return mean(rise) * u, mean(fall) * u
+
+
+def pin_cap_pf(lib, cell: str, pin: str) -> float:
+    from ppa import sta
+
+    g = sta._pins(sta._cell(lib, cell)).get(pin)
+    try:
+        return float(g.attr("capacitance", 0.0)) * lib.cap_unit_f / 1e-12 if g is not None else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def clock_buffer_cells(lib) -> list[tuple[str, str, str]]:
+    """(cell, input, output) of the library's non-inverting one-in one-out cells named or
+    footprinted as clock cells (CLKBUF1-3 in osu018); the data buffers when it has none."""
+    from ppa import sta, sta_buffer
+
+    clock, data = [], []
+    for c in sta._cells(lib):
+        if c.attr("dont_use") == "true":
+            continue
+        pins = sta._pins(c)
+        ins = [n for n, g in pins.items() if g.attr("direction") == "input"]
+        outs = [n for n, g in pins.items() if g.attr("direction") == "output"]
+        if len(ins) != 1 or len(outs) != 1:
+            continue
+        fn = str(pins[outs[0]].attr("function", "")).replace(" ", "").replace('"', "")
+        if fn in (ins[0], f"({ins[0]})"):
+            (clock if sta_buffer._is_clock_cell(c) else data).append((c.name, ins[0], outs[0]))
+    if not clock and not data:
+        sta.buffer_cell(lib)  # raises the library's InputError
+    return clock or data
+
+
+def output_transition_ns(lib, cell: str, pin: str, *, slew_ns: float, load_pf: float) -> float:
+    """The slower of the rising and falling output transitions of ``cell``'s output ``pin`` (ns)
+    at an input slew and a load, from its ``rise_transition`` / ``fall_transition`` tables."""
+    from ppa import sta
+
+    g = sta._pins(sta._cell(lib, cell)).get(pin)
+    worst = 0.0
+    for tg in (g.sub("timing") if g is not None else []):
+        for kind in ("rise_transition", "fall_transition"):
+            t = tg.sub(kind)
+            if t:
+                worst = max(worst, table_energy(lib, t[0], slew_ns=slew_ns, load_pf=load_pf) * lib.time_unit_s / 1e-9)
+    if worst <= 0:
+        raise InputError(f"{cell}/{pin} has no transition tables", where=lib.path)
+    return worst
+
+
+# ------------------------------------------------------------------------------------------------
+# the figures
+# ------------------------------------------------------------------------------------------------
+
+def net_energies(lib, mapped_verilog: str, top: str, *, slew_ns: float, output_load_pf: float) -> list[tuple[str, float, float]]:
+    """(net, 1/2 C V^2, driver output internal energy per toggle) of every cell-driven net of
+    ``top`` in a mapped netlist, pJ. C = the input pins it drives (+ ``output_load_pf`` when it is
+    an output port); the internal energy is the mean of the rising and falling tables."""
+    import re
+
+    from ppa.sta_buffer import _CONN, _INST, _PORT, _norm, _pin_info
+
+    m = re.search(rf"^module\s+{re.escape(top)}\s*\(.*?\);\n(.*?)^endmodule", mapped_verilog, re.M | re.S)
+    if not m:
+        raise InputError(f"module {top} not found in the mapped netlist", where="ppa.liberty_energy")
+    body = m.group(1)
+    outs = set()
+    for d, msb, lsb, name in _PORT.findall(body):
+        if d == "output":
+            if msb:
+                outs.update(f"{name}[{b}]" for b in range(min(int(msb), int(lsb)), max(int(msb), int(lsb)) + 1))
+            else:
+                outs.add(name)
+    pins = _pin_info(lib)
+    cap_pf = lib.cap_unit_f / 1e-12
+    load: dict[str, float] = {}
+    drivers: dict[str, tuple[str, str]] = {}
+    for im in _INST.finditer(body):
+        cell = im.group(2)
+        info = pins.get(cell)
+        if info is None:
+            raise InputError(f"cell {cell} is not in the library", where=lib.path)
+        for line in im.group(4).split("\n"):
+            cm = _CONN.match(line)
+            if not cm:
+                continue
+            p, net = cm.group(1), _norm(cm.group(2))
+            d, c = info.get(p, ("", 0.0))
+            if d == "input":
+                load[net] = load.get(net, 0.0) + c * cap_pf
+            elif d == "output":
+                drivers[net] = (cell, p)
+    v = lib.nominal_voltage_v
+    out = []
+    for net, (cell, p) in sorted(drivers.items()):
+        c = load.get(net, 0.0) + (output_load_pf if net in outs else 0.0)
+        r, f = pin_internal_pj(lib, cell, p, slew_ns=slew_ns, load_pf=c)
+        out.append((net, 0.5 * c * v * v, (r + f) / 2))
+    return out
+
+
+def clock_tree_pj_per_ff(lib, *, sink_pf: float, slew_ns: float) -> tuple[float, str, int]:
+    """Energy per flip-flop per cycle of a balanced tree over many flip-flops of clock-pin
+    capacitance ``sink_pf``: each buffer drives as many loads as keep its output transition within
+    ``CLOCK_MAX_SLEW_FO4`` x the library's FO4 slew, and the tree uses the clock buffer with the
+    least energy per flip-flop. A level of buffers that each drive k loads costs 1/k of the level
+    below per flip-flop (the geometric sum of the levels). Each buffer per cycle: two output edges
+    of internal energy at its load, its input pin's internal energy (if any), its input capacitance
+    and that wiring switched once. Returns (pJ, buffer cell, flip-flops per leaf buffer)."""
+    v = lib.nominal_voltage_v
+    max_slew = CLOCK_MAX_SLEW_FO4 * slew_ns
+    best = None
+    for buf, a, y in clock_buffer_cells(lib):
+        c_in = pin_cap_pf(lib, buf, a)
+        ri, fi = pin_internal_pj(lib, buf, a, slew_ns=slew_ns)
+
+        def level(load_each: float) -> tuple[float, int]:
+            k = 1
+            while k < 4096 and output_transition_ns(lib, buf, y, slew_ns=slew_ns, load_pf=(k + 1) * load_each) <= max_slew:
+                k += 1
+            ro, fo = pin_internal_pj(lib, buf, y, slew_ns=slew_ns, load_pf=k * load_each)
+            return ro + fo + ri + fi + c_in * (1 + CLOCK_WIRE_FRACTION) * v * v, k
+
+        per_ff, total = 1.0, 0.0
+        e_leaf, k_leaf = level(sink_pf * (1 + CLOCK_WIRE_FRACTION))
+        e_up, k_up = level(c_in * (1 + CLOCK_WIRE_FRACTION))
+        per_ff /= k_leaf
+        total += per_ff * e_leaf
+        if k_up > 1:  # the levels above: a geometric series of ratio 1 / k_up
+            total += per_ff * e_up / (k_up - 1)
+        else:
+            total += per_ff * e_up * 8  # [A] a chain of 8 levels when a buffer can drive only one buffer
+        if best is None or total < best[0]:
+            best = (total, buf, k_leaf)
+    return best
+
+
+def compute(lib) -> LibraryEnergy:
+    """The library's figures (runs Yosys once: the calibration multiplier mapped to ``lib``)."""
+    from ppa import operators, sta, synth
+
+    fo4 = sta.measure_fo4(lib)
+    slew = fo4.slew_ns
+    ff, clk, d, q = sta.register_cell(lib)
+    v = lib.nominal_voltage_v
+    c_clk = pin_cap_pf(lib, ff, clk)
+    c_d = pin_cap_pf(lib, ff, d)
+    verilog, top = operators.operator_verilog("mul", 8)
+    mapped = sta.map_to_liberty(verilog, top, lib)
+    nets = net_energies(lib, mapped.verilog, top, slew_ns=slew, output_load_pf=c_d)
+    generic = synth.synthesize(verilog, top).netlist()["modules"][top]["cells"]
+    rc, fc = pin_internal_pj(lib, ff, clk, slew_ns=slew)
+    # the Q pin's internal energy at a typical data load: the calibration netlist's mean net load
+    mean_load = sum(2 * sw / (v * v) for _, sw, _ in nets) / len(nets)
+    rq, fq = pin_internal_pj(lib, ff, q, slew_ns=slew, load_pf=mean_load)
+    rd, fd = pin_internal_pj(lib, ff, d, slew_ns=slew)
+    tree, buf, k_leaf = clock_tree_pj_per_ff(lib, sink_pf=c_clk, slew_ns=slew)
+    return LibraryEnergy(
+        library=lib.library, liberty_sha256=lib.sha256, voltage_v=v, slew_ns=slew, flop_cell=ff, clock_buffer=buf, clock_leaf_fanout=k_leaf,
+        mapped_nets=len(nets), generic_nets=len(generic),
+        net_switching_pj=sum(n[1] for n in nets), net_internal_pj=sum(n[2] for n in nets),
+        clock_pin_internal_pj=rc + fc, clock_pin_switching_pj=c_clk * v * v,
+        clock_wire_pj=CLOCK_WIRE_FRACTION * c_clk * v * v, clock_tree_pj=tree,
+        ff_data_internal_pj=(rd + fd) / 2 + (rq + fq) / 2)
+
+
+def _key(lib) -> str:
+    from ppa import sta, synth
+
+    h = hashlib.sha256()
+    for part in (LIBERTY_ENERGY_VERSION, repr(CLOCK_WIRE_FRACTION), repr(CLOCK_MAX_SLEW_FO4), sta.MAP_SCRIPT,
+                 synth.yosys_id(), lib.sha256):
+        h.update(str(part).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+@lru_cache(maxsize=8)
+def _cached(path: str, sha: str, cache: str | None) -> LibraryEnergy:
+    from ppa import sta
+
+    lib = sta.load_liberty(path)
+    f = sta.sta_cache_dir(cache) / f"energy-{_key(lib)}.json"
+    try:
+        d = json.loads(f.read_text())
+        if d.get("liberty_sha256") == sha:
+            return LibraryEnergy(**{k: d[k] for k in LibraryEnergy.__dataclass_fields__})
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    e = compute(lib)
+    f.parent.mkdir(parents=True, exist_ok=True)
+    tmp = f.with_name(f"{f.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(asdict(e), indent=1))
+    os.replace(tmp, f)
+    return e
+
+
+def library_energy(lib, *, cache=None) -> LibraryEnergy:
+    """:func:`compute` for ``lib``, cached on disk next to the STA results (keyed by this module's
+    version and constants, the mapping script, the Yosys build and the Liberty file's digest)."""
+    return _cached(lib.path, lib.sha256, None if cache is None else str(cache))
