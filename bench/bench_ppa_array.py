@@ -95,7 +95,7 @@ def _clock_terms():
     if lib is not None and sta.find_sta() is not None:
         e = liberty_energy.library_energy(lib)
         return e.clock_toggles_per_ff_cycle, e.ff_extra_toggles, f"clock and flip-flop energy from {lib.library}"
-    return tech.CLOCK_TOGGLES_PER_FF_CYCLE, 0.0, "clock energy: the stated 3 toggle-equivalents (no Liberty/OpenSTA)"
+    return tech.CLOCK_TOGGLES_PER_FF_CYCLE, tech.FF_EXTRA_TOGGLES, "clock and flip-flop energy: osu018's figures (ppa.tech; no Liberty/OpenSTA)"
 
 
 def _pe_energy_pj(a, e_t: float) -> float:

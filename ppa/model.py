@@ -72,13 +72,13 @@ Power (W)
   and the register toggle per changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one
   per W_HOLD busy cycles). With a Liberty library (the STA path) a flip-flop output toggle costs
   its net toggle plus the library's D- and Q-pin internal energy (``ff_extra_toggles``, ppa.liberty_energy;
-  1.24 toggle-equivalents in osu018); without one, the net toggle alone.
+  1.24 toggle-equivalents in osu018); without one, osu018's figure (ppa.tech.FF_EXTRA_TOGGLES).
   Parts in ``details["dynamic_breakdown_w"]`` (pe, edge_registers, weight_load).
 - clock: every flip-flop of the array, every cycle, busy or idle (no clock gating is modelled, so
   idle PEs pay their clock power). With a Liberty library: the library's clock-pin internal energy,
   pin + wiring capacitance and clock-buffer tree per flip-flop, in its own toggle-equivalents
   (ppa.liberty_energy; 4.02 in osu018), x the node's toggle energy. Without one:
-  CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents (an assumption). ``details["clock_energy"]``
+  CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents (osu018's figure, ppa.tech). ``details["clock_energy"]``
   says which.
 - leakage: logic transistors (ppa.tech, per node and voltage) plus the SRAM's CACTI leakage at the
   SRAM voltage, both at the junction temperature solved with ppa.thermal.
@@ -456,7 +456,7 @@ def clock_energy_per_ff_cycle_pj(nd: tech.Node, lib_energy=None) -> float:
     With a Liberty library (``lib_energy``: a ppa.liberty_energy.LibraryEnergy): the library's
     clock-pin internal energy + pin, wiring and buffer-tree switching per flip-flop, in the
     library's own toggle-equivalents, times the node's toggle energy. Without one:
-    ppa.tech.CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents (a labelled assumption)."""
+    ppa.tech.CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents (osu018's, derived)."""
     if lib_energy is not None:
         return lib_energy.clock_toggles_per_ff_cycle * nd.toggle_energy_pj
     return tech.CLOCK_TOGGLES_PER_FF_CYCLE * nd.toggle_energy_pj
@@ -574,7 +574,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     # a flip-flop output toggle: its net toggle, plus (with a Liberty library) the library's D- and
     # Q-pin internal energy in toggle-equivalents (ppa.liberty_energy); without one, the net alone
     lib_e = library_energy(design, timing, cache=cache)
-    ff_tog = 1.0 + (lib_e.ff_extra_toggles if lib_e is not None else 0.0)
+    ff_tog = 1.0 + (lib_e.ff_extra_toggles if lib_e is not None else tech.FF_EXTRA_TOGGLES)
     pe_cycles_per_s = R * C * busy * f_hz
     # registers outside the PE cells (facts.edge_terms): each toggles at the rate of what it
     # carries, measured on the same trace at the PE's ports [D]: activation bits at in_act's rate
@@ -726,8 +726,9 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                               "ff_extra_toggles": lib_e.ff_extra_toggles,
                               "pj_per_ff_cycle": clock_energy_per_ff_cycle_pj(nd, lib_e),
                               "library_figures": lib_e.details()} if lib_e is not None else
-                             {"source": "assumption", "toggles_per_ff_cycle": tech.CLOCK_TOGGLES_PER_FF_CYCLE,
-                              "ff_extra_toggles": 0.0, "pj_per_ff_cycle": clock_energy_per_ff_cycle_pj(nd)}),
+                             {"source": "osu018 figures (no library used)",
+                              "toggles_per_ff_cycle": tech.CLOCK_TOGGLES_PER_FF_CYCLE,
+                              "ff_extra_toggles": tech.FF_EXTRA_TOGGLES, "pj_per_ff_cycle": clock_energy_per_ff_cycle_pj(nd)}),
             "timing": {"source": timing.source, "stage": timing.stage, "cycle_fo4": timing.cycle_fo4,
                        "fo4_ps_at_point": nd.gate_delay_ps, "cycle_time_ps_at_fmax": 1e6 / f_at_v,
                        "wire_allowance": _sta_mod().WIRE_ALLOWANCE,

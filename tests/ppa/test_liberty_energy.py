@@ -140,6 +140,11 @@ def test_osu018_clock_and_flop_toggle_equivalents_are_pinned(synth_cache):
     assert e.ff_extra_toggles == pytest.approx(1.24, rel=0.01)
     # the tree costs less per flip-flop than the pins it drives would if each had its own buffer
     assert 0 < e.clock_tree_pj < e.clock_pin_internal_pj + e.clock_pin_switching_pj + e.clock_tree_pj * e.clock_leaf_fanout
+    # the generic path's figures are these, rounded (ppa.tech)
+    from ppa import tech
+
+    assert tech.CLOCK_TOGGLES_PER_FF_CYCLE == pytest.approx(e.clock_toggles_per_ff_cycle, abs=0.005)
+    assert tech.FF_EXTRA_TOGGLES == pytest.approx(e.ff_extra_toggles, abs=0.005)
     # cached on disk: a second process-level call reads the same figures
     le._cached.cache_clear()
     assert le.library_energy(lib, cache=synth_cache) == e
