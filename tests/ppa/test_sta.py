@@ -351,6 +351,23 @@ def test_delay_mapping_shortens_a_wide_carry_chain(tmp_path):
     assert e.value.where == "ppa.synth mapping"
 
 
+@pytest.mark.yosys
+def test_model_times_the_delay_mapped_column_without_a_library(synth_cache, monkeypatch):
+    """ppa.model.stage_timing's fallback (SPARSEPE_STA=off) times the delay-mapped generic column."""
+    from types import SimpleNamespace
+
+    from hw.params import PEParams
+    from ppa import model, sta
+
+    monkeypatch.setenv("SPARSEPE_STA", "off")
+    p = PEParams(8, 8, 32, 2, 4, 1)
+    facts = SimpleNamespace(row_depth=(0, 0), depth=lambda R: 0)  # two characterised rows: the 2 x 1 column
+    st = model.stage_timing(p, model.DesignPoint(rows=2, cols=2, pipeline=1), facts, cache=synth_cache)
+    res = model.synth_array(p, 2, 1, cache=synth_cache, mapping="delay")
+    assert st.source == "generic" and st.sta is None and "delay-mapped" in st.stage
+    assert st.cycle_fo4 == pytest.approx(sta.generic_stage_fo4(res), rel=1e-12)
+
+
 def test_logical_effort_of_a_hand_built_netlist():
     """ppa.effort on a netlist typed here: in -> NAND2 -> (INV, XOR2) -> out, and a fan-out of 20
     (buffered: 5 log4 L). Delays by hand from Sutherland et al.'s g and p."""
