@@ -954,7 +954,7 @@ FLOP_OVERHEAD_FO4 = 3.833
 #: cells (X2-X8 drives on the path) where logical effort assumes unit-drive gates with gamma = 2
 #: parasitics (not separated by measurement). Held out
 #: (tests/ppa/test_sta.py): the other pipeline depths, row counts, the dense and dense-path columns
-#: and the standalone PEs, all within 8 %.
+#: and the standalone PEs, all within 8 % at INT8; the INT4 2 x 1 column +10 %.
 #: (Fitted before on the area-mapped netlist, 373.72 tau, the scale was 0.709 and the 2 x 1 column
 #: missed by -17 %: that mapping ripples the accumulator's carry through every bit of its width,
 #: so its path grew from 264 tau at 2 rows to 374 at 6 (+42 %), where the timing-driven netlist

@@ -274,13 +274,13 @@ def test_sta_result_names_its_tools_and_is_cached(synth_cache):
 # alumacc, flip-flop / input buffer trees: ppa.sta_buffer, STA_FLOW_VERSION 2), generic / STA - 1:
 #   sparse PE p1 +2 %, p2 -2 %, p3 +1 %;  dense PE p1 -3 %, p2 -4 %, p3 -4 %;
 #   column p1 R2 +0 %;  p2 R2 +4 %, R6 +6 %;  p3 R2 +8 %;  dense column p1 R2 -1 %, R6 +3 %;
-#   dense-path column p1 R2 +2 %.
+#   dense-path column p1 R2 +2 %;  INT4 2:4 column p1 R2 +10 %.
 # (On the area-mapped generic netlist, scale 0.709, the column p1 R2 missed by -17 %: the area
 # mapping ripples the accumulator carry through its full width, so its path grew 264 -> 374 tau
 # from 2 to 6 rows where STA grows 50.0 -> 56.8 FO4; see ppa.sta.EFFORT_SCALE.)
 _GENERIC_CASES = [("pe", True, 1), ("pe", True, 2), ("pe", True, 3), ("pe", False, 1), ("pe", False, 2),
                   ("pe", False, 3), ("column", 1, 2), ("column", 2, 2), ("column", 2, 6), ("column", 3, 2),
-                  ("dense", 1, 2), ("dense_path", 1, 2)]
+                  ("dense", 1, 2), ("dense_path", 1, 2), ("column", 1, 2, "int4")]
 
 
 @pytest.mark.slow
@@ -292,14 +292,14 @@ def test_generic_path_agrees_with_sta_within_15_percent(case, synth_cache):
     from ppa import activity, model, sta
 
     lib = _lib()
-    kind, a, b = case
+    kind, a, b, *prec = case
     if kind == "pe":
         p = PEParams(8, 8, 32, 2, 4, b)
         res = activity.synth_pe(p, a, cache=synth_cache, mapping="delay")
         r = sta.sta_pe(p, a, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=synth_cache)
     else:
         cell = "sparse" if kind == "column" else kind
-        p = PEParams(8, 8, 32, 2, 4, a)
+        p = PEParams(8, 8, 32, 2, 4, a) if not prec else PEParams(n=2, m=4, pipeline=a, precision=prec[0])
         res = model.synth_array(p, b, 1, cache=synth_cache, kind=cell, mapping="delay")
         r = sta.sta_array_column(p, b, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=synth_cache, kind=cell)
     assert r.cycle_fo4 == pytest.approx((r.critical_path_ps + r.setup_ps) / r.fo4_ps)
