@@ -34,7 +34,7 @@ def _cached(p, n) -> bool:
 def _generic_fo4(p, sparse):
     from ppa import sta
 
-    return sta.generic_stage_fo4(activity.synth_pe(p, sparse))
+    return sta.generic_stage_fo4(activity.synth_pe(p, sparse, mapping="delay"))
 
 
 def main() -> None:

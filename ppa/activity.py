@@ -83,13 +83,16 @@ def pe_verilog(params: PEParams, sparse: bool, dense_path: bool = False) -> str:
     return to_verilog(pe, pe_name(sparse, dense_path))
 
 
-def synth_pe(params: PEParams, sparse: bool, *, cache=None, dense_path: bool = False) -> synth.SynthResult:
-    """The synthesised PE; with a warm cache, without elaborating it (ppa.synth.synthesize_generated)."""
+def synth_pe(params: PEParams, sparse: bool, *, cache=None, dense_path: bool = False,
+             mapping: str = "area") -> synth.SynthResult:
+    """The synthesised PE; with a warm cache, without elaborating it (ppa.synth.synthesize_generated).
+    ``mapping="delay"``: the netlist the generic timing path times (ppa.synth.ABC_STEP)."""
     if dense_path and sparse:
         return synth.synthesize_generated("hw.pe.SparsePE(dense_path)", params, pe_name(True, True),
-                                          lambda: pe_verilog(params, True, True), cache=cache)
+                                          lambda: pe_verilog(params, True, True), cache=cache, mapping=mapping)
     gen = "hw.pe.SparsePE" if sparse else "hw.pe.DensePE"
-    return synth.synthesize_generated(gen, params, pe_name(sparse), lambda: pe_verilog(params, sparse), cache=cache)
+    return synth.synthesize_generated(gen, params, pe_name(sparse), lambda: pe_verilog(params, sparse), cache=cache,
+                                      mapping=mapping)
 
 
 def _clip(x: np.ndarray, bits: int) -> np.ndarray:

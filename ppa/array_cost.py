@@ -227,15 +227,17 @@ def _array_verilog(p: PEParams, R: int, C: int, kind: str = "sparse", dataflow: 
     return to_verilog(SparseArray(R, C, p, dataflow=dataflow, kind=kind), array_module_name(kind))
 
 
-def synth_array(p: PEParams, R: int, C: int, *, cache=None, kind: str = "sparse", dataflow: str = "ws") -> _synth.SynthResult:
+def synth_array(p: PEParams, R: int, C: int, *, cache=None, kind: str = "sparse", dataflow: str = "ws",
+                mapping: str = "area") -> _synth.SynthResult:
     """Whole-array synthesis (hw SparseArray of ``kind`` cells, ``dataflow``); with a warm cache,
-    without elaborating it (ppa.synth.synthesize_generated)."""
+    without elaborating it (ppa.synth.synthesize_generated). ``mapping="delay"``: the netlist the
+    generic timing path times (ppa.synth.ABC_STEP)."""
     _check(kind, dataflow)
     name = _MODULE[kind]   # as hw.array.array_module_name, without importing Amaranth (a warm cache needs none)
     # the sparse WS array keeps its original memo parameters (R, C, p): its cache entries stay valid
     params = (R, C, p) if (kind, dataflow) == ("sparse", "ws") else (R, C, p, kind, dataflow)
     return _synth.synthesize_generated("hw.array.SparseArray", params, name,
-                                       lambda: _array_verilog(p, R, C, kind, dataflow), cache=cache)
+                                       lambda: _array_verilog(p, R, C, kind, dataflow), cache=cache, mapping=mapping)
 
 
 @lru_cache(maxsize=512)

@@ -57,8 +57,9 @@ ArrayFacts.depth: the partial-sum adder widens with the row, so deep arrays are 
 dense design the dense PE. cycle time = stage FO4 x FO4 of the target node and voltage
 (ppa.tech gate_delay_ps) x (1 + wire allowance) / (1 - clock skew + jitter), both stated
 assumptions in ppa.sta. Without OpenSTA or a library, the generic path: the same column's generic
-netlist (ppa.synth) timed by logical effort (ppa.effort) through ppa.sta.generic_path_fo4 (one
-scale fitted on one STA result), with a note. The array's out_meta_err OR chain is static while the weights are held: a false
+netlist, delay-mapped (ppa.synth ``mapping="delay"``, as the STA flow maps for timing), timed by
+logical effort (ppa.effort) through ppa.sta.generic_path_fo4 (one scale fitted on one STA result),
+with a note. The array's out_meta_err OR chain is static while the weights are held: a false
 path in STA (a multi-cycle path). A requested
 clock selects the lowest voltage in the node's modelled range that meets it; above fmax at the
 top of the range the design is infeasible (more --pipeline stages are the remedy). Without a
@@ -397,11 +398,12 @@ def stage_timing(p: PEParams, design: DesignPoint, facts: ArrayFacts, *, cache=N
     R = design.rows
     lib = resolve_liberty(design)
     depth = facts.depth(R)
-    if lib is None:  # the generic netlist of the same column, timed by logical effort (ppa.effort)
+    if lib is None:  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.effort)
         rows = min(R, len(facts.row_depth))
-        res = synth_array(p, rows, 1, cache=_ck(cache), kind=design.kind, dataflow="ws")
+        res = synth_array(p, rows, 1, cache=_ck(cache), kind=design.kind, dataflow="ws", mapping="delay")
         return StageTiming(sta.generic_stage_fo4(res), "generic", None,
-                           f"{rows} x 1 {design.kind} array column, logical effort (generic depth {depth})")
+                           f"{rows} x 1 {design.kind} array column, logical effort on its delay-mapped netlist "
+                           f"(depth {res.logic_depth} gates; area-mapped {depth})")
     # every PE kind is timed the same way: the R-row column of its own weight-stationary array
     rows = min(R, len(facts.row_depth))
     r = sta.sta_array_column(p, rows, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=_ck(cache), kind=design.kind)

@@ -28,6 +28,13 @@ Logic depth: the longest path, in gates, between timing start points (primary in
 outputs) and end points (flip-flop inputs, primary outputs), i.e. the deepest pipeline stage.
 This is what ``ltp -noff`` reports for a purely combinational block.
 
+Two mappings (``mapping=``): ``"area"``, the script above, for every cost, the activity simulation
+and the logic depth; ``"delay"``, the same script with :data:`ABC_STEP` ``["delay"]`` in place of
+``abc -g cmos``, only for the generic timing path (ppa.effort, ppa.sta.generic_stage_fo4). The
+area mapping keeps the area-recovering mapper's long carry chains (the critical path of an
+accumulator add grows by one gate per bit the carry ripples through); the delay mapping builds the
+netlist a design is closed on at fmax, as the STA flow's timing-driven mapping does (ppa.sta).
+
 Results are cached on disk under a key hashed from the Verilog text, the top name, the script and
 the Yosys that runs it (native or the yowasp wheel, with its version: :func:`yosys_id`), and each
 result names that tool (see :func:`cache_dir`); deleting the cache directory is always safe.
@@ -69,6 +76,14 @@ SCRIPT_TEMPLATE = (
     "read_verilog {src}; synth -flatten -noalumacc -top {top}; dffunmap; abc -g cmos; opt_clean; "
     "tee -o {stat} stat -tech cmos; write_json {json}"
 )
+
+#: The ``abc`` step of each mapping (see the module docstring). "delay": ppa.sta.TIMING_ABC_SCRIPT
+#: without its Liberty-only steps (buffer, upsize, dnsize): structural choices (``dch``), then
+#: ``map`` to an unreachable delay target of 1 unit in the unit-delay gate library Yosys hands ABC
+#: for ``-g cmos`` -- the minimum-depth mapping. Measured on the INT8 2:4 WS column at pipeline 1
+#: (logical-effort path, ppa.effort): 6 x 1 373.7 tau area-mapped -> 313.8 delay-mapped, 2 x 1
+#: 264.1 -> 274.0; OpenSTA on the timing-driven osu018 mapping: 6 x 1 56.8 FO4, 2 x 1 50.0 FO4.
+ABC_STEP = {"area": "abc -g cmos", "delay": "abc -g cmos -D 1 -script +strash;dch;map,-D,1"}
 
 #: CMOS transistors per cell, as in Yosys ``kernel/cost.h`` (``CellCosts::cmos_gate_cost``),
 #: the table behind ``stat -tech cmos``.
@@ -146,6 +161,7 @@ class SynthResult:
     key: str  # cache key
     netlist_path: Path  # the mapped netlist (Yosys JSON)
     cached: bool = field(default=False, compare=False)
+    mapping: str = "area"  # which ABC_STEP mapped it: "area" (costs) or "delay" (the generic timing path)
 
     @property
     def gates(self) -> int:
@@ -163,6 +179,7 @@ class SynthResult:
             "logic_depth": self.logic_depth,
             "gates": self.gates,
             "tool": self.tool,
+            "mapping": self.mapping,
         }
 
 
@@ -190,23 +207,36 @@ def yosys_id() -> str:
     return _yosys_version(tool, argv[0])
 
 
-def _key(verilog: str, top: str) -> str:
+def _mapping_parts(mapping: str) -> tuple[str, ...]:
+    """What a mapping adds to the cache keys: nothing for "area" (its keys stay those of the one-mapping flow)."""
+    if mapping not in ABC_STEP:
+        raise InputError(f"must be one of {sorted(ABC_STEP)}, got {mapping!r}", where="ppa.synth mapping")
+    return () if mapping == "area" else (ABC_STEP[mapping],)
+
+
+def _script(mapping: str) -> str:
+    return SCRIPT_TEMPLATE.replace(ABC_STEP["area"] + ";", ABC_STEP[mapping] + ";", 1)
+
+
+def _key(verilog: str, top: str, mapping: str = "area") -> str:
     h = hashlib.sha256()
     # keyed by the Yosys that builds the result (native or wheel, and its version): a cached result
     # names the tool that produced it, never a tool that merely happens to be on PATH now
-    for part in (FLOW_VERSION, SCRIPT_TEMPLATE, yosys_id(), top, verilog):
+    for part in (FLOW_VERSION, SCRIPT_TEMPLATE, yosys_id(), top, verilog, *_mapping_parts(mapping)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
 
 
-def synthesize(verilog: str, top: str, *, cache: str | os.PathLike | None = None, use_cache: bool = True) -> SynthResult:
+def synthesize(verilog: str, top: str, *, cache: str | os.PathLike | None = None, use_cache: bool = True,
+               mapping: str = "area") -> SynthResult:
     """Synthesise ``verilog`` (top module ``top``) with the flow above, or return the cached result.
+    ``mapping``: "area" (the costs) or "delay" (the generic timing path), see :data:`ABC_STEP`.
 
     A sweep that asks for the same Verilog twice synthesises it once."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", top):
         raise InputError(f"not a Verilog module name: {top!r}", where="ppa.synth top")
-    key = _key(verilog, top)
+    key = _key(verilog, top, mapping)
     root = cache_dir(cache)
     entry = root / key
     meta_path = entry / "result.json"
@@ -227,7 +257,7 @@ def synthesize(verilog: str, top: str, *, cache: str | os.PathLike | None = None
         netjson = tmpd / "netlist.json"
         # Relative names, run in the temporary directory: the yowasp (WebAssembly) Yosys sees only
         # its working directory.
-        script = SCRIPT_TEMPLATE.format(src=src.name, top=top, stat=stat.name, json=netjson.name)
+        script = _script(mapping).format(src=src.name, top=top, stat=stat.name, json=netjson.name)
         proc = subprocess.run([*argv, "-q", "-p", script], capture_output=True, text=True, cwd=tmpd)
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
@@ -247,6 +277,7 @@ def synthesize(verilog: str, top: str, *, cache: str | os.PathLike | None = None
             tool=tool,
             key=key,
             netlist_path=entry / "netlist.json",
+            mapping=mapping,
         )
         meta = result.to_json() | {"yosys_transistors": yosys_tr, "key": key}
         _write_atomic(meta_path, json.dumps(meta, indent=1))
@@ -303,23 +334,25 @@ def _toolchain_id() -> str:
     return ";".join(parts)
 
 
-def _memo_key(generator: str, params: str, top: str) -> str:
+def _memo_key(generator: str, params: str, top: str, mapping: str = "area") -> str:
     h = hashlib.sha256()
-    for part in (FLOW_VERSION, SCRIPT_TEMPLATE, yosys_id(), generator, params, top, sources_digest(), _toolchain_id()):
+    for part in (FLOW_VERSION, SCRIPT_TEMPLATE, yosys_id(), generator, params, top, sources_digest(), _toolchain_id(),
+                 *_mapping_parts(mapping)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
 
 
 def synthesize_generated(generator: str, params: object, top: str, make_verilog: Callable[[], str], *,
-                         cache: str | os.PathLike | None = None, use_cache: bool = True) -> SynthResult:
-    """``synthesize(make_verilog(), top)`` without calling ``make_verilog`` when an earlier call
+                         cache: str | os.PathLike | None = None, use_cache: bool = True,
+                         mapping: str = "area") -> SynthResult:
+    """``synthesize(make_verilog(), top, mapping=mapping)`` without calling ``make_verilog`` when an earlier call
     with the same generator, parameters, generator sources and toolchain left its result in the
     cache (see the module docstring). ``generator`` names what builds the Verilog (e.g.
     ``"hw.pe.SparsePE"``); ``params`` is everything else it takes, as a value whose ``repr`` is
     deterministic (ints, strings, tuples, frozen dataclasses)."""
     root = cache_dir(cache)
-    memo = root / "elab" / f"{_memo_key(generator, repr(params), top)}.json"
+    memo = root / "elab" / f"{_memo_key(generator, repr(params), top, mapping)}.json"
     if use_cache and memo.exists():
         try:
             key = json.loads(memo.read_text())["key"]
@@ -327,7 +360,7 @@ def synthesize_generated(generator: str, params: object, top: str, make_verilog:
                 return _load(root / key / "result.json", root / key, cached=True)
         except (OSError, ValueError, KeyError):
             pass  # a damaged or dangling memo entry: regenerate below
-    result = synthesize(make_verilog(), top, cache=cache, use_cache=use_cache)
+    result = synthesize(make_verilog(), top, cache=cache, use_cache=use_cache, mapping=mapping)
     memo.parent.mkdir(parents=True, exist_ok=True)
     _write_atomic(memo, json.dumps({"key": result.key, "generator": generator, "params": repr(params), "top": top}))
     return result
@@ -346,6 +379,7 @@ def _load(meta_path: Path, entry: Path, *, cached: bool) -> SynthResult:
         key=meta["key"],
         netlist_path=entry / "netlist.json",
         cached=cached,
+        mapping=meta.get("mapping", "area"),
     )
 
 
