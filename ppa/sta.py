@@ -416,6 +416,15 @@ TIMING_ABC_SCRIPT = "+strash;dch;map,-D,{D};buffer;upsize,-D,{D};dnsize,-D,{D}"
 #: float arrays' columns (hw/fp.py adders, e.g. the 2 x 1 FP8 column) with ``dch`` and then
 #: ``buffer``; without it the mapping, buffering and sizing succeed. Used only after that crash.
 TIMING_ABC_SCRIPT_NO_DCH = "+strash;map,-D,{D};buffer;upsize,-D,{D};dnsize,-D,{D}"
+#: Yosys 0.23's ABC also crashes in ``buffer`` (and ``upsize``) without ``dch`` on some float
+#: columns (the 2 x 1 FP8 E4M3 sparse column and the BF16 dense column, session 4); with ``buffer
+#: -p`` (primary inputs, i.e. the flip-flop outputs and ports ABC sees, buffered too) after
+#: ``topo`` it succeeds, and sizing runs as in TIMING_ABC_SCRIPT.
+TIMING_ABC_SCRIPT_BUFFER_PI = "+strash;map,-D,{D};topo;buffer,-p;upsize,-D,{D};dnsize,-D,{D}"
+#: The last resort: delay-oriented mapping alone (unbuffered, unsized inside the logic; the
+#: flip-flop / input trees of ppa.sta_buffer are still added), so its STA path is pessimistic.
+#: ``StaResult.abc_script`` records which script mapped a result.
+TIMING_ABC_SCRIPT_MAP_ONLY = "+strash;map,-D,{D}"
 
 #: The clock ppa.model asks the mapper for [A]: 1 ps is unreachable, so ABC maps, buffers and
 #: sizes for minimum delay -- the netlist a team would close timing on at fmax. Measured on the
@@ -429,6 +438,7 @@ class Mapped:
     verilog: str  # the mapped netlist (write_verilog -noattr)
     cells: dict[str, int]
     area_um2: float  # stat -liberty "Chip area" (the library's area unit, um^2 for osu018)
+    abc_script: str = ""  # the ABC script that mapped it ("" = Yosys's default area mapping)
 
 
 def map_to_liberty(verilog: str, top: str, lib: Liberty, *, clock_ps: float | None = None) -> Mapped:
@@ -441,7 +451,8 @@ def map_to_liberty(verilog: str, top: str, lib: Liberty, *, clock_ps: float | No
         (d / "design.v").write_text(verilog)
         shutil.copyfile(lib.path, d / "cells.lib")  # the yowasp Yosys sees only its working directory
         buf, a, y = buffer_cell(lib)
-        for abc_script in (TIMING_ABC_SCRIPT, TIMING_ABC_SCRIPT_NO_DCH):
+        for abc_script in (TIMING_ABC_SCRIPT, TIMING_ABC_SCRIPT_NO_DCH, TIMING_ABC_SCRIPT_BUFFER_PI,
+                           TIMING_ABC_SCRIPT_MAP_ONLY):
             D = ""
             if clock_ps:
                 d_ps = f"{clock_ps:.6g}"
@@ -461,7 +472,8 @@ def map_to_liberty(verilog: str, top: str, lib: Liberty, *, clock_ps: float | No
     sect = stat.split("Number of cells:")[-1]
     for m in re.finditer(r"^\s+(\S+)\s+(\d+)\s*$", sect, re.M):
         cells[m.group(1)] = int(m.group(2))
-    return Mapped(mapped, dict(sorted(cells.items())), float(area[-1]) if area else 0.0)
+    return Mapped(mapped, dict(sorted(cells.items())), float(area[-1]) if area else 0.0,
+                  abc_script.format(D="D") if clock_ps else "")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -739,6 +751,7 @@ class StaResult:
     tools: dict
     buffered_nets: int = 0  # flip-flop / input nets given a buffer tree (ppa.sta_buffer)
     tree_buffers: int = 0  # buffers those trees added (in cells and cell_area_um2)
+    abc_script: str = ""  # the ABC script that mapped it (TIMING_ABC_SCRIPT unless ABC crashed on it)
     key: str = ""
     cached: bool = field(default=False, compare=False)
 
@@ -778,7 +791,7 @@ class StaResult:
                 "startpoint": self.startpoint, "endpoint": self.endpoint, "top": self.top,
                 "cell_area_um2": self.cell_area_um2, "flip_flops": self.flip_flops,
                 "clock_pin_energy_pj": self.clock_pin_energy_pj, "clk_to_q_ps": self.clk_to_q_ps,
-                "buffered_nets": self.buffered_nets, "tree_buffers": self.tree_buffers,
+                "buffered_nets": self.buffered_nets, "tree_buffers": self.tree_buffers, "abc_script": self.abc_script,
                 "tools": dict(self.tools)}
 
 
@@ -821,7 +834,7 @@ def time_verilog(verilog: str, top: str, lib: Liberty, *, clock_ps: float | None
     if bt.nets:
         cells = dict(m.cells)
         cells[bt.cell] = cells.get(bt.cell, 0) + bt.buffers
-        m = Mapped(bt.verilog, dict(sorted(cells.items())), m.area_um2 + bt.added_area)
+        m = Mapped(bt.verilog, dict(sorted(cells.items())), m.area_um2 + bt.added_area, m.abc_script)
     period = max(_DEFAULT_PERIOD_NS, (clock_ps or 0) / 1e3)
     sp = time_mapped(m.verilog, top, lib, clock_port=clock_port, clock_slew_ns=fo4.slew_ns,
                      false_path_ports=tuple(false_path_ports), period_ns=period)
@@ -834,7 +847,7 @@ def time_verilog(verilog: str, top: str, lib: Liberty, *, clock_ps: float | None
         clk_to_q_ps=None if sp.clk_to_q_ns is None else sp.clk_to_q_ns * 1e3,
         startpoint=_dut_name(sp.startpoint), endpoint=_dut_name(sp.endpoint), fo4_ps=fo4.fo4_ps,
         cell_area_um2=m.area_um2, cells=m.cells, flip_flops=n_ff, clock_pin_energy_pj=e_clk, clock_ps=clock_ps,
-        path_cells=path_cells, tools=tl, buffered_nets=len(bt.nets), tree_buffers=bt.buffers, key=key,
+        path_cells=path_cells, tools=tl, buffered_nets=len(bt.nets), tree_buffers=bt.buffers, abc_script=m.abc_script, key=key,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     _synth._write_atomic(path, json.dumps(res.to_json(), indent=1))
