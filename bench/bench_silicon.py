@@ -31,7 +31,7 @@ Misses are printed with their reason.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hw.errors import InputError
 from ppa import tech
@@ -127,7 +127,7 @@ def _nvdla_chips() -> list[Chip]:
                      "buffers, CDMA/CSC, MCIF, config register files")
             why = ("at 64 MACs the core is dominated by fixed units whose sizes are not published for nv_small "
                    "(CACC buffers, DMA latency buffers, sequencers, register files); the primer's rows imply "
-                   "about 0.8 mm^2 that does not scale with MACs (see the slope row)")
+                   "a large part that does not scale with MACs (see the slope row)")
         else:
             design = DesignPoint(rows=r, cols=c, sparse=False, acc_bits=32, sram_kb=kb, sram_banks=kb // 8,
                                  vector_lanes=0, **common)
@@ -135,8 +135,9 @@ def _nvdla_chips() -> list[Chip]:
             scope = ("in: INT8 MACs, CBUF as 8 KiB banks [D: primer, banks of 4-8 KiB]; out: everything else - "
                      "this row's MAC precision, post-processing throughputs and buffer sizes are not published")
             why = ("only the MAC count and CBUF size of this row are published; its CACC, SDP/PDP/CDP, DMA and "
-                   "control are not costed (about 0.8 mm^2 of fixed area by the primer's rows, see the slope "
-                   "row), and if its MACs are nv_full-type INT16/FP16 MACs they are about twice the INT8 area")
+                   "control are not costed (the primer's 256 KB rows extrapolate to far more area at 0 MACs "
+                   "than the model's CBUF: see the slope row), and if its MACs are nv_full-type INT16/FP16 MACs "
+                   "they are about twice the INT8 area")
         chips.append(Chip(name, design, pub, {"block_area_mm2": why}, scope, variants, macs))
     return chips
 
@@ -194,7 +195,9 @@ def _chips() -> list[Chip]:
                          "input/result FIFOs, transpose paths and wiring; the model's bf16 PE has no subnormal "
                          "path and one rounding mode; and see the area note below the table"},
         "in: 65,536 bf16 MACs (bf16 multiply, binary32 add chain) with their pipeline registers; out: weight "
-        "double buffers beyond the PE's, FIFOs, transpose unit, MXU wiring",
+        "double buffers beyond the PE's, FIFOs, transpose unit, MXU wiring. Not compared: the clock (our bf16 PE "
+        "adds its four products and the partial sum in one cycle, a chain of binary32 adds, so its fmax is far "
+        "below 1.05 GHz; the MXU pipelines it) and the power density flag (the model's die is the MXUs alone)",
     ))
     # NVIDIA A100 SXM4: 7 nm, 826 mm^2, 1410 MHz, 400 W, INT8 624 dense TOPS (432 TCs x 512 MACs),
     # 40 MB L2, five HBM2 stacks. No sub-scope (tensor-core area or power) figure is published in the
@@ -329,7 +332,11 @@ def main() -> None:
                 print(f"{'':46s} {fig:16s} {scope:6s} {vm[fig]:10.3g} {pub:10.3g} {vm[fig] / pub:6.2f}  "
                       f"info only: {label}")
         if chip.macs and chip.design.sram_kb == 256 and chip.design.sram_buffers_kb is None:
-            nvdla256.append((chip.macs, m["block_area_mm2"], chip.published["block_area_mm2"][0]))
+            # the same row with nv_full-type MACs (INT16/FP16 multipliers split into two INT8): info only
+            d16 = replace(chip.design, act_bits=16, weight_bits=16, acc_bits=48,
+                          rows=_nvdla_shape(chip.macs // 8)[0], cols=_nvdla_shape(chip.macs // 8)[1])
+            nvdla256.append((chip.macs, m["block_area_mm2"], chip.published["block_area_mm2"][0],
+                             _model_figures(estimate(d16))["block_area_mm2"]))
         print()
     if len(nvdla256) >= 2:
         xs = [x[0] for x in nvdla256]
@@ -343,6 +350,10 @@ def main() -> None:
         print(_line("area_per_mac_um2", "slope", mod_s * 1e6, pub_s * 1e6, note, ok, limit, ratio))
         print(f"{'':46s} {'intercept_mm2':16s} {'block':6s} {mod_i:10.3g} {pub_i:10.3g} {mod_i / pub_i:6.2f}  "
               f"info only: area at 0 MACs with the 256 KB CBUF (fixed units + CBUF)")
+        s16, _ = lsq_slope(xs, [x[3] for x in nvdla256])
+        print(f"{'':46s} {'area_per_mac_um2':16s} {'slope':6s} {s16 * 1e6:10.3g} {pub_s * 1e6:10.3g} "
+              f"{s16 / pub_s:6.2f}  info only: with nv_full-type MACs (1 INT16/FP16 multiplier per 2 INT8 MACs, "
+              f"48-bit accumulation; not published for these rows)")
         if not ok:
             misses.append((name, "area_per_mac_um2", ratio,
                            "the per-MAC increment covers everything NVDLA scales with the MAC count (CMAC, CACC "
