@@ -104,7 +104,8 @@ def _nvdla_chips() -> list[Chip]:
                      f"{NVFULL_PP_KB:.1f} KB, {NVFULL_LANES} 16-bit vector lanes for SDP X1/X2/Y, PDP, CDP at "
                      "their published throughputs; out: the FP16 exponent/alignment logic, Winograd PRA/POA "
                      "adders, CACC's separate adder array, CDMA/CSC sequencers, weight decompression, BDMA, "
-                     "RUBIK, MCIF/SRAMIF and write-DMA buffers (not published), config register files")
+                     "RUBIK, MCIF/SRAMIF and write-DMA buffers (not published), config register files. Not compared: "
+                     "the clock (1 GHz is an assumption [A]; the one-cycle INT16 PE does not reach it at 0.9 V)")
             variants = [
                 ("MACs as 1024 bf16 (nearest synthesised float; binary32 accumulation)",
                  DesignPoint(rows=r16, cols=c16, sparse=False, precision="bf16",
