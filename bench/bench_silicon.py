@@ -133,7 +133,8 @@ def _nvdla_chips() -> list[Chip]:
             design = DesignPoint(rows=r, cols=c, sparse=False, acc_bits=32, sram_kb=kb, sram_banks=kb // 8,
                                  vector_lanes=0, **common)
             name = f"NVDLA {macs} MACs / {kb} KB (28 nm)"
-            scope = ("in: INT8 MACs, CBUF as 8 KiB banks [D: primer, banks of 4-8 KiB]; out: everything else - "
+            scope = ("in: INT8 MACs, CBUF as 8 KiB banks [D: primer, banks of 4-8 KiB; ppa.sram costs any bank "
+                     "under 32 KB pro rata, so the split does not change the area]; out: everything else - "
                      "this row's MAC precision, post-processing throughputs and buffer sizes are not published")
             why = ("only the MAC count and CBUF size of this row are published; its CACC, SDP/PDP/CDP, DMA and "
                    "control are not costed (the primer's 256 KB rows extrapolate to far more area at 0 MACs "
