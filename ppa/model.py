@@ -182,6 +182,14 @@ class DesignPoint:
     #: lanes of the vector unit beside the array (hw.vector.VectorLane at act_bits, ppa.vector_cost);
     #: None: one per column (sim.perf.ArrayConfig's default), 0: no vector unit
     vector_lanes: int | None = None
+    #: bits of each vector lane (hw.vector.VectorLane width, 4..32); None: act_bits. A post-processing
+    #: unit that works on wider data than the array's operands (e.g. NVDLA's SDP on 16-bit partial
+    #: results) sets it
+    vector_bits: int | None = None
+
+    @property
+    def effective_vector_bits(self) -> int:
+        return self.act_bits if self.vector_bits is None else int(self.vector_bits)
 
     @property
     def effective_vector_lanes(self) -> int:
@@ -219,6 +227,9 @@ class DesignPoint:
         if self.vector_lanes is not None and (isinstance(self.vector_lanes, bool) or not isinstance(self.vector_lanes, int)
                                               or self.vector_lanes < 0):
             raise InputError(f"must be a non-negative integer, got {self.vector_lanes!r}", where="--vector-lanes")
+        if self.vector_bits is not None and (isinstance(self.vector_bits, bool) or not isinstance(self.vector_bits, int)
+                                             or not 4 <= self.vector_bits <= 32):
+            raise InputError(f"must be an integer of 4..32 bits, got {self.vector_bits!r}", where="vector_bits")
         if self.voltage_v is not None:
             tech.node(self.node_nm, self.voltage_v)
         if self.sram_voltage_v is not None:
@@ -533,7 +544,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             notes.extend(f"sram{'' if name == 'sram' else ' ' + name}: {n}" for n in c.notes)
     # the vector unit: lanes x the synthesised lane (ppa.vector_cost), priced like the array's logic
     lanes = design.effective_vector_lanes
-    vlane = vector_cost.vector_lane_cost(design.act_bits, design.node_nm, v, cache=cache) if lanes else None
+    vlane = vector_cost.vector_lane_cost(design.effective_vector_bits, design.node_nm, v, cache=cache) if lanes else None
     vec_tr = lanes * vlane.transistors if vlane else 0
     vec_mm2 = vec_tr * a_t
     core_mm2 = pe_mm2 + dec_mm2 + sram_mm2 + vec_mm2
@@ -704,7 +715,8 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "kind": kind, "dataflow": design.dataflow, "cost_dataflow": cdf, "dense_path": design.dense_path,
             "effective_macs_per_pe_cycle": mac_per_pe_cycle, "multipliers_per_pe": shape.multipliers,
             "dynamic_breakdown_w": {"pe": pe_dyn_w, "edge_registers": edge_dyn_w, "weight_load": load_w},
-            "vector_unit": {"lanes": lanes, "lane_transistors": vlane.transistors if vlane else 0,
+            "vector_unit": {"lanes": lanes, "width_bits": design.effective_vector_bits,
+                            "lane_transistors": vlane.transistors if vlane else 0,
                             "energy_pj_per_op": dict(vlane.energy_pj) if vlane else {},
                             "method": "synthesised hw.vector.VectorLane (ppa.vector_cost)"},
             "edge_register_bits": facts.edge_bits(p, R, C),

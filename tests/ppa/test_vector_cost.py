@@ -52,3 +52,25 @@ def test_workload_vector_ops_counts_classes():
     ops = workload_vector_ops(get_workload("bert-base", seq=128))
     # softmax alone has 12 layers x 12 heads x 128 x 128 exps; GELU one per FFN element
     assert ops["exp"] == 12 * (12 * 128 * 128 + 128 * 3072) and ops["div"] > 0 and ops["red"] > 0
+
+
+def test_vector_bits_sets_the_lane_width():
+    """DesignPoint.vector_bits: the vector lanes' width (default act_bits), priced as that lane."""
+    from hw.errors import InputError
+    from ppa.model import DesignPoint, estimate
+
+    base = dict(rows=2, cols=2, node_nm=7, sram_kb=64, vector_lanes=3)
+    default = estimate(DesignPoint(**base))
+    wide = estimate(DesignPoint(**base, vector_bits=16))
+    a_t = tech.node(7, wide.voltage_v).area_per_transistor_um2
+    for r, w in ((default, 8), (wide, 16)):
+        vu = r.details["vector_unit"]
+        assert vu["width_bits"] == w and vu["lanes"] == 3
+        assert vu["lane_transistors"] == vector_lane_cost(w, 7).transistors
+        assert r.area_breakdown_mm2["vector"] == pytest.approx(3 * vu["lane_transistors"] * a_t * 1e-6, rel=1e-9)
+    assert wide.area_breakdown_mm2["vector"] > 2 * default.area_breakdown_mm2["vector"]  # a 16x16 multiplier
+    # the array is untouched by the lane width
+    assert wide.area_breakdown_mm2["pe_array"] == default.area_breakdown_mm2["pe_array"]
+    for bad in (3, 33, True, 8.0):
+        with pytest.raises(InputError, match="vector_bits"):
+            DesignPoint(**base, vector_bits=bad).validate()
