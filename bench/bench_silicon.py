@@ -241,14 +241,11 @@ SKIPPED = (
 
 def estimate(design: DesignPoint):
     """ppa.model.estimate; when the OpenSTA flow cannot map the design's array column to the Liberty
-    library (Yosys 0.23's ABC gives no output.blif on the bf16 dense column with both of ppa.sta's
-    scripts), the design is timed on the generic logical-effort path instead (SPARSEPE_STA=off) and
-    the result says so in its notes. Areas do not depend on the timing path. The bf16 dense designs
-    go to the generic path directly: their failed mapping costs minutes per run and is not cached."""
+    library (Yosys 0.23's ABC crashed on the bf16 dense column with ppa.sta's first two scripts;
+    the third, ``buffer -p``, maps it since session 4), the design is timed on the generic
+    logical-effort path instead (SPARSEPE_STA=off) and the result says so in its notes. Areas do
+    not depend on the timing path."""
     try:
-        if design.precision == "bf16" and not design.sparse:
-            raise InputError("Yosys 0.23's ABC gives no output.blif on the bf16 dense array column "
-                             "(measured in this bench with both ppa.sta ABC scripts)", where="ppa.sta")
         return _estimate(design)
     except InputError as e:
         if e.where != "ppa.sta":
