@@ -193,21 +193,9 @@ def clock_buffer_cells(lib) -> list[tuple[str, str, str]]:
     footprinted as clock cells (CLKBUF1-3 in osu018); the data buffers when it has none."""
     from ppa import sta, sta_buffer
 
-    clock, data = [], []
-    for c in sta._cells(lib):
-        if c.attr("dont_use") == "true":
-            continue
-        pins = sta._pins(c)
-        ins = [n for n, g in pins.items() if g.attr("direction") == "input"]
-        outs = [n for n, g in pins.items() if g.attr("direction") == "output"]
-        if len(ins) != 1 or len(outs) != 1:
-            continue
-        fn = str(pins[outs[0]].attr("function", "")).replace(" ", "").replace('"', "")
-        if fn in (ins[0], f"({ins[0]})"):
-            (clock if sta_buffer._is_clock_cell(c) else data).append((c.name, ins[0], outs[0]))
-    if not clock and not data:
-        sta.buffer_cell(lib)  # raises the library's InputError
-    return clock or data
+    cells = sta.buffer_cells(lib)
+    clock = [(c.name, a, y) for c, a, y in cells if sta_buffer._is_clock_cell(c)]
+    return clock or [(c.name, a, y) for c, a, y in cells]
 
 
 def output_transition_ns(lib, cell: str, pin: str, *, slew_ns: float, load_pf: float) -> float:

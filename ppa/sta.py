@@ -314,6 +314,26 @@ def buffer_cell(lib: Liberty) -> tuple[str, str, str]:
     return b
 
 
+def buffer_cells(lib: Liberty) -> list[tuple[_lib.Group, str, str]]:
+    """(cell group, input pin, output pin) of every usable non-inverting buffer of the library (a
+    cell whose function is its one input); raises InputError when it has none."""
+    out = []
+    for c in _cells(lib):
+        if c.attr("dont_use") == "true":
+            continue
+        pins = _pins(c)
+        ins = [n for n, g in pins.items() if g.attr("direction") == "input"]
+        outs = [n for n, g in pins.items() if g.attr("direction") == "output"]
+        if len(ins) != 1 or len(outs) != 1:
+            continue
+        fn = str(pins[outs[0]].attr("function", "")).replace(" ", "").replace('"', "")
+        if fn in (ins[0], f"({ins[0]})"):
+            out.append((c, ins[0], outs[0]))
+    if not out:
+        buffer_cell(lib)  # raises the library's InputError
+    return out
+
+
 def flop_cells(lib: Liberty) -> dict[str, tuple[str, str, str]]:
     """Cells with an ``ff`` group: name -> (clock pin, data pin or "", output pin or "")."""
     out = {}

@@ -83,19 +83,9 @@ def drive_buffer_cell(lib) -> tuple[str, str, str, float, float]:
     from ppa import sta
 
     best = None
-    for c in sta._cells(lib):
-        if c.attr("dont_use") == "true" or _is_clock_cell(c):
-            continue
-        pins = sta._pins(c)
-        ins = [n for n, g in pins.items() if g.attr("direction") == "input"]
-        outs = [n for n, g in pins.items() if g.attr("direction") == "output"]
-        if len(ins) != 1 or len(outs) != 1:
-            continue
-        fn = str(pins[outs[0]].attr("function", "")).replace(" ", "").replace('"', "")
-        if fn not in (ins[0], f"({ins[0]})"):
-            continue
-        if best is None or sta._area(c) > best[4]:
-            best = (c.name, ins[0], outs[0], float(pins[ins[0]].attr("capacitance", 0.0)), sta._area(c))
+    for c, a, y in sta.buffer_cells(lib):
+        if not _is_clock_cell(c) and (best is None or sta._area(c) > best[4]):
+            best = (c.name, a, y, float(sta._pins(c)[a].attr("capacitance", 0.0)), sta._area(c))
     if best is None:
         sta.buffer_cell(lib)  # raises the library's InputError
     return best
