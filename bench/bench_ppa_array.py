@@ -32,7 +32,7 @@ def _cached(p, n) -> bool:
 
 
 def _generic_fo4(p, sparse):
-    from ppa import sta
+    from ppa.timing import sta
 
     return sta.generic_stage_fo4(activity.synth_pe(p, sparse, mapping="delay"))
 
@@ -87,9 +87,10 @@ def main() -> None:
 
 def _clock_terms():
     """(clock toggle-equivalents per flip-flop per cycle, extra per flip-flop output toggle, source):
-    the osu018 Liberty's (ppa.liberty_energy) when it and OpenSTA are installed, as ppa.model
+    the osu018 Liberty's (ppa.liberty.energy) when it and OpenSTA are installed, as ppa.model
     uses them, else the stated assumption."""
-    from ppa import liberty_energy, sta
+    from ppa.timing import sta
+    from ppa.liberty import energy as liberty_energy
 
     lib = sta.default_liberty()
     if lib is not None and sta.find_sta() is not None:

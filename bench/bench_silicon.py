@@ -241,14 +241,14 @@ SKIPPED = (
 
 def estimate(design: DesignPoint):
     """ppa.model.estimate; when the OpenSTA flow cannot map the design's array column to the Liberty
-    library (Yosys 0.23's ABC crashed on the bf16 dense column with ppa.sta's first two scripts;
+    library (Yosys 0.23's ABC crashed on the bf16 dense column with ppa.timing.sta's first two scripts;
     the third, ``buffer -p``, maps it since session 4), the design is timed on the generic
     logical-effort path instead (SPARSEPE_STA=off) and the result says so in its notes. Areas do
     not depend on the timing path."""
     try:
         return _estimate(design)
     except InputError as e:
-        if e.where != "ppa.sta":
+        if e.where != "ppa.timing.sta":
             raise
         old = os.environ.get("SPARSEPE_STA")
         os.environ["SPARSEPE_STA"] = "off"

@@ -50,15 +50,15 @@ Area (mm^2)
   2x2, 4x4 and 8x8 (tests/ppa/test_array_cost.py).
 
 Frequency (:func:`stage_timing`, :func:`operating_point`): the deepest register-to-register stage
-of the design, in FO4 delays, from static timing analysis on a Liberty library (ppa.sta: Yosys maps
+of the design, in FO4 delays, from static timing analysis on a Liberty library (ppa.timing.sta: Yosys maps
 to the library, timing-driven; OpenSTA times it; FO4 measured on the library): for a sparse array
 the R-row column of hw.array.SparseArray (R up to the characterised steady-state row, as
 ArrayFacts.depth: the partial-sum adder widens with the row, so deep arrays are slower), for the
 dense design the dense PE. cycle time = stage FO4 x FO4 of the target node and voltage
 (ppa.tech gate_delay_ps) x (1 + wire allowance) / (1 - clock skew + jitter), both stated
-assumptions in ppa.sta. Without OpenSTA or a library, the generic path: the same column's generic
+assumptions in ppa.timing.sta. Without OpenSTA or a library, the generic path: the same column's generic
 netlist, delay-mapped (ppa.synth ``mapping="delay"``, as the STA flow maps for timing), timed by
-logical effort (ppa.effort) through ppa.sta.generic_path_fo4 (one scale fitted on one STA result),
+logical effort (ppa.timing.effort) through ppa.timing.sta.generic_path_fo4 (one scale fitted on one STA result),
 with a note. The array's out_meta_err OR chain is static while the weights are held: a false
 path in STA (a multi-cycle path). A requested
 clock selects the lowest voltage in the node's modelled range that meets it; above fmax at the
@@ -72,13 +72,13 @@ Power (W)
   trace, while busy; plus WS weight loading (R*R*C register bits written per tile, the mux toggle
   and the register toggle per changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one
   per W_HOLD busy cycles). With a Liberty library (the STA path) a flip-flop output toggle costs
-  its net toggle plus the library's D- and Q-pin internal energy (``ff_extra_toggles``, ppa.liberty_energy;
+  its net toggle plus the library's D- and Q-pin internal energy (``ff_extra_toggles``, ppa.liberty.energy;
   1.24 toggle-equivalents in osu018); without one, osu018's figure (ppa.tech.FF_EXTRA_TOGGLES).
   Parts in ``details["dynamic_breakdown_w"]`` (pe, edge_registers, weight_load).
 - clock: every flip-flop of the array, every cycle, busy or idle (no clock gating is modelled, so
   idle PEs pay their clock power). With a Liberty library: the library's clock-pin internal energy,
   pin + wiring capacitance and clock-buffer tree per flip-flop, in its own toggle-equivalents
-  (ppa.liberty_energy; 4.02 in osu018), x the node's toggle energy. Without one:
+  (ppa.liberty.energy; 4.02 in osu018), x the node's toggle energy. Without one:
   CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents (osu018's figure, ppa.tech). ``details["clock_energy"]``
   says which.
 - leakage: logic transistors (ppa.tech, per node and voltage) plus the SRAM's CACTI leakage at the
@@ -312,7 +312,7 @@ from ppa.array_cost import (MAX_CHARACTERISED_ROWS, ArrayFacts, _array_cost, _ar
 
 
 def _sta_mod():
-    from ppa import sta
+    from ppa.timing import sta
 
     return sta
 
@@ -326,19 +326,19 @@ GENERIC_TIMING_NOTE = "timing: generic netlist timed by logical effort (no OpenS
 
 @lru_cache(maxsize=32)
 def _load_liberty(path: str, node_nm: int | None, mtime_ns: int, size: int):
-    from ppa import sta
+    from ppa.timing import sta
 
     return sta.load_liberty(path, node_nm)
 
 
 def resolve_liberty(design: DesignPoint):
-    """The Liberty library ``design`` is timed with (a ppa.sta.Liberty), or None for the generic
+    """The Liberty library ``design`` is timed with (a ppa.timing.sta.Liberty), or None for the generic
     path: ``design.liberty`` when given (its node from the file or ``liberty_node_nm``; OpenSTA
     required), else the default osu018 library when OpenSTA and the file are installed.
     ``SPARSEPE_STA=off`` forces the generic path for the default (not for an explicit file)."""
     import os
 
-    from ppa import sta
+    from ppa.timing import sta
 
     if design.liberty is not None:
         if not isinstance(design.liberty, str) or not design.liberty:
@@ -370,7 +370,7 @@ def tools_provenance(design: DesignPoint) -> dict:
     """The tools that cost ``design`` here: the Yosys (native or wheel, with version) and, for the
     timing, OpenSTA + the Liberty file (name, digest) or the generic path. Results in the caches
     are keyed by exactly these, so a cached result used now was built by them."""
-    from ppa import sta
+    from ppa.timing import sta
 
     lib = resolve_liberty(design)
     out = {"yosys": _synth.yosys_id()}
@@ -387,15 +387,15 @@ class StageTiming:
     """The deepest register-to-register stage of a design, in FO4 delays of its timing library.
 
     ``cycle_fo4``: (data arrival incl. clock-to-Q + setup) / FO4 from OpenSTA (``source == "sta"``),
-    or ppa.sta.generic_path_fo4 of the generic logic depth (``source == "generic"``)."""
+    or ppa.timing.sta.generic_path_fo4 of the generic logic depth (``source == "generic"``)."""
 
     cycle_fo4: float
     source: str
-    sta: object | None = None  # ppa.sta.StaResult
+    sta: object | None = None  # ppa.timing.sta.StaResult
     stage: str = ""
 
     def cycle_time_ps(self, node_nm: int, voltage_v: float) -> float:
-        from ppa import sta
+        from ppa.timing import sta
 
         return sta.cycle_time_ps(self.cycle_fo4, tech.node(node_nm, voltage_v).gate_delay_ps)
 
@@ -403,13 +403,13 @@ class StageTiming:
 def stage_timing(p: PEParams, design: DesignPoint, facts: ArrayFacts, *, cache=None) -> StageTiming:
     """Timing of the stage the model clocks: the R-row column of the design's own array (any PE
     kind; rows up to the characterised steady-state row, as ArrayFacts.depth), from OpenSTA on the
-    Liberty library (timing-driven mapping, ppa.sta.FASTEST_CLOCK_PS), else the generic path."""
-    from ppa import sta
+    Liberty library (timing-driven mapping, ppa.timing.sta.FASTEST_CLOCK_PS), else the generic path."""
+    from ppa.timing import sta
 
     R = design.rows
     lib = resolve_liberty(design)
     depth = facts.depth(R)
-    if lib is None:  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.effort)
+    if lib is None:  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.timing.effort)
         rows = min(R, len(facts.row_depth))
         res = synth_array(p, rows, 1, cache=_ck(cache), kind=design.kind, dataflow="ws", mapping="delay")
         return StageTiming(sta.generic_stage_fo4(res), "generic", None,
@@ -429,8 +429,8 @@ def _cycle_fo4(depth: int, cycle_fo4: float | None) -> float:
 
 def fmax_mhz(depth: int, node_nm: int, voltage_v: float, *, cycle_fo4: float | None = None) -> float:
     """fmax of a stage of ``cycle_fo4`` FO4 (ppa.model.stage_timing; ``depth`` is informative) at the
-    node and voltage: 1 / ppa.sta.cycle_time_ps(cycle_fo4, FO4 of the node at that voltage)."""
-    from ppa import sta
+    node and voltage: 1 / ppa.timing.sta.cycle_time_ps(cycle_fo4, FO4 of the node at that voltage)."""
+    from ppa.timing import sta
 
     return 1e6 / sta.cycle_time_ps(_cycle_fo4(depth, cycle_fo4), tech.node(node_nm, voltage_v).gate_delay_ps)
 
@@ -466,7 +466,7 @@ def operating_point(depth: int, node_nm: int, clock_mhz: float | None, voltage_v
 def clock_energy_per_ff_cycle_pj(nd: tech.Node, lib_energy=None) -> float:
     """Clock energy per flip-flop per cycle at node ``nd`` (pJ).
 
-    With a Liberty library (``lib_energy``: a ppa.liberty_energy.LibraryEnergy): the library's
+    With a Liberty library (``lib_energy``: a ppa.liberty.energy.LibraryEnergy): the library's
     clock-pin internal energy + pin, wiring and buffer-tree switching per flip-flop, in the
     library's own toggle-equivalents, times the node's toggle energy. Without one:
     ppa.tech.CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents (osu018's, derived)."""
@@ -476,14 +476,14 @@ def clock_energy_per_ff_cycle_pj(nd: tech.Node, lib_energy=None) -> float:
 
 
 def library_energy(design: DesignPoint, timing: "StageTiming", *, cache=None):
-    """The Liberty energies (ppa.liberty_energy) of the library ``design`` is timed with, or None
+    """The Liberty energies (ppa.liberty.energy) of the library ``design`` is timed with, or None
     on the generic path."""
     if timing.source != "sta":
         return None
     lib = resolve_liberty(design)
     if lib is None:
         return None
-    from ppa import liberty_energy
+    from ppa.liberty import energy as liberty_energy
 
     return liberty_energy.library_energy(lib, cache=_ck(cache))
 
@@ -585,7 +585,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         sram_rd, sram_wr, dram_b = activity_in.sram_read_bytes, activity_in.sram_write_bytes, activity_in.dram_bytes
     e_t = nd.toggle_energy_pj
     # a flip-flop output toggle: its net toggle, plus (with a Liberty library) the library's D- and
-    # Q-pin internal energy in toggle-equivalents (ppa.liberty_energy); without one, the net alone
+    # Q-pin internal energy in toggle-equivalents (ppa.liberty.energy); without one, the net alone
     lib_e = library_energy(design, timing, cache=cache)
     ff_tog = 1.0 + (lib_e.ff_extra_toggles if lib_e is not None else tech.FF_EXTRA_TOGGLES)
     pe_cycles_per_s = R * C * busy * f_hz

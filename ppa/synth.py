@@ -30,10 +30,10 @@ This is what ``ltp -noff`` reports for a purely combinational block.
 
 Two mappings (``mapping=``): ``"area"``, the script above, for every cost, the activity simulation
 and the logic depth; ``"delay"``, the same script with :data:`ABC_STEP` ``["delay"]`` in place of
-``abc -g cmos``, only for the generic timing path (ppa.effort, ppa.sta.generic_stage_fo4). The
+``abc -g cmos``, only for the generic timing path (ppa.timing.effort, ppa.timing.sta.generic_stage_fo4). The
 area mapping keeps the area-recovering mapper's long carry chains (the critical path of an
 accumulator add grows by one gate per bit the carry ripples through); the delay mapping builds the
-netlist a design is closed on at fmax, as the STA flow's timing-driven mapping does (ppa.sta).
+netlist a design is closed on at fmax, as the STA flow's timing-driven mapping does (ppa.timing.sta).
 
 Results are cached on disk under a key hashed from the Verilog text, the top name, the script and
 the Yosys that runs it (native or the yowasp wheel, with its version: :func:`yosys_id`), and each
@@ -77,11 +77,11 @@ SCRIPT_TEMPLATE = (
     "tee -o {stat} stat -tech cmos; write_json {json}"
 )
 
-#: The ``abc`` step of each mapping (see the module docstring). "delay": ppa.sta.TIMING_ABC_SCRIPT
+#: The ``abc`` step of each mapping (see the module docstring). "delay": ppa.timing.sta.TIMING_ABC_SCRIPT
 #: without its Liberty-only steps (buffer, upsize, dnsize): structural choices (``dch``), then
 #: ``map`` to an unreachable delay target of 1 unit in the unit-delay gate library Yosys hands ABC
 #: for ``-g cmos`` -- the minimum-depth mapping. Measured on the INT8 2:4 WS column at pipeline 1
-#: (logical-effort path, ppa.effort): 6 x 1 373.7 tau area-mapped -> 313.8 delay-mapped, 2 x 1
+#: (logical-effort path, ppa.timing.effort): 6 x 1 373.7 tau area-mapped -> 313.8 delay-mapped, 2 x 1
 #: 264.1 -> 274.0; OpenSTA on the timing-driven osu018 mapping: 6 x 1 56.8 FO4, 2 x 1 50.0 FO4.
 ABC_STEP = {"area": "abc -g cmos", "delay": "abc -g cmos -D 1 -script +strash;dch;map,-D,1"}
 

@@ -532,7 +532,7 @@ def fo4_check() -> list[dict]:
 
 # --- Clock and flip-flop energy on the generic path -------------------------------------------
 #: Clock energy per flip-flop per cycle, in net-toggle equivalents, when no Liberty library is used
-#: (the generic timing path). With a library, ppa.liberty_energy reads it from the library; these
+#: (the generic timing path). With a library, ppa.liberty.energy reads it from the library; these
 #: are that module's figures for the default library, osu018 [D] (DFFPOSX1 clock-pin internal
 #: energy + pin and wiring C V^2 + a CLKBUF1 tree, over the library's energy per calibration toggle:
 #: 0.396 / 0.0985 pJ at 1.8 V), so both paths cost a flip-flop alike. tests/ppa/test_liberty_energy.py

@@ -380,7 +380,7 @@ def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
 #: beside every best design so a reviewer weighs the numbers accordingly.
 MODEL_LIMITS = (
     ("placement and routing", "timing is OpenSTA on the mapped netlist with a stated wire allowance and clock "
-     "uncertainty (ppa.sta), not extracted parasitics: fmax optimistic for long global nets (the weight-load "
+     "uncertainty (ppa.timing.sta), not extracted parasitics: fmax optimistic for long global nets (the weight-load "
      "enable of a wide array)"),
     ("process corner and variation", "typical corner of the Liberty library moved by FO4 ratios; no slow-corner "
      "or aging margin beyond the stated clock uncertainty"),
@@ -389,7 +389,7 @@ MODEL_LIMITS = (
     ("area", "transistor counts of the generic-gate netlist times a per-node area per transistor; bench_silicon "
      "prints the comparison with published accelerators"),
     ("clock tree and clock gating", "clock energy per flip-flop from the Liberty library's clock-pin energy, pin "
-     "capacitance and a balanced tree of its clock buffer (ppa.liberty_energy), with an assumed wiring share (0.5 x the "
+     "capacitance and a balanced tree of its clock buffer (ppa.liberty.energy), with an assumed wiring share (0.5 x the "
      "pin load; no placement), moved to the node in toggle-equivalents; without a library, osu018's figures; no clock gating of idle PEs (idle PEs pay clock power)"),
     ("memory system", "SRAM from CACTI fits, DRAM energy per bit and bandwidth per stack/channel; no DRAM page "
      "policy, refresh or bank conflicts; SRAM port limits are per-layer averages (bursts not resolved)"),

@@ -100,10 +100,11 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     assert j["energy_per_mac_pj"] == pytest.approx(j["power_w"] / macs_per_s * 1e12, rel=1e-9)
     p = j["power_breakdown_w"]
     # clock: every flip-flop every cycle; with the Liberty library (the STA path) the library's clock
-    # energy per flip-flop in its own toggle-equivalents (ppa.liberty_energy), else osu018's figure
+    # energy per flip-flop in its own toggle-equivalents (ppa.liberty.energy), else osu018's figure
     ce = det["clock_energy"]
     if tm["source"] == "sta":
-        from ppa import liberty_energy, sta as sta_mod
+        from ppa.timing import sta as sta_mod
+        from ppa.liberty import energy as liberty_energy
 
         le = liberty_energy.library_energy(sta_mod.default_liberty())
         assert ce["source"] == "liberty" and ce["toggles_per_ff_cycle"] == pytest.approx(le.clock_toggles_per_ff_cycle)
@@ -135,7 +136,7 @@ def _compute_pj_per_mac(j):
 @pytest.mark.yosys
 def test_compute_energy_per_mac_within_1_5x_of_jouppi_and_horowitz(synth_cache):
     """Issue 10 acceptance: the INT8 dense PE, pipeline 1, default activity, clock and flip-flop
-    energy from the osu018 Liberty (ppa.liberty_energy). 7 nm nominal against Jouppi's multiply +
+    energy from the osu018 Liberty (ppa.liberty.energy). 7 nm nominal against Jouppi's multiply +
     add 0.07 + 0.007 pJ (measured 0.103 pJ); 45 nm at Horowitz's 0.9 V against 0.2 + 0.03 pJ
     (measured 0.317 pJ); at 45 nm nominal 1.0 V against the same scaled by (1.0/0.9)^2 (measured
     0.392 pJ)."""

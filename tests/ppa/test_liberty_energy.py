@@ -1,4 +1,4 @@
-"""ppa.liberty_energy: clock and flip-flop energy read from the Liberty library.
+"""ppa.liberty.energy: clock and flip-flop energy read from the Liberty library.
 
 References: values typed here from osu018_stdcells.lib (DFFPOSX1 pin CLK, INVX1 pin Y tables) and
 interpolated by hand; OpenSTA's report_power on the same cells (a peer tool)."""
@@ -14,7 +14,7 @@ OSU018_DFF_CLK_PF = 0.0279235  # DFFPOSX1 pin CLK capacitance
 
 
 def _lib():
-    from ppa import sta
+    from ppa.timing import sta
 
     lib = sta.default_liberty()
     if lib is None:
@@ -29,7 +29,7 @@ def _lerp(x0, x1, y0, y1, x):
 def test_clock_pin_energy_is_the_hand_read_table():
     """DFFPOSX1 CLK internal_power (1-D in input_transition_time): rise 0.006865 / 0.006943 and fall
     0.11034 / 0.129769 at 0.06 / 0.24 ns; per cycle = one rising + one falling edge."""
-    from ppa import liberty_energy as le
+    from ppa.liberty import energy as le
 
     lib = _lib()
     r, f = le.pin_internal_pj(lib, "DFFPOSX1", "CLK", slew_ns=0.06)
@@ -44,7 +44,7 @@ def test_output_internal_energy_is_bilinear_in_load_and_slew():
     """INVX1 Y driving four INVX1 (0.0373 pF) at 0.1 ns input slew, from the 5x5 tables (index_1
     load 0.025 / 0.075 pF, index_2 slew 0.06 / 0.18 ns): rise 0.023574 0.02752 / 0.024479 0.025247,
     fall 0.008669 0.006332 / 0.007879 0.007243."""
-    from ppa import liberty_energy as le
+    from ppa.liberty import energy as le
 
     lib = _lib()
     load = 4 * OSU018_INV_CIN_PF
@@ -92,7 +92,7 @@ def _report_power(tmp_path, lib, verilog, top, lines):
 def test_clock_pin_energy_against_opensta_report_power(tmp_path):
     """OpenSTA 2.0.x charges an input pin's rise + fall energy on each of the clock's two edges per
     period: its internal power x period = 2 x the per-cycle energy read here."""
-    from ppa import liberty_energy as le
+    from ppa.liberty import energy as le
 
     lib = _lib()
     v = "module ffs(clk, d, q);\ninput clk;\ninput d;\noutput q;\nDFFPOSX1 f0 (.CLK(clk), .D(d), .Q(q));\nendmodule\n"
@@ -108,7 +108,7 @@ def test_net_energy_against_opensta_report_power(tmp_path):
     """One INVX1 driving four: OpenSTA's switching power is 1/2 C V^2 per toggle and its internal
     power (rise + fall per toggle in 2.0.x) is twice our mean per toggle; the ratio of the two is
     independent of the activity OpenSTA assumes."""
-    from ppa import liberty_energy as le
+    from ppa.liberty import energy as le
 
     lib = _lib()
     v = ("module invs(a, y1, y2, y3, y4);\ninput a;\noutput y1, y2, y3, y4;\nwire n;\nINVX1 d0 (.A(a), .Y(n));\n"
@@ -127,7 +127,7 @@ def test_osu018_clock_and_flop_toggle_equivalents_are_pinned(synth_cache):
     DFFPOSX1 / CLKBUF tree figures. Measured: 4.02 toggle-equivalents per flip-flop per cycle
     (pin internal 0.121 pJ + pin C V^2 0.090 + wiring 0.045 + CLKBUF1 tree 0.139, against 0.0985 pJ
     per toggle at 1.8 V), and 1.24 extra per flip-flop output toggle (D- and Q-pin internal)."""
-    from ppa import liberty_energy as le
+    from ppa.liberty import energy as le
 
     lib = _lib()
     e = le.library_energy(lib, cache=synth_cache)
@@ -152,7 +152,9 @@ def test_osu018_clock_and_flop_toggle_equivalents_are_pinned(synth_cache):
 
 @pytest.mark.yosys
 def test_the_estimate_takes_the_clock_from_the_library(synth_cache):
-    from ppa import liberty_energy as le, model, sta, tech
+    from ppa import model, tech
+    from ppa.timing import sta
+    from ppa.liberty import energy as le
 
     lib = _lib()
     if sta.find_sta() is None:

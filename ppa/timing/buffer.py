@@ -1,6 +1,6 @@
-"""Buffer trees on the high-fan-out nets ABC leaves unbuffered (ppa.sta's Liberty flow).
+"""Buffer trees on the high-fan-out nets ABC leaves unbuffered (ppa.timing.sta's Liberty flow).
 
-ABC (``buffer; upsize; dnsize`` in ppa.sta.TIMING_ABC_SCRIPT) buffers only inside the
+ABC (``buffer; upsize; dnsize`` in ppa.timing.sta.TIMING_ABC_SCRIPT) buffers only inside the
 combinational logic it maps: a net driven directly by a flip-flop's output or by a primary input
 reaches ABC as a primary input and stays a single wire whatever its load. In the weight-stationary
 column that is ``w_load``'s register, whose Q drives the weight-load enable of every weight
@@ -27,7 +27,7 @@ The tree, for a net whose sinks' input capacitance exceeds the threshold:
 
 The clock port (ideal in the STA) and constant nets are never buffered. The netlist's function is
 unchanged: only buffers (output = input) are inserted, and each original sink pin is reconnected
-to a buffer output whose input chain ends at the original driver (tests/ppa/test_sta_buffer.py
+to a buffer output whose input chain ends at the original driver (tests/ppa/test_timing_buffer.py
 simulates a design before and after in Icarus with the library's Verilog models).
 """
 
@@ -80,7 +80,7 @@ def drive_buffer_cell(lib) -> tuple[str, str, str, float, float]:
     """(cell, input pin, output pin, input capacitance, area) of the library's strongest data
     buffer: the largest-area cell whose function is its one input, clock buffers excluded
     (BUFX4 in osu018)."""
-    from ppa import sta
+    from ppa.timing import sta
 
     best = None
     for c, a, y in sta.buffer_cells(lib):
@@ -99,7 +99,7 @@ def _is_clock_cell(c) -> bool:
 
 def _pin_info(lib) -> dict[str, dict[str, tuple[str, float]]]:
     """cell -> pin -> (direction, capacitance in the library's unit)."""
-    from ppa import sta
+    from ppa.timing import sta
 
     out = {}
     for c in sta._cells(lib):
@@ -139,13 +139,13 @@ def buffer_high_fanout(verilog: str, top: str, lib, *, clock_port: str | None = 
     """Insert balanced buffer trees on the nets of module ``top`` driven by a flip-flop output or
     a primary input whose sink load exceeds ``threshold_effort`` x C_in(minimum inverter); each
     buffer drives at most ``buffer_effort`` x its own input capacitance (see the module docstring)."""
-    from ppa import sta
+    from ppa.timing import sta
 
     m = re.search(rf"^module\s+{re.escape(top)}\s*\(.*?\);\n(.*?)^endmodule", verilog, re.M | re.S)
     if not m:
         from hw.errors import InputError
 
-        raise InputError(f"module {top} not found in the mapped netlist", where="ppa.sta_buffer")
+        raise InputError(f"module {top} not found in the mapped netlist", where="ppa.timing.buffer")
     body_start, body_end = m.start(1), m.end(1)
     body = m.group(1)
     buf, bin_, bout, c_buf, a_buf = drive_buffer_cell(lib)

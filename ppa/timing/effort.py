@@ -21,7 +21,7 @@ inverter is 1 + 4 = 5 tau, so path FO4 = path tau / 5.
   ``5 log4(L)`` instead of L (ch. 3: best stage effort about 4, each stage 4 + p_inv = 5 tau).
 - **Ends**: flip-flop D pins and primary outputs; **starts**: flip-flop Q pins and primary inputs
   (arrival 0). Primary outputs carry an FO4 load (4); flip-flop D pins have g = 1.
-- What it does not see: wires, slews, the cell sizing a real library offers. ppa.sta fits one
+- What it does not see: wires, slews, the cell sizing a real library offers. ppa.timing.sta fits one
   scale factor of this path to OpenSTA on one configuration and holds the others out.
 """
 
