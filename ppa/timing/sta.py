@@ -290,33 +290,9 @@ def inverter_cell(lib: Liberty) -> tuple[str, str, str]:
     return best
 
 
-def _one_in_one_out(lib: Liberty, want) -> tuple[str, str, str] | None:
-    best = None
-    for c in _cells(lib):
-        if c.attr("dont_use") == "true":
-            continue
-        pins = _pins(c)
-        ins = [n for n, g in pins.items() if g.attr("direction") == "input"]
-        outs = [n for n, g in pins.items() if g.attr("direction") == "output"]
-        if len(ins) != 1 or len(outs) != 1:
-            continue
-        fn = str(pins[outs[0]].attr("function", "")).replace(" ", "").replace('"', "")
-        if fn in want(ins[0]) and (best is None or _area(c) < best[0]):
-            best = (_area(c), c.name, ins[0], outs[0])
-    return None if best is None else best[1:]
-
-
-def buffer_cell(lib: Liberty) -> tuple[str, str, str]:
-    """(cell, input pin, output pin) of the smallest-area non-inverting buffer of the library."""
-    b = _one_in_one_out(lib, lambda a: (a, f"({a})"))
-    if b is None:
-        raise InputError("the library has no buffer (a cell whose function is its one input)", where=lib.path)
-    return b
-
-
-def buffer_cells(lib: Liberty) -> list[tuple[_lib.Group, str, str]]:
-    """(cell group, input pin, output pin) of every usable non-inverting buffer of the library (a
-    cell whose function is its one input); raises InputError when it has none."""
+def _one_in_one_out_cells(lib: Liberty, want) -> list[tuple[_lib.Group, str, str]]:
+    """(cell group, input pin, output pin) of every usable one-input one-output cell whose
+    function (spaces and quotes removed) is in ``want(input pin)``."""
     out = []
     for c in _cells(lib):
         if c.attr("dont_use") == "true":
@@ -327,8 +303,36 @@ def buffer_cells(lib: Liberty) -> list[tuple[_lib.Group, str, str]]:
         if len(ins) != 1 or len(outs) != 1:
             continue
         fn = str(pins[outs[0]].attr("function", "")).replace(" ", "").replace('"', "")
-        if fn in (ins[0], f"({ins[0]})"):
+        if fn in want(ins[0]):
             out.append((c, ins[0], outs[0]))
+    return out
+
+
+def _one_in_one_out(lib: Liberty, want) -> tuple[str, str, str] | None:
+    """The smallest-area cell of :func:`_one_in_one_out_cells` (first of equals), or None."""
+    best = None
+    for c, a, y in _one_in_one_out_cells(lib, want):
+        if best is None or _area(c) < best[0]:
+            best = (_area(c), c.name, a, y)
+    return None if best is None else best[1:]
+
+
+def _is_buffer(a: str) -> tuple[str, str]:
+    return a, f"({a})"
+
+
+def buffer_cell(lib: Liberty) -> tuple[str, str, str]:
+    """(cell, input pin, output pin) of the smallest-area non-inverting buffer of the library."""
+    b = _one_in_one_out(lib, _is_buffer)
+    if b is None:
+        raise InputError("the library has no buffer (a cell whose function is its one input)", where=lib.path)
+    return b
+
+
+def buffer_cells(lib: Liberty) -> list[tuple[_lib.Group, str, str]]:
+    """(cell group, input pin, output pin) of every usable non-inverting buffer of the library (a
+    cell whose function is its one input); raises InputError when it has none."""
+    out = _one_in_one_out_cells(lib, _is_buffer)
     if not out:
         buffer_cell(lib)  # raises the library's InputError
     return out
