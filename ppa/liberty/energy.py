@@ -123,9 +123,9 @@ def _energy_unit_pj(lib) -> float:
     return lib.cap_unit_f / 1e-12 * _lib.unit_scale(str(vu), "v", lib.path)
 
 
-def table_energy(lib, table: _lib.Group, *, slew_ns: float, load_pf: float) -> float:
-    """One NLDM energy table (``rise_power`` / ``fall_power``) at an input slew and an output load,
-    in the library's energy unit: bilinear in the table's indices, extrapolated linearly, as NLDM
+def table_value(lib, table: _lib.Group, *, slew_ns: float, load_pf: float) -> float:
+    """One NLDM table (energy: ``rise_power`` / ``fall_power``; or ``rise_transition`` /
+    ``fall_transition``) at an input slew and an output load, in the library's unit: bilinear in the table's indices, extrapolated linearly, as NLDM
     lookup does. 1-D tables take whichever of slew or load their template names."""
     from ppa.timing import sta
 
@@ -146,13 +146,13 @@ def table_energy(lib, table: _lib.Group, *, slew_ns: float, load_pf: float) -> f
             return load_pf * 1e-12 / lib.cap_unit_f
         if "transition" in var:
             return slew_ns * 1e-9 / lib.time_unit_s
-        raise InputError(f"energy table {table.name}: unsupported variable {var!r}", where=lib.path)
+        raise InputError(f"table {table.name}: unsupported variable {var!r}", where=lib.path)
 
     if len(idx) == 1:
         return _lib.interp1(idx[0][1], vals, arg(idx[0][0]))
     (v1, i1), (v2, i2) = idx
     if len(vals) != len(i1) * len(i2):
-        raise InputError(f"energy table {table.name}: {len(vals)} values for a {len(i1)} x {len(i2)} table",
+        raise InputError(f"table {table.name}: {len(vals)} values for a {len(i1)} x {len(i2)} table",
                          where=lib.path)
     rows = [vals[r * len(i2):(r + 1) * len(i2)] for r in range(len(i1))]
     col = [_lib.interp1(i2, row, arg(v2)) for row in rows]
@@ -172,7 +172,7 @@ def pin_internal_pj(lib, cell: str, pin: str, *, slew_ns: float, load_pf: float 
         for kind, acc in (("rise_power", rise), ("fall_power", fall)):
             t = ip.sub(kind)
             if t:
-                acc.append(table_energy(lib, t[0], slew_ns=slew_ns, load_pf=load_pf))
+                acc.append(table_value(lib, t[0], slew_ns=slew_ns, load_pf=load_pf))
     u = _energy_unit_pj(lib)
     mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
     return mean(rise) * u, mean(fall) * u
@@ -209,7 +209,7 @@ def output_transition_ns(lib, cell: str, pin: str, *, slew_ns: float, load_pf: f
         for kind in ("rise_transition", "fall_transition"):
             t = tg.sub(kind)
             if t:
-                worst = max(worst, table_energy(lib, t[0], slew_ns=slew_ns, load_pf=load_pf) * lib.time_unit_s / 1e-9)
+                worst = max(worst, table_value(lib, t[0], slew_ns=slew_ns, load_pf=load_pf) * lib.time_unit_s / 1e-9)
     if worst <= 0:
         raise InputError(f"{cell}/{pin} has no transition tables", where=lib.path)
     return worst
@@ -288,17 +288,17 @@ def clock_tree_pj_per_ff(lib, *, sink_pf: float, slew_ns: float) -> tuple[float,
             ro, fo = pin_internal_pj(lib, buf, y, slew_ns=slew_ns, load_pf=k * load_each)
             return ro + fo + ri + fi + c_in * (1 + CLOCK_WIRE_FRACTION) * v * v, k
 
-        per_ff, total = 1.0, 0.0
         e_leaf, k_leaf = level(sink_pf * (1 + CLOCK_WIRE_FRACTION))
         e_up, k_up = level(c_in * (1 + CLOCK_WIRE_FRACTION))
-        per_ff /= k_leaf
-        total += per_ff * e_leaf
-        if k_up > 1:  # the levels above: a geometric series of ratio 1 / k_up
-            total += per_ff * e_up / (k_up - 1)
-        else:
-            total += per_ff * e_up * 8  # [A] a chain of 8 levels when a buffer can drive only one buffer
+        if k_up < 2:
+            continue  # cannot drive two of itself within the transition bound: no tree of it
+        # the leaf level, then the levels above it: a geometric series of ratio 1 / k_up
+        total = (e_leaf + e_up / (k_up - 1)) / k_leaf
         if best is None or total < best[0]:
             best = (total, buf, k_leaf)
+    if best is None:
+        raise InputError(f"no clock buffer of the library drives two of itself within {CLOCK_MAX_SLEW_FO4:g} FO4 slews",
+                         where=lib.path)
     return best
 
 

@@ -378,37 +378,15 @@ def register_cell(lib: Liberty) -> tuple[str, str, str, str]:
 
 def clock_pin_energy_pj(lib: Liberty, cell: str, slew_ns: float) -> float:
     """Internal energy drawn at a flip-flop's clock pin per clock cycle (one rising + one falling
-    edge), pJ, from the pin's ``internal_power`` rise_power + fall_power tables at input slew
-    ``slew_ns`` (1-D, input_transition_time). Liberty energy unit = voltage unit x capacitance
-    unit (1 V x 1 pF = 1 pJ). Several ``internal_power`` groups (``when`` conditions) are
-    averaged."""
+    edge), pJ, at input slew ``slew_ns``: ppa.liberty.energy.pin_internal_pj of the clock pin
+    (several ``internal_power`` groups, e.g. ``when`` conditions, are averaged)."""
+    from ppa.liberty.energy import pin_internal_pj
+
     clk = flop_cells(lib).get(cell, ("", "", ""))[0]
     if not clk:
         raise InputError(f"{cell} is not a flip-flop", where=lib.path)
-    pin = _pins(_cell(lib, cell)).get(clk)
-    groups = pin.sub("internal_power") if pin is not None else []
-    e_unit_pj = 1.0 * lib.cap_unit_f / 1e-12  # voltage_unit assumed 1 V (checked below)
-    vu = _library_group(lib.path, lib.sha256).attr("voltage_unit", "1V")
-    e_unit_pj *= _lib.unit_scale(str(vu), "v", lib.path)
-    slew = slew_ns * 1e-9 / lib.time_unit_s
-    per_group = []
-    for g in groups:
-        total = 0.0
-        for kind in ("rise_power", "fall_power"):
-            tabs = g.sub(kind)
-            if not tabs:
-                continue
-            t = tabs[0]
-            vals = _lib.floats(t.attr("values"))
-            idx = _lib.floats(t.attr("index_1")) if t.attr("index_1") is not None else None
-            if idx is None:
-                tmpl = _template(lib, t.name)
-                idx = _lib.floats(tmpl.attr("index_1"))
-            total += _lib.interp1(idx, vals, slew) if len(vals) > 1 else vals[0]
-        per_group.append(total)
-    if not per_group:
-        return 0.0
-    return sum(per_group) / len(per_group) * e_unit_pj
+    rise, fall = pin_internal_pj(lib, cell, clk, slew_ns=slew_ns)
+    return rise + fall
 
 
 def _template(lib: Liberty, name: str) -> _lib.Group:
