@@ -18,7 +18,7 @@ from sim.vector import VectorOp, make_op
 BERT_CONFIGS = {"bert-base": (12, 768, 12), "bert-large": (24, 1024, 16)}
 # GPT-2: [S] OpenAI hparams.json via renenyffenegger.ch GPT-2 notes (layers, d, heads), FFN = 4d, ctx 1024.
 GPT2_CONFIGS = {"gpt2-small": (12, 768, 12), "gpt2-medium": (24, 1024, 16), "gpt2-large": (36, 1280, 20),
-         "gpt2-xl": (48, 1600, 25)}
+                "gpt2-xl": (48, 1600, 25)}
 # Llama: [S] HF configs (layers, d, heads, kv heads, FFN): Llama-2-7B 32/4096/32/32/11008,
 # Llama-3-8B 32/4096/32/8/14336 (published-figures.md 8.1).
 LLAMA_CONFIGS = {"llama2-7b": (32, 4096, 32, 32, 11008), "llama3-8b": (32, 4096, 32, 8, 14336)}
