@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from hw.errors import InputError
+from sim.perf import simulate
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ def t_interval(values: Sequence[float]) -> tuple[float, float, float]:
     mean = float(v.mean())
     if v.size < 2:
         return mean, mean, mean
-    from scipy import stats
+    from scipy import stats  # on use: scipy.stats takes ~1.4 s to import and only this interval needs it
 
     half = float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
     return mean, max(0.0, mean - half), mean + half  # latencies are positive: the low end stops at 0
@@ -281,6 +282,4 @@ def serve_llm(prefill: Callable[[int], float] | Sequence[float] | np.ndarray,
 def latency_table(workload_factory: Callable[[int], object], arch, max_batch: int) -> np.ndarray:
     """Seconds per batch of 1..max_batch on ``arch``: ``workload_factory(b)`` builds the workload at
     batch b (e.g. ``lambda b: get_workload("bert-base", batch=b)``)."""
-    from sim.perf import simulate
-
     return np.array([simulate(workload_factory(b), arch).latency_s() for b in range(1, max_batch + 1)])

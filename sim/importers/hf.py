@@ -28,6 +28,9 @@ from pathlib import Path
 
 from hw.errors import InputError
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM
+from sim.layers import Workload, make_layer
+from sim.networks import transformer_ops
+from sim.vector import make_op
 
 MODEL_TYPES = ("llama", "mistral", "qwen2", "gpt2", "bert", "opt")
 PHASES = ("prefill", "decode")
@@ -52,12 +55,9 @@ def _pos(name: str, v, where: str) -> int:
 
 
 def load_hf_config(config: str | Path | dict, seq: int | None = None, batch: int = 1, phase: str = "prefill",
-                   context: int | None = None, *, n: int = 2, m: int = 4) -> "Workload":  # noqa: F821
+                   context: int | None = None, *, n: int = 2, m: int = 4) -> Workload:
     """The workload of one forward pass: prefill of ``seq`` tokens, or one decode step against a
     KV cache of ``context`` tokens (default ``seq``), for ``batch`` sequences."""
-    from sim.workloads import Workload, make_layer, transformer_ops
-    from sim.vector import make_op
-
     if isinstance(config, dict):
         cfg, where, stem = config, "hf-config", str(config.get("model_type", "hf"))
     else:

@@ -29,10 +29,12 @@ element count of every initializer (the weights the file stores).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from hw.errors import InputError
 from sim.asp_rules import ACT_GEMM, CONV, DEPTHWISE, WEIGHT_GEMM
+from sim.layers import Workload, make_layer
 from sim.vector import VectorOp, known_op, make_op
 
 
@@ -61,8 +63,8 @@ def _dims(dims, where: str, name: str) -> tuple[int, ...]:
 
 def _onnx():
     try:
-        import onnx  # noqa: F401
-        from onnx import shape_inference  # noqa: F401
+        import onnx  # heavy optional dependency, loaded on use so a missing package is a one-line error
+        from onnx import shape_inference  # noqa: F401 (availability check) - onnx loads on use, as above
     except ImportError as exc:  # pragma: no cover - onnx is a dependency
         raise InputError("the onnx package is not installed (pip install onnx)", where="--onnx") from exc
     return onnx
@@ -84,15 +86,13 @@ def _shape_of(vi) -> list:
 
 
 def _attrs(node) -> dict:
-    from onnx import helper
+    from onnx import helper  # onnx loads on use (heavy optional dependency, see _onnx)
 
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
 def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...] | str] | None = None,
-              batch: int | None = None, *, n: int = 2, m: int = 4) -> "Workload":  # noqa: F821
-    from sim.workloads import Workload, make_layer
-
+              batch: int | None = None, *, n: int = 2, m: int = 4) -> Workload:
     onnx = _onnx()
     p = Path(path)
     where = str(p)
@@ -238,8 +238,6 @@ def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...] | str] |
                                weight_shape=((cout // grp) * kern, cin // grp), count=grp, groups=1, n=n, m=m,
                                where=f"{where}: node {node.name!r}")
                 # ASP's default whitelist (Linear, Conv1d/2d/3d, MultiheadAttention) has no ConvTranspose
-                from dataclasses import replace
-
                 L = replace(L, sparsifiable=False, reason="ConvTranspose is not in ASP's default whitelist "
                                                           "(Linear, Conv1d/2d/3d, MultiheadAttention): kept dense",
                             weight_shape=tuple(ws), groups=grp)
@@ -301,8 +299,6 @@ def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...] | str] |
             row = math.prod(out_shape[ax:])
         v = make_op(nm, op, out_shape, act_in, params=params, window=window, row=row, attrs=a)
         if not v.supported:
-            from dataclasses import replace
-
             if outs and f"__assumed__{outs[0]}" in shapes:
                 v = replace(v, reason=f"{v.reason}; output shape assumed equal to its first input's")
             v = replace(v, reason=f"{v.reason} (domain {node.domain or 'ai.onnx'})")
@@ -321,7 +317,7 @@ _FOLDABLE = {"DequantizeLinear", "Cast", "Transpose", "Reshape", "Identity", "Sq
 def _infer(onnx, model, where: str) -> dict[str, list]:
     """Shape inference; a node whose outputs it cannot type (an unknown op) gets its first input's
     shape [A] and inference runs again, so the graph below it is still typed."""
-    from onnx import helper, shape_inference
+    from onnx import helper, shape_inference  # onnx loads on use (heavy optional dependency, see _onnx)
 
     assumed: set[str] = set()
     for _ in range(64):
