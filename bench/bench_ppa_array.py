@@ -18,7 +18,7 @@ from ppa.model import _array_verilog, _decoder_transistors, array_facts, fmax_mh
 
 
 def _uniform_row(f, p, R, C):
-    """The previous model, for comparison: every row below the first costs as row 1 and the
+    """A uniform-row model, for comparison: every row below the first costs as row 1 and the
     deskew registers carry the full accumulator."""
     ma = p.m * p.act_bits
     psum = f.row_psum_bits[0] if R == 1 else p.acc_bits

@@ -8,7 +8,7 @@ Every design is configured from its published architecture only (MAC count, prec
 clock, on-chip SRAM, post-processing throughputs, DRAM type) and costed with ppa.model.estimate,
 whose energy constants are calibrated on Horowitz (45 nm) and Jouppi (7 nm) operator energies and
 whose logic area comes from published process logic densities (ppa.tech), never on these chips.
-Sources are in docs/published-silicon.md. Our PE covers M = 4 reduction elements per cycle (4
+Sources are in docs/validation.md ("Published silicon"). Our PE covers M = 4 reduction elements per cycle (4
 multipliers and an adder tree), so a chip of N MACs is configured as R x C PEs with R x C x 4 = N.
 
 Scope of each published figure (printed in the table, with what the model covers and leaves out):
@@ -21,10 +21,10 @@ The model's figure is taken at the same scope: chip = everything ppa.model costs
 vector unit, PHY, wiring/control allowances), block = chip less PHY, array = pe_array + decoders.
 Power is on-die power (DRAM device power excluded) at the default activity (every PE busy), so
 model TOPS/W is peak; the published TOPS/W is published peak TOPS over published power. Power and
-TOPS/W depend on ppa.model's clock power (clock_energy_per_ff_cycle_pj), which is being replaced;
-those rows are marked "clk" and will move when that merges; areas, clocks and peak TOPS will not.
+TOPS/W depend on ppa.model's clock power (clock_energy_per_ff_cycle_pj, from the Liberty library);
+those rows are marked "clk"; areas, clocks and peak TOPS do not depend on it.
 
-Targets (issue 10): every figure within 2x; array area and TOPS/W of the matrix units within 1.5x.
+Targets: every figure within 2x; array area and TOPS/W of the matrix units within 1.5x.
 Misses are printed with their reason.
 """
 
@@ -242,7 +242,7 @@ SKIPPED = (
 def estimate(design: DesignPoint):
     """ppa.model.estimate; when the OpenSTA flow cannot map the design's array column to the Liberty
     library (Yosys 0.23's ABC crashed on the bf16 dense column with ppa.timing.sta's first two scripts;
-    the third, ``buffer -p``, maps it since session 4), the design is timed on the generic
+    the third, ``buffer -p``, maps it), the design is timed on the generic
     logical-effort path instead (SPARSEPE_STA=off) and the result says so in its notes. Areas do
     not depend on the timing path."""
     try:

@@ -10,7 +10,7 @@ known from the grid.
    ln(0.5) / ln(1 - q) (uniform sampling over the grid, which is what Optuna's RandomSampler does
    on these choice / stepped axes).
 
-Targets (issue 5): TPE reaches a feasible design within 1 % of the grid optimum in at most 150
+Targets: TPE reaches a feasible design within 1 % of the grid optimum in at most 150
 trials (median over 5 seeds) and needs at least 5x fewer trials than random search for that.
 Reference point from the literature: DOSA / Apollo / FAST report 2.8x better designs than random
 search at equal samples.

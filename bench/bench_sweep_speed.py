@@ -19,7 +19,7 @@ import optuna
 from optuna.trial import TrialState
 
 REPO = Path(__file__).resolve().parents[1]
-TARGET_S = 120.0  # issue 5: 1000 trials in under 2 minutes on 2 cores
+TARGET_S = 120.0  # target: 1000 trials in under 2 minutes on 2 cores
 
 
 def _evaluator_ms(cfg, n: int = 50) -> float:
