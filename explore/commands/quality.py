@@ -170,6 +170,16 @@ def _print_evidence(con, result: dict) -> None:
             if result.get(key) is not None:
                 t.add_row(escape(label), f"{result[key]:.4f}")
         con.print(t)
+        if result.get("oneshot_methods"):
+            mt = Table(title=escape(f"one-shot {result['nm']} by method, against the pre-trained dense model "
+                                    f"({result['pretrained_metric']:.4f}); calibration {result['calibration']['source']}"))
+            for col in ("method", escape(result["metric"]), "delta", "95 % interval"):
+                mt.add_column(col, justify="left" if col == "method" else "right")
+            for meth, row in result["oneshot_methods"].items():
+                lo, hi = row["quality_delta_interval"]
+                mt.add_row(meth, f"{row['perplexity']:.4f}", f"{row['quality_delta'] * 100:+.2f} %",
+                           f"[{lo * 100:+.2f}, {hi * 100:+.2f}] %")
+            con.print(mt)
         con.print(escape(f"equal latency: sparse {result['sparse_size']} ({result['sparse_params']} params, "
                          f"{result['sparse_nonzero_params']} nonzero, {result['sparse_latency']:g} cycles on "
                          f"{result['latency_model']}) vs dense {result['dense_equal_latency_size']} "

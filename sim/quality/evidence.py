@@ -27,13 +27,14 @@ from dataclasses import replace
 import numpy as np
 
 from hw.errors import InputError
+from sim.asp_rules import ACT_GEMM
 from sim.perf import ArrayConfig
 from sim.quality.methods import METHODS
 from sim.quality.reference import DEFAULT_DESIGN, check_guardrail, perf_latency_fn, reference_experiment
 from sim.quality.stats import loss_of, paired_interval
 from sim.quality.transformer import TINY, TRANSFORMER_WORKLOADS, LMConfig, transformer_experiment
 
-__all__ = ["REFERENCE_SEEDS", "family_of", "digits_evidence", "transformer_evidence", "reference_evidence",
+__all__ = ["REFERENCE_SEEDS", "family_of", "reference_family", "digits_evidence", "transformer_evidence", "reference_evidence",
            "guardrail_verdict", "transformer_config"]
 
 #: Training seeds behind every reference-model delta [A]: 3, the lower end of the 3-5 seeds
@@ -54,6 +55,19 @@ def transformer_config():
 def family_of(workload_name: str) -> str:
     """``"transformer"`` for bert / gpt / llama workloads, else ``"mlp"`` (MLP/CNN: digits MLP)."""
     return "transformer" if str(workload_name).lower().startswith(TRANSFORMER_WORKLOADS) else "mlp"
+
+
+def reference_family(workload) -> tuple[str, str]:
+    """(reference family, why) of a ``sim.workloads.Workload``, read from its structure, not its
+    name: activation x activation products (attention scores and context, ``act_gemm`` layers, as
+    the built-in, Hugging Face and ONNX importers mark them) -> ``"transformer"``; otherwise
+    ``"mlp"`` (MLP / CNN: the digits MLP)."""
+    attn = [layer for layer in workload.layers if layer.kind == ACT_GEMM]
+    if attn:
+        names = ", ".join(sorted({layer.name for layer in attn})[:3])
+        return "transformer", (f"{len(attn)} attention layer(s) (activation x activation products: {names}): "
+                               "the transformer reference")
+    return "mlp", "no attention (activation x activation) layers: the digits MLP reference for MLP/CNN workloads"
 
 
 def _correct(model, x, y) -> np.ndarray:
