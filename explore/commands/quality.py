@@ -172,7 +172,8 @@ def _print_evidence(con, result: dict) -> None:
         con.print(t)
         if result.get("oneshot_methods"):
             mt = Table(title=escape(f"one-shot {result['nm']} by method, against the pre-trained dense model "
-                                    f"({result['pretrained_metric']:.4f}); calibration {result['calibration']['source']}"))
+                                    f"({result['pretrained_metric']:.4f}); calibration "
+                                    f"{result['calibration']['source']}"))
             for col in ("method", escape(result["metric"]), "delta", "95 % interval"):
                 mt.add_column(col, justify="left" if col == "method" else "right")
             for meth, row in result["oneshot_methods"].items():

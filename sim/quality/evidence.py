@@ -34,7 +34,8 @@ from sim.quality.reference import DEFAULT_DESIGN, check_guardrail, perf_latency_
 from sim.quality.stats import loss_of, paired_interval
 from sim.quality.transformer import TINY, TRANSFORMER_WORKLOADS, LMConfig, transformer_experiment
 
-__all__ = ["REFERENCE_SEEDS", "family_of", "reference_family", "digits_evidence", "transformer_evidence", "reference_evidence",
+__all__ = ["REFERENCE_SEEDS", "family_of", "reference_family", "digits_evidence", "transformer_evidence",
+           "reference_evidence",
            "guardrail_verdict", "transformer_config"]
 
 #: Training seeds behind every reference-model delta [A]: 3, the lower end of the 3-5 seeds
