@@ -429,10 +429,14 @@ def _cycle_fo4(depth: int, cycle_fo4: float | None) -> float:
 
 def fmax_mhz(depth: int, node_nm: int, voltage_v: float, *, cycle_fo4: float | None = None) -> float:
     """fmax of a stage of ``cycle_fo4`` FO4 (ppa.model.stage_timing; ``depth`` is informative) at the
-    node and voltage: 1 / ppa.timing.sta.cycle_time_ps(cycle_fo4, FO4 of the node at that voltage)."""
+    node and voltage: 1 / ppa.timing.sta.cycle_time_ps(cycle_fo4, FO4 of the node at that voltage),
+    at most the clock published silicon of the node reaches at that voltage
+    (ppa.tech.silicon_limit_mhz; 7 nm: TSMC's A72 chiplet moved along the alpha-power law)."""
     from ppa.timing import sta
 
-    return 1e6 / sta.cycle_time_ps(_cycle_fo4(depth, cycle_fo4), tech.node(node_nm, voltage_v).gate_delay_ps)
+    f = 1e6 / sta.cycle_time_ps(_cycle_fo4(depth, cycle_fo4), tech.node(node_nm, voltage_v).gate_delay_ps)
+    cap = tech.silicon_limit_mhz(node_nm, voltage_v)
+    return f if cap is None else min(f, cap)
 
 
 def operating_point(depth: int, node_nm: int, clock_mhz: float | None, voltage_v: float | None = None, *,
@@ -527,6 +531,11 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                                                  cycle_fo4=timing.cycle_fo4)
     if why:
         reasons.append(why)
+    silicon_mhz = tech.silicon_limit_mhz(design.node_nm, v)
+    if silicon_mhz is not None and f_at_v >= silicon_mhz * (1 - 1e-9):
+        notes.append(f"fmax capped at {silicon_mhz:.0f} MHz at {v:g} V: the clock published {design.node_nm} nm silicon "
+                     f"reaches at that voltage ({tech.SILICON_LIMIT_FO4_PER_CYCLE[tech.NODE_ALIASES.get(design.node_nm, design.node_nm)]:.1f} "
+                     "FO4 per cycle, ppa.tech.silicon_limit_mhz); the stage itself times faster")
     nd = tech.node(design.node_nm, v)
     f_hz = clk * 1e6
 
@@ -745,6 +754,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                               "ff_extra_toggles": tech.FF_EXTRA_TOGGLES, "pj_per_ff_cycle": clock_energy_per_ff_cycle_pj(nd)}),
             "timing": {"source": timing.source, "stage": timing.stage, "cycle_fo4": timing.cycle_fo4,
                        "fo4_ps_at_point": nd.gate_delay_ps, "cycle_time_ps_at_fmax": 1e6 / f_at_v,
+                       "silicon_limit_mhz": silicon_mhz,
                        "wire_allowance": _sta_mod().WIRE_ALLOWANCE,
                        "clock_uncertainty_fraction": _sta_mod().CLOCK_UNCERTAINTY_FRACTION},
         },
