@@ -386,6 +386,7 @@ class Fixed(_Strict):
     liberty_node: int | None = Field(
         None, ge=1, le=1000, description="process node (nm) of the liberty file when the file does not state it"
     )
+    clock_gating: bool = Field(True, description="gate the clock of the WS weight registers while they hold")
 
     @field_validator("dram_type")
     @classmethod

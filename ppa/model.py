@@ -75,8 +75,13 @@ Power (W)
   its net toggle plus the library's D- and Q-pin internal energy (``ff_extra_toggles``, ppa.liberty.energy;
   1.24 toggle-equivalents in osu018); without one, osu018's figure (ppa.tech.FF_EXTRA_TOGGLES).
   Parts in ``details["dynamic_breakdown_w"]`` (pe, edge_registers, weight_load).
-- clock: every flip-flop of the array, every cycle, busy or idle (no clock gating is modelled, so
-  idle PEs pay their clock power). With a Liberty library: the library's clock-pin internal energy,
+- clock: every flip-flop of the array, every cycle, busy or idle (idle PEs pay their clock power),
+  except, with clock gating (``clock_gating``, on by default), the weight-stationary weight,
+  metadata and mode registers (hw.array: reset-less, enabled by w_load): they are clocked only on
+  load edges (R per weight tile), and each PE pays one clock-gating cell (ppa.tech ICG_* figures,
+  from ASAP7's ICGx1 and DFFHQNx1 tables; :class:`ClockGating`). The enable multiplexers the
+  synthesised netlist keeps in front of those registers are still costed in area (a gated design
+  would drop them for the ICG: about 2 % of a cell's transistors, not credited). With a Liberty library: the library's clock-pin internal energy,
   pin + wiring capacitance and clock-buffer tree per flip-flop, in its own toggle-equivalents
   (ppa.liberty.energy; 4.02 in osu018), x the node's toggle energy. Without one:
   CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents (osu018's figure, ppa.tech). ``details["clock_energy"]``
@@ -178,6 +183,9 @@ class DesignPoint:
     liberty_node_nm: int | None = None  # the Liberty file's process node, when the file does not state it
     dataflow: str = "ws"  # ws, os (each costed from its own array RTL) or is (costed as the WS array)
     dense_path: bool = False  # with sparse: the sparse PE with a full-rate dense path (hw SparsePE dense_path)
+    #: gate the clock of the WS stationary weight registers while they hold (one ICG per PE); False:
+    #: every flip-flop clocked every cycle
+    clock_gating: bool = True
     precision: str = "int8"  # operand format (hw.precision): int8, int4, fp8-e4m3, fp8-e5m2, bf16
     #: lanes of the vector unit beside the array (hw.vector.VectorLane at act_bits, ppa.vector_cost);
     #: None: one per column (sim.perf.ArrayConfig's default), 0: no vector unit
@@ -219,6 +227,8 @@ class DesignPoint:
         tech.check_node(self.node_nm)
         if self.dataflow not in ("ws", "os", "is"):
             raise InputError(f"must be ws, os or is, got {self.dataflow!r}", where="--dataflow")
+        if not isinstance(self.clock_gating, bool):
+            raise InputError(f"must be True or False, got {self.clock_gating!r}", where="clock_gating")
         if not isinstance(self.dense_path, bool) or not isinstance(self.sparse, bool):
             raise InputError("sparse and dense_path must be True or False", where="--dense-path")
         if self.dense_path and not self.sparse:
@@ -479,6 +489,44 @@ def clock_energy_per_ff_cycle_pj(nd: tech.Node, lib_energy=None) -> float:
     return tech.CLOCK_TOGGLES_PER_FF_CYCLE * nd.toggle_energy_pj
 
 
+@dataclass(frozen=True)
+class ClockGating:
+    """Clock of an array per cycle, in flip-flop clock-cycles (units of one held flip-flop's clock
+    energy per cycle, ``clock_energy_per_ff_cycle_pj``), with the stationary registers gated or not.
+
+    Gated: the ``gated_bits`` weight / metadata / mode flip-flops are clocked only on the fraction
+    ``load_fraction`` of cycles that load weights; each of the ``icgs`` gating cells costs
+    ppa.tech.ICG_GATED_FF_CYCLES on the other cycles and ICG_ENABLED_FF_CYCLES on those. Ungated
+    (``enabled`` False): every flip-flop every cycle."""
+
+    enabled: bool
+    flip_flops: int
+    gated_bits: int
+    icgs: int
+    load_fraction: float
+
+    @property
+    def ff_cycles(self) -> float:
+        if not self.enabled or not self.gated_bits:
+            return float(self.flip_flops)
+        lam = self.load_fraction
+        icg = self.icgs * (tech.ICG_GATED_FF_CYCLES * (1 - lam) + tech.ICG_ENABLED_FF_CYCLES * lam)
+        return (self.flip_flops - self.gated_bits) + self.gated_bits * lam + icg
+
+    def details(self) -> dict:
+        return {"enabled": self.enabled, "gated_flip_flops": self.gated_bits if self.enabled else 0,
+                "icgs": self.icgs if self.enabled else 0, "load_enable_fraction": self.load_fraction,
+                "ff_clock_cycles_per_cycle": self.ff_cycles, "flip_flops": self.flip_flops,
+                "icg_ff_cycles_gated": tech.ICG_GATED_FF_CYCLES, "icg_ff_cycles_enabled": tech.ICG_ENABLED_FF_CYCLES}
+
+
+def clock_gating(flip_flops: int, gated_bits: int, icgs: int, load_fraction: float, enabled: bool = True) -> ClockGating:
+    """:class:`ClockGating` of an array (``gated_bits`` at most ``flip_flops``)."""
+    if not 0.0 <= load_fraction <= 1.0:
+        raise ValueError(f"load fraction must be in [0, 1], got {load_fraction}")
+    return ClockGating(bool(enabled), int(flip_flops), int(min(gated_bits, flip_flops)), int(icgs), float(load_fraction))
+
+
 def library_energy(design: DesignPoint, timing: "StageTiming", *, cache=None):
     """The Liberty energies (ppa.liberty.energy) of the library ``design`` is timed with, or None
     on the generic path."""
@@ -615,6 +663,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     # probability that two independent weight words differ there (measured on the trace), and
     # so does the load-enable multiplexer in front of it (2 toggles per changed bit) [D]
     load_w = 0.0
+    tiles_per_s = 0.0
     if cdf == "ws":
         if activity_in is not None and activity_in.weight_tiles is not None:
             tiles_per_s = activity_in.weight_tiles / runtime_s
@@ -629,7 +678,12 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     vec_ops = activity_in.vector_ops if activity_in is not None else None
     vec_w = vlane.energy_j(vec_ops) / runtime_s if (vlane is not None and vec_ops) else 0.0
     ffs = facts.flip_flops(p, R, C)
-    clk_w = ffs * clock_energy_per_ff_cycle_pj(nd, lib_e) * 1e-12 * f_hz
+    e_ff = clock_energy_per_ff_cycle_pj(nd, lib_e)
+    # WS stationary registers: gated while held, clocked on the R load edges of each tile
+    gated_bits = R * C * w_port_bits + R * shape.mode_bit if cdf == "ws" else 0
+    gate = clock_gating(ffs, gated_bits, R * C * tech.ICGS_PER_PE if gated_bits else 0,
+                        min(1.0, tiles_per_s * R / f_hz), design.clock_gating)
+    clk_w = gate.ff_cycles * e_ff * 1e-12 * f_hz
     if macros:
         costs = dict(macros)
         if "sram" in costs:
@@ -744,6 +798,8 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "min_die_mm2": min_die, "die_phy_limited": die_phy_limited,
             "control_allowance": phy.CONTROL_ALLOWANCE,
             "sta": None if timing.sta is None else timing.sta.details() | {"stage": timing.stage},
+            "clock_gating": design.clock_gating,
+            "clock_gating_detail": gate.details() | {"clock_w_ungated": ffs * e_ff * 1e-12 * f_hz},
             "clock_energy": ({"source": "liberty", "library": lib_e.library,
                               "toggles_per_ff_cycle": lib_e.clock_toggles_per_ff_cycle,
                               "ff_extra_toggles": lib_e.ff_extra_toggles,

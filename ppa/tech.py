@@ -622,8 +622,28 @@ def fo4_check() -> list[dict]:
 #: energy + pin and wiring C V^2 + a CLKBUF1 tree, over the library's energy per calibration toggle:
 #: 0.396 / 0.0985 pJ at 1.8 V), so both paths cost a flip-flop alike. tests/ppa/test_liberty_energy.py
 #: re-derives them from the library when it is installed. (Before session 4: an assumed 3.)
-#: No clock gating is modelled.
 CLOCK_TOGGLES_PER_FF_CYCLE = 4.02
 #: [D] the same for a flip-flop output toggle: the D- and Q-pin internal energy on top of its own net
 #: toggle (osu018 DFFPOSX1: 0.122 / 0.0985 pJ).
 FF_EXTRA_TOGGLES = 1.24
+
+
+# --- Clock gating of the stationary weight registers -----------------------------------------
+# [D] from the ASAP7 RVT TT 0.7 V Liberty tables (asap7sc7p5t_SEQ_RVT_TT_nldm_220123, the VDD
+# internal_power groups, 20 ps clock slew; ../shared/reference/asap7, Clark et al. 2016):
+#   a held DFFHQNx1 (D = Q): clock-pin internal energy 0.586 / 0.588 fJ per cycle (D = 1 / 0), plus its
+#     clock pin 0.474 fF x 0.7^2 = 0.232 fJ switched: 0.819 fJ per cycle;
+#   ICGx1 (clock_gating_integrated_cell latch_posedge_precontrol), gated (ENA = 0): CLK internal
+#     0.169 fJ + CLK pin 2.139 fF x 0.7^2 = 1.048 fJ: 1.217 fJ per cycle, whatever it gates;
+#   ICGx1 enabled: CLK internal 0.650 fJ + GCLK internal 0.544 fJ (7.6-15 fF load) + 1.048 fJ:
+#     2.242 fJ per cycle; the flip-flops behind it are then clocked as ungated ones.
+# In units of one held flip-flop's clock energy per cycle, which ppa.model multiplies by its per-flop
+# clock energy (library tables or CLOCK_TOGGLES_PER_FF_CYCLE, with the flop's share of clock wiring
+# and tree) [A: the ICG's clock pin loads the tree like 4.5 flop clock pins and takes the same
+# wiring and tree share per unit of pin energy]. osu018 has no ICG cell: these ASAP7 ratios are used
+# for every library [A]. Break-even: a group of 1.5 flip-flops held.
+ICG_GATED_FF_CYCLES = (0.169 + 2.139 * 0.7 ** 2) / ((0.586 + 0.588) / 2 + 0.474 * 0.7 ** 2)
+ICG_ENABLED_FF_CYCLES = (0.650 + 0.544 + 2.139 * 0.7 ** 2) / ((0.586 + 0.588) / 2 + 0.474 * 0.7 ** 2)
+#: [A] one ICG per PE: one gated clock per enable net (Yosys's clockgate makes one per enable; clock
+#: tree synthesis clones it to the PEs it reaches); the weight, metadata and mode bits of a PE share it
+ICGS_PER_PE = 1

@@ -68,6 +68,9 @@ def register(app: typer.Typer) -> None:
         vector_lanes: Annotated[Optional[int], typer.Option(
             "--vector-lanes", help="Lanes of the vector unit (synthesised hw.vector lane each; 0: none).",
             show_default="--cols")] = None,
+        clock_gating: Annotated[bool, typer.Option(
+            "--clock-gating/--no-clock-gating",
+            help="Gate the clock of the weight-stationary weight registers while they hold (one gating cell per PE).")] = True,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
@@ -94,7 +97,8 @@ def register(app: typer.Typer) -> None:
                         sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,
                         cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
                         voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node, dataflow=dataflow,
-                        dense_path=dense_path, vector_lanes=vector_lanes, precision=precision)
+                        dense_path=dense_path, vector_lanes=vector_lanes, precision=precision,
+                        clock_gating=clock_gating)
         d.validate()
         from rich.console import Console
 
