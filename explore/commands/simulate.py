@@ -39,10 +39,9 @@ def load_model_workload(onnx: Path | None = None, input_shape: list[str] | None 
         for flag, v in (("--seq", seq), ("--phase", phase), ("--context", context)):
             if v is not None:
                 raise InputError(f"{flag} applies to --hf-config, not --onnx", where=flag)
-        from sim.importers.onnx import load_onnx, parse_shape
+        from sim.importers.onnx import load_onnx, parse_shapes
 
-        shapes = dict(parse_shape(s) for s in (input_shape or []))
-        return load_onnx(onnx, shapes, batch)
+        return load_onnx(onnx, parse_shapes(input_shape), batch)
     if input_shape:
         raise InputError("--input-shape applies to --onnx", where="--input-shape")
     from sim.importers.hf import load_hf_config
