@@ -25,6 +25,14 @@ GPT2_CONFIGS = {"gpt2-small": (12, 768, 12), "gpt2-medium": (24, 1024, 16), "gpt
 LLAMA_CONFIGS = {"llama2-7b": (32, 4096, 32, 32, 11008), "llama3-8b": (32, 4096, 32, 8, 14336)}
 # [S] HF configs: vocab_size 32000 (Llama-2), 128256 (Llama-3)
 LLAMA_VOCAB = {"llama2-7b": 32000, "llama3-8b": 128256}
+# Mixture-of-experts LLMs, as the Hugging Face config.json the importer (sim.importers.hf) reads:
+# [P] mistralai/Mixtral-8x7B-v0.1 config.json (46.7B parameters, 12.9B per token: Mistral AI, "Mixtral of
+# experts", 2023)
+MOE_CONFIGS = {"mixtral-8x7b": {"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336,
+                                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                                "vocab_size": 32000, "max_position_embeddings": 32768, "num_local_experts": 8,
+                                "num_experts_per_tok": 2, "sliding_window": None, "hidden_act": "silu",
+                                "tie_word_embeddings": False}}
 
 
 def _transformer(name: str, n_layers: int, d: int, heads: int, seq: int, batch: int, *, ffn: int | None = None,
@@ -222,7 +230,8 @@ def moe_block(*, n_layers: int, tokens: int, d: int, experts: int, top_k: int, e
         layers += [mk("shared_gate_proj", WEIGHT_GEMM, T, shared_ffn, d, (shared_ffn, d)),
                    mk("shared_up_proj", WEIGHT_GEMM, T, shared_ffn, d, (shared_ffn, d)),
                    mk("shared_down_proj", WEIGHT_GEMM, T, d, shared_ffn, (d, shared_ffn))]
-        ops += [make_op("shared_act", "Silu", sh, [sh], count=L), make_op("shared_gate_mul", "Mul", sh, [sh, sh], count=L)]
+        ops += [make_op("shared_act", "Silu", sh, [sh], count=L),
+                make_op("shared_gate_mul", "Mul", sh, [sh, sh], count=L)]
         if shared_gate:
             layers.append(mk("shared_expert_gate", WEIGHT_GEMM, T, 1, d, (1, d)))
             ops += [make_op("shared_gate_sigmoid", "Sigmoid", (T, 1), [(T, 1)], count=L),
