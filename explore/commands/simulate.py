@@ -36,7 +36,8 @@ def load_model_workload(onnx: Path | None = None, input_shape: list[str] | None 
     """The workload of ``--onnx`` (with ``--input-shape``/``--batch``) or ``--hf-config`` (with
     ``--seq``/``--batch``/``--phase``/``--context``/``--prune-lm-head``); flags of the other importer are an error."""
     if onnx is not None:
-        for flag, v in (("--seq", seq), ("--phase", phase), ("--context", context), ("--prune-lm-head", prune_lm_head)):
+        for flag, v in (("--seq", seq), ("--phase", phase), ("--context", context),
+                        ("--prune-lm-head", prune_lm_head or None)):
             if v is not None:
                 raise InputError(f"{flag} applies to --hf-config, not --onnx", where=flag)
         from sim.importers.onnx import load_onnx, parse_shapes
