@@ -26,7 +26,7 @@ mapped nets, divided by the number of nets of the *generic* netlist whose toggle
 alike with C V^2, which is how FO4 moves timing between nodes (ppa.timing.sta): ppa.model multiplies it by
 the target node's ``toggle_energy_pj``.
 
-Conventions: Liberty ``rise_power`` / ``fall_power`` are energies per rising / falling transition
+Conventions: LibertyLibrary ``rise_power`` / ``fall_power`` are energies per rising / falling transition
 of the pin (energy unit = voltage unit x capacitance unit). OpenSTA 2.0.17's ``report_power``
 reads the same tables (tests/ppa/test_liberty_energy.py compares the lookups); it charges an input
 pin's rise + fall energy on every transition, twice the per-cycle energy read here.
@@ -46,7 +46,7 @@ from functools import lru_cache
 
 from hw.errors import InputError
 from ppa import rtl, synth
-from ppa.liberty.library import Liberty, load_liberty
+from ppa.liberty.library import LibertyLibrary, load_liberty
 from ppa.liberty.mapped import CONNECTION, INSTANCE, module_body, net_name, port_bits
 from ppa.timing.mapping import MAP_SCRIPT, map_to_liberty
 from ppa.timing.opensta import measure_fo4
@@ -120,7 +120,7 @@ class LibraryEnergy:
 # the figures
 # ------------------------------------------------------------------------------------------------
 
-def net_energies(lib: Liberty, mapped_verilog: str, top: str, *, slew_ns: float, output_load_pf: float) -> list[tuple[str, float, float]]:
+def net_energies(lib: LibertyLibrary, mapped_verilog: str, top: str, *, slew_ns: float, output_load_pf: float) -> list[tuple[str, float, float]]:
     """(net, 1/2 C V^2, driver output internal energy per toggle) of every cell-driven net of
     ``top`` in a mapped netlist, pJ. C = the input pins it drives (+ ``output_load_pf`` when it is
     an output port); the internal energy is the mean of the rising and falling tables."""
@@ -154,7 +154,7 @@ def net_energies(lib: Liberty, mapped_verilog: str, top: str, *, slew_ns: float,
     return out
 
 
-def clock_tree_pj_per_ff(lib: Liberty, *, sink_pf: float, slew_ns: float) -> tuple[float, str, int]:
+def clock_tree_pj_per_ff(lib: LibertyLibrary, *, sink_pf: float, slew_ns: float) -> tuple[float, str, int]:
     """Energy per flip-flop per cycle of a balanced tree over many flip-flops of clock-pin
     capacitance ``sink_pf``: each buffer drives as many loads as keep its output transition within
     ``CLOCK_MAX_SLEW_FO4`` x the library's FO4 slew, and the tree uses the clock buffer with the
@@ -190,7 +190,7 @@ def clock_tree_pj_per_ff(lib: Liberty, *, sink_pf: float, slew_ns: float) -> tup
     return best
 
 
-def compute(lib: Liberty) -> LibraryEnergy:
+def compute(lib: LibertyLibrary) -> LibraryEnergy:
     """The library's figures (runs Yosys once: the calibration multiplier mapped to ``lib``)."""
     fo4 = measure_fo4(lib)
     slew = fo4.slew_ns
@@ -217,7 +217,7 @@ def compute(lib: Liberty) -> LibraryEnergy:
         ff_data_internal_pj=(rd + fd) / 2 + (rq + fq) / 2)
 
 
-def _key(lib: Liberty) -> str:
+def _key(lib: LibertyLibrary) -> str:
     h = hashlib.sha256()
     for part in (LIBERTY_ENERGY_VERSION, repr(CLOCK_WIRE_FRACTION), repr(CLOCK_MAX_SLEW_FO4), MAP_SCRIPT,
                  synth.yosys_id(), lib.sha256):
@@ -244,7 +244,7 @@ def _cached(path: str, sha: str, cache: str | None) -> LibraryEnergy:
     return e
 
 
-def library_energy(lib: Liberty, *, cache=None) -> LibraryEnergy:
+def library_energy(lib: LibertyLibrary, *, cache=None) -> LibraryEnergy:
     """:func:`compute` for ``lib``, cached on disk next to the STA results (keyed by this module's
     version and constants, the mapping script, the Yosys build and the Liberty file's digest)."""
     return _cached(lib.path, lib.sha256, None if cache is None else str(cache))

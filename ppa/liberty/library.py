@@ -1,6 +1,6 @@
 """One Liberty library as one object: its header, cells, pins and tables, and the cells the flows need.
 
-:func:`load_liberty` reads a file's header into a :class:`Liberty`; the file is parsed once per
+:func:`load_liberty` reads a file's header into a :class:`LibertyLibrary`; the file is parsed once per
 (path, SHA-256) in a process and every query of the object reads that parse. Timing
 (ppa.timing: mapping, buffer trees, OpenSTA, FO4) and energy (ppa.liberty.energy) ask it:
 
@@ -12,7 +12,7 @@
   NLDM lookup does), a pin's internal energy per transition, an output's transition time, a
   flip-flop's clock-pin energy per cycle.
 
-Conventions: Liberty ``rise_power`` / ``fall_power`` are energies per rising / falling transition
+Conventions: LibertyLibrary ``rise_power`` / ``fall_power`` are energies per rising / falling transition
 of the pin (energy unit = voltage unit x capacitance unit); pJ, pF and ns throughout.
 """
 
@@ -76,7 +76,7 @@ def _is_inverter(a: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class Liberty:
+class LibertyLibrary:
     """One Liberty file: its header (the fields) and, read from its parse, its cells and tables."""
 
     path: str
@@ -180,7 +180,8 @@ class Liberty:
         """(cell, input pin, output pin) of the smallest-area inverter of the library."""
         best = self._smallest(_is_inverter)
         if best is None:
-            raise InputError("the library has no inverter (a cell whose function is !A of its one input)", where=self.path)
+            raise InputError("the library has no inverter (a cell whose function is !A of its one input)",
+                             where=self.path)
         return best
 
     def buffer(self) -> tuple[str, str, str]:
@@ -326,7 +327,8 @@ class Liberty:
             for kind in ("rise_transition", "fall_transition"):
                 t = tg.sub(kind)
                 if t:
-                    worst = max(worst, self.table_value(t[0], slew_ns=slew_ns, load_pf=load_pf) * self.time_unit_s / 1e-9)
+                    ns = self.table_value(t[0], slew_ns=slew_ns, load_pf=load_pf) * self.time_unit_s / 1e-9
+                    worst = max(worst, ns)
         if worst <= 0:
             raise InputError(f"{cell}/{pin} has no transition tables", where=self.path)
         return worst
@@ -363,7 +365,7 @@ def _node_from_file(top: _lib.Group) -> int | None:
     return None
 
 
-def load_liberty(path: str | os.PathLike, node_nm: int | None = None) -> Liberty:
+def load_liberty(path: str | os.PathLike, node_nm: int | None = None) -> LibertyLibrary:
     """Read a Liberty file's header: library name, nom_voltage, time and capacitance units, the
     node when the file states it (``node_nm`` overrides, e.g. from ``--liberty-node``).
 
@@ -411,7 +413,7 @@ def load_liberty(path: str | os.PathLike, node_nm: int | None = None) -> Liberty
     except ValueError:
         raise InputError(f"capacitive_load_unit {cu!r} unreadable", where=where) from None
     node = node_nm if node_nm is not None else _node_from_file(lib)
-    return Liberty(path=str(Path(p).resolve()), sha256=digest, library=lib.name, nominal_voltage_v=v,
+    return LibertyLibrary(path=str(Path(p).resolve()), sha256=digest, library=lib.name, nominal_voltage_v=v,
                    node_nm=node, time_unit_s=t_s, cap_unit_f=c_f, cells=len(cells))
 
 
@@ -431,7 +433,7 @@ def default_liberty_path() -> str | None:
     return None
 
 
-def default_liberty() -> Liberty | None:
+def default_liberty() -> LibertyLibrary | None:
     """The OSU 0.18 um library (180 nm, 1.8 V) when the qflow-tech-osu018 package is installed."""
     p = default_liberty_path()
     return load_liberty(p, OSU018_NODE_NM) if p else None

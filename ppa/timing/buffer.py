@@ -37,7 +37,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ppa.liberty.library import Liberty
+from ppa.liberty.library import LibertyLibrary
 from ppa.liberty.mapped import CONNECTION, INSTANCE, module_body, net_name, port_bits
 
 BUFFER_EFFORT = 16.0
@@ -91,7 +91,7 @@ def _groups(loads: list[float], limit: float) -> list[list[int]]:
         k += 1
 
 
-def buffer_high_fanout(verilog: str, top: str, lib: Liberty, *, clock_port: str | None = "clk",
+def buffer_high_fanout(verilog: str, top: str, lib: LibertyLibrary, *, clock_port: str | None = "clk",
                        buffer_effort: float = BUFFER_EFFORT, threshold_effort: float = THRESHOLD_EFFORT) -> BufferResult:
     """Insert balanced buffer trees on the nets of module ``top`` driven by a flip-flop output or
     a primary input whose sink load exceeds ``threshold_effort`` x C_in(minimum inverter); each

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from hw.errors import InputError
 from ppa import synth as _synth
-from ppa.liberty.library import Liberty
+from ppa.liberty.library import LibertyLibrary
 
 MAP_SCRIPT = ("read_verilog {src}; synth -top {top} -flatten -noalumacc; dfflibmap -liberty {lib}; abc -liberty {lib}{D}; "
               "opt_clean -purge; tee -o {stat} stat -liberty {lib}; insbuf -buf {buf}; write_verilog -noattr {out}")
@@ -65,7 +65,7 @@ class Mapped:
     abc_script: str = ""  # the ABC script that mapped it ("" = Yosys's default area mapping)
 
 
-def map_to_liberty(verilog: str, top: str, lib: Liberty, *, clock_ps: float | None = None) -> Mapped:
+def map_to_liberty(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: float | None = None) -> Mapped:
     """Yosys maps ``verilog`` to ``lib`` (see the module docstring). Not cached: see ppa.timing.sta.time_verilog."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", top):
         raise InputError(f"not a Verilog module name: {top!r}", where="ppa.timing.sta top")

@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from hw.errors import InputError
-from ppa.liberty.library import Liberty, load_liberty
+from ppa.liberty.library import LibertyLibrary, load_liberty
 from ppa.liberty.mapped import module_ports
 
 #: FO4 chain: stages and the stage whose delay is FO4 (see the module docstring).
@@ -60,7 +60,7 @@ def find_sta() -> tuple[str, str] | None:
     return _find_sta_cached(os.environ.get("PATH", ""))
 
 
-def register_wrapper(mapped: str, top: str, lib: Liberty, clock_port: str | None) -> str:
+def register_wrapper(mapped: str, top: str, lib: LibertyLibrary, clock_port: str | None) -> str:
     """A module ``sta_wrap`` that instantiates ``top`` and registers each of its input and output
     bits with the library's D flip-flop, on clock port ``clk`` (joined to ``clock_port``)."""
     cell, cp, dp, qp = lib.register()
@@ -174,7 +174,7 @@ def _sta_header(lib_file: str = "cells.lib") -> str:
 _REPORT = "report_checks -path_delay max -digits 6 -fields {slew cap input_pins}"
 
 
-def time_mapped(mapped: str, top: str, lib: Liberty, *, clock_port: str | None = "clk",
+def time_mapped(mapped: str, top: str, lib: LibertyLibrary, *, clock_port: str | None = "clk",
                 clock_slew_ns: float, false_path_ports: tuple[str, ...] = (),
                 period_ns: float = DEFAULT_PERIOD_NS) -> StaPath:
     """OpenSTA's worst setup path of a mapped netlist inside the register wrapper."""
@@ -222,7 +222,7 @@ def _wrapper_register_names(mapped: str, top: str, clock_port: str | None) -> di
     return names
 
 
-def time_netlist(netlist: str, top: str, lib: Liberty, *, input_slew_ns: float, output_load_pf: float) -> StaPath:
+def time_netlist(netlist: str, top: str, lib: LibertyLibrary, *, input_slew_ns: float, output_load_pf: float) -> StaPath:
     """OpenSTA's worst path through a structural netlist of library cells, port to port: every
     input arrives at 0 with slew ``input_slew_ns``, every output carries ``output_load_pf``
     (a virtual clock, no wrapper registers). For checking OpenSTA against hand calculation."""
@@ -242,7 +242,7 @@ class Fo4:
     cell: str
 
 
-def fo4_netlist(lib: Liberty, stages: int = FO4_STAGES, fanout: int = FO4_FANOUT) -> str:
+def fo4_netlist(lib: LibertyLibrary, stages: int = FO4_STAGES, fanout: int = FO4_FANOUT) -> str:
     inv, a, y = lib.inverter()
     body = [f"module fo4_chain(in, out);", "input in;", "output out;"]
     body.append("wire " + ", ".join(f"n{i}" for i in range(1, stages + 1)) + ";")
@@ -281,12 +281,12 @@ def _fo4(path: str, digest: str) -> Fo4:
     return Fo4((delays["rise"] + delays["fall"]) / 2, delays["rise"], delays["fall"], sum(slews) / len(slews), inv)
 
 
-def measure_fo4(lib: Liberty) -> Fo4:
+def measure_fo4(lib: LibertyLibrary) -> Fo4:
     """The library's FO4 as OpenSTA times it (see the module docstring); memoised per file digest."""
     return _fo4(lib.path, lib.sha256)
 
 
-def measure_fo4_ps(lib: Liberty) -> float:
+def measure_fo4_ps(lib: LibertyLibrary) -> float:
     """FO4 delay of ``lib`` in ps: the middle stage of a 7-stage chain of the library's smallest
     inverter, each stage loaded by four copies of itself, mean of rise and fall (OpenSTA)."""
     return measure_fo4(lib).fo4_ps

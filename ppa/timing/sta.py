@@ -42,7 +42,7 @@ from pathlib import Path
 
 from hw.errors import InputError
 from ppa import synth as _synth
-from ppa.liberty.library import Liberty
+from ppa.liberty.library import LibertyLibrary
 from ppa.timing import buffer as _buffer
 from ppa.timing.mapping import MAP_SCRIPT, TIMING_ABC_SCRIPT, Mapped, map_to_liberty
 from ppa.timing.opensta import DEFAULT_PERIOD_NS, find_sta, measure_fo4, time_mapped
@@ -51,7 +51,7 @@ from ppa.timing.opensta import DEFAULT_PERIOD_NS, find_sta, measure_fo4, time_ma
 STA_FLOW_VERSION = "2"  # 2: buffer trees on flip-flop / input nets (ppa.timing.buffer)
 
 
-def tools(lib: Liberty) -> dict:
+def tools(lib: LibertyLibrary) -> dict:
     """The tools a timing result depends on (what the cache is keyed by and what results name)."""
     sta = find_sta()
     if sta is None:
@@ -135,7 +135,7 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _result_key(verilog_sha: str, top: str, lib: Liberty, clock_ps: float | None, tl: dict,
+def _result_key(verilog_sha: str, top: str, lib: LibertyLibrary, clock_ps: float | None, tl: dict,
                  false_path_ports: tuple[str, ...]) -> str:
     h = hashlib.sha256()
     for part in (STA_FLOW_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT, _buffer.key(), json.dumps(tl, sort_keys=True), lib.sha256, verilog_sha, top,
@@ -145,7 +145,7 @@ def _result_key(verilog_sha: str, top: str, lib: Liberty, clock_ps: float | None
     return h.hexdigest()[:32]
 
 
-def time_verilog(verilog: str, top: str, lib: Liberty, *, clock_ps: float | None = None,
+def time_verilog(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: float | None = None,
                  clock_port: str | None = "clk", false_path_ports: tuple[str, ...] = (),
                  cache: str | os.PathLike | None = None, use_cache: bool = True) -> StaResult:
     """Map ``verilog`` to ``lib`` and time it (see the module docstring), or the cached result."""
@@ -191,7 +191,7 @@ def _dut_name(name: str) -> str:
     return name[4:] if name.startswith("dut/") else name
 
 
-def time_generated(generator: str, params: object, top: str, make_verilog: Callable[[], str], lib: Liberty, *,
+def time_generated(generator: str, params: object, top: str, make_verilog: Callable[[], str], lib: LibertyLibrary, *,
                    clock_ps: float | None = None, clock_port: str | None = "clk",
                    false_path_ports: tuple[str, ...] = (), cache: str | os.PathLike | None = None,
                    use_cache: bool = True) -> StaResult:

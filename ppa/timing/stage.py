@@ -23,7 +23,7 @@ from hw.errors import InputError
 from hw.params import PEParams
 from ppa import rtl, tech
 from ppa.array_cost import ArrayFacts, check_kind, synth_array
-from ppa.liberty.library import OSU018_NODE_NM, Liberty, default_liberty_path, load_liberty
+from ppa.liberty.library import OSU018_NODE_NM, LibertyLibrary, default_liberty_path, load_liberty
 from ppa.synth import cache_key
 from ppa.timing.effort import generic_stage_fo4
 from ppa.timing.mapping import FASTEST_CLOCK_PS
@@ -55,11 +55,11 @@ def cycle_time_ps(cycle_fo4: float, fo4_ps: float) -> float:
 # ------------------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=32)
-def _load_liberty(path: str, node_nm: int | None, mtime_ns: int, size: int) -> Liberty:
+def _load_liberty(path: str, node_nm: int | None, mtime_ns: int, size: int) -> LibertyLibrary:
     return load_liberty(path, node_nm)
 
 
-def resolve_liberty(design) -> Liberty | None:
+def resolve_liberty(design) -> LibertyLibrary | None:
     """The Liberty library ``design`` (a ppa.design.DesignPoint) is timed with, or None for the
     generic path: ``design.liberty`` when given (its node from the file or ``liberty_node_nm``;
     OpenSTA required), else the default osu018 library when OpenSTA and the file are installed.
@@ -94,14 +94,15 @@ def resolve_liberty(design) -> Liberty | None:
 # the shipped hardware, timed by OpenSTA
 # ------------------------------------------------------------------------------------------------
 
-def sta_pe(params: PEParams, sparse: bool, lib: Liberty, *, clock_ps: float | None = None, cache=None) -> StaResult:
+def sta_pe(params: PEParams, sparse: bool, lib: LibertyLibrary, *, clock_ps: float | None = None,
+           cache=None) -> StaResult:
     """STA of the standalone PE (hw.pe.SparsePE or DensePE) at its pipeline depth."""
     gen = "hw.pe.SparsePE" if sparse else "hw.pe.DensePE"
     return time_generated(gen, params, rtl.pe_name(sparse), lambda: rtl.pe_verilog(params, sparse), lib,
                           clock_ps=clock_ps, cache=cache)
 
 
-def sta_array_column(params: PEParams, rows: int, lib: Liberty, *, clock_ps: float | None = None, cache=None,
+def sta_array_column(params: PEParams, rows: int, lib: LibertyLibrary, *, clock_ps: float | None = None, cache=None,
                      kind: str = "sparse") -> StaResult:
     """STA of an ``rows`` x 1 column of hw.array.SparseArray (weight-stationary) with ``kind`` cells
     (sparse, dense, dense_path), the stage the array model characterises (ppa.array_cost.ArrayFacts).
