@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 
 from hw.errors import InputError
 from ppa import tech
-from ppa.model import DesignPoint
+from ppa.design import DesignPoint
 from ppa.model import estimate as _estimate
 
 #: figures whose model value depends on the clock power (ppa.model.clock_energy_per_ff_cycle_pj)

@@ -747,7 +747,7 @@ def _check_liberty(cfg: "SweepConfig", source: str) -> None:
     if not p.is_absolute() and source not in ("<memory>", ""):
         p = Path(source).resolve().parent / p
     object.__setattr__(f, "liberty", str(p))
-    from ppa.timing.sta import load_liberty
+    from ppa.liberty.library import load_liberty
 
     lib = load_liberty(p, f.liberty_node)
     if lib.node_nm is None:

@@ -228,7 +228,8 @@ def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict
 
 
 def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.ndarray], workload=None):
-    from ppa.model import DesignPoint, WorkloadActivity, estimate
+    from ppa.design import DesignPoint, WorkloadActivity
+    from ppa.model import estimate
     from ppa.vector_cost import workload_vector_ops
 
     cfg = ctx.cfg

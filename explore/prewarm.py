@@ -95,7 +95,8 @@ def _quiet_sigint() -> None:
 
 def _run_job(cfg: SweepConfig, kw: dict[str, Any]) -> str:
     import explore.evaluator as ev
-    from ppa.model import DesignPoint, estimate
+    from ppa.design import DesignPoint
+    from ppa.model import estimate
 
     t = time.time()
     design = DesignPoint(**kw)

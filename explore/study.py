@@ -441,7 +441,8 @@ def _record_tools(study: optuna.Study, cfg: SweepConfig) -> None:
     import platform
 
     from hw.errors import InputError
-    from ppa.model import DesignPoint, tools_provenance
+    from ppa.design import DesignPoint
+    from ppa.model import tools_provenance
 
     try:
         prov = tools_provenance(DesignPoint(liberty=cfg.fixed.liberty, liberty_node_nm=cfg.fixed.liberty_node))

@@ -71,7 +71,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
-        from ppa.model import DesignPoint, estimate
+        from ppa.design import DesignPoint
+        from ppa.model import estimate
 
         sparse, n, m, dp = parse_sparsity_dp(sparsity)
         dense_path = dense_path or dp

@@ -61,7 +61,7 @@ def build_tags(data) -> list[tuple[str, str]]:
         tags.append(("Yosys", yosys_id()))
     except Exception as exc:  # noqa: BLE001 - no Yosys here: the tag says so
         tags.append(("Yosys", f"unavailable here ({exc})"))
-    from ppa.timing.sta import find_sta
+    from ppa.timing.opensta import find_sta
 
     sta = find_sta()
     tags.append(("OpenSTA", f"OpenSTA {sta[1]} ({sta[0]})" if sta else "not on PATH here: timing used the generic path"))
