@@ -220,14 +220,21 @@ def core_power_w(res: PPAResult) -> float:
 def power_rows(a100: DesignPoint, liberty: dict | None = None) -> list[Row]:
     rows = []
     res = estimate(with_liberty(DesignPoint(node_nm=7), liberty))
-    share = res.power_breakdown_w["clock"] / core_power_w(res)
+    core = core_power_w(res)
+    share = res.power_breakdown_w["clock"] / core
+    sram_share = res.power_breakdown_w["sram"] / core
     du = references.DUARTE_CLOCK_SHARE
+    if _ok(share, du.value):
+        why = ""
+    elif share < du.value:
+        why = (f"the SRAM takes {100 * sram_share:.0f} % of this design's core power (the default traffic at the "
+               "silicon-derived SRAM energy), which leaves the clock a smaller share; no clock gating is modelled "
+               "(gating would lower the clock's share further)")
+    else:
+        why = ("no clock gating is modelled: every flip-flop is clocked every cycle, including stationary weight "
+               "registers that hold their value for 64 cycles")
     rows.append(Row("power", "clock-tree share of core power (7 nm, 16 x 16 2:4 array, every PE busy)", 7, share,
-                    du.value, "share", du.source, held_out=True,
-                    reason="" if _ok(share, du.value) else
-                    ("no clock gating is modelled: every flip-flop is clocked every cycle, including stationary weight "
-                     "registers that hold their value for 64 cycles" if res.details.get("clock_gating") is False else
-                     "clock share off the published figure")))
+                    du.value, "share", du.source, held_out=True, reason=why))
     res = estimate(with_liberty(a100, liberty))
     on_die = res.power_w - res.power_breakdown_w["dram"]
     share = (res.power_breakdown_w["leakage"] or 0.0) / on_die

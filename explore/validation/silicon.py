@@ -164,8 +164,12 @@ def chips() -> list[Chip]:
         {"area_mm2": "the published figure is the whole 4 x 4 mm die with its pad ring; Eyeriss keeps its PE "
                      "scratchpads in register files (costed here as CACTI SRAM, denser) and has a NoC and "
                      "run-length codec the model does not cost; and see the area note below the table",
-         "power_w": "published power is on AlexNet with the PEs partly idle; the model runs every PE busy",
-         "tops_per_w": "published is peak ops over measured AlexNet power (a lower bound on efficiency)"},
+         "power_w": "published power is on AlexNet with the PEs partly idle; the model runs every PE busy and "
+                    "charges every operand access at the energy of one 193 KB SRAM (the global buffer and the PE "
+                    "scratchpads merged into one macro, at the silicon-derived energy), where Eyeriss serves most "
+                    "accesses from 0.5 KB register-file scratchpads",
+         "tops_per_w": "published is peak ops over measured AlexNet power (a lower bound on efficiency); and see "
+                       "power_w"},
         "in: 168 16-bit MACs (42 PEs of 4), 108 KB buffer + PE scratchpads as SRAM, PHY/pad ring of the "
         "model's PHYs; out: NoC, RLC codec, register-file (vs SRAM) scratchpad area",
     ))
