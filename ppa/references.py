@@ -71,8 +71,8 @@ PAM4_HBM_PHY_PJ_PER_BIT = Reference(0.41, "pJ/bit", "[P] 40 nm PAM-4 next-genera
 #: 2.171 GHz (Linux mt8192.dtsi clock-frequency) [P]
 PE_7NM_FMAX_BOUND_MHZ = Reference(2500.0, "MHz", "bound for a 7 nm pipeline-1 PE: shipped 7 nm silicon clocks at 1.05 "
                                   "(TPU v4i), 1.41 (A100), 2.17 GHz (MT8192 Cortex-A76)")
-#: [P] MediaTek MT8192 (TSMC 7 nm [S]) Mali-G57 GPU operating points, Linux arch/arm64/boot/dts/
-#: mediatek/mt8192.dtsi gpu_opp_table: (V, MHz)
+#: [P] MediaTek MT8192 (TSMC 7 nm, per MediaTek's product brief [S, not re-read]) Mali-G57 GPU operating
+#: points, Linux arch/arm64/boot/dts/mediatek/mt8192.dtsi gpu_opp_table: (V, MHz)
 MT8192_GPU_OPP = ((0.60625, 358.0), (0.618750, 399.0), (0.631250, 440.0), (0.643750, 482.0), (0.656250, 523.0),
                   (0.668750, 564.0), (0.681250, 605.0), (0.693750, 647.0), (0.706250, 688.0), (0.725, 724.0),
                   (0.7375, 748.0), (0.75, 772.0), (0.7625, 795.0), (0.775, 819.0), (0.7875, 843.0), (0.8, 866.0))
