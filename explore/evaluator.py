@@ -313,7 +313,9 @@ def _activity_trace(ctx: EvalContext, design):
                           n=design.n, m=design.m, pipeline=design.pipeline)
         result = _quality_result(ctx, design.n, design.m)
         stream = reference_pe_stream(result, sparse=design.sparse, weight_bits=f.weight_bits, act_bits=f.act_bits)
-        ctx.traces[key] = trace_from_arrays(params, design.sparse, *stream, instances=TRACE_LANES)
+        ctx.traces[key] = trace_from_arrays(
+            params, design.sparse, *stream, instances=TRACE_LANES,
+            label=f"reference: sim.quality digits MLP, {'ASP-pruned ' + str(design.n) + ':' + str(design.m) if design.sparse else 'dense'} layers")
     return ctx.traces[key]
 
 

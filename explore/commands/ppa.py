@@ -63,6 +63,8 @@ def register(app: typer.Typer) -> None:
         theta_ja: Annotated[Optional[float], typer.Option("--theta-ja", help="Junction-to-ambient K/W (overrides --cooling's package model).")] = None,
         t_ambient: Annotated[float, typer.Option("--t-ambient", help="Ambient temperature (C).")] = 25.0,
         sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks (2: the ping and pong halves of the double buffer, as sparsepe simulate and sweep assume).")] = 2,
+        sram_model: Annotated[str, typer.Option("--sram-model", help="SRAM read energy source: silicon (Horowitz 45 nm / "
+                                                "Jouppi 7 nm tables, the default) or cacti (the CACTI 7 fit).")] = "silicon",
         liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells: timing from OpenSTA on it (default: osu018 when installed).")] = None,
         liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="Process node (nm) of the --liberty file when the file does not state it.")] = None,
         vector_lanes: Annotated[Optional[int], typer.Option(
@@ -95,7 +97,7 @@ def register(app: typer.Typer) -> None:
                         sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,
                         cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
                         voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node, dataflow=dataflow,
-                        dense_path=dense_path, vector_lanes=vector_lanes, precision=precision)
+                        dense_path=dense_path, vector_lanes=vector_lanes, precision=precision, sram_model=sram_model)
         d.validate()
         from rich.console import Console
 
