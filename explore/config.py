@@ -27,17 +27,28 @@ Layout of a config (every section but ``[study]`` and ``[objectives]`` is requir
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from explore.safety import check_study_name
 from hw.errors import InputError
 from hw.nm import check_nm
-from ppa.dram import DRAM_TYPES as _PPA_DRAM_TYPES
+from hw.params import MAX_PIPELINE, PEParams
+from hw.precision import PRECISIONS
+from ppa.dram import DRAM_TYPES as PPA_DRAM_TYPES
 from ppa.tech import NODES_NM
+from ppa.timing.sta import load_liberty
+from sim.importers.hf import load_hf_config
+from sim.importers.onnx import load_onnx
+from sim.workloads import get_workload
 
 #: The axes of the design space, in the order trials suggest them and trials.csv lists them.
 AXES = ("rows", "cols", "sram_kb", "clock_mhz", "node_nm", "sparsity", "pipeline", "dataflow", "dram", "dram_gbps",
@@ -47,7 +58,7 @@ AXES = ("rows", "cols", "sram_kb", "clock_mhz", "node_nm", "sparsity", "pipeline
 DATAFLOWS = ("ws", "os", "is")
 
 #: Named DRAM types: the PPA model's table (bandwidth per unit, energy per bit, with sources).
-DRAM_TYPES = tuple(_PPA_DRAM_TYPES)
+DRAM_TYPES = tuple(PPA_DRAM_TYPES)
 
 #: Objectives: name -> Optuna direction. ``perf_per_watt`` is effective TOPS/W on the weighted
 #: workload mix (the primary objective); the others may be added as secondary objectives.
@@ -150,8 +161,6 @@ class Range(_Strict):
 
     def grid(self, integer: bool) -> list[float] | list[int]:
         """The discretised values of this range for grid mode."""
-        import numpy as np
-
         if self.step is not None:
             n = int(math.floor((self.max - self.min) / self.step + 1e-9)) + 1
             vals = [self.min + i * self.step for i in range(n)]
@@ -242,8 +251,6 @@ _INT_AXES = ("rows", "cols", "sram_kb", "node_nm", "pipeline", "vector_lanes")
 
 #: Domain of each numeric axis: (lowest, highest, reason). Integer axes also need integers.
 def _axis_bounds() -> dict[str, tuple[float, float, str]]:
-    from hw.params import MAX_PIPELINE
-
     return {
         "rows": (1, MAX_ARRAY_SIDE, "ppa.model's array cost is characterised up to 256"),
         "cols": (1, MAX_ARRAY_SIDE, "ppa.model's array cost is characterised up to 256"),
@@ -283,8 +290,6 @@ def _check_choice(name: str, c: Any) -> None:
         if c not in DATAFLOWS:
             raise ValueError(f"dataflow: unknown {c!r} (known: {', '.join(DATAFLOWS)})")
     elif name == "precision":
-        from hw.precision import PRECISIONS
-
         if c not in PRECISIONS:
             raise ValueError(f"precision: unknown {c!r} (known: {', '.join(PRECISIONS)})")
     elif name == "dram":
@@ -496,22 +501,16 @@ class Workload(_Strict):
         """The sim.workloads.Workload (``override`` replaces params, e.g. ``batch`` for serving)."""
         params = {**self.params, **override}
         if self.onnx is not None:
-            from sim.importers.onnx import load_onnx
-
             extra = set(params) - {"batch"}
             if extra:
                 raise InputError(f"unknown params {sorted(extra)} for an onnx workload (batch)", where=self.onnx)
             return load_onnx(self.onnx, dict(self.input_shapes), params.get("batch"))
         if self.hf_config is not None:
-            from sim.importers.hf import load_hf_config
-
             extra = set(params) - {"seq", "batch", "phase", "context"}
             if extra:
                 raise InputError(f"unknown params {sorted(extra)} for an hf_config workload (seq, batch, phase, "
                                  "context)", where=self.hf_config)
             return load_hf_config(self.hf_config, **params)
-        from sim.workloads import get_workload
-
         return get_workload(self.name, **params)
 
 
@@ -620,8 +619,6 @@ class StudySection(_Strict):
     @classmethod
     def _name(cls, v: str | None) -> str | None:
         if v is not None:
-            from explore.safety import check_study_name
-
             try:
                 check_study_name(v, where="study.name")
             except InputError as exc:
@@ -671,8 +668,6 @@ class SweepConfig(_Strict):
 def _check_pe(cfg: "SweepConfig") -> None:
     """Every PE the space can build is a valid hw.params.PEParams: the fixed widths with each
     sparsity choice and the deepest pipeline (so no trial fails on it later)."""
-    from hw.params import PEParams
-
     pipes = _as_choices(cfg.space.pipeline)
     deepest = int(max(pipes)) if pipes is not None else int(cfg.space.pipeline.max)
     for s in _as_choices(cfg.space.sparsity) or []:
@@ -710,8 +705,6 @@ def _one_line(exc: ValidationError) -> str:
     msg = e["msg"].removeprefix("Value error, ")
     where = _loc(e["loc"])
     # a section validator names its key first ("rows.step: ..."): make it the dotted key
-    import re
-
     m = re.match(r"([A-Za-z_][\w.]*): (.*)", msg)
     if m and where in ("space", "fixed", "limits", "serving", "study", "quality"):
         where, msg = f"{where}.{m.group(1)}", m.group(2)
@@ -747,8 +740,6 @@ def _check_liberty(cfg: "SweepConfig", source: str) -> None:
     if not p.is_absolute() and source not in ("<memory>", ""):
         p = Path(source).resolve().parent / p
     object.__setattr__(f, "liberty", str(p))
-    from ppa.timing.sta import load_liberty
-
     lib = load_liberty(p, f.liberty_node)
     if lib.node_nm is None:
         raise InputError("the Liberty file does not state its process node: give fixed.liberty_node (or --liberty-node)",
@@ -824,3 +815,45 @@ def axis_choices(space: Space, name: str) -> list[Any] | None:
 
 def is_integer_axis(name: str) -> bool:
     return name in _INT_AXES
+
+
+def axis_values(cfg: SweepConfig) -> dict[str, list[Any]]:
+    """The discretised values of each active axis, in AXES order (choice lists as given, ranges by
+    ``step`` or ``grid_points``): the grid's axes, the dense twins' array shapes, the memo's steps."""
+    out: dict[str, list[Any]] = {}
+    for name in cfg.space.active_axes():
+        choices = axis_choices(cfg.space, name)
+        if choices is not None:
+            out[name] = list(choices)
+            continue
+        try:
+            out[name] = cfg.space.axis(name).grid(integer=is_integer_axis(name))
+        except InputError as exc:
+            raise InputError(str(exc), where=f"{cfg.source}: space.{name}") from None
+    return out
+
+
+def grid_size(cfg: SweepConfig) -> int:
+    """The number of points of the discretised space (the product of :func:`axis_values`' lengths)."""
+    n = 1
+    for v in axis_values(cfg).values():
+        n *= len(v)
+    return n
+
+
+#: [serving] fields added after studies were stored, with their defaults (left out of the fingerprint
+#: at the default, so a study stored before them still loads).
+_SERVING_ADDED = {"seeds": 5, "warmup_fraction": 0.1, "cold_start_ms": 0.0, "output_tokens": 128}
+
+
+def config_fingerprint(cfg: SweepConfig) -> str:
+    """Hash of everything that defines the study's problem (not trials/seed/sampler/name)."""
+    # [owners] and [context] name people and tags, not the problem: they never change the fingerprint
+    body = cfg.model_dump(mode="json", exclude={"study", "source", "owners", "context"})
+    if body.get("quality") is None:  # no [quality] section: the fingerprint of configs written before it
+        body.pop("quality", None)
+    for k, v in _SERVING_ADDED.items():  # serving fields added later: at their default, as before them
+        if body["serving"].get(k) == v:
+            body["serving"].pop(k)
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+

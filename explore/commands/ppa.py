@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
+from explore import config as C
+from explore.config import sparsity_option
+from explore.safety import dumps
 from hw.errors import InputError
+from ppa.model import DesignPoint, estimate
 
 
 def parse_sparsity(text: str) -> tuple[bool, int, int]:
     """``"2:4"`` -> (True, 2, 4); ``"dense"`` -> (False, 2, 4): the dense PE covers the same M."""
-    from explore.config import sparsity_option
-
     return sparsity_option(text)
 
 
@@ -71,12 +74,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
-        from ppa.model import DesignPoint, estimate
-
         sparse, n, m, dp = parse_sparsity_dp(sparsity)
         dense_path = dense_path or dp
-        from explore import config as C
-
         for name, v in (("--sram-kb", sram_kb), ("--t-ambient", t_ambient), ("--clock-mhz", clock_mhz),
                         ("--theta-ja", theta_ja), ("--voltage", voltage)):
             if v is not None and not math.isfinite(v):
@@ -96,18 +95,12 @@ def register(app: typer.Typer) -> None:
                         voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node, dataflow=dataflow,
                         dense_path=dense_path, vector_lanes=vector_lanes, precision=precision)
         d.validate()
-        from rich.console import Console
-
         err = Console(stderr=True)
         with err.status("synthesising and simulating the PE (cached after the first run)..."):
             res = estimate(d)
         if as_json:
-            from explore.safety import dumps
-
             print(dumps(res.to_json(), sort_keys=True))
             return
-        from rich.table import Table
-
         out = Console(file=sys.stdout)
         label = res.details["pe"]
         t = Table(title=f"sparsepe ppa: {rows}x{cols} {label} PE array ({dataflow}), {node} nm")
