@@ -28,9 +28,10 @@ from typing import Any, Callable
 
 import optuna
 
-from explore.config import SweepConfig, axis_choices, dense_twin_sparsity, parse_sparsity
+from explore.config import SweepConfig
 from explore.results import Evaluator, constraint_values, stored_value
 from explore.sampler import make_sampler, suggest_point
+from explore.space import axis_choices, dense_twin_sparsity, parse_sparsity
 
 #: A dense sub-study runs when the study's distinct dense designs are fewer than this share of a
 #: fair share of its trials (trials / sparsity options) [A]: half a share still lets TPE find the

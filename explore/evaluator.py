@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from explore.config import SweepConfig, axis_choices, has_dense_path, parse_sparsity, quality_evidence_kind
+from explore.config import SweepConfig, quality_evidence_kind
+from explore.space import axis_choices, has_dense_path, parse_sparsity
 from explore.twins import iso_area_choice, twin_metrics, twin_points
 from hw.errors import InputError
 from hw.params import PEParams

@@ -24,8 +24,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed, wait
 from typing import Any
 
-from explore.config import SweepConfig, axis_choices, has_dense_path, parse_sparsity
+from explore.config import SweepConfig
 from explore.evaluator import activity_trace, make_context
+from explore.space import axis_choices, has_dense_path, parse_sparsity
 from hw.precision import operand_bits
 from ppa.model import DesignPoint, estimate
 

@@ -21,8 +21,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from explore.config import LIMIT_CONSTRAINTS, SweepConfig, parse_sparsity, quality_evidence_kind
+from explore.config import LIMIT_CONSTRAINTS, SweepConfig, quality_evidence_kind
 from explore.safety import dumps, write_text
+from explore.space import parse_sparsity
 from hw.errors import InputError
 
 #: Constraint always present: the clock must not exceed the achievable fmax.

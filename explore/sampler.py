@@ -36,7 +36,8 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution, Floa
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
-from explore.config import SweepConfig, axis_choices, is_integer_axis
+from explore.config import SweepConfig
+from explore.space import axis_choices, is_integer_axis
 from hw.errors import InputError
 
 __all__ = ["IncumbentSearchSampler", "neighbours", "make_sampler", "suggest_point"]

@@ -20,7 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from explore.config import SweepConfig, axis_choices, axis_values, dense_twin_sparsity
+from explore.config import SweepConfig, axis_values
+from explore.space import axis_choices, dense_twin_sparsity
 
 #: The twin comparison metrics :func:`twin_metrics` adds to every design.
 TWIN_METRICS = ("speedup_vs_dense_design", "perf_per_watt_vs_dense_design", "area_vs_dense_design",

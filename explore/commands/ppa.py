@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from explore import config as C
-from explore.config import sparsity_option
+from explore.config import MAX_AMBIENT_C, MAX_DRAM_UNITS, MAX_THETA_JA, MIN_AMBIENT_C
 from explore.safety import dumps
+from explore.space import MAX_ARRAY_SIDE, MAX_CLOCK_MHZ, MAX_SRAM_KB, MIN_CLOCK_MHZ, sparsity_option
 from hw.errors import InputError
 from ppa.model import DesignPoint, estimate
 
@@ -80,12 +80,12 @@ def register(app: typer.Typer) -> None:
                         ("--theta-ja", theta_ja), ("--voltage", voltage)):
             if v is not None and not math.isfinite(v):
                 raise InputError(f"must be a finite number, got {v}", where=name)
-        for name, v, lo, hi in (("--rows", rows, 1, C.MAX_ARRAY_SIDE), ("--cols", cols, 1, C.MAX_ARRAY_SIDE),
-                                ("--sram-kb", sram_kb, 0, C.MAX_SRAM_KB),
-                                ("--clock-mhz", clock_mhz, C.MIN_CLOCK_MHZ, C.MAX_CLOCK_MHZ),
-                                ("--dram-units", dram_units, 1, C.MAX_DRAM_UNITS), ("--sram-banks", sram_banks, 1, 64),
-                                ("--theta-ja", theta_ja, 1e-9, C.MAX_THETA_JA),
-                                ("--t-ambient", t_ambient, C.MIN_AMBIENT_C, C.MAX_AMBIENT_C)):
+        for name, v, lo, hi in (("--rows", rows, 1, MAX_ARRAY_SIDE), ("--cols", cols, 1, MAX_ARRAY_SIDE),
+                                ("--sram-kb", sram_kb, 0, MAX_SRAM_KB),
+                                ("--clock-mhz", clock_mhz, MIN_CLOCK_MHZ, MAX_CLOCK_MHZ),
+                                ("--dram-units", dram_units, 1, MAX_DRAM_UNITS), ("--sram-banks", sram_banks, 1, 64),
+                                ("--theta-ja", theta_ja, 1e-9, MAX_THETA_JA),
+                                ("--t-ambient", t_ambient, MIN_AMBIENT_C, MAX_AMBIENT_C)):
             if v is not None and not lo <= v <= hi:
                 raise InputError(f"must be in {lo:g}..{hi:g}, got {v:g}", where=name)
         d = DesignPoint(rows=rows, cols=cols, sram_kb=sram_kb, clock_mhz=clock_mhz, node_nm=node,

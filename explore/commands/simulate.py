@@ -12,9 +12,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from explore.config import sparsity_option
 from explore.safety import dumps
 from explore.safety import rich_markup as esc
+from explore.space import sparsity_option
 from hw.errors import InputError
 from hw.precision import check_precision, operand_bits
 from sim.importers.hf import load_hf_config

@@ -37,7 +37,6 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from explore.compare import build_comparison, stored_substudy
-from explore.config import parse_sparsity
 from explore.report.bottleneck import section_bottleneck
 from explore.report.data import StudyData, load_study_data
 from explore.report.decision import section_decision
@@ -61,6 +60,7 @@ from explore.report.sparsity import (
 from explore.report.verdict import section_verdict
 from explore.results import Evaluator
 from explore.safety import check_out_dir, finite_json, refuse_symlinks, write_text
+from explore.space import parse_sparsity
 from explore.trials import SUBSTUDY_ATTR
 from hw.errors import InputError
 

@@ -8,12 +8,13 @@ import math
 from typing import Any
 
 from explore.compare import SHIP_MIN_ADVANTAGE
-from explore.config import LIMIT_CONSTRAINTS, parse_sparsity
+from explore.config import LIMIT_CONSTRAINTS
 from explore.report.data import StudyData
 from explore.report.document import Section, Table
 from explore.report.format import describe_constraint, fmt, num, pct, point_label
 from explore.report.sparsity import interval_text
 from explore.results import Detail
+from explore.space import parse_sparsity
 
 # The rule thresholds below are our stated assumptions [A], not published figures; the report
 # prints them beside the verdict they produce.

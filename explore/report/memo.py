@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from explore.config import OWNER_ROLES, axis_values, parse_sparsity
+from explore.config import OWNER_ROLES, axis_values
 from explore.provenance import package_version
 from explore.report.bottleneck import MEMORY_STALL_SHARE, bottleneck_scores
 from explore.report.document import Section, Table
@@ -34,6 +34,7 @@ from explore.report.format import describe_constraint, fmt, md_cell, md_text, nu
 from explore.report.owners import ROLES, artifact_frames, serving_evidence
 from explore.report.repro import git_revision
 from explore.results import constraint_values
+from explore.space import parse_sparsity
 from ppa.synth import yosys_id
 from ppa.tech import NODES_NM
 from ppa.timing.sta import find_sta

@@ -26,13 +26,14 @@ from typing import Any
 
 import pandas as pd
 
-from explore.config import OWNER_ROLES, SweepConfig, config_fingerprint, parse_sparsity
+from explore.config import OWNER_ROLES, SweepConfig, config_fingerprint
 from explore.report.bottleneck import MECHANISM, bottleneck_scores
 from explore.report.decision import SHIP_MIN_SLACK
 from explore.report.document import Section, Table
 from explore.report.format import describe_constraint, fmt, pct
 from explore.report.layers import layer_frame
 from explore.results import DEFAULT_EVALUATOR, Detail, Evaluator, study_constraint_names
+from explore.space import parse_sparsity
 
 #: [A] a bottleneck other than the dominant one becomes a finding when it costs at least this share
 #: of the run time (or margin): 10 %, the same size the report calls significant for stalls.

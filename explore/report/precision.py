@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from explore.config import parse_sparsity
 from explore.report.document import Section, Table
 from explore.report.format import fmt
+from explore.space import parse_sparsity
 from sim.quality.evidence import family_of
 from sim.quality.precision import precision_quality
 from sim.quality.transformer_precision import transformer_precision_quality

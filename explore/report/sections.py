@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from explore.config import axis_choices, is_integer_axis
 from explore.report.data import StudyData
 from explore.report.document import Section, Table
 from explore.report.figures import FEASIBLE_LABEL, Figure, Line
 from explore.report.format import constraint_metric, describe_constraint, fmt, limit_value, num, pct, point_label
 from explore.results import PPA_CONSTRAINT, TIMING_CONSTRAINT, Detail, Evaluator, constraint_values
+from explore.space import axis_choices, is_integer_axis
 from ppa import model as ppa_model
 from ppa import tech, thermal
 
