@@ -197,8 +197,8 @@ def comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str
 
 
 def build_comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str, Any] | None, ev: Evaluator,
-          n_trials: int, substudy: list[dict[str, Any]] | None = None, *, allow_substudy: bool = True
-          ) -> tuple[dict[str, Any], list | None]:
+                     n_trials: int, substudy: list[dict[str, Any]] | None = None, *, allow_substudy: bool = True
+                     ) -> tuple[dict[str, Any], list | None]:
     """The comparison with the study's evaluator ``ev``: runs the dense sub-study when needed and
     not given (and ``allow_substudy``: grid mode evaluates every dense point already). Returns
     (comparison, sub-study records or None)."""

@@ -556,7 +556,6 @@ def quality_evidence_kind(cfg: SweepConfig) -> str:
     return "model" if cfg.quality is not None and cfg.quality.weights is not None else "proxy"
 
 
-
 def axis_values(cfg: SweepConfig) -> dict[str, list[Any]]:
     """The discretised values of each active axis, in AXES order (choice lists as given, ranges by
     ``step`` or ``grid_points``): the grid's axes, the dense twins' array shapes, the memo's steps."""
@@ -596,4 +595,3 @@ def config_fingerprint(cfg: SweepConfig) -> str:
         if body["serving"].get(k) == v:
             body["serving"].pop(k)
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-

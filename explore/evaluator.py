@@ -417,7 +417,6 @@ def _twin_eval(points: list[dict[str, Any]], ctx: EvalContext) -> list[dict[str,
     return [ctx.twins[_key(p)] for p in points]
 
 
-
 def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
                       ppa_out: list[dict[str, Any]] | None = None) -> dict[str, np.ndarray]:
     """evaluate_batch; with ``ppa_out`` (a list), also appends per point {workload name:

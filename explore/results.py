@@ -71,7 +71,6 @@ def study_constraint_names(cfg: SweepConfig, constraint_dicts) -> list[str]:
     return names
 
 
-
 def design_key(point: dict[str, Any]) -> str:
     """A design's identity: numbers compare as floats (a fixed axis's 500 and the echoed metric 500.0)."""
     norm = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in point.items()}
@@ -269,4 +268,3 @@ class Evaluator:
 
 def _scalar(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
-

@@ -58,14 +58,14 @@ def study_comparison(study: optuna.Study, cfg: SweepConfig, records: list[dict[s
 def run_grid(cfg: SweepConfig, out_dir: Path, *, progress: bool = False, evaluator: str = DEFAULT_EVALUATOR
              ) -> dict[str, Any]:
     """Evaluate the grid; write DIR/trials.csv and DIR/best.json; return best.json's content."""
-    grid = GridResults(cfg, *evaluate_grid(cfg, progress=progress, evaluator=evaluator))
+    ev = Evaluator(evaluator, cfg, where="--grid")
+    grid = GridResults(cfg, *evaluate_grid(cfg, ev.ctx, progress=progress, evaluator=evaluator))
     check_out_dir(out_dir)
     write_trials_csv(out_dir / "trials.csv", *grid.trial_rows())
     best = grid.summary()
     chosen = best.get("best") if best.get("feasible") else None
     # every dense point of the grid is evaluated already: no dense sub-study
-    best["comparison"], _ = build_comparison(grid.records, cfg, chosen, Evaluator(evaluator, cfg, where="--grid"),
-                                             grid.size, allow_substudy=False)
+    best["comparison"], _ = build_comparison(grid.records, cfg, chosen, ev, grid.size, allow_substudy=False)
     return _finish(best, cfg, grid.every_point(), out_dir, evaluator)
 
 

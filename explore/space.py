@@ -287,7 +287,6 @@ def sparsity_option(text: str, where: str = "--sparsity") -> tuple[bool, int, in
     return sparse, n, m
 
 
-
 def axis_choices(space: Space, name: str) -> list[Any] | None:
     """The list of choices for a choice axis, or None for a range axis."""
     return as_choices(space.axis(name))
@@ -295,4 +294,3 @@ def axis_choices(space: Space, name: str) -> list[Any] | None:
 
 def is_integer_axis(name: str) -> bool:
     return name in INT_AXES
-

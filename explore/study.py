@@ -91,8 +91,6 @@ class SweepOptions:
     liberty_node: int | None = None  # --liberty-node: overrides fixed.liberty_node
 
 
-
-
 def resume_seed(storage: optuna.storages.BaseStorage, study_name: str, seed: int) -> int:
     """The sampler seed of a worker: ``seed`` on a new study; on a study that already holds trials,
     ``seed`` plus the number of its trials, so a resumed run does not replay the random stream
@@ -158,7 +156,6 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
             where=f"study {opts.study_name!r}",
         )
     return study
-
 
 
 def _counts(study: optuna.Study) -> dict[TrialState, int]:

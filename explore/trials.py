@@ -114,4 +114,3 @@ def study_records(study: optuna.Study, cfg: SweepConfig) -> list[dict[str, Any]]
         params = {a: t.params[a] if a in t.params else t.user_attrs.get(a) for a in axes}
         recs.append({"number": t.number, "params": params, "metrics": metrics, "constraints": dict(t.constraints)})
     return recs
-

@@ -94,4 +94,3 @@ def iso_area_choice(area_mm2: float, cands: list[dict[str, Any]], metrics: list[
     j = min(fit, key=lambda j: (metrics[j]["latency_ms"], -metrics[j]["area_mm2"],
                                 cands[j]["rows"] * cands[j]["cols"]))
     return j, metrics[j], True
-

@@ -112,7 +112,7 @@ def section_bottleneck(data: StudyData, det: Detail | None, layers: pd.DataFrame
         closest = min(fails, key=lambda r: (r["constraints"][c], r["number"]))
         t.rows.append([c, MECHANISM.get(c, "compute"), f"{len(fails)}/{len(data.records)}", pct(float(np.median(vals))),
                        f"trial {closest['number']}: " + describe_constraint(data, c, closest["constraints"][c],
-                                                                             closest["metrics"])])
+                                                                            closest["metrics"])])
     if t.rows:
         s.tables.append(t)
     else:

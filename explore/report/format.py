@@ -59,7 +59,6 @@ def point_label(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
-
 def md_cell(v: Any) -> str:
     """A Markdown table cell: pipes and newlines escaped, HTML neutralised (wikis render HTML)."""
     s = str(v).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
@@ -103,4 +102,3 @@ def describe_constraint(data: Any, cname: str, value: float, m: dict[str, Any]) 
     side = "over" if value > 0 else "under"
     unit = UNITS.get(cname, "")
     return f"{cname} {fmt(metric)} {unit} vs limit {fmt(lim)} {unit}: {pct(abs(value))} {side}".replace("  ", " ")
-

@@ -43,7 +43,6 @@ def _status(rec: dict[str, Any]) -> str:
     return f"fails {worst[0]}"
 
 
-
 def _pareto_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Non-dominated points maximising y and minimising x (vectorised, O(n^2) booleans)."""
     if len(x) == 0:
@@ -407,4 +406,3 @@ def section_sensitivity(data: StudyData, ev: Evaluator, centre: dict[str, Any] |
         top = swing.idxmax()
         s.verdict = f"Largest one-at-a-time swing: {top} moves perf-per-watt by {fmt(swing[top])} TOPS/W."
     return s, df
-
