@@ -77,6 +77,12 @@ def design_key(point: dict[str, Any]) -> str:
     return json.dumps(norm, sort_keys=True, default=str)
 
 
+def point_sparsity(point: dict[str, Any]) -> tuple[int, int, bool]:
+    """(N, M, sparse) of a design point's sparsity (explore.space.parse_sparsity; 'dense' when the
+    point has no sparsity axis)."""
+    return parse_sparsity(point.get("sparsity", "dense"))
+
+
 def stored_value(v: Any) -> Any:
     """A stored user attribute as a number: non-finite floats were stored as strings ('inf', 'nan')."""
     if isinstance(v, str) and v in ("inf", "-inf", "nan"):
@@ -210,12 +216,6 @@ class Detail:
     @property
     def has_layers(self) -> bool:
         return bool(self.networks)
-
-    @property
-    def nm(self) -> tuple[int, int, bool]:
-        """(N, M, sparse) of the design's sparsity (explore.config.parse_sparsity; 'dense' when the
-        design has none)."""
-        return parse_sparsity(self.point.get("sparsity", "dense"))
 
 
 class Evaluator:

@@ -10,7 +10,7 @@ from explore.report.data import StudyData
 from explore.report.document import Section, Table
 from explore.report.format import describe_constraint, fmt, num, pct
 from explore.report.layers import array_rows
-from explore.results import PPA_CONSTRAINT, TIMING_CONSTRAINT, Detail
+from explore.results import PPA_CONSTRAINT, TIMING_CONSTRAINT, Detail, point_sparsity
 
 # The rule thresholds below are our stated assumptions [A], not published figures; the report
 # prints them beside the verdict they produce.
@@ -66,7 +66,7 @@ def bottleneck_scores(data: StudyData, det: Detail, layers: pd.DataFrame) -> lis
         dn = ~layers["sparse"] & array_rows(layers)
         fb = float((layers.loc[dn, "time_share"] * layers.loc[dn, "weight"]).sum()
                    / max(layers.groupby("workload")["weight"].first().sum(), 1e-30))
-        n, mm, sparse = det.nm
+        n, mm, sparse = point_sparsity(det.point)
         if sparse:
             ev.append((fb * (1 - n / mm), "precision", f"{pct(fb)} of the time in dense-fallback layers whose weights "
                                                        f"cannot keep {n}:{mm} (numeric format / pruning rules)"))

@@ -13,7 +13,7 @@ from explore.report.data import StudyData
 from explore.report.document import Section, Table
 from explore.report.format import describe_constraint, fmt, num, pct, point_label
 from explore.report.sparsity import interval_text
-from explore.results import Detail
+from explore.results import Detail, point_sparsity
 from explore.space import parse_sparsity
 
 # The rule thresholds below are our stated assumptions [A], not published figures; the report
@@ -88,7 +88,7 @@ def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: 
                  "fires" if r1 else "passes" if feasible else "passes (the quality limit explains it: R2)"])
     if r1 or (det is None and qfail is None):
         return "ESCALATE", "R1", rows
-    sparse = det.nm[2] if det is not None else True
+    sparse = point_sparsity(det.point)[2] if det is not None else True
     guard_bad = bool(q and not q.get("dense") and q.get("guardrail_ok") is False)
     if qfail is not None and not (feasible and sparse):
         # every sparse design of the study violates the quality limit: sparsity does not ship

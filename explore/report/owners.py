@@ -238,7 +238,7 @@ def serving_evidence(det: Detail | None) -> dict[str, dict[str, Any]] | None:
     """Per workload, sim.serving's statistics of the chosen design, as the evaluator's detail gives
     them (explore.evaluator.evaluate_detail); None without a design, an SLA, or an evaluator that
     gives them."""
-    return None if det is None else det.serving
+    return None if det is None else getattr(det, "serving", None)
 
 
 def owners_block(cfg, found: list[Finding], arts: dict[str, tuple[Any, str, str]],

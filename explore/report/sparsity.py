@@ -16,7 +16,7 @@ from explore.report.document import Section, Table
 from explore.report.figures import Figure
 from explore.report.format import fmt, num, pct
 from explore.report.layers import array_rows, no_layers_text
-from explore.results import Detail
+from explore.results import Detail, point_sparsity
 
 
 # =====================================================================================================
@@ -28,7 +28,7 @@ def section_matrix(data: StudyData, det: Detail | None, layers: pd.DataFrame) ->
     if det is None or layers.empty:
         s.paras.append(no_layers_text(data, det))
         return s
-    n, m, sparse = det.nm
+    n, m, sparse = point_sparsity(det.point)
     if not sparse:
         s.paras.append("The best design is dense: every layer runs dense by design; the matrix shows which layers "
                        "an N:M design could have run sparse (ASP verdict).")
@@ -106,7 +106,7 @@ def _operator_tables(s: Section, det: Detail, n: int, m: int, sparse: bool) -> N
 
 def fallback_numbers(det: Detail) -> list[dict[str, Any]]:
     """Per workload: nominal (M/N), ideal after fallback (Amdahl), effective (with stalls) speedups."""
-    n, m, sparse = det.nm
+    n, m, sparse = point_sparsity(det.point)
     out = []
     for wname, weight, net in det.networks:
         t = net.totals
@@ -140,7 +140,7 @@ def section_fallback(data: StudyData, det: Detail | None, layers: pd.DataFrame) 
             s.paras.append(f"Stored mix totals: effective speedup {fmt(det.metrics['effective_speedup'])}, ideal bound "
                            f"{fmt(det.metrics.get('ideal_speedup'))}.")
         return s
-    n, m, sparse = det.nm
+    n, m, sparse = point_sparsity(det.point)
     rows = fallback_numbers(det)
     df = pd.DataFrame(rows)
     t = Table("Where the nominal speedup went (per workload)", ["workload", "nominal (M/N)", "ideal after fallback",
@@ -216,7 +216,7 @@ def section_metadata(data: StudyData, det: Detail | None) -> Section:
     if det is None or not det.has_layers:
         s.paras.append(no_layers_text(data, det))
         return s
-    n, m, sparse = det.nm
+    n, m, sparse = point_sparsity(det.point)
     if not sparse:
         s.paras.append("The best design is dense: it stores and moves no metadata and has no decoders.")
         return s
