@@ -75,6 +75,9 @@ class Layer:
     nm: tuple[int, int] | None = None
     #: convolution groups the ``count`` instances come from (``weight_shape`` is the whole tensor, shared by them)
     groups: int = 1
+    #: operand format of a quantized model's GEMM (hw.precision names: int8, int4, fp8-e4m3, fp8-e5m2);
+    #: None = the array's precision
+    precision: str | None = None
 
     @property
     def dense_macs(self) -> int:
@@ -99,7 +102,9 @@ class Workload:
     """GEMM layers (the array) and non-GEMM operators (the vector unit, :mod:`sim.vector`).
 
     ``stored_weight_params``: the parameters of the weight tensors a model file stores (ONNX
-    initializers), when known; otherwise :attr:`weight_params` adds up the layers' and operators' own."""
+    initializers, or a Hugging Face model's whole set of experts), when known; otherwise
+    :attr:`weight_params` adds up the layers' and operators' own. ``active_param_count``: the
+    parameters one token uses, when they differ from the total (a mixture of experts)."""
 
     name: str
     layers: tuple[Layer, ...] = field(default_factory=tuple)
@@ -108,6 +113,7 @@ class Workload:
     #: KV-cache elements a decode step reads from DRAM (0 outside decode); informative, the
     #: attention layers' second operand carries the traffic in the cycle model
     kv_cache_elements: int = 0
+    active_param_count: int | None = None
 
     def __len__(self) -> int:
         return len(self.layers)
@@ -118,6 +124,11 @@ class Workload:
         if self.stored_weight_params is not None:
             return int(self.stored_weight_params)
         return sum(l.weight_params for l in self.layers) + sum(op.params * op.count for op in self.vector_ops)
+
+    @property
+    def active_params(self) -> int:
+        """Parameters one token uses: the total, less the experts a mixture-of-experts router does not pick."""
+        return int(self.active_param_count) if self.active_param_count is not None else self.weight_params
 
     @property
     def unsupported_ops(self) -> list[dict]:

@@ -2,12 +2,13 @@
 
 Shapes from /work/shared/reference/published-figures.md section 8; each network's GEMM layers
 (:mod:`sim.layers`) and its non-GEMM operators (:mod:`sim.vector`). :func:`transformer_ops` lists
-the operators of any transformer stack (also used by the Hugging Face importer).
+the operators of any transformer stack and :func:`moe_block` the layers of a mixture-of-experts MLP
+(both also used by the Hugging Face importer).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from hw.errors import InputError
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM
@@ -24,6 +25,14 @@ GPT2_CONFIGS = {"gpt2-small": (12, 768, 12), "gpt2-medium": (24, 1024, 16), "gpt
 LLAMA_CONFIGS = {"llama2-7b": (32, 4096, 32, 32, 11008), "llama3-8b": (32, 4096, 32, 8, 14336)}
 # [S] HF configs: vocab_size 32000 (Llama-2), 128256 (Llama-3)
 LLAMA_VOCAB = {"llama2-7b": 32000, "llama3-8b": 128256}
+# Mixture-of-experts LLMs, as the Hugging Face config.json the importer (sim.importers.hf) reads:
+# [P] mistralai/Mixtral-8x7B-v0.1 config.json (46.7B parameters, 12.9B per token: Mistral AI, "Mixtral of
+# experts", 2023)
+MOE_CONFIGS = {"mixtral-8x7b": {"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336,
+                                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                                "vocab_size": 32000, "max_position_embeddings": 32768, "num_local_experts": 8,
+                                "num_experts_per_tok": 2, "sliding_window": None, "hidden_act": "silu",
+                                "tie_word_embeddings": False}}
 
 
 def _transformer(name: str, n_layers: int, d: int, heads: int, seq: int, batch: int, *, ffn: int | None = None,
@@ -65,7 +74,8 @@ def transformer_ops(*, n_layers: int, d: int, heads: int, kv_heads: int, head_di
                     ctx: int, vocab: int, norm: str = "layer", act: str = "gelu", gated: bool = False,
                     pre_norm: bool = True, qkv_bias: bool = False, o_bias: bool = False, mlp_bias: bool = False,
                     rope: bool = False, positions: int = 0, token_types: int = 0, embed_norm: bool = False,
-                    final_norm: bool = True, own_embedding: bool = True, decode: bool = False) -> list[VectorOp]:
+                    final_norm: bool = True, own_embedding: bool = True, decode: bool = False,
+                    mlp_layers: int | None = None, window: tuple[int, int] | None = None) -> list[VectorOp]:
     """Every non-GEMM operator of a transformer stack, in the order it runs (each block's with count = n_layers).
 
     ``norm`` "layer" (LayerNorm: scale and shift, 2d params) or "rms" (RMSNorm: scale, d params);
@@ -73,7 +83,10 @@ def transformer_ops(*, n_layers: int, d: int, heads: int, kv_heads: int, head_di
     ``pre_norm`` norms before attention/MLP (GPT-2, Llama) or after the residual add (BERT);
     ``positions``/``token_types`` learned position/type embedding rows (0: none); ``own_embedding``
     False when the token table is the (tied) LM head's weight, counted there. Decode appends the
-    new token's K and V to the KV cache in DRAM (``KVCacheWrite``)."""
+    new token's K and V to the KV cache in DRAM (``KVCacheWrite``). ``mlp_layers``: the blocks with
+    a dense MLP (default all; a mixture of experts has its own operators, :func:`moe_block`);
+    ``window`` = (layers, keys): that many blocks attend over only that many keys (sliding window),
+    the others over ``ctx``."""
     M = batch * q_len
     q_dim, kv = heads * head_dim, kv_heads * head_dim
     nparam = 2 * d if norm == "layer" else d
@@ -102,10 +115,16 @@ def transformer_ops(*, n_layers: int, d: int, heads: int, kv_heads: int, head_di
     if decode:
         ops.append(make_op("kv_cache_write", "KVCacheWrite", (batch, 2 * kv), [(batch, 2 * kv)], count=L,
                            dram=batch * 2 * kv))
-    scores = (batch * heads * q_len, ctx)
-    ops += [make_op("attn_scale", "Mul", scores, [scores], count=L),
-            make_op("attn_mask", "Add", scores, [scores], count=L),
-            make_op("softmax", "Softmax", scores, [scores], count=L)]
+    groups = [("", L - (window[0] if window else 0), ctx)]
+    if window and window[0]:
+        groups.append(("_window", window[0], window[1]))
+    for suffix, n_l, keys in groups:
+        if not n_l:
+            continue
+        scores = (batch * heads * q_len, keys)
+        ops += [make_op(f"attn_scale{suffix}", "Mul", scores, [scores], count=n_l),
+                make_op(f"attn_mask{suffix}", "Add", scores, [scores], count=n_l),
+                make_op(f"softmax{suffix}", "Softmax", scores, [scores], count=n_l)]
     if o_bias:
         ops.append(make_op("o_bias", "Add", tok, [tok], count=L, params=d))
     ops.append(make_op("attn_residual", "Add", tok, [tok, tok], count=L))
@@ -114,22 +133,111 @@ def transformer_ops(*, n_layers: int, d: int, heads: int, kv_heads: int, head_di
     else:
         ops.append(make_op("mlp_norm", norm_op, tok, [tok], count=L, params=nparam))
     hid = (M, ffn)
-    if gated:
-        ops += [make_op("mlp_act", act_op, hid, [hid], count=L), make_op("mlp_gate_mul", "Mul", hid, [hid, hid], count=L)]
+    Lm = L if mlp_layers is None else mlp_layers
+    if not Lm:
+        pass
+    elif gated:
+        ops += [make_op("mlp_act", act_op, hid, [hid], count=Lm),
+                make_op("mlp_gate_mul", "Mul", hid, [hid, hid], count=Lm)]
         if mlp_bias:
-            ops.append(make_op("mlp_bias", "Add", tok, [tok], count=L, params=2 * ffn + d))
+            ops.append(make_op("mlp_bias", "Add", tok, [tok], count=Lm, params=2 * ffn + d))
     else:
         if mlp_bias:
-            ops.append(make_op("ffn1_bias", "Add", hid, [hid], count=L, params=ffn))
-        ops.append(make_op("mlp_act", act_op, hid, [hid], count=L))
+            ops.append(make_op("ffn1_bias", "Add", hid, [hid], count=Lm, params=ffn))
+        ops.append(make_op("mlp_act", act_op, hid, [hid], count=Lm))
         if mlp_bias:
-            ops.append(make_op("ffn2_bias", "Add", tok, [tok], count=L, params=d))
+            ops.append(make_op("ffn2_bias", "Add", tok, [tok], count=Lm, params=d))
     ops.append(make_op("mlp_residual", "Add", tok, [tok, tok], count=L))
     if not pre_norm:
         ops.append(make_op("mlp_norm", norm_op, tok, [tok], count=L, params=nparam))
     if final_norm:
         ops.append(make_op("final_norm", norm_op, tok, [tok], params=nparam))
     return ops
+
+
+def expected_experts(experts: int, top_k: int, tokens: int) -> float:
+    """Expected number of distinct experts a batch of ``tokens`` tokens routes to under top-k routing:
+    E (1 - (1 - k/E)^B).
+
+    [A] Independence: each token's k experts are a uniformly random k-subset of the E experts,
+    independent of every other token's (balanced, uncorrelated routing, what the load-balancing
+    losses of Switch / Mixtral aim at). One token misses a given expert with probability 1 - k/E,
+    all B tokens with (1 - k/E)^B. Tokens of one sequence that favour the same experts touch fewer
+    (this expectation is then an upper bound on the weight traffic); one token touches exactly k."""
+    if not (0 < top_k <= experts) or tokens < 1:
+        raise InputError(f"top-k {top_k} of {experts} experts over {tokens} tokens", where="workload")
+    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
+
+
+@dataclass(frozen=True)
+class MoEBlock:
+    """The layers and operators of ``n_layers`` mixture-of-experts MLPs, with the expert parameter
+    counts the layers alone cannot give (they carry the experts a batch touches, not all of them)."""
+
+    layers: tuple[Layer, ...]
+    ops: tuple[VectorOp, ...]
+    #: routed-expert parameters in the model, those one token uses, those the ``layers`` carry
+    expert_params: int
+    active_expert_params: int
+    touched_expert_params: int
+
+
+def moe_block(*, n_layers: int, tokens: int, d: int, experts: int, top_k: int, expert_ffn: int, shared_ffn: int = 0,
+              shared_gate: bool = False, act: str = "silu", scoring: str = "softmax", score_bias: bool = False,
+              n: int = 2, m: int = 4, where: str = "workload") -> MoEBlock:
+    """``n_layers`` MoE MLPs over ``tokens`` tokens (batch x query tokens): a router GEMM (d -> E) and
+    its scoring (softmax or sigmoid, plus an optional per-expert score bias) and top-k; per token the
+    k chosen experts' SwiGLU MLPs (gate, up: d -> expert_ffn; down: expert_ffn -> d), weighted and
+    summed; optional shared experts (one SwiGLU MLP of ``shared_ffn`` that every token runs, with a
+    sigmoid gate when ``shared_gate``, Qwen2-MoE).
+
+    The routed experts run as GEMMs of the experts the batch touches: round(n_layers x
+    :func:`expected_experts`) instances, the n_layers x tokens x k token-expert pairs spread evenly
+    over them (two rows when they do not divide: some instances one token more). So the MACs are
+    exactly k expert MLPs per token, and the weights read are those of the expected distinct experts."""
+    for label, v in (("n_layers", n_layers), ("tokens", tokens), ("experts", experts), ("top_k", top_k),
+                     ("expert_ffn", expert_ffn)):
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise InputError(f"{label} must be a positive integer, got {v!r}", where=where)
+    if top_k > experts:
+        raise InputError(f"num_experts_per_tok {top_k} exceeds the {experts} experts", where=where)
+    if scoring not in ("softmax", "sigmoid"):
+        raise InputError(f"router scoring {scoring!r} is not softmax or sigmoid", where=where)
+    T, L, E, k, f = tokens, n_layers, experts, top_k, expert_ffn
+    mk = lambda name, kind, MM, N, K, ws, count=L: make_layer(  # noqa: E731
+        name, kind, MM, N, K, weight_shape=ws, count=count, n=n, m=m, where=f"{where}: {name}")
+    layers = [mk("router", WEIGHT_GEMM, T, E, d, (E, d))]
+    inst = max(1, round(L * expected_experts(E, k, T)))
+    q, r = divmod(L * T * k, inst)
+    for proj, N, K in (("gate_proj", f, d), ("up_proj", f, d), ("down_proj", d, f)):
+        if inst - r:
+            layers.append(mk(f"expert_{proj}", WEIGHT_GEMM, q, N, K, (N, K), count=inst - r))
+        if r:
+            layers.append(mk(f"expert_{proj}+1", WEIGHT_GEMM, q + 1, N, K, (N, K), count=r))
+    per_expert = 3 * d * f
+    score_op = "Softmax" if scoring == "softmax" else "Sigmoid"
+    logits, hid = (T, E), (T * k, f)
+    ops = [make_op("router_score", score_op, logits, [logits], count=L)]
+    if score_bias:
+        ops.append(make_op("router_score_bias", "Add", logits, [logits], count=L, params=E))
+    ops += [make_op("router_topk", "TopK", (T, k), [logits], count=L),
+            make_op("expert_act", "Silu" if act in ("silu", "swish") else "Gelu", hid, [hid], count=L),
+            make_op("expert_gate_mul", "Mul", hid, [hid, hid], count=L),
+            make_op("expert_weight_mul", "Mul", (T * k, d), [(T * k, d), (T * k, 1)], count=L),
+            make_op("expert_sum", "ReduceSum", (T, d), [(T, k, d)], count=L)]
+    if shared_ffn:
+        sh = (T, shared_ffn)
+        layers += [mk("shared_gate_proj", WEIGHT_GEMM, T, shared_ffn, d, (shared_ffn, d)),
+                   mk("shared_up_proj", WEIGHT_GEMM, T, shared_ffn, d, (shared_ffn, d)),
+                   mk("shared_down_proj", WEIGHT_GEMM, T, d, shared_ffn, (d, shared_ffn))]
+        ops += [make_op("shared_act", "Silu", sh, [sh], count=L),
+                make_op("shared_gate_mul", "Mul", sh, [sh, sh], count=L)]
+        if shared_gate:
+            layers.append(mk("shared_expert_gate", WEIGHT_GEMM, T, 1, d, (1, d)))
+            ops += [make_op("shared_gate_sigmoid", "Sigmoid", (T, 1), [(T, 1)], count=L),
+                    make_op("shared_scale", "Mul", (T, d), [(T, d), (T, 1)], count=L)]
+        ops.append(make_op("shared_add", "Add", (T, d), [(T, d), (T, d)], count=L))
+    return MoEBlock(tuple(layers), tuple(ops), L * E * per_expert, L * k * per_expert, inst * per_expert)
 
 
 def bert(variant: str = "base", seq: int = 128, batch: int = 1) -> Workload:

@@ -1,6 +1,7 @@
 """Workloads by name or from a file: the registry of built-in networks and the native workload format.
 
-:func:`get_workload` builds a built-in network (:mod:`sim.networks`) by name; :func:`load_workload`
+:func:`get_workload` builds a built-in network (:mod:`sim.networks`; the mixtures of experts through
+the Hugging Face importer) by name; :func:`load_workload`
 reads the native TOML / CSV format. The data model is :mod:`sim.layers`; the importers of other
 formats (:mod:`sim.importers`: SCALE-Sim, ONNX, Hugging Face) build on it and never import this
 module, which re-exports the names below so that one import serves every caller.
@@ -15,9 +16,10 @@ from pathlib import Path
 
 from hw.errors import InputError
 from sim.importers import load_scalesim_config, load_scalesim_topology
+from sim.importers.hf import load_hf_config
 from sim.inputs import MAX_LAYER_DIM, read_text
 from sim.layers import ConvGeometry, Layer, Workload, conv_layer, make_layer, total_dense_macs
-from sim.networks import GPT2_CONFIGS, LLAMA_CONFIGS, bert, gpt2, llama, resnet50, transformer_ops
+from sim.networks import GPT2_CONFIGS, LLAMA_CONFIGS, MOE_CONFIGS, bert, gpt2, llama, resnet50, transformer_ops
 
 _REGISTRY = {
     "bert-base": lambda **p: bert("base", **p),
@@ -25,6 +27,9 @@ _REGISTRY = {
     "resnet50": lambda **p: resnet50(**p),
     **{k: (lambda k=k, **p: gpt2(k.split("-")[1], **p)) for k in GPT2_CONFIGS},
     **{f"{k}-{ph}": (lambda k=k, ph=ph, **p: llama(k, ph, **p)) for k in LLAMA_CONFIGS for ph in ("prefill", "decode")},
+    # mixtures of experts through the Hugging Face importer (params seq, batch, context, as for Llama)
+    **{f"{k}-{ph}": (lambda k=k, ph=ph, **p: load_hf_config(MOE_CONFIGS[k], phase=ph, name=k, **p))
+       for k in MOE_CONFIGS for ph in ("prefill", "decode")},
 }
 
 

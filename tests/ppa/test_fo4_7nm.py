@@ -6,7 +6,8 @@ import math
 import pytest
 
 from ppa import tech
-from ppa.model import DesignPoint, estimate, fmax_mhz
+from ppa.design import DesignPoint
+from ppa.model import estimate, fmax_mhz
 
 # Typed from the sources, independent of the model's constants:
 ASAP7_INVX1_FO4_PS = 19.48  # OpenSTA, ASAP7 RVT TT 0.7 V, INVx1 loaded by four INVx1 (Clark et al. 2016 PDK)
