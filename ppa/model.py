@@ -54,7 +54,7 @@ Power (W)
 - clock: every flip-flop of the array, every cycle, busy or idle (idle PEs pay their clock power),
   except, with clock gating (``clock_gating``, on by default), the weight-stationary weight,
   metadata and mode registers (hw.array: reset-less, enabled by w_load): they are clocked only on
-  load edges (R per weight tile), and each PE pays one clock-gating cell (ppa.tech ICG_* figures,
+  load edges (R per weight tile), and each PE pays one clock-gating cell (ppa.clock_gating ICG_* figures,
   from ASAP7's ICGx1 and DFFHQNx1 tables; :class:`ClockGating`). The enable multiplexers the
   synthesised netlist keeps in front of those registers are still costed in area (a gated design
   would drop them for the ICG: about 2 % of a cell's transistors, not credited). With a Liberty library: the library's clock-pin internal energy,
@@ -81,9 +81,9 @@ peak_tops = 2 x R x C x that x clock (dense-equivalent operations).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ppa import activity, dram, phy, sram, tech, thermal, vector_cost
+from ppa import silicon_clock
+from ppa.clock_gating import ICGS_PER_PE, clock_gating
 from ppa import synth as _synth
 from ppa.array_cost import array_facts, array_shape
 from ppa.design import DesignPoint, PPAResult, WorkloadActivity
@@ -129,9 +129,9 @@ def fmax_mhz(depth: int, node_nm: int, voltage_v: float, *, cycle_fo4: float | N
     """fmax of a stage of ``cycle_fo4`` FO4 (ppa.timing.stage.stage_timing; ``depth`` is informative)
     at the node and voltage: 1 / ppa.timing.stage.cycle_time_ps(cycle_fo4, FO4 of the node at that
     voltage), at most the clock published silicon of the node reaches at that voltage
-    (ppa.tech.silicon_limit_mhz; 7 nm: TSMC's A72 chiplet moved along the alpha-power law)."""
+    (ppa.silicon_clock.silicon_limit_mhz; 7 nm: TSMC's A72 chiplet moved along the alpha-power law)."""
     f = 1e6 / cycle_time_ps(_cycle_fo4(depth, cycle_fo4), tech.node(node_nm, voltage_v).gate_delay_ps)
-    cap = tech.silicon_limit_mhz(node_nm, voltage_v)
+    cap = silicon_clock.silicon_limit_mhz(node_nm, voltage_v)
     return f if cap is None else min(f, cap)
 
 
@@ -173,44 +173,6 @@ def clock_energy_per_ff_cycle_pj(nd: tech.Node, lib_energy=None) -> float:
     if lib_energy is not None:
         return lib_energy.clock_toggles_per_ff_cycle * nd.toggle_energy_pj
     return tech.CLOCK_TOGGLES_PER_FF_CYCLE * nd.toggle_energy_pj
-
-
-@dataclass(frozen=True)
-class ClockGating:
-    """Clock of an array per cycle, in flip-flop clock-cycles (units of one held flip-flop's clock
-    energy per cycle, ``clock_energy_per_ff_cycle_pj``), with the stationary registers gated or not.
-
-    Gated: the ``gated_bits`` weight / metadata / mode flip-flops are clocked only on the fraction
-    ``load_fraction`` of cycles that load weights; each of the ``icgs`` gating cells costs
-    ppa.tech.ICG_GATED_FF_CYCLES on the other cycles and ICG_ENABLED_FF_CYCLES on those. Ungated
-    (``enabled`` False): every flip-flop every cycle."""
-
-    enabled: bool
-    flip_flops: int
-    gated_bits: int
-    icgs: int
-    load_fraction: float
-
-    @property
-    def ff_cycles(self) -> float:
-        if not self.enabled or not self.gated_bits:
-            return float(self.flip_flops)
-        lam = self.load_fraction
-        icg = self.icgs * (tech.ICG_GATED_FF_CYCLES * (1 - lam) + tech.ICG_ENABLED_FF_CYCLES * lam)
-        return (self.flip_flops - self.gated_bits) + self.gated_bits * lam + icg
-
-    def details(self) -> dict:
-        return {"enabled": self.enabled, "gated_flip_flops": self.gated_bits if self.enabled else 0,
-                "icgs": self.icgs if self.enabled else 0, "load_enable_fraction": self.load_fraction,
-                "ff_clock_cycles_per_cycle": self.ff_cycles, "flip_flops": self.flip_flops,
-                "icg_ff_cycles_gated": tech.ICG_GATED_FF_CYCLES, "icg_ff_cycles_enabled": tech.ICG_ENABLED_FF_CYCLES}
-
-
-def clock_gating(flip_flops: int, gated_bits: int, icgs: int, load_fraction: float, enabled: bool = True) -> ClockGating:
-    """:class:`ClockGating` of an array (``gated_bits`` at most ``flip_flops``)."""
-    if not 0.0 <= load_fraction <= 1.0:
-        raise ValueError(f"load fraction must be in [0, 1], got {load_fraction}")
-    return ClockGating(bool(enabled), int(flip_flops), int(min(gated_bits, flip_flops)), int(icgs), float(load_fraction))
 
 
 def library_energy(design: DesignPoint, timing: StageTiming, *, cache=None):
@@ -264,11 +226,11 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                                                  cycle_fo4=timing.cycle_fo4)
     if why:
         reasons.append(why)
-    silicon_mhz = tech.silicon_limit_mhz(design.node_nm, v)
+    silicon_mhz = silicon_clock.silicon_limit_mhz(design.node_nm, v)
     if silicon_mhz is not None and f_at_v >= silicon_mhz * (1 - 1e-9):
         notes.append(f"fmax capped at {silicon_mhz:.0f} MHz at {v:g} V: the clock published {design.node_nm} nm silicon "
-                     f"reaches at that voltage ({tech.SILICON_LIMIT_FO4_PER_CYCLE[tech.NODE_ALIASES.get(design.node_nm, design.node_nm)]:.1f} "
-                     "FO4 per cycle, ppa.tech.silicon_limit_mhz); the stage itself times faster")
+                     f"reaches at that voltage ({silicon_clock.SILICON_LIMIT_FO4_PER_CYCLE[tech.NODE_ALIASES.get(design.node_nm, design.node_nm)]:.1f} "
+                     "FO4 per cycle, ppa.silicon_clock); the stage itself times faster")
     nd = tech.node(design.node_nm, v)
     f_hz = clk * 1e6
 
@@ -366,7 +328,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     e_ff = clock_energy_per_ff_cycle_pj(nd, lib_e)
     # WS stationary registers: gated while held, clocked on the R load edges of each tile
     gated_bits = R * C * w_port_bits + R * shape.mode_bit if cdf == "ws" else 0
-    gate = clock_gating(ffs, gated_bits, R * C * tech.ICGS_PER_PE if gated_bits else 0,
+    gate = clock_gating(ffs, gated_bits, R * C * ICGS_PER_PE if gated_bits else 0,
                         min(1.0, tiles_per_s * R / f_hz), design.clock_gating)
     clk_w = gate.ff_cycles * e_ff * 1e-12 * f_hz
     if macros:

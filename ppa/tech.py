@@ -12,8 +12,8 @@ Which law is used where
   ASAP7 7 nm library, log-linear in log(node) between them (``fo4_nominal_ps``); above 45 nm,
   Stillmaker's nominal delay ratio from the 45 nm value. Stillmaker's own 45 -> 7 nm delay ratio
   is 4.3x faster than ASAP7 measures, so it no longer sets the FinFET nodes. Held out: TSMC's 7 nm
-  Cortex-A72 chiplet (``a72_7nm_check``), and every 7 nm design is capped at the clock published
-  7 nm silicon reaches at its voltage (``silicon_limit_mhz``).
+  Cortex-A72 chiplet, and every 7 nm design is capped at the clock published 7 nm silicon reaches
+  at its voltage (ppa.silicon_clock).
 - Delay versus voltage, Vmin..Vnom: the alpha-power law (Sakurai & Newton, IEEE JSSC 25(2), 1990),
   delay ~ V / (V - Vth)^alpha, alpha = 1.3, with a per-node Vth (table ``VTH_V`` below). Checked
   against a published V-f table (RK3399 Cortex-A72 cluster, 28 nm; tests/ppa/test_voltage.py).
@@ -112,8 +112,8 @@ JOUPPI_V = 0.7  # [A] Jouppi's Table 2 states no voltage; our 7 nm nominal
 GATE_DELAY_45_PS = math.sqrt(13.01 * 23.84)
 #: 7 nm, 0.7 V [D]: the FO4 of the ASAP7 7 nm library, RVT TT corner (0.7 V, 25 C): OpenSTA times
 #: the project's FO4 chain (ppa.timing.sta ``measure_fo4``: 7 INVx1_ASAP7_75t_R stages, each loaded
-#: by four copies of itself, the middle stage, mean of rise and fall; 26.2 ps with INVxp33,
-#: 18.3 ps with INVx2) on asap7sc7p5t_INVBUF_RVT_TT_nldm_220122
+#: by four copies of itself, the middle stage, mean of rise 20.16 and fall 18.80 ps; 26.2 ps with
+#: INVxp33, 18.3 ps with INVx2) on asap7sc7p5t_INVBUF_RVT_TT_nldm_220122
 #: (../shared/reference/asap7: The-OpenROAD-Project/asap7sc7p5t_28 @ f970bd3c, BSD-3). PDK:
 #: Clark et al., "ASAP7: A 7-nm finFET predictive process design kit", Microelectronics Journal 53
 #: (2016) 105-115. Stillmaker's 45 -> 7 nm delay ratio (0.259) from the 45 nm value gave 4.56 ps,
@@ -128,15 +128,6 @@ FO4_7NM_V = 0.7
 #: voltage the newer node is faster (7 nm at 1.0 V: 14.1 ps by the alpha-power law).
 FO4_ANCHORS_NM = (45, 7)
 
-#: [S] published 7 nm silicon, the held-out check of the 7 nm FO4 and the cap on 7 nm clocks:
-#: TSMC's N7 Arm Cortex-A72 CoWoS chiplet, 4.0 GHz at 1.20 V and 4.2 GHz at 1.375 V (VLSI
-#: Symposium 2019, "A 7nm 4GHz Arm-core-based CoWoS Chiplet Design for High-Performance
-#: Computing"; voltages as reported by tomshardware.fr/?p=533415; 4 GHz also in Arm's newsroom,
-#: 2019-09-26, and AnandTech article 14914). (GHz, V) points.
-A72_7NM_POINTS = ((4.0, 1.20), (4.2, 1.375))
-#: the range of FO4 per cycle a 4 GHz general-purpose core can have [A]: 15-30 (POWER6's FPU
-#: pipeline is 13 FO4, the Cell SPE 11; Arm's A72 is a 15-stage mobile core, not a deeper one)
-A72_FO4_PER_CYCLE_RANGE = (15.0, 30.0)
 #: flip-flop overhead (clock-to-Q + setup) in gate delays: a labelled assumption [A], the usual
 #: 3-4 FO4 of textbook pipelining analyses; we take 3.
 REGISTER_OVERHEAD_GATES = 3.0
@@ -479,33 +470,6 @@ def fo4_ps(nm: int, v: float) -> float:
     return fo4_nominal_ps(nm) * alpha_power_delay(v, nm) / alpha_power_delay(_vnom(nm), nm)
 
 
-def a72_7nm_check() -> list[dict]:
-    """The 7 nm FO4 against TSMC's 7 nm Cortex-A72 chiplet (``A72_7NM_POINTS``): FO4 per cycle the
-    model's 7 nm FO4 implies at each published (GHz, V) point; it must lie in
-    ``A72_FO4_PER_CYCLE_RANGE``."""
-    lo, hi = A72_FO4_PER_CYCLE_RANGE
-    rows = []
-    for ghz, v in A72_7NM_POINTS:
-        fo4 = fo4_ps(7, v)
-        n = 1e3 / ghz / fo4
-        rows.append({"design": f"TSMC N7 Cortex-A72 chiplet, {ghz:g} GHz at {v:g} V", "node_nm": 7, "voltage_v": v,
-                     "published_ghz": ghz, "fo4_ps": fo4, "fo4_per_cycle": n, "within": lo <= n <= hi})
-    return rows
-
-
-#: FO4 per cycle of the fastest published silicon per node (the fewest, over its points): a design of
-#: that node cannot clock faster at a voltage than this many FO4 at that voltage (``silicon_limit_mhz``)
-SILICON_LIMIT_FO4_PER_CYCLE = {7: min(r["fo4_per_cycle"] for r in a72_7nm_check())}
-
-
-def silicon_limit_mhz(nm: int, v: float) -> float | None:
-    """The clock published silicon of node ``nm`` reaches at ``v`` (MHz), moved along the alpha-power
-    law: 1 / (SILICON_LIMIT_FO4_PER_CYCLE x FO4(v)); None for a node without such a figure. At 7 nm:
-    the A72 chiplet's 20.2 FO4: 2.54 GHz at 0.7 V, 1.71 GHz at 0.52 V."""
-    n = SILICON_LIMIT_FO4_PER_CYCLE.get(NODE_ALIASES.get(nm, nm))
-    return None if n is None else 1e6 / (n * fo4_ps(nm, v))
-
-
 #: the toggle energy at 7 nm / Jouppi's voltage without correction, relative to the 45 nm anchor
 def _k7() -> float:
     e7 = E_TOGGLE_45_PJ * (_energy_nom(7) / _energy(45, 1.0)) * (JOUPPI_V / _vnom(7)) ** 2 / _E45_AT_HOROWITZ_V
@@ -639,24 +603,3 @@ CLOCK_TOGGLES_PER_FF_CYCLE = 4.02
 #: [D] the same for a flip-flop output toggle: the D- and Q-pin internal energy on top of its own net
 #: toggle (osu018 DFFPOSX1: 0.122 / 0.0985 pJ).
 FF_EXTRA_TOGGLES = 1.24
-
-
-# --- Clock gating of the stationary weight registers -----------------------------------------
-# [D] from the ASAP7 RVT TT 0.7 V Liberty tables (asap7sc7p5t_SEQ_RVT_TT_nldm_220123, the VDD
-# internal_power groups, 20 ps clock slew; ../shared/reference/asap7, Clark et al. 2016):
-#   a held DFFHQNx1 (D = Q): clock-pin internal energy 0.586 / 0.588 fJ per cycle (D = 1 / 0), plus its
-#     clock pin 0.474 fF x 0.7^2 = 0.232 fJ switched: 0.819 fJ per cycle;
-#   ICGx1 (clock_gating_integrated_cell latch_posedge_precontrol), gated (ENA = 0): CLK internal
-#     0.169 fJ + CLK pin 2.139 fF x 0.7^2 = 1.048 fJ: 1.217 fJ per cycle, whatever it gates;
-#   ICGx1 enabled: CLK internal 0.650 fJ + GCLK internal 0.544 fJ (7.6-15 fF load) + 1.048 fJ:
-#     2.242 fJ per cycle; the flip-flops behind it are then clocked as ungated ones.
-# In units of one held flip-flop's clock energy per cycle, which ppa.model multiplies by its per-flop
-# clock energy (library tables or CLOCK_TOGGLES_PER_FF_CYCLE, with the flop's share of clock wiring
-# and tree) [A: the ICG's clock pin loads the tree like 4.5 flop clock pins and takes the same
-# wiring and tree share per unit of pin energy]. osu018 has no ICG cell: these ASAP7 ratios are used
-# for every library [A]. Break-even: a group of 1.5 flip-flops held.
-ICG_GATED_FF_CYCLES = (0.169 + 2.139 * 0.7 ** 2) / ((0.586 + 0.588) / 2 + 0.474 * 0.7 ** 2)
-ICG_ENABLED_FF_CYCLES = (0.650 + 0.544 + 2.139 * 0.7 ** 2) / ((0.586 + 0.588) / 2 + 0.474 * 0.7 ** 2)
-#: [A] one ICG per PE: one gated clock per enable net (Yosys's clockgate makes one per enable; clock
-#: tree synthesis clones it to the PEs it reaches); the weight, metadata and mode bits of a PE share it
-ICGS_PER_PE = 1

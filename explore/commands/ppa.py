@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
         sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks (2: the ping and pong halves of the double buffer, as sparsepe simulate and sweep assume).")] = 2,
         sram_model: Annotated[str, typer.Option("--sram-model", help="SRAM read energy source: silicon (Horowitz 45 nm / "
                                                 "Jouppi 7 nm tables, the default) or cacti (the CACTI 7 fit).")] = "silicon",
-        liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells: timing from OpenSTA on it (default: osu018 when installed).")] = None,
+        liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells, or asap7 (the ASAP7 7 nm library): timing from OpenSTA on it (default: osu018 when installed).")] = None,
         liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="Process node (nm) of the --liberty file when the file does not state it.")] = None,
         vector_lanes: Annotated[Optional[int], typer.Option(
             "--vector-lanes", help="Lanes of the vector unit (synthesised hw.vector lane each; 0: none).",

@@ -173,3 +173,13 @@ def merged_liberty_path() -> str:
         part.write_text(merge(texts))
         os.replace(part, out)
     return str(out)
+
+
+def is_keyword(liberty) -> bool:
+    """``liberty`` (a ``--liberty`` / ``fixed.liberty`` value) names the ASAP7 library."""
+    return isinstance(liberty, str) and liberty.strip().lower() == KEYWORD
+
+
+def resolve_path(liberty: str) -> str:
+    """A ``--liberty`` value as a file path: the merged ASAP7 file for ``asap7``, else as given."""
+    return merged_liberty_path() if is_keyword(liberty) else liberty

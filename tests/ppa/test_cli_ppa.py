@@ -63,10 +63,10 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     gate_ps = math.sqrt(8.7 / 0.669 * 45.0 / 1.887)
     assert det["gate_delay_ps"] == pytest.approx(gate_ps, rel=2e-3)
     # cycle = the critical stage in FO4 (STA on the Liberty library, or the generic path) x FO4 at the
-    # node and voltage, + 10 % wire allowance, / (1 - 5 % clock skew + jitter)
+    # node and voltage, + 15 % wire allowance (ASAP7 wire-load runs: +21-23 % unsized), / (1 - 5 % clock skew + jitter)
     tm = det["timing"]
-    assert tm["wire_allowance"] == 0.10 and tm["clock_uncertainty_fraction"] == 0.05
-    assert j["fmax_at_voltage_mhz"] == pytest.approx(1e6 / (tm["cycle_fo4"] * det["gate_delay_ps"] * 1.10 / 0.95), rel=1e-9)
+    assert tm["wire_allowance"] == 0.15 and tm["clock_uncertainty_fraction"] == 0.05
+    assert j["fmax_at_voltage_mhz"] == pytest.approx(1e6 / (tm["cycle_fo4"] * det["gate_delay_ps"] * 1.15 / 0.95), rel=1e-9)
     if tm["source"] == "sta":
         st = det["sta"]
         assert tm["cycle_fo4"] == pytest.approx((st["critical_path_ps"] + st["setup_ps"]) / st["fo4_ps"], rel=1e-9)
@@ -135,13 +135,13 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     # PHY: the 4 nm HBM3 interface's 0.29 pJ/bit (JSSC 2024) on the same bits, plus 0.2 W static [A]
     assert p["phy"] == pytest.approx(dram_bytes_per_cycle * f_hz * 8 * 0.29e-12 + 0.2, rel=1e-9)
     # the issue-21 details: the SRAM's 64-bit read (Horowitz-anchored at 45 nm), the DRAM figures,
-    # no clock gating, which activity trace and which timing
+    # clock gating (on by default), which activity trace and which timing
     # 256 KB in the CLI's 2 banks: a 128 KB bank, on E = a + b sqrt(KB) through Horowitz's 8 KB 10 pJ
     # and 1 MB 100 pJ (45 nm, 0.9 V), at 1.0 V
     b = (100.0 - 10.0) / (math.sqrt(1024) - math.sqrt(8))
     assert det["sram_read_pj_per_64b"] == pytest.approx((10.0 - b * math.sqrt(8) + b * math.sqrt(128)) / 0.81, rel=1e-6)
     assert det["dram_pj_per_bit"] == 3.97 and det["dram_total_pj_per_bit"] == pytest.approx(3.97 + 0.29)
-    assert det["clock_gating"] is False
+    assert det["clock_gating"] is True
     assert det["activity_trace"].startswith("synthetic")
     assert det["timing_source"] == ("liberty+sta" if tm["source"] == "sta" else "generic")
 

@@ -13,7 +13,8 @@ from hw.params import PEParams
 from hw.verilog import to_verilog
 from ppa import synth
 from ppa.design import DesignPoint
-from ppa.model import clock_gating, estimate
+from ppa.clock_gating import clock_gating
+from ppa.model import estimate
 
 # ASAP7 RVT TT 0.7 V Liberty tables (fJ per cycle; pin capacitances in fF), typed from the library:
 FF_HELD = (0.586 + 0.588) / 2 + 0.474 * 0.7 ** 2  # DFFHQNx1 CLK internal (D = Q) + CLK pin C V^2

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from ppa import tech
+from ppa import silicon_clock, tech
 from ppa.design import DesignPoint
 from ppa.model import estimate, fmax_mhz
 
@@ -30,9 +30,9 @@ def test_a72_chiplet_lands_at_15_to_30_fo4_per_cycle():
     fo4 = ASAP7_INVX1_FO4_PS * _law(A72_V) / _law(0.7)
     per_cycle = 1e3 / A72_GHZ / fo4
     assert 15 <= per_cycle <= 30  # 20.2
-    row = tech.a72_7nm_check()[0]
+    row = silicon_clock.a72_7nm_check()[0]
     assert row["fo4_per_cycle"] == pytest.approx(per_cycle, rel=1e-9) and row["within"]
-    assert all(r["within"] for r in tech.a72_7nm_check())
+    assert all(r["within"] for r in silicon_clock.a72_7nm_check())
     # the Stillmaker-scaled 7 nm FO4 the model had (4.56 ps at 0.7 V) fails this check: 86 FO4 per cycle
     assert 1e3 / A72_GHZ / (4.56 * _law(A72_V) / _law(0.7)) > 30
 
@@ -42,13 +42,13 @@ def test_no_7nm_clock_above_published_silicon():
     per_cycle = 1e3 / A72_GHZ / (ASAP7_INVX1_FO4_PS * _law(A72_V) / _law(0.7))
     for v in (0.52, 0.6, 0.7):
         cap = 1e6 / (per_cycle * ASAP7_INVX1_FO4_PS * _law(v) / _law(0.7))
-        assert tech.silicon_limit_mhz(7, v) == pytest.approx(cap, rel=1e-9)
-    assert tech.silicon_limit_mhz(7, 0.7) < 2600
-    assert tech.silicon_limit_mhz(16, 0.85) is None
+        assert silicon_clock.silicon_limit_mhz(7, v) == pytest.approx(cap, rel=1e-9)
+    assert silicon_clock.silicon_limit_mhz(7, 0.7) < 2600
+    assert silicon_clock.silicon_limit_mhz(16, 0.85) is None
     # a stage of a few FO4 is capped at the silicon's clock, never above it
     for v in (0.52, 0.7):
-        assert fmax_mhz(1, 7, v, cycle_fo4=5.0) == pytest.approx(tech.silicon_limit_mhz(7, v))
-        assert fmax_mhz(1, 7, v, cycle_fo4=60.0) < tech.silicon_limit_mhz(7, v)
+        assert fmax_mhz(1, 7, v, cycle_fo4=5.0) == pytest.approx(silicon_clock.silicon_limit_mhz(7, v))
+        assert fmax_mhz(1, 7, v, cycle_fo4=60.0) < silicon_clock.silicon_limit_mhz(7, v)
 
 
 def test_fo4_between_45_and_7nm_is_log_linear_between_the_anchors():
@@ -74,5 +74,5 @@ def test_7nm_pipeline1_int8_pe_at_most_2p5_ghz(synth_cache):
     r = estimate(DesignPoint(rows=1, cols=1, node_nm=7, pipeline=1, sram_kb=0, vector_lanes=0), cache=synth_cache)
     assert r.voltage_v == 0.7
     assert r.fmax_at_voltage_mhz <= 2500  # about 1.0 GHz; 4.53 GHz with the Stillmaker-scaled FO4
-    assert r.fmax_at_voltage_mhz <= tech.silicon_limit_mhz(7, 0.7)
-    assert r.details["timing"]["silicon_limit_mhz"] == pytest.approx(tech.silicon_limit_mhz(7, 0.7))
+    assert r.fmax_at_voltage_mhz <= silicon_clock.silicon_limit_mhz(7, 0.7)
+    assert r.details["timing"]["silicon_limit_mhz"] == pytest.approx(silicon_clock.silicon_limit_mhz(7, 0.7))
