@@ -21,6 +21,14 @@ t_end come from the 1 x 1, 1 x 2 and 2 x 2 OS arrays of that kind.
 
 Both are checked against whole-array synthesis at 2x2, 4x4 and 8x8 for every kind
 (tests/ppa/test_array_cost.py, bench/bench_ppa_array.py).
+
+Double-buffered WS arrays (``double_buffer=True``, hw.array.SparseArray(double_buffer=True)) are
+costed the same way from their own RTL: the shadow set, the swap multiplexers and each PE's error
+bit land in the measured cell terms t_r; the edge registers they add are counted in the bracket:
+the column-skewed load words, B W (C-1) C/2 bits (B W = the PE's weight and code bits, plus the
+dense path's mode bit along the columns, C - 1), the per-column row enables, R (C - 1), the
+tile's load-edge counter, R - 1, the swap delay line, R + C - 2, and the error bits' deskew,
+C (C - 1)/2 (with metadata codes, N > 1); the dense path's mode bit lives in every PE, not per row.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from ppa import activity
 from ppa import synth as _synth
 
 __all__ = ["ArrayFacts", "array_facts", "synth_array", "array_transistors", "contrib_bits", "pe_kind",
-           "array_shape", "MAX_CHARACTERISED_ROWS", "KINDS"]
+           "array_shape", "array_module", "MAX_CHARACTERISED_ROWS", "KINDS"]
 
 KINDS = ("sparse", "dense", "dense_path")
 _MODULE = {"sparse": "sparse_array", "dense": "dense_array", "dense_path": "sparse_array_dp"}
@@ -132,6 +140,7 @@ class ArrayFacts:
     decoders_per_pe: int = 1  # metadata decoders per PE (0 dense, M/N dense path)
     row_end_transistors: float = 0.0  # OS: per row, what only the last column's cell has (its error flag)
     row_end_flip_flops: float = 0.0
+    double_buffer: bool = False  # WS with a shadow weight set per PE (hw.array double_buffer)
 
     # -- compatibility views of the row terms -------------------------------------------------
     @property
@@ -187,9 +196,35 @@ class ArrayFacts:
             return {"act_forward": la * C * (R - 1), "act_skew": la * C * (C - 1) / 2,
                     "weight_forward": b * R * (C - 1), "weight_skew": b * R * (R - 1) / 2, "psum_deskew": 0.0,
                     "control": (R + C - 2) * (1 + ctl)}
+        if self.double_buffer:
+            # the load words skewed by column, the dense path's mode bit likewise; valid, swap delay
+            # lines, per-column row enables and load-edge counter; the error bits' deskew (with codes)
+            word = sh.w_lanes * p.weight_bits + sh.meta_groups * p.meta_bits
+            err = 1 if (sh.meta_groups and p.n > 1) else 0
+            return {"act_forward": la * R * (C - 1), "act_skew": la * R * (R - 1) / 2, "weight_forward": 0.0,
+                    "weight_skew": word * C * (C - 1) / 2 + sh.mode_bit * (C - 1),
+                    "psum_deskew": self.psum_bits(R - 1) * C * (C - 1) / 2,
+                    "control": 2 * (R + C - 2) + R * (C - 1) + (R - 1) + err * C * (C - 1) / 2}
         return {"act_forward": la * R * (C - 1), "act_skew": la * R * (R - 1) / 2, "weight_forward": 0.0,
                 "weight_skew": 0.0, "psum_deskew": self.psum_bits(R - 1) * C * (C - 1) / 2,
                 "control": (R + C - 2) + sh.mode_bit * R}
+
+    def load_bit_writes(self, p: PEParams, R: int, C: int) -> tuple[float, float]:
+        """Register bits written when one WS weight tile is loaded (and, double-buffered, swapped
+        in): (behind a load-enable multiplexer, plain registers). Single-buffered the tile shifts R
+        words down all R rows: R R C words. Double-buffered shadow row r shifts from the tile's word
+        r on, C R (R + 1)/2 words, the swap copies R C words into the active set, and the column
+        skew passes R words through c plain registers in column c (and the dense path's mode bit
+        likewise). Checked against the gate-level simulation of the synthesised arrays
+        (tests/ppa/test_double_buffer_cost.py). OS: (0, 0), weights stream."""
+        if self.dataflow == "os":
+            return 0.0, 0.0
+        sh = array_shape(p, self.kind)
+        word = sh.w_lanes * p.weight_bits + sh.meta_groups * p.meta_bits
+        if not self.double_buffer:
+            return float(R * R * C * (word + sh.mode_bit)), 0.0
+        muxed = (C * R * (R + 1) / 2 + R * C) * (word + sh.mode_bit)
+        return muxed, R * (word * C * (C - 1) / 2 + sh.mode_bit * (C - 1))
 
     def edge_bits(self, p: PEParams, R: int, C: int) -> float:
         """Register bits outside the PE cells (sum of :meth:`edge_terms`)."""
@@ -220,31 +255,51 @@ class ArrayFacts:
         return max(self.row_depth[:min(R, k)])
 
 
-def _array_verilog(p: PEParams, R: int, C: int, kind: str = "sparse", dataflow: str = "ws") -> str:
+def _array_verilog(p: PEParams, R: int, C: int, kind: str = "sparse", dataflow: str = "ws",
+                   double_buffer: bool = False) -> str:
     from hw.array import SparseArray, array_module_name
     from hw.verilog import to_verilog
 
-    return to_verilog(SparseArray(R, C, p, dataflow=dataflow, kind=kind), array_module_name(kind))
+    return to_verilog(SparseArray(R, C, p, dataflow=dataflow, kind=kind, double_buffer=double_buffer),
+                      array_module_name(kind, double_buffer))
+
+
+def array_module(kind: str = "sparse", double_buffer: bool = False) -> str:
+    """As hw.array.array_module_name, without importing Amaranth (a warm cache needs none)."""
+    return _MODULE[kind] + ("_db" if double_buffer else "")
 
 
 def synth_array(p: PEParams, R: int, C: int, *, cache=None, kind: str = "sparse", dataflow: str = "ws",
-                mapping: str = "area") -> _synth.SynthResult:
-    """Whole-array synthesis (hw SparseArray of ``kind`` cells, ``dataflow``); with a warm cache,
-    without elaborating it (ppa.synth.synthesize_generated). ``mapping="delay"``: the netlist the
-    generic timing path times (ppa.synth.ABC_STEP)."""
+                mapping: str = "area", double_buffer: bool = False) -> _synth.SynthResult:
+    """Whole-array synthesis (hw SparseArray of ``kind`` cells, ``dataflow``, ``double_buffer``); with
+    a warm cache, without elaborating it (ppa.synth.synthesize_generated). ``mapping="delay"``: the
+    netlist the generic timing path times (ppa.synth.ABC_STEP)."""
     _check(kind, dataflow)
-    name = _MODULE[kind]   # as hw.array.array_module_name, without importing Amaranth (a warm cache needs none)
-    # the sparse WS array keeps its original memo parameters (R, C, p): its cache entries stay valid
+    _check_double_buffer(double_buffer, dataflow)
+    name = array_module(kind, double_buffer)
+    # the sparse WS array keeps its original memo parameters (R, C, p): its cache entries stay valid;
+    # the double-buffered array adds the option to its key
     params = (R, C, p) if (kind, dataflow) == ("sparse", "ws") else (R, C, p, kind, dataflow)
+    if double_buffer:
+        params = (R, C, p, kind, dataflow, "double_buffer")
     return _synth.synthesize_generated("hw.array.SparseArray", params, name,
-                                       lambda: _array_verilog(p, R, C, kind, dataflow), cache=cache, mapping=mapping)
+                                       lambda: _array_verilog(p, R, C, kind, dataflow, double_buffer), cache=cache,
+                                       mapping=mapping)
+
+
+def _check_double_buffer(double_buffer, dataflow: str) -> None:
+    if not isinstance(double_buffer, bool):
+        raise InputError(f"must be True or False, got {double_buffer!r}", where="double_buffer")
+    if double_buffer and dataflow != "ws":
+        raise InputError("double-buffered weights are a weight-stationary array's (ppa costs IS as WS)",
+                         where="double_buffer")
 
 
 @lru_cache(maxsize=512)
 def _array_cost(p: PEParams, R: int, C: int, cache_key: str | None, kind: str = "sparse",
-                dataflow: str = "ws") -> tuple[int, int, int]:
+                dataflow: str = "ws", double_buffer: bool = False) -> tuple[int, int, int]:
     """(transistors, flip-flops, logic depth) of a small synthesised array, kept in memory."""
-    r = synth_array(p, R, C, cache=cache_key, kind=kind, dataflow=dataflow)
+    r = synth_array(p, R, C, cache=cache_key, kind=kind, dataflow=dataflow, double_buffer=double_buffer)
     return r.transistors, r.flip_flops, r.logic_depth
 
 
@@ -271,7 +326,7 @@ def _decoder_transistors(n: int, m: int, cache_key: str | None) -> int:
 
 
 def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None, *, rows: int | None = None,
-                kind: str | None = None, dataflow: str = "ws") -> ArrayFacts:
+                kind: str | None = None, dataflow: str = "ws", double_buffer: bool = False) -> ArrayFacts:
     """Synthesise what the array model needs and return its terms.
 
     ``kind`` (default: ``"sparse"`` if ``sparse`` else ``"dense"``) and ``dataflow`` select the
@@ -282,14 +337,16 @@ def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None, *, r
     memory here, so after the first call for a configuration an estimate costs microseconds."""
     kind = kind if kind is not None else ("sparse" if sparse else "dense")
     _check(kind, dataflow)
+    _check_double_buffer(double_buffer, dataflow)
     need = MAX_CHARACTERISED_ROWS if rows is None else max(1, min(int(rows), MAX_CHARACTERISED_ROWS))
     if dataflow == "os":
         need = 0
-    return _array_facts(p, kind, cache, need, dataflow)
+    return _array_facts(p, kind, cache, need, dataflow, double_buffer)
 
 
 @lru_cache(maxsize=512)
-def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str = "ws") -> ArrayFacts:
+def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str = "ws",
+                 double_buffer: bool = False) -> ArrayFacts:
     if isinstance(kind, bool):  # the former signature (p, sparse, cache, need)
         kind = "sparse" if kind else "dense"
     s = _reg_bit(cache)
@@ -297,7 +354,8 @@ def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str 
     sh = array_shape(p, kind)
     dec = _decoder_transistors(p.n, p.m, cache) if sh.meta_groups else 0
     common = dict(reg_bit_transistors=s, decoder_transistors=dec, pe_transistors=pe.transistors,
-                  pe_flip_flops=pe.flip_flops, kind=kind, dataflow=dataflow, decoders_per_pe=sh.meta_groups)
+                  pe_flip_flops=pe.flip_flops, kind=kind, dataflow=dataflow, decoders_per_pe=sh.meta_groups,
+                  double_buffer=double_buffer)
     probe = ArrayFacts(0.0, 0.0, (0.0,), (0.0,), (p.acc_bits,), (0,), True, **common)
     if dataflow == "os":
         # T(R, C) - s E(R, C) = t0 + R C t_cell + R t_end: three unknowns from 1x1, 1x2 and 2x2
@@ -315,23 +373,26 @@ def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str 
         f0, f_cell, f_end = solve(f11, f12, f22, 1.0)
         return ArrayFacts(t0, f0, (t_cell,), (f_cell,), (p.acc_bits,), (max(d11, d12, d22),), True,
                           row_end_transistors=t_end, row_end_flip_flops=f_end, **common)
-    la = sh.act_lanes * p.act_bits
     w0 = contrib_bits(p, kind)
-    t11, f11, d11 = _array_cost(p, 1, 1, cache, kind)
-    t12, f12, _ = _array_cost(p, 1, 2, cache, kind)
-    # T(1,2) - T(1,1) = t_row0 + s (L A forwarding + w0 deskew + 1 valid)
-    t_rows = [t12 - t11 - s * (la + w0 + 1)]
-    f_rows = [f12 - f11 - (la + w0 + 1)]
+    db = double_buffer
+    t11, f11, d11 = _array_cost(p, 1, 1, cache, kind, "ws", db)
+    t12, f12, _ = _array_cost(p, 1, 2, cache, kind, "ws", db)
+    # the edge registers of the characterised pieces (edge_terms, row 0's psum deskewed at w0 bits)
+    edge = ArrayFacts(0.0, 0.0, (0.0,), (0.0,), (w0,), (0,), True, **common).edge_bits
+    # T(1,2) - T(1,1) = t_row0 + s (L A forwarding + w0 deskew + 1 valid [+ the double buffer's edges])
+    e11, e12 = edge(p, 1, 1), edge(p, 1, 2)
+    t_rows = [t12 - t11 - s * (e12 - e11)]
+    f_rows = [f12 - f11 - (e12 - e11)]
     widths, depths = [w0], [d11]
-    t0, f0 = t11 - t_rows[0] - s * sh.mode_bit, f11 - f_rows[0] - sh.mode_bit
+    t0, f0 = t11 - t_rows[0] - s * e11, f11 - f_rows[0] - e11
     prev_t, prev_f = t11, f11
     steady = False
     r = 1
     while r < need and not steady:
-        t, f, d = _array_cost(p, r + 1, 1, cache, kind)
+        t, f, d = _array_cost(p, r + 1, 1, cache, kind, "ws", db)
         # adding row r to an r-row column adds its cell, r row-skew stages of L A bits, 1 valid bit
-        # (and the dense path's mode bit of the new row)
-        extra = la * r + 1 + sh.mode_bit
+        # (and the dense path's mode bit of the new row; double-buffered: a swap and a counter stage)
+        extra = edge(p, r + 1, 1) - edge(p, r, 1)
         t_rows.append(t - prev_t - s * extra)
         f_rows.append(f - prev_f - extra)
         # every cell holds the same weight/metadata (and pipeline) registers: the rest is psum
@@ -349,9 +410,10 @@ def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str 
 
 
 def array_transistors(p: PEParams, R: int, C: int, *, sparse: bool = True, cache=None, kind: str | None = None,
-                      dataflow: str = "ws") -> float:
+                      dataflow: str = "ws", double_buffer: bool = False) -> float:
     """Model transistor estimate of an R x C array (see the module docstring)."""
-    return array_facts(p, sparse, _ck(cache), rows=R, kind=kind, dataflow=dataflow).transistors(p, R, C)
+    return array_facts(p, sparse, _ck(cache), rows=R, kind=kind, dataflow=dataflow,
+                       double_buffer=double_buffer).transistors(p, R, C)
 
 
 def _ck(cache) -> str | None:

@@ -71,7 +71,10 @@ Power (W)
   bundle, the WS psum deskew), each at the toggle rate per bit of what it carries on the same
   trace, while busy; plus WS weight loading (R*R*C register bits written per tile, the mux toggle
   and the register toggle per changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one
-  per W_HOLD busy cycles). With a Liberty library (the STA path) a flip-flop output toggle costs
+  per W_HOLD busy cycles). Double-buffered (``double_buffer``, hw.array): the shadow rows shift
+  R(R+1)/2 words a column (row r only from the tile's word r on), the swap copies R*C words into
+  the active set (both behind a multiplexer), and the column skew passes R words through c plain
+  registers in column c. With a Liberty library (the STA path) a flip-flop output toggle costs
   its net toggle plus the library's D- and Q-pin internal energy (``ff_extra_toggles``, ppa.liberty.energy;
   1.24 toggle-equivalents in osu018); without one, osu018's figure (ppa.tech.FF_EXTRA_TOGGLES).
   Parts in ``details["dynamic_breakdown_w"]`` (pe, edge_registers, weight_load).
@@ -186,6 +189,8 @@ class DesignPoint:
     #: unit that works on wider data than the array's operands (e.g. NVDLA's SDP on 16-bit partial
     #: results) sets it
     vector_bits: int | None = None
+    #: a shadow weight set per PE (hw.array.SparseArray(double_buffer=True)); WS, and IS costed as WS
+    double_buffer: bool = False
 
     @property
     def effective_vector_bits(self) -> int:
@@ -221,6 +226,11 @@ class DesignPoint:
             raise InputError(f"must be ws, os or is, got {self.dataflow!r}", where="--dataflow")
         if not isinstance(self.dense_path, bool) or not isinstance(self.sparse, bool):
             raise InputError("sparse and dense_path must be True or False", where="--dense-path")
+        if not isinstance(self.double_buffer, bool):
+            raise InputError(f"must be True or False, got {self.double_buffer!r}", where="--double-buffer")
+        if self.double_buffer and self.dataflow == "os":
+            raise InputError("double-buffered weights need stationary weights (ws or is); os streams them",
+                             where="--double-buffer")
         if self.dense_path and not self.sparse:
             raise InputError("the dense path is a mode of the sparse PE: give an N:M sparsity, not dense",
                              where="--dense-path")
@@ -409,16 +419,19 @@ def stage_timing(p: PEParams, design: DesignPoint, facts: ArrayFacts, *, cache=N
     R = design.rows
     lib = resolve_liberty(design)
     depth = facts.depth(R)
+    db = " double-buffered" if design.double_buffer else ""
     if lib is None:  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.timing.effort)
         rows = min(R, len(facts.row_depth))
-        res = synth_array(p, rows, 1, cache=_ck(cache), kind=design.kind, dataflow="ws", mapping="delay")
+        res = synth_array(p, rows, 1, cache=_ck(cache), kind=design.kind, dataflow="ws", mapping="delay",
+                          double_buffer=design.double_buffer)
         return StageTiming(sta.generic_stage_fo4(res), "generic", None,
-                           f"{rows} x 1 {design.kind} array column, logical effort on its delay-mapped netlist "
+                           f"{rows} x 1 {design.kind}{db} array column, logical effort on its delay-mapped netlist "
                            f"(depth {res.logic_depth} gates; area-mapped {depth})")
     # every PE kind is timed the same way: the R-row column of its own weight-stationary array
     rows = min(R, len(facts.row_depth))
-    r = sta.sta_array_column(p, rows, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=_ck(cache), kind=design.kind)
-    return StageTiming(r.cycle_fo4, "sta", r, f"{rows} x 1 {design.kind} array column")
+    r = sta.sta_array_column(p, rows, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=_ck(cache), kind=design.kind,
+                             double_buffer=design.double_buffer)
+    return StageTiming(r.cycle_fo4, "sta", r, f"{rows} x 1 {design.kind}{db} array column")
 
 
 def _cycle_fo4(depth: int, cycle_fo4: float | None) -> float:
@@ -508,7 +521,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     notes: list[str] = []
     reasons: list[str] = []
     kind, cdf = design.kind, design.cost_dataflow
-    facts = array_facts(p, design.sparse, _ck(cache), rows=R, kind=kind, dataflow=cdf)
+    facts = array_facts(p, design.sparse, _ck(cache), rows=R, kind=kind, dataflow=cdf, double_buffer=design.double_buffer)
     depth = facts.depth(R)
     if facts.note and R > len(facts.row_transistors):
         notes.append(facts.note)
@@ -613,8 +626,10 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             tiles_per_s = busy * f_hz / activity.W_HOLD
             if activity_in is not None:
                 notes.append(f"weight loads: one tile per {activity.W_HOLD} busy cycles (no weight_tiles given)")
-        bits = R * R * C * (w_port_bits + shape.mode_bit)
-        load_w = tiles_per_s * bits * (1 + ff_tog) * activity.weight_bit_change(p) * e_t * 1e-12
+        # (double-buffered: the shadow shifts and the swap's copies behind multiplexers, the column
+        # skew's plain registers: ArrayFacts.load_bit_writes)
+        muxed, plain = facts.load_bit_writes(p, R, C)
+        load_w = tiles_per_s * (muxed * (1 + ff_tog) + plain * ff_tog) * activity.weight_bit_change(p) * e_t * 1e-12
     dyn_w = pe_dyn_w + edge_dyn_w + load_w
     # the vector unit: its operations x the lane's measured energy per operation class
     vec_ops = activity_in.vector_ops if activity_in is not None else None
@@ -713,6 +728,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "node_nm": design.node_nm, "sparse": design.sparse,
             "pe": (f"{p.n}:{p.m}" + ("+dense" if design.dense_path else "")) if design.sparse else "dense",
             "kind": kind, "dataflow": design.dataflow, "cost_dataflow": cdf, "dense_path": design.dense_path,
+            "double_buffer": design.double_buffer,
             "effective_macs_per_pe_cycle": mac_per_pe_cycle, "multipliers_per_pe": shape.multipliers,
             "dynamic_breakdown_w": {"pe": pe_dyn_w, "edge_registers": edge_dyn_w, "weight_load": load_w},
             "vector_unit": {"lanes": lanes, "width_bits": design.effective_vector_bits,

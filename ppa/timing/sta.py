@@ -905,26 +905,30 @@ def sta_pe(params, sparse: bool, lib: Liberty, *, clock_ps: float | None = None,
 
 
 def sta_array_column(params, rows: int, lib: Liberty, *, clock_ps: float | None = None, cache=None,
-                     kind: str = "sparse") -> StaResult:
+                     kind: str = "sparse", double_buffer: bool = False) -> StaResult:
     """STA of an ``rows`` x 1 column of hw.array.SparseArray (weight-stationary) with ``kind`` cells
-    (sparse, dense, dense_path), the stage the array model characterises (ppa.array_cost.ArrayFacts).
-    The ``out_meta_err`` OR chain is static while the weights are held and is excluded as a false
-    path, as ppa.model treats it."""
+    (sparse, dense, dense_path; ``double_buffer``: the double-buffered array), the stage the array
+    model characterises (ppa.array_cost.ArrayFacts). The ``out_meta_err`` OR chain is static while
+    the weights are held and is excluded as a false path, as ppa.model treats it (double-buffered,
+    the error bits are registered beside the partial sums)."""
     from ppa.array_cost import _MODULE, _check
 
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
         raise InputError(f"must be a positive integer, got {rows!r}", where="rows")
     _check(kind, "ws")
+    top = _MODULE[kind] + ("_db" if double_buffer else "")
 
     def verilog() -> str:
         from hw.array import SparseArray
         from hw.verilog import to_verilog
 
-        return to_verilog(SparseArray(rows, 1, params, kind=kind), _MODULE[kind])
+        return to_verilog(SparseArray(rows, 1, params, kind=kind, double_buffer=double_buffer), top)
 
     # the sparse column keeps its original memo parameters, so its cached results stay valid
     memo = (rows, 1, params) if kind == "sparse" else (rows, 1, params, kind, "ws")
-    return time_generated("hw.array.SparseArray", memo, _MODULE[kind], verilog, lib,
+    if double_buffer:
+        memo = (rows, 1, params, kind, "ws", "double_buffer")
+    return time_generated("hw.array.SparseArray", memo, top, verilog, lib,
                           clock_ps=clock_ps, false_path_ports=("out_meta_err",), cache=cache)
 
 
