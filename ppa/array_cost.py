@@ -23,17 +23,20 @@ Both are checked against whole-array synthesis at 2x2, 4x4 and 8x8 for every kin
 (tests/ppa/test_array_cost.py, bench/bench_ppa_array.py).
 
 Double-buffered WS arrays (``double_buffer=True``, hw.array.SparseArray(double_buffer=True)) are
-costed the same way from their own RTL: the shadow set, the swap multiplexers and each PE's error
-bit land in the measured cell terms t_r; the edge registers they add are counted in the bracket:
-the column-skewed load words, B W (C-1) C/2 bits (B W = the PE's weight and code bits, plus the
-dense path's mode bit along the columns, C - 1), the per-column row enables, R (C - 1), the
-tile's load-edge counter, R - 1, the swap delay line, R + C - 2, and the error bits' deskew,
-C (C - 1)/2 (with metadata codes, N > 1); the dense path's mode bit lives in every PE, not per row.
+costed from their own RTL: every cell term is the single-buffered one plus the shadow set (its
+registers, the swap multiplexers, the PE's error bit), measured as the difference between the K-row
+double- and single-buffered columns (K = the characterised depth) less their edge registers, over
+K rows (ABC scatters single-row increments by 5-10 % of a cell, as much as the shadow set costs;
+the whole-column difference averages that out). The edge registers they add are counted in the
+bracket: the column-skewed load words, B (C-1) C/2 bits (B = the PE's weight and code bits; the
+dense path's mode bit, C - 1, its mode now held in every PE instead of one per row), the
+per-column row enables, R (C - 1), the tile's load-edge counter, R - 1, the swap delay line,
+R + C - 2, and the error bits' deskew, C (C - 1)/2 (with metadata codes, N > 1).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from hw.errors import InputError
@@ -373,26 +376,25 @@ def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str 
         f0, f_cell, f_end = solve(f11, f12, f22, 1.0)
         return ArrayFacts(t0, f0, (t_cell,), (f_cell,), (p.acc_bits,), (max(d11, d12, d22),), True,
                           row_end_transistors=t_end, row_end_flip_flops=f_end, **common)
+    if double_buffer:
+        return _double_buffered(p, kind, cache, need, s)
+    la = sh.act_lanes * p.act_bits
     w0 = contrib_bits(p, kind)
-    db = double_buffer
-    t11, f11, d11 = _array_cost(p, 1, 1, cache, kind, "ws", db)
-    t12, f12, _ = _array_cost(p, 1, 2, cache, kind, "ws", db)
-    # the edge registers of the characterised pieces (edge_terms, row 0's psum deskewed at w0 bits)
-    edge = ArrayFacts(0.0, 0.0, (0.0,), (0.0,), (w0,), (0,), True, **common).edge_bits
-    # T(1,2) - T(1,1) = t_row0 + s (L A forwarding + w0 deskew + 1 valid [+ the double buffer's edges])
-    e11, e12 = edge(p, 1, 1), edge(p, 1, 2)
-    t_rows = [t12 - t11 - s * (e12 - e11)]
-    f_rows = [f12 - f11 - (e12 - e11)]
+    t11, f11, d11 = _array_cost(p, 1, 1, cache, kind)
+    t12, f12, _ = _array_cost(p, 1, 2, cache, kind)
+    # T(1,2) - T(1,1) = t_row0 + s (L A forwarding + w0 deskew + 1 valid)
+    t_rows = [t12 - t11 - s * (la + w0 + 1)]
+    f_rows = [f12 - f11 - (la + w0 + 1)]
     widths, depths = [w0], [d11]
-    t0, f0 = t11 - t_rows[0] - s * e11, f11 - f_rows[0] - e11
+    t0, f0 = t11 - t_rows[0] - s * sh.mode_bit, f11 - f_rows[0] - sh.mode_bit
     prev_t, prev_f = t11, f11
     steady = False
     r = 1
     while r < need and not steady:
-        t, f, d = _array_cost(p, r + 1, 1, cache, kind, "ws", db)
+        t, f, d = _array_cost(p, r + 1, 1, cache, kind)
         # adding row r to an r-row column adds its cell, r row-skew stages of L A bits, 1 valid bit
-        # (and the dense path's mode bit of the new row; double-buffered: a swap and a counter stage)
-        extra = edge(p, r + 1, 1) - edge(p, r, 1)
+        # (and the dense path's mode bit of the new row)
+        extra = la * r + 1 + sh.mode_bit
         t_rows.append(t - prev_t - s * extra)
         f_rows.append(f - prev_f - extra)
         # every cell holds the same weight/metadata (and pipeline) registers: the rest is psum
@@ -407,6 +409,26 @@ def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str 
         note = (f"array model: partial sums still {widths[-1]} of {p.acc_bits} bits after {need} characterised "
                 f"rows; deeper rows are costed as row {need - 1}")
     return ArrayFacts(t0, f0, tuple(t_rows), tuple(f_rows), tuple(widths), tuple(depths), steady, note=note, **common)
+
+
+def _double_buffered(p: PEParams, kind: str, cache: str | None, need: int, s: float) -> ArrayFacts:
+    """The double-buffered WS array's terms (module docstring): the single-buffered array's, each
+    cell plus the shadow set's cost, measured as the difference between the K-row double- and
+    single-buffered columns (K = the characterised depth) less their edge registers, over K rows.
+    Every row adds the same shadow registers and swap logic; the whole-column difference averages
+    ABC's per-row scatter, which (+-5..10 % of a cell between single-row increments) is as large as
+    the shadow set itself."""
+    single = _array_facts(p, kind, cache, need, "ws", False)
+    facts = replace(single, double_buffer=True)
+    k = len(single.row_transistors)
+    t_db, f_db, d_db = _array_cost(p, k, 1, cache, kind, "ws", True)
+    t_sb, f_sb, _ = _array_cost(p, k, 1, cache, kind, "ws", False)
+    e_db, e_sb = facts.edge_bits(p, k, 1), single.edge_bits(p, k, 1)
+    dt = ((t_db - s * e_db) - (t_sb - s * e_sb)) / k
+    df = ((f_db - e_db) - (f_sb - e_sb)) / k
+    return replace(facts, row_transistors=tuple(t + dt for t in single.row_transistors),
+                   row_flip_flops=tuple(f + df for f in single.row_flip_flops),
+                   row_depth=single.row_depth[:-1] + (d_db,))
 
 
 def array_transistors(p: PEParams, R: int, C: int, *, sparse: bool = True, cache=None, kind: str | None = None,
