@@ -222,13 +222,13 @@ def test_iverilog_dense_path_modes(tmp_path):
                                           for tile, m in zip(tiles, modes)]
 
 
-LINT = [PEParams(), PEParams(pipeline=4, n=4, m=8, acc_bits=16), PEParams(n=1, m=4, act_bits=3, weight_bits=5, acc_bits=8),
-        PEParams(precision="bf16", pipeline=2)]
+LINT = [(PEParams(), (2, 3)), (PEParams(), (5, 4)), (PEParams(pipeline=4, n=4, m=8, acc_bits=16), (2, 3)),
+        (PEParams(n=1, m=4, act_bits=3, weight_bits=5, acc_bits=8), (5, 4)), (PEParams(precision="bf16", pipeline=2), (2, 3))]
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("p", LINT, ids=["default", "4of8_p4_acc16", "1of4_narrow", "bf16_p2"])
-@pytest.mark.parametrize("shape", [(2, 3), (3, 2), (5, 4)], ids=["2x3", "3x2", "5x4"])
+@pytest.mark.parametrize("p,shape", LINT, ids=["default_2x3", "default_5x4", "4of8_p4_acc16_2x3", "1of4_narrow_5x4",
+                                               "bf16_p2_2x3"])
 def test_verilator_lint_clean(tmp_path, p, shape):
     # the same waivers as the single-buffered modules (hw/verilog.py), nothing added
     waivers = verilator_waivers(p.precision)
