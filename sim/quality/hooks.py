@@ -3,9 +3,10 @@ run in a child process with a time limit.
 
 One persistent child per hook (sim.quality.team_code runs there): it imports the team's module
 once and answers every call (the dense, one-shot and fine-tuned evals; the calibration function
-once per block in sequential mode). The weights go over a socket as raw array bytes, and only
-the tensors that changed since the previous call (the one-shot model shares its unpruned tensors
-with the dense one, the sequential calibration replaces one block at a time).
+once per block in sequential mode). The weights go to the child through a memory file (memfd),
+written once by the tool and mapped by the child without a copy, and only the tensors that
+changed since the previous call (the one-shot model shares its unpruned tensors with the dense
+one, the sequential calibration replaces one block at a time).
 
 Whatever the team's code does, the tool reports one :class:`hw.errors.InputError` naming the hook
 and what it did, and the child is gone afterwards:
@@ -57,6 +58,7 @@ MAX_HOOK_TIMEOUT = 7 * 24 * 3600.0
 _CHILD = str(Path(team_code.__file__).resolve())
 _QUOTE = 160  # characters of the team's text quoted in a message
 _EXIT_WAIT = 2.0  # seconds a child that closed its socket gets to finish exiting
+_ALIGN = 64  # byte alignment of each tensor in the memory file
 _NUMPY_NAMES = {"_frombuffer", "_reconstruct", "dtype", "ndarray", "scalar"}
 
 
@@ -122,6 +124,31 @@ def _contiguous(a) -> np.ndarray:
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)  # (ascontiguousarray makes 0-d arrays 1-d)
 
 
+def _tensor_file(tensors: dict[str, np.ndarray]) -> tuple[dict, int, int | None]:
+    """(layout {name: (offset, dtype, shape)}, size, descriptor) of a memory file holding the
+    tensors' bytes, each at a 64-byte aligned offset (no file when there is nothing to send)."""
+    layout, size = {}, 0
+    for k, a in tensors.items():
+        size = -(-size // _ALIGN) * _ALIGN
+        layout[k] = (size, a.dtype, a.shape)
+        size += a.nbytes
+    if not layout:
+        return layout, 0, None
+    fd = os.memfd_create("sparsepe-hook-weights", os.MFD_CLOEXEC) if hasattr(os, "memfd_create") else \
+        os.dup(tempfile.TemporaryFile().fileno())
+    try:
+        os.ftruncate(fd, size)
+        for k, a in tensors.items():
+            view, offset = memoryview(a.reshape(-1).view(np.uint8)), layout[k][0]
+            while view.nbytes:
+                done = os.pwrite(fd, view, offset)
+                view, offset = view[done:], offset + done
+    except BaseException:
+        os.close(fd)
+        raise
+    return layout, size, fd
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     """SIGKILL the child and everything it started (its own session), then reap it. The group id
     is still the child's while the child is unreaped, so the signal cannot reach anyone else."""
@@ -184,6 +211,16 @@ class TeamHook:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @property
+    def pid(self) -> int:
+        """The child's process id (also its process-group and session id)."""
+        return self._proc.pid
+
+    @property
+    def closed(self) -> bool:
+        """True once the child is killed and reaped."""
+        return self._sock is None and self._proc.returncode is not None
+
     def close(self) -> None:
         """Kill the child (idle or not) and free its files; idempotent."""
         if self._sock is None:
@@ -207,14 +244,17 @@ class TeamHook:
         deadline = time.monotonic() + self.timeout.seconds
         try:
             if weights is None:
-                msgs = [pickle.dumps({"names": [], "buffers": 0, "with_weights": False})]
+                self._send([pickle.dumps({"names": [], "layout": {}, "size": 0, "with_weights": False})], deadline,
+                           where, "call")
             else:
                 changed = {k: _contiguous(v) for k, v in weights.items() if self._sent.get(k) is not v}
-                buffers: list[pickle.PickleBuffer] = []
-                blob = pickle.dumps(changed, protocol=5, buffer_callback=buffers.append)
-                msgs = [pickle.dumps({"names": list(weights), "buffers": len(buffers), "with_weights": True}), blob,
-                        *(b.raw() for b in buffers)]
-            self._send(msgs, deadline, where, "call")
+                layout, size, fd = _tensor_file(changed)
+                try:
+                    self._send([pickle.dumps({"names": list(weights), "layout": layout, "size": size,
+                                              "with_weights": True})], deadline, where, "call", fd)
+                finally:
+                    if fd is not None:
+                        os.close(fd)
             if weights is not None:
                 self._sent = dict(weights)
             reply = self._reply(deadline, where, "call")
@@ -231,11 +271,13 @@ class TeamHook:
 
     # -- the conversation ------------------------------------------------------------------
 
-    def _send(self, msgs, deadline: float, where: str, step: str) -> None:
+    def _send(self, msgs, deadline: float, where: str, step: str, fd: int | None = None) -> None:
         try:
             for m in msgs:
                 self._sock.settimeout(max(deadline - time.monotonic(), 1e-3))
                 send_msg(self._sock, m)
+            if fd is not None:
+                socket.send_fds(self._sock, [b"T"], [fd])
         except TimeoutError:
             self._timed_out(where, step)
         except OSError:  # the child is gone (broken pipe, reset)

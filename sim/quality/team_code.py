@@ -12,10 +12,11 @@ never imports the tool's own modules. Protocol on the socket ``FD`` (each messag
 
 * parent -> child ``{"spec", "base_dir", "what", "path"}``; child -> parent ``("ready",
   takes_weights)`` or ``("error", message)`` (the import failed, the name is not a Python function);
-* parent -> child ``{"names", "buffers", "with_weights"}``, then (with weights) the tensors
-  changed since the last call as one pickle (protocol 5) and its out-of-band buffers (the arrays'
-  raw bytes, one message each, never copied into the pickle); the child keeps the weights between
-  calls, so a tensor that did not change is not sent again, and hands the function a fresh copy;
+* parent -> child ``{"names", "layout", "size", "with_weights"}``: the tensors changed since the
+  last call are in a memory file (memfd) the parent wrote once, whose descriptor follows with one
+  byte (SCM_RIGHTS); ``layout`` gives each one's offset, dtype and shape. The child maps the file
+  privately (no copy), keeps the weights between calls, so a tensor that did not change is not
+  sent again, and hands the function a fresh copy;
   child -> parent ``("ok", value)`` (the return value as plain data: :func:`plain`),
   ``("raised", type name, first line of the message)`` or ``("bad", what)``.
 
@@ -32,6 +33,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import inspect
+import mmap
 import os
 import pickle
 import signal
@@ -232,6 +234,27 @@ def _reply(sock: socket.socket, msg) -> None:
     send_msg(sock, data)
 
 
+def _receive_tensors(sock: socket.socket, layout: dict, size: int) -> dict[str, np.ndarray]:
+    """The tensors the parent wrote into a memory file (its descriptor comes with one byte):
+    read-only arrays over a private mapping of it, no copy."""
+    if not layout:
+        return {}
+    _, fds, _, _ = socket.recv_fds(sock, 1, 1)
+    if len(fds) != 1:
+        raise EOFError("no tensor data came with the call")
+    try:
+        mm = mmap.mmap(fds[0], size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ) if size else None
+    finally:
+        for fd in fds:
+            os.close(fd)
+    out = {}
+    for name, (offset, dtype, shape) in layout.items():
+        count = int(np.prod(shape, dtype=np.int64))
+        out[name] = (np.frombuffer(mm, dtype=dtype, count=count, offset=offset) if count else
+                     np.empty(0, dtype=dtype)).reshape(shape)
+    return out
+
+
 def serve(sock: socket.socket) -> None:
     """Load the team's function and answer calls until the parent closes the socket."""
     init = pickle.loads(recv_msg(sock))
@@ -249,9 +272,7 @@ def serve(sock: socket.socket) -> None:
         except EOFError:
             return
         if head["with_weights"]:
-            blob = recv_msg(sock)
-            buffers = [recv_msg(sock) for _ in range(head["buffers"])]
-            state.update(pickle.loads(blob, buffers=buffers))
+            state.update(_receive_tensors(sock, head["layout"], head["size"]))
             for k in set(state) - set(head["names"]):
                 del state[k]
         try:
