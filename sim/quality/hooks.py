@@ -11,8 +11,8 @@ one, the sequential calibration replaces one block at a time).
 Whatever the team's code does, the tool reports one :class:`hw.errors.InputError` naming the hook
 and what it did, and the child is gone afterwards:
 
-* a call (or the import) that does not return within the limit (``--hook-timeout`` /
-  ``[quality] hook_timeout``, default :data:`DEFAULT_HOOK_TIMEOUT` s): stopped;
+* a call (or the import) that does not return within the limit (:class:`HookTimeout`; default
+  :data:`DEFAULT_HOOK_TIMEOUT` s, ``--hook-timeout`` on ``sparsepe quality``): stopped;
 * an exit (``os._exit``, a crash, a signal): its status or signal, and its last stderr line;
 * an exception (KeyboardInterrupt and SystemExit included): its type and first line;
 * output on stdout (the tool's own stdout, ``--json``, stays clean: the child's fd 1 is a file);
@@ -51,7 +51,7 @@ __all__ = ["DEFAULT_HOOK_TIMEOUT", "MAX_HOOK_TIMEOUT", "HookTimeout", "TeamHook"
            "printable"]
 
 #: Seconds a call of a team hook (or its import) may take [A]: generous for an eval over a
-#: validation set on CPU; ``--hook-timeout`` / ``[quality] hook_timeout`` change it.
+#: validation set on CPU; ``--hook-timeout`` changes it.
 DEFAULT_HOOK_TIMEOUT = 600.0
 #: Largest limit accepted (one week): keeps deadlines finite and socket timeouts in range.
 MAX_HOOK_TIMEOUT = 7 * 24 * 3600.0
@@ -67,7 +67,7 @@ class HookTimeout:
     """The time limit of one call and the setting that changes it (named in the message)."""
 
     seconds: float = DEFAULT_HOOK_TIMEOUT
-    setting: str = "--hook-timeout"
+    setting: str = ""  # e.g. "--hook-timeout", "[quality] hook_timeout"
 
 
 def check_hook_timeout(value, where: str) -> float:
@@ -306,29 +306,41 @@ class TeamHook:
     def _timed_out(self, where: str, step: str):
         s = self.timeout
         what = "its import did not finish" if step == "import" else "did not return"
-        raise InputError(f"{what} within {s.seconds:g} s ({s.setting}); stopped", where=where)
+        raise InputError(f"{what} within {s.seconds:g} s{f' ({s.setting})' if s.setting else ''}; stopped",
+                         where=where)
 
     def _died(self, where: str, step: str):
-        pid = self._proc.pid
-        info = None
-        end = time.monotonic() + _EXIT_WAIT
-        while info is None and time.monotonic() < end:
-            info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)  # status, child not reaped
-            if info is None:
-                time.sleep(0.01)
-        if info is None:
+        status = self._exit_status()
+        if status is None:
             what = "closed its connection to sparsepe"
-        elif info.si_code == os.CLD_EXITED:
-            what = f"exited with status {info.si_status}"
+        elif status >= 0:
+            what = f"exited with status {status}"
         else:
             try:
-                name = signal.Signals(info.si_status).name
+                name = signal.Signals(-status).name
             except ValueError:
-                name = f"signal {info.si_status}"
+                name = f"signal {-status}"
             what = f"was killed by {name}"
         what += " during its import" if step == "import" else " instead of returning (os._exit, a crash or a signal)"
         tail = self._stderr_tail()
         raise InputError(what + (f"; its last stderr line: {tail}" if tail else ""), where=where)
+
+    def _exit_status(self) -> int | None:
+        """The child's exit status (negative: killed by that signal), None if it is still running
+        after _EXIT_WAIT s. Where os.waitid exists the child stays unreaped (its process group
+        stays its own until _kill_group)."""
+        end = time.monotonic() + _EXIT_WAIT
+        if not hasattr(os, "waitid"):
+            try:
+                return self._proc.wait(timeout=_EXIT_WAIT)
+            except subprocess.TimeoutExpired:
+                return None
+        while time.monotonic() < end:
+            info = os.waitid(os.P_PID, self._proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            if info is not None:
+                return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+            time.sleep(0.01)
+        return None
 
     def _stdout(self) -> str:
         """What the team's code wrote to stdout since the last check ("" when nothing)."""
