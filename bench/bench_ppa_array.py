@@ -12,13 +12,18 @@ import sys
 import time
 
 from hw.params import PEParams
-from ppa import activity, tech
+from ppa import activity, rtl, tech
 from ppa import synth as _synth
-from ppa.model import _array_verilog, _decoder_transistors, array_facts, fmax_mhz, synth_array
+from ppa.array_cost import KINDS, array_facts, decoder_transistors, synth_array
+from ppa.liberty import energy as liberty_energy
+from ppa.liberty.library import default_liberty
+from ppa.model import fmax_mhz
+from ppa.timing.effort import generic_stage_fo4
+from ppa.timing.opensta import find_sta
 
 
 def _uniform_row(f, p, R, C):
-    """The previous model, for comparison: every row below the first costs as row 1 and the
+    """A uniform-row model, for comparison: every row below the first costs as row 1 and the
     deskew registers carry the full accumulator."""
     ma = p.m * p.act_bits
     psum = f.row_psum_bits[0] if R == 1 else p.acc_bits
@@ -27,14 +32,12 @@ def _uniform_row(f, p, R, C):
 
 
 def _cached(p, n) -> bool:
-    key = _synth._key(_array_verilog(p, n, n), "sparse_array")
+    key = _synth._key(rtl.array_verilog(p, n, n), "sparse_array")
     return (_synth.cache_dir() / key / "result.json").exists()
 
 
 def _generic_fo4(p, sparse):
-    from ppa.timing import sta
-
-    return sta.generic_stage_fo4(activity.synth_pe(p, sparse, mapping="delay"))
+    return generic_stage_fo4(activity.synth_pe(p, sparse, mapping="delay"))
 
 
 def main() -> None:
@@ -79,7 +82,7 @@ def main() -> None:
     e_pruned = _pe_energy_pj(a, n45.toggle_energy_pj) / p.m
     print(f"  dense PE on the 2:4-pruned model: energy/effective MAC {e_pruned:.3f} pJ; "
           f"sparse/dense-on-pruned {s[1] / e_pruned:.3f}")
-    dec = _decoder_transistors(p.n, p.m, None) * n45.area_per_transistor_um2
+    dec = decoder_transistors(p.n, p.m, None) * n45.area_per_transistor_um2
     half_dense = d[0] / 2
     print(f"  decoder alone {dec:.1f} um^2; sparse PE minus half a dense PE (2 of 4 multipliers) = "
           f"{s[0] - half_dense:.0f} um^2 = {100 * (s[0] - half_dense) / half_dense:.0f} % overhead for 2:4 support (derived)")
@@ -89,11 +92,8 @@ def _clock_terms():
     """(clock toggle-equivalents per flip-flop per cycle, extra per flip-flop output toggle, source):
     the osu018 Liberty's (ppa.liberty.energy) when it and OpenSTA are installed, as ppa.model
     uses them, else the stated assumption."""
-    from ppa.timing import sta
-    from ppa.liberty import energy as liberty_energy
-
-    lib = sta.default_liberty()
-    if lib is not None and sta.find_sta() is not None:
+    lib = default_liberty()
+    if lib is not None and find_sta() is not None:
         e = liberty_energy.library_energy(lib)
         return e.clock_toggles_per_ff_cycle, e.ff_extra_toggles, f"clock and flip-flop energy from {lib.library}"
     return tech.CLOCK_TOGGLES_PER_FF_CYCLE, tech.FF_EXTRA_TOGGLES, "clock and flip-flop energy: osu018's figures (ppa.tech; no Liberty/OpenSTA)"
@@ -109,8 +109,6 @@ def _pe_energy_pj(a, e_t: float) -> float:
 def kinds(sizes=(2, 4, 8)) -> None:
     """Every PE kind and dataflow, each from its own array RTL (ppa.array_cost): model vs whole-array
     synthesis, and the standalone PEs per effective MAC."""
-    from ppa.array_cost import KINDS
-
     p = PEParams()
     print("\nmodel / whole-array synthesis, INT8 2:4 ACC32 (transistors ratio, flip-flops model/synth, depth model/synth):")
     for df in ("ws", "os"):

@@ -114,7 +114,8 @@ def operators() -> None:
 
 
 def arrays(rows: int, cols: int, precisions) -> None:
-    from ppa.model import DesignPoint, estimate
+    from ppa.design import DesignPoint
+    from ppa.model import estimate
 
     print(f"\n{rows} x {cols} sparse 2:4 arrays, 7 nm, no workload (seeded synthetic trace), 256 KB SRAM:")
     print(f"  {'precision':10} {'area mm2':>9} {'logic mm2':>9} {'fmax MHz':>9} {'E/MAC pJ':>9} {'logic E/MAC':>11} {'s':>5}")

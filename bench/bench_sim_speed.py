@@ -2,7 +2,7 @@
 
     python bench/bench_sim_speed.py
 
-Targets (issue 4): whole-network ResNet-50 (53 convolutions + fc) for one design point < 2 ms;
+Targets: whole-network ResNet-50 (53 convolutions + fc) for one design point < 2 ms;
 vectorised >= 200,000 layer-evaluations per second on one core.
 """
 

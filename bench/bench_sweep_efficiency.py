@@ -10,7 +10,7 @@ known from the grid.
    ln(0.5) / ln(1 - q) (uniform sampling over the grid, which is what Optuna's RandomSampler does
    on these choice / stepped axes).
 
-Targets (issue 5): TPE reaches a feasible design within 1 % of the grid optimum in at most 150
+Targets: TPE reaches a feasible design within 1 % of the grid optimum in at most 150
 trials (median over 5 seeds) and needs at least 5x fewer trials than random search for that.
 Reference point from the literature: DOSA / Apollo / FAST report 2.8x better designs than random
 search at equal samples.
@@ -38,7 +38,8 @@ CHECKPOINTS = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000)
 def _run(cfg, ctx, sampler_name: str, seed: int, n: int) -> np.ndarray:
     """Best feasible perf/W after each trial (0 before the first feasible one)."""
     import explore.evaluator as ev
-    from explore.study import make_objective, make_sampler
+    from explore.sampler import make_sampler
+    from explore.study import make_objective
 
     study = optuna.create_study(directions=cfg.objectives.directions(),
                                 sampler=make_sampler(sampler_name, seed, len(cfg.objectives.names())))

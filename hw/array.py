@@ -124,7 +124,7 @@ from amaranth.lib.wiring import In, Out
 from hw.errors import InputError
 from hw.params import PEParams
 from hw.fp import fp_chain, fp_products
-from hw.pe import _sum_tree, decode_fields, lane_shapes, select_lane
+from hw.pe import decode_fields, lane_shapes, select_lane, sum_tree
 
 __all__ = ["SparseArray", "tile_cycles", "run_cycles", "MAX_DIM", "KINDS", "array_module_name"]
 
@@ -344,7 +344,7 @@ class SparseArray(wiring.Component):
         per metadata group (empty for dense cells); ``dense``: the dense-path mode bit or None."""
         p = self.params
         if self.kind == "dense":
-            terms = [_sum_tree([act_lanes[i] * weights[i] for i in range(p.m)])]
+            terms = [sum_tree([act_lanes[i] * weights[i] for i in range(p.m)])]
         else:
             terms = []
             for g, (sel, err) in enumerate(dec):
@@ -356,10 +356,10 @@ class SparseArray(wiring.Component):
                         a = Mux(dense, act_lanes[k], a)          # dense mode: lane k of group 0
                     prods.append(a * weights[k])
                 masked = err if dense is None or isinstance(err, Const) else err & ~dense
-                terms.append(Mux(masked, 0, _sum_tree(prods)))
+                terms.append(Mux(masked, 0, sum_tree(prods)))
         # products above ACC bits cannot change a sum taken modulo 2**ACC: truncate before registering
         width = min(p.product_bits + max(self.multipliers - 1, 0).bit_length(), p.acc_bits)
-        contrib = _sum_tree(terms)
+        contrib = sum_tree(terms)
         if len(contrib) > width:
             contrib = contrib[:width].as_signed()
         return _delay(m, contrib, p.pipeline - 1, f"{tag}_prod")

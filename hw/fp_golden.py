@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from hw.errors import InputError
+from hw.golden import decode_table
 from hw.params import PEParams
 from hw.precision import CANONICAL_NAN, FPFormat
 
@@ -170,9 +171,7 @@ def _prep(acts, weights, clears, valid, p: PEParams, a_lanes: int, w_lanes: int)
 
 
 def _table(p: PEParams):
-    from hw.golden import _decode_table
-
-    return _decode_table(p.n, p.m)
+    return decode_table(p.n, p.m)
 
 
 def fp_pe_reference(acts, weights, metas, clears, params: PEParams, valid=None):

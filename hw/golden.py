@@ -122,7 +122,7 @@ def unpack_meta(word: int, groups: int, n: int = 2, m: int = 4) -> list[int]:
     return [(word >> (g * w)) & ((1 << w) - 1) for g in range(groups)]
 
 
-def _decode_table(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+def decode_table(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
     """(indices[code, j], legal[code]) for every code."""
     codes = range(1 << (n * meta_bits_per_weight(m)))
     dec = [decode_meta(c, n, m) for c in codes]
@@ -178,7 +178,7 @@ def pe_reference(acts, weights, metas, clears, params: PEParams, valid=None):
     if bad.size:
         raise InputError(f"code {metas[bad[0]]} does not fit in {params.meta_bits} bits", where=f"metas[{bad[0]}]")
     acts, weights, metas, clears = acts[valid], weights[valid], metas[valid], clears[valid]
-    table, legal = _decode_table(params.n, params.m)
+    table, legal = decode_table(params.n, params.m)
     idx = table[metas]                                     # (T', N)
     sel = np.take_along_axis(acts, idx, axis=1)            # (T', N)
     prods = (sel * weights).sum(axis=1)                    # int64 wraps mod 2**64: exact after masking
@@ -229,7 +229,7 @@ def dense_path_pe_reference(acts, weights, metas, dense, clears, params: PEParam
     if bad.size:
         raise InputError(f"code {metas.reshape(-1)[bad[0]]} does not fit in {p.meta_bits} bits", where="metas")
     acts, weights, metas, dense, clears = acts[valid], weights[valid], metas[valid], dense[valid], clears[valid]
-    table, legal = _decode_table(p.n, p.m)
+    table, legal = decode_table(p.n, p.m)
     dense_sum = (acts[:, :p.m] * weights).sum(axis=1)
     sparse_sum = np.zeros(acts.shape[0], dtype=np.int64)
     err = np.zeros(acts.shape[0], dtype=bool)

@@ -158,7 +158,7 @@ def _delay(m: Module, value, stages: int, name: str):
     return value
 
 
-def _sum_tree(terms):
+def sum_tree(terms):
     """Balanced adder tree (shorter critical path than a chain)."""
     terms = list(terms)
     while len(terms) > 1:
@@ -223,10 +223,10 @@ class _PEBase(wiring.Component):
             return self._elaborate_float(m, groups, valid, clear)
         if single:
             (pairs, err), = groups
-            total = _sum_tree([a * b for a, b in pairs])
+            total = sum_tree([a * b for a, b in pairs])
             contrib = Mux(err, 0, total)     # an expression: a named wire would be an unused alias
         else:                                # each group's products masked by its own code
-            contrib = _sum_tree([Mux(e, 0, _sum_tree([a * b for a, b in pairs])) for pairs, e in groups])
+            contrib = sum_tree([Mux(e, 0, sum_tree([a * b for a, b in pairs])) for pairs, e in groups])
             errs = [e for _, e in groups if not isinstance(e, Const)]    # 1:M codes are always legal
             err = errs[0] if errs else Const(0, 1)
             for e in errs[1:]:

@@ -32,14 +32,14 @@ from amaranth.back import verilog
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.vector_golden import OP_CODES, OPS, _check_width, lane_golden, recip_k  # noqa: F401 (re-exported)
+from hw.vector_golden import OP_CODES, OPS, check_width, lane_golden, recip_k  # noqa: F401 (re-exported)
 
 
 class VectorLane(wiring.Component):
     """One lane: add, multiply, max, exp2 and reciprocal approximations on ``width``-bit operands."""
 
     def __init__(self, width: int = 8):
-        self.width = _check_width(width)
+        self.width = check_width(width)
         super().__init__({"a": In(self.width), "b": In(self.width), "op": In(3), "y": Out(2 * self.width)})
 
     def elaborate(self, platform):
@@ -90,7 +90,7 @@ class VectorLane(wiring.Component):
 
 def vector_lane_verilog(width: int = 8) -> tuple[str, str]:
     """Verilog text and top name of one lane."""
-    name = f"vector_lane{_check_width(width)}"
+    name = f"vector_lane{check_width(width)}"
     return verilog.convert(VectorLane(width), name=name, emit_src=False), name
 
 

@@ -13,7 +13,7 @@ OPS = ("add", "mul", "max", "exp2", "recip")
 OP_CODES = {name: i for i, name in enumerate(OPS)}
 
 
-def _check_width(width) -> int:
+def check_width(width) -> int:
     w = operator.index(width)
     if not 4 <= w <= 32:
         raise InputError(f"vector lane width must be 4..32 bits, got {w}", where="hw.vector width")
@@ -27,7 +27,7 @@ def recip_k(width: int) -> int:
 
 def lane_golden(op: str, a, b, width: int = 8) -> np.ndarray:
     """The lane's result, from the formulas in the module docstring (numpy, uint64 in and out)."""
-    W = _check_width(width)
+    W = check_width(width)
     F = W // 2
     top = (1 << (2 * W)) - 1
     a = np.asarray(a, dtype=np.uint64) & np.uint64((1 << W) - 1)

@@ -20,8 +20,11 @@ from amaranth.hdl import Shape
 from amaranth.lib import data
 from amaranth.lib.wiring import In
 
+from hw.array import SparseArray, tile_cycles
 from hw.errors import InputError
 from hw.params import PEParams
+from hw.pe import DensePE, SparsePE
+from hw.precision import is_float
 
 __all__ = ["to_verilog", "write_bundle", "port_list", "verilator_waivers"]
 
@@ -76,8 +79,6 @@ def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int |
     ``sparse_array_dp_db``) instead. Returns {"sparse_pe": path, "sparse_pe.json": path,
     "dense_pe": ..., "sparse_array": ..., ...}.
     """
-    from hw.pe import DensePE, SparsePE
-
     if (rows is None) != (cols is None):
         raise InputError("give both --rows and --cols, or neither", where="rows/cols")
     if not isinstance(dense_path, bool):
@@ -113,8 +114,6 @@ def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int |
         v, j = _emit(out_dir, comp, name, info)
         paths[name], paths[f"{name}.json"] = v, j
     if rows is not None:
-        from hw.array import SparseArray, tile_cycles
-
         kinds = ["sparse", "dense"] + (["dense_path"] if dense_path else [])
         for kind in kinds:
             arr = SparseArray(rows, cols, params, dataflow=dataflow, kind=kind, double_buffer=double_buffer)
@@ -171,6 +170,4 @@ lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'prod*'"
 
 def verilator_waivers(precision: str = "int8") -> str:
     """The Verilator configuration for modules of ``precision`` (float formats add (4) and (5))."""
-    from hw.precision import is_float
-
     return VERILATOR_WAIVERS + (VERILATOR_FP_WAIVERS if is_float(precision) else "")

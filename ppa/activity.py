@@ -25,8 +25,10 @@ from functools import lru_cache
 import numpy as np
 
 from hw.errors import InputError
+from hw.fp_golden import encode
+from hw.golden import compress_nm, decompress_nm
 from hw.params import PEParams
-from ppa import synth
+from ppa import rtl, synth
 from ppa.netlist import GateNetlist, ToggleCounts
 
 # Default synthetic trace (module docstring): sizes and seed, and two stated assumptions [A].
@@ -47,6 +49,7 @@ class PETrace:
     meta: np.ndarray | None
     clear: np.ndarray
     valid: np.ndarray
+    label: str = ""  # where the data comes from (PPAResult.details["activity_trace"])
 
     @property
     def cycles(self) -> int:
@@ -70,29 +73,16 @@ class PETrace:
         return h.hexdigest()[:24]
 
 
-def pe_name(sparse: bool, dense_path: bool = False) -> str:
-    return ("sparse_pe_dp" if dense_path else "sparse_pe") if sparse else "dense_pe"
-
-
-@lru_cache(maxsize=64)
-def pe_verilog(params: PEParams, sparse: bool, dense_path: bool = False) -> str:
-    from hw.pe import DensePE, SparsePE
-    from hw.verilog import to_verilog
-
-    pe = SparsePE(params, dense_path=dense_path) if sparse else DensePE(params)
-    return to_verilog(pe, pe_name(sparse, dense_path))
-
-
 def synth_pe(params: PEParams, sparse: bool, *, cache=None, dense_path: bool = False,
              mapping: str = "area") -> synth.SynthResult:
     """The synthesised PE; with a warm cache, without elaborating it (ppa.synth.synthesize_generated).
     ``mapping="delay"``: the netlist the generic timing path times (ppa.synth.ABC_STEP)."""
     if dense_path and sparse:
-        return synth.synthesize_generated("hw.pe.SparsePE(dense_path)", params, pe_name(True, True),
-                                          lambda: pe_verilog(params, True, True), cache=cache, mapping=mapping)
+        return synth.synthesize_generated("hw.pe.SparsePE(dense_path)", params, rtl.pe_name(True, True),
+                                          lambda: rtl.pe_verilog(params, True, True), cache=cache, mapping=mapping)
     gen = "hw.pe.SparsePE" if sparse else "hw.pe.DensePE"
-    return synth.synthesize_generated(gen, params, pe_name(sparse), lambda: pe_verilog(params, sparse), cache=cache,
-                                      mapping=mapping)
+    return synth.synthesize_generated(gen, params, rtl.pe_name(sparse), lambda: rtl.pe_verilog(params, sparse),
+                                      cache=cache, mapping=mapping)
 
 
 def _clip(x: np.ndarray, bits: int) -> np.ndarray:
@@ -106,8 +96,6 @@ def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYC
     (uniform full-range activations), ``zeros`` (all activations 0) or ``constant`` (every input
     held at one random value per instance). ``dense_model`` (dense PE only): ``dense`` (unpruned
     weights, the default) or ``pruned`` (the N:M-pruned weights with their zeros)."""
-    from hw.golden import compress_nm
-
     if kind not in ("relu", "random", "zeros", "constant"):
         raise InputError(f"unknown trace kind {kind!r}", where="trace kind")
     if dense_model not in ("dense", "pruned"):
@@ -129,8 +117,6 @@ def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYC
         acts[:] = acts[:1]
         dense_w[:] = dense_w[:1]
     if p.is_float:   # float PEs: the same distributions, scaled to unit spread and encoded [A] (RNE)
-        from hw.fp_golden import encode
-
         acts = encode(acts * 2.0 ** -(p.act_bits - 3), p.fmt) if kind != "random" else \
             rng.integers(0, 1 << p.act_bits, acts.shape, dtype=np.int64)
         wf = dense_w * 2.0 ** -(p.weight_bits - 3)
@@ -148,16 +134,15 @@ def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYC
         return PETrace(acts, vals[rep], meta[rep], clear, valid)
     if dense_model == "dense":
         return PETrace(acts, dense_w[rep], None, clear, valid)
-    from hw.golden import decompress_nm
-
     dense_pruned = decompress_nm(vals, meta[..., None], p.n, p.m)
     return PETrace(acts, dense_pruned[rep], None, clear, valid)
 
 
 def trace_from_arrays(params: PEParams, sparse: bool, acts, weights, meta=None, clear=None,
-                      valid=None, *, instances: int = 64) -> PETrace:
+                      valid=None, *, instances: int = 64, label: str = "") -> PETrace:
     """A trace from one real PE input stream (acts (T, M), weights (T, N|M), meta (T,), clear (T,)),
-    cut into ``instances`` parallel chunks (the bit lanes). T must be at least ``instances``."""
+    cut into ``instances`` parallel chunks (the bit lanes). T must be at least ``instances``.
+    ``label`` says where the stream comes from."""
     acts = np.asarray(acts, dtype=np.int64)
     weights = np.asarray(weights, dtype=np.int64)
     T = acts.shape[0]
@@ -177,7 +162,20 @@ def trace_from_arrays(params: PEParams, sparse: bool, acts, weights, meta=None, 
         a = a[: L * instances]
         return a.reshape(instances, L, *a.shape[1:]).swapaxes(0, 1)
 
-    return PETrace(cut(acts), cut(weights), cut(meta) if sparse else None, cut(clear), cut(valid, 1))
+    return PETrace(cut(acts), cut(weights), cut(meta) if sparse else None, cut(clear), cut(valid, 1), label)
+
+
+#: what ``trace_label`` says of the default trace
+SYNTHETIC_TRACE_LABEL = ("synthetic: ppa.activity.synthetic_trace (seeded N:M-pruned uniform weights, "
+                         "post-ReLU activations)")
+
+
+def trace_label(trace: PETrace | None) -> str:
+    """Which trace a PPA result's activity comes from: the synthetic default, the trace's label,
+    or (unlabelled) its digest."""
+    if trace is None:
+        return SYNTHETIC_TRACE_LABEL
+    return trace.label or f"caller-supplied trace (digest {trace.digest()})"
 
 
 def dense_path_trace(params: PEParams, trace: PETrace) -> PETrace:
@@ -208,7 +206,7 @@ def dense_path_trace(params: PEParams, trace: PETrace) -> PETrace:
 def simulate_pe(params: PEParams, sparse: bool, trace: PETrace, *, cache=None,
                 outputs: tuple[str, ...] = (), dense_path: bool = False) -> tuple[ToggleCounts, dict, synth.SynthResult]:
     res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
-    net = _netlist(str(res.netlist_path), pe_name(sparse, dense_path))
+    net = _netlist(str(res.netlist_path), rtl.pe_name(sparse, dense_path))
     if dense_path:
         trace = dense_path_trace(params, trace)
     inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
@@ -277,7 +275,7 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
     act = PEActivity(tc.gate_output_toggles / n, tc.ff_output_toggles / n, tc.port_toggles["in_act"] / n, res.flip_flops,
                      res.transistors, res.logic_depth, res.gates, label, w_tog)
     disk.parent.mkdir(parents=True, exist_ok=True)
-    synth._write_atomic(disk, json.dumps(asdict(act)))
+    synth.write_atomic(disk, json.dumps(asdict(act)))
     _MEM[key] = act
     return act
 

@@ -2,12 +2,30 @@
 every PE kind (sparse, dense, dense-path) and dataflow (WS, OS), each from its own array RTL
 (hw.array.SparseArray(..., dataflow=, kind=)).
 
-Weight-stationary: row-resolved, from synthesised columns of the array itself (see ppa.model's
-docstring for the formula):
+Weight-stationary: row-resolved, from synthesised columns of the array itself:
     T(R, C) = t0 + C sum_{r<R} t_r + s [L A R (C-1) + L A R (R-1)/2 + P_{R-1} C (C-1)/2 + (R+C-2) + D R]
-L = activations per row and step (M; M*M/N for the dense path), D = 1 for the dense path (its
-per-row mode bit), 0 otherwise. t_r / P_r are measured per kind from the 1 x 1, 1 x 2 and r x 1
-arrays of that kind; the dense array has no metadata decoders, the dense-path array M/N per PE.
+t_r: one PE cell of row r (weights/metadata held, decode, muxes, multipliers, the partial-sum
+adder and register of row r); t0: what is shared; s: one register bit (D flip-flop +
+synchronous-reset gate, synthesised: 22 transistors); the bracket counts activation-forwarding,
+row-skew and column-deskew register bits and the valid chain; P_r is the partial-sum width row r
+keeps. L = activations per row and step (M; M*M/N for the dense path), D = 1 for the dense path
+(its per-row mode bit), 0 otherwise. Row r's partial sum is declared ACC bits wide in
+hw/array.py, but its value is a sign-extended sum of r + 1 products, and Yosys keeps only part of
+it: for INT8 2:4, ACC 32 the rows keep 17, 18, 19, 28, 32, 32, ... bits (it trims the first rows
+by width propagation, then stops), so a cell costs more the deeper its row until it reaches the
+steady state (ACC bits in and out). t_r and P_r are measured per kind, not assumed: t0 and t_0
+from the 1 x 1 and 1 x 2 arrays, t_r (r >= 1) as the increment from an r-row to an (r+1)-row
+single column less the skew/valid register bits it adds, P_r from the same increment's
+flip-flops (every cell holds the same weight and metadata registers, the rest is partial sum).
+Columns are synthesised until the steady-state row appears (6 rows for INT8 2:4, about 20 s once
+per PE configuration, cached on disk); every deeper row costs as that row. Flip-flops follow the
+same sum (exact against whole-array synthesis at 2x2, 4x4, 8x8), and so do leakage (per
+transistor) and clock power (per flip-flop). The dense array has no metadata decoders, the
+dense-path array M/N per PE. Checked against whole-array synthesis in tests/bench: 2x2 0.969, 4x4
+0.996, 8x8 1.009, 16x16 1.025. The residual is ABC's per-row noise: single-column increments of
+identical steady rows scatter by about +-5 % (9.1k to 10.5k transistors for INT8 2:4), and the
+16x16 array implies about 9.2k per steady cell against the 9.6k measured, so large arrays come
+out up to about 4 % high.
 
 Output-stationary: every cell is alike (a full-width accumulator each, no partial-sum chain),
 except that only the last column keeps the row's error flag (t_end per row):
@@ -41,14 +59,14 @@ from functools import lru_cache
 
 from hw.errors import InputError
 from hw.params import PEParams
-from ppa import activity
+from ppa import activity, rtl
 from ppa import synth as _synth
 
 __all__ = ["ArrayFacts", "array_facts", "synth_array", "array_transistors", "contrib_bits", "pe_kind",
-           "array_shape", "array_module", "MAX_CHARACTERISED_ROWS", "KINDS"]
+           "array_shape", "array_memo", "check_kind", "check_double_buffer", "decoder_transistors",
+           "MAX_CHARACTERISED_ROWS", "KINDS"]
 
 KINDS = ("sparse", "dense", "dense_path")
-_MODULE = {"sparse": "sparse_array", "dense": "dense_array", "dense_path": "sparse_array_dp"}
 
 #: Deepest column characterised when looking for the steady-state row (psum at the full
 #: accumulator width in and out). Yosys reached it by row 5 for every configuration tried
@@ -65,7 +83,8 @@ def pe_kind(sparse: bool = True, dense_path: bool = False) -> str:
     return "dense_path" if dense_path else "sparse"
 
 
-def _check(kind: str, dataflow: str) -> None:
+def check_kind(kind: str, dataflow: str) -> None:
+    """InputError unless ``kind`` is a PE kind and ``dataflow`` an array RTL (ws or os)."""
     if kind not in KINDS:
         raise InputError(f"must be one of {', '.join(KINDS)}, got {kind!r}", where="kind")
     if dataflow not in ("ws", "os"):
@@ -258,18 +277,22 @@ class ArrayFacts:
         return max(self.row_depth[:min(R, k)])
 
 
-def _array_verilog(p: PEParams, R: int, C: int, kind: str = "sparse", dataflow: str = "ws",
-                   double_buffer: bool = False) -> str:
-    from hw.array import SparseArray, array_module_name
-    from hw.verilog import to_verilog
+def check_double_buffer(double_buffer, dataflow: str) -> None:
+    """InputError unless ``double_buffer`` is a bool, True only with the WS array RTL."""
+    if not isinstance(double_buffer, bool):
+        raise InputError(f"must be True or False, got {double_buffer!r}", where="double_buffer")
+    if double_buffer and dataflow != "ws":
+        raise InputError("double-buffered weights are a weight-stationary array's (ppa costs IS as WS)",
+                         where="double_buffer")
 
-    return to_verilog(SparseArray(R, C, p, dataflow=dataflow, kind=kind, double_buffer=double_buffer),
-                      array_module_name(kind, double_buffer))
 
-
-def array_module(kind: str = "sparse", double_buffer: bool = False) -> str:
-    """As hw.array.array_module_name, without importing Amaranth (a warm cache needs none)."""
-    return _MODULE[kind] + ("_db" if double_buffer else "")
+def array_memo(R: int, C: int, p: PEParams, kind: str, dataflow: str, double_buffer: bool = False) -> tuple:
+    """The memo parameters of an array's synthesis and timing caches: the sparse single-buffered WS
+    array keeps its original (R, C, p), so its cache entries stay valid; the double-buffered array
+    adds the option."""
+    if double_buffer:
+        return (R, C, p, kind, dataflow, "double_buffer")
+    return (R, C, p) if (kind, dataflow) == ("sparse", "ws") else (R, C, p, kind, dataflow)
 
 
 def synth_array(p: PEParams, R: int, C: int, *, cache=None, kind: str = "sparse", dataflow: str = "ws",
@@ -277,25 +300,12 @@ def synth_array(p: PEParams, R: int, C: int, *, cache=None, kind: str = "sparse"
     """Whole-array synthesis (hw SparseArray of ``kind`` cells, ``dataflow``, ``double_buffer``); with
     a warm cache, without elaborating it (ppa.synth.synthesize_generated). ``mapping="delay"``: the
     netlist the generic timing path times (ppa.synth.ABC_STEP)."""
-    _check(kind, dataflow)
-    _check_double_buffer(double_buffer, dataflow)
-    name = array_module(kind, double_buffer)
-    # the sparse WS array keeps its original memo parameters (R, C, p): its cache entries stay valid;
-    # the double-buffered array adds the option to its key
-    params = (R, C, p) if (kind, dataflow) == ("sparse", "ws") else (R, C, p, kind, dataflow)
-    if double_buffer:
-        params = (R, C, p, kind, dataflow, "double_buffer")
-    return _synth.synthesize_generated("hw.array.SparseArray", params, name,
-                                       lambda: _array_verilog(p, R, C, kind, dataflow, double_buffer), cache=cache,
-                                       mapping=mapping)
-
-
-def _check_double_buffer(double_buffer, dataflow: str) -> None:
-    if not isinstance(double_buffer, bool):
-        raise InputError(f"must be True or False, got {double_buffer!r}", where="double_buffer")
-    if double_buffer and dataflow != "ws":
-        raise InputError("double-buffered weights are a weight-stationary array's (ppa costs IS as WS)",
-                         where="double_buffer")
+    check_kind(kind, dataflow)
+    check_double_buffer(double_buffer, dataflow)
+    name = rtl.array_module(kind, double_buffer)  # as hw.array.array_module_name, without importing Amaranth
+    return _synth.synthesize_generated("hw.array.SparseArray", array_memo(R, C, p, kind, dataflow, double_buffer),
+                                       name, lambda: rtl.array_verilog(p, R, C, kind, dataflow, double_buffer),
+                                       cache=cache, mapping=mapping)
 
 
 @lru_cache(maxsize=512)
@@ -308,24 +318,16 @@ def _array_cost(p: PEParams, R: int, C: int, cache_key: str | None, kind: str = 
 
 @lru_cache(maxsize=64)
 def _reg_bit(cache_key: str | None) -> float:
-    def verilog() -> str:
-        from ppa.operators import register_verilog
-
-        return register_verilog(32)[0]
-
-    return _synth.synthesize_generated("ppa.operators.Register", 32, "reg32", verilog, cache=cache_key).transistors / 32
+    return _synth.synthesize_generated("ppa.operators.Register", 32, "reg32", lambda: rtl.register_verilog(32)[0],
+                                       cache=cache_key).transistors / 32
 
 
 @lru_cache(maxsize=64)
-def _decoder_transistors(n: int, m: int, cache_key: str | None) -> int:
-    def verilog() -> str:
-        from hw.pe import MetadataDecoder
-        from hw.verilog import to_verilog
-
-        return to_verilog(MetadataDecoder(n, m), "meta_decoder")
-
-    return _synth.synthesize_generated("hw.pe.MetadataDecoder", (n, m), "meta_decoder", verilog,
-                                       cache=cache_key).transistors
+def decoder_transistors(n: int, m: int, cache_key: str | None) -> int:
+    """Transistors of one synthesised N:M metadata decoder (hw.pe.MetadataDecoder); ``cache_key``:
+    ppa.synth.cache_key of the synthesis cache."""
+    return _synth.synthesize_generated("hw.pe.MetadataDecoder", (n, m), "meta_decoder",
+                                       lambda: rtl.decoder_verilog(n, m), cache=cache_key).transistors
 
 
 def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None, *, rows: int | None = None,
@@ -339,8 +341,8 @@ def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None, *, r
     register bit and the metadata decoder. Each synthesis is cached on disk by ppa.synth and in
     memory here, so after the first call for a configuration an estimate costs microseconds."""
     kind = kind if kind is not None else ("sparse" if sparse else "dense")
-    _check(kind, dataflow)
-    _check_double_buffer(double_buffer, dataflow)
+    check_kind(kind, dataflow)
+    check_double_buffer(double_buffer, dataflow)
     need = MAX_CHARACTERISED_ROWS if rows is None else max(1, min(int(rows), MAX_CHARACTERISED_ROWS))
     if dataflow == "os":
         need = 0
@@ -355,7 +357,7 @@ def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str 
     s = _reg_bit(cache)
     pe = activity.synth_pe(p, kind != "dense", cache=cache, dense_path=kind == "dense_path")
     sh = array_shape(p, kind)
-    dec = _decoder_transistors(p.n, p.m, cache) if sh.meta_groups else 0
+    dec = decoder_transistors(p.n, p.m, cache) if sh.meta_groups else 0
     common = dict(reg_bit_transistors=s, decoder_transistors=dec, pe_transistors=pe.transistors,
                   pe_flip_flops=pe.flip_flops, kind=kind, dataflow=dataflow, decoders_per_pe=sh.meta_groups,
                   double_buffer=double_buffer)
@@ -434,9 +436,5 @@ def _double_buffered(p: PEParams, kind: str, cache: str | None, need: int, s: fl
 def array_transistors(p: PEParams, R: int, C: int, *, sparse: bool = True, cache=None, kind: str | None = None,
                       dataflow: str = "ws", double_buffer: bool = False) -> float:
     """Model transistor estimate of an R x C array (see the module docstring)."""
-    return array_facts(p, sparse, _ck(cache), rows=R, kind=kind, dataflow=dataflow,
+    return array_facts(p, sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=dataflow,
                        double_buffer=double_buffer).transistors(p, R, C)
-
-
-def _ck(cache) -> str | None:
-    return None if cache is None else str(cache)

@@ -2,34 +2,15 @@
 
 Everything a number rests on comes from the generated hardware: transistor counts, flip-flops and
 logic depth from Yosys on hw/'s Verilog (ppa.synth), switching activity from the gate netlist on
-data traces (ppa.activity), scaled to the node and voltage with Stillmaker & Baas (ppa.tech).
+data traces (ppa.activity), scaled to the node and voltage with Stillmaker & Baas (ppa.tech). The
+design point, the workload activity explore/ passes in and the result are ppa.design's.
 
 Area (mm^2)
 - pe_array: the array's cells and edge registers, from transistor counts x area per transistor at
   the node (calibrated on Horowitz's 8-bit multiplier at 45 nm, so the standard-cell placement
   density of that anchor is included; flip-flops are costed the same way). Array transistors
-  are row-resolved (:class:`ArrayFacts`, :func:`array_transistors`):
-      T(R, C) = t0 + C sum_{r<R} t_r + s [M A R (C-1) + M A R (R-1)/2 + P_{R-1} C (C-1)/2 + (R+C-2)]
-  t_r: one PE cell of row r (weights/metadata held, decode, muxes, multipliers, the partial-sum
-  adder and register of row r); t0: what is shared; s: one register bit (D flip-flop +
-  synchronous-reset gate, synthesised: 22 transistors); the bracket counts activation-forwarding,
-  row-skew and column-deskew register bits and the valid chain; P_r is the partial-sum width
-  row r keeps. Row r's partial sum is declared ACC bits wide in hw/array.py, but its value is
-  a sign-extended sum of r + 1 products, and Yosys keeps only part of it: for INT8 2:4, ACC 32
-  the rows keep 17, 18, 19, 28, 32, 32, ... bits (it trims the first rows by width propagation,
-  then stops), so a cell costs more the deeper its row until it reaches the steady state
-  (ACC bits in and out). t_r and P_r are measured, not assumed: t0 and t_0 from the 1 x 1 and
-  1 x 2 arrays, t_r (r >= 1) as the increment from an r-row to an (r+1)-row single column less
-  the skew/valid register bits it adds, P_r from the same increment's flip-flops (every cell
-  holds the same weight and metadata registers, the rest is partial sum). Columns are
-  synthesised until the steady-state row appears (6 rows for INT8 2:4, about 20 s once per PE
-  configuration, cached on disk); every deeper row costs as that row. Flip-flops follow the
-  same sum (exact against whole-array synthesis at 2x2, 4x4, 8x8), and so do leakage (per
-  transistor) and clock power (per flip-flop). Checked against whole-array synthesis in
-  tests/bench: 2x2 0.969, 4x4 0.996, 8x8 1.009, 16x16 1.025. The residual is ABC's per-row
-  noise: single-column increments of identical steady rows scatter by about +-5 % (9.1k to
-  10.5k transistors for INT8 2:4), and the 16x16 array implies about 9.2k per steady cell
-  against the 9.6k measured, so large arrays come out up to about 4 % high.
+  are row-resolved, from synthesised columns of each PE kind's own array (ppa.array_cost, whose
+  docstring gives the formula and its check against whole-array synthesis).
 - decoders: the N:M metadata decoders (one per stationary code, R x C), synthesised standalone;
   reported separately and subtracted from pe_array. The dense PE has none.
 - sram: ppa.sram (CACTI 7 fit) at the SRAM's own voltage (ppa.tech.sram_voltage: its own rail at
@@ -49,19 +30,14 @@ Area (mm^2)
   live in ppa.array_cost; every kind and dataflow is checked against whole-array synthesis at
   2x2, 4x4 and 8x8 (tests/ppa/test_array_cost.py).
 
-Frequency (:func:`stage_timing`, :func:`operating_point`): the deepest register-to-register stage
-of the design, in FO4 delays, from static timing analysis on a Liberty library (ppa.timing.sta: Yosys maps
-to the library, timing-driven; OpenSTA times it; FO4 measured on the library): for a sparse array
-the R-row column of hw.array.SparseArray (R up to the characterised steady-state row, as
-ArrayFacts.depth: the partial-sum adder widens with the row, so deep arrays are slower), for the
-dense design the dense PE. cycle time = stage FO4 x FO4 of the target node and voltage
-(ppa.tech gate_delay_ps) x (1 + wire allowance) / (1 - clock skew + jitter), both stated
-assumptions in ppa.timing.sta. Without OpenSTA or a library, the generic path: the same column's generic
-netlist, delay-mapped (ppa.synth ``mapping="delay"``, as the STA flow maps for timing), timed by
-logical effort (ppa.timing.effort) through ppa.timing.sta.generic_path_fo4 (one scale fitted on one STA result),
-with a note. The array's out_meta_err OR chain is static while the weights are held: a false
-path in STA (a multi-cycle path). A requested
-clock selects the lowest voltage in the node's modelled range that meets it; above fmax at the
+Frequency (ppa.timing.stage, :func:`operating_point`): the deepest register-to-register stage of
+the design, in FO4 delays, from static timing analysis on a Liberty library (ppa.timing.sta:
+Yosys maps to the library, timing-driven; OpenSTA times it; FO4 measured on the library): the
+R-row column of the design's own array. cycle time = stage FO4 x FO4 of the target node and
+voltage (ppa.tech gate_delay_ps) x (1 + wire allowance) / (1 - clock skew + jitter), both stated
+assumptions in ppa.timing.stage. Without OpenSTA or a library, the generic path: the same
+column's generic netlist, delay-mapped, timed by logical effort (ppa.timing.effort, one scale
+fitted on one STA result), with a note. A requested clock selects the lowest voltage in the node's modelled range that meets it; above fmax at the
 top of the range the design is infeasible (more --pipeline stages are the remedy). Without a
 clock, the design runs at fmax at nominal voltage.
 
@@ -103,14 +79,14 @@ peak_tops = 2 x R x C x that x clock (dense-equivalent operations).
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from functools import lru_cache
-
-from hw.errors import InputError
-from hw.params import PEParams
 from ppa import activity, dram, phy, sram, tech, thermal, vector_cost
 from ppa import synth as _synth
+from ppa.array_cost import array_facts, array_shape
+from ppa.design import DesignPoint, PPAResult, WorkloadActivity
+from ppa.liberty import energy as liberty_energy
+from ppa.timing import sta
+from ppa.timing.stage import (CLOCK_UNCERTAINTY_FRACTION, GENERIC_TIMING_NOTE, WIRE_ALLOWANCE, StageTiming,
+                              cycle_time_ps, resolve_liberty, stage_timing)
 
 OTHER_ALLOWANCE = 0.10  # [A] global wiring, clock tree, I/O periphery, fraction of the rest
 DEFAULT_DRAM_REUSE = 16.0  # [A] SRAM bytes served per DRAM byte, without a workload
@@ -121,267 +97,10 @@ DEFAULT_SPARSITY_NOTE = (
 )
 
 
-@dataclass
-class WorkloadActivity:
-    """What explore/ passes in from sim/ for one workload on one design (plain numbers)."""
-
-    cycles: float  # runtime in cycles at the design's clock
-    effective_macs: float  # dense-equivalent MACs of the workload
-    performed_multiplies: float = 0.0  # multiplies the PEs actually performed (information)
-    pe_busy_fraction: float = 1.0  # average fraction of PE-cycles doing useful work
-    sram_read_bytes: float = 0.0
-    sram_write_bytes: float = 0.0
-    dram_bytes: float = 0.0
-    #: per buffer (ifmap, filter, ofmap): (read bytes, write bytes), as sim/ counts them; with three
-    #: buffer macros (DesignPoint.sram_buffers_kb) each buffer's traffic is costed on its own macro
-    sram_buffer_bytes: dict[str, tuple[float, float]] | None = None
-    weight_tiles: float | None = None  # weight tiles shifted into a WS array; None: one per W_HOLD busy cycles [A]
-    #: operations the vector unit performs, by class (sim.vector: alu, exp, div, red); None: it is idle
-    vector_ops: dict[str, float] | None = None
-
-    def __post_init__(self):
-        for name in ("cycles", "effective_macs", "performed_multiplies", "sram_read_bytes", "sram_write_bytes", "dram_bytes"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise InputError(f"must be a non-negative number, got {v!r}", where=f"activity.{name}")
-        if self.cycles <= 0:
-            raise InputError("must be positive", where="activity.cycles")
-        if self.weight_tiles is not None and not (isinstance(self.weight_tiles, (int, float))
-                                                  and math.isfinite(self.weight_tiles) and self.weight_tiles >= 0):
-            raise InputError(f"must be a non-negative number, got {self.weight_tiles!r}", where="activity.weight_tiles")
-        if not 0.0 <= self.pe_busy_fraction <= 1.0:
-            raise InputError(f"must be in [0, 1], got {self.pe_busy_fraction}", where="activity.pe_busy_fraction")
-
-
-@dataclass
-class DesignPoint:
-    rows: int = 16
-    cols: int = 16
-    sram_kb: float = 256.0
-    clock_mhz: float | None = None
-    node_nm: int = 7
-    act_bits: int = 8
-    weight_bits: int = 8
-    acc_bits: int = 32
-    n: int = 2
-    m: int = 4
-    sparse: bool = True
-    pipeline: int = 1
-    dram: str = "hbm2"
-    dram_units: int = 1
-    cooling: str = "air"
-    theta_ja: float | None = None  # K/W; None: from the cooling and the die area
-    t_ambient_c: float = 25.0
-    tj_max_c: float = thermal.TJ_MAX_C_DEFAULT
-    sram_banks: int = 1
-    voltage_v: float | None = None  # force a supply voltage (else chosen from the clock)
-    sram_voltage_v: float | None = None  # SRAM rail; None: max(SRAM Vmin, logic V) (ppa.tech.sram_voltage)
-    sram_buffers_kb: tuple[float, float, float] | None = None  # (ifmap, filter, ofmap) KB; None: one macro
-    liberty: str | None = None  # a Liberty file to time the hardware with (else osu018 when installed)
-    liberty_node_nm: int | None = None  # the Liberty file's process node, when the file does not state it
-    dataflow: str = "ws"  # ws, os (each costed from its own array RTL) or is (costed as the WS array)
-    dense_path: bool = False  # with sparse: the sparse PE with a full-rate dense path (hw SparsePE dense_path)
-    precision: str = "int8"  # operand format (hw.precision): int8, int4, fp8-e4m3, fp8-e5m2, bf16
-    #: lanes of the vector unit beside the array (hw.vector.VectorLane at act_bits, ppa.vector_cost);
-    #: None: one per column (sim.perf.ArrayConfig's default), 0: no vector unit
-    vector_lanes: int | None = None
-    #: bits of each vector lane (hw.vector.VectorLane width, 4..32); None: act_bits. A post-processing
-    #: unit that works on wider data than the array's operands (e.g. NVDLA's SDP on 16-bit partial
-    #: results) sets it
-    vector_bits: int | None = None
-    #: a shadow weight set per PE (hw.array.SparseArray(double_buffer=True)); WS, and IS costed as WS
-    double_buffer: bool = False
-
-    @property
-    def effective_vector_bits(self) -> int:
-        return self.act_bits if self.vector_bits is None else int(self.vector_bits)
-
-    @property
-    def effective_vector_lanes(self) -> int:
-        return self.cols if self.vector_lanes is None else int(self.vector_lanes)
-
-    @property
-    def kind(self) -> str:
-        """The PE kind: ``"sparse"``, ``"dense"`` or ``"dense_path"``."""
-        return pe_kind(self.sparse, self.dense_path)
-
-    @property
-    def cost_dataflow(self) -> str:
-        """The array RTL the design is costed from: ws or os (hw/ has no IS array: IS costs as WS)."""
-        return "os" if self.dataflow == "os" else "ws"
-
-    def validate(self) -> PEParams:
-        for name in ("rows", "cols", "dram_units", "sram_banks"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InputError(f"must be a positive integer, got {v!r}", where=f"--{name.replace('_', '-')}")
-        if self.rows > 256 or self.cols > 256:
-            raise InputError("rows and cols must be at most 256", where="--rows/--cols")
-        if not isinstance(self.sram_kb, (int, float)) or not math.isfinite(self.sram_kb) or self.sram_kb < 0:
-            raise InputError(f"must be a non-negative number of KB, got {self.sram_kb!r}", where="--sram-kb")
-        if self.clock_mhz is not None and not (isinstance(self.clock_mhz, (int, float)) and math.isfinite(self.clock_mhz) and self.clock_mhz > 0):
-            raise InputError(f"must be a positive frequency, got {self.clock_mhz!r}", where="--clock-mhz")
-        tech.check_node(self.node_nm)
-        if self.dataflow not in ("ws", "os", "is"):
-            raise InputError(f"must be ws, os or is, got {self.dataflow!r}", where="--dataflow")
-        if not isinstance(self.dense_path, bool) or not isinstance(self.sparse, bool):
-            raise InputError("sparse and dense_path must be True or False", where="--dense-path")
-        if not isinstance(self.double_buffer, bool):
-            raise InputError(f"must be True or False, got {self.double_buffer!r}", where="--double-buffer")
-        if self.double_buffer and self.dataflow == "os":
-            raise InputError("double-buffered weights need stationary weights (ws or is); os streams them",
-                             where="--double-buffer")
-        if self.dense_path and not self.sparse:
-            raise InputError("the dense path is a mode of the sparse PE: give an N:M sparsity, not dense",
-                             where="--dense-path")
-        if self.vector_lanes is not None and (isinstance(self.vector_lanes, bool) or not isinstance(self.vector_lanes, int)
-                                              or self.vector_lanes < 0):
-            raise InputError(f"must be a non-negative integer, got {self.vector_lanes!r}", where="--vector-lanes")
-        if self.vector_bits is not None and (isinstance(self.vector_bits, bool) or not isinstance(self.vector_bits, int)
-                                             or not 4 <= self.vector_bits <= 32):
-            raise InputError(f"must be an integer of 4..32 bits, got {self.vector_bits!r}", where="vector_bits")
-        if self.voltage_v is not None:
-            tech.node(self.node_nm, self.voltage_v)
-        if self.sram_voltage_v is not None:
-            tech.sram_voltage(self.node_nm, tech.nominal_voltage(self.node_nm), self.sram_voltage_v)
-        if self.sram_buffers_kb is not None:
-            b = self.sram_buffers_kb
-            if (not isinstance(b, (tuple, list)) or len(b) != 3
-                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in b)):
-                raise InputError(f"must be three non-negative KB figures (ifmap, filter, ofmap), got {b!r}",
-                                 where="sram_buffers_kb")
-        dram.dram(self.dram)
-        if self.cooling not in thermal.COOLING_LIMIT_W_PER_MM2:
-            raise InputError(f"unknown cooling {self.cooling!r}; known: air, liquid", where="--cooling")
-        if self.theta_ja is not None and not (isinstance(self.theta_ja, (int, float)) and self.theta_ja > 0):
-            raise InputError(f"must be positive (K/W), got {self.theta_ja!r}", where="--theta-ja")
-        if not -60 <= self.t_ambient_c <= 150:
-            raise InputError(f"ambient {self.t_ambient_c} C outside -60..150 C", where="--t-ambient")
-        resolve_liberty(self)
-        return self.pe_params()
-
-    def pe_params(self) -> PEParams:
-        """The PE parameters; with a precision other than int8 the default widths (8/8/32) follow it."""
-        if self.precision == "int8":
-            return PEParams(self.act_bits, self.weight_bits, self.acc_bits, self.n, self.m, self.pipeline)
-        return PEParams(None if self.act_bits == 8 else self.act_bits,
-                        None if self.weight_bits == 8 else self.weight_bits,
-                        None if self.acc_bits == 32 else self.acc_bits, self.n, self.m, self.pipeline,
-                        precision=self.precision)
-
-
-@dataclass
-class PPAResult:
-    design: DesignPoint
-    area_mm2: float
-    area_breakdown_mm2: dict
-    fmax_mhz: float  # the best over the modelled voltage range (the delay fits need not be monotonic)
-    fmax_at_voltage_mhz: float
-    voltage_v: float
-    clock_mhz: float
-    power_w: float | None
-    power_breakdown_w: dict
-    energy_per_mac_pj: float | None
-    peak_tops: float
-    tj_c: float | None
-    power_density_w_mm2: float | None
-    feasible: bool
-    infeasible_reasons: list[str]
-    notes: list[str] = field(default_factory=list)
-    details: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return {
-            "area_mm2": self.area_mm2,
-            "area_breakdown_mm2": self.area_breakdown_mm2,
-            "fmax_mhz": self.fmax_mhz,
-            "fmax_at_voltage_mhz": self.fmax_at_voltage_mhz,
-            "voltage_v": self.voltage_v,
-            "clock_mhz": self.clock_mhz,
-            "power_w": self.power_w,
-            "power_breakdown_w": self.power_breakdown_w,
-            "energy_per_mac_pj": self.energy_per_mac_pj,
-            "peak_tops": self.peak_tops,
-            "tj_c": self.tj_c,
-            "power_density_w_mm2": self.power_density_w_mm2,
-            "feasible": self.feasible,
-            "infeasible_reasons": list(self.infeasible_reasons),
-            "notes": list(self.notes),
-            "details": self.details,
-        }
-
-
-# ------------------------------------------------------------------------------------------------
-# hardware facts (synthesis), cached per PE configuration: ppa.array_cost (one method for every
-# PE kind and dataflow), re-exported here under their former names
-# ------------------------------------------------------------------------------------------------
-
-from ppa.array_cost import (MAX_CHARACTERISED_ROWS, ArrayFacts, _array_cost, _array_facts,  # noqa: E402,F401
-                            _array_verilog, _ck, _decoder_transistors, _reg_bit, array_facts, array_shape,
-                            array_transistors, contrib_bits, pe_kind, synth_array)
-
-
-def _sta_mod():
-    from ppa.timing import sta
-
-    return sta
-
-
-# ------------------------------------------------------------------------------------------------
-# frequency / voltage
-# ------------------------------------------------------------------------------------------------
-
-GENERIC_TIMING_NOTE = "timing: generic netlist timed by logical effort (no OpenSTA/Liberty)"
-
-
-@lru_cache(maxsize=32)
-def _load_liberty(path: str, node_nm: int | None, mtime_ns: int, size: int):
-    from ppa.timing import sta
-
-    return sta.load_liberty(path, node_nm)
-
-
-def resolve_liberty(design: DesignPoint):
-    """The Liberty library ``design`` is timed with (a ppa.timing.sta.Liberty), or None for the generic
-    path: ``design.liberty`` when given (its node from the file or ``liberty_node_nm``; OpenSTA
-    required), else the default osu018 library when OpenSTA and the file are installed.
-    ``SPARSEPE_STA=off`` forces the generic path for the default (not for an explicit file)."""
-    import os
-
-    from ppa.timing import sta
-
-    if design.liberty is not None:
-        if not isinstance(design.liberty, str) or not design.liberty:
-            raise InputError(f"must be a Liberty file path, got {design.liberty!r}", where="--liberty")
-        try:
-            st = os.stat(design.liberty)
-            stamp = (st.st_mtime_ns, st.st_size)
-        except OSError:
-            stamp = (0, 0)  # load_liberty reports the unreadable file
-        lib = _load_liberty(design.liberty, design.liberty_node_nm, *stamp)
-        if lib.node_nm is None:
-            raise InputError("the Liberty file does not state its process node: give --liberty-node NM",
-                             where=design.liberty)
-        if sta.find_sta() is None:
-            raise InputError("timing with a Liberty file needs OpenSTA (sta) on PATH", where="--liberty")
-        return lib
-    if design.liberty_node_nm is not None:
-        raise InputError("--liberty-node needs --liberty FILE", where="--liberty-node")
-    if os.environ.get("SPARSEPE_STA", "").strip().lower() in ("off", "0", "no", "generic"):
-        return None
-    path = sta.default_liberty_path()
-    if path is None or sta.find_sta() is None:
-        return None
-    st = os.stat(path)
-    return _load_liberty(path, sta.OSU018_NODE_NM, st.st_mtime_ns, st.st_size)
-
-
 def tools_provenance(design: DesignPoint) -> dict:
     """The tools that cost ``design`` here: the Yosys (native or wheel, with version) and, for the
     timing, OpenSTA + the Liberty file (name, digest) or the generic path. Results in the caches
     are keyed by exactly these, so a cached result used now was built by them."""
-    from ppa.timing import sta
-
     lib = resolve_liberty(design)
     out = {"yosys": _synth.yosys_id()}
     if lib is None:
@@ -392,60 +111,21 @@ def tools_provenance(design: DesignPoint) -> dict:
     return out
 
 
-@dataclass(frozen=True)
-class StageTiming:
-    """The deepest register-to-register stage of a design, in FO4 delays of its timing library.
-
-    ``cycle_fo4``: (data arrival incl. clock-to-Q + setup) / FO4 from OpenSTA (``source == "sta"``),
-    or ppa.timing.sta.generic_path_fo4 of the generic logic depth (``source == "generic"``)."""
-
-    cycle_fo4: float
-    source: str
-    sta: object | None = None  # ppa.timing.sta.StaResult
-    stage: str = ""
-
-    def cycle_time_ps(self, node_nm: int, voltage_v: float) -> float:
-        from ppa.timing import sta
-
-        return sta.cycle_time_ps(self.cycle_fo4, tech.node(node_nm, voltage_v).gate_delay_ps)
-
-
-def stage_timing(p: PEParams, design: DesignPoint, facts: ArrayFacts, *, cache=None) -> StageTiming:
-    """Timing of the stage the model clocks: the R-row column of the design's own array (any PE
-    kind; rows up to the characterised steady-state row, as ArrayFacts.depth), from OpenSTA on the
-    Liberty library (timing-driven mapping, ppa.timing.sta.FASTEST_CLOCK_PS), else the generic path."""
-    from ppa.timing import sta
-
-    R = design.rows
-    lib = resolve_liberty(design)
-    depth = facts.depth(R)
-    db = " double-buffered" if design.double_buffer else ""
-    if lib is None:  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.timing.effort)
-        rows = min(R, len(facts.row_depth))
-        res = synth_array(p, rows, 1, cache=_ck(cache), kind=design.kind, dataflow="ws", mapping="delay",
-                          double_buffer=design.double_buffer)
-        return StageTiming(sta.generic_stage_fo4(res), "generic", None,
-                           f"{rows} x 1 {design.kind}{db} array column, logical effort on its delay-mapped netlist "
-                           f"(depth {res.logic_depth} gates; area-mapped {depth})")
-    # every PE kind is timed the same way: the R-row column of its own weight-stationary array
-    rows = min(R, len(facts.row_depth))
-    r = sta.sta_array_column(p, rows, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=_ck(cache), kind=design.kind,
-                             double_buffer=design.double_buffer)
-    return StageTiming(r.cycle_fo4, "sta", r, f"{rows} x 1 {design.kind}{db} array column")
-
+# ------------------------------------------------------------------------------------------------
+# frequency / voltage
+# ------------------------------------------------------------------------------------------------
 
 def _cycle_fo4(depth: int, cycle_fo4: float | None) -> float:
     if cycle_fo4 is None:
-        raise ValueError("a stage's cycle_fo4 is needed (ppa.model.stage_timing)")
+        raise ValueError("a stage's cycle_fo4 is needed (ppa.timing.stage.stage_timing)")
     return cycle_fo4
 
 
 def fmax_mhz(depth: int, node_nm: int, voltage_v: float, *, cycle_fo4: float | None = None) -> float:
-    """fmax of a stage of ``cycle_fo4`` FO4 (ppa.model.stage_timing; ``depth`` is informative) at the
-    node and voltage: 1 / ppa.timing.sta.cycle_time_ps(cycle_fo4, FO4 of the node at that voltage)."""
-    from ppa.timing import sta
-
-    return 1e6 / sta.cycle_time_ps(_cycle_fo4(depth, cycle_fo4), tech.node(node_nm, voltage_v).gate_delay_ps)
+    """fmax of a stage of ``cycle_fo4`` FO4 (ppa.timing.stage.stage_timing; ``depth`` is informative)
+    at the node and voltage: 1 / ppa.timing.stage.cycle_time_ps(cycle_fo4, FO4 of the node at that
+    voltage)."""
+    return 1e6 / cycle_time_ps(_cycle_fo4(depth, cycle_fo4), tech.node(node_nm, voltage_v).gate_delay_ps)
 
 
 def operating_point(depth: int, node_nm: int, clock_mhz: float | None, voltage_v: float | None = None, *,
@@ -488,7 +168,7 @@ def clock_energy_per_ff_cycle_pj(nd: tech.Node, lib_energy=None) -> float:
     return tech.CLOCK_TOGGLES_PER_FF_CYCLE * nd.toggle_energy_pj
 
 
-def library_energy(design: DesignPoint, timing: "StageTiming", *, cache=None):
+def library_energy(design: DesignPoint, timing: StageTiming, *, cache=None):
     """The Liberty energies (ppa.liberty.energy) of the library ``design`` is timed with, or None
     on the generic path."""
     if timing.source != "sta":
@@ -496,18 +176,17 @@ def library_energy(design: DesignPoint, timing: "StageTiming", *, cache=None):
     lib = resolve_liberty(design)
     if lib is None:
         return None
-    from ppa.liberty import energy as liberty_energy
-
-    return liberty_energy.library_energy(lib, cache=_ck(cache))
+    return liberty_energy.library_energy(lib, cache=_synth.cache_key(cache))
 
 
 def _sram_macros(design: DesignPoint, v_sram: float) -> list[tuple[str, sram.SramCost]]:
     """(name, cost) of each SRAM macro: one of sram_kb, or the three sim/ buffers."""
     if design.sram_buffers_kb is not None:
-        return [(name, sram.sram(kb, design.node_nm, banks=design.sram_banks, voltage_v=v_sram))
+        return [(name, sram.sram(kb, design.node_nm, banks=design.sram_banks, voltage_v=v_sram, model=design.sram_model))
                 for name, kb in zip(("ifmap", "filter", "ofmap"), design.sram_buffers_kb) if kb > 0]
     if design.sram_kb > 0:
-        return [("sram", sram.sram(design.sram_kb, design.node_nm, banks=design.sram_banks, voltage_v=v_sram))]
+        return [("sram", sram.sram(design.sram_kb, design.node_nm, banks=design.sram_banks, voltage_v=v_sram,
+                                   model=design.sram_model))]
     return []
 
 
@@ -521,7 +200,8 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     notes: list[str] = []
     reasons: list[str] = []
     kind, cdf = design.kind, design.cost_dataflow
-    facts = array_facts(p, design.sparse, _ck(cache), rows=R, kind=kind, dataflow=cdf, double_buffer=design.double_buffer)
+    facts = array_facts(p, design.sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=cdf,
+                        double_buffer=design.double_buffer)
     depth = facts.depth(R)
     if facts.note and R > len(facts.row_transistors):
         notes.append(facts.note)
@@ -629,7 +309,8 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         # (double-buffered: the shadow shifts and the swap's copies behind multiplexers, the column
         # skew's plain registers: ArrayFacts.load_bit_writes)
         muxed, plain = facts.load_bit_writes(p, R, C)
-        load_w = tiles_per_s * (muxed * (1 + ff_tog) + plain * ff_tog) * activity.weight_bit_change(p) * e_t * 1e-12
+        load_w = tiles_per_s * muxed * (1 + ff_tog) * activity.weight_bit_change(p) * e_t * 1e-12
+        load_w += tiles_per_s * plain * ff_tog * activity.weight_bit_change(p) * e_t * 1e-12
     dyn_w = pe_dyn_w + edge_dyn_w + load_w
     # the vector unit: its operations x the lane's measured energy per operation class
     vec_ops = activity_in.vector_ops if activity_in is not None else None
@@ -677,6 +358,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     if dram_bw > dd.gb_per_s * design.dram_units:
         reasons.append(f"DRAM traffic {dram_bw:.1f} GB/s exceeds {design.dram_units} x {dd.name} {dd.unit} ({dd.gb_per_s * design.dram_units:.1f} GB/s)")
     slowest = max((c for _, c in macros), key=lambda c: c.cycle_ns, default=None)
+    largest = max((c for _, c in macros), key=lambda c: c.kb, default=None)
     if slowest and slowest.cycle_ns * 1e3 > 1e6 / clk:
         notes.append(f"SRAM cycle {slowest.cycle_ns:.2f} ns is longer than the clock period {1e3 / clk:.2f} ns: bank it (--sram-banks)")
     phy_w = dram_b * 8 * ph.pj_per_bit * 1e-12 / runtime_s + ph.static_w * design.dram_units
@@ -741,6 +423,12 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "toggle_energy_fj": e_t * 1e3, "toggles_per_pe_cycle": act.toggles,
             "theta_ja_k_per_w": theta, "dram": dd.name, "dram_gb_per_s": dram_bw,
             "dram_pj_per_bit": dd.pj_per_bit, "dram_energy_source": dd.energy_source,
+            "dram_total_pj_per_bit": dd.pj_per_bit + ph.pj_per_bit,
+            "sram_model": design.sram_model,
+            "sram_read_pj_per_64b": largest.read_pj * 64 / largest.word_bits if largest is not None else None,
+            "clock_gating": False,
+            "activity_trace": activity.trace_label(trace),
+            "timing_source": ("liberty+sta" if timing.source == "sta" else "generic"),
             "sram_in_range": all(c.in_range for _, c in macros) if macros else None,
             "effective_macs_per_s": eff_macs / runtime_s,
             "vmin_v": tech.vmin_v(design.node_nm), "sram_vmin_v": tech.sram_vmin_v(design.node_nm),
@@ -761,7 +449,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                               "ff_extra_toggles": tech.FF_EXTRA_TOGGLES, "pj_per_ff_cycle": clock_energy_per_ff_cycle_pj(nd)}),
             "timing": {"source": timing.source, "stage": timing.stage, "cycle_fo4": timing.cycle_fo4,
                        "fo4_ps_at_point": nd.gate_delay_ps, "cycle_time_ps_at_fmax": 1e6 / f_at_v,
-                       "wire_allowance": _sta_mod().WIRE_ALLOWANCE,
-                       "clock_uncertainty_fraction": _sta_mod().CLOCK_UNCERTAINTY_FRACTION},
+                       "wire_allowance": WIRE_ALLOWANCE,
+                       "clock_uncertainty_fraction": CLOCK_UNCERTAINTY_FRACTION},
         },
     )

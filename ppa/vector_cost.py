@@ -24,7 +24,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ppa import tech
+from hw.vector_golden import OP_CODES
+from ppa import rtl, tech
 from ppa.netlist import GateNetlist
 from ppa.synth import synthesize_generated
 
@@ -54,14 +55,8 @@ class VectorLaneCost:
 
 @lru_cache(maxsize=16)
 def _measure(width: int, cache: str | None) -> tuple[int, int, tuple]:
-    from hw.vector_golden import OP_CODES
-
-    def make_verilog():
-        from hw.vector import vector_lane_verilog  # Amaranth: only when the cache does not hold the lane
-
-        return vector_lane_verilog(width)[0]
-
-    res = synthesize_generated("hw.vector.VectorLane", width, f"vector_lane{width}", make_verilog, cache=cache)
+    res = synthesize_generated("hw.vector.VectorLane", width, f"vector_lane{width}",
+                               lambda: rtl.vector_lane_verilog(width)[0], cache=cache)
     net = GateNetlist(res.netlist(), res.top)
     rng = np.random.default_rng(_SEED)
     hi = 1 << width

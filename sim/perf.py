@@ -1,6 +1,7 @@
 """Analytical cycle model of an R x C systolic array running N:M-sparse workloads.
 
-One closed-form model, vectorised over (design points x layers) with numpy broadcasting.
+One closed-form model, vectorised over (design points x layers) with numpy broadcasting: one cohesive
+algorithm (array configuration, per-layer arrays, folding, traffic, stalls, totals) kept in one module.
 
 Compute (stall-free) cycles follow SCALE-Sim v3's folding rules exactly (``scalesim/compute/
 systolic_{ws,os,is}.py``: each fold is a block of demand-matrix lines; the reported count is the
@@ -98,7 +99,9 @@ import numpy as np
 from hw.errors import InputError
 from hw.nm import check_nm
 from hw.params import MAX_ACC_BITS, MAX_PIPELINE
-from sim.workloads import Workload
+from sim.inputs import MAX_SIM_ARRAY_SIDE
+from sim.layers import Workload
+from sim.scalesim_mode import port_time
 
 DATAFLOWS = ("ws", "os", "is")
 MODES = ("sparsepe", "scalesim")
@@ -196,8 +199,6 @@ class ArrayConfig:
 
         def is_int(v):
             return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-        from sim.inputs import MAX_SIM_ARRAY_SIDE
 
         for p in ("rows", "cols", "sram_banks"):
             v = getattr(self, p)
@@ -422,8 +423,6 @@ def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense
     t_shared = dram_total / bpc
     use_ports = ss & d["has_ports"]
     if np.any(use_ports):  # SCALE-Sim USER-bandwidth parity only; skipped otherwise (it is most of the cost)
-        from sim.scalesim_mode import port_time
-
         t_ports = port_time(M, N, K, k_st, steps_df, R, C, df, d, folds_r, folds_c, per_fold, use_ports & ~run_sparse)
         mem_time = np.where(ss, np.where(use_ports, t_ports, 0.0), t_shared)
     else:

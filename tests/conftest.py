@@ -27,7 +27,8 @@ def _have_yosys() -> bool:
 
 
 def _have_sta() -> bool:
-    from ppa.timing.sta import default_liberty_path, find_sta
+    from ppa.liberty.library import default_liberty_path
+    from ppa.timing.opensta import find_sta
 
     return find_sta() is not None and default_liberty_path() is not None
 

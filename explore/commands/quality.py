@@ -1,58 +1,122 @@
 """``sparsepe quality``: model quality under N:M pruning.
 
-``sparsepe quality [--weights FILE] [--eval MODULE:FUNCTION] [--finetuned FILE] [--nm 2:4]
-[--reference [--family mlp|transformer]] [--seed S] [--json]``
+``sparsepe quality [--weights FILE] [--eval MODULE:FUNCTION] [--finetuned FILE] [--calib FILE|MODULE:FUNCTION]
+[--method magnitude|wanda|sparsegpt] [--layout [PATTERN=]LAYOUT ...] [--save-pruned FILE.safetensors] [--nm 2:4]
+[--hook-timeout SECONDS] [--reference [--family mlp|transformer]] [--seed S] [--json]``
 
 * ``--weights MODEL --eval MODULE:FUNCTION [--finetuned PRUNED]`` scores the team's own model
   with the team's own eval (``"model"`` evidence, sim.quality.user_eval): dense, one-shot N:M and
   fine-tuned weights; JSON keys ``dense_metric``, ``oneshot_metric``, ``finetuned_metric``,
-  ``delta``, ``delta_ci``, ``pruned_tensors``, ``skipped_tensors``, ``evidence``;
+  ``delta``, ``delta_ci``, ``pruned_tensors``, ``skipped_tensors``, ``evidence``, ``method``,
+  ``calibration`` (``source``, ``samples``, ``inputs``), ``layouts`` (tensor -> reduction axis);
+* ``--calib``, ``--method``, ``--layout``: how the one-shot model is pruned (sim.quality.oneshot:
+  sparsegpt by default when calibration inputs are given, else magnitude; the layout of each
+  tensor, sim.quality.layouts); ``--save-pruned`` writes the one-shot weights;
 * ``--reference`` runs the built-in experiment (digits MLP: dense, one-shot N:M, ASP fine-tune,
   gradual, dense model of equal latency) in a few seconds; ``--family transformer`` the
-  char-level transformer LM reference instead (cached; about a minute cold), both over
-  sim.quality.evidence.REFERENCE_SEEDS seeds with a 95 % interval (``evidence: "proxy"``);
-* ``--weights FILE`` (.npz / .safetensors) prunes every weight per the ASP rules and reports
-  per-layer retained magnitude share, relative output error and SNR on calibration activations
-  (``--calib FILE`` with arrays named like the weights, else seeded N(0, 1));
-* ``--max-quality-delta`` sets the guardrail on the equal-latency delta (fraction, 0.015 = 1.5 points).
+  char-level transformer LM reference instead (cached; about a minute cold; with the one-shot
+  delta of every pruning method), both over sim.quality.evidence.REFERENCE_SEEDS seeds with a
+  95 % interval (``evidence: "proxy"``);
+* ``--weights FILE`` alone (.npz / .safetensors) prunes every weight and reports per-layer
+  retained magnitude share, relative output error and SNR on the calibration inputs (else seeded
+  N(0, 1)) (sim.quality.layer_report);
+* ``--max-quality-delta`` sets the guardrail on the equal-latency delta (fraction, 0.015 = 1.5 points);
+* ``--hook-timeout`` limits each call of the team's code (``--eval``, ``--calib MODULE:FUNCTION``),
+  which runs in a child process (sim.quality.hooks): a hook that hangs, exits, raises, prints to
+  stdout or returns a wrong value is one line ``sparsepe: error: <hook>: <what it did>``, exit 2.
+
+Ctrl-C prints one line ``sparsepe: interrupted`` and exits with 130; the hook's process is killed.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
+from explore.config import MAX_SEED
+from explore.safety import dumps
 from hw.errors import InputError
+from sim.quality.calibration import is_function_spec
+from sim.quality.evidence import digits_evidence, guardrail_verdict, transformer_evidence
+from sim.quality.layer_report import weights_report
+from sim.quality.hooks import DEFAULT_HOOK_TIMEOUT, HookTimeout, check_hook_timeout
+from sim.quality.layouts import parse_layout_rules
+from sim.quality.methods import METHODS
+from sim.quality.precision import precision_quality
+from sim.quality.reference import check_guardrail, parse_nm
+from sim.quality.user_eval import model_evidence
+from sim.quality.weights import check_save_path, save_tensors
 
 
-def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib: Path | None,
-                max_quality_delta: float, progress=None, *, eval_spec: str | None = None,
-                finetuned: Path | None = None, family: str = "mlp") -> dict:
-    """Everything ``sparsepe quality`` prints with ``--json``, as one dict."""
-    from sim.quality import check_guardrail, parse_nm, reference_experiment
-
+def _check_common(nm: str, seed: int, max_quality_delta: float, method: str | None, layouts, save_pruned,
+                  weights: Path | None, calib: str | None, reference: bool, eval_spec: str | None):
+    """Every argument checked before any work: (n, m, layout rules)."""
     n, m = parse_nm(nm)
     if seed < 0:
         raise InputError(f"must be >= 0, got {seed}", where="--seed")
     if not max_quality_delta >= 0:
         raise InputError(f"must be >= 0 (a fraction: 0.015 = 1.5 points), got {max_quality_delta}",
                          where="--max-quality-delta")
+    if method is not None and method not in METHODS:
+        raise InputError(f"unknown pruning method {method!r} (known: {', '.join(METHODS)})", where="--method")
+    rules = parse_layout_rules(layouts)
+    for flag, given in (("--method", method is not None), ("--calib", calib is not None), ("--layout", bool(rules)),
+                        ("--save-pruned", save_pruned is not None)):
+        if given and weights is None:
+            raise InputError("prunes the team's weights: give --weights FILE (the references bring their own "
+                             "calibration data and report every method)", where=flag)
+    if save_pruned is not None:
+        check_save_path(save_pruned)
+    if eval_spec is not None and reference:
+        raise InputError("--eval scores the team's model; run --reference separately", where="--eval")
+    return n, m, rules
+
+
+def check_precisions(precision: str) -> list[str]:
+    """``--precision`` as a list: comma-separated, no empty entry."""
+    precs = [p.strip() for p in precision.split(",")]
+    if not any(precs):
+        raise InputError("empty: give a comma list of int8, int4, fp8-e4m3, fp8-e5m2, bf16", where="--precision")
+    if not all(precs):
+        raise InputError(f"empty entry in {precision!r} (a comma list of int8, int4, fp8-e4m3, fp8-e5m2, bf16)",
+                         where="--precision")
+    return precs
+
+
+def check_hooks(hook_timeout: float | None, eval_spec: str | None, calib: str | None) -> HookTimeout:
+    """``--hook-timeout`` (checked; it needs a hook to apply to) as the hooks' limit."""
+    if hook_timeout is None:
+        return HookTimeout(DEFAULT_HOOK_TIMEOUT, "--hook-timeout")
+    seconds = check_hook_timeout(hook_timeout, "--hook-timeout")
+    if eval_spec is None and (calib is None or not is_function_spec(calib)):
+        raise InputError("limits the team's code: give --eval MODULE:FUNCTION or --calib MODULE:FUNCTION",
+                         where="--hook-timeout")
+    return HookTimeout(seconds, "--hook-timeout")
+
+
+def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib: str | None,
+                max_quality_delta: float, progress=None, *, eval_spec: str | None = None,
+                finetuned: Path | None = None, family: str = "mlp", method: str | None = None,
+                layouts=(), save_pruned: Path | None = None, hook_timeout: HookTimeout | None = None) -> dict:
+    """Everything ``sparsepe quality`` prints with ``--json``, as one dict."""
+    n, m, rules = _check_common(nm, seed, max_quality_delta, method, layouts, save_pruned, weights, calib, reference,
+                                eval_spec)
     if finetuned is not None and eval_spec is None:
         raise InputError("--finetuned needs --weights and --eval", where="--finetuned")
     if eval_spec is not None:
         if weights is None:
             raise InputError("--eval needs --weights (the model it scores)", where="--eval")
-        if calib is not None or reference:
-            raise InputError("--eval scores the team's model; run --calib / --reference separately", where="--eval")
-        from sim.quality.evidence import guardrail_verdict
-        from sim.quality.user_eval import model_evidence
-
-        out = model_evidence(weights, eval_spec, finetuned_path=finetuned, n=n, m=m, seed=seed)
+        out = model_evidence(weights, eval_spec, finetuned_path=finetuned, n=n, m=m, seed=seed, method=method,
+                             calibration=calib, layout_rules=rules, save_pruned=save_pruned,
+                             hook_timeout=hook_timeout)
         ok, msg = guardrail_verdict(out, max_quality_delta)
         out.update({"max_quality_delta": max_quality_delta, "guardrail_ok": ok, "guardrail": msg})
         return out
@@ -61,32 +125,23 @@ def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib
     if family == "transformer":
         if not reference or weights is not None:
             raise InputError("--family transformer goes with --reference alone", where="--family")
-        from sim.quality.evidence import guardrail_verdict, transformer_evidence
-
         ev, _ = transformer_evidence(n, m, seed=seed, progress=progress)
         ok, msg = guardrail_verdict(ev, max_quality_delta)
         return {**ev, "nm": f"{n}:{m}", "seed": seed, "max_quality_delta": max_quality_delta,
                 "guardrail_ok": ok, "guardrail": msg}
-    if seed < 0:
-        raise InputError(f"must be >= 0, got {seed}", where="--seed")
     if weights is None and not reference:
         raise InputError("nothing to do: give --weights FILE [--eval M:F] and/or --reference", where="quality")
-    if calib is not None and weights is None:
-        raise InputError("--calib needs --weights", where="--calib")
-    if not max_quality_delta >= 0:
-        raise InputError(f"must be >= 0 (a fraction: 0.015 = 1.5 points), got {max_quality_delta}",
-                         where="--max-quality-delta")
     out: dict = {"nm": f"{n}:{m}", "seed": seed}
     if weights is not None:
-        from sim.quality.weights import weights_report
-
-        rep = weights_report(weights, n, m, seed=seed, calib_path=calib)
+        rep, shot = weights_report(weights, n, m, seed=seed, calibration=calib, method=method, layout_rules=rules,
+                                   hook_timeout=hook_timeout)
+        if save_pruned is not None:
+            save_tensors(save_pruned, shot.tensors, source=weights, note=shot.schedule())
         out.update({"weights_file": rep["file"], "calibration": rep["calibration"], "layers": rep["layers"],
                     "skipped": rep["skipped"], "layers_pruned": rep["layers_pruned"],
-                    "layers_dense": rep["layers_dense"]})
+                    "layers_dense": rep["layers_dense"], "method": rep["method"], "layouts": rep["layouts"],
+                    "pruned_file": None if save_pruned is None else str(save_pruned)})
     if reference:
-        from sim.quality.evidence import digits_evidence, guardrail_verdict
-
         ev, results = digits_evidence(n, m, seed=seed, progress=progress)
         res = results[0]
         out.update(res.to_json())
@@ -100,10 +155,24 @@ def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib
     return out
 
 
-def _print_evidence(con, result: dict) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+def _print_pruning(con, result: dict) -> None:
+    """What ran: the method, the calibration inputs, the layouts, the saved file."""
+    cal = result["calibration"]
+    src = (f"calibration {cal['source']}, {cal['samples']} rows per tensor, inputs from the {cal['inputs']}"
+           if cal.get("source") else "no calibration inputs")
+    con.print(escape(f"method {result['method']} ({src})"))
+    pruned = result.get("pruned_tensors") or [r for r in result.get("layers", []) if r["pruned"]]
+    by = {}
+    for r in pruned:
+        by.setdefault((r["layout"], r["reduction_axis"], r["method"]), []).append(r["name"])
+    for (lay, axis, meth), names in by.items():
+        con.print(escape(f"  {len(names)} tensor(s) {lay}, groups of M along axis {axis}, pruned by {meth}: "
+                         + ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")))
+    if result.get("pruned_file"):
+        con.print(escape(f"pruned weights written to {result['pruned_file']}"))
 
+
+def _print_evidence(con, result: dict) -> None:
     if result.get("evidence") == "model":
         t = Table(title=escape(f"{result['weights_file']}: team eval {result['eval']}, {result['nm']} "
                                f"(evidence: model)"))
@@ -118,8 +187,7 @@ def _print_evidence(con, result: dict) -> None:
         con.print(escape(f"delta ({result['sparse_model']} - dense): {result['delta']:+.6g}"
                          + (f", 95 % interval [{ci[0]:+.6g}, {ci[1]:+.6g}]" if ci else " (no per-sample scores: "
                             "no interval)")))
-        con.print(escape(f"pruned {len(result['pruned_tensors'])} tensor(s); skipped "
-                         f"{len(result['skipped_tensors'])}"))
+        _print_pruning(con, result)
         for sk in result["skipped_tensors"]:
             con.print(escape(f"  skipped {sk['name']}: {sk['reason']}"))
     else:
@@ -134,6 +202,17 @@ def _print_evidence(con, result: dict) -> None:
             if result.get(key) is not None:
                 t.add_row(escape(label), f"{result[key]:.4f}")
         con.print(t)
+        if result.get("oneshot_methods"):
+            mt = Table(title=escape(f"one-shot {result['nm']} by method, against the pre-trained dense model "
+                                    f"({result['pretrained_metric']:.4f}); calibration "
+                                    f"{result['calibration']['source']}"))
+            for col in ("method", escape(result["metric"]), "delta", "95 % interval"):
+                mt.add_column(col, justify="left" if col == "method" else "right")
+            for meth, row in result["oneshot_methods"].items():
+                lo, hi = row["quality_delta_interval"]
+                mt.add_row(meth, f"{row['perplexity']:.4f}", f"{row['quality_delta'] * 100:+.2f} %",
+                           f"[{lo * 100:+.2f}, {hi * 100:+.2f}] %")
+            con.print(mt)
         con.print(escape(f"equal latency: sparse {result['sparse_size']} ({result['sparse_params']} params, "
                          f"{result['sparse_nonzero_params']} nonzero, {result['sparse_latency']:g} cycles on "
                          f"{result['latency_model']}) vs dense {result['dense_equal_latency_size']} "
@@ -146,16 +225,13 @@ def _print_evidence(con, result: dict) -> None:
 
 
 def _print_human(result: dict) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
     con = Console()
     if result.get("evidence") == "model" or "reference" in result:
         _print_evidence(con, result)
         return
     if "layers" in result:
-        t = Table(title=escape(f"{result['weights_file']}: {result['nm']} pruning ({result['calibration']})"))
+        t = Table(title=escape(f"{result['weights_file']}: {result['nm']} {result['method']} pruning (outputs "
+                               f"measured on {result['calibration']['measured_on']})"))
         for col in ("layer", "shape", "kind", "pruned", "nonzero", "kept |w| share", "rel. out err", "SNR dB"):
             t.add_column(col, overflow="fold")
         for r in result["layers"]:
@@ -168,6 +244,7 @@ def _print_human(result: dict) -> None:
                 con.print(escape(f"  {r['name']} stays dense: {r['reason']}"))
         for s in result["skipped"]:
             con.print(escape(f"  skipped {s['name']}: {s['reason']}"))
+        _print_pruning(con, result)
     if "dense_accuracy" in result:
         t = Table(title=f"reference experiment: digits MLP {'-'.join(map(str, result['widths']))}, "
                         f"{result['nm']}, seed {result['seed']}")
@@ -191,6 +268,17 @@ def _print_human(result: dict) -> None:
         con.print(escape(result["guardrail"]))
 
 
+@contextmanager
+def interrupt_line():
+    """Ctrl-C: one line ``sparsepe: interrupted`` and exit 130 (the hooks' child processes are
+    killed on the way out: sim.quality.hooks)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        print("sparsepe: interrupted", file=sys.stderr)
+        raise typer.Exit(130) from None
+
+
 def register(app: typer.Typer) -> None:
     @app.command("quality")
     def quality_cmd(
@@ -205,8 +293,19 @@ def register(app: typer.Typer) -> None:
         reference: Annotated[bool, typer.Option("--reference", help="Run the built-in digits-MLP experiment.")] = False,
         seed: Annotated[int, typer.Option("--seed", help="Seed (data split, init, calibration draws).")] = 0,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
-        calib: Annotated[Optional[Path], typer.Option(
-            "--calib", help="Calibration activations (.npz/.safetensors, arrays named like the weights).")] = None,
+        calib: Annotated[Optional[str], typer.Option(
+            "--calib", help="Calibration inputs for pruning: a .npz/.safetensors file of (samples, in_features) "
+            "arrays named like the weights, or MODULE:FUNCTION returning that dict; fn(weights) runs "
+            "SparseGPT's sequential mode.")] = None,
+        method: Annotated[Optional[str], typer.Option(
+            "--method", help="Pruning method: magnitude, wanda or sparsegpt (default: sparsegpt with --calib, "
+            "else magnitude).")] = None,
+        layout: Annotated[Optional[list[str]], typer.Option(
+            "--layout", help="[TENSOR-PATTERN=]LAYOUT: the reduction axis of matching tensors (linear, "
+            "gpt2-conv1d, conv, experts-out-in, experts-in-out); repeatable.")] = None,
+        save_pruned: Annotated[Optional[Path], typer.Option(
+            "--save-pruned", help="Write the pruned weights (same names, dtypes, layouts) to FILE.safetensors.")
+        ] = None,
         max_quality_delta: Annotated[float, typer.Option(
             "--max-quality-delta", help="Guardrail: largest tolerated quality loss (fraction: accuracy points, or "
             "relative perplexity increase), tested on the pessimistic end of its 95 % interval.")
@@ -215,48 +314,45 @@ def register(app: typer.Typer) -> None:
             "--precision", help="Quality gate per operand precision (comma list of int8, int4, fp8-e4m3, fp8-e5m2, "
             "bf16): the digits reference MLP, dense and --nm pruned, at each precision against dense FP32, "
             "3 seeds from --seed, each delta with its 95 % interval.")] = None,
+        hook_timeout: Annotated[Optional[float], typer.Option(
+            "--hook-timeout", help=f"Seconds each call of the team's code (--eval, --calib MODULE:FUNCTION) may take "
+            f"in its child process before it is stopped (default {DEFAULT_HOOK_TIMEOUT:g}).")] = None,
     ) -> None:
         """Quality of N:M pruning: user weights per layer and/or the built-in reference experiment."""
-        from rich.console import Console
-
-        from explore.config import MAX_SEED
-        from hw.errors import InputError
-
-        if not 0 <= seed <= MAX_SEED:
-            raise InputError(f"must be in 0..{MAX_SEED} (numpy's seed range), got {seed}", where="--seed")
-        if not (math.isfinite(max_quality_delta) and max_quality_delta >= 0):
-            raise InputError(f"must be a finite number >= 0, got {max_quality_delta}", where="--max-quality-delta")
-        err = Console(stderr=True)
-        progress = None
-        if reference and sys.stderr.isatty():
-            status = err.status("reference experiment")
-            status.start()
-            progress = status.update
-        try:
-            if precision is not None and weights is None and not reference:
-                result = {}
+        with interrupt_line():
+            if not 0 <= seed <= MAX_SEED:
+                raise InputError(f"must be in 0..{MAX_SEED} (numpy's seed range), got {seed}", where="--seed")
+            if not (math.isfinite(max_quality_delta) and max_quality_delta >= 0):
+                raise InputError(f"must be a finite number >= 0, got {max_quality_delta}", where="--max-quality-delta")
+            limit = check_hooks(hook_timeout, eval_spec, calib)
+            precs = check_precisions(precision) if precision is not None else None
+            err = Console(stderr=True)
+            progress = None
+            if reference and sys.stderr.isatty():
+                status = err.status("reference experiment")
+                status.start()
+                progress = status.update
+            try:
+                if precision is not None and weights is None and not reference:
+                    result = {}
+                else:
+                    result = run_quality(weights, nm, reference, seed, calib, max_quality_delta, progress,
+                                         eval_spec=eval_spec, finetuned=finetuned, family=family, method=method,
+                                         layouts=layout or (), save_pruned=save_pruned, hook_timeout=limit)
+                if precs is not None:
+                    rows = precision_quality(precs, (nm, "dense"), (seed, seed + 1, seed + 2),
+                                             max_delta=max_quality_delta)
+                    result["precision_gates"] = [r.to_json() for r in rows]
+            finally:
+                if progress is not None:
+                    status.stop()
+            if as_json:
+                print(dumps(result, sort_keys=True))
             else:
-                result = run_quality(weights, nm, reference, seed, calib, max_quality_delta, progress,
-                                     eval_spec=eval_spec, finetuned=finetuned, family=family)
-            if precision is not None:
-                from sim.quality.precision import precision_quality
-
-                precs = [p.strip() for p in precision.split(",") if p.strip()]
-                rows = precision_quality(precs, (nm, "dense"), (seed, seed + 1, seed + 2),
-                                         max_delta=max_quality_delta)
-                result["precision_gates"] = [r.to_json() for r in rows]
-        finally:
-            if progress is not None:
-                status.stop()
-        if as_json:
-            from explore.safety import dumps
-
-            print(dumps(result, sort_keys=True))
-        else:
-            if set(result) != {"precision_gates"}:
-                _print_human(result)
-            for r in result.get("precision_gates", []):
-                d = r["delta"]
-                print(f"{r['precision']:9} {r['sparsity']:6} accuracy {r['accuracy'] * 100:6.2f}%  delta vs dense FP32 "
-                      f"{d['point'] * 100:+.2f} points [{d['low'] * 100:+.2f}, {d['high'] * 100:+.2f}]  "
-                      f"{'pass' if r['pass'] else 'FAIL'} (max {r['max_delta'] * 100:.1f})")
+                if set(result) != {"precision_gates"}:
+                    _print_human(result)
+                for r in result.get("precision_gates", []):
+                    d = r["delta"]
+                    print(f"{r['precision']:9} {r['sparsity']:6} accuracy {r['accuracy'] * 100:6.2f}%  delta vs "
+                          f"dense FP32 {d['point'] * 100:+.2f} points [{d['low'] * 100:+.2f}, {d['high'] * 100:+.2f}]  "
+                          f"{'pass' if r['pass'] else 'FAIL'} (max {r['max_delta'] * 100:.1f})")

@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
+import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
+from explore.safety import dumps
+from explore.safety import rich_markup as esc
+from explore.space import sparsity_option
 from hw.errors import InputError
+from hw.precision import check_precision, operand_bits
+from sim.importers.hf import load_hf_config
+from sim.importers.onnx import load_onnx, parse_shapes
+from sim.inputs import read_text
+from sim.perf import ArrayConfig, simulate
+from sim.workloads import get_workload, load_scalesim_config, load_scalesim_topology, load_workload
 
 
 def _parse_sparsity(s: str) -> tuple[bool, int, int]:
-    from explore.config import sparsity_option
-
     return sparsity_option(s)
 
 
 def _load_topology(path: Path):
-    from sim.workloads import load_scalesim_topology, load_workload
-
     if path.suffix == ".toml":
         return load_workload(path)
-    from sim.inputs import read_text
-
     first = read_text(path, "topology file", encoding="utf-8-sig").split("\n", 1)[0].replace(" ", "").lower()
     if first.startswith("name,kind"):
         return load_workload(path)
@@ -32,23 +39,19 @@ def _load_topology(path: Path):
 
 def load_model_workload(onnx: Path | None = None, input_shape: list[str] | None = None, hf_config: Path | None = None,
                         batch: int | None = None, seq: int | None = None, phase: str | None = None,
-                        context: int | None = None):
+                        context: int | None = None, prune_lm_head: bool = False):
     """The workload of ``--onnx`` (with ``--input-shape``/``--batch``) or ``--hf-config`` (with
-    ``--seq``/``--batch``/``--phase``/``--context``); flags of the other importer are an error."""
+    ``--seq``/``--batch``/``--phase``/``--context``/``--prune-lm-head``); flags of the other importer are an error."""
     if onnx is not None:
-        for flag, v in (("--seq", seq), ("--phase", phase), ("--context", context)):
+        for flag, v in (("--seq", seq), ("--phase", phase), ("--context", context),
+                        ("--prune-lm-head", prune_lm_head or None)):
             if v is not None:
                 raise InputError(f"{flag} applies to --hf-config, not --onnx", where=flag)
-        from sim.importers.onnx import load_onnx, parse_shape
-
-        shapes = dict(parse_shape(s) for s in (input_shape or []))
-        return load_onnx(onnx, shapes, batch)
+        return load_onnx(onnx, parse_shapes(input_shape), batch)
     if input_shape:
         raise InputError("--input-shape applies to --onnx", where="--input-shape")
-    from sim.importers.hf import load_hf_config
-
     return load_hf_config(hf_config, seq=seq, batch=1 if batch is None else batch, phase=phase or "prefill",
-                          context=context)
+                          context=context, prune_lm_head=prune_lm_head)
 
 
 def run(workload: str | None, topology: Path | None, scalesim_config: Path | None, rows: int | None,
@@ -58,25 +61,19 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
         onnx: Path | None = None, input_shape: list[str] | None = None, hf_config: Path | None = None,
         batch: int | None = None, seq: int | None = None, phase: str | None = None, context: int | None = None,
         vector_lanes: int | None = None, vector_overlap: bool = False,
-        precision: str | None = None) -> None:
-    import math
-
-    from hw.precision import check_precision, operand_bits
-
-    from sim.perf import ArrayConfig, simulate
-    from sim.workloads import get_workload
-
+        precision: str | None = None, prune_lm_head: bool = False) -> None:
     sources = [x for x in (workload, topology, onnx, hf_config) if x is not None]
     if len(sources) != 1:
         raise InputError("give exactly one of --workload NAME, --topology FILE.csv, --onnx MODEL.onnx or "
                          "--hf-config config.json", where="simulate")
     if onnx is None and hf_config is None:
         for flag, v in (("--input-shape", input_shape), ("--batch", batch), ("--seq", seq), ("--phase", phase),
-                        ("--context", context)):
+                        ("--context", context), ("--prune-lm-head", prune_lm_head)):
             if v:
-                raise InputError(f"{flag} applies to --onnx / --hf-config", where=flag)
+                to = "--hf-config" if flag == "--prune-lm-head" else "--onnx / --hf-config"
+                raise InputError(f"{flag} applies to {to}", where=flag)
     if onnx is not None or hf_config is not None:
-        wl = load_model_workload(onnx, input_shape, hf_config, batch, seq, phase, context)
+        wl = load_model_workload(onnx, input_shape, hf_config, batch, seq, phase, context, prune_lm_head)
     else:
         wl = get_workload(workload) if workload else _load_topology(topology)
     sp = _parse_sparsity(sparsity) if sparsity is not None else None
@@ -96,8 +93,6 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
     if sp is not None:
         over.update(sparse=sp[0], n=sp[1], m=sp[2])
     if scalesim_config is not None:
-        from sim.workloads import load_scalesim_config
-
         arch = load_scalesim_config(scalesim_config).to_array_config(**over)
     else:
         if sram_kb is not None:
@@ -105,20 +100,14 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
             over["sram_kb"] = sram_kb
         arch = ArrayConfig(**{k: v for k, v in over.items() if v is not None})
     if sram_port_bytes is not None:
-        from dataclasses import replace
-
         arch = replace(arch, sram_port_bytes=None if math.isinf(sram_port_bytes) else sram_port_bytes)
     res = simulate(wl, arch)
     if as_json:
-        from explore.safety import dumps
-
-        sys.stdout.write(dumps(res.to_dict()) + "\n")
+        out = res.to_dict()
+        if wl.active_param_count is not None:  # a mixture of experts: the parameters one token uses
+            out["active_params"] = wl.active_params
+        sys.stdout.write(dumps(out) + "\n")
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    from explore.safety import rich_markup as esc
-
     t = Table(title=f"{esc(res.workload)} on {arch.rows}x{arch.cols} {arch.dataflow.upper()} "
                     f"({'%d:%d' % (arch.n, arch.m) if arch.sparse else 'dense'}, {arch.mode})")
     for col in ("layer", "unit", "kind", "count", "cycles", "stalls", "of which SRAM", "util", "sparse",
@@ -141,7 +130,8 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
     c.print(f"array {int(tt['array_cycles']):,} cycles, vector unit ({arch.effective_vector_lanes} lanes) "
             f"{int(tt['vector_cycles']):,} cycles ({tt['vector_fraction']:.3f} of the time, "
             f"{'overlapped across layers' if arch.vector_overlap else 'serialised with the array'}); "
-            f"weight parameters {res.weight_params:,}")
+            f"weight parameters {res.weight_params:,}"
+            + (f" ({wl.active_params:,} per token)" if wl.active_param_count is not None else ""))
     for u in res.unsupported_ops:
         c.print(f"unsupported: {u['op_type']} x{u['count']} ({'; '.join(u['shapes'])}): {u['reason']}")
     bw = arch.sram_bytes_per_cycle
@@ -193,7 +183,8 @@ def register(app: typer.Typer) -> None:
         input_shape: Annotated[Optional[list[str]], typer.Option(
             "--input-shape", help="NAME=1x3x224x224: the shape of an ONNX graph input (repeat per input)")] = None,
         hf_config: Annotated[Optional[Path], typer.Option(
-            "--hf-config", help="a Hugging Face config.json (llama, mistral, qwen2, gpt2, bert, opt)")] = None,
+            "--hf-config", help="a Hugging Face config.json (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
+                                "qwen3_moe, deepseek_v2, deepseek_v3, gpt2, bert, opt)")] = None,
         batch: Annotated[Optional[int], typer.Option(
             "--batch", help="sequences / images per pass (--onnx: a symbolic leading dimension)",
             show_default="1")] = None,
@@ -212,6 +203,9 @@ def register(app: typer.Typer) -> None:
         precision: Annotated[Optional[str], typer.Option(
             "--precision", help="operand format: int8, int4, fp8-e4m3, fp8-e5m2 or bf16; sets the bytes moved per "
                                 "activation and weight (bf16 2, fp8/int8 1, int4 0.5)", show_default="int8")] = None,
+        prune_lm_head: Annotated[bool, typer.Option(
+            "--prune-lm-head", help="--hf-config: make an LM head tied to the embeddings a 2:4 target "
+                                    "(default: kept dense, as the embeddings are)")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="print one JSON object to stdout")] = False,
     ) -> None:
         """Cycles, stalls, traffic and effective N:M speedup of a workload on one array."""
@@ -220,7 +214,7 @@ def register(app: typer.Typer) -> None:
                 as_json, acc_bits=acc_bits, pipeline=pipeline, sram_banks=sram_banks, sram_port_bytes=sram_port_bytes,
                 onnx=onnx, input_shape=input_shape, hf_config=hf_config, batch=batch, seq=seq, phase=phase,
                 context=context, vector_lanes=vector_lanes, vector_overlap=vector_overlap,
-                precision=precision)
+                precision=precision, prune_lm_head=prune_lm_head)
         except InputError as exc:
             if exc.where and exc.where.startswith("parameter "):  # sim.perf names its parameter: the flag
                 flag = "--" + exc.where.removeprefix("parameter ").replace("_", "-")

@@ -1,6 +1,9 @@
 """Reading a Liberty library.
 
 - ``parse``: the Liberty file format (groups, attributes, tables, units).
+- ``library``: one library as one object (``LibertyLibrary``): header, cells, pins, tables, and the
+  inverter, buffer and flip-flop queries timing and energy ask it; parsed once per file.
+- ``mapped``: a netlist of the library's cells as Yosys writes it (module body, ports, instances).
 - ``energy``: clock and flip-flop energy in the library's own toggle-equivalents, which ppa.model
   moves to a node the way ppa.timing moves FO4.
 """

@@ -26,7 +26,7 @@ mapped nets, divided by the number of nets of the *generic* netlist whose toggle
 alike with C V^2, which is how FO4 moves timing between nodes (ppa.timing.sta): ppa.model multiplies it by
 the target node's ``toggle_energy_pj``.
 
-Conventions: Liberty ``rise_power`` / ``fall_power`` are energies per rising / falling transition
+Conventions: LibertyLibrary ``rise_power`` / ``fall_power`` are energies per rising / falling transition
 of the pin (energy unit = voltage unit x capacitance unit). OpenSTA 2.0.17's ``report_power``
 reads the same tables (tests/ppa/test_liberty_energy.py compares the lookups); it charges an input
 pin's rise + fall energy on every transition, twice the per-cycle energy read here.
@@ -40,13 +40,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 from hw.errors import InputError
-from ppa.liberty import parse as _lib
+from ppa import rtl, synth
+from ppa.liberty.library import LibertyLibrary, load_liberty
+from ppa.liberty.mapped import CONNECTION, INSTANCE, module_body, net_name, port_bits
+from ppa.timing.mapping import MAP_SCRIPT, map_to_liberty
+from ppa.timing.opensta import measure_fo4
+from ppa.timing.sta import sta_cache_dir
 
 #: bump when the figures this module computes change meaning
 LIBERTY_ENERGY_VERSION = "1"
@@ -113,145 +117,29 @@ class LibraryEnergy:
 
 
 # ------------------------------------------------------------------------------------------------
-# table lookups
-# ------------------------------------------------------------------------------------------------
-
-def _energy_unit_pj(lib) -> float:
-    from ppa.timing import sta
-
-    vu = sta._library_group(lib.path, lib.sha256).attr("voltage_unit", "1V")
-    return lib.cap_unit_f / 1e-12 * _lib.unit_scale(str(vu), "v", lib.path)
-
-
-def table_value(lib, table: _lib.Group, *, slew_ns: float, load_pf: float) -> float:
-    """One NLDM table (energy: ``rise_power`` / ``fall_power``; or ``rise_transition`` /
-    ``fall_transition``) at an input slew and an output load, in the library's unit: bilinear in the table's indices, extrapolated linearly, as NLDM
-    lookup does. 1-D tables take whichever of slew or load their template names."""
-    from ppa.timing import sta
-
-    tmpl = sta._template(lib, table.name)
-    vals = _lib.floats(table.attr("values"))
-    idx = []
-    for k in (1, 2):
-        own = table.attr(f"index_{k}")
-        src = own if own is not None else tmpl.attr(f"index_{k}")
-        if src is None:
-            break
-        idx.append((str(tmpl.attr(f"variable_{k}", "")), _lib.floats(src)))
-    if not idx:
-        return vals[0]
-
-    def arg(var: str) -> float:
-        if "capacitance" in var:
-            return load_pf * 1e-12 / lib.cap_unit_f
-        if "transition" in var:
-            return slew_ns * 1e-9 / lib.time_unit_s
-        raise InputError(f"table {table.name}: unsupported variable {var!r}", where=lib.path)
-
-    if len(idx) == 1:
-        return _lib.interp1(idx[0][1], vals, arg(idx[0][0]))
-    (v1, i1), (v2, i2) = idx
-    if len(vals) != len(i1) * len(i2):
-        raise InputError(f"table {table.name}: {len(vals)} values for a {len(i1)} x {len(i2)} table",
-                         where=lib.path)
-    rows = [vals[r * len(i2):(r + 1) * len(i2)] for r in range(len(i1))]
-    col = [_lib.interp1(i2, row, arg(v2)) for row in rows]
-    return _lib.interp1(i1, col, arg(v1))
-
-
-def pin_internal_pj(lib, cell: str, pin: str, *, slew_ns: float, load_pf: float = 0.0) -> tuple[float, float]:
-    """(rise, fall) internal energy of ``cell``'s pin per transition, pJ, mean over its
-    ``internal_power`` groups (related pins / ``when`` conditions). (0, 0) when it has none."""
-    from ppa.timing import sta
-
-    g = sta._pins(sta._cell(lib, cell)).get(pin)
-    if g is None:
-        raise InputError(f"{cell} has no pin {pin}", where=lib.path)
-    rise, fall = [], []
-    for ip in g.sub("internal_power"):
-        for kind, acc in (("rise_power", rise), ("fall_power", fall)):
-            t = ip.sub(kind)
-            if t:
-                acc.append(table_value(lib, t[0], slew_ns=slew_ns, load_pf=load_pf))
-    u = _energy_unit_pj(lib)
-    mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
-    return mean(rise) * u, mean(fall) * u
-
-
-def pin_cap_pf(lib, cell: str, pin: str) -> float:
-    from ppa.timing import sta
-
-    g = sta._pins(sta._cell(lib, cell)).get(pin)
-    try:
-        return float(g.attr("capacitance", 0.0)) * lib.cap_unit_f / 1e-12 if g is not None else 0.0
-    except (TypeError, ValueError):
-        return 0.0
-
-
-def clock_buffer_cells(lib) -> list[tuple[str, str, str]]:
-    """(cell, input, output) of the library's non-inverting one-in one-out cells named or
-    footprinted as clock cells (CLKBUF1-3 in osu018); the data buffers when it has none."""
-    from ppa.timing import sta, buffer as sta_buffer
-
-    cells = sta.buffer_cells(lib)
-    clock = [(c.name, a, y) for c, a, y in cells if sta_buffer._is_clock_cell(c)]
-    return clock or [(c.name, a, y) for c, a, y in cells]
-
-
-def output_transition_ns(lib, cell: str, pin: str, *, slew_ns: float, load_pf: float) -> float:
-    """The slower of the rising and falling output transitions of ``cell``'s output ``pin`` (ns)
-    at an input slew and a load, from its ``rise_transition`` / ``fall_transition`` tables."""
-    from ppa.timing import sta
-
-    g = sta._pins(sta._cell(lib, cell)).get(pin)
-    worst = 0.0
-    for tg in (g.sub("timing") if g is not None else []):
-        for kind in ("rise_transition", "fall_transition"):
-            t = tg.sub(kind)
-            if t:
-                worst = max(worst, table_value(lib, t[0], slew_ns=slew_ns, load_pf=load_pf) * lib.time_unit_s / 1e-9)
-    if worst <= 0:
-        raise InputError(f"{cell}/{pin} has no transition tables", where=lib.path)
-    return worst
-
-
-# ------------------------------------------------------------------------------------------------
 # the figures
 # ------------------------------------------------------------------------------------------------
 
-def net_energies(lib, mapped_verilog: str, top: str, *, slew_ns: float, output_load_pf: float) -> list[tuple[str, float, float]]:
+def net_energies(lib: LibertyLibrary, mapped_verilog: str, top: str, *, slew_ns: float, output_load_pf: float) -> list[tuple[str, float, float]]:
     """(net, 1/2 C V^2, driver output internal energy per toggle) of every cell-driven net of
     ``top`` in a mapped netlist, pJ. C = the input pins it drives (+ ``output_load_pf`` when it is
     an output port); the internal energy is the mean of the rising and falling tables."""
-    import re
-
-    from ppa.timing.buffer import _CONN, _INST, _PORT, _norm, _pin_info
-
-    m = re.search(rf"^module\s+{re.escape(top)}\s*\(.*?\);\n(.*?)^endmodule", mapped_verilog, re.M | re.S)
-    if not m:
-        raise InputError(f"module {top} not found in the mapped netlist", where="ppa.liberty.energy")
-    body = m.group(1)
-    outs = set()
-    for d, msb, lsb, name in _PORT.findall(body):
-        if d == "output":
-            if msb:
-                outs.update(f"{name}[{b}]" for b in range(min(int(msb), int(lsb)), max(int(msb), int(lsb)) + 1))
-            else:
-                outs.add(name)
-    pins = _pin_info(lib)
+    body = module_body(mapped_verilog, top, where="ppa.liberty.energy").group(1)
+    outs = {bit for _, bit in port_bits(body, "output")}
+    pins = lib.pin_info()
     cap_pf = lib.cap_unit_f / 1e-12
     load: dict[str, float] = {}
     drivers: dict[str, tuple[str, str]] = {}
-    for im in _INST.finditer(body):
+    for im in INSTANCE.finditer(body):
         cell = im.group(2)
         info = pins.get(cell)
         if info is None:
             raise InputError(f"cell {cell} is not in the library", where=lib.path)
         for line in im.group(4).split("\n"):
-            cm = _CONN.match(line)
+            cm = CONNECTION.match(line)
             if not cm:
                 continue
-            p, net = cm.group(1), _norm(cm.group(2))
+            p, net = cm.group(1), net_name(cm.group(2))
             d, c = info.get(p, ("", 0.0))
             if d == "input":
                 load[net] = load.get(net, 0.0) + c * cap_pf
@@ -261,12 +149,12 @@ def net_energies(lib, mapped_verilog: str, top: str, *, slew_ns: float, output_l
     out = []
     for net, (cell, p) in sorted(drivers.items()):
         c = load.get(net, 0.0) + (output_load_pf if net in outs else 0.0)
-        r, f = pin_internal_pj(lib, cell, p, slew_ns=slew_ns, load_pf=c)
+        r, f = lib.pin_internal_pj(cell, p, slew_ns=slew_ns, load_pf=c)
         out.append((net, 0.5 * c * v * v, (r + f) / 2))
     return out
 
 
-def clock_tree_pj_per_ff(lib, *, sink_pf: float, slew_ns: float) -> tuple[float, str, int]:
+def clock_tree_pj_per_ff(lib: LibertyLibrary, *, sink_pf: float, slew_ns: float) -> tuple[float, str, int]:
     """Energy per flip-flop per cycle of a balanced tree over many flip-flops of clock-pin
     capacitance ``sink_pf``: each buffer drives as many loads as keep its output transition within
     ``CLOCK_MAX_SLEW_FO4`` x the library's FO4 slew, and the tree uses the clock buffer with the
@@ -277,15 +165,15 @@ def clock_tree_pj_per_ff(lib, *, sink_pf: float, slew_ns: float) -> tuple[float,
     v = lib.nominal_voltage_v
     max_slew = CLOCK_MAX_SLEW_FO4 * slew_ns
     best = None
-    for buf, a, y in clock_buffer_cells(lib):
-        c_in = pin_cap_pf(lib, buf, a)
-        ri, fi = pin_internal_pj(lib, buf, a, slew_ns=slew_ns)
+    for buf, a, y in lib.clock_buffers():
+        c_in = lib.pin_cap_pf(buf, a)
+        ri, fi = lib.pin_internal_pj(buf, a, slew_ns=slew_ns)
 
         def level(load_each: float) -> tuple[float, int]:
             k = 1
-            while k < 4096 and output_transition_ns(lib, buf, y, slew_ns=slew_ns, load_pf=(k + 1) * load_each) <= max_slew:
+            while k < 4096 and lib.output_transition_ns(buf, y, slew_ns=slew_ns, load_pf=(k + 1) * load_each) <= max_slew:
                 k += 1
-            ro, fo = pin_internal_pj(lib, buf, y, slew_ns=slew_ns, load_pf=k * load_each)
+            ro, fo = lib.pin_internal_pj(buf, y, slew_ns=slew_ns, load_pf=k * load_each)
             return ro + fo + ri + fi + c_in * (1 + CLOCK_WIRE_FRACTION) * v * v, k
 
         e_leaf, k_leaf = level(sink_pf * (1 + CLOCK_WIRE_FRACTION))
@@ -302,26 +190,23 @@ def clock_tree_pj_per_ff(lib, *, sink_pf: float, slew_ns: float) -> tuple[float,
     return best
 
 
-def compute(lib) -> LibraryEnergy:
+def compute(lib: LibertyLibrary) -> LibraryEnergy:
     """The library's figures (runs Yosys once: the calibration multiplier mapped to ``lib``)."""
-    from ppa import operators, synth
-    from ppa.timing import sta
-
-    fo4 = sta.measure_fo4(lib)
+    fo4 = measure_fo4(lib)
     slew = fo4.slew_ns
-    ff, clk, d, q = sta.register_cell(lib)
+    ff, clk, d, q = lib.register()
     v = lib.nominal_voltage_v
-    c_clk = pin_cap_pf(lib, ff, clk)
-    c_d = pin_cap_pf(lib, ff, d)
-    verilog, top = operators.operator_verilog("mul", 8)
-    mapped = sta.map_to_liberty(verilog, top, lib)
+    c_clk = lib.pin_cap_pf(ff, clk)
+    c_d = lib.pin_cap_pf(ff, d)
+    verilog, top = rtl.operator_verilog("mul", 8)
+    mapped = map_to_liberty(verilog, top, lib)
     nets = net_energies(lib, mapped.verilog, top, slew_ns=slew, output_load_pf=c_d)
     generic = synth.synthesize(verilog, top).netlist()["modules"][top]["cells"]
-    rc, fc = pin_internal_pj(lib, ff, clk, slew_ns=slew)
+    rc, fc = lib.pin_internal_pj(ff, clk, slew_ns=slew)
     # the Q pin's internal energy at a typical data load: the calibration netlist's mean net load
     mean_load = sum(2 * sw / (v * v) for _, sw, _ in nets) / len(nets)
-    rq, fq = pin_internal_pj(lib, ff, q, slew_ns=slew, load_pf=mean_load)
-    rd, fd = pin_internal_pj(lib, ff, d, slew_ns=slew)
+    rq, fq = lib.pin_internal_pj(ff, q, slew_ns=slew, load_pf=mean_load)
+    rd, fd = lib.pin_internal_pj(ff, d, slew_ns=slew)
     tree, buf, k_leaf = clock_tree_pj_per_ff(lib, sink_pf=c_clk, slew_ns=slew)
     return LibraryEnergy(
         library=lib.library, liberty_sha256=lib.sha256, voltage_v=v, slew_ns=slew, flop_cell=ff, clock_buffer=buf, clock_leaf_fanout=k_leaf,
@@ -332,12 +217,9 @@ def compute(lib) -> LibraryEnergy:
         ff_data_internal_pj=(rd + fd) / 2 + (rq + fq) / 2)
 
 
-def _key(lib) -> str:
-    from ppa import synth
-    from ppa.timing import sta
-
+def _key(lib: LibertyLibrary) -> str:
     h = hashlib.sha256()
-    for part in (LIBERTY_ENERGY_VERSION, repr(CLOCK_WIRE_FRACTION), repr(CLOCK_MAX_SLEW_FO4), sta.MAP_SCRIPT,
+    for part in (LIBERTY_ENERGY_VERSION, repr(CLOCK_WIRE_FRACTION), repr(CLOCK_MAX_SLEW_FO4), MAP_SCRIPT,
                  synth.yosys_id(), lib.sha256):
         h.update(str(part).encode())
         h.update(b"\0")
@@ -346,10 +228,8 @@ def _key(lib) -> str:
 
 @lru_cache(maxsize=8)
 def _cached(path: str, sha: str, cache: str | None) -> LibraryEnergy:
-    from ppa.timing import sta
-
-    lib = sta.load_liberty(path)
-    f = sta.sta_cache_dir(cache) / f"energy-{_key(lib)}.json"
+    lib = load_liberty(path)
+    f = sta_cache_dir(cache) / f"energy-{_key(lib)}.json"
     try:
         d = json.loads(f.read_text())
         if d.get("liberty_sha256") == sha:
@@ -364,7 +244,7 @@ def _cached(path: str, sha: str, cache: str | None) -> LibraryEnergy:
     return e
 
 
-def library_energy(lib, *, cache=None) -> LibraryEnergy:
+def library_energy(lib: LibertyLibrary, *, cache=None) -> LibraryEnergy:
     """:func:`compute` for ``lib``, cached on disk next to the STA results (keyed by this module's
     version and constants, the mapping script, the Yosys build and the Liberty file's digest)."""
     return _cached(lib.path, lib.sha256, None if cache is None else str(cache))

@@ -2,9 +2,10 @@
 
 Liberty syntax (Synopsys Liberty reference, "Library-level syntax"): groups ``name (args) { ... }``,
 simple attributes ``name : value ;``, complex attributes ``name (v1, v2, ...) ;``, C comments and
-backslash line continuations. This reader keeps that tree and nothing else; ppa.timing.sta reads the
-header (units, nominal voltage), the cells, their pins, and the few tables it needs (the clock pin's
-internal energy) from it. Delays are never computed here: OpenSTA does that.
+backslash line continuations. This reader keeps that tree and nothing else; ppa.liberty.library
+reads the header (units, nominal voltage), the cells, their pins, and the few tables the flows
+need (internal energies, transition times) from it. Delays are never computed here: OpenSTA does
+that.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Buffer trees on the high-fan-out nets ABC leaves unbuffered (ppa.timing.sta's Liberty flow).
 
-ABC (``buffer; upsize; dnsize`` in ppa.timing.sta.TIMING_ABC_SCRIPT) buffers only inside the
+ABC (``buffer; upsize; dnsize`` in ppa.timing.mapping.TIMING_ABC_SCRIPT) buffers only inside the
 combinational logic it maps: a net driven directly by a flip-flop's output or by a primary input
 reaches ABC as a primary input and stays a single wire whatever its load. In the weight-stationary
 column that is ``w_load``'s register, whose Q drives the weight-load enable of every weight
@@ -37,12 +37,11 @@ import math
 import re
 from dataclasses import dataclass
 
+from ppa.liberty.library import LibertyLibrary
+from ppa.liberty.mapped import CONNECTION, INSTANCE, module_body, net_name, port_bits
+
 BUFFER_EFFORT = 16.0
 THRESHOLD_EFFORT = 16.0
-
-_INST = re.compile(r"^([ \t]*)([A-Za-z_][A-Za-z0-9_$]*)[ \t]+(\S+)[ \t]*\(\n(.*?)\n[ \t]*\);[ \t]*$", re.M | re.S)
-_CONN = re.compile(r"^[ \t]*\.([A-Za-z_][A-Za-z0-9_$]*)\((.*)\),?[ \t]*$")
-_PORT = re.compile(r"^\s*(input|output|inout)\s+(?:\[(\d+):(\d+)\]\s*)?([A-Za-z_][A-Za-z0-9_$]*)\s*;", re.M)
 
 
 @dataclass(frozen=True)
@@ -72,48 +71,6 @@ def key() -> str:
     return f"buffer_high_fanout effort={BUFFER_EFFORT!r} threshold={THRESHOLD_EFFORT!r}"
 
 
-def _norm(expr: str) -> str:
-    return re.sub(r"\s+", " ", expr.strip())
-
-
-def drive_buffer_cell(lib) -> tuple[str, str, str, float, float]:
-    """(cell, input pin, output pin, input capacitance, area) of the library's strongest data
-    buffer: the largest-area cell whose function is its one input, clock buffers excluded
-    (BUFX4 in osu018)."""
-    from ppa.timing import sta
-
-    best = None
-    for c, a, y in sta.buffer_cells(lib):
-        if not _is_clock_cell(c) and (best is None or sta._area(c) > best[4]):
-            best = (c.name, a, y, float(sta._pins(c)[a].attr("capacitance", 0.0)), sta._area(c))
-    if best is None:
-        sta.buffer_cell(lib)  # raises the library's InputError
-    return best
-
-
-def _is_clock_cell(c) -> bool:
-    """Clock buffers (name or footprint with "clk", e.g. osu018's CLKBUF1-3) are reserved for the
-    clock tree [A: the usual dont_use for data nets in implementation flows]."""
-    return "clk" in c.name.lower() or "clk" in str(c.attr("cell_footprint", "")).lower()
-
-
-def _pin_info(lib) -> dict[str, dict[str, tuple[str, float]]]:
-    """cell -> pin -> (direction, capacitance in the library's unit)."""
-    from ppa.timing import sta
-
-    out = {}
-    for c in sta._cells(lib):
-        d = {}
-        for n, g in sta._pins(c).items():
-            try:
-                cap = float(g.attr("capacitance", 0.0))
-            except (TypeError, ValueError):
-                cap = 0.0
-            d[n] = (str(g.attr("direction", "")), cap)
-        out[c.name] = d
-    return out
-
-
 def _groups(loads: list[float], limit: float) -> list[list[int]]:
     """Indices split, in order, into ceil(total / limit) groups of about equal load, each at most
     ``limit`` (a group grows past the target only when a single sink exceeds it)."""
@@ -134,46 +91,35 @@ def _groups(loads: list[float], limit: float) -> list[list[int]]:
         k += 1
 
 
-def buffer_high_fanout(verilog: str, top: str, lib, *, clock_port: str | None = "clk",
+def buffer_high_fanout(verilog: str, top: str, lib: LibertyLibrary, *, clock_port: str | None = "clk",
                        buffer_effort: float = BUFFER_EFFORT, threshold_effort: float = THRESHOLD_EFFORT) -> BufferResult:
     """Insert balanced buffer trees on the nets of module ``top`` driven by a flip-flop output or
     a primary input whose sink load exceeds ``threshold_effort`` x C_in(minimum inverter); each
     buffer drives at most ``buffer_effort`` x its own input capacitance (see the module docstring)."""
-    from ppa.timing import sta
-
-    m = re.search(rf"^module\s+{re.escape(top)}\s*\(.*?\);\n(.*?)^endmodule", verilog, re.M | re.S)
-    if not m:
-        from hw.errors import InputError
-
-        raise InputError(f"module {top} not found in the mapped netlist", where="ppa.timing.buffer")
+    m = module_body(verilog, top, where="ppa.timing.buffer")
     body_start, body_end = m.start(1), m.end(1)
     body = m.group(1)
-    buf, bin_, bout, c_buf, a_buf = drive_buffer_cell(lib)
-    inv = sta.inverter_cell(lib)
-    pins = _pin_info(lib)
+    buf, bin_, bout, c_buf, a_buf = lib.drive_buffer()
+    inv = lib.inverter()
+    pins = lib.pin_info()
     c_inv = pins[inv[0]][inv[1]][1]
-    flops = sta.flop_cells(lib)
+    flops = lib.flops()
     limit = buffer_effort * c_buf
     threshold = threshold_effort * c_inv
 
     # drivers: flip-flop outputs and input-port bits
     drivers: dict[str, str] = {}
-    for d, msb, lsb, name in _PORT.findall(body):
-        if d != "input" or name == clock_port:
-            continue
-        if msb:
-            for b in range(min(int(msb), int(lsb)), max(int(msb), int(lsb)) + 1):
-                drivers[f"{name}[{b}]"] = "input port"
-        else:
-            drivers[name] = "input port"
-    insts = list(_INST.finditer(body))
+    for name, bit in port_bits(body, "input"):
+        if name != clock_port:
+            drivers[bit] = "input port"
+    insts = list(INSTANCE.finditer(body))
     parsed = []  # (match, cell, name, [(pin, expr, line_span_in_body)])
     for im in insts:
         cell, name = im.group(2), im.group(3)
         conns = []
         off = im.start(4)
         for line in im.group(4).split("\n"):
-            cm = _CONN.match(line)
+            cm = CONNECTION.match(line)
             if cm:
                 conns.append((cm.group(1), cm.group(2), off, off + len(line)))
             off += len(line) + 1
@@ -181,13 +127,13 @@ def buffer_high_fanout(verilog: str, top: str, lib, *, clock_port: str | None = 
         if cell in flops:
             for p, e, *_ in conns:
                 if pins.get(cell, {}).get(p, ("",))[0] == "output":
-                    drivers.setdefault(_norm(e), f"{p} of {name} ({cell})")
+                    drivers.setdefault(net_name(e), f"{p} of {name} ({cell})")
     # sinks of those nets
     sinks: dict[str, list[tuple[int, int, str, float]]] = {}
     for cell, name, conns in parsed:
         info = pins.get(cell, {})
         for p, e, s, t in conns:
-            key = _norm(e)
+            key = net_name(e)
             if key in drivers and info.get(p, ("",))[0] == "input":
                 sinks.setdefault(key, []).append((s, t, p, info[p][1]))
     existing = set(re.findall(r"_sta_buf(\d+)_", body))

@@ -13,11 +13,14 @@ import configparser
 import csv
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hw.errors import InputError
 from hw.nm import check_nm
+from sim.inputs import MAX_SIM_ARRAY_SIDE, read_text
+from sim.layers import ConvGeometry, Workload, conv_layer, make_layer
+from sim.perf import ArrayConfig
 
 
 def _int(v: str, label: str, where: str) -> int:
@@ -57,18 +60,13 @@ def check_nm_where(n: int, m: int, where: str) -> None:
 
 
 def load_scalesim_topology(path: str | Path, *, n: int = 2, m: int = 4):
-    """Read a SCALE-Sim topology CSV into a :class:`sim.workloads.Workload`.
+    """Read a SCALE-Sim topology CSV into a :class:`sim.layers.Workload`.
 
     A ``Sparsity`` entry ``N:M`` marks the layer as pruned to that pattern (a user override of the
     ASP verdict); ``1:1`` marks it dense; no entry keeps the ASP verdict for ``n:m``."""
-    from sim.workloads import ConvGeometry, Workload, conv_layer, make_layer
-    from dataclasses import replace
-
     p = Path(path)
     if not p.is_file():
         raise InputError("topology file not found", where=str(p))
-    from sim.inputs import read_text
-
     text = read_text(p, "topology file", encoding="utf-8-sig")
     lines = text.splitlines()
     if not lines:
@@ -143,8 +141,6 @@ class ScaleSimConfig:
 
     def to_array_config(self, **overrides):
         """An :class:`sim.perf.ArrayConfig` in SCALE-Sim-compatible mode (scalar PE, 1-byte words)."""
-        from sim.perf import ArrayConfig
-
         kw = dict(rows=self.rows, cols=self.cols, ifmap_kb=self.ifmap_kb, filter_kb=self.filter_kb,
                   ofmap_kb=self.ofmap_kb, dataflow=self.dataflow, n=self.block_size // 2 if self.optimized_mapping else 2,
                   m=self.block_size if self.optimized_mapping else 4, sparse=self.sparsity_support, pe_k=1,
@@ -170,15 +166,11 @@ def load_scalesim_config(path: str | Path) -> ScaleSimConfig:
         raise InputError("config file not found", where=str(p))
     cp = configparser.ConfigParser()
     cp.optionxform = str  # keep key case as SCALE-Sim writes it
-    from sim.inputs import read_text
-
     try:
         cp.read_string(read_text(p, "config file"))
     except configparser.Error as exc:
         raise InputError(f"config syntax: {str(exc).splitlines()[0]}", where=str(p)) from None
     w = str(p)
-
-    from sim.inputs import MAX_SIM_ARRAY_SIDE
 
     def num(section, key, default=None, cast=float, hi=1e9, why="far outside any accelerator"):
         v = _get(cp, section, key, w, default)

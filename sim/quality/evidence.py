@@ -20,14 +20,22 @@ Every evidence dict carries:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
 from hw.errors import InputError
+from sim.asp_rules import ACT_GEMM
+from sim.perf import ArrayConfig
+from sim.quality.methods import METHODS
+from sim.quality.reference import DEFAULT_DESIGN, check_guardrail, perf_latency_fn, reference_experiment
 from sim.quality.stats import loss_of, paired_interval
+from sim.quality.transformer import TINY, TRANSFORMER_WORKLOADS, LMConfig, transformer_experiment
 
-__all__ = ["REFERENCE_SEEDS", "family_of", "digits_evidence", "transformer_evidence", "reference_evidence",
+__all__ = ["REFERENCE_SEEDS", "family_of", "reference_family", "digits_evidence", "transformer_evidence",
+           "reference_evidence",
            "guardrail_verdict", "transformer_config"]
 
 #: Training seeds behind every reference-model delta [A]: 3, the lower end of the 3-5 seeds
@@ -39,10 +47,6 @@ def transformer_config():
     """The transformer reference's configuration: ``sim.quality.transformer.LMConfig()``, or its
     ``TINY`` variant when ``$SPARSEPE_QUALITY_REFERENCE`` is ``tiny`` (the test suite sets it, so
     that sweeps in tests train the reference in seconds; results are labelled with the config)."""
-    import os
-
-    from sim.quality.transformer import TINY, LMConfig
-
     size = os.environ.get("SPARSEPE_QUALITY_REFERENCE", "full")
     if size not in ("full", "tiny"):
         raise InputError(f"must be 'full' or 'tiny', got {size!r}", where="$SPARSEPE_QUALITY_REFERENCE")
@@ -51,9 +55,20 @@ def transformer_config():
 
 def family_of(workload_name: str) -> str:
     """``"transformer"`` for bert / gpt / llama workloads, else ``"mlp"`` (MLP/CNN: digits MLP)."""
-    from sim.quality.transformer import TRANSFORMER_WORKLOADS
-
     return "transformer" if str(workload_name).lower().startswith(TRANSFORMER_WORKLOADS) else "mlp"
+
+
+def reference_family(workload) -> tuple[str, str]:
+    """(reference family, why) of a ``sim.workloads.Workload``, read from its structure, not its
+    name: activation x activation products (attention scores and context, ``act_gemm`` layers, as
+    the built-in, Hugging Face and ONNX importers mark them) -> ``"transformer"``; otherwise
+    ``"mlp"`` (MLP / CNN: the digits MLP)."""
+    attn = [layer for layer in workload.layers if layer.kind == ACT_GEMM]
+    if attn:
+        names = ", ".join(sorted({layer.name for layer in attn})[:3])
+        return "transformer", (f"{len(attn)} attention layer(s) (activation x activation products: {names}): "
+                               "the transformer reference")
+    return "mlp", "no attention (activation x activation) layers: the digits MLP reference for MLP/CNN workloads"
 
 
 def _correct(model, x, y) -> np.ndarray:
@@ -68,14 +83,7 @@ def digits_evidence(n: int = 2, m: int = 4, *, seed: int = 0, seeds: int = REFER
     Equal latency: the sparse model is timed on ``sparse_arch`` and the dense candidates on
     ``dense_arch`` (``sim.perf.ArrayConfig``; default: sim.quality.DEFAULT_DESIGN with N:M sparse
     PEs and the same array with dense PEs), or with explicit latency functions."""
-    from sim.quality.reference import perf_latency_fn, reference_experiment
-
     if sparse_arch is not None or dense_arch is not None:
-        from dataclasses import replace
-
-        from sim.perf import ArrayConfig
-        from sim.quality.reference import DEFAULT_DESIGN
-
         sparse_arch = sparse_arch or ArrayConfig(**DEFAULT_DESIGN, n=n, m=m)
         dense_arch = dense_arch or replace(sparse_arch, sparse=False)
         if dense_arch.sparse:
@@ -122,9 +130,9 @@ def digits_evidence(n: int = 2, m: int = 4, *, seed: int = 0, seeds: int = REFER
 
 def transformer_evidence(n: int = 2, m: int = 4, *, seed: int = 0, cfg=None, sparse_arch=None, dense_arch=None,
                          use_cache: bool = True, progress: Callable[[str], None] | None = None) -> tuple[dict, object]:
-    """The char-level transformer reference: (evidence dict, TransformerResult)."""
-    from sim.quality.transformer import transformer_experiment
-
+    """The char-level transformer reference: (evidence dict, TransformerResult). Besides the ASP
+    recipe's delta (the guardrail's), ``oneshot_methods`` gives the one-shot delta of each pruning
+    method against the pre-trained dense model, with its 95 % interval."""
     cfg = cfg or transformer_config()
     r = transformer_experiment(n, m, seed=seed, cfg=cfg, sparse_arch=sparse_arch, dense_arch=dense_arch,
                                use_cache=use_cache, progress=progress)
@@ -132,6 +140,13 @@ def transformer_evidence(n: int = 2, m: int = 4, *, seed: int = 0, cfg=None, spa
     # per-window mean NLL; the loss is ppl_sparse / ppl_dense - 1 = exp(nll_s - nll_d) - 1
     iv = paired_interval(ps["dense_equal_latency"], ps["finetuned"], lambda d, s: np.expm1(s - d), seed=seed)
     mean = lambda v: float(np.mean(v))  # noqa: E731
+    methods = {}
+    if "pretrained" in ps:
+        for meth in METHODS:
+            run = "oneshot" if meth == "magnitude" else f"oneshot_{meth}"
+            mi = paired_interval(ps["pretrained"], ps[run], lambda d, s: np.expm1(s - d), seed=seed)
+            methods[meth] = {"perplexity": mean(r.oneshot_methods_perplexity[meth]),
+                             "quality_delta": mi.point, "quality_delta_interval": [mi.low, mi.high]}
     c = r.config
     return {
         "evidence": "proxy", "reference": "char-transformer", "metric": "perplexity", "higher_is_better": False,
@@ -143,12 +158,15 @@ def transformer_evidence(n: int = 2, m: int = 4, *, seed: int = 0, cfg=None, spa
         "finetuned_metric": mean(r.finetuned_perplexity), "gradual_metric": mean(r.gradual_perplexity),
         "dense_equal_latency_metric": mean(r.dense_equal_latency_perplexity),
         "unigram_metric": r.unigram["perplexity"],
+        "pretrained_metric": mean(r.pretrained_perplexity) if r.pretrained_perplexity else None,
+        "oneshot_methods": methods, "calibration": r.calibration,
         "quality_delta": iv.point, "quality_delta_interval": [iv.low, iv.high], "quality_delta_ci": iv.high,
         "interval_method": iv.method,
         "pruning_schedule": (f"one-shot {n}:{m} magnitude pruning (ASP m4n2_1d) of {len(r.pruned_tensors)} "
                              f"projection weights after {c['steps']} dense steps (embeddings, head, LayerNorms "
-                             f"dense); alternative: gradual, Zhu & Gupta cubic ramp over 75 % of "
-                             f"{c['finetune_steps']} steps"),
+                             f"dense), then the ASP fine-tune; alternative: gradual, Zhu & Gupta cubic ramp over 75 % "
+                             f"of {c['finetune_steps']} steps; one-shot wanda and sparsegpt with the reference's own "
+                             "calibration inputs in oneshot_methods"),
         "finetune_recipe": (f"ASP: fixed mask, Adam lr {c['lr']} decaying linearly to 10 %, {c['finetune_steps']} "
                             f"steps of {c['batch']}x{c['ctx']} characters; the dense control gets the same steps"),
         "sparse_size": f"d_model={r.sparse_d_model}",
@@ -172,8 +190,6 @@ def reference_evidence(family: str, n: int, m: int, **kw) -> tuple[dict, object]
 
 def guardrail_verdict(ev: dict, max_delta: float) -> tuple[bool, str]:
     """The guardrail on the pessimistic end of the interval: ok when ``quality_delta_ci <= max_delta``."""
-    from sim.quality.reference import check_guardrail
-
     point, pess = float(ev["quality_delta"]), float(ev["quality_delta_ci"])
     ok, _ = check_guardrail(-pess, max_delta)
     iv = ev.get("quality_delta_interval")

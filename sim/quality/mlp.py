@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
 
 from sim.quality.pruning import cubic_sparsity, gradual_nm_mask, prune_layer
 
@@ -188,9 +190,6 @@ def train_gradual(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rn
 def load_digits_split(seed: int, test_fraction: float = 0.25):
     """scikit-learn's bundled 8x8 digits (1,797 images, no download), pixels scaled to [0, 1],
     stratified train/test split seeded by ``seed``."""
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
-
     data = load_digits()
     x = data.data.astype(np.float64) / 16.0
     y = data.target.astype(np.int64)

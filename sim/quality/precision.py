@@ -31,9 +31,11 @@ from hw.errors import InputError
 from hw.fp_golden import decode, encode
 from hw.precision import FORMATS, INT_BITS, check_precision
 from sim.quality.mlp import MLP
+from sim.quality.reference import DEFAULT_MAX_QUALITY_DELTA, parse_nm, reference_experiment
 from sim.quality.stats import Interval, loss_of, paired_interval
 
-__all__ = ["quantized_forward", "precision_quality", "PrecisionQuality", "CALIB_FRACTION"]
+__all__ = ["quantized_forward", "precision_quality", "PrecisionQuality", "CALIB_FRACTION", "check_gate_args",
+           "quant_weights", "act_scale", "quant_acts"]
 
 #: [A] fraction of the training split held out for activation calibration (never the test set)
 CALIB_FRACTION = 0.2
@@ -47,7 +49,8 @@ def _fp_round(x: np.ndarray, precision: str) -> np.ndarray:
     return np.where(s == 1, -1.0, 1.0) * sig * np.exp2(exp.astype(np.float64))
 
 
-def _quant_weights(w: np.ndarray, precision: str) -> np.ndarray:
+def quant_weights(w: np.ndarray, precision: str) -> np.ndarray:
+    """``w`` (out, in) quantised to ``precision`` (float64 values): INT per output row, FP8 per tensor, BF16."""
     if precision in INT_BITS:
         q = (1 << (INT_BITS[precision] - 1)) - 1
         scale = np.abs(w).max(axis=1, keepdims=True) / q
@@ -60,7 +63,8 @@ def _quant_weights(w: np.ndarray, precision: str) -> np.ndarray:
     return _fp_round(w / scale, precision) * scale
 
 
-def _act_scale(a_calib: np.ndarray, precision: str) -> float:
+def act_scale(a_calib: np.ndarray, precision: str) -> float:
+    """Per-tensor activation scale calibrated on ``a_calib`` (max |a| to the format's largest value)."""
     amax = float(np.abs(a_calib).max())
     if amax == 0:
         return 1.0
@@ -69,7 +73,8 @@ def _act_scale(a_calib: np.ndarray, precision: str) -> float:
     return amax / FORMATS[precision].max_finite
 
 
-def _quant_acts(a: np.ndarray, precision: str, scale: float) -> np.ndarray:
+def quant_acts(a: np.ndarray, precision: str, scale: float) -> np.ndarray:
+    """Activations ``a`` quantised to ``precision`` with ``scale`` (float64 values)."""
     if precision in INT_BITS:
         q = (1 << (INT_BITS[precision] - 1)) - 1
         return np.clip(np.rint(a / scale), -q, q) * scale
@@ -84,23 +89,23 @@ def quantized_forward(model: MLP, precision: str, x_calib: np.ndarray):
     if precision == "fp32":
         return model.forward
     check_precision(precision)
-    wq = [_quant_weights(w, precision) for w in model.weights]
+    wq = [quant_weights(w, precision) for w in model.weights]
     # calibrate each layer's input scale on the calibration data, layer by layer through the
     # quantised network (what a deployment calibrator sees)
     scales = []
     h = x_calib
     last = len(wq) - 1
     for i, (w, b) in enumerate(zip(wq, model.biases)):
-        s = _act_scale(h, precision)
+        s = act_scale(h, precision)
         scales.append(s)
-        h = (_quant_acts(h, precision, s).astype(np.float32) @ w.T.astype(np.float32)).astype(np.float64) + b
+        h = (quant_acts(h, precision, s).astype(np.float32) @ w.T.astype(np.float32)).astype(np.float64) + b
         if i < last:
             h = np.maximum(h, 0.0)
 
     def forward(x: np.ndarray) -> np.ndarray:
         h = x
         for i, (w, b) in enumerate(zip(wq, model.biases)):
-            h = (_quant_acts(h, precision, scales[i]).astype(np.float32) @ w.T.astype(np.float32)).astype(np.float64) + b
+            h = (quant_acts(h, precision, scales[i]).astype(np.float32) @ w.T.astype(np.float32)).astype(np.float64) + b
             if i < last:
                 h = np.maximum(h, 0.0)
         return h
@@ -125,8 +130,6 @@ class PrecisionQuality:
 def check_gate_args(precisions, seeds, max_delta: float | None) -> float:
     """Validate a per-precision quality run's arguments (fp32 or a hw.precision format; at least one
     seed); returns the gate's limit (sim.quality.reference's default when None)."""
-    from sim.quality.reference import DEFAULT_MAX_QUALITY_DELTA
-
     for p in precisions:
         if p != "fp32":
             check_precision(p, where="--precision")
@@ -140,8 +143,6 @@ def precision_quality(precisions, sparsities=("2:4", "dense"), seeds=(0, 1, 2), 
     """One row per (precision, sparsity): the reference MLP (dense, or N:M pruned and fine-tuned by the
     ASP recipe) at that precision against the dense FP32 model of the same seed. ``experiments``:
     {(seed, n, m): ReferenceResult} to reuse (computed here when absent)."""
-    from sim.quality.reference import parse_nm, reference_experiment
-
     max_delta = check_gate_args(precisions, seeds, max_delta)
     experiments = {} if experiments is None else experiments
     nm_of = {s: ((2, 4) if s == "dense" else parse_nm(s)) for s in sparsities}

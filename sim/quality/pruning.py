@@ -26,7 +26,7 @@ from hw.nm import check_nm
 from sim.asp_rules import CONV, DEPTHWISE, WEIGHT_GEMM, Verdict, weight_verdict
 
 __all__ = [
-    "nm_mask", "prune_nm", "is_nm", "reduction_axis", "kind_for_shape", "PrunedLayer", "prune_layer",
+    "nm_mask", "top_n_of_groups", "prune_nm", "is_nm", "reduction_axis", "kind_for_shape", "PrunedLayer", "prune_layer",
     "candidate_mask", "gradual_nm_mask", "cubic_sparsity",
 ]
 
@@ -63,16 +63,27 @@ def nm_mask(w, n: int = 2, m: int = 4, axis: int = -1, *, where: str = "weights"
     w = np.asarray(w)
     mag = _magnitude(w, where)
     g, moved_shape = _groups(mag, m, axis, where)
-    # rank_i = #{j : |w_j| > |w_i| or (|w_j| == |w_i| and j < i)}; keep rank < N. This is the
-    # position of i in a stable sort on descending magnitude (lower index wins ties), computed
-    # with M vectorised comparisons instead of a per-group argsort (~10x faster for M = 4).
-    idx = np.arange(m)
-    rank = np.zeros(g.shape, dtype=np.int64)
+    keep = top_n_of_groups(g, n)
+    return np.moveaxis(keep.reshape(moved_shape), -1, axis % w.ndim)
+
+
+def top_n_of_groups(g: np.ndarray, n: int) -> np.ndarray:
+    """Keep-mask of the N largest entries along the last axis of ``g`` (groups ``(..., M)`` of
+    finite scores); equal scores go to the lower index.
+
+    rank_i = #{j : g_j > g_i, or g_j == g_i and j < i}; keep rank < N. This is the position of i in
+    a stable sort on descending score, computed with M vectorised comparisons instead of a
+    per-group argsort (~10x faster for M = 4): entry j adds one to the ranks of the later entries
+    it is at least as large as, and of the earlier entries it is strictly larger than."""
+    m = g.shape[-1]
+    rank = np.zeros(g.shape, dtype=np.uint8)  # M <= hw.nm.MAX_M = 64
     for j in range(m):
         gj = g[..., j:j + 1]
-        rank += (gj > g) | ((gj == g) & (j < idx))
-    keep = rank < n
-    return np.moveaxis(keep.reshape(moved_shape), -1, axis % w.ndim)
+        if j + 1 < m:
+            rank[..., j + 1:] += gj >= g[..., j + 1:]
+        if j:
+            rank[..., :j] += gj > g[..., :j]
+    return rank < n
 
 
 def prune_nm(w, n: int = 2, m: int = 4, axis: int = -1, *, where: str = "weights") -> np.ndarray:

@@ -31,6 +31,8 @@ import numpy as np
 from hw.errors import InputError
 from hw.nm import check_nm
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM, weight_verdict
+from sim.perf import ArrayConfig, simulate
+from sim.workloads import Workload, make_layer
 from sim.quality.mlp import (
     TrainConfig, accuracy, asp_masks, init_mlp, load_digits_split, train, train_gradual,
 )
@@ -127,9 +129,6 @@ DEFAULT_DESIGN = {"rows": 16, "cols": 16, "dataflow": "ws"}
 def perf_latency_fn(arch=None, *, n: int = 2, m: int = 4) -> LatencyFn:
     """Latency from ``sim.perf``'s cycle model (total cycles incl. memory stalls) on ``arch``
     (a ``sim.perf.ArrayConfig``; default :data:`DEFAULT_DESIGN` with the given N:M)."""
-    from sim.perf import ArrayConfig, simulate
-    from sim.workloads import Workload, make_layer
-
     arch = arch or ArrayConfig(**DEFAULT_DESIGN, n=n, m=m)
 
     def latency(gemms: Sequence[GemmShape]) -> float:
@@ -151,8 +150,6 @@ def default_latency_fn(n: int = 2, m: int = 4) -> LatencyFn:
 def default_dense_latency_fn(n: int = 2, m: int = 4) -> LatencyFn:
     """Latency model of the dense model of equal latency: ``sim.perf`` on the same array as
     :data:`DEFAULT_DESIGN` with dense PEs (``ArrayConfig.sparse = False``)."""
-    from sim.perf import ArrayConfig
-
     return perf_latency_fn(ArrayConfig(**DEFAULT_DESIGN, n=n, m=m, sparse=False))
 
 

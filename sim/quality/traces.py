@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from hw.errors import InputError
+from hw.golden import compress_nm, decompress_nm, gemm_nm, wrap_signed
 from sim.quality.pruning import prune_layer
+from sim.quality.reference import reference_experiment
 
 __all__ = ["LayerTrace", "quantize_symmetric", "layer_trace", "reference_traces"]
 
@@ -74,11 +76,7 @@ class LayerTrace:
     def gemm(self, acc_bits: int = 32) -> np.ndarray:
         """Integer ``W @ x`` through ``hw.golden.gemm_nm`` (dense layers: plain int64 matmul)."""
         if self.pruned:
-            from hw.golden import gemm_nm
-
             return gemm_nm(self.values, self.meta, self.activations, self.n, self.m, acc_bits)
-        from hw.golden import wrap_signed
-
         return wrap_signed(self.weights.astype(np.int64) @ self.activations.astype(np.int64), acc_bits)
 
 
@@ -119,8 +117,6 @@ def layer_trace(name: str, w, calib, n: int = 2, m: int = 4, *, weight_bits: int
                 kind: str | None = None) -> LayerTrace:
     """Prune ``w`` (out, K) per the ASP verdict, quantise it and ``calib`` (samples, K), and
     compress it with ``hw.golden.compress_nm``; the compression is checked to be exact."""
-    from hw.golden import compress_nm, decompress_nm
-
     w = np.asarray(w, dtype=np.float64)
     calib = np.asarray(calib, dtype=np.float64)
     if w.ndim != 2:
@@ -144,8 +140,6 @@ def reference_traces(seed: int = 0, n: int = 2, m: int = 4, *, samples: int = 25
                      weight_bits: int = 8, act_bits: int = 8) -> list[LayerTrace]:
     """Layer traces of the reference experiment's fine-tuned N:M MLP, with each layer's real
     input activations on the first ``samples`` test images as the calibration trace."""
-    from sim.quality import reference_experiment
-
     result = result or reference_experiment(seed, n, m)
     model = result.models["finetuned"]
     xte = result.models["data"][2][:samples]

@@ -26,36 +26,32 @@ import hashlib
 import json
 import os
 import tempfile
+from dataclasses import asdict
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from hw.precision import check_precision
-from sim.quality.precision import CALIB_FRACTION, PrecisionQuality, _act_scale, _quant_acts, _quant_weights
+from sim.quality.charlm import GEMM_WEIGHTS, LMConfig, corpus, eval_windows, init_lm, numpy_nll, train_lm
+from sim.quality.precision import (
+    CALIB_FRACTION, PrecisionQuality, act_scale, check_gate_args, quant_acts, quant_weights,
+)
+from sim.quality.reference import parse_nm
 from sim.quality.stats import loss_of, paired_interval
+from sim.quality.transformer import cache_dir, code_digest
+from sim.quality.user_eval import prune_for_eval
 
 __all__ = ["transformer_precision_quality", "quantized_nll", "trained_models", "GEMM_WEIGHTS"]
 
-#: the weight GEMMs quantised (per block, plus the head)
-GEMM_WEIGHTS = ("attn.qkv", "attn.out", "ffn.fc1", "ffn.fc2")
-
 
 def _weights_key(cfg, seed: int, n: int, m: int) -> str:
-    from dataclasses import asdict
-
-    from sim.quality.transformer import _code_digest
-
-    blob = json.dumps({"code": _code_digest(), "cfg": asdict(cfg), "seed": seed, "nm": [n, m]}, sort_keys=True)
+    blob = json.dumps({"code": code_digest(), "cfg": asdict(cfg), "seed": seed, "nm": [n, m]}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
 def trained_models(seed: int, n: int, m: int, cfg=None, *, use_cache: bool = True) -> dict[str, dict]:
     """{"dense": params, "finetuned": params}: sim.quality.transformer's dense control and N:M ASP
     fine-tune of ``seed`` (same recipe and random streams), FP32."""
-    from threadpoolctl import threadpool_limits
-
-    from sim.quality.transformer import LMConfig, cache_dir, corpus, init_lm, train_lm
-    from sim.quality.user_eval import prune_for_eval
-
     cfg = LMConfig() if cfg is None else cfg
     path = cache_dir() / f"transformer-weights-{_weights_key(cfg, seed, n, m)}.npz"
     if use_cache and path.exists():
@@ -82,40 +78,6 @@ def trained_models(seed: int, n: int, m: int, cfg=None, *, use_cache: bool = Tru
     return out
 
 
-def _nll(p: dict, x: np.ndarray, y: np.ndarray, heads: int, lin) -> np.ndarray:
-    """Per-window mean NLL; ``lin(a, name)`` computes a @ W[name].T + b[name] (quantised or not).
-    The same network as sim.quality.transformer._forward_nll, in plain numpy."""
-    from sim.quality.transformer import VOCAB, _layers_of
-
-    def ln(h, g, b):
-        mu = h.mean(axis=-1, keepdims=True)
-        var = ((h - mu) ** 2).mean(axis=-1, keepdims=True)
-        return (h - mu) / np.sqrt(var + 1e-5) * g + b
-
-    B, T = x.shape
-    d = p["tok_embed.weight"].shape[1]
-    hd = d // heads
-    h = p["tok_embed.weight"][x] + p["pos_embed.weight"][:T]
-    causal = np.triu(np.full((T, T), -1e9, dtype=np.float32), 1)
-    for i in range(_layers_of(p)):
-        b = f"blocks.{i}."
-        a = ln(h, p[b + "ln1.weight"], p[b + "ln1.bias"])
-        qkv = lin(a, b + "attn.qkv").reshape(B, T, 3, heads, hd).transpose(2, 0, 3, 1, 4)
-        q, k, v = qkv[0], qkv[1], qkv[2]
-        s = q @ np.swapaxes(k, -1, -2) * (1.0 / np.sqrt(hd)) + causal
-        w = np.exp(s - s.max(axis=-1, keepdims=True))
-        w = w / w.sum(axis=-1, keepdims=True)
-        o = (w @ v).transpose(0, 2, 1, 3).reshape(B, T, d)
-        h = h + lin(o, b + "attn.out")
-        a = ln(h, p[b + "ln2.weight"], p[b + "ln2.bias"])
-        h = h + lin(np.maximum(lin(a, b + "ffn.fc1"), 0.0), b + "ffn.fc2")
-    logits = lin(ln(h, p["ln_f.weight"], p["ln_f.bias"]), "head")
-    z = logits - logits.max(axis=-1, keepdims=True)
-    nll = np.log(np.exp(z).sum(axis=-1)) - np.take_along_axis(z, y[..., None], axis=-1)[..., 0]
-    _ = VOCAB
-    return nll.mean(axis=1)
-
-
 def quantized_nll(p: dict, precision: str, windows, calib_windows, heads: int) -> np.ndarray:
     """Per-window mean NLL of the model ``p`` with its weight GEMMs at ``precision`` (``fp32``: none
     quantised); activation scales calibrated on ``calib_windows`` (x, y)."""
@@ -124,20 +86,20 @@ def quantized_nll(p: dict, precision: str, windows, calib_windows, heads: int) -
     names = sorted({k[:-len(".weight")] for k in p if k.endswith(".weight") and
                     (k.startswith("head") or any(g in k for g in GEMM_WEIGHTS))})
     wq = {nm: (p[nm + ".weight"] if precision == "fp32" else
-               _quant_weights(p[nm + ".weight"].astype(np.float64), precision)).astype(np.float32) for nm in names}
+               quant_weights(p[nm + ".weight"].astype(np.float64), precision)).astype(np.float32) for nm in names}
     scales: dict[str, float] = {}
 
     def lin(a, name):
         if precision != "fp32":
             if name not in scales:  # the calibration pass meets the layers in order
-                scales[name] = _act_scale(a, precision)
-            a = _quant_acts(a.astype(np.float64), precision, scales[name])
+                scales[name] = act_scale(a, precision)
+            a = quant_acts(a.astype(np.float64), precision, scales[name])
         return a.astype(np.float32) @ wq[name].T + p[name + ".bias"]
 
     if precision != "fp32":
-        _nll(p, *calib_windows, heads, lin)
+        numpy_nll(p, *calib_windows, heads, lin)
     x, y = windows
-    return np.concatenate([_nll(p, x[s:s + 64], y[s:s + 64], heads, lin) for s in range(0, len(x), 64)])
+    return np.concatenate([numpy_nll(p, x[s:s + 64], y[s:s + 64], heads, lin) for s in range(0, len(x), 64)])
 
 
 def transformer_precision_quality(precisions, sparsities=("2:4", "dense"), seeds=(0, 1, 2), *,
@@ -146,10 +108,6 @@ def transformer_precision_quality(precisions, sparsities=("2:4", "dense"), seeds
     """One row per (precision, sparsity), like sim.quality.precision.precision_quality, on the
     char-level transformer: ``accuracy`` holds the mean NLL (nats/char, lower is better), ``delta`` the
     relative NLL increase against the dense FP32 model of the same seed."""
-    from sim.quality.precision import check_gate_args
-    from sim.quality.reference import parse_nm
-    from sim.quality.transformer import LMConfig, corpus, eval_windows
-
     cfg = LMConfig() if cfg is None else cfg
     max_delta = check_gate_args(precisions, seeds, max_delta)
     train_ids, test_ids, _, _ = corpus()

@@ -5,42 +5,40 @@ the team's own evaluation. A dict carries ``{"metric": float, "per_sample": [...
 "higher_is_better": bool}`` (``per_sample`` and ``higher_is_better`` optional; a float means
 higher is better); per-sample scores give the delta a 95 % bootstrap interval.
 
-Which tensors are pruned (stated rule, NVIDIA ASP's whitelist of Linear/Conv weights):
-
-* floating-point tensors with two or more axes, whose name does not mark an embedding table
-  (``embed``, ``wte``, ``wpe``: ASP does not prune ``nn.Embedding``), and whose shape passes the
-  shared ASP verdict (``sim.asp_rules.weight_verdict``: size(0) % 8, size(1) % 16, K % M), are
-  N:M-pruned along the reduction axis (``sim.quality.pruning.prune_layer``);
-* every other tensor is passed to the eval unchanged and listed in ``skipped_tensors`` with the
-  reason.
+Which tensors are pruned, along which axis and by which method (magnitude, wanda, sparsegpt;
+sparsegpt by default when calibration inputs are given): sim.quality.oneshot. Tensors that are not
+pruned are passed to the eval unchanged and listed in ``skipped_tensors`` with the reason.
 
 The eval sees the dense weights, the one-shot pruned weights and (when given) the team's own
-fine-tuned pruned weights, which must keep N:M on every tensor the one-shot pass prunes.
+fine-tuned pruned weights, which must keep N:M on every tensor the one-shot pass prunes, along the
+same axis. It runs in a child process with a time limit (sim.quality.hooks): whatever it does
+(hang, exit, raise, print to stdout, return a wrong value) is one InputError naming it. Scores
+must be finite and at most :data:`MAX_SCORE` in magnitude.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.machinery
-import importlib.util
 import math
-import re
-import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from hw.errors import InputError
-from hw.nm import check_nm
-from sim.quality.pruning import is_nm, prune_layer, reduction_axis
+from sim.quality.calibration import Calibration, calibration_from_spec
+from sim.quality.hooks import HookTimeout, TeamHook
+from sim.quality.layouts import LayoutRule
+from sim.quality.oneshot import OneShot, prune_tensors
+from sim.quality.pruning import is_nm
 from sim.quality.stats import loss_of, paired_interval
+from sim.quality.weights import check_save_path, load_tensors, save_tensors
 
-__all__ = ["Score", "load_eval", "run_eval", "prune_for_eval", "model_evidence"]
+__all__ = ["Score", "load_eval", "run_eval", "prune_for_eval", "model_evidence", "load_and_prune", "MAX_SCORE",
+           "check_finite_loss"]
 
-_EMBEDDING = re.compile(r"embed|(^|[._/])(wte|wpe)($|[._/])", re.IGNORECASE)
+#: Largest score magnitude accepted from an eval [A]: means, differences and ratios of scores up
+#: to 1e100 stay far inside float64 (max 1.8e308), so no delta or interval overflows.
+MAX_SCORE = 1e100
 
 
 @dataclass(frozen=True)
@@ -52,81 +50,29 @@ class Score:
     higher_is_better: bool
 
 
-def load_eval(spec: str, base_dir: str | Path | None = None) -> Callable:
-    """``"module:function"`` (an importable module, or a ``.py`` file path relative to
-    ``base_dir``) -> the function. Any failure is one InputError naming the eval."""
-    where = f"eval {spec!r}"
-    if not isinstance(spec, str) or spec.count(":") < 1:
-        raise InputError("expected MODULE:FUNCTION, e.g. my_eval:score", where=where)
-    mod_name, _, fn_name = spec.rpartition(":")
-    if not mod_name or not fn_name.isidentifier():
-        raise InputError("expected MODULE:FUNCTION, e.g. my_eval:score", where=where)
-    base = Path(base_dir) if base_dir is not None else Path.cwd()
-    try:
-        path = None
-        if mod_name.endswith(".py"):
-            path = Path(mod_name)
-            path = path if path.is_absolute() else base / path
-            if not path.is_file():
-                raise InputError(f"no such file {path}", where=where)
-        elif "." not in mod_name:
-            # a module file next to the config (or in the working directory) is loaded from there,
-            # afresh: two configs with the same module name in different directories never mix
-            found = importlib.machinery.PathFinder.find_spec(mod_name, [str(base.resolve())])
-            if found is not None and found.origin and found.origin.endswith(".py"):
-                path = Path(found.origin)
-        if path is not None:
-            name = f"_sparsepe_eval_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]}"
-            sp = importlib.util.spec_from_file_location(name, path)
-            module = importlib.util.module_from_spec(sp)
-            sys.modules[name] = module
-            sp.loader.exec_module(module)
-        else:
-            added = str(base.resolve())
-            sys.path.insert(0, added)
-            try:
-                module = importlib.import_module(mod_name)
-            finally:
-                if added in sys.path:
-                    sys.path.remove(added)
-    except InputError:
-        raise
-    except BaseException as exc:  # noqa: BLE001 - whatever the team's module raises, one line
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        raise InputError(f"import failed: {type(exc).__name__}: {_first_line(exc)}", where=where) from None
-    fn = getattr(module, fn_name, None)
-    if not callable(fn):
-        raise InputError(f"module {mod_name!r} has no function {fn_name!r}", where=where)
-    fn.__sparsepe_spec__ = spec  # type: ignore[attr-defined]
-    return fn
-
-
-def _first_line(exc: BaseException) -> str:
-    s = str(exc).strip()
-    return s.splitlines()[0] if s else "(no message)"
+def load_eval(spec: str, base_dir: str | Path | None = None, timeout: HookTimeout | None = None) -> TeamHook:
+    """The team's eval ``"module:function"`` in its child process (sim.quality.hooks); close it
+    (or use it as a context manager) when done."""
+    return TeamHook(spec, base_dir, what="eval", timeout=timeout)
 
 
 def _number(v, where: str, what: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(float(v)):
         raise InputError(f"returned a non-numeric {what} {v!r} (expected a finite float)", where=where)
+    if abs(float(v)) > MAX_SCORE:
+        raise InputError(f"returned a {what} of {float(v):g} (scores must be at most {MAX_SCORE:g} in magnitude)",
+                         where=where)
     return float(v)
 
 
-def run_eval(fn: Callable, weights: dict[str, np.ndarray], label: str) -> Score:
-    """Call the team's eval on a copy of ``weights``; validate what it returns."""
-    spec = getattr(fn, "__sparsepe_spec__", getattr(fn, "__name__", "eval"))
-    where = f"eval {spec!r} on the {label} weights"
-    try:
-        out = fn({k: v.copy() for k, v in weights.items()})
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # noqa: BLE001 - the team's code may raise anything
-        raise InputError(f"raised {type(exc).__name__}: {_first_line(exc)}", where=where) from None
+def run_eval(hook: TeamHook, weights: dict[str, np.ndarray], label: str) -> Score:
+    """Call the team's eval on ``weights`` (a copy, in its child process); validate what it returns."""
+    where = f"eval {hook.spec!r} on the {label} weights"
+    out = hook.call(weights, where)
     if isinstance(out, dict):
         unknown = set(out) - {"metric", "per_sample", "higher_is_better"}
         if "metric" not in out or unknown:
-            raise InputError(f"returned a dict with keys {sorted(out)}; expected 'metric' and optionally "
+            raise InputError(f"returned a dict with keys {sorted(map(str, out))}; expected 'metric' and optionally "
                              "'per_sample', 'higher_is_better'", where=where)
         metric = _number(out["metric"], where, "metric")
         hib = out.get("higher_is_better", True)
@@ -140,38 +86,35 @@ def run_eval(fn: Callable, weights: dict[str, np.ndarray], label: str) -> Score:
                 raise InputError("returned non-numeric per_sample scores", where=where) from None
             if arr.size == 0 or not np.all(np.isfinite(arr)):
                 raise InputError("returned empty or non-finite per_sample scores", where=where)
+            if np.max(np.abs(arr)) > MAX_SCORE:
+                raise InputError(f"returned per_sample scores up to {np.max(np.abs(arr)):g} in magnitude (scores must "
+                                 f"be at most {MAX_SCORE:g})", where=where)
             ps = arr
         return Score(metric, ps, hib)
     return Score(_number(out, where, "result"), None, True)
 
 
-def prune_for_eval(tensors: dict[str, np.ndarray], n: int, m: int
+def check_finite_loss(value: float, dense: Score, sparse: Score, where: str) -> float:
+    """``value`` (a loss, a delta, an interval end) when finite, else one InputError blaming the
+    eval (a lower-is-better dense metric of 0 makes the relative loss undefined)."""
+    if math.isfinite(value):
+        return value
+    why = (" (lower is better and the dense metric is 0: the relative loss sparse / dense - 1 is undefined)"
+           if not dense.higher_is_better and dense.metric == 0 else "")
+    raise InputError(f"its scores give a non-finite quality loss: dense {dense.metric:g}, sparse "
+                     f"{sparse.metric:g}{why}", where=where)
+
+
+def prune_for_eval(tensors: dict[str, np.ndarray], n: int, m: int, **kw
                    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, str]]:
-    """(one-shot pruned tensors, masks of the pruned ones, skipped name -> reason)."""
-    check_nm(n, m)
-    out, masks, skipped = {}, {}, {}
-    for name, t in tensors.items():
-        out[name] = t
-        if not np.issubdtype(t.dtype, np.floating):
-            skipped[name] = f"dtype {t.dtype}: not a floating-point weight"
-        elif t.ndim < 2:
-            skipped[name] = f"{t.ndim}-D tensor: bias/normalisation/scalar, not a weight matrix (ASP prunes weights only)"
-        elif _EMBEDDING.search(name):
-            skipped[name] = "embedding table: not a Linear/Conv weight (ASP's whitelist)"
-        elif not np.all(np.isfinite(t)):
-            raise InputError("holds NaN or infinity", where=f"tensor {name!r}")
-        else:
-            layer = prune_layer(name, t, n, m)
-            if layer.pruned:
-                out[name] = layer.weights
-                masks[name] = layer.mask
-            else:
-                skipped[name] = layer.verdict.reason
-    return out, masks, skipped
+    """(one-shot pruned tensors, masks of the pruned ones, skipped name -> reason); keywords as
+    sim.quality.oneshot.prune_tensors (magnitude without calibration)."""
+    shot = prune_tensors(tensors, n, m, **kw)
+    return shot.tensors, shot.masks, shot.skipped
 
 
-def _check_finetuned(path, dense: dict[str, np.ndarray], ft: dict[str, np.ndarray], masks: dict[str, np.ndarray],
-                     n: int, m: int) -> None:
+def _check_finetuned(path, dense: dict[str, np.ndarray], ft: dict[str, np.ndarray], shot: OneShot) -> None:
+    n, m = shot.n, shot.m
     missing = sorted(set(dense) - set(ft))
     extra = sorted(set(ft) - set(dense))
     if missing or extra:
@@ -181,37 +124,57 @@ def _check_finetuned(path, dense: dict[str, np.ndarray], ft: dict[str, np.ndarra
         if ft[name].shape != dense[name].shape:
             raise InputError(f"shape {ft[name].shape} differs from the dense weights' {dense[name].shape}",
                              where=f"{path}: tensor {name!r}")
-    for name in masks:
+    for name in shot.masks:
         w = ft[name]
-        if not is_nm(w, n, m, reduction_axis(w.shape)):
-            g = np.moveaxis(w, reduction_axis(w.shape) % w.ndim, -1)
+        axis = shot.layouts[name].reduction_axis(w.ndim)
+        if not is_nm(w, n, m, axis):
+            g = np.moveaxis(w, axis, -1)
             g = g.reshape(*g.shape[:-1], g.shape[-1] // m, m)
             bad = np.argwhere(np.count_nonzero(g, axis=-1) > n)
-            raise InputError(f"not {n}:{m} sparse: {len(bad)} group(s) of {m} keep more than {n} nonzeros "
-                             f"(first at index {tuple(int(i) for i in bad[0])}); fine-tuned weights must keep "
-                             f"the {n}:{m} pattern", where=f"{path}: tensor {name!r}")
+            raise InputError(f"not {n}:{m} sparse: {len(bad)} group(s) of {m} keep more than {n} nonzeros along "
+                             f"axis {axis} (first at index {tuple(int(i) for i in bad[0])}); fine-tuned weights must "
+                             f"keep the {n}:{m} pattern", where=f"{path}: tensor {name!r}")
 
 
-def load_and_prune(weights_path: str | Path, eval_spec: str, n: int, m: int, base_dir: str | Path | None = None):
-    """(eval function, dense tensors, one-shot N:M tensors, masks, skipped tensors with reasons) of the
-    team's weights file; one InputError when the file holds no tensor or none can be pruned N:M."""
-    from sim.quality.weights import load_tensors
-
-    fn = load_eval(eval_spec, base_dir)
-    dense = load_tensors(weights_path)
-    if not dense:
-        raise InputError("no tensors in the file", where=str(weights_path))
-    oneshot, masks, skipped = prune_for_eval(dense, n, m)
-    if not masks:
-        raise InputError(f"no tensor can be pruned {n}:{m} under the ASP rules "
-                         f"({'; '.join(f'{k}: {v}' for k, v in list(skipped.items())[:3])})", where=str(weights_path))
-    return fn, dense, oneshot, masks, skipped
+def load_and_prune(weights_path: str | Path, eval_spec: str, n: int, m: int, base_dir: str | Path | None = None, *,
+                   method: str | None = None, calibration: Calibration | str | Path | None = None,
+                   layout_rules: list[LayoutRule] | None = None, hook_timeout: HookTimeout | None = None):
+    """(the eval's TeamHook, dense tensors, one-shot N:M tensors, masks, skipped tensors with
+    reasons, OneShot) of the team's weights file; one InputError when the file holds no tensor or
+    none can be pruned N:M. Every input is checked before any tensor is pruned. The caller closes
+    the hook (``with hook:``); a calibration function given by name is closed here."""
+    hook = load_eval(eval_spec, base_dir, hook_timeout)
+    try:
+        dense = load_tensors(weights_path)
+        if not dense:
+            raise InputError("no tensors in the file", where=str(weights_path))
+        if isinstance(calibration, Calibration) or calibration is None:
+            shot = prune_tensors(dense, n, m, method=method, calibration=calibration, layout_rules=layout_rules)
+        else:
+            with calibration_from_spec(calibration, base_dir, timeout=hook_timeout) as cal:
+                shot = prune_tensors(dense, n, m, method=method, calibration=cal, layout_rules=layout_rules)
+        if not shot.masks:
+            raise InputError(f"no tensor can be pruned {n}:{m} under the ASP rules "
+                             f"({'; '.join(f'{k}: {v}' for k, v in list(shot.skipped.items())[:3])})",
+                             where=str(weights_path))
+    except BaseException:
+        hook.close()
+        raise
+    return hook, dense, shot.tensors, shot.masks, shot.skipped, shot
 
 
 def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: str | Path | None = None,
                    n: int = 2, m: int = 4, seed: int = 0, base_dir: str | Path | None = None,
-                   metric_name: str | None = None) -> dict:
+                   metric_name: str | None = None, method: str | None = None,
+                   calibration: Calibration | str | Path | None = None, layout_rules: list[LayoutRule] | None = None,
+                   save_pruned: str | Path | None = None, hook_timeout: HookTimeout | None = None) -> dict:
     """Score dense, one-shot N:M and (given) fine-tuned weights with the team's eval.
+
+    ``method``, ``calibration`` (a Calibration, a file or ``MODULE:FUNCTION`` relative to
+    ``base_dir``) and ``layout_rules``: how the one-shot model is pruned (sim.quality.oneshot);
+    ``save_pruned``: a ``.safetensors`` path the one-shot weights are written to (same names, dtypes
+    and layouts as the dense file); ``hook_timeout``: the time limit of each call of the eval and
+    of the calibration function (sim.quality.hooks).
 
     Returns the JSON of ``sparsepe quality --weights --eval``: ``dense_metric``,
     ``oneshot_metric``, ``finetuned_metric`` (None without fine-tuned weights), ``delta`` (the
@@ -219,36 +182,44 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
     given, else the one-shot one), ``delta_ci`` ([low, high], 95 %, paired bootstrap over the
     per-sample scores; None when the eval gives none), ``pruned_tensors``, ``skipped_tensors``,
     ``evidence`` ("model"), and the loss the sweep bounds (``quality_delta``, with its pessimistic
-    end ``quality_delta_ci``; see sim.quality.stats)."""
-    from sim.quality.weights import load_tensors
-
-    fn, dense, oneshot, masks, skipped = load_and_prune(weights_path, eval_spec, n, m, base_dir)
-    ft = None
-    if finetuned_path is not None:
-        ft = load_tensors(finetuned_path)
-        _check_finetuned(finetuned_path, dense, ft, masks, n, m)
-    s_dense = run_eval(fn, dense, "dense")
-    s_one = run_eval(fn, oneshot, f"one-shot {n}:{m}")
-    s_ft = run_eval(fn, ft, "fine-tuned") if ft is not None else None
+    end ``quality_delta_ci``; see sim.quality.stats); ``method``, ``calibration`` (``source``,
+    ``samples``, ``inputs``), ``layouts`` (tensor -> reduction axis) and ``pruned_file``."""
+    if save_pruned is not None:
+        check_save_path(save_pruned)
+    hook, dense, oneshot, masks, skipped, shot = load_and_prune(
+        weights_path, eval_spec, n, m, base_dir, method=method, calibration=calibration, layout_rules=layout_rules,
+        hook_timeout=hook_timeout)
+    with hook:
+        ft = None
+        if finetuned_path is not None:
+            ft = load_tensors(finetuned_path)
+            _check_finetuned(finetuned_path, dense, ft, shot)
+        if save_pruned is not None:
+            save_tensors(save_pruned, oneshot, source=weights_path, note=shot.schedule())
+        s_dense = run_eval(hook, dense, "dense")
+        s_one = run_eval(hook, oneshot, f"one-shot {n}:{m}")
+        s_ft = run_eval(hook, ft, "fine-tuned") if ft is not None else None
     for s, label in ((s_one, "one-shot"), (s_ft, "fine-tuned")):
         if s is not None and s.higher_is_better != s_dense.higher_is_better:
             raise InputError("higher_is_better differs between the dense and the sparse evaluation",
                              where=f"eval {eval_spec!r} on the {label} weights")
     sparse = s_ft or s_one
     hib = s_dense.higher_is_better
-    delta = sparse.metric - s_dense.metric
-    loss = float(loss_of(s_dense.metric, sparse.metric, hib))
+    where = f"eval {eval_spec!r}"
     delta_ci = loss_ci = None
     ci_note = "the eval returned no per_sample scores: no interval; the guardrail tests the point estimate"
-    if s_dense.per_sample is not None and sparse.per_sample is not None:
-        if s_dense.per_sample.shape != sparse.per_sample.shape:
-            raise InputError(f"per_sample lengths differ between dense ({s_dense.per_sample.size}) and sparse "
-                             f"({sparse.per_sample.size}) evaluations", where=f"eval {eval_spec!r}")
-        iv = paired_interval([s_dense.per_sample], [sparse.per_sample], lambda d, s: s - d, seed=seed)
-        delta_ci = [iv.low, iv.high]
-        li = paired_interval([s_dense.per_sample], [sparse.per_sample], lambda d, s: loss_of(d, s, hib), seed=seed)
-        loss_ci = [li.low, li.high]
-        ci_note = li.method
+    with np.errstate(all="ignore"):  # a non-finite result is reported below, blaming the eval
+        delta = check_finite_loss(sparse.metric - s_dense.metric, s_dense, sparse, where)
+        loss = check_finite_loss(float(loss_of(s_dense.metric, sparse.metric, hib)), s_dense, sparse, where)
+        if s_dense.per_sample is not None and sparse.per_sample is not None:
+            if s_dense.per_sample.shape != sparse.per_sample.shape:
+                raise InputError(f"per_sample lengths differ between dense ({s_dense.per_sample.size}) and sparse "
+                                 f"({sparse.per_sample.size}) evaluations", where=where)
+            iv = paired_interval([s_dense.per_sample], [sparse.per_sample], lambda d, s: s - d, seed=seed)
+            delta_ci = [check_finite_loss(v, s_dense, sparse, where) for v in (iv.low, iv.high)]
+            li = paired_interval([s_dense.per_sample], [sparse.per_sample], lambda d, s: loss_of(d, s, hib), seed=seed)
+            loss_ci = [check_finite_loss(v, s_dense, sparse, where) for v in (li.low, li.high)]
+            ci_note = li.method
     return {
         "evidence": "model",
         "eval": eval_spec, "metric": metric_name or "metric", "higher_is_better": hib,
@@ -261,9 +232,11 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
         "quality_delta": loss, "quality_delta_interval": loss_ci,
         "quality_delta_ci": loss if loss_ci is None else loss_ci[1],
         "interval_method": ci_note,
-        "pruned_tensors": [{"name": k, "shape": [int(d) for d in dense[k].shape]} for k in masks],
+        "pruned_tensors": shot.pruned_json(),
         "skipped_tensors": [{"name": k, "reason": v} for k, v in skipped.items()],
-        "pruning_schedule": (f"one-shot {n}:{m} magnitude pruning (ASP m4n2_1d rule) of {len(masks)} tensor(s)"
-                             + ("; fine-tuned by the team (weights given, checked to keep N:M)" if s_ft is not None
-                                else "; no fine-tuning (no --finetuned weights given)")),
+        "method": shot.method, "calibration": shot.calibration, "layouts": shot.layouts_json(),
+        "pruned_file": None if save_pruned is None else str(save_pruned),
+        "pruning_schedule": shot.schedule() + (
+            "; fine-tuned by the team (weights given, checked to keep N:M)" if s_ft is not None
+            else "; no fine-tuning (no --finetuned weights given)"),
     }

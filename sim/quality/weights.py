@@ -1,42 +1,33 @@
-"""User weights: load ``.npz`` / ``.safetensors``, prune N:M per the shared ASP verdict, report
-per-layer quality on calibration activations.
+"""User weight files: read ``.npz`` / ``.safetensors`` without torch (with size checks before any
+allocation), tell weights from the other tensors, write pruned weights back.
 
-Which tensors are weights (stated rule):
+Which tensors are weights (stated rule, for the per-layer report):
 
-* floating-point tensors with two or more axes are layer weights in PyTorch layout:
-  ``(out, in)`` -> kind ``gemm``; ``(Cout, Cin, ...)`` -> ``conv`` (``depthwise`` when Cin == 1);
+* floating-point tensors with two or more axes are layer weights (their layout:
+  sim.quality.layouts);
 * one-axis tensors whose name marks them as a bias or a normalisation parameter (a name part
   ``bias``, or containing ``norm``, ``ln``, ``bn``, ``running_``, ``num_batches``) are not
   weights and are listed as skipped;
 * anything else is an error naming the file and the tensor: integer/bool/bfloat16 dtype,
   a scalar, a one-axis tensor not named as above ("a 1-D tensor where a matrix is expected"),
-  NaN/infinity; and a file in which *no* weight can be tiled by N:M groups.
-
-Per layer (pruned or not) the report gives the retained magnitude share ``sum|W_p| / sum|W|``,
-the relative output error ``||X W^T - X W_p^T||_F / ||X W^T||_F`` and the output SNR
-``10 log10(||X W^T||^2 / ||X (W - W_p)^T||^2)`` dB on calibration activations X: given by the
-user (a ``.npz`` of ``(samples, in_features)`` arrays named like the weights; for a conv,
-``in_features = Cin*R*S`` in PyTorch's flattening order) or drawn from the stated distribution
-``X ~ N(0, 1)`` i.i.d., ``CALIB_SAMPLES`` rows, ``numpy.random.default_rng(seed)``.
+  NaN/infinity.
 """
 
 from __future__ import annotations
 
 import re
 import zipfile
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.lib.format as npy_format
+from safetensors import SafetensorError, safe_open
+from safetensors.numpy import load_file, save_file
 
 from hw.errors import InputError
-from sim.quality.pruning import prune_layer
 
-__all__ = ["load_tensors", "classify", "LayerQuality", "layer_quality", "weights_report", "CALIB_SAMPLES",
-           "load_calibration"]
-
-#: Rows of seeded calibration activations per layer when the user gives none.
-CALIB_SAMPLES = 256
+__all__ = ["load_tensors", "classify", "save_tensors", "check_save_path", "MAX_TENSOR_BYTES", "MAX_WEIGHTS_BYTES",
+           "MAX_TENSORS", "MAX_NDIM"]
 
 _NOT_WEIGHT = re.compile(r"(^|[._/])bias($|[._/])|norm|(^|[._/])(ln|bn)(_\w+|\d*)($|[._/])|running_|num_batches",
                          re.IGNORECASE)
@@ -56,13 +47,11 @@ MAX_TENSORS, MAX_NDIM = 100_000, 8
 
 def _npy_header(f, where: str):
     """(shape, fortran_order, dtype) of an .npy stream, the stream left at the data."""
-    import numpy.lib.format as fmt
-
-    version = fmt.read_magic(f)
+    version = npy_format.read_magic(f)
     if version == (1, 0):
-        return fmt.read_array_header_1_0(f)
+        return npy_format.read_array_header_1_0(f)
     if version == (2, 0):
-        return fmt.read_array_header_2_0(f)
+        return npy_format.read_array_header_2_0(f)
     raise InputError(f"unsupported .npy format version {version}", where=where)
 
 
@@ -128,13 +117,9 @@ def load_tensors(path: str | Path) -> dict[str, np.ndarray]:
         except (ValueError, SyntaxError, TypeError) as exc:  # bad npy header, object arrays need pickle
             raise InputError(f"unreadable tensor in .npz ({exc})", where=where) from None
     if suffix == ".safetensors":
-        from safetensors import SafetensorError
-
         # safetensors checks its header's offsets against the file; the file's size bounds the tensors
         if p.stat().st_size > MAX_WEIGHTS_BYTES:
             raise InputError(f"larger than the limit {MAX_WEIGHTS_BYTES / 2**30:.0f} GiB of one weight file", where=where)
-        from safetensors.numpy import load_file
-
         try:
             return dict(load_file(str(p)))
         except (SafetensorError, OSError, ValueError, TypeError) as exc:
@@ -170,95 +155,36 @@ def classify(path: str | Path, tensors: dict[str, np.ndarray]) -> tuple[dict[str
     return weights, skipped
 
 
-def load_calibration(path: str | Path) -> dict[str, np.ndarray]:
-    """User calibration activations: a file of 2-D float arrays keyed by weight name."""
-    acts = load_tensors(path)
-    for name, a in acts.items():
-        if a.ndim != 2 or not np.issubdtype(a.dtype, np.floating):
-            raise InputError(f"calibration activations must be a 2-D float array (samples, in_features), got "
-                             f"shape {a.shape} dtype {a.dtype}", where=f"{path}: tensor {name!r}")
-    return acts
+def check_save_path(path: str | Path, where: str = "--save-pruned") -> Path:
+    """A writable ``.safetensors`` target (checked before any pruning)."""
+    p = Path(path)
+    if p.suffix.lower() != ".safetensors":
+        raise InputError(f"the pruned weights are written as .safetensors, got {p.name!r}", where=where)
+    if not p.parent.is_dir():
+        raise InputError(f"no such directory {p.parent}", where=where)
+    if p.is_dir():
+        raise InputError("is a directory", where=where)
+    return p
 
 
-@dataclass(frozen=True)
-class LayerQuality:
-    """One row of the per-layer report."""
-
-    name: str
-    shape: list[int]
-    kind: str
-    pruned: bool
-    reason: str
-    nonzero_fraction: float
-    retained_magnitude_share: float
-    relative_output_error: float
-    snr_db: float | None  # None when the output is unchanged (infinite SNR)
-    calibration: str
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-def _as_matrix(w: np.ndarray) -> np.ndarray:
-    """(out, in) view: conv (Cout, Cin, R, S) -> (Cout, Cin*R*S), PyTorch's flattening order."""
-    return w.reshape(w.shape[0], -1)
-
-
-def layer_quality(name: str, w: np.ndarray, n: int = 2, m: int = 4, *, calib: np.ndarray | None = None,
-                  rng: np.random.Generator | None = None, where: str | None = None) -> LayerQuality:
-    """Prune one layer per the ASP verdict and measure what pruning did to its output."""
-    w64 = np.asarray(w, dtype=np.float64)
-    layer = prune_layer(name, w64, n, m)
-    wm, pm = _as_matrix(w64), _as_matrix(layer.weights)
-    k = wm.shape[1]
-    if calib is None:
-        rng = rng or np.random.default_rng(0)
-        x = rng.standard_normal((CALIB_SAMPLES, k))
-        source = f"seeded N(0,1), {CALIB_SAMPLES} samples"
-    else:
-        x = np.asarray(calib, dtype=np.float64)
-        if x.ndim != 2 or x.shape[1] != k:
-            raise InputError(f"calibration activations of shape {x.shape} do not match the layer's "
-                             f"{k} input features", where=where or f"calibration {name!r}")
-        source = f"user, {x.shape[0]} samples"
-    total = float(np.abs(wm).sum())
-    share = float(np.abs(pm).sum()) / total if total else 1.0
-    y = x @ wm.T
-    err = x @ (wm - pm).T
-    ny, ne = float(np.sum(y * y)), float(np.sum(err * err))
-    rel = float(np.sqrt(ne / ny)) if ny else (0.0 if ne == 0 else float("inf"))
-    snr = None if ne == 0 else (10.0 * np.log10(ny / ne) if ny else float("-inf"))
-    return LayerQuality(name=name, shape=[int(d) for d in w64.shape], kind=layer.kind, pruned=layer.pruned,
-                        reason=layer.verdict.reason, nonzero_fraction=float(np.count_nonzero(pm) / pm.size),
-                        retained_magnitude_share=share, relative_output_error=rel,
-                        snr_db=None if snr is None else float(snr), calibration=source)
-
-
-def weights_report(path: str | Path, n: int = 2, m: int = 4, *, seed: int = 0,
-                   calib_path: str | Path | None = None) -> dict:
-    """Per-layer quality of N:M-pruning every weight in a user file; see the module docstring."""
-    weights, skipped = classify(path, load_tensors(path))
-    calib = load_calibration(calib_path) if calib_path is not None else {}
-    for name in calib:
-        if name not in weights:
-            raise InputError(f"calibration tensor {name!r} matches no weight in {path}", where=str(calib_path))
-    rows = []
-    for i, (name, w) in enumerate(weights.items()):
-        rng = np.random.default_rng([seed, i])
-        rows.append(layer_quality(name, w, n, m, calib=calib.get(name), rng=rng,
-                                  where=f"{calib_path}: tensor {name!r}"))
-    if not any(r.pruned for r in rows):
-        first = rows[0]
-        raise InputError(f"shape {tuple(first.shape)} cannot be tiled by {n}:{m} groups under the ASP rules "
-                         f"({first.reason}); no tensor in the file can be pruned",
-                         where=f"{path}: tensor {first.name!r}")
-    pruned = [r for r in rows if r.pruned]
-    return {
-        "file": str(path), "nm": f"{n}:{m}", "seed": seed,
-        "calibration": (f"user file {calib_path} for {sorted(calib)}; " if calib else "")
-                       + f"otherwise X ~ N(0, 1) i.i.d., {CALIB_SAMPLES} rows per layer, "
-                         "numpy default_rng([seed, layer index])",
-        "layers": [r.to_json() for r in rows],
-        "skipped": [{"name": k, "reason": v} for k, v in skipped.items()],
-        "layers_pruned": len(pruned), "layers_dense": len(rows) - len(pruned),
-    }
+def save_tensors(path: str | Path, tensors: dict[str, np.ndarray], *, source: str | Path | None = None,
+                 note: str | None = None) -> Path:
+    """Write ``tensors`` (names, dtypes and shapes as given) to a ``.safetensors`` file. The
+    metadata of a ``.safetensors`` ``source`` is kept (Hugging Face loaders read its ``format``),
+    with ``note`` added under ``sparsepe``."""
+    p = check_save_path(path)
+    meta: dict[str, str] = {}
+    if source is not None and Path(source).suffix.lower() == ".safetensors":
+        try:
+            with safe_open(str(source), framework="numpy") as f:
+                meta = dict(f.metadata() or {})
+        except (SafetensorError, OSError):
+            meta = {}
+    if note:
+        meta["sparsepe"] = note
+    arrays = {k: np.ascontiguousarray(v) for k, v in tensors.items()}
+    try:
+        save_file(arrays, str(p), metadata=meta or None)
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc})", where=str(p)) from None
+    return p

@@ -34,14 +34,14 @@ def test_precision_axis_parses_and_rejects_unknown():
 
 
 def test_evaluator_operand_widths_follow_precision():
-    from explore.evaluator import _design_columns
+    from explore.evaluator import design_columns
 
     cfg = _cfg()
     cols = {k: np.array(v) for k, v in {"rows": [8, 8, 8, 8], "cols": [8] * 4, "sram_kb": [256] * 4,
                                          "clock_mhz": [500] * 4, "node_nm": [7] * 4, "sparsity": ["2:4"] * 4,
                                          "pipeline": [1] * 4, "dataflow": ["ws"] * 4, "dram": ["hbm2"] * 4,
                                          "precision": ["int8", "int4", "fp8-e4m3", "bf16"]}.items()}
-    d = _design_columns(cfg, cols)
+    d = design_columns(cfg, cols)
     assert d["act_bits"].tolist() == [8, 4, 8, 16] and d["weight_bits"].tolist() == [8, 4, 8, 16]
 
 
@@ -59,16 +59,16 @@ def test_simulate_precision_moves_bytes_not_metadata():
 
 
 def test_quantizers_follow_their_recipes():
-    from sim.quality.precision import _quant_weights, quantized_forward
+    from sim.quality.precision import quant_weights, quantized_forward
 
     rng = np.random.default_rng(0)
     w = rng.normal(size=(6, 32))
-    q4 = _quant_weights(w, "int4")
+    q4 = quant_weights(w, "int4")
     for c in range(6):      # per output channel: at most 15 levels, the channel max kept exactly
         assert len(np.unique(q4[c])) <= 15 and np.isclose(np.abs(q4[c]).max(), np.abs(w[c]).max())
-    e4 = _quant_weights(w, "fp8-e4m3")
+    e4 = quant_weights(w, "fp8-e4m3")
     assert np.isclose(np.abs(e4).max(), np.abs(w).max())          # per-tensor scale: max -> 448
-    b = _quant_weights(w, "bf16")
+    b = quant_weights(w, "bf16")
     assert np.allclose(b, w, rtol=2 ** -8) and not np.array_equal(b, w)
     from sim.quality.mlp import init_mlp
 

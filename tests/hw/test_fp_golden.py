@@ -8,7 +8,7 @@ import pytest
 
 from hw.errors import InputError
 from hw.fp_golden import f32_add, fp_mul, fp_pe_reference, run_streams
-from hw.golden import _decode_table
+from hw.golden import decode_table
 from hw.params import PEParams
 from hw.precision import FORMATS
 
@@ -25,7 +25,7 @@ STREAMS, GROUPS = 2000, 50           # 10**5 groups per format
 def test_golden_matches_numpy_reference_on_1e5_groups(precision):
     rng = np.random.default_rng(13 + FLOATS.index(precision))
     p = PEParams(precision=precision)
-    table, legal_t = _decode_table(p.n, p.m)
+    table, legal_t = decode_table(p.n, p.m)
     shape_a, shape_w = (STREAMS, GROUPS, p.m), (STREAMS, GROUPS, p.n)
     acts = operands(rng, precision, shape_a)
     weights = operands(rng, precision, shape_w)

@@ -7,7 +7,8 @@ import pytest
 from hw.errors import InputError
 from hw.params import PEParams
 from ppa.array_cost import KINDS, array_facts, array_shape, pe_kind, synth_array
-from ppa.model import DesignPoint, WorkloadActivity, estimate
+from ppa.design import DesignPoint, WorkloadActivity
+from ppa.model import estimate
 
 pytestmark = pytest.mark.yosys
 P4 = PEParams(act_bits=4, weight_bits=4, acc_bits=12)  # small operands: seconds per synthesis
@@ -65,9 +66,9 @@ def test_model_matches_whole_array_int8(kind, dataflow, n, synth_cache):
 
 def test_kinds_and_shapes():
     from hw.array import array_module_name
-    from ppa.array_cost import _MODULE
+    from ppa.rtl import ARRAY_MODULES
 
-    assert all(_MODULE[k] == array_module_name(k) for k in KINDS)
+    assert all(ARRAY_MODULES[k] == array_module_name(k) for k in KINDS)
     assert pe_kind(True) == "sparse" and pe_kind(False) == "dense" and pe_kind(True, True) == "dense_path"
     with pytest.raises(InputError):
         pe_kind(False, True)

@@ -11,9 +11,11 @@ import pytest
 from hw.errors import InputError
 from hw.params import PEParams
 from hw.simulate import ws_tile_schedule
-from ppa.array_cost import KINDS, array_facts, array_module, synth_array
-from ppa.model import DesignPoint, estimate
+from ppa.array_cost import KINDS, array_facts, synth_array
+from ppa.design import DesignPoint
+from ppa.model import estimate
 from ppa.netlist import GateNetlist
+from ppa.rtl import array_module
 
 pytestmark = pytest.mark.yosys
 P4 = PEParams(act_bits=4, weight_bits=4, acc_bits=12)  # small operands: seconds per synthesis

@@ -1,4 +1,4 @@
-"""ppa.liberty.energy: clock and flip-flop energy read from the Liberty library.
+"""ppa.liberty.energy and ppa.liberty.library's tables: clock and flip-flop energy read from the Liberty library.
 
 References: values typed here from osu018_stdcells.lib (DFFPOSX1 pin CLK, INVX1 pin Y tables) and
 interpolated by hand; OpenSTA's report_power on the same cells (a peer tool)."""
@@ -14,9 +14,9 @@ OSU018_DFF_CLK_PF = 0.0279235  # DFFPOSX1 pin CLK capacitance
 
 
 def _lib():
-    from ppa.timing import sta
+    from ppa.liberty.library import default_liberty
 
-    lib = sta.default_liberty()
+    lib = default_liberty()
     if lib is None:
         pytest.skip("the qflow-tech-osu018 Liberty file is not installed")
     return lib
@@ -29,15 +29,13 @@ def _lerp(x0, x1, y0, y1, x):
 def test_clock_pin_energy_is_the_hand_read_table():
     """DFFPOSX1 CLK internal_power (1-D in input_transition_time): rise 0.006865 / 0.006943 and fall
     0.11034 / 0.129769 at 0.06 / 0.24 ns; per cycle = one rising + one falling edge."""
-    from ppa.liberty import energy as le
-
     lib = _lib()
-    r, f = le.pin_internal_pj(lib, "DFFPOSX1", "CLK", slew_ns=0.06)
+    r, f = lib.pin_internal_pj("DFFPOSX1", "CLK", slew_ns=0.06)
     assert r + f == pytest.approx(0.006865 + 0.11034, rel=1e-9)
-    r, f = le.pin_internal_pj(lib, "DFFPOSX1", "CLK", slew_ns=0.15)
+    r, f = lib.pin_internal_pj("DFFPOSX1", "CLK", slew_ns=0.15)
     want = _lerp(0.06, 0.24, 0.006865, 0.006943, 0.15) + _lerp(0.06, 0.24, 0.11034, 0.129769, 0.15)
     assert r + f == pytest.approx(want, rel=1e-9)
-    assert le.pin_cap_pf(lib, "DFFPOSX1", "CLK") == pytest.approx(OSU018_DFF_CLK_PF)
+    assert lib.pin_cap_pf("DFFPOSX1", "CLK") == pytest.approx(OSU018_DFF_CLK_PF)
 
 
 def test_output_internal_energy_is_bilinear_in_load_and_slew():
@@ -54,7 +52,7 @@ def test_output_internal_energy_is_bilinear_in_load_and_slew():
         hi = _lerp(0.06, 0.18, c, d, 0.1)
         return _lerp(0.025, 0.075, lo, hi, load)
 
-    r, f = le.pin_internal_pj(lib, "INVX1", "Y", slew_ns=0.1, load_pf=load)
+    r, f = lib.pin_internal_pj("INVX1", "Y", slew_ns=0.1, load_pf=load)
     assert r == pytest.approx(bil(0.023574, 0.02752, 0.024479, 0.025247), rel=1e-9)
     assert f == pytest.approx(bil(0.008669, 0.006332, 0.007879, 0.007243), rel=1e-9)
     # a hand netlist: the driver's net costs 1/2 C V^2 + the mean of its rising and falling energy
@@ -92,14 +90,12 @@ def _report_power(tmp_path, lib, verilog, top, lines):
 def test_clock_pin_energy_against_opensta_report_power(tmp_path):
     """OpenSTA 2.0.x charges an input pin's rise + fall energy on each of the clock's two edges per
     period: its internal power x period = 2 x the per-cycle energy read here."""
-    from ppa.liberty import energy as le
-
     lib = _lib()
     v = "module ffs(clk, d, q);\ninput clk;\ninput d;\noutput q;\nDFFPOSX1 f0 (.CLK(clk), .D(d), .Q(q));\nendmodule\n"
     internal, _ = _report_power(tmp_path, lib, v, "ffs", [
         "create_clock -name clk -period 10 [get_ports clk]", "set_input_transition 0.15 [get_ports clk]",
         "set_power_activity -input -activity 0", "report_power -instances [get_cells f0] -digits 7"])
-    r, f = le.pin_internal_pj(lib, "DFFPOSX1", "CLK", slew_ns=0.15)
+    r, f = lib.pin_internal_pj("DFFPOSX1", "CLK", slew_ns=0.15)
     assert internal * 10e-9 / 2 == pytest.approx((r + f) * 1e-12, rel=1e-5)
 
 
@@ -108,8 +104,6 @@ def test_net_energy_against_opensta_report_power(tmp_path):
     """One INVX1 driving four: OpenSTA's switching power is 1/2 C V^2 per toggle and its internal
     power (rise + fall per toggle in 2.0.x) is twice our mean per toggle; the ratio of the two is
     independent of the activity OpenSTA assumes."""
-    from ppa.liberty import energy as le
-
     lib = _lib()
     v = ("module invs(a, y1, y2, y3, y4);\ninput a;\noutput y1, y2, y3, y4;\nwire n;\nINVX1 d0 (.A(a), .Y(n));\n"
          + "".join(f"INVX1 l{i} (.A(n), .Y(y{i}));\n" for i in range(1, 5)) + "endmodule\n")
@@ -117,7 +111,7 @@ def test_net_energy_against_opensta_report_power(tmp_path):
         "set_input_transition 0.1 [get_ports a]", "set_power_activity -input_ports a -activity 0.5",
         "report_power -instances [get_cells d0] -digits 7"])
     load = 4 * OSU018_INV_CIN_PF
-    r, f = le.pin_internal_pj(lib, "INVX1", "Y", slew_ns=0.1, load_pf=load)
+    r, f = lib.pin_internal_pj("INVX1", "Y", slew_ns=0.1, load_pf=load)
     assert internal / switching == pytest.approx((r + f) / (0.5 * load * 1.8 ** 2), rel=1e-4)
 
 
@@ -152,14 +146,16 @@ def test_osu018_clock_and_flop_toggle_equivalents_are_pinned(synth_cache):
 
 @pytest.mark.yosys
 def test_the_estimate_takes_the_clock_from_the_library(synth_cache):
-    from ppa import model, tech
-    from ppa.timing import sta
+    from ppa import tech
+    from ppa.design import DesignPoint
     from ppa.liberty import energy as le
+    from ppa.model import estimate
+    from ppa.timing.opensta import find_sta
 
     lib = _lib()
-    if sta.find_sta() is None:
+    if find_sta() is None:
         pytest.skip("OpenSTA (sta) is not installed")
-    r = model.estimate(model.DesignPoint(rows=2, cols=2, node_nm=7, sparse=False, pipeline=1), cache=synth_cache)
+    r = estimate(DesignPoint(rows=2, cols=2, node_nm=7, sparse=False, pipeline=1), cache=synth_cache)
     ce = r.details["clock_energy"]
     e = le.library_energy(lib, cache=synth_cache)
     assert ce["source"] == "liberty" and ce["library"] == lib.library

@@ -6,7 +6,9 @@ import pytest
 from hw.errors import InputError
 from hw.params import PEParams
 from ppa import activity
-from ppa.model import DesignPoint, WorkloadActivity, array_facts, estimate, synth_array
+from ppa.array_cost import array_facts, synth_array
+from ppa.design import DesignPoint, WorkloadActivity
+from ppa.model import estimate
 
 pytestmark = pytest.mark.yosys
 P = PEParams()

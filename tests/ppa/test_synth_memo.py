@@ -26,7 +26,8 @@ REPO = Path(__file__).resolve().parents[2]
 # (its Verilog back end, or anything of it) was imported
 PROBE = """
 import json, sys
-from ppa.model import DesignPoint, estimate
+from ppa.design import DesignPoint
+from ppa.model import estimate
 r = estimate(DesignPoint(rows=2, cols=2, sram_kb=32, node_nm=7))
 print(json.dumps({"result": r.to_json(), "verilog_backend": "amaranth.back.verilog" in sys.modules,
                   "amaranth": any(k == "amaranth" or k.startswith("amaranth.") for k in sys.modules)}))

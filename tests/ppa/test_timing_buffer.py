@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from ppa.timing import sta
+from ppa.liberty.library import default_liberty
 from ppa.timing import buffer as sb
+from ppa.timing.mapping import FASTEST_CLOCK_PS, map_to_liberty
 
-LIB = sta.default_liberty()
+LIB = default_liberty()
 CELL_MODELS = Path("/usr/share/qflow/tech/osu018/osu018_stdcells.v")
 pytestmark = pytest.mark.skipif(LIB is None, reason="no Liberty file (osu018) installed")
 
@@ -53,7 +54,7 @@ def _instances(v: str) -> dict[str, tuple[str, dict[str, str]]]:
 def test_tree_structure_on_flop_and_input_nets():
     before = _hand_netlist()
     r = sb.buffer_high_fanout(before, "t", LIB, clock_port="clk")
-    buf, a, y, c_buf, _ = sb.drive_buffer_cell(LIB)
+    buf, a, y, c_buf, _ = LIB.drive_buffer()
     assert buf == "BUFX4"  # osu018's strongest data buffer (CLKBUF1-3 are clock buffers)
     assert {n.net for n in r.nets} == {"q", "en"}  # not clk (clock port), not d (one pin)
     old, new = _instances(before), _instances(r.verilog)
@@ -61,7 +62,7 @@ def test_tree_structure_on_flop_and_input_nets():
     assert all(c == buf for c, _ in bufs.values()) and len(bufs) == r.buffers
     drv = {p[y]: k for k, (c, p) in bufs.items()}  # buffer output net -> buffer
     loads: dict[str, float] = {}
-    pins = sb._pin_info(LIB)
+    pins = LIB.pin_info()
     for k, (c, p) in new.items():
         for pin, net in p.items():
             if pins[c][pin][0] == "input":
@@ -113,7 +114,7 @@ endmodule
 def test_mapped_design_simulates_identically_after_buffering(tmp_path):
     if not CELL_MODELS.exists():
         pytest.skip(f"{CELL_MODELS} (the library's Verilog cell models) is not installed")
-    m = sta.map_to_liberty(_DESIGN, "fan", LIB, clock_ps=sta.FASTEST_CLOCK_PS)
+    m = map_to_liberty(_DESIGN, "fan", LIB, clock_ps=FASTEST_CLOCK_PS)
     r = sb.buffer_high_fanout(m.verilog, "fan", LIB, clock_port="clk")
     assert r.nets and r.buffers >= 2  # the en register's Q (64 mux selects) gets a tree
     after = re.sub(r"^module fan\(", "module fan_buf(", r.verilog, flags=re.M)

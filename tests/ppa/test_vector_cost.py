@@ -57,7 +57,8 @@ def test_workload_vector_ops_counts_classes():
 def test_vector_bits_sets_the_lane_width():
     """DesignPoint.vector_bits: the vector lanes' width (default act_bits), priced as that lane."""
     from hw.errors import InputError
-    from ppa.model import DesignPoint, estimate
+    from ppa.design import DesignPoint
+    from ppa.model import estimate
 
     base = dict(rows=2, cols=2, node_nm=7, sram_kb=64, vector_lanes=3)
     default = estimate(DesignPoint(**base))

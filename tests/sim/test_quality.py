@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from hw.errors import InputError
-from sim.quality.pruning import is_nm
+from sim.perf import ArrayConfig
 from sim.quality import (
-    analytic_latency_fn, check_guardrail, equal_latency_width, mlp_gemms, parse_nm, quality_loss,
+    analytic_latency_fn, check_guardrail, equal_latency_width, mlp_gemms, parse_nm, perf_latency_fn, quality_loss,
     reference_experiment,
 )
+from sim.quality.pruning import is_nm
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +107,6 @@ def test_bad_hidden_width_rejected():
 
 
 def test_equal_latency_on_sim_perf_matches_hand_fold_count():
-    pytest.importorskip("sim.perf")
-    from sim.perf import ArrayConfig
-    from sim.quality import perf_latency_fn
-
     # 16x16 WS, batch 256: SCALE-Sim folding, 2R + C + M - 2 = 302 cycles per fold, no stalls here
     # (DRAM at the default 64 GB/s keeps up; the SRAM port limit is lifted).
     # Sparse 64-64-64-10 (2:4, pe_k = 2): fc0 1x4 folds, fc1 1x4, dense head 2x1 -> 10 folds.

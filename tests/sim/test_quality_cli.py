@@ -50,6 +50,15 @@ def test_transformer_reference_json(tmp_path):
     assert d["dense_equal_latency_latency"] <= d["sparse_latency"]
     assert "dense PEs" in d["dense_latency_model"] and "sparse PEs" in d["latency_model"]
     assert d["pruning_schedule"] and d["finetune_recipe"]
+    # the one-shot delta of every method, against the pre-trained dense model, with its interval
+    assert set(d["oneshot_methods"]) == {"magnitude", "wanda", "sparsegpt"}
+    for row in d["oneshot_methods"].values():
+        lo, hi = row["quality_delta_interval"]
+        assert lo <= row["quality_delta"] <= hi
+        assert row["perplexity"] == pytest.approx(d["pretrained_metric"] * (1 + row["quality_delta"]), rel=0.05)
+    assert d["calibration"]["inputs"].startswith("pruned prefix")
+    human = _run("--reference", "--family", "transformer", cwd=None, timeout=900)
+    assert human.returncode == 0 and "one-shot 2:4 by method" in human.stdout and "sparsegpt" in human.stdout
     bad = _run("--reference", "--family", "cnn", cwd=None)
     assert bad.returncode == 2 and "--family" in bad.stderr
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-golden = pytest.importorskip("hw.golden")
-
-from hw.errors import InputError  # noqa: E402
-from sim.quality.pruning import is_nm, prune_nm  # noqa: E402
-from sim.quality import analytic_latency_fn, reference_experiment  # noqa: E402
-from sim.quality.traces import layer_trace, quantize_symmetric, reference_traces  # noqa: E402
+import hw.golden as golden
+from hw.errors import InputError
+from hw.params import PEParams
+from sim.quality import analytic_latency_fn, reference_experiment
+from sim.quality.pruning import is_nm, prune_nm
+from sim.quality.traces import layer_trace, quantize_symmetric, reference_traces
 
 
 def test_quantize_symmetric_bounds_and_error():
@@ -66,8 +66,6 @@ def test_reference_traces_use_real_activations():
 
 
 def test_pe_stream_sums_to_the_layer_gemm():
-    from hw.params import PEParams
-
     rng = np.random.default_rng(5)
     tr = layer_trace("fc", rng.normal(size=(16, 32)), np.maximum(rng.normal(size=(6, 32)), 0))
     acts, w, meta, clear = tr.pe_stream()

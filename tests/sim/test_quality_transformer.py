@@ -12,8 +12,12 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import pydoc_data.topics as t
 import pytest
+from autograd import grad
 
+import sim.quality.charlm as charlm
+from sim.perf import ArrayConfig
 from sim.quality.pruning import is_nm, reduction_axis
 from sim.quality.stats import loss_of, paired_interval
 from sim.quality.transformer import (
@@ -23,8 +27,6 @@ from sim.quality.user_eval import prune_for_eval
 
 
 def test_corpus_is_pydoc_topics_with_its_digest():
-    import pydoc_data.topics as t
-
     train, test, digest, chars = corpus()
     text = "".join(t.topics[k] for k in sorted(t.topics))
     assert digest == hashlib.sha256(text.encode()).hexdigest() and chars == len(text)
@@ -41,11 +43,8 @@ def test_autograd_gradient_matches_finite_difference():
     p = {k: v.astype(np.float64) for k, v in init_lm(cfg, rng).items()}
     x = rng.integers(0, VOCAB, size=(2, 8))
     y = rng.integers(0, VOCAB, size=(2, 8))
-    import sim.quality.transformer as tr
-    from autograd import grad
-
-    old = tr.DTYPE
-    tr.DTYPE = np.float64
+    old = charlm.DTYPE
+    charlm.DTYPE = np.float64
     try:
         g = grad(lm_loss)(p, x, y, 2)
         for name, idx in (("blocks.0.ffn.fc1.weight", (3, 5)), ("blocks.0.attn.qkv.weight", (20, 7)),
@@ -58,7 +57,7 @@ def test_autograd_gradient_matches_finite_difference():
             fd = (float(lm_loss(pp, x, y, 2)) - float(lm_loss(pm, x, y, 2))) / (2 * h)
             assert g[name][idx] == pytest.approx(fd, rel=1e-4, abs=1e-8), name
     finally:
-        tr.DTYPE = old
+        charlm.DTYPE = old
 
 
 def test_tiny_training_lowers_the_loss_and_masks_stay_nm():
@@ -90,14 +89,18 @@ def test_tiny_experiment_runs_and_is_cached(tmp_path, monkeypatch):
     assert r.corpus["sha256"] == corpus()[2]
     assert r.sparse_nonzero_params < r.sparse_params
     assert r.dense_equal_latency_latency <= r.sparse_latency
+    # one-shot by every method from the same pre-trained model, with the reference's own calibration inputs
+    assert set(r.oneshot_methods_perplexity) == {"magnitude", "wanda", "sparsegpt"}
+    assert r.oneshot_methods_perplexity["magnitude"] == r.oneshot_perplexity
+    assert all(p > 1 for v in r.oneshot_methods_perplexity.values() for p in v)
+    assert r.calibration["samples"] == 128 * cfg.ctx and r.calibration["inputs"].startswith("pruned prefix")
+    assert len(r.per_sample["pretrained"][0]) == 16 and len(r.per_sample["oneshot_sparsegpt"][0]) == 16
     t0 = time.perf_counter()
     again = transformer_experiment(2, 4, cfg=cfg)
     assert again.cached and time.perf_counter() - t0 < 5
     assert again.to_json() | {"cached": False, "seconds": 0} == r.to_json() | {"cached": False, "seconds": 0}
     assert again.per_sample == r.per_sample
     # another design: the latencies are recomputed, the training reused when the width matches
-    from sim.perf import ArrayConfig
-
     other = transformer_experiment(2, 4, cfg=cfg, sparse_arch=ArrayConfig(rows=8, cols=8, dataflow="ws"))
     if other.dense_equal_latency_d_model == r.dense_equal_latency_d_model:
         assert other.cached and other.per_sample == r.per_sample

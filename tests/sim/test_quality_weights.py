@@ -7,7 +7,8 @@ import pytest
 from safetensors.numpy import save_file
 
 from hw.errors import InputError
-from sim.quality.weights import CALIB_SAMPLES, layer_quality, load_tensors, weights_report
+from sim.quality.layer_report import CALIB_SAMPLES, layer_quality, weights_report
+from sim.quality.weights import load_tensors
 
 
 def _model(rng):
@@ -25,7 +26,7 @@ def test_report_on_both_formats(tmp_path, fmt):
         np.savez(path, **tensors)
     else:
         save_file(tensors, str(path))
-    rep = weights_report(path, 2, 4, seed=3)
+    rep, _ = weights_report(path, 2, 4, seed=3)
     rows = {r["name"]: r for r in rep["layers"]}
     assert set(rows) == {"fc1.weight", "conv.weight", "head.weight"}
     assert {s["name"] for s in rep["skipped"]} == {"fc1.bias", "ln_f.weight"}
@@ -35,8 +36,8 @@ def test_report_on_both_formats(tmp_path, fmt):
     # Gaussian weights: retained share near the order-statistics value 0.7445 (see test_pruning)
     assert 0.72 < rows["fc1.weight"]["retained_magnitude_share"] < 0.77
     # same seed -> same report; other seed -> other calibration draws
-    assert weights_report(path, 2, 4, seed=3) == rep
-    assert weights_report(path, 2, 4, seed=4)["layers"][0]["relative_output_error"] != rows["fc1.weight"][
+    assert weights_report(path, 2, 4, seed=3)[0] == rep
+    assert weights_report(path, 2, 4, seed=4)[0]["layers"][0]["relative_output_error"] != rows["fc1.weight"][
         "relative_output_error"]
 
 
@@ -44,7 +45,7 @@ def test_metrics_against_direct_computation():
     rng = np.random.default_rng(1)
     w = rng.normal(size=(32, 64))
     x = rng.normal(size=(50, 64))
-    r = layer_quality("w", w, 2, 4, calib=x)
+    r = layer_quality("w", w, 2, 4, calib=x, method="magnitude")
     # independent reference: explicit per-group loop keeping the 2 largest |w|
     wp = np.zeros_like(w)
     for i in range(32):
@@ -64,11 +65,12 @@ def test_user_calibration_file(tmp_path):
     rng = np.random.default_rng(2)
     np.savez(tmp_path / "w.npz", fc=rng.normal(size=(16, 32)))
     np.savez(tmp_path / "c.npz", fc=rng.normal(size=(20, 32)))
-    rep = weights_report(tmp_path / "w.npz", calib_path=tmp_path / "c.npz")
+    rep, _ = weights_report(tmp_path / "w.npz", calibration=tmp_path / "c.npz")
     assert rep["layers"][0]["calibration"] == "user, 20 samples"
+    assert rep["method"] == "sparsegpt" and rep["calibration"]["samples"] == 20  # the default with calibration
     np.savez(tmp_path / "c2.npz", fc=rng.normal(size=(20, 16)))
-    with pytest.raises(InputError, match="do not match"):
-        weights_report(tmp_path / "w.npz", calib_path=tmp_path / "c2.npz")
+    with pytest.raises(InputError, match="width 16, but tensor 'fc'"):
+        weights_report(tmp_path / "w.npz", calibration=tmp_path / "c2.npz")
 
 
 @pytest.mark.parametrize("case,match", [
