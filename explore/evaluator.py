@@ -206,6 +206,9 @@ def design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, n
     out["precision"] = np.array(prec, dtype=object)
     out["act_bits"] = np.array([cfg.fixed.act_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64)
     out["weight_bits"] = np.array([cfg.fixed.weight_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64)
+    # double-buffered weights (the axis; false without it), on the stationary dataflows only
+    db = out["double_buffer"].astype(bool) if "double_buffer" in out else np.zeros(P, dtype=bool)
+    out["double_buffer"] = db & np.array([str(x) != "os" for x in out["dataflow"]], dtype=bool)
     for k in ("rows", "cols", "node_nm", "pipeline"):
         out[k] = out[k].astype(np.int64)
     if "vector_lanes" in out:
@@ -224,7 +227,7 @@ def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict
         "act_bits": d.get("act_bits", np.full(len(d["rows"]), cfg.fixed.act_bits)),
         "weight_bits": d.get("weight_bits", np.full(len(d["rows"]), cfg.fixed.weight_bits)),
         "acc_bits": np.full(len(d["rows"]), cfg.fixed.acc_bits), "pipeline": d["pipeline"],
-        "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks),
+        "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks), "double_buffer": d["double_buffer"],
     }
     if "vector_lanes" in d:
         params["vector_lanes"] = d["vector_lanes"]
@@ -255,6 +258,7 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         sram_buffers_kb=(float(sim["sram_ifmap_kb"][i]), float(sim["sram_filter_kb"][i]), float(sim["sram_ofmap_kb"][i])),
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else thermal.TJ_MAX_C_DEFAULT,
         vector_lanes=int(d["vector_lanes"][i]) if "vector_lanes" in d else None,
+        double_buffer=bool(d["double_buffer"][i]),
     )
     sram_rd = (sim["sram_ifmap_read_bytes"][i] + sim["sram_filter_read_bytes"][i]
                + sim["sram_metadata_read_bytes"][i] + sim["sram_ofmap_read_bytes"][i])
@@ -568,6 +572,7 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
         weight_bits=int(d["weight_bits"][0]), acc_bits=cfg.fixed.acc_bits, pipeline=int(d["pipeline"][0]),
         sram_banks=cfg.fixed.sram_banks,
         vector_lanes=int(d["vector_lanes"][0]) if "vector_lanes" in d else None,
+        double_buffer=bool(d["double_buffer"][0]),
     )
     networks = [(w.name, w.weight, simulate(w.workload, arch)) for w in ctx.workloads]
     quality = None
