@@ -339,9 +339,9 @@ def llm_request_workloads(name: str, params: dict[str, Any], output_tokens: int
 
 
 #: Serving metrics of each point: p99 (mean over arrival seeds), its 95 % interval, p95; for LLM
-#: workloads also TTFT and TPOT p99 (NaN for the other workloads).
-SERVING_METRICS = ("p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms", "p95_latency_ms",
-                   "ttft_p99_ms", "tpot_p99_ms")
+#: workloads also TTFT and TPOT p50/p95/p99 (NaN for the other workloads).
+LLM_SERVING_METRICS = tuple(f"{k}_p{q}_ms" for k in ("ttft", "tpot") for q in (50, 95, 99))
+SERVING_METRICS = ("p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms", "p95_latency_ms", *LLM_SERVING_METRICS)
 
 
 def serving_stats(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray], i: int | None = None) -> list[Any]:
@@ -383,10 +383,11 @@ def _serving_metrics(ctx: EvalContext, d: dict[str, np.ndarray]) -> dict[str, np
         out["p99_latency_lo_ms"][i], out["p99_latency_hi_ms"][i] = st.p99_interval_ms
         out["p95_latency_ms"][i] = st.p95_ms
         if st.ttft_p99_ms is not None:
-            out["ttft_p99_ms"][i] = st.ttft_p99_ms
-            out["tpot_p99_ms"][i] = st.tpot_p99_ms
+            for k in LLM_SERVING_METRICS:
+                out[k][i] = getattr(st, k)
     if not any(isinstance(w.serving_tables[1], tuple) for w in ctx.workloads):  # no LLM workload
-        del out["ttft_p99_ms"], out["tpot_p99_ms"]
+        for k in LLM_SERVING_METRICS:
+            del out[k]
     return out
 
 
