@@ -19,7 +19,8 @@ Layout of a config (every section but ``[study]`` and ``[objectives]`` is requir
     [serving]          batching of the serving simulation behind the p99 limit (optional)
     [objectives]       primary (perf_per_watt) and optional secondary objectives (Pareto front)
     [quality]          the team's own model and eval behind the quality limit (optional):
-                       weights, eval = "module:function", finetuned, metric
+                       weights, eval = "module:function", finetuned, metric, method, calibration,
+                       hook_timeout
     [owners]           who owns each finding of the review packet (optional): the four roles
                        model_optimization, accelerator_architecture, compiler_sparsity,
                        serving_performance, each mapped to a person or team
@@ -38,6 +39,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from explore.quality_config import Quality
 from explore.safety import check_study_name
 from explore.space import (
     DRAM_TYPES,
@@ -299,42 +301,6 @@ class Limits(StrictModel):
         return {k: getattr(self, k) for k in LIMIT_CONSTRAINTS if getattr(self, k) is not None}
 
 
-class Quality(StrictModel):
-    """The team's own model and evaluation (``"model"`` evidence for the quality limit).
-
-    ``weights``: the dense model (.safetensors / .npz); ``eval``: ``"module:function"`` (a module
-    importable from the config's directory, or ``"file.py:function"``); ``finetuned``: the team's
-    N:M fine-tuned weights (optional); ``metric``: the eval metric's name, for reports. Paths are
-    relative to the config file. Without this section the quality limit binds on a reference
-    model of the workload family (``"proxy"`` evidence)."""
-
-    weights: str | None = None
-    eval: str | None = None
-    finetuned: str | None = None
-    metric: str | None = None
-
-    @model_validator(mode="after")
-    def _check(self) -> "Quality":
-        if (self.weights is None) != (self.eval is None):
-            raise ValueError("weights and eval go together (the eval scores the weights)")
-        if self.finetuned is not None and self.weights is None:
-            raise ValueError("finetuned needs weights and eval")
-        if self.eval is not None and ":" not in self.eval:
-            raise ValueError(f"eval must be 'module:function', got {self.eval!r}")
-        return self
-
-    def path(self, value: str, source: str) -> Path:
-        """A path of this section, relative to the config file ``source``."""
-        p = Path(value)
-        if p.is_absolute():
-            return p
-        base = Path(source).parent if source and not source.startswith("<") else Path.cwd()
-        return base / p
-
-    def base_dir(self, source: str) -> Path:
-        return Path(source).parent if source and not source.startswith("<") else Path.cwd()
-
-
 class Objectives(StrictModel):
     primary: Literal["perf_per_watt"] = "perf_per_watt"
     secondary: list[str] = Field(default_factory=list)
@@ -591,6 +557,12 @@ def config_fingerprint(cfg: SweepConfig) -> str:
     body = cfg.model_dump(mode="json", exclude={"study", "source", "owners", "context"})
     if body.get("quality") is None:  # no [quality] section: the fingerprint of configs written before it
         body.pop("quality", None)
+    else:  # the time limit does not change the problem; method and calibration unset: as before them
+        q = body["quality"]
+        q.pop("hook_timeout")
+        for k in ("method", "calibration"):
+            if q[k] is None:
+                q.pop(k)
     for k, v in _SERVING_ADDED.items():  # serving fields added later: at their default, as before them
         if body["serving"].get(k) == v:
             body["serving"].pop(k)

@@ -146,8 +146,10 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
     the context; sets ``ctx.quality[(n, m)]`` (the point loss, the ``quality_delta`` metric).
 
     * [quality] weights + eval: the team's model scored by the team's eval (``"model"``): dense vs
-      one-shot / fine-tuned N:M (sim.quality.user_eval.model_evidence). A failing eval is an
-      InputError here, at context creation, before any trial runs;
+      one-shot / fine-tuned N:M (sim.quality.user_eval.model_evidence), pruned by [quality] method
+      with [quality] calibration (relative to the config file), each call of the team's code
+      limited to [quality] hook_timeout. A failing eval is an InputError here, at context
+      creation, before any trial runs;
     * otherwise the reference of each workload family in the mix (``"proxy"``): the char-level
       transformer for bert/gpt/llama, the digits MLP for the rest, each over
       sim.quality.evidence.REFERENCE_SEEDS seeds, equal latency on sim.perf (the 16x16 WS
@@ -162,7 +164,8 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
         try:
             ev = model_evidence(q.path(q.weights, cfg.source), q.eval,
                                 finetuned_path=None if q.finetuned is None else q.path(q.finetuned, cfg.source),
-                                n=n, m=m, seed=QUALITY_SEED, base_dir=q.base_dir(cfg.source), metric_name=q.metric)
+                                n=n, m=m, seed=QUALITY_SEED, base_dir=q.base_dir(cfg.source), metric_name=q.metric,
+                                method=q.method, calibration=q.calibration, hook_timeout=q.timeout())
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: [quality]") from None
     else:

@@ -1,0 +1,165 @@
+"""The sweep's quality wiring: [quality] method / calibration / hook_timeout reach the team's
+model evidence, read from a real config file.
+
+The team's model is written here: a linear classifier ``argmax(x W^T)`` whose labels the dense
+weights make (dense accuracy 1), with one input channel per group of four 100x larger than the
+rest carrying weights 10x smaller. Magnitude 2:4 drops those small weights although their
+products are the largest; wanda (|W| x ||X||) and sparsegpt keep them, so the one-shot
+accuracies tell which method ran (measured: magnitude 0.205, wanda 0.878, sparsegpt 0.848)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from explore.config import config_fingerprint, load_config
+from explore.evaluator import make_context
+from hw.errors import InputError
+
+CONFIG = """\
+[study]
+name = "wire"
+seed = 0
+trials = 2
+
+[space]
+rows = [16]
+cols = [16]
+sram_kb = [256]
+clock_mhz = [400]
+node_nm = [7]
+sparsity = ["2:4", "dense"]
+pipeline = [1]
+dataflow = ["ws"]
+dram = ["lpddr5"]
+
+[fixed]
+dram_units = {{ lpddr5 = 4 }}
+
+[[workload]]
+name = "resnet50"
+
+[limits]
+max_quality_delta = 0.5
+
+[quality]
+weights = "model.safetensors"
+eval = "team_eval:score"
+{extra}
+"""
+
+EVAL_SRC = '''
+import time
+import numpy as np
+from pathlib import Path
+
+_D = np.load(Path(__file__).with_name("evaldata.npz"))
+
+def score(weights):
+    ok = (np.argmax(_D["x"] @ weights["fc.weight"].T, axis=1) == _D["y"]).astype(float)
+    return {"metric": float(ok.mean()), "per_sample": ok.tolist()}
+
+def slow(weights):
+    time.sleep(60)
+    return 1.0
+'''
+
+#: input channels 100x larger than the rest (one per group of four), carrying weights 10x smaller:
+#: their products are the largest (10x), their weights the smallest
+OUTLIERS = slice(0, 32, 4)
+
+
+def outlier_model(d: Path, rows: int = 16, cols: int = 32, samples: int = 400, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((rows, cols))
+    w[:, OUTLIERS] *= 0.1
+    x = rng.standard_normal((samples, cols))
+    x[:, OUTLIERS] *= 100.0
+    y = np.argmax(x @ w.T, axis=1)
+    np.savez(d / "evaldata.npz", x=x, y=y)
+    np.savez(d / "calib.npz", fc=x[:128])
+    (d / "team_eval.py").write_text(EVAL_SRC)
+    save_file({"fc.weight": w.astype(np.float32)}, str(d / "model.safetensors"))
+
+
+def _config(d: Path, extra: str = "") -> Path:
+    p = d / "q.toml"
+    p.write_text(CONFIG.format(extra=extra))
+    return p
+
+
+def _evidence(cfg_path: Path) -> dict:
+    ctx = make_context(load_config(cfg_path))
+    return ctx.quality_evidence[(2, 4)]
+
+
+def test_method_and_calibration_reach_the_team_model(tmp_path):
+    d = tmp_path / "cfgdir"
+    d.mkdir()
+    outlier_model(d)
+    evs = {}
+    for label, extra in (("magnitude", 'method = "magnitude"'),
+                         ("wanda", 'method = "wanda"\ncalibration = "calib.npz"'),
+                         ("default", 'calibration = "calib.npz"')):
+        sub = d / label
+        sub.mkdir()
+        for f in ("evaldata.npz", "calib.npz", "team_eval.py", "model.safetensors"):
+            (sub / f).write_bytes((d / f).read_bytes())
+        evs[label] = _evidence(_config(sub, extra))
+    assert evs["magnitude"]["method"] == "magnitude" and not evs["magnitude"]["calibration"].get("source")
+    assert evs["wanda"]["method"] == "wanda"
+    # the calibration file is the one beside the config (relative to the config file)
+    assert str(d / "wanda" / "calib.npz") in evs["wanda"]["calibration"]["source"]
+    assert evs["wanda"]["calibration"]["samples"] == 128
+    # with calibration and no method, the default rule: sparsegpt
+    assert evs["default"]["method"] == "sparsegpt"
+    # which method ran shows in the team's metric: magnitude drops the outlier channels' products
+    assert evs["magnitude"]["oneshot_metric"] < 0.5
+    assert evs["wanda"]["oneshot_metric"] > evs["magnitude"]["oneshot_metric"] + 0.4
+    assert evs["default"]["oneshot_metric"] > evs["magnitude"]["oneshot_metric"] + 0.4
+
+
+def test_hook_timeout_limits_the_eval_and_is_named(tmp_path):
+    outlier_model(tmp_path)
+    cfg = _config(tmp_path, "hook_timeout = 1")
+    cfg.write_text(cfg.read_text().replace("team_eval:score", "team_eval:slow"))
+    t0 = time.monotonic()
+    with pytest.raises(InputError) as exc:
+        make_context(load_config(cfg))
+    assert time.monotonic() - t0 < 20
+    msg = str(exc.value)
+    assert "team_eval:slow" in msg and "within 1 s ([quality] hook_timeout)" in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("extra, msg", [
+    ('method = "obs"', "quality.method: Input should be 'magnitude', 'wanda' or 'sparsegpt'"),
+    ('method = "sparsegpt"', "quality.method: sparsegpt needs calibration inputs"),
+    ('calibration = "inputs.txt"', "quality.calibration: expected a .npz or .safetensors file or MODULE:FUNCTION"),
+    ("hook_timeout = 0", "quality.hook_timeout: must be a number of seconds > 0"),
+    ("hook_timeout = -5", "quality.hook_timeout: must be a number of seconds > 0"),
+    ("hook_timeout = 1e9", "quality.hook_timeout: must be a number of seconds > 0 and <= 604800"),
+    ("hook_timeout = nan", "quality.hook_timeout: Input should be a finite number"),
+    ("hook_timeout = true", "quality.hook_timeout: Input should be a valid number"),
+    ('hook_timeout = "10"', "quality.hook_timeout: Input should be a valid number"),
+])
+def test_quality_settings_are_validated(tmp_path, extra, msg):
+    with pytest.raises(InputError, match=msg.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        load_config(_config(tmp_path, extra))
+
+
+def test_quality_settings_need_the_team_model(tmp_path):
+    p = _config(tmp_path, 'method = "magnitude"')
+    p.write_text(p.read_text().replace('weights = "model.safetensors"\neval = "team_eval:score"\n', ""))
+    with pytest.raises(InputError, match="method needs weights and eval"):
+        load_config(p)
+
+
+def test_hook_timeout_is_not_part_of_the_problem(tmp_path):
+    base = config_fingerprint(load_config(_config(tmp_path)))
+    assert config_fingerprint(load_config(_config(tmp_path, "hook_timeout = 30"))) == base
+    assert config_fingerprint(load_config(_config(tmp_path, 'method = "magnitude"'))) != base
+    assert load_config(_config(tmp_path)).quality.timeout().seconds == 600.0
