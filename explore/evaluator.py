@@ -53,7 +53,7 @@ from ppa.model import estimate
 from ppa.vector_cost import workload_vector_ops
 from sim.perf import ArrayConfig, simulate, simulate_grid
 from sim.quality import reference_experiment
-from sim.quality.evidence import digits_evidence, family_of, guardrail_verdict, transformer_evidence
+from sim.quality.evidence import digits_evidence, guardrail_verdict, reference_families, transformer_evidence
 from sim.quality.traces import reference_pe_stream
 from sim.quality.user_eval import model_evidence
 from sim.serving import serve_llm, serve_seeds
@@ -150,8 +150,9 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
       with [quality] calibration (relative to the config file), each call of the team's code
       limited to [quality] hook_timeout. A failing eval is an InputError here, at context
       creation, before any trial runs;
-    * otherwise the reference of each workload family in the mix (``"proxy"``): the char-level
-      transformer for bert/gpt/llama, the digits MLP for the rest, each over
+    * otherwise the reference of each workload family in the mix (``"proxy"``), told by the
+      workload's structure (sim.quality.evidence.reference_family: attention layers -> the
+      char-level transformer, else the digits MLP; ``workloads`` gives each workload's why), each over
       sim.quality.evidence.REFERENCE_SEEDS seeds, equal latency on sim.perf (the 16x16 WS
       reference array with N:M sparse PEs against the same array with dense PEs, as
       ``sparsepe quality``). With several families, the one with the worst pessimistic loss.
@@ -170,13 +171,15 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
             raise InputError(str(exc), where=f"{cfg.source}: [quality]") from None
     else:
         found = []
-        for fam in sorted({family_of(w.name) for w in ctx.workloads}):
+        families = reference_families((w.name, w.workload) for w in ctx.workloads)
+        for fam in families:
             if fam == "transformer":
                 found.append(transformer_evidence(n, m, seed=QUALITY_SEED)[0])
             else:
                 e, results = digits_evidence(n, m, seed=QUALITY_SEED)
                 ctx.quality_results.setdefault((n, m), results[0])
                 found.append(e)
+        found = [{**e, "workloads": families[fam]} for fam, e in zip(families, found)]
         ev = max(found, key=lambda e: e["quality_delta_ci"])
         if len(found) > 1:
             ev = {**ev, "families": {e["reference"]: {k: e[k] for k in ("quality_delta", "quality_delta_ci")}

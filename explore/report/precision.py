@@ -2,8 +2,8 @@
 study's designs, with latency, energy per inference and area of the best design of that pair (from
 the stored trials), the quality delta against the dense FP32 model with its interval and the gate
 (sim.quality.precision on the digits reference MLP; sim.quality.transformer_precision on the
-char-level transformer for bert/gpt/llama workloads, picked by workload family like
-explore.evaluator's quality evidence), and the decision naming the recommended
+char-level transformer for workloads with attention layers, picked by each workload's structure
+like explore.evaluator's quality evidence), and the decision naming the recommended
 precision: the gate-passing pair with the lowest energy per inference (ties: lower latency).
 """
 
@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from explore.config import SweepConfig
 from explore.report.document import Section, Table
 from explore.report.format import fmt
 from explore.space import parse_sparsity
-from sim.quality.evidence import family_of
+from hw.errors import InputError
+from sim.quality.evidence import reference_families, transformer_config
 from sim.quality.precision import precision_quality
 from sim.quality.transformer_precision import transformer_precision_quality
 
-__all__ = ["policy_rows", "section_precision", "family_quality"]
+__all__ = ["policy_rows", "section_precision", "family_quality", "mix_families"]
 
 #: [A] seeds of the quality gate per pair (as the multi-seed quality evidence of the report)
 GATE_SEEDS = (0, 1, 2)
@@ -39,18 +41,26 @@ def _best(records: list[dict[str, Any]]) -> dict[str, Any]:
     return min(records, key=key)
 
 
-def _families(data) -> list[str]:
-    """The workload families of the study's mix (sim.quality.evidence.family_of); digits MLP when
-    the config names none."""
-    names = [getattr(w, "name", None) for w in (getattr(getattr(data, "cfg", None), "workloads", None) or [])]
-    return sorted({family_of(n) for n in names if n}) or ["mlp"]
+def mix_families(cfg: SweepConfig) -> list[str]:
+    """The reference families of the config's workload mix (its ``[[workload]]`` entries, each
+    built and told by its structure: sim.quality.evidence.reference_family), sorted."""
+    pairs = []
+    for i, w in enumerate(cfg.workload):
+        try:
+            pairs.append((w.name, w.build()))
+        except InputError as exc:
+            raise InputError(str(exc), where=f"{cfg.source}: workload[{i}]") from None
+    return list(reference_families(pairs))
 
 
 def family_quality(families):
     """A quality function (precisions, sparsities, seeds, max_delta) -> rows for the workload
     ``families``: the digits MLP ("mlp") and/or the char-level transformer ("transformer"); with both,
     each pair keeps the reference whose interval's upper end is worst (as the evaluator does)."""
-    fns = {"mlp": precision_quality, "transformer": transformer_precision_quality}
+    def transformer(precs, sparsities, seeds, max_delta=None):  # the configuration the sweep's evidence trains
+        return transformer_precision_quality(precs, sparsities, seeds, max_delta=max_delta, cfg=transformer_config())
+
+    fns = {"mlp": precision_quality, "transformer": transformer}
 
     def quality(precs, sparsities, seeds, max_delta=None):
         worst: dict[tuple[str, str], Any] = {}
@@ -70,7 +80,7 @@ def policy_rows(data, *, max_delta: float | None = None, quality=None) -> list[d
     function (precisions, sparsities, seeds, max_delta) -> rows like sim.quality.precision (default:
     the reference of the study's workload families, ``family_quality``)."""
     if quality is None:
-        quality = family_quality(_families(data))
+        quality = family_quality(mix_families(data.cfg))
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in data.records:
         p = r["params"]

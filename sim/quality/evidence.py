@@ -21,8 +21,9 @@ Every evidence dict carries:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -32,9 +33,9 @@ from sim.perf import ArrayConfig
 from sim.quality.methods import METHODS
 from sim.quality.reference import DEFAULT_DESIGN, check_guardrail, perf_latency_fn, reference_experiment
 from sim.quality.stats import loss_of, paired_interval
-from sim.quality.transformer import TINY, TRANSFORMER_WORKLOADS, LMConfig, transformer_experiment
+from sim.quality.transformer import TINY, LMConfig, transformer_experiment
 
-__all__ = ["REFERENCE_SEEDS", "family_of", "reference_family", "digits_evidence", "transformer_evidence",
+__all__ = ["REFERENCE_SEEDS", "reference_family", "reference_families", "digits_evidence", "transformer_evidence",
            "reference_evidence",
            "guardrail_verdict", "transformer_config"]
 
@@ -53,11 +54,6 @@ def transformer_config():
     return TINY if size == "tiny" else LMConfig()
 
 
-def family_of(workload_name: str) -> str:
-    """``"transformer"`` for bert / gpt / llama workloads, else ``"mlp"`` (MLP/CNN: digits MLP)."""
-    return "transformer" if str(workload_name).lower().startswith(TRANSFORMER_WORKLOADS) else "mlp"
-
-
 def reference_family(workload) -> tuple[str, str]:
     """(reference family, why) of a ``sim.workloads.Workload``, read from its structure, not its
     name: activation x activation products (attention scores and context, ``act_gemm`` layers, as
@@ -69,6 +65,16 @@ def reference_family(workload) -> tuple[str, str]:
         return "transformer", (f"{len(attn)} attention layer(s) (activation x activation products: {names}): "
                                "the transformer reference")
     return "mlp", "no attention (activation x activation) layers: the digits MLP reference for MLP/CNN workloads"
+
+
+def reference_families(workloads: Iterable[tuple[str, Any]]) -> dict[str, dict[str, str]]:
+    """The reference families a workload mix needs, by structure (:func:`reference_family`):
+    ``{family: {workload name: why}}`` over ``(name, sim.workloads.Workload)`` pairs, families sorted."""
+    out: dict[str, dict[str, str]] = {}
+    for name, workload in workloads:
+        fam, why = reference_family(workload)
+        out.setdefault(fam, {})[str(name)] = why
+    return dict(sorted(out.items()))
 
 
 def _correct(model, x, y) -> np.ndarray:
@@ -180,7 +186,7 @@ def transformer_evidence(n: int = 2, m: int = 4, *, seed: int = 0, cfg=None, spa
 
 
 def reference_evidence(family: str, n: int, m: int, **kw) -> tuple[dict, object]:
-    """The reference model of a workload family (:func:`family_of`)."""
+    """The reference model of a workload family (:func:`reference_family`)."""
     if family == "transformer":
         return transformer_evidence(n, m, **kw)
     if family == "mlp":

@@ -163,3 +163,60 @@ def test_hook_timeout_is_not_part_of_the_problem(tmp_path):
     assert config_fingerprint(load_config(_config(tmp_path, "hook_timeout = 30"))) == base
     assert config_fingerprint(load_config(_config(tmp_path, 'method = "magnitude"'))) != base
     assert load_config(_config(tmp_path)).quality.timeout().seconds == 600.0
+
+
+# ---- workloads matched to a reference by structure ---------------------------------------------------------
+
+PROXY_CONFIG = """\
+[space]
+rows = [16]
+cols = [16]
+sram_kb = [256]
+clock_mhz = [400]
+node_nm = [7]
+sparsity = ["2:4", "dense"]
+pipeline = [1]
+dataflow = ["ws"]
+dram = ["lpddr5"]
+
+[fixed]
+dram_units = {{ lpddr5 = 4 }}
+
+{workloads}
+
+[limits]
+max_quality_delta = {limit}
+"""
+
+
+def proxy_config(d: Path, workloads: str, limit: float = 0.5) -> Path:
+    p = d / "proxy.toml"
+    p.write_text(PROXY_CONFIG.format(workloads=workloads, limit=limit))
+    return p
+
+
+@pytest.mark.parametrize("model", ["mistral", "qwen2", "opt", "onnx"])
+def test_transformers_of_any_name_get_the_transformer_reference(tmp_path, model):
+    import json
+
+    from tests.sim.test_hf_import import MISTRAL_7B, OPT_125M, QWEN2_05B
+    from tests.sim.test_onnx_import import build_model
+
+    if model == "onnx":
+        build_model(tmp_path / "tiny.onnx")
+        wl = '[[workload]]\nonnx = "tiny.onnx"\nparams = { batch = 1 }'
+    else:
+        hf = {"mistral": MISTRAL_7B, "qwen2": QWEN2_05B, "opt": OPT_125M}[model]
+        (tmp_path / f"{model}.json").write_text(json.dumps(hf))
+        wl = f'[[workload]]\nhf_config = "{model}.json"\nparams = {{ seq = 64 }}'
+    cfg = load_config(proxy_config(tmp_path, wl))
+    # none of these names starts with bert / gpt / llama
+    assert not cfg.workload[0].name.lower().startswith(("bert", "gpt", "llama"))
+    ev = make_context(cfg).quality_evidence[(2, 4)]
+    assert ev["evidence"] == "proxy" and ev["reference"] == "char-transformer" and ev["metric"] == "perplexity"
+    assert "attention" in ev["workloads"][cfg.workload[0].name]
+
+
+def test_a_cnn_gets_the_digits_reference(tmp_path):
+    ev = make_context(load_config(proxy_config(tmp_path, '[[workload]]\nname = "resnet50"'))).quality_evidence[(2, 4)]
+    assert ev["reference"] == "digits-mlp" and "no attention" in ev["workloads"]["resnet50"]
