@@ -14,7 +14,7 @@ Layout of a config (every section but ``[study]`` and ``[objectives]`` is requir
     [fixed]            design constants that are not searched (operand widths, cooling, ambient)
     [[workload]]       name (a built-in workload), weight, params (passed to get_workload); or
                        onnx = "model.onnx" with input_shapes, or hf_config = "config.json" (params: seq,
-                       batch, phase, context)
+                       batch, phase, context; prune_lm_head)
     [limits]           the constraints, one Optuna constraint per limit
     [serving]          batching of the serving simulation behind the p99 limit (optional)
     [objectives]       primary (perf_per_watt) and optional secondary objectives (Pareto front)
@@ -223,8 +223,9 @@ class Context(StrictModel):
 class Workload(StrictModel):
     """One workload of the mix: a built-in ``name`` (``params`` go to ``sim.workloads.get_workload``),
     an ``onnx`` model file (``input_shapes`` {input: "1x3x224x224"}, ``params`` may give ``batch``)
-    or a Hugging Face ``hf_config`` file (``params``: seq, batch, phase, context). File paths are
-    relative to the config file; ``name`` defaults to the file's stem."""
+    or a Hugging Face ``hf_config`` file (``params``: seq, batch, phase, context; ``prune_lm_head``:
+    a tied LM head is a 2:4 target too). File paths are relative to the config file; ``name``
+    defaults to the file's stem."""
 
     name: str | None = None
     weight: float = Field(1.0, ge=MIN_WORKLOAD_WEIGHT, le=MAX_WORKLOAD_WEIGHT)
@@ -232,12 +233,16 @@ class Workload(StrictModel):
     onnx: str | None = None
     input_shapes: dict[str, Union[str, list[int]]] = Field(default_factory=dict)
     hf_config: str | None = None
+    #: an hf_config workload: prune a tied LM head too (sim.importers.hf; not a 2:4 target by default)
+    prune_lm_head: bool = Field(False, strict=True)
 
     @model_validator(mode="after")
     def _source(self) -> "Workload":
         files = [x for x in (self.onnx, self.hf_config) if x is not None]
         if len(files) > 1:
             raise ValueError("give one of onnx or hf_config, not both")
+        if self.prune_lm_head and self.hf_config is None:
+            raise ValueError("prune_lm_head applies to an hf_config workload")
         if not files and not self.name:
             raise ValueError("give name (a built-in workload), onnx or hf_config")
         if self.input_shapes and self.onnx is None:
@@ -260,7 +265,7 @@ class Workload(StrictModel):
             if extra:
                 raise InputError(f"unknown params {sorted(extra)} for an hf_config workload (seq, batch, phase, "
                                  "context)", where=self.hf_config)
-            return load_hf_config(self.hf_config, **params)
+            return load_hf_config(self.hf_config, **params, prune_lm_head=self.prune_lm_head)
         return get_workload(self.name, **params)
 
 
@@ -563,6 +568,9 @@ def config_fingerprint(cfg: SweepConfig) -> str:
         for k in ("method", "calibration"):
             if q[k] is None:
                 q.pop(k)
+    for w in body["workload"]:  # prune_lm_head added later: at its default, as before it
+        if not w.get("prune_lm_head"):
+            w.pop("prune_lm_head", None)
     for k, v in _SERVING_ADDED.items():  # serving fields added later: at their default, as before them
         if body["serving"].get(k) == v:
             body["serving"].pop(k)

@@ -220,3 +220,43 @@ def test_transformers_of_any_name_get_the_transformer_reference(tmp_path, model)
 def test_a_cnn_gets_the_digits_reference(tmp_path):
     ev = make_context(load_config(proxy_config(tmp_path, '[[workload]]\nname = "resnet50"'))).quality_evidence[(2, 4)]
     assert ev["reference"] == "digits-mlp" and "no attention" in ev["workloads"]["resnet50"]
+
+
+# ---- [[workload]] hf_config with prune_lm_head ------------------------------------------------------------
+
+def test_hf_workload_prune_lm_head(tmp_path):
+    import json
+
+    from tests.sim.test_hf_import import QWEN2_05B
+
+    (tmp_path / "qwen2.json").write_text(json.dumps(QWEN2_05B))  # tie_word_embeddings = true
+    heads = {}
+    for flag in ("", "prune_lm_head = true", "prune_lm_head = false"):
+        cfg = load_config(proxy_config(tmp_path, f'[[workload]]\nhf_config = "qwen2.json"\nparams = {{ seq = 64 }}\n{flag}'))
+        head = next(layer for layer in cfg.workload[0].build().layers if layer.name == "lm_head")
+        heads[flag] = head
+    # tied to the embeddings: not a 2:4 target unless asked; the 896 x 151936 head passes ASP's rules when asked
+    assert not heads[""].sparsifiable and "tied" in heads[""].reason
+    assert heads["prune_lm_head = true"].sparsifiable
+    assert heads["prune_lm_head = false"] == heads[""]
+    # only configs that ask for it change their fingerprint
+    base = config_fingerprint(load_config(proxy_config(tmp_path, '[[workload]]\nhf_config = "qwen2.json"')))
+    off = config_fingerprint(load_config(proxy_config(tmp_path, '[[workload]]\nhf_config = "qwen2.json"\n'
+                                                                'prune_lm_head = false')))
+    on = config_fingerprint(load_config(proxy_config(tmp_path, '[[workload]]\nhf_config = "qwen2.json"\n'
+                                                               'prune_lm_head = true')))
+    assert base == off != on
+
+
+@pytest.mark.parametrize("workload, msg", [
+    ('[[workload]]\nname = "resnet50"\nprune_lm_head = true', "prune_lm_head applies to an hf_config workload"),
+    ('[[workload]]\nhf_config = "qwen2.json"\nprune_lm_head = "yes"', r"workload\[0\]\.prune_lm_head: Input should be a valid boolean"),
+])
+def test_prune_lm_head_is_validated(tmp_path, workload, msg):
+    import json
+
+    from tests.sim.test_hf_import import QWEN2_05B
+
+    (tmp_path / "qwen2.json").write_text(json.dumps(QWEN2_05B))
+    with pytest.raises(InputError, match=msg):
+        load_config(proxy_config(tmp_path, workload))
