@@ -53,7 +53,9 @@ from ppa.model import estimate
 from ppa.vector_cost import workload_vector_ops
 from sim.perf import ArrayConfig, simulate, simulate_grid
 from sim.quality import reference_experiment
-from sim.quality.evidence import digits_evidence, guardrail_verdict, reference_families, transformer_evidence
+from sim.quality.evidence import (
+    digits_evidence, guardrail_verdict, mix_evidence, reference_families, transformer_evidence,
+)
 from sim.quality.traces import reference_pe_stream
 from sim.quality.user_eval import model_evidence
 from sim.serving import serve_llm, serve_seeds
@@ -155,7 +157,9 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
       char-level transformer, else the digits MLP; ``workloads`` gives each workload's why), each over
       sim.quality.evidence.REFERENCE_SEEDS seeds, equal latency on sim.perf (the 16x16 WS
       reference array with N:M sparse PEs against the same array with dense PEs, as
-      ``sparsepe quality``). With several families, the one with the worst pessimistic loss.
+      ``sparsepe quality``). With several families (sim.quality.evidence.mix_evidence) the limit
+      is tested on each family's own metric, never on one family's delta against another's; the
+      per-family evidence and verdicts are in ``families``, the binding family's at the top.
     """
     if (n, m) in ctx.quality_evidence:
         return ctx.quality_evidence[(n, m)]
@@ -180,10 +184,7 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
                 ctx.quality_results.setdefault((n, m), results[0])
                 found.append(e)
         found = [{**e, "workloads": families[fam]} for fam, e in zip(families, found)]
-        ev = max(found, key=lambda e: e["quality_delta_ci"])
-        if len(found) > 1:
-            ev = {**ev, "families": {e["reference"]: {k: e[k] for k in ("quality_delta", "quality_delta_ci")}
-                                     for e in found}}
+        ev = mix_evidence(found, cfg.limits.max_quality_delta)
     ctx.quality_evidence[(n, m)] = ev
     ctx.quality[(n, m)] = float(ev["quality_delta"])
     return ev

@@ -36,7 +36,7 @@ from sim.quality.stats import loss_of, paired_interval
 from sim.quality.transformer import TINY, LMConfig, transformer_experiment
 
 __all__ = ["REFERENCE_SEEDS", "reference_family", "reference_families", "digits_evidence", "transformer_evidence",
-           "reference_evidence",
+           "reference_evidence", "mix_evidence", "limit_excess",
            "guardrail_verdict", "transformer_config"]
 
 #: Training seeds behind every reference-model delta [A]: 3, the lower end of the 3-5 seeds
@@ -194,8 +194,42 @@ def reference_evidence(family: str, n: int, m: int, **kw) -> tuple[dict, object]
     raise InputError(f"unknown reference family {family!r} (known: transformer, mlp)", where="quality")
 
 
+def limit_excess(pessimistic: float, max_delta: float) -> float:
+    """How far a pessimistic loss lies past the limit, as a fraction of the limit (the excess
+    itself for a limit of 0): the normalisation explore.results gives every limit."""
+    return (pessimistic - max_delta) / max_delta if max_delta > 0 else pessimistic - max_delta
+
+
+def mix_evidence(found: list[dict], max_delta: float) -> dict:
+    """One evidence dict for a workload mix that needs several reference families.
+
+    Each family's loss is in its own metric (accuracy points; a relative perplexity increase), so
+    the limit is tested on each family's own loss (:func:`guardrail_verdict`) and no family's delta
+    is compared with another's: the mix meets the limit when every family meets it. ``families``
+    keeps each family's evidence (without its ``details``) with its verdict; the top level is the
+    binding family's evidence (``binding_family``): the one whose pessimistic end lies farthest
+    past (or nearest to) the limit as a fraction of it, so the study's quality constraint fails
+    exactly when a family fails. One family: its evidence unchanged."""
+    if len(found) == 1:
+        return found[0]
+    families = {}
+    for e in found:
+        ok, msg = guardrail_verdict(e, max_delta)
+        families[e["reference"]] = {**{k: v for k, v in e.items() if k != "details"}, "guardrail_ok": ok,
+                                    "guardrail": msg, "limit_excess": limit_excess(float(e["quality_delta_ci"]),
+                                                                                    max_delta)}
+    binding = max(found, key=lambda e: (families[e["reference"]]["limit_excess"], e["reference"]))
+    return {**binding, "families": families, "binding_family": binding["reference"]}
+
+
 def guardrail_verdict(ev: dict, max_delta: float) -> tuple[bool, str]:
-    """The guardrail on the pessimistic end of the interval: ok when ``quality_delta_ci <= max_delta``."""
+    """The guardrail on the pessimistic end of the interval: ok when ``quality_delta_ci <= max_delta``;
+    for a mix (:func:`mix_evidence`) on every family's own loss, each in its own metric."""
+    if ev.get("families"):
+        verdicts = {ref: guardrail_verdict(f, max_delta) for ref, f in ev["families"].items()}
+        ok = all(v[0] for v in verdicts.values())
+        return ok, ((f"quality guardrail {'met by every' if ok else 'violated by at least one'} reference, the limit "
+                     "tested on each reference's own metric: ") + "; ".join(f"{ref}: {v[1]}" for ref, v in verdicts.items()))
     point, pess = float(ev["quality_delta"]), float(ev["quality_delta_ci"])
     ok, _ = check_guardrail(-pess, max_delta)
     iv = ev.get("quality_delta_interval")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -260,3 +261,71 @@ def test_prune_lm_head_is_validated(tmp_path, workload, msg):
     (tmp_path / "qwen2.json").write_text(json.dumps(QWEN2_05B))
     with pytest.raises(InputError, match=msg):
         load_config(proxy_config(tmp_path, workload))
+
+
+# ---- a mix of reference families: each limit on its own metric --------------------------------------------
+
+MIX = '[[workload]]\nname = "resnet50"\n[[workload]]\nname = "bert-base"\nparams = { seq = 128 }'
+MIX_POINT = {"rows": 16, "cols": 16, "sram_kb": 256, "clock_mhz": 400.0, "node_nm": 7, "sparsity": "2:4",
+             "pipeline": 1, "dataflow": "ws", "dram": "lpddr5"}
+
+
+def test_a_mix_tests_each_family_on_its_own_metric(tmp_path):
+    from explore.evaluator import evaluate_detail
+
+    ev = make_context(load_config(proxy_config(tmp_path, MIX, limit=0.5))).quality_evidence[(2, 4)]
+    fams = ev["families"]
+    assert set(fams) == {"digits-mlp", "char-transformer"}
+    assert (fams["digits-mlp"]["metric"], fams["char-transformer"]["metric"]) == ("accuracy", "perplexity")
+    for f in fams.values():  # the per-family detail is kept, each with its verdict on its own loss
+        lo, hi = f["quality_delta_interval"]
+        assert lo <= f["quality_delta"] <= hi == f["quality_delta_ci"] and f["guardrail_ok"] is True
+        assert f["pruning_schedule"] and f["workloads"]
+    cis = {ref: f["quality_delta_ci"] for ref, f in fams.items()}
+    (low_ref, low), (high_ref, high) = sorted(cis.items(), key=lambda kv: kv[1])
+    assert high > low
+    limit = round((low + high) / 2, 9)  # between the two pessimistic ends: one family fails, the other passes
+    d = tmp_path / "between"
+    d.mkdir()
+    ctx = make_context(load_config(proxy_config(d, MIX, limit=limit)))
+    ev = ctx.quality_evidence[(2, 4)]
+    assert ev["families"][high_ref]["guardrail_ok"] is False and ev["families"][low_ref]["guardrail_ok"] is True
+    assert ev["binding_family"] == high_ref == ev["reference"] and ev["quality_delta_ci"] == high
+    q = evaluate_detail(dict(MIX_POINT), ctx)["quality"]
+    assert q["guardrail_ok"] is False
+    # the verdict names each family with its own unit
+    assert "accuracy points" in q["guardrail"] and "relative perplexity increase" in q["guardrail"]
+    assert f"{high_ref}: quality guardrail violated" in q["guardrail"]
+    assert f"{low_ref}: quality guardrail met" in q["guardrail"]
+
+
+def test_precision_policy_gates_each_family_on_its_own_metric(tmp_path):
+    from explore.report.precision import policy_rows, section_precision
+    from sim.quality.precision import PrecisionQuality
+    from sim.quality.stats import Interval
+
+    cfg = load_config(proxy_config(tmp_path, MIX, limit=0.015))
+    rec = {"number": 0, "feasible": True, "params": {"precision": "int8", "sparsity": "2:4"},
+           "metrics": {"energy_per_inference_mj": 1.0, "latency_ms": 1.0, "area_mm2": 1.0}}
+
+    def gates(mlp_high, lm_high):
+        def quality(precs, sparsities, seeds, max_delta=None):
+            out = []
+            for fam, high in (("mlp", mlp_high), ("transformer", lm_high)):
+                r = PrecisionQuality("int8", "2:4", 0.9, Interval(high / 2, 0.0, high, "test"), high <= max_delta,
+                                     max_delta)
+                r.reference = fam
+                out.append(r)
+            return out
+        return quality
+
+    data = SimpleNamespace(records=[rec], cfg=cfg)
+    # the MLP passes with the larger number, the transformer fails: the pair fails on the transformer's gate
+    row, = policy_rows(data, quality=gates(0.012, 0.02))
+    assert not row["gate_pass"] and row["reference"] == "transformer"
+    assert {g["reference"]: g["gate_pass"] for g in row["gates"]} == {"mlp": True, "transformer": False}
+    row, = policy_rows(data, quality=gates(0.010, 0.012))
+    assert row["gate_pass"] and len(row["gates"]) == 2
+    sec, _ = section_precision(data, quality=gates(0.012, 0.02))
+    assert [r[6] for r in sec.tables[0].rows] == ["char-level transformer (relative NLL increase)",
+                                                  "digits MLP (accuracy points)"]
