@@ -11,9 +11,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from explore.config import parse_config
+from explore.config import load_config, parse_config
+from explore.report.precision import mix_families, policy_rows
 from hw.errors import InputError
 from tests.hw.test_verilog import _cli
+from tests.sim.test_hf_import import MISTRAL_7B
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -113,15 +115,10 @@ def _policy_cfg(tmp_path, workloads: str):
     text = text.replace('[[workload]]\nname = "resnet50"\nweight = 1.0\n', workloads + "\n")
     p = tmp_path / "policy.toml"
     p.write_text(text)
-    from explore.config import load_config
-
     return load_config(p)
 
 
 def test_precision_policy_reads_the_config_workloads(tmp_path):
-    from explore.report.precision import mix_families
-    from tests.sim.test_hf_import import MISTRAL_7B
-
     (tmp_path / "mistral.json").write_text(json.dumps(MISTRAL_7B))
     assert mix_families(_policy_cfg(tmp_path, '[[workload]]\nname = "resnet50"')) == ["mlp"]
     assert mix_families(_policy_cfg(tmp_path, '[[workload]]\nname = "bert-base"')) == ["transformer"]
@@ -132,8 +129,6 @@ def test_precision_policy_reads_the_config_workloads(tmp_path):
 
 
 def test_bert_precision_gate_uses_the_transformer_reference(tmp_path):
-    from explore.report.precision import policy_rows
-
     cfg = _policy_cfg(tmp_path, '[[workload]]\nname = "bert-base"\nparams = { seq = 128 }')
     assert cfg.workload[0].name == "bert-base"
     rec = {"number": 0, "feasible": True, "params": {"precision": "int8", "sparsity": "2:4"},

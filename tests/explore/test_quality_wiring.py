@@ -9,17 +9,27 @@ accuracies tell which method ran (measured: magnitude 0.205, wanda 0.878, sparse
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 from safetensors.numpy import save_file
 
 from explore.config import config_fingerprint, load_config
-from explore.evaluator import make_context
+from explore.evaluator import evaluate_detail, make_context
+from explore.report.decision import decide, rule_reason
+from explore.report.owners import artifact_frames
+from explore.report.precision import policy_rows, section_precision
+from explore.results import constraint_values, summarise
 from hw.errors import InputError
+from sim.quality.precision import PrecisionQuality
+from sim.quality.stats import Interval
+from tests.sim.test_hf_import import MISTRAL_7B, OPT_125M, QWEN2_05B
+from tests.sim.test_onnx_import import build_model
 
 CONFIG = """\
 [study]
@@ -198,11 +208,6 @@ def proxy_config(d: Path, workloads: str, limit: float = 0.5) -> Path:
 
 @pytest.mark.parametrize("model", ["mistral", "qwen2", "opt", "onnx"])
 def test_transformers_of_any_name_get_the_transformer_reference(tmp_path, model):
-    import json
-
-    from tests.sim.test_hf_import import MISTRAL_7B, OPT_125M, QWEN2_05B
-    from tests.sim.test_onnx_import import build_model
-
     if model == "onnx":
         build_model(tmp_path / "tiny.onnx")
         wl = '[[workload]]\nonnx = "tiny.onnx"\nparams = { batch = 1 }'
@@ -226,10 +231,6 @@ def test_a_cnn_gets_the_digits_reference(tmp_path):
 # ---- [[workload]] hf_config with prune_lm_head ------------------------------------------------------------
 
 def test_hf_workload_prune_lm_head(tmp_path):
-    import json
-
-    from tests.sim.test_hf_import import QWEN2_05B
-
     (tmp_path / "qwen2.json").write_text(json.dumps(QWEN2_05B))  # tie_word_embeddings = true
     heads = {}
     for flag in ("", "prune_lm_head = true", "prune_lm_head = false"):
@@ -254,10 +255,6 @@ def test_hf_workload_prune_lm_head(tmp_path):
     ('[[workload]]\nhf_config = "qwen2.json"\nprune_lm_head = "yes"', r"workload\[0\]\.prune_lm_head: Input should be a valid boolean"),
 ])
 def test_prune_lm_head_is_validated(tmp_path, workload, msg):
-    import json
-
-    from tests.sim.test_hf_import import QWEN2_05B
-
     (tmp_path / "qwen2.json").write_text(json.dumps(QWEN2_05B))
     with pytest.raises(InputError, match=msg):
         load_config(proxy_config(tmp_path, workload))
@@ -271,8 +268,6 @@ MIX_POINT = {"rows": 16, "cols": 16, "sram_kb": 256, "clock_mhz": 400.0, "node_n
 
 
 def test_a_mix_tests_each_family_on_its_own_metric(tmp_path):
-    from explore.evaluator import evaluate_detail
-
     ev = make_context(load_config(proxy_config(tmp_path, MIX, limit=0.5))).quality_evidence[(2, 4)]
     fams = ev["families"]
     assert set(fams) == {"digits-mlp", "char-transformer"}
@@ -300,10 +295,6 @@ def test_a_mix_tests_each_family_on_its_own_metric(tmp_path):
 
 
 def test_precision_policy_gates_each_family_on_its_own_metric(tmp_path):
-    from explore.report.precision import policy_rows, section_precision
-    from sim.quality.precision import PrecisionQuality
-    from sim.quality.stats import Interval
-
     cfg = load_config(proxy_config(tmp_path, MIX, limit=0.015))
     rec = {"number": 0, "feasible": True, "params": {"precision": "int8", "sparsity": "2:4"},
            "metrics": {"energy_per_inference_mj": 1.0, "latency_ms": 1.0, "area_mm2": 1.0}}
@@ -329,3 +320,92 @@ def test_precision_policy_gates_each_family_on_its_own_metric(tmp_path):
     sec, _ = section_precision(data, quality=gates(0.012, 0.02))
     assert [r[6] for r in sec.tables[0].rows] == ["char-level transformer (relative NLL increase)",
                                                   "digits MLP (accuracy points)"]
+
+
+# ---- the decision: proxy evidence cannot decide ROLLBACK; missing evidence fails closed ---------------------
+
+def _record(number: int, sparsity: str, perf: float, ci: float, evidence: str, cfg) -> dict:
+    metrics = {"perf_per_watt": perf, "quality_delta": ci / 2, "quality_delta_ci": ci, "quality_evidence": evidence,
+               "clock_mhz": 400.0, "fmax_mhz": 800.0, "effective_speedup": 1.9, "ideal_speedup": 2.0}
+    cons = constraint_values(cfg, metrics)
+    return {"number": number, "params": {**MIX_POINT, "sparsity": sparsity}, "metrics": metrics, "constraints": cons,
+            "feasible": all(v <= 0 for v in cons.values())}
+
+
+def _study(tmp_path, records):
+    cfg = load_config(proxy_config(tmp_path, '[[workload]]\nname = "resnet50"', limit=0.015))
+    recs = [_record(i, *r, cfg=cfg) for i, r in enumerate(records)]
+    data = SimpleNamespace(cfg=cfg, records=recs, best=summarise(recs, cfg), directions=cfg.objectives.directions())
+    return data, recs
+
+
+def _decide(data, rec, q, comp):
+    det = SimpleNamespace(point=rec["params"], metrics=rec["metrics"])
+    verdict, rule, rows = decide(data, det, q, comp)
+    return verdict, rule, {r[0]: r for r in rows}, rule_reason(verdict, rule)
+
+
+@pytest.mark.parametrize("evidence", ["proxy", "model"])
+def test_proxy_evidence_holds_at_bounded_rollout_model_evidence_rolls_back(tmp_path, evidence):
+    # the only sparse design beats the dense one 2:1 and fails nothing but the quality limit
+    data, (sparse, dense) = _study(tmp_path, [("2:4", 2.0, 0.05, evidence), ("dense", 1.0, 0.0, evidence)])
+    assert data.best["best"]["number"] == dense["number"]
+    comp = {"best_sparse": None, "best_dense": {"perf_per_watt": 1.0}, "primary_advantage": None}
+    verdict, rule, rows, reason = _decide(data, dense, {"dense": True, "quality_delta": 0.0, "evidence": evidence}, comp)
+    if evidence == "model":
+        assert (verdict, rule) == ("ROLLBACK", "R2") and rows["R2"][3] == "fires"
+    else:
+        assert (verdict, rule) == ("BOUNDED ROLLOUT", "R2") and rows["R2"][3] == "holds at BOUNDED ROLLOUT"
+        assert "cannot decide ROLLBACK" in reason and "trial 0" in rows["R2"][2] and "ratio 2" in rows["R2"][2]
+
+
+def test_proxy_evidence_does_not_save_a_sparse_design_that_loses_anyway(tmp_path):
+    # the sparse design fails the proxy quality limit AND loses to dense: R3 rolls back on equal terms
+    data, (sparse, dense) = _study(tmp_path, [("2:4", 0.5, 0.05, "proxy"), ("dense", 1.0, 0.0, "proxy")])
+    comp = {"best_sparse": None, "best_dense": {"perf_per_watt": 1.0}, "primary_advantage": None}
+    verdict, rule, rows, _ = _decide(data, dense, {"dense": True, "quality_delta": 0.0, "evidence": "proxy"}, comp)
+    assert (verdict, rule) == ("ROLLBACK", "R3") and rows["R2"][3] == "passes (R3 decides)"
+
+
+@pytest.mark.parametrize("evidence, expected", [("proxy", ("BOUNDED ROLLOUT", "R2")), ("model", ("ROLLBACK", "R2"))])
+def test_a_violated_guardrail_on_the_chosen_design(tmp_path, evidence, expected):
+    data, (sparse, dense) = _study(tmp_path, [("2:4", 2.0, 0.01, evidence), ("dense", 1.0, 0.0, evidence)])
+    comp = {"best_sparse": {"perf_per_watt": 2.0}, "best_dense": {"perf_per_watt": 1.0}, "primary_advantage": 2.0}
+    q = {"evidence": evidence, "reference": "digits-mlp", "guardrail_ok": False, "guardrail": "violated",
+         "quality_delta": 0.005, "quality_delta_ci": 0.01}
+    verdict, rule, rows, _ = _decide(data, sparse, q, comp)
+    assert (verdict, rule) == expected
+
+
+@pytest.mark.parametrize("q, expected", [
+    ({"guardrail_ok": True, "guardrail": "met", "quality_delta": 0.0, "quality_delta_ci": 0.001},
+     ("BOUNDED ROLLOUT", "R4")),                                        # evidence of unknown kind: missing
+    ({"evidence": "model", "quality_delta": 0.0, "quality_delta_ci": 0.001}, ("BOUNDED ROLLOUT", "R4")),  # no verdict
+    ({"evidence": "team", "guardrail_ok": True, "quality_delta": 0.0, "quality_delta_ci": 0.001},
+     ("BOUNDED ROLLOUT", "R4")),
+    (None, ("BOUNDED ROLLOUT", "R4")),
+    ({"evidence": "model", "guardrail_ok": True, "guardrail": "met", "quality_delta": 0.0, "quality_delta_ci": 0.001},
+     ("SHIP", "R6")),                                                   # the team's model, verdict met: SHIP
+])
+def test_missing_evidence_fails_closed(tmp_path, q, expected):
+    data, (sparse, dense) = _study(tmp_path, [("2:4", 2.0, 0.001, "model"), ("dense", 1.0, 0.0, "model")])
+    comp = {"best_sparse": {"perf_per_watt": 2.0}, "best_dense": {"perf_per_watt": 1.0}, "primary_advantage": 2.0}
+    verdict, rule, rows, _ = _decide(data, sparse, q, comp)
+    assert (verdict, rule) == expected, rows
+
+
+def test_owners_read_unlabelled_evidence_as_missing(tmp_path):
+    cfg = load_config(proxy_config(tmp_path, '[[workload]]\nname = "resnet50"', limit=0.015))
+    status = {kind: artifact_frames(cfg, None, pd.DataFrame(), {"quality_delta": 0.0, **({"evidence": kind} if kind
+                                                                                        else {})}, None)
+              ["model_optimization"][1] for kind in ("model", "proxy", None)}
+    assert status == {"model": "produced", "proxy": "partial", None: "missing"}
+
+
+def test_proxy_hold_without_a_comparison_reads_the_study_dense_designs(tmp_path):
+    data, (sparse, dense) = _study(tmp_path, [("2:4", 2.0, 0.05, "proxy"), ("dense", 1.0, 0.0, "proxy")])
+    verdict, rule, rows, _ = _decide(data, dense, {"dense": True, "quality_delta": 0.0, "evidence": "proxy"}, None)
+    assert (verdict, rule) == ("BOUNDED ROLLOUT", "R2") and "ratio 2" in rows["R2"][2]
+    data, (sparse, dense) = _study(tmp_path, [("2:4", 0.5, 0.05, "proxy"), ("dense", 1.0, 0.0, "proxy")])
+    verdict, rule, rows, _ = _decide(data, dense, {"dense": True, "quality_delta": 0.0, "evidence": "proxy"}, None)
+    assert (verdict, rule) == ("ROLLBACK", "R3")
