@@ -262,7 +262,11 @@ def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | No
     s.verdict = f"Recommendation: {verdict} (rule {rule})."
     if rule == "R2" and verdict == "BOUNDED ROLLOUT":
         s.paras.append(f"Held at BOUNDED ROLLOUT: {HOLD_REASON}.")
-    if rule == "R4" and q is not None and q.get("evidence") != "model":
+    if rule == "R4" and q is not None and q.get("evidence") not in ("model", "proxy"):
+        s.paras.append("Capped at BOUNDED ROLLOUT: the quality evidence does not say what it was measured on, so it "
+                       "counts as missing; only the team's own weights and eval ([quality] weights + eval) can "
+                       "support SHIP.")
+    if rule == "R4" and q is not None and q.get("evidence") == "proxy":
         s.paras.append(f"Capped at BOUNDED ROLLOUT: the quality evidence is a proxy ({q.get('reference')}, "
                        f"{q.get('model')}), a reference model of the workload family rather than the deployed "
                        "model; only the team's own weights and eval ([quality] weights + eval) can support SHIP.")

@@ -21,7 +21,7 @@ from safetensors.numpy import save_file
 
 from explore.config import config_fingerprint, load_config
 from explore.evaluator import evaluate_detail, make_context
-from explore.report.decision import decide, rule_reason
+from explore.report.decision import HOLD_REASON, decide, rule_reason, section_decision
 from explore.report.owners import artifact_frames
 from explore.report.precision import policy_rows, section_precision
 from explore.results import constraint_values, summarise
@@ -335,7 +335,8 @@ def _record(number: int, sparsity: str, perf: float, ci: float, evidence: str, c
 def _study(tmp_path, records):
     cfg = load_config(proxy_config(tmp_path, '[[workload]]\nname = "resnet50"', limit=0.015))
     recs = [_record(i, *r, cfg=cfg) for i, r in enumerate(records)]
-    data = SimpleNamespace(cfg=cfg, records=recs, best=summarise(recs, cfg), directions=cfg.objectives.directions())
+    data = SimpleNamespace(cfg=cfg, records=recs, best=summarise(recs, cfg), directions=cfg.objectives.directions(),
+                           objectives=cfg.objectives.names())
     return data, recs
 
 
@@ -409,3 +410,12 @@ def test_proxy_hold_without_a_comparison_reads_the_study_dense_designs(tmp_path)
     data, (sparse, dense) = _study(tmp_path, [("2:4", 0.5, 0.05, "proxy"), ("dense", 1.0, 0.0, "proxy")])
     verdict, rule, rows, _ = _decide(data, dense, {"dense": True, "quality_delta": 0.0, "evidence": "proxy"}, None)
     assert (verdict, rule) == ("ROLLBACK", "R3")
+
+
+def test_the_report_states_the_hold(tmp_path):
+    data, (sparse, dense) = _study(tmp_path, [("2:4", 2.0, 0.05, "proxy"), ("dense", 1.0, 0.0, "proxy")])
+    det = SimpleNamespace(point=dense["params"], metrics=dense["metrics"])
+    q = {"dense": True, "quality_delta": 0.0, "quality_delta_ci": 0.0, "evidence": "proxy"}
+    sec, key = section_decision(data, det, q, {"best_sparse": None, "best_dense": {"perf_per_watt": 1.0}})
+    assert key == {"verdict": "BOUNDED ROLLOUT", "rule": "R2", "reason": HOLD_REASON}
+    assert any(HOLD_REASON in p for p in sec.paras) and "BOUNDED ROLLOUT (rule R2)" in sec.verdict
