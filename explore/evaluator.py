@@ -53,7 +53,9 @@ from ppa.model import estimate
 from ppa.vector_cost import workload_vector_ops
 from sim.perf import ArrayConfig, simulate, simulate_grid
 from sim.quality import reference_experiment
-from sim.quality.evidence import digits_evidence, family_of, guardrail_verdict, transformer_evidence
+from sim.quality.evidence import (
+    digits_evidence, guardrail_verdict, mix_evidence, reference_families, transformer_evidence,
+)
 from sim.quality.traces import reference_pe_stream
 from sim.quality.user_eval import model_evidence
 from sim.serving import serve_llm, serve_seeds
@@ -146,13 +148,18 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
     the context; sets ``ctx.quality[(n, m)]`` (the point loss, the ``quality_delta`` metric).
 
     * [quality] weights + eval: the team's model scored by the team's eval (``"model"``): dense vs
-      one-shot / fine-tuned N:M (sim.quality.user_eval.model_evidence). A failing eval is an
-      InputError here, at context creation, before any trial runs;
-    * otherwise the reference of each workload family in the mix (``"proxy"``): the char-level
-      transformer for bert/gpt/llama, the digits MLP for the rest, each over
+      one-shot / fine-tuned N:M (sim.quality.user_eval.model_evidence), pruned by [quality] method
+      with [quality] calibration (relative to the config file), each call of the team's code
+      limited to [quality] hook_timeout. A failing eval is an InputError here, at context
+      creation, before any trial runs;
+    * otherwise the reference of each workload family in the mix (``"proxy"``), told by the
+      workload's structure (sim.quality.evidence.reference_family: attention layers -> the
+      char-level transformer, else the digits MLP; ``workloads`` gives each workload's why), each over
       sim.quality.evidence.REFERENCE_SEEDS seeds, equal latency on sim.perf (the 16x16 WS
       reference array with N:M sparse PEs against the same array with dense PEs, as
-      ``sparsepe quality``). With several families, the one with the worst pessimistic loss.
+      ``sparsepe quality``). With several families (sim.quality.evidence.mix_evidence) the limit
+      is tested on each family's own metric, never on one family's delta against another's; the
+      per-family evidence and verdicts are in ``families``, the binding family's at the top.
     """
     if (n, m) in ctx.quality_evidence:
         return ctx.quality_evidence[(n, m)]
@@ -162,22 +169,22 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
         try:
             ev = model_evidence(q.path(q.weights, cfg.source), q.eval,
                                 finetuned_path=None if q.finetuned is None else q.path(q.finetuned, cfg.source),
-                                n=n, m=m, seed=QUALITY_SEED, base_dir=q.base_dir(cfg.source), metric_name=q.metric)
+                                n=n, m=m, seed=QUALITY_SEED, base_dir=q.base_dir(cfg.source), metric_name=q.metric,
+                                method=q.method, calibration=q.calibration, hook_timeout=q.timeout())
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: [quality]") from None
     else:
         found = []
-        for fam in sorted({family_of(w.name) for w in ctx.workloads}):
+        families = reference_families((w.name, w.workload) for w in ctx.workloads)
+        for fam in families:
             if fam == "transformer":
                 found.append(transformer_evidence(n, m, seed=QUALITY_SEED)[0])
             else:
                 e, results = digits_evidence(n, m, seed=QUALITY_SEED)
                 ctx.quality_results.setdefault((n, m), results[0])
                 found.append(e)
-        ev = max(found, key=lambda e: e["quality_delta_ci"])
-        if len(found) > 1:
-            ev = {**ev, "families": {e["reference"]: {k: e[k] for k in ("quality_delta", "quality_delta_ci")}
-                                     for e in found}}
+        found = [{**e, "workloads": families[fam]} for fam, e in zip(families, found)]
+        ev = mix_evidence(found, cfg.limits.max_quality_delta)
     ctx.quality_evidence[(n, m)] = ev
     ctx.quality[(n, m)] = float(ev["quality_delta"])
     return ev

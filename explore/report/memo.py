@@ -175,9 +175,12 @@ def _mechanism(data, det, layers, q) -> dict[str, Any]:
     if q is None:
         missing.append("quality evidence: set limits.max_quality_delta (and [quality] weights + eval for the deployed "
                        "model)")
-    elif not q.get("dense") and q.get("evidence") != "model":
+    elif not q.get("dense") and q.get("evidence") == "proxy":
         missing.append(f"quality on the deployed model: only proxy evidence ({q.get('reference', 'reference model')}); "
                        "give [quality] weights + eval")
+    elif not q.get("dense") and q.get("evidence") != "model":  # fails closed: unlabelled evidence is missing
+        missing.append("quality evidence: the evaluator's evidence does not say what it was measured on, so it counts "
+                       "as missing; give [quality] weights + eval")
     if data.cfg.limits.p99_latency_ms is None:
         missing.append("serving p95/p99: no SLA is set (limits.p99_latency_ms + request_rate_hz), so queueing "
                        "(scheduling at the request level) is not measured")

@@ -12,7 +12,8 @@ Whatever the team's code does, the tool reports one :class:`hw.errors.InputError
 and what it did, and the child is gone afterwards:
 
 * a call (or the import) that does not return within the limit (:class:`HookTimeout`; default
-  :data:`DEFAULT_HOOK_TIMEOUT` s, ``--hook-timeout`` on ``sparsepe quality``): stopped;
+  :data:`DEFAULT_HOOK_TIMEOUT` s, ``--hook-timeout`` on ``sparsepe quality``, ``[quality]
+  hook_timeout`` in a sweep config): stopped;
 * an exit (``os._exit``, a crash, a signal): its status or signal, and its last stderr line;
 * an exception (KeyboardInterrupt and SystemExit included): its type and first line;
 * output on stdout (the tool's own stdout, ``--json``, stays clean: the child's fd 1 is a file);
@@ -51,7 +52,7 @@ __all__ = ["DEFAULT_HOOK_TIMEOUT", "MAX_HOOK_TIMEOUT", "HookTimeout", "TeamHook"
            "printable"]
 
 #: Seconds a call of a team hook (or its import) may take [A]: generous for an eval over a
-#: validation set on CPU; ``--hook-timeout`` changes it.
+#: validation set on CPU; ``--hook-timeout`` / ``[quality] hook_timeout`` change it.
 DEFAULT_HOOK_TIMEOUT = 600.0
 #: Largest limit accepted (one week): keeps deadlines finite and socket timeouts in range.
 MAX_HOOK_TIMEOUT = 7 * 24 * 3600.0
