@@ -65,7 +65,9 @@ def hardware_jobs(cfg: SweepConfig) -> list[dict[str, Any]]:
     dataflows = sorted({str(v) for v in _values(cfg, "dataflow", "ws")})
     node = min(int(v) for v in _values(cfg, "node_nm", 7))
     precisions = sorted({str(v) for v in _values(cfg, "precision", "int8")}) if cfg.space.precision is not None else ["int8"]
-    buffers = sorted({bool(v) for v in _values(cfg, "double_buffer", False)}) if cfg.space.double_buffer is not None else [False]
+    buffers = [False]
+    if cfg.space.double_buffer is not None:  # the double-buffered arrays too (OS: none, below)
+        buffers = sorted({bool(v) for v in _values(cfg, "double_buffer", False)})
     kinds = set()
     for s in sparsities:
         n, m, sparse = parse_sparsity(str(s))

@@ -16,9 +16,10 @@ The verdict (:mod:`explore.report.verdict`) opens; the PPA tradeoff sections fol
 (:mod:`explore.report.sections`, the per-layer view :mod:`explore.report.layers`), then the
 sparsity deployment sections (:mod:`explore.report.sparsity`, :mod:`explore.report.bottleneck`,
 :mod:`explore.report.decision`, :mod:`explore.report.repro`, with a precision axis
-:mod:`explore.report.precision`, and for LLM requests :mod:`explore.report.serving`); the review packet closes it: owners and closure artifacts
-(:mod:`explore.report.owners`) and the review memo (:mod:`explore.report.memo`). Sections are
-plain data (:mod:`explore.report.document`) rendered by one Jinja2 template per format.
+:mod:`explore.report.precision`, and for LLM requests :mod:`explore.report.serving`); the review
+packet closes it: owners and closure artifacts (:mod:`explore.report.owners`) and the review memo
+(:mod:`explore.report.memo`). Sections are plain data (:mod:`explore.report.document`) rendered
+by one Jinja2 template per format.
 """
 
 from __future__ import annotations
