@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -42,6 +43,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from explore.quality_config import Quality
 from explore.safety import check_study_name
 from explore.space import (
+    ADDED_AXES,
     DRAM_TYPES,
     Space,
     StrictModel,
@@ -544,10 +546,13 @@ def axis_values(cfg: SweepConfig) -> dict[str, list[Any]]:
 
 
 def grid_size(cfg: SweepConfig) -> int:
-    """The number of points of the discretised space (the product of :func:`axis_values`' lengths)."""
-    n = 1
-    for v in axis_values(cfg).values():
-        n *= len(v)
+    """The number of points of the discretised space: the product of :func:`axis_values`' lengths,
+    less the OS points with ``double_buffer`` true (explore.space.double_buffered)."""
+    vals = axis_values(cfg)
+    n = math.prod(len(v) for v in vals.values())
+    if "double_buffer" in vals:  # the share of the points that are OS with double_buffer true
+        n -= n * vals["dataflow"].count("os") * vals["double_buffer"].count(True) // (
+            len(vals["dataflow"]) * len(vals["double_buffer"]))
     return n
 
 
@@ -574,4 +579,5 @@ def config_fingerprint(cfg: SweepConfig) -> str:
     for k, v in _SERVING_ADDED.items():  # serving fields added later: at their default, as before them
         if body["serving"].get(k) == v:
             body["serving"].pop(k)
+    body["space"] = {k: v for k, v in body["space"].items() if not (k in ADDED_AXES and v is None)}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()

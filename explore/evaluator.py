@@ -213,6 +213,9 @@ def design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, n
     out["precision"] = np.array(prec, dtype=object)
     out["act_bits"] = np.array([cfg.fixed.act_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64)
     out["weight_bits"] = np.array([cfg.fixed.weight_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64)
+    # double-buffered weights (the axis; false without it), on the stationary dataflows only
+    db = out["double_buffer"].astype(bool) if "double_buffer" in out else np.zeros(P, dtype=bool)
+    out["double_buffer"] = db & np.array([str(x) != "os" for x in out["dataflow"]], dtype=bool)
     for k in ("rows", "cols", "node_nm", "pipeline"):
         out[k] = out[k].astype(np.int64)
     if "vector_lanes" in out:
@@ -231,7 +234,7 @@ def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict
         "act_bits": d.get("act_bits", np.full(len(d["rows"]), cfg.fixed.act_bits)),
         "weight_bits": d.get("weight_bits", np.full(len(d["rows"]), cfg.fixed.weight_bits)),
         "acc_bits": np.full(len(d["rows"]), cfg.fixed.acc_bits), "pipeline": d["pipeline"],
-        "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks),
+        "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks), "double_buffer": d["double_buffer"],
     }
     if "vector_lanes" in d:
         params["vector_lanes"] = d["vector_lanes"]
@@ -262,6 +265,7 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         sram_buffers_kb=(float(sim["sram_ifmap_kb"][i]), float(sim["sram_filter_kb"][i]), float(sim["sram_ofmap_kb"][i])),
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else thermal.TJ_MAX_C_DEFAULT,
         vector_lanes=int(d["vector_lanes"][i]) if "vector_lanes" in d else None,
+        double_buffer=bool(d["double_buffer"][i]),
     )
     sram_rd = (sim["sram_ifmap_read_bytes"][i] + sim["sram_filter_read_bytes"][i]
                + sim["sram_metadata_read_bytes"][i] + sim["sram_ofmap_read_bytes"][i])
@@ -342,9 +346,9 @@ def llm_request_workloads(name: str, params: dict[str, Any], output_tokens: int
 
 
 #: Serving metrics of each point: p99 (mean over arrival seeds), its 95 % interval, p95; for LLM
-#: workloads also TTFT and TPOT p99 (NaN for the other workloads).
-SERVING_METRICS = ("p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms", "p95_latency_ms",
-                   "ttft_p99_ms", "tpot_p99_ms")
+#: workloads also TTFT and TPOT p50/p95/p99 (NaN for the other workloads).
+LLM_SERVING_METRICS = tuple(f"{k}_p{q}_ms" for k in ("ttft", "tpot") for q in (50, 95, 99))
+SERVING_METRICS = ("p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms", "p95_latency_ms", *LLM_SERVING_METRICS)
 
 
 def serving_stats(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray], i: int | None = None) -> list[Any]:
@@ -386,10 +390,11 @@ def _serving_metrics(ctx: EvalContext, d: dict[str, np.ndarray]) -> dict[str, np
         out["p99_latency_lo_ms"][i], out["p99_latency_hi_ms"][i] = st.p99_interval_ms
         out["p95_latency_ms"][i] = st.p95_ms
         if st.ttft_p99_ms is not None:
-            out["ttft_p99_ms"][i] = st.ttft_p99_ms
-            out["tpot_p99_ms"][i] = st.tpot_p99_ms
+            for k in LLM_SERVING_METRICS:
+                out[k][i] = getattr(st, k)
     if not any(isinstance(w.serving_tables[1], tuple) for w in ctx.workloads):  # no LLM workload
-        del out["ttft_p99_ms"], out["tpot_p99_ms"]
+        for k in LLM_SERVING_METRICS:
+            del out[k]
     return out
 
 
@@ -575,6 +580,7 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
         weight_bits=int(d["weight_bits"][0]), acc_bits=cfg.fixed.acc_bits, pipeline=int(d["pipeline"][0]),
         sram_banks=cfg.fixed.sram_banks,
         vector_lanes=int(d["vector_lanes"][0]) if "vector_lanes" in d else None,
+        double_buffer=bool(d["double_buffer"][0]),
     )
     networks = [(w.name, w.weight, simulate(w.workload, arch)) for w in ctx.workloads]
     quality = None

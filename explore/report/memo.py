@@ -43,7 +43,7 @@ from ppa.timing.opensta import find_sta
 MECHANISM_AXES = {
     "memory": ("dram", "dram_gbps", "sram_kb", "dataflow"),
     "compute": ("clock_mhz", "rows", "cols", "pipeline"),
-    "scheduling": ("dataflow", "rows", "cols"),
+    "scheduling": ("dataflow", "rows", "cols", "double_buffer"),
     "precision": ("sparsity",),
     "thermal": ("clock_mhz", "node_nm", "pipeline"),
 }
@@ -217,7 +217,10 @@ def _off_space(data, axis: str, v: Any) -> list[Any]:
 
 def _neighbours(data, point: dict[str, Any], axis: str) -> list[tuple[Any, bool]]:
     """One-step moves of ``axis`` from the point: (value, inside the searched space). The adjacent
-    values of the space; where the space has none on a side, the off-space step (``_off_space``)."""
+    values of the space; where the space has none on a side, the off-space step (``_off_space``).
+    An OS point has no double_buffer move (it streams its weights: explore.space.double_buffered)."""
+    if axis == "double_buffer" and point.get("dataflow") == "os":
+        return []
     try:
         vals = axis_values(data.cfg).get(axis)
     except Exception:  # noqa: BLE001 - an axis that cannot be discretised has no in-space step
