@@ -77,6 +77,9 @@ def register(app: typer.Typer) -> None:
         clock_gating: Annotated[bool, typer.Option(
             "--clock-gating/--no-clock-gating",
             help="Gate the clock of the weight-stationary weight registers while they hold (one gating cell per PE).")] = True,
+        double_buffer: Annotated[bool, typer.Option(
+            "--double-buffer", help="A shadow weight set per PE, loaded while the array computes (ws or is; "
+                                    "costed from the double-buffered array RTL).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
@@ -100,7 +103,7 @@ def register(app: typer.Typer) -> None:
                         cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
                         voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node, dataflow=dataflow,
                         dense_path=dense_path, vector_lanes=vector_lanes, precision=precision, sram_model=sram_model,
-                        clock_gating=clock_gating)
+                        clock_gating=clock_gating, double_buffer=double_buffer)
         d.validate()
         err = Console(stderr=True)
         with err.status("synthesising and simulating the PE (cached after the first run)..."):
@@ -110,7 +113,8 @@ def register(app: typer.Typer) -> None:
             return
         out = Console(file=sys.stdout)
         label = res.details["pe"]
-        t = Table(title=f"sparsepe ppa: {rows}x{cols} {label} PE array ({dataflow}), {node} nm")
+        db = ", double-buffered weights" if double_buffer else ""
+        t = Table(title=f"sparsepe ppa: {rows}x{cols} {label} PE array ({dataflow}{db}), {node} nm")
         t.add_column("metric")
         t.add_column("value", justify="right")
         t.add_row("area", _fmt(res.area_mm2, " mm^2"))

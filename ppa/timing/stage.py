@@ -22,7 +22,7 @@ from functools import lru_cache
 from hw.errors import InputError
 from hw.params import PEParams
 from ppa import rtl, tech
-from ppa.array_cost import ArrayFacts, check_kind, synth_array
+from ppa.array_cost import ArrayFacts, array_memo, check_double_buffer, check_kind, synth_array
 from ppa.liberty import asap7
 from ppa.liberty.library import OSU018_NODE_NM, LibertyLibrary, default_liberty_path, load_liberty
 from ppa.synth import cache_key
@@ -109,19 +109,21 @@ def sta_pe(params: PEParams, sparse: bool, lib: LibertyLibrary, *, clock_ps: flo
 
 
 def sta_array_column(params: PEParams, rows: int, lib: LibertyLibrary, *, clock_ps: float | None = None, cache=None,
-                     kind: str = "sparse", dataflow: str = "ws") -> StaResult:
+                     kind: str = "sparse", dataflow: str = "ws", double_buffer: bool = False) -> StaResult:
     """STA of an ``rows`` x 1 column of hw.array.SparseArray with ``kind`` cells (sparse, dense,
-    dense_path) and ``dataflow`` (ws, os), the stage the array model characterises
-    (ppa.array_cost.ArrayFacts). In the weight-stationary column the ``out_meta_err`` OR chain is
-    static while the weights are held and is excluded as a false path, as ppa.model treats it; in
-    the output-stationary one it follows each tile's codes and is timed."""
+    dense_path), ``dataflow`` (ws, os) and ``double_buffer`` (the double-buffered WS array), the stage
+    the array model characterises (ppa.array_cost.ArrayFacts). In the weight-stationary column the
+    ``out_meta_err`` OR chain is static while the weights are held and is excluded as a false path,
+    as ppa.model treats it (double-buffered, the error bits are registered beside the partial sums);
+    in the output-stationary one it follows each tile's codes and is timed."""
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
         raise InputError(f"must be a positive integer, got {rows!r}", where="rows")
     check_kind(kind, dataflow)
-    # the sparse WS column keeps its original memo parameters, so its cached results stay valid
-    memo = (rows, 1, params) if (kind, dataflow) == ("sparse", "ws") else (rows, 1, params, kind, dataflow)
-    return time_generated("hw.array.SparseArray", memo, rtl.ARRAY_MODULES[kind],
-                          lambda: rtl.array_verilog(params, rows, 1, kind, dataflow), lib,
+    check_double_buffer(double_buffer, dataflow)
+    # the sparse single-buffered WS column keeps its original memo parameters, so its cached results stay valid
+    return time_generated("hw.array.SparseArray", array_memo(rows, 1, params, kind, dataflow, double_buffer),
+                          rtl.array_module(kind, double_buffer),
+                          lambda: rtl.array_verilog(params, rows, 1, kind, dataflow, double_buffer), lib,
                           clock_ps=clock_ps, false_path_ports=("out_meta_err",) if dataflow == "ws" else (),
                           cache=cache)
 
@@ -157,13 +159,15 @@ def stage_timing(p: PEParams, design, facts: ArrayFacts, *, cache=None) -> Stage
     lib = resolve_liberty(design)
     depth = facts.depth(R)
     df = design.cost_dataflow
+    db = " double-buffered" if design.double_buffer else ""
     rows = min(R, len(facts.row_depth))
-    what = f"{rows} x 1 {design.kind} {'output-stationary ' if df == 'os' else ''}array column"
+    what = f"{rows} x 1 {design.kind}{db} {'output-stationary ' if df == 'os' else ''}array column"
     if lib is None:  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.timing.effort)
-        res = synth_array(p, rows, 1, cache=cache_key(cache), kind=design.kind, dataflow=df, mapping="delay")
+        res = synth_array(p, rows, 1, cache=cache_key(cache), kind=design.kind, dataflow=df, mapping="delay",
+                          double_buffer=design.double_buffer)
         return StageTiming(generic_stage_fo4(res), "generic", None,
                            f"{what}, logical effort on its delay-mapped netlist "
                            f"(depth {res.logic_depth} gates; area-mapped {depth})")
     r = sta_array_column(p, rows, lib, clock_ps=FASTEST_CLOCK_PS, cache=cache_key(cache), kind=design.kind,
-                         dataflow=df)
+                         dataflow=df, double_buffer=design.double_buffer)
     return StageTiming(r.cycle_fo4, "sta", r, what)
