@@ -57,7 +57,8 @@ Power (W)
 - clock: every flip-flop of the array, every cycle, busy or idle (idle PEs pay their clock power),
   except, with clock gating (``clock_gating``, on by default), the weight-stationary weight,
   metadata and mode registers (hw.array: reset-less, enabled by w_load): they are clocked only on
-  load edges (R per weight tile), and each PE pays one clock-gating cell (ppa.clock_gating ICG_* figures,
+  load edges (R per weight tile; double-buffered: the active set, on the one swap edge per tile),
+  and each PE pays one clock-gating cell (ppa.clock_gating ICG_* figures,
   from ASAP7's ICGx1 and DFFHQNx1 tables; :class:`ClockGating`). The enable multiplexers the
   synthesised netlist keeps in front of those registers are still costed in area (a gated design
   would drop them for the ICG: about 2 % of a cell's transistors, not credited). With a Liberty library: the library's clock-pin internal energy,
@@ -333,10 +334,16 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     vec_w = vlane.energy_j(vec_ops) / runtime_s if (vlane is not None and vec_ops) else 0.0
     ffs = facts.flip_flops(p, R, C)
     e_ff = clock_energy_per_ff_cycle_pj(nd, lib_e)
-    # WS stationary registers: gated while held, clocked on the R load edges of each tile
-    gated_bits = R * C * w_port_bits + R * shape.mode_bit if cdf == "ws" else 0
+    # WS stationary registers (hw.array: reset-less, enabled by w_load): gated while held, clocked on
+    # the R load edges of each tile; double-buffered, the active set (weights and codes) is enabled
+    # by the swap, one edge a tile, and the shadow set (with its reset) is not counted as gated
+    if cdf == "ws":
+        gated_bits = R * C * w_port_bits + (0 if design.double_buffer else R * shape.mode_bit)
+        load_edges_per_s = tiles_per_s * (1 if design.double_buffer else R)
+    else:
+        gated_bits, load_edges_per_s = 0, 0.0
     gate = clock_gating(ffs, gated_bits, R * C * ICGS_PER_PE if gated_bits else 0,
-                        min(1.0, tiles_per_s * R / f_hz), design.clock_gating)
+                        min(1.0, load_edges_per_s / f_hz), design.clock_gating)
     clk_w = gate.ff_cycles * e_ff * 1e-12 * f_hz
     if macros:
         costs = dict(macros)
