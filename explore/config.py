@@ -54,6 +54,7 @@ from explore.space import (
 )
 from hw.errors import InputError
 from hw.params import PEParams
+from ppa.liberty import asap7
 from ppa.liberty.library import load_liberty
 from sim.importers.hf import load_hf_config
 from sim.importers.onnx import load_onnx
@@ -137,12 +138,14 @@ class Fixed(StrictModel):
         None, description="DRAM type whose energy per bit is charged when the space gives dram_gbps"
     )
     liberty: str | None = Field(
-        None, description="Liberty (.lib) file of the team's standard cells (relative to the config file): "
+        None, description="Liberty (.lib) file of the team's standard cells (relative to the config file), or "
+        "'asap7' (the ASAP7 7 nm library from ../shared/reference/asap7): "
         "timing from OpenSTA on it; default: the osu018 library when OpenSTA and qflow-tech-osu018 are installed"
     )
     liberty_node: int | None = Field(
         None, ge=1, le=1000, description="process node (nm) of the liberty file when the file does not state it"
     )
+    clock_gating: bool = Field(True, description="gate the clock of the WS weight registers while they hold")
 
     @field_validator("dram_type")
     @classmethod
@@ -457,10 +460,13 @@ def _check_liberty(cfg: "SweepConfig", source: str) -> None:
         if f.liberty_node is not None:
             raise InputError("fixed.liberty_node needs fixed.liberty", where=source)
         return
-    p = Path(f.liberty).expanduser()
-    if not p.is_absolute() and source not in ("<memory>", ""):
-        p = Path(source).resolve().parent / p
-    object.__setattr__(f, "liberty", str(p))
+    if asap7.is_keyword(f.liberty):  # the ASAP7 7 nm library (ppa.liberty.asap7), unpacked into the cache
+        p = Path(asap7.merged_liberty_path())
+    else:
+        p = Path(f.liberty).expanduser()
+        if not p.is_absolute() and source not in ("<memory>", ""):
+            p = Path(source).resolve().parent / p
+        object.__setattr__(f, "liberty", str(p))
     lib = load_liberty(p, f.liberty_node)
     if lib.node_nm is None:
         raise InputError("the Liberty file does not state its process node: give fixed.liberty_node (or --liberty-node)",
@@ -474,7 +480,7 @@ def with_liberty(cfg: "SweepConfig", liberty: str | None, liberty_node: int | No
         return cfg
     data = cfg.model_dump(mode="json", exclude={"source"})
     if liberty is not None:
-        data["fixed"]["liberty"] = str(Path(liberty).expanduser().resolve())
+        data["fixed"]["liberty"] = liberty if asap7.is_keyword(liberty) else str(Path(liberty).expanduser().resolve())
     if liberty_node is not None:
         data["fixed"]["liberty_node"] = liberty_node
     return parse_config(data, source=getattr(cfg, "source", "<memory>"))

@@ -7,7 +7,8 @@ output channel c. Activations flow right along rows, partial sums down columns; 
 one metadata decoder per stationary code (decoding row r's packed meta word). The array computes
 one tile ``out[c, t] = sum_k W[c, k] x[k, t]`` for K = R*M, C output channels and T vectors.
 
-    clk, rst          synchronous, active-high reset (clears valid flags and partial sums)
+    clk, rst          synchronous, active-high reset (clears valid flags and partial sums; the
+                      stationary weights are reset-less, loaded only by w_load: load before use)
     w_load     [0:0]  shift the stationary weights down one row: row 0 <- w_in, row r <- row r-1;
                       after R load edges row r holds the word loaded at step R-1-r (load the
                       bottom row first). Keep low while vectors are in flight.
@@ -398,13 +399,17 @@ class SparseArray(wiring.Component):
         m = Module()
         mb = self.meta_groups * p.meta_bits
         wkept = data.ArrayLayout(lane_shapes(p)[1], self.w_lanes)
-        wreg = [[Signal(wkept, name=f"w_r{r}_c{c}") for c in range(C)] for r in range(R)]
-        mreg = [[Signal(mb, name=f"meta_r{r}_c{c}") for c in range(C)] for r in range(R)] if mb else None
+        # the stationary registers are reset-less: ``w_load`` (``w_swap`` when double-buffered) alone
+        # enables them, so synthesis maps them to enable flip-flops (Yosys $_DFFE_), which a
+        # clock-gating pass turns into one gated clock per enable (a reset with priority over the
+        # enable, $_SDFFE_, blocks it)
+        wreg = [[Signal(wkept, name=f"w_r{r}_c{c}", reset_less=True) for c in range(C)] for r in range(R)]
+        mreg = [[Signal(mb, name=f"meta_r{r}_c{c}", reset_less=True) for c in range(C)] for r in range(R)] if mb else None
         if self.double_buffer:
             # the dense path's mode bit is per PE here: the swap reaches a row's PEs one edge apart
             dmode = self._ws_weight_sets(m, wreg, mreg)
         else:
-            dreg = [Signal(name=f"dense_r{r}") for r in range(R)] if self.kind == "dense_path" else None
+            dreg = [Signal(name=f"dense_r{r}", reset_less=True) for r in range(R)] if self.kind == "dense_path" else None
             with m.If(self.w_load):
                 for c in range(C):
                     m.d.sync += wreg[0][c].eq(self.w_in[c])
