@@ -20,6 +20,7 @@ import json
 import math
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -28,7 +29,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import optuna
-from optuna.storages import JournalStorage
 from optuna.study._constrained_optimization import _CONSTRAINTS_KEY
 from optuna.trial import TrialState
 from rich.console import Console
@@ -254,14 +254,10 @@ def _check_objectives(metrics: dict[str, Any], names: list[str]) -> None:
 
 
 def _write_attrs(storage: Any, trial: optuna.Trial, attrs: dict[str, Any], cons: dict[str, float]) -> None:
-    if isinstance(storage, JournalStorage):
-        # one append for every metric and constraint (see explore.storage.set_trial_attrs); the
-        # constraint records are exactly what trial.set_constraint writes
-        set_trial_attrs(storage, trial._trial_id, attrs, {f"{_CONSTRAINTS_KEY}:{k}": float(v) for k, v in cons.items()})
-    else:
-        set_trial_attrs(storage, trial._trial_id, attrs, {})
-        for key, value in cons.items():
-            trial.set_constraint(key, value)
+    # one append (journal) or one transaction (database) for every metric and constraint (see
+    # explore.storage.set_trial_attrs); the constraint records are exactly what trial.set_constraint
+    # writes
+    set_trial_attrs(storage, trial._trial_id, attrs, {f"{_CONSTRAINTS_KEY}:{k}": float(v) for k, v in cons.items()})
 
 
 def _evaluated(study: optuna.Study, point: dict[str, Any], known: dict[str, Any], scanned: set[int]
@@ -371,17 +367,40 @@ def options_from_json(text: str) -> SweepOptions:
 
 def _spawn_worker(opts: SweepOptions, index: int) -> subprocess.Popen:
     """Start worker ``index`` as ``python -m explore.worker`` (a fresh interpreter: no fork of
-    this process's storage connections, no re-import of the caller's main module)."""
+    this process's storage connections, no re-import of the caller's main module). It is told this
+    process's id and dies with it (hw.host.die_with_parent)."""
     paths = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     return subprocess.Popen(
-        [sys.executable, "-m", "explore.worker", str(index)],
+        [sys.executable, "-m", "explore.worker", str(index), str(os.getpid())],
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+#: Seconds interrupted workers get to stop on their own (a Ctrl-C at the terminal reaches them
+#: too; each marks its running trial FAIL), then to stop after SIGINT, before they are killed.
+STOP_GRACE_S = (1.0, 5.0, 5.0)
+
+
+def stop_workers(procs: list[subprocess.Popen]) -> None:
+    """End the worker processes of an interrupted sweep: wait for them briefly, then SIGINT the
+    rest (only the parent was signalled), then SIGKILL. What they stored stays in the study."""
+    for sig, grace in zip((None, signal.SIGINT, signal.SIGKILL), STOP_GRACE_S):
+        for p in procs:
+            if sig is not None and p.poll() is None:
+                p.send_signal(sig)
+        deadline = time.monotonic() + grace
+        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if all(p.poll() is not None for p in procs):
+            break
+    for p in procs:
+        if p.stderr is not None:
+            p.stderr.close()
 
 
 def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
@@ -438,13 +457,15 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
                 while any(p.poll() is None for p in procs):
                     report(_counts(study)[TrialState.COMPLETE])
                     time.sleep(WAIT_POLL_S)
-            finally:
-                for p in procs:
-                    p.wait()
-                    err = p.stderr.read() if p.stderr else ""
-                    if p.returncode != 0:
-                        line = err.strip().splitlines()[-1] if err.strip() else f"exit code {p.returncode}"
-                        errors.append(line.removeprefix("sparsepe: error: "))
+            except BaseException:  # Ctrl-C (or a failure here): end the workers, then pass it on
+                stop_workers(procs)
+                raise
+            for p in procs:
+                p.wait()
+                err = p.stderr.read() if p.stderr else ""
+                if p.returncode != 0:
+                    line = err.strip().splitlines()[-1] if err.strip() else f"exit code {p.returncode}"
+                    errors.append(line.removeprefix("sparsepe: error: "))
             if errors and _counts(study)[TrialState.COMPLETE] < opts.trials:
                 raise InputError(f"{len(errors)} of {opts.workers} workers failed: {errors[0]}", where="--workers")
         progress.update(task, completed=min(_counts(study)[TrialState.COMPLETE], opts.trials))
