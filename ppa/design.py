@@ -83,6 +83,8 @@ class DesignPoint:
     #: unit that works on wider data than the array's operands (e.g. NVDLA's SDP on 16-bit partial
     #: results) sets it
     vector_bits: int | None = None
+    #: a shadow weight set per PE (hw.array.SparseArray(double_buffer=True)); WS, and IS costed as WS
+    double_buffer: bool = False
 
     @property
     def effective_vector_bits(self) -> int:
@@ -118,6 +120,11 @@ class DesignPoint:
             raise InputError(f"must be ws, os or is, got {self.dataflow!r}", where="--dataflow")
         if not isinstance(self.dense_path, bool) or not isinstance(self.sparse, bool):
             raise InputError("sparse and dense_path must be True or False", where="--dense-path")
+        if not isinstance(self.double_buffer, bool):
+            raise InputError(f"must be True or False, got {self.double_buffer!r}", where="--double-buffer")
+        if self.double_buffer and self.dataflow == "os":
+            raise InputError("double-buffered weights need stationary weights (ws or is); os streams them",
+                             where="--double-buffer")
         if self.dense_path and not self.sparse:
             raise InputError("the dense path is a mode of the sparse PE: give an N:M sparsity, not dense",
                              where="--dense-path")

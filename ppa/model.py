@@ -47,7 +47,10 @@ Power (W)
   bundle, the WS psum deskew), each at the toggle rate per bit of what it carries on the same
   trace, while busy; plus WS weight loading (R*R*C register bits written per tile, the mux toggle
   and the register toggle per changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one
-  per W_HOLD busy cycles). With a Liberty library (the STA path) a flip-flop output toggle costs
+  per W_HOLD busy cycles). Double-buffered (``double_buffer``, hw.array): the shadow rows shift
+  R(R+1)/2 words a column (row r only from the tile's word r on), the swap copies R*C words into
+  the active set (both behind a multiplexer), and the column skew passes R words through c plain
+  registers in column c. With a Liberty library (the STA path) a flip-flop output toggle costs
   its net toggle plus the library's D- and Q-pin internal energy (``ff_extra_toggles``, ppa.liberty.energy;
   1.24 toggle-equivalents in osu018); without one, osu018's figure (ppa.tech.FF_EXTRA_TOGGLES).
   Parts in ``details["dynamic_breakdown_w"]`` (pe, edge_registers, weight_load).
@@ -197,7 +200,8 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     notes: list[str] = []
     reasons: list[str] = []
     kind, cdf = design.kind, design.cost_dataflow
-    facts = array_facts(p, design.sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=cdf)
+    facts = array_facts(p, design.sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=cdf,
+                        double_buffer=design.double_buffer)
     depth = facts.depth(R)
     if facts.note and R > len(facts.row_transistors):
         notes.append(facts.note)
@@ -302,8 +306,11 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             tiles_per_s = busy * f_hz / activity.W_HOLD
             if activity_in is not None:
                 notes.append(f"weight loads: one tile per {activity.W_HOLD} busy cycles (no weight_tiles given)")
-        bits = R * R * C * (w_port_bits + shape.mode_bit)
-        load_w = tiles_per_s * bits * (1 + ff_tog) * activity.weight_bit_change(p) * e_t * 1e-12
+        # (double-buffered: the shadow shifts and the swap's copies behind multiplexers, the column
+        # skew's plain registers: ArrayFacts.load_bit_writes)
+        muxed, plain = facts.load_bit_writes(p, R, C)
+        load_w = tiles_per_s * muxed * (1 + ff_tog) * activity.weight_bit_change(p) * e_t * 1e-12
+        load_w += tiles_per_s * plain * ff_tog * activity.weight_bit_change(p) * e_t * 1e-12
     dyn_w = pe_dyn_w + edge_dyn_w + load_w
     # the vector unit: its operations x the lane's measured energy per operation class
     vec_ops = activity_in.vector_ops if activity_in is not None else None
@@ -403,6 +410,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "node_nm": design.node_nm, "sparse": design.sparse,
             "pe": (f"{p.n}:{p.m}" + ("+dense" if design.dense_path else "")) if design.sparse else "dense",
             "kind": kind, "dataflow": design.dataflow, "cost_dataflow": cdf, "dense_path": design.dense_path,
+            "double_buffer": design.double_buffer,
             "effective_macs_per_pe_cycle": mac_per_pe_cycle, "multipliers_per_pe": shape.multipliers,
             "dynamic_breakdown_w": {"pe": pe_dyn_w, "edge_registers": edge_dyn_w, "weight_load": load_w},
             "vector_unit": {"lanes": lanes, "width_bits": design.effective_vector_bits,

@@ -75,6 +75,9 @@ def register(app: typer.Typer) -> None:
         vector_lanes: Annotated[Optional[int], typer.Option(
             "--vector-lanes", help="Lanes of the vector unit (synthesised hw.vector lane each; 0: none).",
             show_default="--cols")] = None,
+        double_buffer: Annotated[bool, typer.Option(
+            "--double-buffer", help="A shadow weight set per PE, loaded while the array computes (ws or is; "
+                                    "costed from the double-buffered array RTL).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
@@ -86,7 +89,8 @@ def register(app: typer.Typer) -> None:
                         sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,
                         cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
                         voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node, dataflow=dataflow,
-                        dense_path=dense_path, vector_lanes=vector_lanes, precision=precision, sram_model=sram_model)
+                        dense_path=dense_path, vector_lanes=vector_lanes, precision=precision, sram_model=sram_model,
+                        double_buffer=double_buffer)
         d.validate()
         err = Console(stderr=True)
         with err.status("synthesising and simulating the PE (cached after the first run)..."):
@@ -96,7 +100,8 @@ def register(app: typer.Typer) -> None:
             return
         out = Console(file=sys.stdout)
         label = res.details["pe"]
-        t = Table(title=f"sparsepe ppa: {rows}x{cols} {label} PE array ({dataflow}), {node} nm")
+        db = ", double-buffered weights" if double_buffer else ""
+        t = Table(title=f"sparsepe ppa: {rows}x{cols} {label} PE array ({dataflow}{db}), {node} nm")
         t.add_column("metric")
         t.add_column("value", justify="right")
         t.add_row("area", _fmt(res.area_mm2, " mm^2"))

@@ -22,7 +22,7 @@ from functools import lru_cache
 from hw.errors import InputError
 from hw.params import PEParams
 from ppa import rtl, tech
-from ppa.array_cost import ArrayFacts, check_kind, synth_array
+from ppa.array_cost import ArrayFacts, array_memo, check_double_buffer, check_kind, synth_array
 from ppa.liberty.library import OSU018_NODE_NM, LibertyLibrary, default_liberty_path, load_liberty
 from ppa.synth import cache_key
 from ppa.timing.effort import generic_stage_fo4
@@ -104,18 +104,20 @@ def sta_pe(params: PEParams, sparse: bool, lib: LibertyLibrary, *, clock_ps: flo
 
 
 def sta_array_column(params: PEParams, rows: int, lib: LibertyLibrary, *, clock_ps: float | None = None, cache=None,
-                     kind: str = "sparse") -> StaResult:
+                     kind: str = "sparse", double_buffer: bool = False) -> StaResult:
     """STA of an ``rows`` x 1 column of hw.array.SparseArray (weight-stationary) with ``kind`` cells
-    (sparse, dense, dense_path), the stage the array model characterises (ppa.array_cost.ArrayFacts).
-    The ``out_meta_err`` OR chain is static while the weights are held and is excluded as a false
-    path, as ppa.model treats it."""
+    (sparse, dense, dense_path; ``double_buffer``: the double-buffered array), the stage the array
+    model characterises (ppa.array_cost.ArrayFacts). The ``out_meta_err`` OR chain is static while
+    the weights are held and is excluded as a false path, as ppa.model treats it (double-buffered,
+    the error bits are registered beside the partial sums)."""
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
         raise InputError(f"must be a positive integer, got {rows!r}", where="rows")
     check_kind(kind, "ws")
-    # the sparse column keeps its original memo parameters, so its cached results stay valid
-    memo = (rows, 1, params) if kind == "sparse" else (rows, 1, params, kind, "ws")
-    return time_generated("hw.array.SparseArray", memo, rtl.ARRAY_MODULES[kind],
-                          lambda: rtl.array_verilog(params, rows, 1, kind, "ws"), lib,
+    check_double_buffer(double_buffer, "ws")
+    # the sparse single-buffered column keeps its original memo parameters, so its cached results stay valid
+    return time_generated("hw.array.SparseArray", array_memo(rows, 1, params, kind, "ws", double_buffer),
+                          rtl.array_module(kind, double_buffer),
+                          lambda: rtl.array_verilog(params, rows, 1, kind, "ws", double_buffer), lib,
                           clock_ps=clock_ps, false_path_ports=("out_meta_err",), cache=cache)
 
 
@@ -147,13 +149,16 @@ def stage_timing(p: PEParams, design, facts: ArrayFacts, *, cache=None) -> Stage
     R = design.rows
     lib = resolve_liberty(design)
     depth = facts.depth(R)
+    db = " double-buffered" if design.double_buffer else ""
     if lib is None:  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.timing.effort)
         rows = min(R, len(facts.row_depth))
-        res = synth_array(p, rows, 1, cache=cache_key(cache), kind=design.kind, dataflow="ws", mapping="delay")
+        res = synth_array(p, rows, 1, cache=cache_key(cache), kind=design.kind, dataflow="ws", mapping="delay",
+                          double_buffer=design.double_buffer)
         return StageTiming(generic_stage_fo4(res), "generic", None,
-                           f"{rows} x 1 {design.kind} array column, logical effort on its delay-mapped netlist "
+                           f"{rows} x 1 {design.kind}{db} array column, logical effort on its delay-mapped netlist "
                            f"(depth {res.logic_depth} gates; area-mapped {depth})")
     # every PE kind is timed the same way: the R-row column of its own weight-stationary array
     rows = min(R, len(facts.row_depth))
-    r = sta_array_column(p, rows, lib, clock_ps=FASTEST_CLOCK_PS, cache=cache_key(cache), kind=design.kind)
-    return StageTiming(r.cycle_fo4, "sta", r, f"{rows} x 1 {design.kind} array column")
+    r = sta_array_column(p, rows, lib, clock_ps=FASTEST_CLOCK_PS, cache=cache_key(cache), kind=design.kind,
+                         double_buffer=design.double_buffer)
+    return StageTiming(r.cycle_fo4, "sta", r, f"{rows} x 1 {design.kind}{db} array column")
