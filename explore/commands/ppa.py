@@ -14,6 +14,7 @@ from explore.flags import finite, in_range
 from explore.safety import dumps
 from explore.space import MAX_ARRAY_SIDE, MAX_CLOCK_MHZ, MAX_SRAM_KB, MIN_CLOCK_MHZ, sparsity_option
 from hw.errors import InputError
+from hw.precision import check_precision
 from ppa.design import DesignPoint
 from ppa.liberty.library import MAX_LIBERTY_NODE_NM
 from ppa.model import estimate
@@ -81,6 +82,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
+        check_precision(precision, where="--precision")
         sparse, n, m, dp = parse_sparsity_dp(sparsity)
         dense_path = dense_path or dp
         # each flag's own range is checked as it is read (explore.flags); here what relates flags

@@ -304,7 +304,7 @@ def cases(f: dict[str, Path], d: Path) -> list[Case]:
             (["sweep", s["c.toml"], "--storage", "ftp://x/y", "--out", str(d / "oftp")], "--storage"),
             (["sweep", s["c.toml"], "--storage", "sqlite:///", "--out", str(d / "osq")], "sqlite"),
             (["sweep", s["c.toml"], "--storage", s["victim.txt"], "--out", str(d / "ovi")], "not an Optuna journal"),
-            (["sweep", s["c.toml"], "--storage", s["outdir"], "--out", str(d / "odir")], "directory"),
+            (["sweep", s["c.toml"], "--storage", s["outdir"], "--out", str(d / "odir")], "not a regular file"),
             (["sweep", str(d / "missing.toml")], "missing.toml"), (["sweep", s["outdir"]], "not a regular file"),
             (["sweep", "/dev/zero"], "not a regular file"), (["sweep", s["cfg_deep.toml"]], "cfg_deep.toml"),
             (["report", "--storage", s["text.journal"], "--study", "x"], "not an Optuna journal"),
@@ -322,7 +322,7 @@ def cases(f: dict[str, Path], d: Path) -> list[Case]:
         add(Case(" ".join(a for a in args if "/" not in a)[:60], args, needle, absent=["s3cretpw", "\x1b"]))
     for name, key in (("cfg_nan.toml", "fixed.ambient_c"), ("cfg_rows.toml", "space.rows"),
                       ("cfg_unknown.toml", "fixed.bogus"), ("cfg_name.toml", "study.name"),
-                      ("cfg_ansi.toml", "study.name"), ("cfg_seed.toml", "study.seed"),
+                      ("cfg_ansi.toml", "cfg_ansi.toml"), ("cfg_seed.toml", "study.seed"),
                       ("cfg_weight.toml", "weight"), ("cfg_sparsity.toml", "sparsity"), ("cfg_tj.toml", "max_tj_c")):
         add(Case(f"config {name}", ["sweep", s[name], "--out", str(d / f"o_{name}")], key,
                  absent=["\x1b"], not_created=[d / f"o_{name}"]))
