@@ -8,6 +8,13 @@ records (explore.provenance). Bad input anywhere below raises
 :class:`hw.errors.InputError` (config validation and file errors are turned into one where they
 occur, naming the file and key); :func:`main` turns it into one line on stderr and exit code 2,
 never a traceback.
+
+Before a command runs, every flag and argument the user gave is checked for an empty value
+(``--out ''``, ``--storage ''``: one line naming the flag); the flags' own checks (explore.flags) run
+as the parser reads them, so the first wrong input in argument order is the one reported. Every
+line printed for an error has its URL credentials masked (``postgresql://u:***@host``) and its
+control characters escaped (hw.host.printable). Ctrl-C prints ``sparsepe: interrupted`` and exits
+with code 130.
 """
 
 from __future__ import annotations
@@ -25,11 +32,17 @@ from typer.exceptions import Abort as TyperAbort
 
 from explore.provenance import model_code_version, package_version
 from hw.errors import InputError
+from hw.host import mask_passwords, printable
 
 try:  # the click that typer 0.29 vendors; a typer that uses click itself has none
     from typer._click import exceptions as typer_click_exceptions
+    from typer._click.core import ParameterSource
 except ImportError:
     typer_click_exceptions = None
+    from click.core import ParameterSource
+
+#: Exit code of an interrupted command (128 + SIGINT), as a shell reports it.
+INTERRUPTED_EXIT = 130
 
 
 def _flags_without_type() -> None:
@@ -53,10 +66,35 @@ _COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report", 
 
 
 def _load_command(name: str) -> Any:
-    """The click command of ``explore/commands/<name>.py``, registered on a Typer of its own."""
+    """The click command of ``explore/commands/<name>.py``, registered on a Typer of its own, with
+    an empty value refused for every flag and argument (:func:`_refuse_empty`)."""
     one = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     importlib.import_module(f"explore.commands.{name}").register(one)  # lazy subcommand loading: on first use only
-    return typer.main.get_command(one)
+    cmd = typer.main.get_command(one)
+    for param in cmd.params:
+        _refuse_empty(param)
+    return cmd
+
+
+def param_label(param: Any) -> str:
+    """How the user names a parameter: its flags (``--out``), or an argument's name (``CONFIG``)."""
+    opts = [o for o in (getattr(param, "opts", None) or []) if o.startswith("-")]
+    return "/".join(opts) if opts else str(getattr(param, "name", "") or "").upper()
+
+
+def _refuse_empty(param: Any) -> None:
+    """An empty string the user gave for ``param`` (``--out ''`` would be the current directory,
+    ``--storage ''`` no storage at all) is one line naming the flag, before the value is converted."""
+    process = param.process_value
+
+    def process_value(ctx: Any, value: Any) -> Any:
+        if ctx.get_parameter_source(param.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            values = value if isinstance(value, (list, tuple)) else [value]
+            if any(isinstance(v, str) and not v.strip() for v in values):
+                raise InputError("is empty: give a value", where=param_label(param))
+        return process(ctx, value)
+
+    param.process_value = process_value
 
 
 class _LazyCommands(dict):
@@ -141,11 +179,23 @@ def _log_to_stderr() -> None:
         log.propagate = False
 
 
+def safe_line(text: str) -> str:
+    """``text`` as one safe terminal line: whitespace runs folded to one space, URL passwords
+    masked, control characters escaped."""
+    return printable(mask_passwords(" ".join(str(text).split())))
+
+
 def _fail(where: str | None, what: str, code: int = 2) -> None:
-    """The one line of a failed command: ``sparsepe: error: <where>: <what>`` (newlines folded)."""
-    what = " ".join(str(what).split())
-    print(f"sparsepe: error: {where}: {what}" if where else f"sparsepe: error: {what}", file=sys.stderr)
+    """The one line of a failed command: ``sparsepe: error: <where>: <what>`` (:func:`safe_line`)."""
+    line = f"{where}: {what}" if where else str(what)
+    print(f"sparsepe: error: {safe_line(line)}", file=sys.stderr)
     sys.exit(code)
+
+
+def _interrupted() -> None:
+    """Ctrl-C: one line, exit code 130 (what the study stored so far is kept)."""
+    print("sparsepe: interrupted", file=sys.stderr)
+    sys.exit(INTERRUPTED_EXIT)
 
 
 def _usage_where(exc) -> str:
@@ -179,6 +229,8 @@ def main(argv: list[str] | None = None) -> None:
     command = typer.main.get_command(app)
     try:
         rc = command.main(args=argv, prog_name="sparsepe", standalone_mode=False)
+    except KeyboardInterrupt:
+        _interrupted()
     except InputError as exc:
         _fail(None, str(exc))
     except usage as exc:
@@ -187,10 +239,8 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(exc.exit_code)
         what = exc.message if exc.message and type(exc).__name__ == "BadParameter" else exc.format_message()
         _fail(_usage_where(exc), what)
-    except abort:
-        _fail(None, "aborted", code=130)
-    except TyperAbort:
-        _fail(None, "aborted", code=130)
+    except (abort, TyperAbort):
+        _interrupted()
     except click_exc as exc:
         _fail(None, exc.format_message())
     except (OSError, RecursionError, MemoryError) as exc:
@@ -204,6 +254,8 @@ def main(argv: list[str] | None = None) -> None:
         if os.environ.get("SPARSEPE_TRACEBACK"):
             raise
         _fail(None, f"internal error ({type(exc).__name__}: {exc}); set SPARSEPE_TRACEBACK=1 for the traceback", code=1)
+    if rc == INTERRUPTED_EXIT:  # typer turns KeyboardInterrupt into Exit(130), silently
+        _interrupted()
     sys.exit(rc if isinstance(rc, int) else 0)
 
 

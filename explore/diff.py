@@ -18,23 +18,32 @@ The first diverging layer is the first in execution order with a moved layer met
 mechanism (``MECHANISM_RULES``, printed with the result) is read off that layer, or, when no layer
 moved, off the design-level metrics. Runs of different workloads cannot be compared: an
 InputError (one line, exit 2).
+
+A JSON input is validated against a schema (pydantic: :class:`SimulateFile`, :class:`BestFile`)
+before it is read: a field of the wrong type, a number no float can hold (an integer of 400 digits)
+or a layer that is not an object is one line naming the file and the field. NaN and Infinity in an
+input are numbers (Python writes them); ``--json`` writes them as null and states why (hw.host.json_text).
+A storage URL is printed with its password masked.
 """
 
 from __future__ import annotations
 
-import json
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Optional
 
 import optuna
 import pandas as pd
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from explore.report.data import load_study_data
 from explore.results import Evaluator, design_key
-from explore.storage import open_storage, resolve_storage
+from explore.storage import open_storage, redact, resolve_storage
 from hw.errors import InputError
+from hw.host import json_text, printable
+from sim.inputs import MAX_INPUT_FILE_BYTES, read_json
 
 #: Design-level metrics compared (the issue's list: cycles, stalls, utilisation, fallback, energy,
 #: area, fmax, T_j, p99, quality; and the objectives they make up).
@@ -105,67 +114,200 @@ def _num(v: Any) -> float | None:
     return f
 
 
+# ---- the input files' schema ---------------------------------------------------------------------
+
+def _number(v: Any) -> Any:
+    """A JSON number a float64 can hold (NaN and +-inf included), or null."""
+    if v is None or isinstance(v, float):
+        return v
+    if isinstance(v, int) and not isinstance(v, bool):
+        if abs(v) > sys.float_info.max:
+            raise ValueError(f"a number of {len(str(abs(v)))} digits is beyond the float range (~1.8e308)")
+        return v
+    raise ValueError(f"must be a number, got {_shown(v)}")
+
+
+def _scalar(v: Any) -> Any:
+    """A metric value: a number as :func:`_number`, a string, a boolean, or null."""
+    return v if isinstance(v, (str, bool)) else _number(v)
+
+
+def _shown(v: Any) -> str:
+    """A value as the JSON it was, shortened, control characters escaped."""
+    text = printable(json_text(v))
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+Number = Annotated[Any, BeforeValidator(_number)]
+Scalar = Annotated[Any, BeforeValidator(_scalar)]
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class SimulateLayer(_Open):
+    """One layer of a ``sparsepe simulate --json`` file."""
+
+    name: str
+    count: Annotated[int, BeforeValidator(lambda v: _count(v))] = 1
+    cycles: Number = None
+    stall_cycles: Number = None
+    utilization: Number = None
+    sparse: Optional[bool] = None
+    dram_bytes: Number = None
+
+
+def _count(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 2**53:
+        raise ValueError(f"must be a whole number of repeats (0..2**53), got {_shown(v)}")
+    return v
+
+
+class SimulateFile(_Open):
+    """A ``sparsepe simulate --json`` file: the fields diff reads."""
+
+    workload: str
+    arch: dict[str, Any]
+    layers: list[SimulateLayer]
+    total_cycles: Number = None
+    stall_fraction: Number = None
+    utilization: Number = None
+    fallback_fraction: Number = None
+    effective_speedup: Number = None
+    dram_bytes: Number = None
+
+
+class Design(_Open):
+    """A design of best.json: its parameters and metrics."""
+
+    params: dict[str, Scalar]
+    metrics: dict[str, Scalar]
+
+
+class BestFile(_Open):
+    """A ``sparsepe sweep`` best.json: the fields diff reads."""
+
+    n_evaluated: Annotated[int, BeforeValidator(lambda v: _count(v))]
+    feasible: bool = False
+    best: Optional[Design] = None
+    closest: Optional[Design] = None
+    config: Optional[dict[str, Any]] = None
+    limits: Optional[dict[str, Any]] = None
+    objectives: Optional[dict[str, Any]] = None
+
+
+def _loc(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "the file"
+
+
+def validated(model: type[BaseModel], obj: Any, where: str) -> Any:
+    """``model`` validated from ``obj``; the first schema error as one InputError line."""
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        e = exc.errors(include_url=False)[0]
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] in ("model_type", "model_attributes_type", "dict_type"):
+            msg = f"must be a JSON object, got {_shown(e.get('input'))}"
+        elif e["type"] == "list_type":
+            msg = f"must be a list, got {_shown(e.get('input'))}"
+        elif e["type"] == "missing":
+            msg = "is missing"
+        elif "input" in e and e["type"] not in ("value_error",):
+            msg = f"{msg} (got {_shown(e['input'])})"
+        raise InputError(f"{_loc(tuple(e['loc']))}: {msg}", where=where) from None
+
+
 # ---- loading -------------------------------------------------------------------------------------
 
 def load_run(spec: str, label: str) -> Run:
     p = Path(spec)
     if p.suffix == ".json":
+        where = f"{label} {printable(spec)}"
         if not p.is_file():
-            raise InputError("file not found", where=f"{label} {spec}")
+            raise InputError("file not found (or not a regular file)", where=where)
         try:
-            obj = json.loads(p.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"not valid JSON: {exc}", where=f"{label} {spec}") from None
+            obj = read_json(p, "run file")
+        except InputError as exc:
+            raise InputError(str(exc).removeprefix(f"{exc.where}: "), where=where) from None
         if isinstance(obj, dict) and "layers" in obj and "arch" in obj and "workload" in obj:
-            return _from_simulate(obj, f"{label}: {spec}")
+            return _from_simulate(validated(SimulateFile, obj, where), f"{label}: {printable(spec)}")
         if isinstance(obj, dict) and "n_evaluated" in obj:
-            return _from_best(obj, p, f"{label}: {spec}")
+            return _from_best(validated(BestFile, obj, where), p, f"{label}: {printable(spec)}")
         raise InputError("neither a best.json (sparsepe sweep) nor a 'sparsepe simulate --json' file",
-                         where=f"{label} {spec}")
+                         where=where)
     return _from_study(spec, label)
 
 
-def _from_simulate(obj: dict[str, Any], label: str) -> Run:
-    layers = []
-    for r in obj["layers"]:
-        layers.append({"workload": obj["workload"], "layer": r["name"], "count": r.get("count", 1),
-                       **{k: r.get(k) for k in LAYER_METRICS}})
-    m = {k: obj.get(k) for k in ("total_cycles", "stall_fraction", "utilization", "fallback_fraction",
-                                 "effective_speedup", "dram_bytes") if k in obj}
-    arch = obj.get("arch", {})
-    return Run(label, "simulate", dict(arch), m, layers, [obj["workload"]], config=_flatten({"arch": arch}))
+def _from_simulate(sim: SimulateFile, label: str) -> Run:
+    layers = [{"workload": sim.workload, "layer": r.name, "count": r.count,
+               **{k: getattr(r, k) for k in LAYER_METRICS}} for r in sim.layers]
+    given = sim.model_fields_set
+    m = {k: getattr(sim, k) for k in ("total_cycles", "stall_fraction", "utilization", "fallback_fraction",
+                                      "effective_speedup", "dram_bytes") if k in given}
+    return Run(label, "simulate", dict(sim.arch), m, layers, [sim.workload], config=_flatten({"arch": sim.arch}))
 
 
-def _from_best(obj: dict[str, Any], path: Path, label: str) -> Run:
-    chosen = obj.get("best") if obj.get("feasible") else obj.get("closest")
+def _read_csv(path: Path, columns: tuple[str, ...], where: str) -> pd.DataFrame:
+    """A closure CSV beside best.json, with ``columns``; one line naming it when it is not one."""
+    if path.stat().st_size > MAX_INPUT_FILE_BYTES:
+        raise InputError(f"larger than {MAX_INPUT_FILE_BYTES // 2**20} MiB", where=f"{where} {path}")
+    try:
+        df = pd.read_csv(path)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"not a readable CSV ({printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)})",
+                         where=f"{where} {path}") from None
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputError(f"has no column {', '.join(missing)}", where=f"{where} {path}")
+    return df
+
+
+def _from_best(best: BestFile, path: Path, label: str) -> Run:
+    chosen = best.best if best.feasible else best.closest
     if chosen is None:
         raise InputError("best.json holds no design (no trial finished)", where=f"{label} {path}")
+    obj = best.model_dump()
     layers = None
     prof = path.parent / "closure" / "accelerator_architecture.csv"
     if prof.is_file():
-        df = pd.read_csv(prof)
+        df = _read_csv(prof, ("workload", "layer", "count", "compute_cycles", "stall_cycles", "utilization",
+                              "dram_bytes"), label)
         cm = path.parent / "closure" / "compiler_sparsity.csv"
         sparse = None
         if cm.is_file():
-            c = pd.read_csv(cm)
+            c = _read_csv(cm, ("workload", "layer", "sparse"), label)
             sparse = {(w, n): bool(s) for w, n, s in zip(c["workload"], c["layer"], c["sparse"])}
         ids = list(df["workload_id"]) if "workload_id" in df else list(df["workload"])
-        layers = [{"workload": wid, "layer": r.layer, "count": int(r.count), "cycles": int(r.compute_cycles),
-                   "stall_cycles": int(r.stall_cycles), "utilization": float(r.utilization),
-                   "dram_bytes": float(r.dram_bytes),
-                   "sparse": None if sparse is None else sparse.get((r.workload, r.layer))}
-                  for wid, r in zip(ids, df.itertuples())]
+        try:
+            layers = [{"workload": wid, "layer": r.layer, "count": int(r.count), "cycles": int(r.compute_cycles),
+                       "stall_cycles": int(r.stall_cycles), "utilization": float(r.utilization),
+                       "dram_bytes": float(r.dram_bytes),
+                       "sparse": None if sparse is None else sparse.get((r.workload, r.layer))}
+                      for wid, r in zip(ids, df.itertuples())]
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise InputError(f"a value is not a number ({exc})", where=f"{label} {prof}") from None
     wls = list(dict.fromkeys(r["workload"] for r in layers)) if layers else []
     tags = {k: obj.get(k) for k in ("study", "storage", "seed", "sampler", "quality_evidence", "mode",
                                     "config_fingerprint") if k in obj}
+    if isinstance(tags.get("storage"), str):
+        tags["storage"] = redact(tags["storage"])
     cfg = _flatten(obj["config"]) if isinstance(obj.get("config"), dict) else _flatten(
-        {"limits": obj.get("limits", {}), "objectives": obj.get("objectives", {})})
-    return Run(label, "best", dict(chosen["params"]), dict(chosen["metrics"]), layers, wls, config=cfg, tags=tags,
-               designs={design_key(chosen["params"]): dict(chosen["metrics"])})
+        {"limits": obj.get("limits") or {}, "objectives": obj.get("objectives") or {}})
+    return Run(label, "best", dict(chosen.params), dict(chosen.metrics), layers, wls, config=cfg, tags=tags,
+               designs={design_key(chosen.params): dict(chosen.metrics)})
 
 
 def _from_study(spec: str, label: str) -> Run:
     storage, _, name = spec.partition("#")
+    shown = printable(redact(storage) + (f"#{name}" if name else ""))
+    if not storage:
+        raise InputError("no storage before '#': give STORAGE#STUDY, a best.json or a simulate --json file",
+                         where=f"{label} {shown}")
     if not name:
         st = open_storage(resolve_storage(storage, Path(".")), create=False)
         names = [s.study_name for s in optuna.get_all_study_summaries(storage=st, include_best_trial=False)]
@@ -176,10 +318,13 @@ def _from_study(spec: str, label: str) -> Run:
     try:
         data = load_study_data(storage, name)
     except InputError as exc:
-        raise InputError(str(exc), where=f"{label} {spec}") from None
+        msg = str(exc)
+        for part in (f"{exc.where}: " if exc.where else "", f"{redact(storage)}: ", f"{storage}: "):
+            msg = msg.removeprefix(part)  # the storage is named once, masked
+        raise InputError(msg, where=f"{label} {shown}") from None
     rec = data.best.get("best") if data.best.get("feasible") else data.best.get("closest")
     if rec is None:
-        raise InputError("the study has no finished trial", where=f"{label} {spec}")
+        raise InputError("the study has no finished trial", where=f"{label} {shown}")
     ev = Evaluator(data.evaluator, data.cfg)
     det = ev.detail(rec["params"])
     layers = []
@@ -197,7 +342,7 @@ def _from_study(spec: str, label: str) -> Run:
     tags = {"config_fingerprint": data.fingerprint, "evaluator": data.evaluator,
             "sweep": data.sweep, "tools": data.user_attrs.get("tools") or {}}
     designs = {design_key(r["params"]): r["metrics"] for r in data.records}
-    return Run(f"{label}: {storage}#{name}", "study", dict(rec["params"]), m, layers, [n.workload for _, _, n in det.networks],
+    return Run(f"{label}: {printable(redact(storage))}#{printable(name)}", "study", dict(rec["params"]), m, layers, [n.workload for _, _, n in det.networks],
                config=_flatten(cfgj), tags=_flatten(tags), designs=designs)
 
 

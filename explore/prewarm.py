@@ -27,6 +27,7 @@ from typing import Any
 from explore.config import SweepConfig
 from explore.evaluator import activity_trace, make_context
 from explore.space import axis_choices, has_dense_path, parse_sparsity
+from hw.host import die_with_parent
 from hw.precision import operand_bits
 from ppa.design import DesignPoint
 from ppa.model import estimate
@@ -95,10 +96,12 @@ def hardware_jobs(cfg: SweepConfig) -> list[dict[str, Any]]:
     return out
 
 
-def _quiet_sigint() -> None:
+def _quiet_sigint(parent_pid: int) -> None:
     """Pool workers ignore Ctrl-C: the parent handles it (one line, exit 130) and ends the pool,
-    so no worker prints a KeyboardInterrupt traceback."""
+    so no worker prints a KeyboardInterrupt traceback. They die with the parent (a SIGKILLed
+    sweep would otherwise leave them blocked on the pool's pipe forever)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent_pid)
 
 
 def _run_job(cfg: SweepConfig, kw: dict[str, Any]) -> str:
@@ -123,7 +126,7 @@ def prewarm(cfg: SweepConfig, workers: int | None = None) -> int:
     if workers == 1:
         return len(jobs)
     t0 = time.time()
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_quiet_sigint)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_quiet_sigint, initargs=(os.getpid(),))
     try:
         futs = [pool.submit(_run_job, cfg, j) for j in jobs]
         # a warm cache answers every job within a second or two: then say nothing

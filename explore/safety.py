@@ -1,98 +1,48 @@
 """Hostile-input guards shared by the commands: standard JSON, safe result writes, names, rich text.
 
-* :func:`finite_json` / :func:`dumps` -- standard JSON only: a non-finite float (NaN, +-inf) becomes
-  ``null``, and the object gains ``"non_finite": {json-path: "inf" | "-inf" | "nan"}`` saying which
-  values were nulled and what they were (the reason). Finite outputs are unchanged.
-* :func:`write_text` -- writes a result file atomically (a temporary file in the same directory,
-  then ``os.replace``), never through a symlink: a symlink at the destination is refused, so a
-  planted ``trials.csv -> ~/.bashrc`` is neither followed nor overwritten.
-* :func:`check_out_dir` -- an ``--out`` that is a file is refused before anything is created; a
-  directory that cannot be created or written is one line. (A symlink to a directory is the
-  user's own choice of location and is accepted; the files written inside it are not followed.)
+* :func:`dumps` -- standard JSON only, through the one JSON writer (hw.host.json_text): a non-finite
+  float (NaN, +-inf) becomes ``null``, and the object gains ``"non_finite": {json-path: "inf" |
+  "-inf" | "nan"}`` saying which values were nulled and what they were (the reason).
+* :func:`write_text` -- a result file, through the one file writer (hw.host.write_file): atomic,
+  never through a symlink.
+* :func:`check_out_dir` -- an ``--out`` is refused when it is a symlink (results are never written
+  through one: a link to a directory would put them in its target), a file, or empty; a directory
+  that cannot be created or written is one line.
 * :func:`check_study_name` -- a study name is a name: no path separators, no ``..``, no control
   characters, at most :data:`MAX_NAME_LEN` characters.
-* :func:`rich_safe` -- a user string for rich: markup escaped (``[/]``) and braces doubled (a
-  ``str.format`` template such as a progress column).
+* :func:`rich_safe` / :func:`rich_markup` -- a user string for rich: control characters escaped
+  (hw.host.printable), markup escaped (``[/]``) and, for a ``str.format`` template such as a
+  progress column, braces doubled.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from rich.markup import escape
 
 from hw.errors import InputError
+from hw.host import NON_FINITE_KEY, finite_json, json_text, make_dir, printable, write_file
+
+__all__ = ["MAX_NAME_LEN", "NON_FINITE_KEY", "check_out_dir", "check_study_name", "dumps", "finite_json",
+           "refuse_symlinks", "rich_markup", "rich_safe", "write_text"]
 
 #: Longest study name accepted. [A] a study name becomes a directory name (results/<study>) and a
 #: database key; 128 characters is well under every file system's 255-byte name limit.
 MAX_NAME_LEN = 128
 
-#: Key added to a JSON object whose non-finite numbers were written as null.
-NON_FINITE_KEY = "non_finite"
-
-
-def _finite(obj: Any, path: str, found: dict[str, str]) -> Any:
-    if isinstance(obj, float):
-        if math.isfinite(obj):
-            return obj
-        found[path or "$"] = "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
-        return None
-    if isinstance(obj, dict):
-        return {k: _finite(v, f"{path}.{k}" if path else str(k), found) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v, f"{path}[{i}]", found) for i, v in enumerate(obj)]
-    if isinstance(obj, np.ndarray):  # numpy scalars and arrays
-        return _finite(obj.tolist(), path, found)
-    if isinstance(obj, np.generic):
-        return _finite(obj.item(), path, found)
-    return obj
-
-
-def finite_json(obj: Any) -> Any:
-    """``obj`` with every non-finite float replaced by None; a dict gains :data:`NON_FINITE_KEY`
-    (json path -> what the value was) when any was replaced."""
-    found: dict[str, str] = {}
-    out = _finite(obj, "", found)
-    if found and isinstance(out, dict):
-        out[NON_FINITE_KEY] = {
-            p: f"{v} (not representable in standard JSON: written as null)" for p, v in sorted(found.items())
-        }
-    return out
-
 
 def dumps(obj: Any, **kw: Any) -> str:
-    """``json.dumps`` of :func:`finite_json` (``allow_nan=False``: standard JSON only)."""
-    kw.setdefault("default", str)
-    return json.dumps(finite_json(obj), allow_nan=False, **kw)
+    """Standard JSON text of ``obj`` (hw.host.json_text: ``allow_nan=False``, non-finite -> null
+    with the reason)."""
+    return json_text(obj, **kw)
 
 
 def write_text(path: Path | str, text: str, encoding: str = "utf-8") -> None:
-    """Write ``text`` to ``path`` atomically, never following a symlink at ``path``."""
-    p = Path(path)
-    if p.is_symlink():
-        raise InputError("is a symlink; results are never written through a symlink (remove it)", where=str(p))
-    if p.exists() and not p.is_file():
-        raise InputError("exists and is not a regular file", where=str(p))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent))
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", where=str(p.parent)) from None
-    try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as f:
-            f.write(text)
-        os.replace(tmp, p)  # replaces a file (or a symlink planted since the check) without following it
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise InputError(f"cannot write: {exc.strerror}", where=str(p)) from None
+    """Write ``text`` to ``path`` atomically, never following a symlink at ``path`` (hw.host.write_file)."""
+    write_file(path, text, encoding=encoding)
 
 
 def refuse_symlinks(directory: Path | str, names: list[str] | tuple[str, ...]) -> None:
@@ -111,24 +61,21 @@ def refuse_symlinks(directory: Path | str, names: list[str] | tuple[str, ...]) -
 
 
 def check_out_dir(out: Path | str, flag: str = "--out", *, create: bool = True) -> Path:
-    """An output directory: refused when it is a file (or a dangling symlink); created (with
-    parents) and checked writable when ``create``."""
+    """An output directory: refused when it is empty, a symlink (to a directory or dangling:
+    results are never written through a symlink) or a file; created (with parents) and checked
+    writable when ``create``."""
+    if str(out) == "":
+        raise InputError("is empty: give a directory", where=flag)
     p = Path(out)
-    if p.is_symlink() and not p.exists():
-        raise InputError("is a dangling symlink", where=f"{flag} {p}")
+    if p.is_symlink():
+        raise InputError(f"is a symlink (to {printable(os.readlink(p))}); results are never written through a "
+                         "symlink: give the directory itself", where=f"{flag} {printable(p)}")
     if p.exists() and not p.is_dir():
-        raise InputError("is a file, not a directory", where=f"{flag} {p}")
+        raise InputError("is a file, not a directory", where=f"{flag} {printable(p)}")
     if create:
-        try:
-            p.mkdir(parents=True, exist_ok=True)
-        except FileExistsError:
-            raise InputError("a part of this path is a file, not a directory", where=f"{flag} {p}") from None
-        except NotADirectoryError:
-            raise InputError("a part of this path is a file, not a directory", where=f"{flag} {p}") from None
-        except OSError as exc:
-            raise InputError(f"cannot create the directory: {exc.strerror}", where=f"{flag} {p}") from None
+        make_dir(p, where=f"{flag} {printable(p)}")
         if not os.access(p, os.W_OK | os.X_OK):
-            raise InputError("the directory is not writable", where=f"{flag} {p}")
+            raise InputError("the directory is not writable", where=f"{flag} {printable(p)}")
     return p
 
 
@@ -150,9 +97,9 @@ def check_study_name(name: str, where: str = "--study") -> str:
 
 def rich_safe(text: Any) -> str:
     """A user string for a rich markup string that may also pass through ``str.format``."""
-    return escape(str(text)).replace("{", "{{").replace("}", "}}")
+    return escape(printable(text)).replace("{", "{{").replace("}", "}}")
 
 
 def rich_markup(text: Any) -> str:
     """A user string for rich markup that is NOT a format template (console.print, table cells)."""
-    return escape(str(text))
+    return escape(printable(text))

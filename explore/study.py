@@ -20,6 +20,7 @@ import json
 import math
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -28,7 +29,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import optuna
-from optuna.storages import JournalStorage
 from optuna.study._constrained_optimization import _CONSTRAINTS_KEY
 from optuna.trial import TrialState
 from rich.console import Console
@@ -159,9 +159,9 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
     return study
 
 
-def _counts(study: optuna.Study) -> dict[TrialState, int]:
+def _counts(study: optuna.Study, trials: list[optuna.trial.FrozenTrial] | None = None) -> dict[TrialState, int]:
     counts = {s: 0 for s in TrialState}
-    for t in study.get_trials(deepcopy=False):
+    for t in study.get_trials(deepcopy=False) if trials is None else trials:
         counts[t.state] += 1
     return counts
 
@@ -174,13 +174,15 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
 
     def objective(trial: optuna.Trial):
         storage = trial.study._storage
+        objective.last_trial_id = trial._trial_id  # the worker reads the outcome of its own last trial
         storage.set_trial_system_attr(trial._trial_id, WORKER_ATTR, worker_tag())
-        ahead = sum(1 for t in trial.study.get_trials(deepcopy=False, states=live) if t.number < trial.number)
+        trials = trial.study.get_trials(deepcopy=False)  # read once: the surplus check and the duplicate check
+        ahead = sum(1 for t in trials if t.state in live and t.number < trial.number)
         if ahead >= target:
             trial.set_user_attr("surplus", True)
             raise optuna.TrialPruned("target number of trials already covered by other workers")
         point = suggest_point(trial, cfg)
-        prior = _evaluated(trial.study, point, known, scanned)
+        prior = _evaluated(trials, point, known, scanned)
         if prior is not None:  # the design is in the study already: reuse its stored result
             number, attrs, cons = prior
             _write_attrs(storage, trial, {**attrs, DUPLICATE_ATTR: number}, cons)
@@ -213,6 +215,7 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
         values = [float(attrs[n]) for n in names]
         return values[0] if len(values) == 1 else values
 
+    objective.last_trial_id = None
     return objective
 
 
@@ -254,22 +257,18 @@ def _check_objectives(metrics: dict[str, Any], names: list[str]) -> None:
 
 
 def _write_attrs(storage: Any, trial: optuna.Trial, attrs: dict[str, Any], cons: dict[str, float]) -> None:
-    if isinstance(storage, JournalStorage):
-        # one append for every metric and constraint (see explore.storage.set_trial_attrs); the
-        # constraint records are exactly what trial.set_constraint writes
-        set_trial_attrs(storage, trial._trial_id, attrs, {f"{_CONSTRAINTS_KEY}:{k}": float(v) for k, v in cons.items()})
-    else:
-        set_trial_attrs(storage, trial._trial_id, attrs, {})
-        for key, value in cons.items():
-            trial.set_constraint(key, value)
+    # one append (journal) or one transaction (database) for every metric and constraint (see
+    # explore.storage.set_trial_attrs); the constraint records are exactly what trial.set_constraint
+    # writes
+    set_trial_attrs(storage, trial._trial_id, attrs, {f"{_CONSTRAINTS_KEY}:{k}": float(v) for k, v in cons.items()})
 
 
-def _evaluated(study: optuna.Study, point: dict[str, Any], known: dict[str, Any], scanned: set[int]
-               ) -> tuple[int, dict[str, Any], dict[str, float]] | None:
-    """(number, user attributes, constraints) of the first COMPLETE trial of ``study`` with the
-    same design as ``point``, or None. ``known``/``scanned`` carry what earlier calls indexed."""
-    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-        if t.number in scanned:
+def _evaluated(trials: list[optuna.trial.FrozenTrial], point: dict[str, Any], known: dict[str, Any],
+               scanned: set[int]) -> tuple[int, dict[str, Any], dict[str, float]] | None:
+    """(number, user attributes, constraints) of the first COMPLETE trial of ``trials`` (a study's)
+    with the same design as ``point``, or None. ``known``/``scanned`` carry what earlier calls indexed."""
+    for t in trials:
+        if t.state != TrialState.COMPLETE or t.number in scanned:
             continue
         scanned.add(t.number)
         if DUPLICATE_ATTR in t.user_attrs or not t.constraints:
@@ -310,8 +309,10 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
     done = 0
     failures = 0
     while True:
-        fail_dead_local_trials(study, local=opts.storage.local)
-        c = _counts(study)
+        trials = study.get_trials(deepcopy=False)
+        if fail_dead_local_trials(study, local=opts.storage.local, trials=trials):
+            trials = study.get_trials(deepcopy=False)
+        c = _counts(study, trials)
         n_complete = c[TrialState.COMPLETE]
         if on_trial is not None:
             on_trial(n_complete)
@@ -327,7 +328,7 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             study.optimize(objective, n_trials=1, gc_after_trial=False, catch=(TrialFailed,))
-        last = _last_own_trial(study)
+        last = study._storage.get_trial(objective.last_trial_id) if objective.last_trial_id is not None else None
         if last is not None and last.state == TrialState.FAIL:
             failures += 1
             if failures >= MAX_CONSECUTIVE_FAILURES:
@@ -338,13 +339,6 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
             failures = 0
         done += 1
     return done
-
-
-def _last_own_trial(study: optuna.Study) -> optuna.trial.FrozenTrial | None:
-    """The newest trial this process ran (by its worker tag)."""
-    tag = worker_tag()
-    own = [t for t in study.get_trials(deepcopy=False) if t.system_attrs.get(WORKER_ATTR) == tag]
-    return max(own, key=lambda t: t.number) if own else None
 
 
 def _all_running_local(study: optuna.Study) -> bool:
@@ -371,17 +365,40 @@ def options_from_json(text: str) -> SweepOptions:
 
 def _spawn_worker(opts: SweepOptions, index: int) -> subprocess.Popen:
     """Start worker ``index`` as ``python -m explore.worker`` (a fresh interpreter: no fork of
-    this process's storage connections, no re-import of the caller's main module)."""
+    this process's storage connections, no re-import of the caller's main module). It is told this
+    process's id and dies with it (hw.host.die_with_parent)."""
     paths = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     return subprocess.Popen(
-        [sys.executable, "-m", "explore.worker", str(index)],
+        [sys.executable, "-m", "explore.worker", str(index), str(os.getpid())],
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+#: Seconds interrupted workers get to stop on their own (a Ctrl-C at the terminal reaches them
+#: too; each marks its running trial FAIL), then to stop after SIGINT, before they are killed.
+STOP_GRACE_S = (1.0, 5.0, 5.0)
+
+
+def stop_workers(procs: list[subprocess.Popen]) -> None:
+    """End the worker processes of an interrupted sweep: wait for them briefly, then SIGINT the
+    rest (only the parent was signalled), then SIGKILL. What they stored stays in the study."""
+    for sig, grace in zip((None, signal.SIGINT, signal.SIGKILL), STOP_GRACE_S):
+        for p in procs:
+            if sig is not None and p.poll() is None:
+                p.send_signal(sig)
+        deadline = time.monotonic() + grace
+        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if all(p.poll() is not None for p in procs):
+            break
+    for p in procs:
+        if p.stderr is not None:
+            p.stderr.close()
 
 
 def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
@@ -438,13 +455,15 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
                 while any(p.poll() is None for p in procs):
                     report(_counts(study)[TrialState.COMPLETE])
                     time.sleep(WAIT_POLL_S)
-            finally:
-                for p in procs:
-                    p.wait()
-                    err = p.stderr.read() if p.stderr else ""
-                    if p.returncode != 0:
-                        line = err.strip().splitlines()[-1] if err.strip() else f"exit code {p.returncode}"
-                        errors.append(line.removeprefix("sparsepe: error: "))
+            except BaseException:  # Ctrl-C (or a failure here): end the workers, then pass it on
+                stop_workers(procs)
+                raise
+            for p in procs:
+                p.wait()
+                err = p.stderr.read() if p.stderr else ""
+                if p.returncode != 0:
+                    line = err.strip().splitlines()[-1] if err.strip() else f"exit code {p.returncode}"
+                    errors.append(line.removeprefix("sparsepe: error: "))
             if errors and _counts(study)[TrialState.COMPLETE] < opts.trials:
                 raise InputError(f"{len(errors)} of {opts.workers} workers failed: {errors[0]}", where="--workers")
         progress.update(task, completed=min(_counts(study)[TrialState.COMPLETE], opts.trials))

@@ -11,7 +11,6 @@ parameters, ports, latency and rate; with ``double_buffer`` the double-buffered 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from amaranth.lib.wiring import In
 
 from hw.array import SparseArray, tile_cycles
 from hw.errors import InputError
+from hw.host import json_text, make_dir, write_file
 from hw.params import PEParams
 from hw.pe import DensePE, SparsePE
 from hw.precision import is_float
@@ -62,9 +62,9 @@ def _emit(out_dir: Path, component, name: str, sidecar: dict) -> tuple[Path, Pat
     if name not in found:
         raise RuntimeError(f"module {name} not in generated Verilog (found {found})")
     vpath, jpath = out_dir / f"{name}.v", out_dir / f"{name}.json"
-    vpath.write_text(text)
+    write_file(vpath, text)
     info = {"module": name, **sidecar, "ports": port_list(component)}
-    jpath.write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+    write_file(jpath, json_text(info, indent=2, sort_keys=True) + "\n")
     return vpath, jpath
 
 
@@ -88,11 +88,7 @@ def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int |
     if double_buffer and (rows is None or dataflow != "ws"):
         raise InputError("double-buffered weights are a weight-stationary array's: give --rows, --cols and "
                          "dataflow ws", where="double_buffer")
-    out_dir = Path(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create directory: {exc.strerror}", where=str(out_dir)) from None
+    out_dir = make_dir(out_dir)
     paths: dict[str, Path] = {}
     base = {"params": params.as_dict(), "latency": params.latency}
     g = params.m // params.n

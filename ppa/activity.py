@@ -27,6 +27,7 @@ import numpy as np
 from hw.errors import InputError
 from hw.fp_golden import encode
 from hw.golden import compress_nm, decompress_nm
+from hw.host import json_text, write_file
 from hw.params import PEParams
 from ppa import rtl, synth
 from ppa.netlist import GateNetlist, ToggleCounts
@@ -274,8 +275,7 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
     w_tog = (tc.port_toggles.get("in_w", 0) + tc.port_toggles.get("in_meta", 0)) / n
     act = PEActivity(tc.gate_output_toggles / n, tc.ff_output_toggles / n, tc.port_toggles["in_act"] / n, res.flip_flops,
                      res.transistors, res.logic_depth, res.gates, label, w_tog)
-    disk.parent.mkdir(parents=True, exist_ok=True)
-    synth.write_atomic(disk, json.dumps(asdict(act)))
+    write_file(disk, json_text(asdict(act)), parents=True)
     _MEM[key] = act
     return act
 

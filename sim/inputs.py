@@ -6,7 +6,9 @@ Every size that drives a loop or an allocation is capped here before use, with a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from hw.errors import InputError
 
@@ -44,6 +46,49 @@ def read_text(path: Path | str, what: str = "file", encoding: str = "utf-8") -> 
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} is not UTF-8 text (byte {exc.start}: {exc.reason})", where=str(p)) from None
+
+
+#: Deepest nesting of a JSON input file. [A] a Hugging Face config or a simulate/best.json result
+#: nests < 10 levels; 100 leaves room and stays far below Python's recursion limit (~1000).
+MAX_JSON_DEPTH = 100
+
+
+def _depth_ok(text: str, limit: int) -> bool:
+    """True when no bracket nesting in ``text`` is deeper than ``limit`` (strings skipped)."""
+    depth, in_str, esc = 0, False, False
+    for c in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif c == "\\":
+                esc = True
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif c in "]}":
+            depth -= 1
+    return True
+
+
+def read_json(path: Path | str, what: str = "JSON file") -> Any:
+    """The JSON value of a regular, UTF-8 file of at most MAX_INPUT_FILE_BYTES, nested at most
+    MAX_JSON_DEPTH levels; one-line InputError naming the file otherwise. NaN and Infinity (which
+    Python writes) are read as floats; a number too long to read is an error."""
+    p = Path(path)
+    text = read_text(p, what)
+    if not _depth_ok(text, MAX_JSON_DEPTH):
+        raise InputError(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep", where=str(p))
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{what} is not valid JSON: {exc}", where=str(p)) from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4,300 digits
+        raise InputError(f"{what} is not readable JSON: {exc}", where=str(p)) from None
 
 
 def check_layer_dims(where: str, count: int = 1, **dims: int) -> None:

@@ -90,13 +90,13 @@ no SRAM port limit, 1-byte words for every operand; the USER-bandwidth stall emu
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
 from hw.errors import InputError
+from hw.host import json_text
 from hw.nm import check_nm
 from hw.params import MAX_ACC_BITS, MAX_PIPELINE
 from sim.inputs import MAX_SIM_ARRAY_SIDE
@@ -637,7 +637,7 @@ class NetworkResult:
                 "weight_params": int(self.weight_params), **tot}
 
     def to_json(self, **kw) -> str:
-        return json.dumps(self.to_dict(), **kw)
+        return json_text(self.to_dict(), **kw)
 
 
 def _fallback_reasons(w: Workload, arch: ArrayConfig, sparse_run: np.ndarray) -> list[str | None]:

@@ -4,13 +4,13 @@ differences."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Annotated
 
 import typer
 
 from explore.diff import diff_runs, load_run, parse_threshold, render_text
+from explore.safety import dumps
 
 
 def diff(
@@ -23,7 +23,7 @@ def diff(
     thr = parse_threshold(threshold)
     res = diff_runs(load_run(a, "A"), load_run(b, "B"), thr)
     if as_json:
-        sys.stdout.write(json.dumps(res, default=str) + "\n")
+        sys.stdout.write(dumps(res) + "\n")
     else:
         sys.stdout.write(render_text(res))
 

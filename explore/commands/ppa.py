@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import Annotated, Optional
 
@@ -11,10 +10,13 @@ from rich.console import Console
 from rich.table import Table
 
 from explore.config import MAX_AMBIENT_C, MAX_DRAM_UNITS, MAX_THETA_JA, MIN_AMBIENT_C
+from explore.flags import finite, in_range
 from explore.safety import dumps
 from explore.space import MAX_ARRAY_SIDE, MAX_CLOCK_MHZ, MAX_SRAM_KB, MIN_CLOCK_MHZ, sparsity_option
 from hw.errors import InputError
+from hw.precision import check_precision
 from ppa.design import DesignPoint
+from ppa.liberty.library import MAX_LIBERTY_NODE_NM
 from ppa.model import estimate
 
 
@@ -46,10 +48,10 @@ def _fmt(v, unit="", digits=4):
 def register(app: typer.Typer) -> None:
     @app.command("ppa")
     def ppa_cmd(
-        rows: Annotated[int, typer.Option("--rows", help="Array rows R.")] = 16,
-        cols: Annotated[int, typer.Option("--cols", help="Array columns C.")] = 16,
-        sram_kb: Annotated[float, typer.Option("--sram-kb", help="On-chip SRAM (KB).")] = 256.0,
-        clock_mhz: Annotated[Optional[float], typer.Option("--clock-mhz", help="Requested clock (MHz); default: fmax at nominal V.")] = None,
+        rows: Annotated[int, typer.Option("--rows", help="Array rows R.", callback=in_range("--rows", 1, MAX_ARRAY_SIDE))] = 16,
+        cols: Annotated[int, typer.Option("--cols", help="Array columns C.", callback=in_range("--cols", 1, MAX_ARRAY_SIDE))] = 16,
+        sram_kb: Annotated[float, typer.Option("--sram-kb", help="On-chip SRAM (KB).", callback=in_range("--sram-kb", 0, MAX_SRAM_KB))] = 256.0,
+        clock_mhz: Annotated[Optional[float], typer.Option("--clock-mhz", help="Requested clock (MHz); default: fmax at nominal V.", callback=in_range("--clock-mhz", MIN_CLOCK_MHZ, MAX_CLOCK_MHZ))] = None,
         node: Annotated[int, typer.Option("--node", help="Technology node (nm): 45, 32, 22, 20, 16, 14, 10, 7.")] = 7,
         act_bits: Annotated[int, typer.Option("--act-bits", help="Activation width (signed).")] = 8,
         weight_bits: Annotated[int, typer.Option("--weight-bits", help="Weight width (signed).")] = 8,
@@ -60,17 +62,17 @@ def register(app: typer.Typer) -> None:
         dense_path: Annotated[bool, typer.Option("--dense-path", help="Sparse PE with a full-rate dense path (M multipliers; N:M at M/N groups per cycle).")] = False,
         dataflow: Annotated[str, typer.Option("--dataflow", help="Array dataflow: ws or os (each costed from its own array RTL); is is costed as ws.")] = "ws",
         pipeline: Annotated[int, typer.Option("--pipeline", help="Register stages in the PE.")] = 1,
-        voltage: Annotated[Optional[float], typer.Option("--voltage", help="Force a supply voltage (V).")] = None,
+        voltage: Annotated[Optional[float], typer.Option("--voltage", help="Force a supply voltage (V).", callback=finite("--voltage"))] = None,
         dram_kind: Annotated[str, typer.Option("--dram", help="ddr4, lpddr5, hbm2, hbm2e, hbm3.")] = "hbm2",
-        dram_units: Annotated[int, typer.Option("--dram-units", help="DRAM stacks/channels.")] = 1,
+        dram_units: Annotated[int, typer.Option("--dram-units", help="DRAM stacks/channels.", callback=in_range("--dram-units", 1, MAX_DRAM_UNITS))] = 1,
         cooling: Annotated[str, typer.Option("--cooling", help="air or liquid.")] = "air",
-        theta_ja: Annotated[Optional[float], typer.Option("--theta-ja", help="Junction-to-ambient K/W (overrides --cooling's package model).")] = None,
-        t_ambient: Annotated[float, typer.Option("--t-ambient", help="Ambient temperature (C).")] = 25.0,
-        sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks (2: the ping and pong halves of the double buffer, as sparsepe simulate and sweep assume).")] = 2,
+        theta_ja: Annotated[Optional[float], typer.Option("--theta-ja", help="Junction-to-ambient K/W (overrides --cooling's package model).", callback=in_range("--theta-ja", 1e-9, MAX_THETA_JA))] = None,
+        t_ambient: Annotated[float, typer.Option("--t-ambient", help="Ambient temperature (C).", callback=in_range("--t-ambient", MIN_AMBIENT_C, MAX_AMBIENT_C))] = 25.0,
+        sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks (2: the ping and pong halves of the double buffer, as sparsepe simulate and sweep assume).", callback=in_range("--sram-banks", 1, 64))] = 2,
         sram_model: Annotated[str, typer.Option("--sram-model", help="SRAM read energy source: silicon (Horowitz 45 nm / "
                                                 "Jouppi 7 nm tables, the default) or cacti (the CACTI 7 fit).")] = "silicon",
         liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells, or asap7 (the ASAP7 7 nm library): timing from OpenSTA on it (default: osu018 when installed).")] = None,
-        liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="Process node (nm) of the --liberty file when the file does not state it.")] = None,
+        liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="Process node (nm) of the --liberty file when the file does not state it.", callback=in_range("--liberty-node", 1, MAX_LIBERTY_NODE_NM))] = None,
         vector_lanes: Annotated[Optional[int], typer.Option(
             "--vector-lanes", help="Lanes of the vector unit (synthesised hw.vector lane each; 0: none).",
             show_default="--cols")] = None,
@@ -83,20 +85,10 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
+        check_precision(precision, where="--precision")
         sparse, n, m, dp = parse_sparsity_dp(sparsity)
         dense_path = dense_path or dp
-        for name, v in (("--sram-kb", sram_kb), ("--t-ambient", t_ambient), ("--clock-mhz", clock_mhz),
-                        ("--theta-ja", theta_ja), ("--voltage", voltage)):
-            if v is not None and not math.isfinite(v):
-                raise InputError(f"must be a finite number, got {v}", where=name)
-        for name, v, lo, hi in (("--rows", rows, 1, MAX_ARRAY_SIDE), ("--cols", cols, 1, MAX_ARRAY_SIDE),
-                                ("--sram-kb", sram_kb, 0, MAX_SRAM_KB),
-                                ("--clock-mhz", clock_mhz, MIN_CLOCK_MHZ, MAX_CLOCK_MHZ),
-                                ("--dram-units", dram_units, 1, MAX_DRAM_UNITS), ("--sram-banks", sram_banks, 1, 64),
-                                ("--theta-ja", theta_ja, 1e-9, MAX_THETA_JA),
-                                ("--t-ambient", t_ambient, MIN_AMBIENT_C, MAX_AMBIENT_C)):
-            if v is not None and not lo <= v <= hi:
-                raise InputError(f"must be in {lo:g}..{hi:g}, got {v:g}", where=name)
+        # each flag's own range is checked as it is read (explore.flags); here what relates flags
         d = DesignPoint(rows=rows, cols=cols, sram_kb=sram_kb, clock_mhz=clock_mhz, node_nm=node,
                         act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
                         sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,

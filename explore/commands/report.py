@@ -13,26 +13,25 @@ import typer
 from rich.console import Console
 
 from explore.report import write_report
-from explore.safety import check_study_name
-from hw.errors import InputError
+from explore.flags import study_name
+from explore.safety import check_out_dir, dumps
 
 
 def report(
     storage: Annotated[str, typer.Option("--storage", help="journal file path, sqlite:///..., or postgresql://...")],
-    study: Annotated[str, typer.Option("--study", help="study name")],
+    study: Annotated[str, typer.Option("--study", help="study name", callback=study_name("--study"))],
     out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default results/<study>)")] = None,
     config: Annotated[Optional[Path], typer.Option(
         "--config", help="sweep config TOML, only for a study that does not hold its config")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print the key figures (report.json) to stdout")] = False,
 ) -> None:
     """Write report.html / report.md (+ PNG and CSV files) for a stored study."""
-    check_study_name(study, where="--study")
-    if out is not None and out.exists() and not out.is_dir():
-        raise InputError("is a file, not a directory", where=f"--out {out}")
-    out_dir = out if out is not None else Path("results") / study
+    if out is not None:
+        check_out_dir(out, create=False)
+    out_dir = check_out_dir(out if out is not None else Path("results") / study, create=False)
     path = write_report(storage, study, out_dir, progress=sys.stderr.isatty(), config=config)
     if json_out:
-        sys.stdout.write(json.dumps(json.loads((out_dir / "report.json").read_text())) + "\n")
+        sys.stdout.write(dumps(json.loads((out_dir / "report.json").read_text())) + "\n")
     Console(stderr=True).print(f"report: {path}, {out_dir / 'report.md'}", markup=False, highlight=False)
 
 

@@ -16,6 +16,7 @@ from explore.safety import dumps
 from explore.safety import rich_markup as esc
 from explore.space import sparsity_option
 from hw.errors import InputError
+from hw.host import printable
 from hw.precision import check_precision, operand_bits
 from sim.importers.hf import load_hf_config
 from sim.importers.onnx import load_onnx, parse_shapes
@@ -50,6 +51,9 @@ def load_model_workload(onnx: Path | None = None, input_shape: list[str] | None 
         return load_onnx(onnx, parse_shapes(input_shape), batch)
     if input_shape:
         raise InputError("--input-shape applies to --onnx", where="--input-shape")
+    if context is not None and (phase or "prefill") != "decode":
+        raise InputError(f"applies to --phase decode (the KV cache one decode step reads), not --phase "
+                         f"{printable(phase or 'prefill')}", where="--context")
     return load_hf_config(hf_config, seq=seq, batch=1 if batch is None else batch, phase=phase or "prefill",
                           context=context, prune_lm_head=prune_lm_head)
 
@@ -69,9 +73,10 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
     if onnx is None and hf_config is None:
         for flag, v in (("--input-shape", input_shape), ("--batch", batch), ("--seq", seq), ("--phase", phase),
                         ("--context", context), ("--prune-lm-head", prune_lm_head)):
-            if v:
+            if v is not None and v is not False:  # given, even as 0 or an empty list
                 to = "--hf-config" if flag == "--prune-lm-head" else "--onnx / --hf-config"
-                raise InputError(f"{flag} applies to {to}", where=flag)
+                what = f"--workload {printable(workload)}" if workload else "--topology"
+                raise InputError(f"applies to {to}, not to {what} (whose shape is fixed)", where=flag)
     if onnx is not None or hf_config is not None:
         wl = load_model_workload(onnx, input_shape, hf_config, batch, seq, phase, context, prune_lm_head)
     else:

@@ -20,15 +20,19 @@ from explore.config import MAX_SEED, MAX_TRIALS, load_config, with_liberty
 from explore.prewarm import prewarm
 from explore.report import write_report
 from explore.runner import export_study, run_grid
+from explore.flags import in_range, one_of, study_name
 from explore.safety import check_out_dir, check_study_name, dumps, rich_markup
-from explore.storage import check_journal_file, resolve_storage
+from explore.storage import check_journal_file, redact, resolve_storage
 from explore.study import SweepOptions, run_study
 from hw.errors import InputError
+from ppa.liberty.library import MAX_LIBERTY_NODE_NM
 
 
 #: Most local worker processes. [A] each is a Python process with its own models in memory; 64 is
 #: far above the cores of one machine (workers on several machines share a PostgreSQL study).
 MAX_WORKERS = 64
+#: The samplers of ``--sampler`` (explore.sampler).
+SAMPLERS = ("tpe", "nsga2", "random")
 
 
 def _summary(best: dict[str, Any], out_dir: Path, notes: list[str]) -> None:
@@ -69,35 +73,34 @@ def _summary(best: dict[str, Any], out_dir: Path, notes: list[str]) -> None:
 
 def sweep(
     config: Annotated[Path, typer.Argument(help="sweep config TOML (see examples/)")],
-    trials: Annotated[Optional[int], typer.Option("--trials", help="target total of finished trials (resumes)")] = None,
+    trials: Annotated[Optional[int], typer.Option("--trials", help="target total of finished trials (resumes)",
+                                                  callback=in_range("--trials", 1, MAX_TRIALS))] = None,
     storage: Annotated[Optional[str], typer.Option("--storage", help="journal file path, sqlite:///..., or postgresql://...")] = None,
-    study: Annotated[Optional[str], typer.Option("--study", help="study name (default: the config's study.name, else its file stem)")] = None,
-    workers: Annotated[int, typer.Option("--workers", help="local worker processes on the same storage")] = 1,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="sampler seed (worker k uses seed + k)")] = None,
-    sampler: Annotated[Optional[str], typer.Option("--sampler", help="tpe | nsga2 | random")] = None,
+    study: Annotated[Optional[str], typer.Option("--study", help="study name (default: the config's study.name, else its file stem)",
+                                                 callback=study_name("--study"))] = None,
+    workers: Annotated[int, typer.Option("--workers", help="local worker processes on the same storage",
+                                         callback=in_range("--workers", 1, MAX_WORKERS))] = 1,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="sampler seed (worker k uses seed + k)",
+                                                callback=in_range("--seed", 0, MAX_SEED))] = None,
+    sampler: Annotated[Optional[str], typer.Option("--sampler", help="tpe | nsga2 | random",
+                                                   callback=one_of("--sampler", SAMPLERS))] = None,
     grid: Annotated[bool, typer.Option("--grid", help="evaluate the whole discretised space (vectorised)")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default results/<study>)")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print best.json to stdout")] = False,
     liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells, or asap7 (the ASAP7 7 nm library): timing from OpenSTA on it (overrides fixed.liberty)")] = None,
-    liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="process node (nm) of the Liberty file when the file does not state it")] = None,
+    liberty_node: Annotated[Optional[int], typer.Option(
+        "--liberty-node", help="process node (nm) of the Liberty file when the file does not state it",
+        callback=in_range("--liberty-node", 1, MAX_LIBERTY_NODE_NM))] = None,
 ) -> None:
     """Search the design space for the best feasible perf-per-watt."""
-    # CLI values first (cheap), then the config; nothing is created on disk before all of it passes
-    if trials is not None and not 1 <= trials <= MAX_TRIALS:
-        raise InputError(f"must be in 1..{MAX_TRIALS}, got {trials}", where="--trials")
-    if not 1 <= workers <= MAX_WORKERS:
-        raise InputError(f"must be in 1..{MAX_WORKERS}, got {workers}", where="--workers")
-    if seed is not None and not 0 <= seed <= MAX_SEED:
-        raise InputError(f"must be in 0..{MAX_SEED} (numpy's seed range), got {seed}", where="--seed")
-    if sampler is not None and sampler not in ("tpe", "nsga2", "random"):
-        raise InputError(f"unknown sampler {sampler!r} (tpe, nsga2, random)", where="--sampler")
-    if study is not None:
-        check_study_name(study, where="--study")
-    if out is not None and out.exists() and not out.is_dir():
-        raise InputError("is a file, not a directory", where=f"--out {out}")
+    # CLI values first (each flag checked as it is read: explore.flags), then the config; nothing is
+    # created on disk before all of it passes
+    if out is not None:
+        check_out_dir(out, create=False)
     cfg = load_config(config)
     if liberty_node is not None and liberty is None and cfg.fixed.liberty is None:
-        raise InputError("--liberty-node needs --liberty FILE (or fixed.liberty)", where="--liberty-node")
+        raise InputError("is the node of a Liberty file that does not state its own: give it with --liberty FILE "
+                         "(or fixed.liberty)", where="--liberty-node")
     cfg = with_liberty(cfg, liberty, liberty_node)
     name = study or cfg.study.name or config.stem
     if study is None and cfg.study.name is None:  # the file stem as the name
@@ -109,12 +112,11 @@ def sweep(
         raise InputError(f"must be >= 1, got {n_trials}", where="--trials")
     if workers < 1:
         raise InputError(f"must be >= 1, got {workers}", where="--workers")
-    if the_sampler not in ("tpe", "nsga2", "random"):
+    if the_sampler not in SAMPLERS:
         raise InputError(f"unknown sampler {the_sampler!r} (tpe, nsga2, random)", where="--sampler")
     out_dir = out if out is not None else Path("results") / name
     notes: list[str] = []
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError("is a file, not a directory", where=f"--out {out_dir}")
+    check_out_dir(out_dir, create=False)
 
     if grid:
         prewarm(cfg)  # cold caches: synthesis and STA on every core before the first point
@@ -133,7 +135,7 @@ def sweep(
             liberty=cfg.fixed.liberty if liberty is not None else None, liberty_node=liberty_node,
         )
         st = run_study(opts, cfg)
-        best = export_study(st, cfg, out_dir, extra={"study": name, "storage": spec.url, "sampler": the_sampler, "seed": the_seed})
+        best = export_study(st, cfg, out_dir, extra={"study": name, "storage": redact(spec.url), "sampler": the_sampler, "seed": the_seed})
         notes.append(f"report: {write_report(spec.url, name, out_dir)}")
         if spec.kind == "journal":
             notes.append(f"dashboard: optuna-dashboard {spec.url}")

@@ -4,11 +4,12 @@ checks, and every miss with its reason."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Annotated, Optional
 
 import typer
+
+from explore.safety import dumps
 
 
 def validate(
@@ -33,7 +34,7 @@ def validate(
     if markdown is not None:
         write_markdown(markdown, rows)
     if as_json:
-        sys.stdout.write(json.dumps([r.to_json() for r in rows], allow_nan=False) + "\n")
+        sys.stdout.write(dumps([r.to_json() for r in rows]) + "\n")
         return
     s = summary(rows)
     if markdown is None:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 
-from explore.safety import check_out_dir, rich_markup
+from explore.safety import check_out_dir, dumps, rich_markup
 from hw.array import MAX_DIM
 from hw.errors import InputError
+from hw.host import printable
 from hw.params import PEParams
+from hw.precision import check_precision, operand_bits
 from hw.verilog import write_bundle
 
 
@@ -26,8 +27,10 @@ def register(app: typer.Typer) -> None:
                                                            "precision's width).")] = None,
         acc_bits: Annotated[Optional[int], typer.Option("--acc-bits", help="Accumulator width, >= act+weight bits "
                                                         "(default 32; binary32 for float precisions).")] = None,
-        precision: Annotated[str, typer.Option("--precision", help="Operand format: int8, int4, fp8-e4m3, fp8-e5m2 "
-                                               "or bf16 (float formats accumulate in binary32).")] = "int8",
+        precision: Annotated[Optional[str], typer.Option(
+            "--precision", help="Operand format: int8, int4, fp8-e4m3, fp8-e5m2 or bf16 (float formats accumulate in "
+                                "binary32); it sets the operand widths, so --act-bits / --weight-bits may only repeat them.",
+            show_default="int8")] = None,
         n: Annotated[int, typer.Option("--n", help="Kept weights per group (N of N:M).")] = 2,
         m: Annotated[int, typer.Option("--m", help="Group size (M of N:M), a power of two.")] = 4,
         pipeline: Annotated[int, typer.Option("--pipeline", help="Register stages in the PE (>= 1).")] = 1,
@@ -49,8 +52,15 @@ def register(app: typer.Typer) -> None:
                  "rows/cols": "--rows/--cols", "dataflow": "--dataflow", "precision": "--precision",
                  "double_buffer": "--double-buffer"}
         try:
+            if precision is not None:  # the format fixes the operand widths: a different width contradicts it
+                check_precision(precision, where="precision")
+                ob = operand_bits(precision)
+                for name, v in (("act_bits", act_bits), ("weight_bits", weight_bits)):
+                    if v is not None and v != ob:
+                        raise InputError(f"{v} bits contradict --precision {printable(precision)} ({ob}-bit operands): "
+                                         "give the precision or the width, not both", where=name)
             params = PEParams(act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
-                              pipeline=pipeline, precision=precision)
+                              pipeline=pipeline, precision=precision or "int8")
             if (rows is None) != (cols is None):
                 raise InputError("give both --rows and --cols, or neither", where="rows/cols")
             if rows is not None:  # the array's own limits, before anything is written
@@ -69,7 +79,7 @@ def register(app: typer.Typer) -> None:
         paths = write_bundle(out, params, rows=rows, cols=cols, dataflow=dataflow, dense_path=dense_path,
                              double_buffer=double_buffer)
         if as_json:
-            print(json.dumps({k: str(v) for k, v in paths.items()}, sort_keys=True))
+            print(dumps({k: str(v) for k, v in paths.items()}, sort_keys=True))
         else:
             con = Console(stderr=True)
             for key, path in paths.items():

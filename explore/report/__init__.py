@@ -25,7 +25,7 @@ by one Jinja2 template per format.
 from __future__ import annotations
 
 import csv
-import json
+import io
 import shlex
 import time
 from pathlib import Path
@@ -61,10 +61,10 @@ from explore.report.sparsity import (
 )
 from explore.report.verdict import section_verdict
 from explore.results import Evaluator
-from explore.safety import check_out_dir, finite_json, refuse_symlinks, write_text
+from explore.safety import check_out_dir, dumps, refuse_symlinks, write_text
 from explore.space import parse_sparsity
 from explore.trials import SUBSTUDY_ATTR
-from hw.errors import InputError
+from hw.host import make_dir, write_file
 
 REPORT_FILES = "report_files"
 
@@ -164,8 +164,7 @@ def render(report: dict[str, Any], out_dir: Path) -> Path:
     """Write report.html, report.md, report_files/ (PNGs, CSVs) and report.json; return report.html."""
     check_out_dir(out_dir, flag="report directory")
     refuse_symlinks(out_dir, ("report.html", "report.md", "report.json", REPORT_FILES))
-    files = out_dir / REPORT_FILES
-    files.mkdir(exist_ok=True)
+    files = make_dir(out_dir / REPORT_FILES)
     figs_html: dict[str, str] = {}
     for sec in report["sections"]:
         for fig in sec.figures:
@@ -173,13 +172,14 @@ def render(report: dict[str, Any], out_dir: Path) -> Path:
             to_png(fig, files / fig.png_name())
             figs_html[fig.name] = to_plotly_div(fig)
         for stem, df in sec.data.items():
-            df.to_csv(files / f"{stem}.csv", index=False, lineterminator="\n")
+            write_file(files / f"{stem}.csv", df.to_csv(index=False, lineterminator="\n"))
         for t in sec.tables:
             if t.name:
-                with open(files / f"{t.name}.csv", "w", newline="") as f:
-                    w = csv.writer(f, lineterminator="\n")
-                    w.writerow(t.columns)
-                    w.writerows(t.rows)
+                buf = io.StringIO(newline="")
+                w = csv.writer(buf, lineterminator="\n")
+                w.writerow(t.columns)
+                w.writerows(t.rows)
+                write_file(files / f"{t.name}.csv", buf.getvalue())
     env = _env()
     ctx = {"title": report["title"], "sections": report["sections"], "files": REPORT_FILES,
            "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "command": report["command"]}
@@ -189,8 +189,7 @@ def render(report: dict[str, Any], out_dir: Path) -> Path:
     env.filters["mdtext"] = md_text
     md = env.get_template("report.md.j2").render(**ctx)
     write_text(out_dir / "report.md", md)
-    write_text(out_dir / "report.json", json.dumps(finite_json(json.loads(json.dumps(report["key"], default=jsonable))),
-                                                   indent=2, allow_nan=False) + "\n")
+    write_text(out_dir / "report.json", dumps(report["key"], indent=2, default=jsonable) + "\n")
     return out_dir / "report.html"
 
 
@@ -199,8 +198,6 @@ def write_report(storage_url: str, study_name: str, out_dir: Path, *, progress: 
     """Write the reports of ``study_name`` stored at ``storage_url`` into ``out_dir``; return the
     path of report.html. ``config`` (a path or SweepConfig) is needed only for a study that does
     not hold its config; ``evaluator`` overrides the evaluator module the study names."""
-    out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError("is a file, not a directory", where=str(out_dir))
+    out_dir = check_out_dir(out_dir, flag="report directory", create=False)
     report = build_report(storage_url, study_name, out_dir, config=config, evaluator=evaluator, progress=progress)
     return render(report, out_dir)

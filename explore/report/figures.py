@@ -10,6 +10,7 @@ HTML plot, the PNG and the CSV show the same numbers.
 
 from __future__ import annotations
 
+import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,8 @@ import plotly.graph_objects as go
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+from hw.host import write_file
 
 #: Colours for categorical series (colour-blind safe, Okabe & Ito 2008), feasible first.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
@@ -196,11 +199,13 @@ def to_png(fig: Figure, path: Path) -> None:
         ax.legend(fontsize=7, loc="best")
     ax.grid(alpha=0.3)
     f.tight_layout()
-    f.savefig(path, format="png", metadata={"Software": None})
+    buf = io.BytesIO()
+    f.savefig(buf, format="png", metadata={"Software": None})
+    write_file(path, buf.getvalue())
 
 
 def write_csv(fig: Figure, path: Path) -> None:
-    fig.data.to_csv(path, index=False, lineterminator="\n")
+    write_file(path, fig.data.to_csv(index=False, lineterminator="\n"))
 
 
 def jsonable(v: Any) -> Any:

@@ -34,6 +34,7 @@ from explore.report.format import describe_constraint, fmt, pct
 from explore.report.layers import layer_frame
 from explore.results import DEFAULT_EVALUATOR, Detail, Evaluator, study_constraint_names
 from explore.space import parse_sparsity
+from hw.host import write_file
 
 #: [A] a bottleneck other than the dominant one becomes a finding when it costs at least this share
 #: of the run time (or margin): 10 %, the same size the report calls significant for stalls.
@@ -265,9 +266,8 @@ def write_artifacts(arts: dict[str, tuple[Any, str, str]], out_dir: Path, prefix
         if df is None:
             out[role] = None
             continue
-        out_dir.mkdir(parents=True, exist_ok=True)
         p = out_dir / f"{prefix}{role}.csv"
-        df.to_csv(p, index=False, lineterminator="\n")
+        write_file(p, df.to_csv(index=False, lineterminator="\n"), parents=True)
         out[role] = p.name
     return out
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from hw.errors import InputError
+from hw.host import write_file
 from ppa import sram, tech
 from ppa.design import DesignPoint
 from ppa.timing.stage import resolve_liberty
@@ -125,5 +126,4 @@ def write_markdown(path: str, rows: list[Row]) -> None:
         new = text.rstrip("\n") + "\n\n## Validation table (generated)\n\n" + block
     else:
         new = "# Validation\n\n## Validation table (generated)\n\n" + block
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(new)
+    write_file(path, new)

@@ -41,11 +41,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 from hw.errors import InputError
+from hw.host import json_text, write_file
 from ppa import rtl, synth
 from ppa.liberty.library import LibertyLibrary, load_liberty
 from ppa.liberty.mapped import CONNECTION, INSTANCE, module_body, net_name, port_bits
@@ -238,10 +238,7 @@ def _cached(path: str, sha: str, cache: str | None) -> LibraryEnergy:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     e = compute(lib)
-    f.parent.mkdir(parents=True, exist_ok=True)
-    tmp = f.with_name(f"{f.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(asdict(e), indent=1))
-    os.replace(tmp, f)
+    write_file(f, json_text(asdict(e), indent=1), parents=True)
     return e
 
 

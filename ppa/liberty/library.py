@@ -386,6 +386,11 @@ def _node_from_file(top: _lib.Group) -> int | None:
     return None
 
 
+#: Largest process node (nm) a Liberty file may be of. [A] 1 um: far older than any library the
+#: timing model is used with (osu018, the default, is 180 nm).
+MAX_LIBERTY_NODE_NM = 1000
+
+
 def load_liberty(path: str | os.PathLike, node_nm: int | None = None) -> LibertyLibrary:
     """Read a Liberty file's header: library name, nom_voltage, time and capacitance units, the
     node when the file states it (``node_nm`` overrides, e.g. from ``--liberty-node``).
@@ -394,8 +399,9 @@ def load_liberty(path: str | os.PathLike, node_nm: int | None = None) -> Liberty
     nom_voltage, unreadable units) raises InputError naming the path."""
     p = str(path)
     where = p
-    if node_nm is not None and (isinstance(node_nm, bool) or not isinstance(node_nm, int) or not 1 <= node_nm <= 1000):
-        raise InputError(f"must be a node in nm (1..1000), got {node_nm!r}", where="--liberty-node")
+    if node_nm is not None and (isinstance(node_nm, bool) or not isinstance(node_nm, int)
+                                or not 1 <= node_nm <= MAX_LIBERTY_NODE_NM):
+        raise InputError(f"must be a node in nm (1..{MAX_LIBERTY_NODE_NM}), got {node_nm!r}", where="--liberty-node")
     try:
         if Path(p).exists() and not Path(p).is_file():  # a FIFO or a device (/dev/zero) would never end
             raise InputError("not a regular file", where=where)
@@ -433,7 +439,11 @@ def load_liberty(path: str | os.PathLike, node_nm: int | None = None) -> Liberty
         c_f = float(cu[0]) * _lib.unit_scale(cu[1], "f", where)
     except ValueError:
         raise InputError(f"capacitive_load_unit {cu!r} unreadable", where=where) from None
-    node = node_nm if node_nm is not None else _node_from_file(lib)
+    stated = _node_from_file(lib)
+    if node_nm is not None and stated is not None and node_nm != stated:
+        raise InputError(f"{node_nm} nm contradicts the node the Liberty file states ({stated} nm, {p}); "
+                         "--liberty-node is for a file that does not state its node", where="--liberty-node")
+    node = node_nm if node_nm is not None else stated
     return LibertyLibrary(path=str(Path(p).resolve()), sha256=digest, library=lib.name, nominal_voltage_v=v,
                    node_nm=node, time_unit_s=t_s, cap_unit_f=c_f, cells=len(cells))
 

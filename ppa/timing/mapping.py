@@ -14,13 +14,13 @@ the mapped cell area (``stat -liberty``).
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from hw.errors import InputError
+from hw.host import write_file
 from ppa import synth as _synth
 from ppa.liberty.library import LibertyLibrary
 
@@ -72,8 +72,8 @@ def map_to_liberty(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: flo
     argv, _tool = _synth.find_yosys()
     with tempfile.TemporaryDirectory(prefix="sparsepe-sta-") as tmp:
         d = Path(tmp)
-        (d / "design.v").write_text(verilog)
-        shutil.copyfile(lib.path, d / "cells.lib")  # the yowasp Yosys sees only its working directory
+        write_file(d / "design.v", verilog)
+        write_file(d / "cells.lib", Path(lib.path).read_bytes())  # the yowasp Yosys sees only its working directory
         buf, a, y = lib.buffer()
         for abc_script in (TIMING_ABC_SCRIPT, TIMING_ABC_SCRIPT_NO_DCH, TIMING_ABC_SCRIPT_BUFFER_PI,
                            TIMING_ABC_SCRIPT_MAP_ONLY):

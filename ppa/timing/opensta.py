@@ -28,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from hw.errors import InputError
+from hw.host import write_file
 from ppa.liberty.library import LibertyLibrary, load_liberty
 from ppa.liberty.mapped import module_ports
 
@@ -124,8 +125,8 @@ def _run_sta(files: dict[str, str], script: str) -> str:
     with tempfile.TemporaryDirectory(prefix="sparsepe-opensta-") as tmp:
         d = Path(tmp)
         for name, text in files.items():
-            (d / name).write_text(text)
-        (d / "run.tcl").write_text(script + "\nexit\n")
+            write_file(d / name, text)
+        write_file(d / "run.tcl", script + "\nexit\n")
         proc = subprocess.run([sta[0], "-no_init", "-no_splash", "-exit", "run.tcl"], capture_output=True,
                               text=True, cwd=d, timeout=600)
     out = proc.stdout + proc.stderr

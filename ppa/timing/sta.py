@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hw.errors import InputError
+from hw.host import json_text, write_file
 from ppa import synth as _synth
 from ppa.liberty.library import LibertyLibrary
 from ppa.timing import buffer as _buffer
@@ -180,9 +181,8 @@ def time_verilog(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: float
         cell_area_um2=m.area_um2, cells=m.cells, flip_flops=n_ff, clock_pin_energy_pj=e_clk, clock_ps=clock_ps,
         path_cells=path_cells, tools=tl, buffered_nets=len(bt.nets), tree_buffers=bt.buffers, abc_script=m.abc_script, key=key,
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _synth.write_atomic(path, json.dumps(res.to_json(), indent=1))
-    _synth.write_atomic(path.parent / f"{key}.mapped.v", m.verilog)  # the netlist that was timed, for inspection
+    write_file(path, json_text(res.to_json(), indent=1), parents=True)
+    write_file(path.parent / f"{key}.mapped.v", m.verilog)  # the netlist that was timed, for inspection
     return res
 
 
@@ -215,6 +215,6 @@ def time_generated(generator: str, params: object, top: str, make_verilog: Calla
             pass
     res = time_verilog(make_verilog(), top, lib, clock_ps=clock_ps, clock_port=clock_port,
                        false_path_ports=false_path_ports, cache=cache, use_cache=use_cache)
-    memo.parent.mkdir(parents=True, exist_ok=True)
-    _synth.write_atomic(memo, json.dumps({"key": res.key, "generator": generator, "params": repr(params), "top": top}))
+    write_file(memo, json_text({"key": res.key, "generator": generator, "params": repr(params), "top": top}),
+               parents=True)
     return res

@@ -86,7 +86,8 @@ def resolve_liberty(design) -> LibertyLibrary | None:
             raise InputError("timing with a Liberty file needs OpenSTA (sta) on PATH", where="--liberty")
         return lib
     if design.liberty_node_nm is not None:
-        raise InputError("--liberty-node needs --liberty FILE", where="--liberty-node")
+        raise InputError("is the node of a Liberty file that does not state its own: give it with --liberty FILE",
+                         where="--liberty-node")
     if os.environ.get("SPARSEPE_STA", "").strip().lower() in ("off", "0", "no", "generic"):
         return None
     path = default_liberty_path()

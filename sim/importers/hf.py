@@ -45,13 +45,13 @@ Nothing is downloaded: the config file (or dict) is all that is read.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 from hw.errors import InputError
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM
 from sim.importers.mla import mla_attention
+from sim.inputs import read_json
 from sim.layers import Workload, make_layer
 from sim.networks import moe_block, transformer_ops
 from sim.vector import make_op
@@ -92,12 +92,7 @@ def _read(config: str | Path | dict) -> tuple[dict, str, str]:
     where = str(p)
     if not p.is_file():
         raise InputError("config file not found", where=where)
-    try:
-        cfg = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid JSON: {exc}", where=where) from None
-    except RecursionError:
-        raise InputError("not valid JSON: nested too deeply", where=where) from None
+    cfg = read_json(p, "config file")
     if not isinstance(cfg, dict):
         raise InputError("a Hugging Face config.json holds one JSON object", where=where)
     return cfg, where, p.parent.name if p.stem == "config" and p.parent.name else p.stem

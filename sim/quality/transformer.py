@@ -30,7 +30,6 @@ the equal-latency width; the latencies themselves are recomputed (sim.perf) on e
 from __future__ import annotations
 
 import concurrent.futures as cf
-import fcntl
 import hashlib
 import json
 import multiprocessing as mp
@@ -45,6 +44,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from hw.errors import InputError
+from hw.host import die_with_parent, exclusive_lock, json_text, write_file
 from hw.nm import check_nm
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM, weight_verdict
 from sim.perf import ArrayConfig
@@ -285,24 +285,17 @@ def transformer_experiment(n: int = 2, m: int = 4, *, seed: int = 0, cfg: LMConf
     hit = _load(path, timing)
     if hit is not None:
         return hit
-    path.parent.mkdir(parents=True, exist_ok=True)
     # one process trains, the others (sweep workers starting together) wait and load its result
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with exclusive_lock(path.with_suffix(".lock")):
+        hit = _load(path, timing)
+        if hit is not None:
+            return hit
+        res = _experiment(n, m, seed, cfg, d_eq, timing, progress)
         try:
-            hit = _load(path, timing)
-            if hit is not None:
-                return hit
-            res = _experiment(n, m, seed, cfg, d_eq, timing, progress)
-            try:
-                tmp = path.with_suffix(f".tmp{os.getpid()}")
-                tmp.write_text(json.dumps({"key": key_obj, "result": res.to_json(), "per_sample": res.per_sample}))
-                os.replace(tmp, path)
-            except OSError:
-                pass  # no writable cache: the result is still returned
-            return res
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            write_file(path, json_text({"key": key_obj, "result": res.to_json(), "per_sample": res.per_sample}))
+        except InputError:
+            pass  # no writable cache: the result is still returned
+        return res
 
 
 def _load(path: Path, timing: dict) -> TransformerResult | None:
@@ -340,7 +333,8 @@ def _experiment(n, m, seed, cfg, d_eq: int, timing: dict, progress) -> Transform
     jobs = [(s, n, m, cfg, d_eq) for s in seeds]
     say(f"transformer reference: {len(seeds)} seed(s), {min(_WORKERS, len(seeds))} process(es)")
     if len(jobs) > 1 and _WORKERS > 1:
-        with cf.ProcessPoolExecutor(max_workers=min(_WORKERS, len(jobs)), mp_context=mp.get_context("spawn")) as ex:
+        with cf.ProcessPoolExecutor(max_workers=min(_WORKERS, len(jobs)), mp_context=mp.get_context("spawn"),
+                                    initializer=die_with_parent, initargs=(os.getpid(),)) as ex:  # no orphans
             outs = list(ex.map(_seed_run, jobs))
     else:
         outs = [_seed_run(j, progress) for j in jobs]

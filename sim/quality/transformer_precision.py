@@ -23,14 +23,14 @@ and windows. Gate: the interval's upper end is at most ``max_delta``.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
-import tempfile
 from dataclasses import asdict
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from hw.host import write_file
 from hw.precision import check_precision
 from sim.quality.charlm import GEMM_WEIGHTS, LMConfig, corpus, eval_windows, init_lm, numpy_nll, train_lm
 from sim.quality.precision import (
@@ -70,11 +70,9 @@ def trained_models(seed: int, n: int, m: int, cfg=None, *, use_cache: bool = Tru
         ft, _ = train_lm(oneshot, train_ids, cfg, rng[2], cfg.finetune_steps, masks=masks)
     out = {"dense": {k: np.asarray(v) for k, v in dense.items()}, "finetuned": {k: np.asarray(v) for k, v in ft.items()}}
     if use_cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
-        os.close(fd)
-        np.savez(tmp, **{f"{r}/{k}": v for r, d in out.items() for k, v in d.items()})
-        os.replace(tmp, path)  # atomic: the cache is shared
+        buf = io.BytesIO()
+        np.savez(buf, **{f"{r}/{k}": v for r, d in out.items() for k, v in d.items()})
+        write_file(path, buf.getvalue(), parents=True)  # atomic: the cache is shared
     return out
 
 

@@ -22,9 +22,10 @@ from pathlib import Path
 import numpy as np
 import numpy.lib.format as npy_format
 from safetensors import SafetensorError, safe_open
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import load_file, save
 
 from hw.errors import InputError
+from hw.host import write_file
 
 __all__ = ["load_tensors", "classify", "save_tensors", "check_save_path", "MAX_TENSOR_BYTES", "MAX_WEIGHTS_BYTES",
            "MAX_TENSORS", "MAX_NDIM"]
@@ -162,6 +163,8 @@ def check_save_path(path: str | Path, where: str = "--save-pruned") -> Path:
         raise InputError(f"the pruned weights are written as .safetensors, got {p.name!r}", where=where)
     if not p.parent.is_dir():
         raise InputError(f"no such directory {p.parent}", where=where)
+    if p.is_symlink():
+        raise InputError("is a symlink; files are never written through a symlink (remove it)", where=where)
     if p.is_dir():
         raise InputError("is a directory", where=where)
     return p
@@ -183,8 +186,5 @@ def save_tensors(path: str | Path, tensors: dict[str, np.ndarray], *, source: st
     if note:
         meta["sparsepe"] = note
     arrays = {k: np.ascontiguousarray(v) for k, v in tensors.items()}
-    try:
-        save_file(arrays, str(p), metadata=meta or None)
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc})", where=str(p)) from None
+    write_file(p, save(arrays, metadata=meta or None))
     return p

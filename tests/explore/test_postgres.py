@@ -68,7 +68,7 @@ def pg_url(tmp_path_factory):
                        capture_output=True, text=True)
     if r.returncode != 0:
         pytest.skip(f"initdb failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
-    opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {base}"
+    opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {base} -c fsync=off -c synchronous_commit=off"  # throwaway
     r = subprocess.run([*as_postgres, str(binary / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(log), "-w", "start"],
                        capture_output=True, text=True)
     if r.returncode != 0:
