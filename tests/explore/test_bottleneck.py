@@ -2,7 +2,8 @@
 every weight once per token, so it is bound by DRAM bandwidth at low utilisation ("memory"), while a
 BERT prefill on a large array with ample bandwidth is bound by the array ("compute").
 
-Independent reference: the roofline. Machine balance = peak ops / DRAM bandwidth; a workload whose
+Independent reference: the roofline. The array runs at 600 MHz, within the 7 nm fmax of a
+pipeline-1 32 x 32 array (about 760 MHz). Machine balance = peak ops / DRAM bandwidth; a workload whose
 ops per DRAM byte lie below it is memory bound whatever its stall fraction."""
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ CONFIG = """
 rows = [32]
 cols = [32]
 sram_kb = [1024]
-clock_mhz = [1000]
+clock_mhz = [600]
 node_nm = [7]
 sparsity = ["2:4"]
 pipeline = [1]
@@ -40,7 +41,7 @@ params = PARAMS
 
 def _classify(workload: str, params: str) -> tuple[str, list[str], dict]:
     cfg = parse_config(tomllib.loads(CONFIG.replace("WL", workload).replace("PARAMS", params)), source="b.toml")
-    point = dict(rows=32, cols=32, sram_kb=1024, clock_mhz=1000, node_nm=7, sparsity="2:4", pipeline=1,
+    point = dict(rows=32, cols=32, sram_kb=1024, clock_mhz=600, node_nm=7, sparsity="2:4", pipeline=1,
                  dataflow="ws", dram="hbm2")
     m = ev.evaluate(point, ev.make_context(cfg))
     det = Detail(point=point, metrics=m)
