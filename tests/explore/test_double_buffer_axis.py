@@ -135,7 +135,11 @@ def test_ppa_flag_costs_the_double_buffered_array():
     assert out[True]["details"]["double_buffer"] is True
     assert out[True]["area_breakdown_mm2"]["pe_array"] > out[False]["area_breakdown_mm2"]["pe_array"]
     assert "double-buffered" in out[True]["details"]["timing"]["stage"]
-    assert out[True]["power_breakdown_w"]["dynamic"] > out[False]["power_breakdown_w"]["dynamic"]
+    # the shadow set's cost: clock power (its registers are clocked while the active set is gated);
+    # its loads shift fewer bits per tile than the single-buffered chain, so data toggles alone may fall
+    pw = {k: v["power_breakdown_w"] for k, v in out.items()}
+    assert pw[True]["clock"] > pw[False]["clock"]
+    assert pw[True]["clock"] + pw[True]["dynamic"] > pw[False]["clock"] + pw[False]["dynamic"]
     bad = _cli("ppa", "--dataflow", "os", "--double-buffer")
     assert bad.returncode == 2 and bad.stderr.startswith("sparsepe: error: --double-buffer: ")
 
