@@ -179,7 +179,7 @@ def study_twin_metrics(records: list[dict[str, Any]], pool_records: list[dict[st
 def _columns(metrics: list[dict[str, Any]]) -> dict[str, Any]:
     """The metrics twin_metrics reads, as columns."""
     keys = ("latency_ms", "perf_per_watt", "area_mm2", "energy_per_inference_mj")
-    return {k: [float(m[k]) for m in metrics] for k in keys}
+    return {k: [float(m.get(k, math.nan)) for m in metrics] for k in keys}
 
 
 def comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str, Any] | None,
@@ -235,6 +235,8 @@ def comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str
         out["chosen"] = entry(chosen["params"], chosen["metrics"], "chosen design", chosen.get("number"), True)
         tm = twin_metrics(_columns([chosen["metrics"]]), _columns([m_iso]), DensePool(pool_records, lambda p: not is_sparse(p)))
         out["chosen_twin_metrics"] = {k: _num(v[0]) for k, v in tm.items()}
+    elif chosen is not None:
+        notes.append("the evaluator cannot cost designs in batches (evaluate_batch): no dense twins")
     if search is not None:
         out["search"] = search
         s, d = search.get("sparse", {}), search.get("dense", {})
@@ -255,7 +257,8 @@ def build_comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: di
     if substudy is None and allow_substudy and needs_dense_substudy(cfg) and n_sub:
         substudy = dense_substudy(cfg, ev.evaluate, n_sub, cfg.study.seed)
     search = search_summary(cfg, records, side_trials, sampler, substudy, n_sub if substudy is not None else 0)
-    comp = comparison(records, cfg, chosen, ev.evaluate_many, substudy, search)
+    many = ev.evaluate_many if hasattr(ev.mod, "evaluate_batch") else None
+    comp = comparison(records, cfg, chosen, many, substudy, search)
     return comp, substudy
 
 

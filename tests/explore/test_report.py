@@ -140,7 +140,7 @@ def test_breakdowns_and_layers_add_up_to_the_evaluator_totals(feasible_study, fe
 def test_sections_and_self_contained_html(feasible_report):
     out, html = feasible_report
     text = html.read_text()
-    for n, title in enumerate(("Verdict: sparse vs dense, on equal terms", "Summary", "Pareto front", "Best design", "Per-layer view", "Sensitivity",
+    for n, title in enumerate(("Verdict: sparse vs dense, on equal terms", "Robustness of the verdict", "Summary", "Pareto front", "Best design", "Per-layer view", "Sensitivity",
                                "Supported layer matrix", "Dense-fallback impact", "Metadata overhead", "Quality",
                                "Bottleneck classification", "Decision", "Reproducibility"), start=1):
         assert re.search(rf"<h2>{n}\. {title}", text), title
