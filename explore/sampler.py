@@ -49,7 +49,7 @@ from explore.space import Space, axis_choices, is_integer_axis, parse_sparsity
 from hw.errors import InputError
 
 __all__ = ["IncumbentSearchSampler", "SideBalancedSampler", "neighbours", "make_sampler", "suggest_point",
-           "sparsity_sides", "trial_side", "SIDE_ATTR"]
+           "sparsity_sides", "trial_side"]
 
 #: TPE: random start-up trials before the density model is used (Optuna default 10). Measured on
 #: the example spaces with bench/bench_sweep_efficiency.py.
@@ -61,8 +61,6 @@ INCUMBENT_EVERY = 2
 NSGA2_POPULATION = 50
 
 _LIVE = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING, TrialState.PRUNED)
-#: Trial system attribute: the side ("sparse" / "dense") a SideBalancedSampler gave the trial.
-SIDE_ATTR = "sparsepe:side"
 #: The two sides of the comparison, in the order a tie is broken.
 SIDES = ("sparse", "dense")
 
@@ -118,6 +116,8 @@ class IncumbentSearchSampler(BaseSampler):
             raise ValueError("every must be >= 1")
         self._keep = keep  # a predicate on a neighbour's params (the side's PEs only), or None
         self._base = base
+        self._feasible: dict[int, bool] = {}  # COMPLETE trial number -> meets every constraint (they never change)
+        self._keys: dict[int, tuple] = {}  # finished trial number -> its parameters' key
         self._seed = 0 if seed is None else int(seed)
         self._startup = int(startup)
         self._every = int(every)
@@ -170,15 +170,26 @@ class IncumbentSearchSampler(BaseSampler):
         sign = 1.0 if study.directions[0] == optuna.study.StudyDirection.MAXIMIZE else -1.0
         best = None
         for t in complete:
-            cons = t.constraints
+            ok = self._feasible.get(t.number)
+            if ok is None:
+                cons = t.constraints
+                ok = self._feasible[t.number] = not (cons and any(c > 0 for c in cons.values()))
             v = t.values[0]
-            if (cons and any(c > 0 for c in cons.values())) or not math.isfinite(v):
+            if not ok or not math.isfinite(v):
                 continue
             if best is None or sign * v > sign * best.values[0]:
                 best = t
         if best is None:
             return None
-        tried = {_key(t.params) for t in trials if t.state in _LIVE and t.params}
+        tried = set()
+        for t in trials:
+            if t.state in _LIVE and t.params:
+                k = self._keys.get(t.number)
+                if k is None:
+                    k = _key(t.params)
+                    if t.state in (TrialState.COMPLETE, TrialState.PRUNED):  # finished: its parameters are final
+                        self._keys[t.number] = k
+                tried.add(k)
         cands = [c for c in neighbours(best.params, best.distributions)
                  if _key(c) not in tried and (self._keep is None or self._keep(c))]
         if not cands:
@@ -194,10 +205,8 @@ def sparsity_sides(space: Space) -> dict[str, list[Any]]:
 
 
 def trial_side(t: FrozenTrial) -> str | None:
-    """The side of a trial: the one its SideBalancedSampler gave it, else its sparsity's (None: not known yet)."""
-    side = t.system_attrs.get(SIDE_ATTR)
-    if side in SIDES:
-        return side
+    """The side of a trial: its sparsity's (None before its first parameter is set: a trial takes its
+    parameters as its objective starts, so a concurrent worker sees a running trial's side at once)."""
     if "sparsity" in t.params:
         return "sparse" if parse_sparsity(t.params["sparsity"])[2] else "dense"
     return None
@@ -205,20 +214,22 @@ def trial_side(t: FrozenTrial) -> str | None:
 
 class _SideView:
     """A study as one side's sampler sees it: every method of the study, but the trial lists hold only
-    that side's trials."""
+    that side's trials (those whose sparsity is one of ``options``)."""
 
-    def __init__(self, study: optuna.Study, side: str):
-        self._study, self._side = study, side
+    def __init__(self, study: optuna.Study, side: str, options: frozenset):
+        self._study, self._side, self._options = study, side, options
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._study, name)
 
     def get_trials(self, deepcopy: bool = True, states: Any = None) -> list[FrozenTrial]:
-        return [t for t in self._study.get_trials(deepcopy=deepcopy, states=states) if trial_side(t) == self._side]
+        opts = self._options
+        return [t for t in self._study.get_trials(deepcopy=deepcopy, states=states) if t.params.get("sparsity") in opts]
 
     def _get_trials(self, deepcopy: bool = True, states: Any = None, use_cache: bool = False) -> list[FrozenTrial]:
+        opts = self._options
         return [t for t in self._study._get_trials(deepcopy=deepcopy, states=states, use_cache=use_cache)
-                if trial_side(t) == self._side]
+                if t.params.get("sparsity") in opts]
 
 
 class SideBalancedSampler(BaseSampler):
@@ -227,8 +238,10 @@ class SideBalancedSampler(BaseSampler):
 
     def __init__(self, make: Any, sides: dict[str, list[Any]]):
         self._sides = {k: list(v) for k, v in sides.items() if v}
+        self._options = {k: frozenset(v) for k, v in self._sides.items()}
         self._bases = {side: make(side) for side in self._sides}
-        self._side: dict[int, str] = {}
+        self._side: dict[int, str] = {}  # this sampler's trials in flight -> their side
+        self._done: dict[int, str] = {}  # COMPLETE trials -> their side (it never changes)
 
     def side_of(self, number: int) -> str | None:
         return self._side.get(number)
@@ -239,19 +252,28 @@ class SideBalancedSampler(BaseSampler):
 
     def _view(self, study: optuna.Study, number: int) -> tuple[BaseSampler, _SideView]:
         side = self._side.get(number) or SIDES[0]
-        return self._bases[side], _SideView(study, side)
+        return self._bases[side], _SideView(study, side, self._options[side])
+
+    def side(self, t: FrozenTrial) -> str | None:
+        """The side of a trial: the one this sampler gave it, else the side whose options hold its sparsity."""
+        if t.number in self._side:
+            return self._side[t.number]
+        v = t.params.get("sparsity")
+        return next((k for k, o in self._options.items() if v in o), None)
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
         live = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING)
         counts = dict.fromkeys(self._sides, 0)
         for t in study.get_trials(deepcopy=False, states=live):
-            s = trial_side(t)
+            s = self._done.get(t.number)
+            if s is None:
+                s = self.side(t)
+                if t.state == TrialState.COMPLETE and s is not None:
+                    self._done[t.number] = s
             if t.number != trial.number and s in counts:
                 counts[s] += 1
         side = min(self._sides, key=lambda s: (counts[s], SIDES.index(s)))
         self._side[trial.number] = side
-        study._storage.set_trial_system_attr(trial._trial_id, SIDE_ATTR, side)
-        trial.system_attrs[SIDE_ATTR] = side
         base, view = self._view(study, trial.number)
         base.before_trial(view, trial)
 
