@@ -14,12 +14,13 @@ Layout of a config (every section but ``[study]`` and ``[objectives]`` is requir
     [fixed]            design constants that are not searched (operand widths, cooling, ambient)
     [[workload]]       name (a built-in workload), weight, params (passed to get_workload); or
                        onnx = "model.onnx" with input_shapes, or hf_config = "config.json" (params: seq,
-                       batch, phase, context)
+                       batch, phase, context; prune_lm_head)
     [limits]           the constraints, one Optuna constraint per limit
     [serving]          batching of the serving simulation behind the p99 limit (optional)
     [objectives]       primary (perf_per_watt) and optional secondary objectives (Pareto front)
     [quality]          the team's own model and eval behind the quality limit (optional):
-                       weights, eval = "module:function", finetuned, metric
+                       weights, eval = "module:function", finetuned, metric, method, calibration,
+                       hook_timeout
     [owners]           who owns each finding of the review packet (optional): the four roles
                        model_optimization, accelerator_architecture, compiler_sparsity,
                        serving_performance, each mapped to a person or team
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -43,8 +45,10 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from explore.quality_config import Quality
 from explore.safety import check_study_name
 from explore.space import (
+    ADDED_AXES,
     DRAM_TYPES,
     Space,
     StrictModel,
@@ -56,6 +60,7 @@ from explore.space import (
 from hw.errors import InputError
 from hw.params import PEParams
 from ppa.assumptions import Assumption, with_ranges
+from ppa.liberty import asap7
 from ppa.liberty.library import load_liberty
 from sim.importers.hf import load_hf_config
 from sim.importers.onnx import load_onnx
@@ -139,12 +144,14 @@ class Fixed(StrictModel):
         None, description="DRAM type whose energy per bit is charged when the space gives dram_gbps"
     )
     liberty: str | None = Field(
-        None, description="Liberty (.lib) file of the team's standard cells (relative to the config file): "
+        None, description="Liberty (.lib) file of the team's standard cells (relative to the config file), or "
+        "'asap7' (the ASAP7 7 nm library from ../shared/reference/asap7): "
         "timing from OpenSTA on it; default: the osu018 library when OpenSTA and qflow-tech-osu018 are installed"
     )
     liberty_node: int | None = Field(
         None, ge=1, le=1000, description="process node (nm) of the liberty file when the file does not state it"
     )
+    clock_gating: bool = Field(True, description="gate the clock of the WS weight registers while they hold")
 
     @field_validator("dram_type")
     @classmethod
@@ -227,8 +234,9 @@ class Context(StrictModel):
 class Workload(StrictModel):
     """One workload of the mix: a built-in ``name`` (``params`` go to ``sim.workloads.get_workload``),
     an ``onnx`` model file (``input_shapes`` {input: "1x3x224x224"}, ``params`` may give ``batch``)
-    or a Hugging Face ``hf_config`` file (``params``: seq, batch, phase, context). File paths are
-    relative to the config file; ``name`` defaults to the file's stem."""
+    or a Hugging Face ``hf_config`` file (``params``: seq, batch, phase, context; ``prune_lm_head``:
+    a tied LM head is a 2:4 target too). File paths are relative to the config file; ``name``
+    defaults to the file's stem."""
 
     name: str | None = None
     weight: float = Field(1.0, ge=MIN_WORKLOAD_WEIGHT, le=MAX_WORKLOAD_WEIGHT)
@@ -236,12 +244,16 @@ class Workload(StrictModel):
     onnx: str | None = None
     input_shapes: dict[str, Union[str, list[int]]] = Field(default_factory=dict)
     hf_config: str | None = None
+    #: an hf_config workload: prune a tied LM head too (sim.importers.hf; not a 2:4 target by default)
+    prune_lm_head: bool = Field(False, strict=True)
 
     @model_validator(mode="after")
     def _source(self) -> "Workload":
         files = [x for x in (self.onnx, self.hf_config) if x is not None]
         if len(files) > 1:
             raise ValueError("give one of onnx or hf_config, not both")
+        if self.prune_lm_head and self.hf_config is None:
+            raise ValueError("prune_lm_head applies to an hf_config workload")
         if not files and not self.name:
             raise ValueError("give name (a built-in workload), onnx or hf_config")
         if self.input_shapes and self.onnx is None:
@@ -264,7 +276,7 @@ class Workload(StrictModel):
             if extra:
                 raise InputError(f"unknown params {sorted(extra)} for an hf_config workload (seq, batch, phase, "
                                  "context)", where=self.hf_config)
-            return load_hf_config(self.hf_config, **params)
+            return load_hf_config(self.hf_config, **params, prune_lm_head=self.prune_lm_head)
         return get_workload(self.name, **params)
 
 
@@ -303,42 +315,6 @@ class Limits(StrictModel):
     def active(self) -> dict[str, float]:
         """limit key -> value, for the limits that are set (request_rate_hz is not a limit)."""
         return {k: getattr(self, k) for k in LIMIT_CONSTRAINTS if getattr(self, k) is not None}
-
-
-class Quality(StrictModel):
-    """The team's own model and evaluation (``"model"`` evidence for the quality limit).
-
-    ``weights``: the dense model (.safetensors / .npz); ``eval``: ``"module:function"`` (a module
-    importable from the config's directory, or ``"file.py:function"``); ``finetuned``: the team's
-    N:M fine-tuned weights (optional); ``metric``: the eval metric's name, for reports. Paths are
-    relative to the config file. Without this section the quality limit binds on a reference
-    model of the workload family (``"proxy"`` evidence)."""
-
-    weights: str | None = None
-    eval: str | None = None
-    finetuned: str | None = None
-    metric: str | None = None
-
-    @model_validator(mode="after")
-    def _check(self) -> "Quality":
-        if (self.weights is None) != (self.eval is None):
-            raise ValueError("weights and eval go together (the eval scores the weights)")
-        if self.finetuned is not None and self.weights is None:
-            raise ValueError("finetuned needs weights and eval")
-        if self.eval is not None and ":" not in self.eval:
-            raise ValueError(f"eval must be 'module:function', got {self.eval!r}")
-        return self
-
-    def path(self, value: str, source: str) -> Path:
-        """A path of this section, relative to the config file ``source``."""
-        p = Path(value)
-        if p.is_absolute():
-            return p
-        base = Path(source).parent if source and not source.startswith("<") else Path.cwd()
-        return base / p
-
-    def base_dir(self, source: str) -> Path:
-        return Path(source).parent if source and not source.startswith("<") else Path.cwd()
 
 
 class Objectives(StrictModel):
@@ -531,10 +507,13 @@ def _check_liberty(cfg: "SweepConfig", source: str) -> None:
         if f.liberty_node is not None:
             raise InputError("fixed.liberty_node needs fixed.liberty", where=source)
         return
-    p = Path(f.liberty).expanduser()
-    if not p.is_absolute() and source not in ("<memory>", ""):
-        p = Path(source).resolve().parent / p
-    object.__setattr__(f, "liberty", str(p))
+    if asap7.is_keyword(f.liberty):  # the ASAP7 7 nm library (ppa.liberty.asap7), unpacked into the cache
+        p = Path(asap7.merged_liberty_path())
+    else:
+        p = Path(f.liberty).expanduser()
+        if not p.is_absolute() and source not in ("<memory>", ""):
+            p = Path(source).resolve().parent / p
+        object.__setattr__(f, "liberty", str(p))
     lib = load_liberty(p, f.liberty_node)
     if lib.node_nm is None:
         raise InputError("the Liberty file does not state its process node: give fixed.liberty_node (or --liberty-node)",
@@ -548,7 +527,7 @@ def with_liberty(cfg: "SweepConfig", liberty: str | None, liberty_node: int | No
         return cfg
     data = cfg.model_dump(mode="json", exclude={"source"})
     if liberty is not None:
-        data["fixed"]["liberty"] = str(Path(liberty).expanduser().resolve())
+        data["fixed"]["liberty"] = liberty if asap7.is_keyword(liberty) else str(Path(liberty).expanduser().resolve())
     if liberty_node is not None:
         data["fixed"]["liberty_node"] = liberty_node
     return parse_config(data, source=getattr(cfg, "source", "<memory>"))
@@ -620,10 +599,13 @@ def axis_values(cfg: SweepConfig) -> dict[str, list[Any]]:
 
 
 def grid_size(cfg: SweepConfig) -> int:
-    """The number of points of the discretised space (the product of :func:`axis_values`' lengths)."""
-    n = 1
-    for v in axis_values(cfg).values():
-        n *= len(v)
+    """The number of points of the discretised space: the product of :func:`axis_values`' lengths,
+    less the OS points with ``double_buffer`` true (explore.space.double_buffered)."""
+    vals = axis_values(cfg)
+    n = math.prod(len(v) for v in vals.values())
+    if "double_buffer" in vals:  # the share of the points that are OS with double_buffer true
+        n -= n * vals["dataflow"].count("os") * vals["double_buffer"].count(True) // (
+            len(vals["dataflow"]) * len(vals["double_buffer"]))
     return n
 
 
@@ -639,7 +621,17 @@ def config_fingerprint(cfg: SweepConfig) -> str:
     body = cfg.model_dump(mode="json", exclude={"study", "source", "owners", "context", "decision", "assumptions"})
     if body.get("quality") is None:  # no [quality] section: the fingerprint of configs written before it
         body.pop("quality", None)
+    else:  # the time limit does not change the problem; method and calibration unset: as before them
+        q = body["quality"]
+        q.pop("hook_timeout")
+        for k in ("method", "calibration"):
+            if q[k] is None:
+                q.pop(k)
+    for w in body["workload"]:  # prune_lm_head added later: at its default, as before it
+        if not w.get("prune_lm_head"):
+            w.pop("prune_lm_head", None)
     for k, v in _SERVING_ADDED.items():  # serving fields added later: at their default, as before them
         if body["serving"].get(k) == v:
             body["serving"].pop(k)
+    body["space"] = {k: v for k, v in body["space"].items() if not (k in ADDED_AXES and v is None)}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()

@@ -53,7 +53,9 @@ from ppa.model import estimate
 from ppa.vector_cost import workload_vector_ops
 from sim.perf import ArrayConfig, simulate, simulate_grid
 from sim.quality import reference_experiment
-from sim.quality.evidence import digits_evidence, family_of, guardrail_verdict, transformer_evidence
+from sim.quality.evidence import (
+    digits_evidence, guardrail_verdict, mix_evidence, reference_families, transformer_evidence,
+)
 from sim.quality.traces import reference_pe_stream
 from sim.quality.user_eval import model_evidence
 from sim.serving import serve_llm, serve_seeds
@@ -142,13 +144,18 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
     the context; sets ``ctx.quality[(n, m)]`` (the point loss, the ``quality_delta`` metric).
 
     * [quality] weights + eval: the team's model scored by the team's eval (``"model"``): dense vs
-      one-shot / fine-tuned N:M (sim.quality.user_eval.model_evidence). A failing eval is an
-      InputError here, at context creation, before any trial runs;
-    * otherwise the reference of each workload family in the mix (``"proxy"``): the char-level
-      transformer for bert/gpt/llama, the digits MLP for the rest, each over
+      one-shot / fine-tuned N:M (sim.quality.user_eval.model_evidence), pruned by [quality] method
+      with [quality] calibration (relative to the config file), each call of the team's code
+      limited to [quality] hook_timeout. A failing eval is an InputError here, at context
+      creation, before any trial runs;
+    * otherwise the reference of each workload family in the mix (``"proxy"``), told by the
+      workload's structure (sim.quality.evidence.reference_family: attention layers -> the
+      char-level transformer, else the digits MLP; ``workloads`` gives each workload's why), each over
       sim.quality.evidence.REFERENCE_SEEDS seeds, equal latency on sim.perf (the 16x16 WS
       reference array with N:M sparse PEs against the same array with dense PEs, as
-      ``sparsepe quality``). With several families, the one with the worst pessimistic loss.
+      ``sparsepe quality``). With several families (sim.quality.evidence.mix_evidence) the limit
+      is tested on each family's own metric, never on one family's delta against another's; the
+      per-family evidence and verdicts are in ``families``, the binding family's at the top.
     """
     if (n, m) in ctx.quality_evidence:
         return ctx.quality_evidence[(n, m)]
@@ -158,22 +165,22 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
         try:
             ev = model_evidence(q.path(q.weights, cfg.source), q.eval,
                                 finetuned_path=None if q.finetuned is None else q.path(q.finetuned, cfg.source),
-                                n=n, m=m, seed=QUALITY_SEED, base_dir=q.base_dir(cfg.source), metric_name=q.metric)
+                                n=n, m=m, seed=QUALITY_SEED, base_dir=q.base_dir(cfg.source), metric_name=q.metric,
+                                method=q.method, calibration=q.calibration, hook_timeout=q.timeout())
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: [quality]") from None
     else:
         found = []
-        for fam in sorted({family_of(w.name) for w in ctx.workloads}):
+        families = reference_families((w.name, w.workload) for w in ctx.workloads)
+        for fam in families:
             if fam == "transformer":
                 found.append(transformer_evidence(n, m, seed=QUALITY_SEED)[0])
             else:
                 e, results = digits_evidence(n, m, seed=QUALITY_SEED)
                 ctx.quality_results.setdefault((n, m), results[0])
                 found.append(e)
-        ev = max(found, key=lambda e: e["quality_delta_ci"])
-        if len(found) > 1:
-            ev = {**ev, "families": {e["reference"]: {k: e[k] for k in ("quality_delta", "quality_delta_ci")}
-                                     for e in found}}
+        found = [{**e, "workloads": families[fam]} for fam, e in zip(families, found)]
+        ev = mix_evidence(found, cfg.limits.max_quality_delta)
     ctx.quality_evidence[(n, m)] = ev
     ctx.quality[(n, m)] = float(ev["quality_delta"])
     return ev
@@ -202,6 +209,9 @@ def design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, n
     out["precision"] = np.array(prec, dtype=object)
     out["act_bits"] = np.array([cfg.fixed.act_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64)
     out["weight_bits"] = np.array([cfg.fixed.weight_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64)
+    # double-buffered weights (the axis; false without it), on the stationary dataflows only
+    db = out["double_buffer"].astype(bool) if "double_buffer" in out else np.zeros(P, dtype=bool)
+    out["double_buffer"] = db & np.array([str(x) != "os" for x in out["dataflow"]], dtype=bool)
     for k in ("rows", "cols", "node_nm", "pipeline"):
         out[k] = out[k].astype(np.int64)
     if "vector_lanes" in out:
@@ -220,7 +230,7 @@ def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict
         "act_bits": d.get("act_bits", np.full(len(d["rows"]), cfg.fixed.act_bits)),
         "weight_bits": d.get("weight_bits", np.full(len(d["rows"]), cfg.fixed.weight_bits)),
         "acc_bits": np.full(len(d["rows"]), cfg.fixed.acc_bits), "pipeline": d["pipeline"],
-        "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks),
+        "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks), "double_buffer": d["double_buffer"],
     }
     if "vector_lanes" in d:
         params["vector_lanes"] = d["vector_lanes"]
@@ -248,9 +258,11 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         pipeline=int(d["pipeline"][i]), dram=dram_type,
         dram_units=units, cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
         t_ambient_c=f.ambient_c, sram_banks=f.sram_banks, liberty=f.liberty, liberty_node_nm=f.liberty_node,
+        clock_gating=f.clock_gating,
         sram_buffers_kb=(float(sim["sram_ifmap_kb"][i]), float(sim["sram_filter_kb"][i]), float(sim["sram_ofmap_kb"][i])),
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else thermal.TJ_MAX_C_DEFAULT,
         vector_lanes=int(d["vector_lanes"][i]) if "vector_lanes" in d else None,
+        double_buffer=bool(d["double_buffer"][i]),
     )
     sram_rd = (sim["sram_ifmap_read_bytes"][i] + sim["sram_filter_read_bytes"][i]
                + sim["sram_metadata_read_bytes"][i] + sim["sram_ofmap_read_bytes"][i])
@@ -319,9 +331,9 @@ def llm_request_workloads(name: str, params: dict[str, Any], output_tokens: int
 
 
 #: Serving metrics of each point: p99 (mean over arrival seeds), its 95 % interval, p95; for LLM
-#: workloads also TTFT and TPOT p99 (NaN for the other workloads).
-SERVING_METRICS = ("p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms", "p95_latency_ms",
-                   "ttft_p99_ms", "tpot_p99_ms")
+#: workloads also TTFT and TPOT p50/p95/p99 (NaN for the other workloads).
+LLM_SERVING_METRICS = tuple(f"{k}_p{q}_ms" for k in ("ttft", "tpot") for q in (50, 95, 99))
+SERVING_METRICS = ("p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms", "p95_latency_ms", *LLM_SERVING_METRICS)
 
 
 def serving_stats(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray], i: int | None = None) -> list[Any]:
@@ -363,10 +375,11 @@ def _serving_metrics(ctx: EvalContext, d: dict[str, np.ndarray]) -> dict[str, np
         out["p99_latency_lo_ms"][i], out["p99_latency_hi_ms"][i] = st.p99_interval_ms
         out["p95_latency_ms"][i] = st.p95_ms
         if st.ttft_p99_ms is not None:
-            out["ttft_p99_ms"][i] = st.ttft_p99_ms
-            out["tpot_p99_ms"][i] = st.tpot_p99_ms
+            for k in LLM_SERVING_METRICS:
+                out[k][i] = getattr(st, k)
     if not any(isinstance(w.serving_tables[1], tuple) for w in ctx.workloads):  # no LLM workload
-        del out["ttft_p99_ms"], out["tpot_p99_ms"]
+        for k in LLM_SERVING_METRICS:
+            del out[k]
     return out
 
 
@@ -494,6 +507,7 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
         weight_bits=int(d["weight_bits"][0]), acc_bits=cfg.fixed.acc_bits, pipeline=int(d["pipeline"][0]),
         sram_banks=cfg.fixed.sram_banks,
         vector_lanes=int(d["vector_lanes"][0]) if "vector_lanes" in d else None,
+        double_buffer=bool(d["double_buffer"][0]),
     )
     networks = [(w.name, w.weight, simulate(w.workload, arch)) for w in ctx.workloads]
     quality = None

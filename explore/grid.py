@@ -28,7 +28,9 @@ MAX_GRID_POINTS = 2_000_000
 
 
 def grid_columns(cfg: SweepConfig) -> dict[str, np.ndarray]:
-    """The Cartesian product of the axes as columns (first axis varies slowest)."""
+    """The Cartesian product of the axes as columns (first axis varies slowest), less the OS points
+    with ``double_buffer`` true (an OS array streams its weights: those are its ``false`` points,
+    explore.space.double_buffered)."""
     vals = axis_values(cfg)
     size = grid_size(cfg)
     if size > MAX_GRID_POINTS:
@@ -40,6 +42,9 @@ def grid_columns(cfg: SweepConfig) -> dict[str, np.ndarray]:
     for i, n in enumerate(names):
         arr = np.array(vals[n], dtype=object if isinstance(vals[n][0], str) else None)
         cols[n] = arr[idx[i]]
+    if "double_buffer" in cols:
+        keep = ~((cols["dataflow"] == "os") & cols["double_buffer"].astype(bool))
+        cols = {n: v[keep] for n, v in cols.items()}
     return cols
 
 

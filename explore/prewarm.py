@@ -65,6 +65,9 @@ def hardware_jobs(cfg: SweepConfig) -> list[dict[str, Any]]:
     dataflows = sorted({str(v) for v in _values(cfg, "dataflow", "ws")})
     node = min(int(v) for v in _values(cfg, "node_nm", 7))
     precisions = sorted({str(v) for v in _values(cfg, "precision", "int8")}) if cfg.space.precision is not None else ["int8"]
+    buffers = [False]
+    if cfg.space.double_buffer is not None:  # the double-buffered arrays too (OS: none, below)
+        buffers = sorted({bool(v) for v in _values(cfg, "double_buffer", False)})
     kinds = set()
     for s in sparsities:
         n, m, sparse = parse_sparsity(str(s))
@@ -77,9 +80,11 @@ def hardware_jobs(cfg: SweepConfig) -> list[dict[str, Any]]:
             wb = f.weight_bits if prec == "int8" else operand_bits(prec)
             for p in pipelines:
                 for df in dataflows:
-                    jobs.append(dict(rows=rows, cols=1, node_nm=node, act_bits=ab, weight_bits=wb,
-                                     acc_bits=f.acc_bits, n=n, m=m, sparse=sparse, dense_path=dp, dataflow=df,
-                                     pipeline=p, precision=prec, liberty=f.liberty, liberty_node_nm=f.liberty_node))
+                    for db in buffers if df != "os" else [False]:  # OS streams its weights
+                        jobs.append(dict(rows=rows, cols=1, node_nm=node, act_bits=ab, weight_bits=wb,
+                                         acc_bits=f.acc_bits, n=n, m=m, sparse=sparse, dense_path=dp, dataflow=df,
+                                         pipeline=p, precision=prec, liberty=f.liberty,
+                                         liberty_node_nm=f.liberty_node, double_buffer=db))
     # the dense jobs repeat across N:M (a dense PE has no N): keep one of each
     seen, out = set(), []
     for j in jobs:
@@ -105,7 +110,8 @@ def _run_job(cfg: SweepConfig, kw: dict[str, Any]) -> str:
         trace = activity_trace(make_context(cfg), design)
     estimate(design, trace=trace)
     kind = "dense" if not kw["sparse"] else ("dense-path" if kw["dense_path"] else f"{kw['n']}:{kw['m']}")
-    return f"{kind} {kw['precision']} PE, pipeline {kw['pipeline']}, {kw['dataflow']} ({time.time() - t:.0f} s)"
+    db = ", double-buffered" if kw.get("double_buffer") else ""
+    return f"{kind} {kw['precision']} PE, pipeline {kw['pipeline']}, {kw['dataflow']}{db} ({time.time() - t:.0f} s)"
 
 
 def prewarm(cfg: SweepConfig, workers: int | None = None) -> int:

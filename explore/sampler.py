@@ -332,10 +332,14 @@ def make_sampler(name: str, seed: int, n_objectives: int, space: Space | None = 
 
 
 def suggest_point(trial: optuna.Trial, cfg: SweepConfig) -> dict[str, Any]:
-    """Ask the trial for one value per axis of the space."""
+    """Ask the trial for one value per axis of the space (``double_buffer`` only for a stationary
+    dataflow: an OS point is ``false`` without asking, explore.space.double_buffered)."""
     point: dict[str, Any] = {}
     for name in cfg.space.active_axes():
         choices = axis_choices(cfg.space, name)
+        if name == "double_buffer" and point.get("dataflow") == "os":
+            point[name] = False
+            continue
         if choices is not None:
             point[name] = trial.suggest_categorical(name, choices) if len(choices) > 1 else choices[0]
             continue

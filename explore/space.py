@@ -7,6 +7,9 @@ takes (choices, a range, or one fixed value), with the sparsity values every roo
   every config model, explore.config); each axis value is checked against its domain here.
 * :func:`parse_sparsity` and friends: ``"2:4"``, ``"2:4+dense"``, ``"dense"``, ``"dense:M"``.
 * :func:`axis_choices` / :func:`is_integer_axis`: how an axis is sampled and discretised.
+* :func:`double_buffered`: whether a point's weights are double-buffered (the ``double_buffer``
+  axis, which applies to the stationary dataflows: an OS array streams its weights, so an OS point
+  has nothing to double-buffer and the search and the grid give it ``false``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,11 @@ from ppa.tech import NODES_NM
 
 #: The axes of the design space, in the order trials suggest them and trials.csv lists them.
 AXES = ("rows", "cols", "sram_kb", "clock_mhz", "node_nm", "sparsity", "pipeline", "dataflow", "dram", "dram_gbps",
-        "vector_lanes", "precision")
+        "vector_lanes", "precision", "double_buffer")
+
+#: Axes added after studies were stored: left out of the config fingerprint when absent
+#: (explore.config.config_fingerprint), so a study stored before them still loads.
+ADDED_AXES = ("double_buffer",)
 
 #: Dataflows known to the cycle model (weight-, output-, input-stationary; SCALE-Sim's names).
 DATAFLOWS = ("ws", "os", "is")
@@ -137,6 +144,8 @@ class Space(StrictModel):
     vector_lanes: Axis | None = None
     precision: Axis | None = Field(None, description="operand formats: int8, int4, fp8-e4m3, fp8-e5m2, bf16 "
                                    "(absent: fixed.act_bits / weight_bits integers)")
+    double_buffer: Axis | None = Field(None, description="a shadow weight set per PE (hw.array double_buffer): "
+                                       "[false, true] sweeps it; ws and is only (absent: false)")
 
     @model_validator(mode="after")
     def _check(self) -> "Space":
@@ -148,7 +157,7 @@ class Space(StrictModel):
                 continue
             choices = as_choices(value)
             if choices is None:
-                if name in ("sparsity", "dataflow", "dram", "node_nm", "precision"):
+                if name in ("sparsity", "dataflow", "dram", "node_nm", "precision", "double_buffer"):
                     raise ValueError(f"{name}: must be a list of choices, not a range")
                 if value.min <= 0:
                     raise ValueError(f"{name}: range must be positive, got min {value.min:g}")
@@ -168,6 +177,9 @@ class Space(StrictModel):
                 raise ValueError(f"{name}: duplicate choices {choices}")
             for c in choices:
                 _check_choice(name, c)
+        if True in (as_choices(self.double_buffer) or []) and not set(as_choices(self.dataflow) or []) - {"os"}:
+            raise ValueError("double_buffer: true needs a stationary dataflow (ws or is) among the dataflow "
+                             "choices; os streams its weights")
         return self
 
     def axis(self, name: str) -> Any:
@@ -223,6 +235,9 @@ def _check_choice(name: str, c: Any) -> None:
     elif name == "precision":
         if c not in PRECISIONS:
             raise ValueError(f"precision: unknown {c!r} (known: {', '.join(PRECISIONS)})")
+    elif name == "double_buffer":
+        if not isinstance(c, bool):
+            raise ValueError(f"double_buffer: choices must be true or false, got {c!r}")
     elif name == "dram":
         if c not in DRAM_TYPES:
             raise ValueError(f"dram: unknown memory type {c!r} (known: {', '.join(DRAM_TYPES)})")
@@ -294,3 +309,9 @@ def axis_choices(space: Space, name: str) -> list[Any] | None:
 
 def is_integer_axis(name: str) -> bool:
     return name in INT_AXES
+
+
+def double_buffered(point: dict[str, Any]) -> bool:
+    """Whether the design ``point`` double-buffers its weights: its ``double_buffer`` value (false
+    when the space has no such axis), on a stationary dataflow (an OS array streams its weights)."""
+    return bool(point.get("double_buffer", False)) and point.get("dataflow") != "os"

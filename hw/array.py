@@ -7,7 +7,8 @@ output channel c. Activations flow right along rows, partial sums down columns; 
 one metadata decoder per stationary code (decoding row r's packed meta word). The array computes
 one tile ``out[c, t] = sum_k W[c, k] x[k, t]`` for K = R*M, C output channels and T vectors.
 
-    clk, rst          synchronous, active-high reset (clears valid flags and partial sums)
+    clk, rst          synchronous, active-high reset (clears valid flags and partial sums; the
+                      stationary weights are reset-less, loaded only by w_load: load before use)
     w_load     [0:0]  shift the stationary weights down one row: row 0 <- w_in, row r <- row r-1;
                       after R load edges row r holds the word loaded at step R-1-r (load the
                       bottom row first). Keep low while vectors are in flight.
@@ -33,6 +34,48 @@ counted from the first ``w_load`` edge through the edge that registers the last 
 per-fold count 2R + C + T - 2 (weights preloaded over R cycles, T rows streamed with skew R-1,
 drain C-1). It includes the weight load, the fill and the drain; it excludes SRAM/DRAM stalls
 and folding (tiles run back to back, no double-buffered weights: fold cycles add).
+
+Double-buffered weights (WS only, ``double_buffer=True``, modules ``<name>_db``): every PE holds
+two weight sets (its weights, its codes and, for the dense path, its mode bit): the active set the
+multipliers read, and a shadow set the next tile is loaded into while the array computes on the
+active one (TPU v1 holds "one tile of weights plus one for double buffering", Jouppi et al., ISCA
+2017). The ports are those above plus one::
+
+    w_swap     [0:0]  the vector sampled at this edge (if any) is the last one of the active tile:
+                      each PE copies its shadow set into its active set as that vector leaves it,
+                      so every vector sampled at a later edge uses the new tile
+    w_load, w_in, w_meta_in, w_dense_in   load the shadow set, R words a tile, bottom row first
+                      (as above); the array numbers a tile's load edges k = 0..R-1 (gaps allowed)
+    out_meta_err      bit c: the tile the output beside it was computed with has an illegal code
+                      in column c (each vector's error bit travels with its partial sum, since the
+                      active codes change while earlier outputs drain)
+
+Inside, column c's load word (and mode bit) and its row enables are delayed by c edges (the weight
+side's skew, as the activations' row skew), and the word numbered k shifts shadow rows 0..k only
+(row r's enable is ``w_load and k >= r``). Row r of column c so keeps its shadow word until the
+tile's first word reaches it, at edge L + c + r for a load starting at edge L, and holds its new
+word after the column's last load edge + c. ``w_swap`` travels along the anti-diagonals (a delay
+line of R + C - 2 registers): PE(r, c) swaps at edge s + r + c, when the vector sampled with it
+passes. The host's rules, for a swap at edge s:
+
+    the swapped-in tile's last load edge is at or before s - 1;
+    the next tile's first load edge is at or after s (the swap edge itself is fine);
+    no vector of the old tile follows s.
+
+Running F tiles of T vectors back to back: tile 0 loads at edges 0..R-1 and swaps in at edge R;
+tile f streams from the edge after its swap s_f, tile f+1 loads from s_f, and swaps in with tile
+f's last vector, or on the first edge its load is done: s_{f+1} = s_f + max(T, R) (the stream and
+the next load overlap; the swap waits for the later). From the first load edge through the edge
+that registers the last output::
+
+    run_cycles(R, C, T, F, double_buffer=True) = (R + 1) + (F - 1) max(T, R) + T + (R + C - 2) + (p - 1)
+
+the first load and its swap edge; F - 1 folds at max(load, stream); the last fold's stream; the
+fill (R - 1) and drain (C - 1) once; the PE pipeline once. Single-buffered the folds add,
+F x tile_cycles = F (2R + C + T - 2 + p - 1), so double buffering saves
+(F - 1)(min(T, R) + (R + C - 2) + (p - 1)) - 1 edges: one tile costs one edge more (its swap
+edge), and every further tile saves its load (or its stream when T < R), its fill and drain and
+its pipeline drain.
 
 Output-stationary (``dataflow="os"``, same module name). PE(i, j) accumulates
 ``out[i, j] = sum_k W[i, k] x[k, j]`` for R output channels x C vectors over t groups of M
@@ -84,7 +127,7 @@ from hw.params import PEParams
 from hw.fp import fp_chain, fp_products
 from hw.pe import decode_fields, lane_shapes, select_lane, sum_tree
 
-__all__ = ["SparseArray", "tile_cycles", "MAX_DIM", "KINDS", "array_module_name"]
+__all__ = ["SparseArray", "tile_cycles", "run_cycles", "MAX_DIM", "KINDS", "array_module_name"]
 
 #: PE kinds an array can be built of: the N:M sparse PE, the dense PE, the sparse PE with a
 #: full-rate dense path (hw.pe module docstring).
@@ -92,11 +135,12 @@ KINDS = ("sparse", "dense", "dense_path")
 _MODULE = {"sparse": "sparse_array", "dense": "dense_array", "dense_path": "sparse_array_dp"}
 
 
-def array_module_name(kind: str = "sparse") -> str:
-    """Verilog module name of an array of ``kind`` cells (the same for WS and OS)."""
+def array_module_name(kind: str = "sparse", double_buffer: bool = False) -> str:
+    """Verilog module name of an array of ``kind`` cells (the same for WS and OS); ``_db`` appended
+    for the double-buffered WS array."""
     if kind not in _MODULE:
         raise InputError(f"must be one of {', '.join(KINDS)}, got {kind!r}", where="kind")
-    return _MODULE[kind]
+    return _MODULE[kind] + ("_db" if double_buffer else "")
 
 MAX_DIM = 256   # rows and cols accepted; RTL elaboration time grows as R*C
 
@@ -119,6 +163,29 @@ def tile_cycles(rows: int, cols: int, t: int, dataflow: str = "ws", *, pipeline:
     raise InputError(f"must be 'ws' or 'os', got {dataflow!r}", where="dataflow")
 
 
+def run_cycles(rows: int, cols: int, t: int, tiles: int, *, pipeline: int = 1, double_buffer: bool = False) -> int:
+    """Cycles of ``tiles`` WS tiles of ``t`` vectors each, run back to back, from the first load
+    edge through the edge registering the last output (module docstring): single-buffered
+    ``tiles x tile_cycles``; double-buffered
+    ``(R + 1) + (tiles - 1) max(t, R) + t + (R + C - 2) + (pipeline - 1)``."""
+    if not isinstance(tiles, int) or isinstance(tiles, bool) or tiles < 1:
+        raise InputError(f"must be an integer >= 1, got {tiles!r}", where="tiles")
+    one = tile_cycles(rows, cols, t, "ws", pipeline=pipeline)
+    if not double_buffer:
+        return tiles * one
+    return (rows + 1) + (tiles - 1) * max(t, rows) + t + (rows + cols - 2) + (pipeline - 1)
+
+
+def _taps(m: Module, value, stages: int, name: str) -> list:
+    """[value, value delayed 1, ..., value delayed ``stages``] (registers reset to 0)."""
+    out = [value]
+    for k in range(stages):
+        reg = Signal(value.shape(), name=f"{name}_d{k}")
+        m.d.sync += reg.eq(out[-1])
+        out.append(reg)
+    return out
+
+
 def _delay(m: Module, value, stages: int, name: str):
     for k in range(stages):
         reg = Signal(value.shape(), name=f"{name}_d{k}")
@@ -134,7 +201,7 @@ class SparseArray(wiring.Component):
     ``act_lanes`` activations per PE and step)."""
 
     def __init__(self, rows: int, cols: int, params: PEParams = PEParams(), dataflow: str = "ws",
-                 kind: str = "sparse"):
+                 kind: str = "sparse", double_buffer: bool = False):
         try:
             for name, v in (("rows", rows), ("cols", cols)):
                 if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_DIM:
@@ -144,10 +211,16 @@ class SparseArray(wiring.Component):
             if dataflow not in ("ws", "os"):
                 raise InputError(f"must be 'ws' or 'os', got {dataflow!r}", where="dataflow")
             array_module_name(kind)
+            if not isinstance(double_buffer, bool):
+                raise InputError(f"must be True or False, got {double_buffer!r}", where="double_buffer")
+            if double_buffer and dataflow != "ws":
+                raise InputError("double-buffered weights need stationary weights: dataflow ws",
+                                 where="double_buffer")
         except InputError:
             self._MustUse__silence = True
             raise
         self.rows, self.cols, self.params, self.dataflow, self.kind = rows, cols, params, dataflow, kind
+        self.double_buffer = double_buffer
         p = params
         a_shape, w_shape, acc_shape = lane_shapes(p)
         act = data.ArrayLayout(a_shape, self.act_lanes)
@@ -155,7 +228,10 @@ class SparseArray(wiring.Component):
         mb = self.meta_groups * p.meta_bits
         dp = kind == "dense_path"
         if dataflow == "ws":
-            ports = {"w_load": In(1), "w_in": In(data.ArrayLayout(kept, cols))}
+            ports = {"w_load": In(1)}
+            if double_buffer:
+                ports["w_swap"] = In(1)
+            ports["w_in"] = In(data.ArrayLayout(kept, cols))
             if mb:
                 ports["w_meta_in"] = In(cols * mb)
             if dp:
@@ -185,7 +261,7 @@ class SparseArray(wiring.Component):
     # -- the cell kind ------------------------------------------------------------------------
     @property
     def module_name(self) -> str:
-        return array_module_name(self.kind)
+        return array_module_name(self.kind, self.double_buffer)
 
     @property
     def w_lanes(self) -> int:
@@ -229,8 +305,20 @@ class SparseArray(wiring.Component):
         return ("R + (T + R + C - 2) + (pipeline - 1)" if self.dataflow == "ws"
                 else "T + R + C - 2 + (pipeline - 1)  (T = groups along K)")
 
+    @property
+    def run_cycles_formula(self) -> str:
+        """F tiles of T vectors back to back (WS; :func:`run_cycles`)."""
+        return ("(R + 1) + (F - 1) max(T, R) + T + (R + C - 2) + (pipeline - 1)" if self.double_buffer
+                else "F (R + (T + R + C - 2) + (pipeline - 1))")
+
     def tile_cycles(self, t: int) -> int:
         return tile_cycles(self.rows, self.cols, t, self.dataflow, pipeline=self.params.pipeline)
+
+    def run_cycles(self, t: int, tiles: int) -> int:
+        if self.dataflow != "ws":
+            raise InputError("run_cycles counts weight-stationary tiles", where="dataflow")
+        return run_cycles(self.rows, self.cols, t, tiles, pipeline=self.params.pipeline,
+                          double_buffer=self.double_buffer)
 
     # -- shared PE datapath ---------------------------------------------------------------
     def _decode(self, m: Module, code, tag: str):
@@ -311,31 +399,43 @@ class SparseArray(wiring.Component):
         m = Module()
         mb = self.meta_groups * p.meta_bits
         wkept = data.ArrayLayout(lane_shapes(p)[1], self.w_lanes)
-        wreg = [[Signal(wkept, name=f"w_r{r}_c{c}") for c in range(C)] for r in range(R)]
-        mreg = [[Signal(mb, name=f"meta_r{r}_c{c}") for c in range(C)] for r in range(R)] if mb else None
-        dreg = [Signal(name=f"dense_r{r}") for r in range(R)] if self.kind == "dense_path" else None
-        with m.If(self.w_load):
-            for c in range(C):
-                m.d.sync += wreg[0][c].eq(self.w_in[c])
-                if mb:
-                    m.d.sync += mreg[0][c].eq(self.w_meta_in[c * mb:(c + 1) * mb])
-                for r in range(1, R):
-                    m.d.sync += wreg[r][c].eq(wreg[r - 1][c])
+        # the stationary registers are reset-less: ``w_load`` (``w_swap`` when double-buffered) alone
+        # enables them, so synthesis maps them to enable flip-flops (Yosys $_DFFE_), which a
+        # clock-gating pass turns into one gated clock per enable (a reset with priority over the
+        # enable, $_SDFFE_, blocks it)
+        wreg = [[Signal(wkept, name=f"w_r{r}_c{c}", reset_less=True) for c in range(C)] for r in range(R)]
+        mreg = [[Signal(mb, name=f"meta_r{r}_c{c}", reset_less=True) for c in range(C)] for r in range(R)] if mb else None
+        if self.double_buffer:
+            # the dense path's mode bit is per PE here: the swap reaches a row's PEs one edge apart
+            dmode = self._ws_weight_sets(m, wreg, mreg)
+        else:
+            dreg = [Signal(name=f"dense_r{r}", reset_less=True) for r in range(R)] if self.kind == "dense_path" else None
+            with m.If(self.w_load):
+                for c in range(C):
+                    m.d.sync += wreg[0][c].eq(self.w_in[c])
                     if mb:
-                        m.d.sync += mreg[r][c].eq(mreg[r - 1][c])
-            if dreg:
-                m.d.sync += dreg[0].eq(self.w_dense_in)
-                for r in range(1, R):
-                    m.d.sync += dreg[r].eq(dreg[r - 1])
+                        m.d.sync += mreg[0][c].eq(self.w_meta_in[c * mb:(c + 1) * mb])
+                    for r in range(1, R):
+                        m.d.sync += wreg[r][c].eq(wreg[r - 1][c])
+                        if mb:
+                            m.d.sync += mreg[r][c].eq(mreg[r - 1][c])
+                if dreg:
+                    m.d.sync += dreg[0].eq(self.w_dense_in)
+                    for r in range(1, R):
+                        m.d.sync += dreg[r].eq(dreg[r - 1])
+            dmode = [[dreg[r]] * C for r in range(R)] if dreg else None
         # metadata decoding per row: the row's C stationary codes
         dec = [[self._decode(m, mreg[r][c], f"r{r}_c{c}") if mb else [] for c in range(C)] for r in range(R)]
         col_err = [0] * C
         for c in range(C):
-            bits = [self._cell_err(dec[r][c], dreg[r] if dreg else None) for r in range(R)]
+            bits = [self._cell_err(dec[r][c], dmode[r][c] if dmode else None) for r in range(R)]
             e = bits[0]
             for b in bits[1:]:
                 e = e | b
             col_err[c] = e
+        # double-buffered: the active codes change while earlier outputs drain, so each vector's error
+        # bit travels down the column with its partial sum (1:M and dense cells have no error)
+        err_in = [None] * C if self.double_buffer and mb and p.n > 1 else None
         psum_in = [None] * C
         for r in range(R):
             act = _delay(m, self.in_act[r].as_value(), r, f"skew_r{r}")
@@ -344,12 +444,12 @@ class SparseArray(wiring.Component):
                 lanes = [lanes_view[i] for i in range(self.act_lanes)]
                 psum = Signal(lane_shapes(p)[2], name=f"psum_r{r}_c{c}")
                 if p.is_float:      # psum_in + this cell's products, one binary32 add at a time
-                    groups = self._fp_groups(m, lanes, wreg[r][c], dec[r][c], dreg[r] if dreg else None, f"pe_r{r}_c{c}")
+                    groups = self._fp_groups(m, lanes, wreg[r][c], dec[r][c], dmode[r][c] if dmode else None, f"pe_r{r}_c{c}")
                     base = Const(0, 32) if psum_in[c] is None else psum_in[c]
                     m.d.sync += psum.eq(fp_chain(m, base, groups, f"pe_r{r}_c{c}_"))
                     contrib = None
                 else:
-                    contrib = self._contrib(m, lanes, wreg[r][c], dec[r][c], dreg[r] if dreg else None, f"pe_r{r}_c{c}")
+                    contrib = self._contrib(m, lanes, wreg[r][c], dec[r][c], dmode[r][c] if dmode else None, f"pe_r{r}_c{c}")
                 if contrib is None:
                     pass
                 elif psum_in[c] is None:
@@ -357,15 +457,69 @@ class SparseArray(wiring.Component):
                 else:
                     m.d.sync += psum.eq((psum_in[c] + contrib)[:p.acc_bits])
                 psum_in[c] = psum
+                if err_in is not None:
+                    e = _delay(m, self._cell_err(dec[r][c], dmode[r][c] if dmode else None), p.pipeline - 1,
+                               f"pe_r{r}_c{c}_err")
+                    reg = Signal(name=f"perr_r{r}_c{c}")
+                    m.d.sync += reg.eq(e if err_in[c] is None else err_in[c] | e)
+                    err_in[c] = reg
                 if c + 1 < C:
                     nxt = Signal(act.shape(), name=f"act_r{r}_c{c}")
                     m.d.sync += nxt.eq(act)
                     act = nxt
         for c in range(C):
             m.d.comb += self.out_acc[c].eq(_delay(m, psum_in[c], C - 1 - c, f"deskew_c{c}"))
-            m.d.comb += self.out_meta_err[c].eq(col_err[c])
+            if not self.double_buffer:
+                m.d.comb += self.out_meta_err[c].eq(col_err[c])
+            elif err_in is not None:
+                m.d.comb += self.out_meta_err[c].eq(_delay(m, err_in[c], C - 1 - c, f"deskew_err_c{c}"))
         m.d.sync += self.out_valid.eq(_delay(m, self.in_valid, self.latency - 1, "valid"))
         return m
+
+    def _ws_weight_sets(self, m: Module, wreg, mreg):
+        """The double-buffered load path into the active registers ``wreg`` / ``mreg`` (module
+        docstring): column-skewed load words and enables, shadow registers that shift down behind
+        the load wave, the swap along the anti-diagonals. Returns the per-PE active mode bits of a
+        dense-path array (else None)."""
+        p, R, C = self.params, self.rows, self.cols
+        mb = self.meta_groups * p.meta_bits
+        dp = self.kind == "dense_path"
+        wkept = data.ArrayLayout(lane_shapes(p)[1], self.w_lanes)
+        # row r's load enable: w_load for the tile's words k >= r, k = 0..R-1 counting the tile's
+        # load edges in a thermometer code (bit r-1 set when k >= r)
+        if R > 1:
+            k_ge = Signal(R - 1, name="w_load_k")
+            with m.If(self.w_load):
+                m.d.sync += k_ge.eq(Mux(k_ge[R - 2], 0, Cat(Const(1, 1), k_ge[:R - 2])))
+            rows_en = [self.w_load] + [self.w_load & k_ge[r - 1] for r in range(1, R)]
+        else:
+            rows_en = [self.w_load]
+        # column c: the enables c edges late (column 0 reads the expressions themselves)
+        load = [rows_en] + _taps(m, Cat(*rows_en), C - 1, "w_load_rows")[1:]
+        swap = _taps(m, self.w_swap, R + C - 2, "w_swap")     # PE(r, c) swaps on swap[r + c]
+        mode_in = _taps(m, self.w_dense_in, C - 1, "w_dense_in") if dp else None
+        sw = [[Signal(wkept, name=f"wsh_r{r}_c{c}") for c in range(C)] for r in range(R)]
+        sm = [[Signal(mb, name=f"metash_r{r}_c{c}") for c in range(C)] for r in range(R)] if mb else None
+        sd = [[Signal(name=f"densesh_r{r}_c{c}") for c in range(C)] for r in range(R)] if dp else None
+        dmode = [[Signal(name=f"dense_r{r}_c{c}") for c in range(C)] for r in range(R)] if dp else None
+        for c in range(C):
+            word = _delay(m, self.w_in[c].as_value(), c, f"w_skew_c{c}")
+            code = _delay(m, self.w_meta_in[c * mb:(c + 1) * mb], c, f"meta_skew_c{c}") if mb else None
+            for r in range(R):
+                # row 0 takes the column's (skewed) load word; row r shifts once the wave has reached it
+                with m.If(load[c][r]):
+                    m.d.sync += sw[r][c].eq(word if r == 0 else sw[r - 1][c])
+                    if mb:
+                        m.d.sync += sm[r][c].eq(code if r == 0 else sm[r - 1][c])
+                    if dp:
+                        m.d.sync += sd[r][c].eq(mode_in[c] if r == 0 else sd[r - 1][c])
+                with m.If(swap[r + c]):
+                    m.d.sync += wreg[r][c].eq(sw[r][c])
+                    if mb:
+                        m.d.sync += mreg[r][c].eq(sm[r][c])
+                    if dp:
+                        m.d.sync += dmode[r][c].eq(sd[r][c])
+        return dmode
 
     def _elaborate_os(self):
         p, R, C = self.params, self.rows, self.cols

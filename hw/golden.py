@@ -24,7 +24,7 @@ from hw.params import PEParams
 __all__ = [
     "wrap_signed", "decode_meta", "encode_meta", "pack_meta", "unpack_meta", "legal_codes",
     "pe_reference", "dense_pe_reference", "dense_path_pe_reference", "compress_nm", "decompress_nm", "gemm_nm",
-    "gemm_dense",
+    "gemm_dense", "ws_folds", "sum_folds",
     "dense_to_sparse_stream", "fallback_clears",
 ]
 
@@ -328,6 +328,44 @@ def gemm_dense(w, x, acc_bits: int = 32):
     if w.ndim != 2 or x.ndim != 2 or x.shape[0] != w.shape[1]:
         raise InputError(f"shape {x.shape} does not match W of shape {w.shape} (need (K, P))", where="x")
     return wrap_signed(w.astype(np.uint64) @ x.astype(np.uint64), acc_bits)
+
+
+def ws_folds(values, meta, x, rows: int, cols: int, steps: int) -> list[tuple]:
+    """The folds (tiles) a weight-stationary ``rows`` x ``cols`` array runs a GEMM in: column folds
+    of ``cols`` output channels, each split into K folds of ``rows`` reduction steps (one step per
+    PE row: its weights, codes and activations), K folds innermost.
+
+    values (Cout, steps * w) and meta (Cout, steps * g) (None for dense weights) hold ``w``
+    weights and ``g`` codes per channel and step; x (steps * k, T) holds ``k`` reduction elements
+    per step. Returns [(values_f (cols, rows*w), meta_f or None, x_f (rows*k, T), channel
+    slice)]; Cout must be a multiple of ``cols`` and ``steps`` of ``rows``."""
+    values, x = np.asarray(values), np.asarray(x)
+    meta = None if meta is None else np.asarray(meta)
+    cout = values.shape[0]
+    if values.ndim != 2 or cout % cols or steps % rows or values.shape[1] % steps or x.shape[0] % steps:
+        raise InputError(f"values {values.shape} / x {x.shape} do not split into {rows} x {cols} folds of "
+                         f"{steps} steps", where="ws_folds")
+    w, k = values.shape[1] // steps, x.shape[0] // steps
+    g = 0 if meta is None else meta.shape[1] // steps
+    out = []
+    for c0 in range(0, cout, cols):
+        ch = slice(c0, c0 + cols)
+        for s0 in range(0, steps, rows):
+            out.append((values[ch, s0 * w:(s0 + rows) * w], None if meta is None else meta[ch, s0 * g:(s0 + rows) * g],
+                        x[s0 * k:(s0 + rows) * k], ch))
+    return out
+
+
+def sum_folds(outs, folds, acc_bits: int = 32) -> np.ndarray:
+    """The GEMM from the folds' outputs (``outs[f]`` (cols, T) for ``folds[f]`` of :func:`ws_folds`):
+    each channel's K-fold partial sums added and wrapped to signed ``acc_bits``, as the host adds
+    them (exact modulo 2**acc_bits, so equal to :func:`gemm_nm` / :func:`gemm_dense` of the whole)."""
+    cout = max(ch.stop for *_, ch in folds)
+    t = np.asarray(outs[0]).shape[1]
+    total = np.zeros((cout, t), dtype=np.uint64)
+    for o, (*_, ch) in zip(outs, folds):
+        total[ch] += _as_int(o, "outs").astype(np.uint64)
+    return wrap_signed(total, acc_bits)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from amaranth.sim import Simulator
 
 from hw.errors import InputError
 
-__all__ = ["pack_lanes", "PERun", "run_pe", "ArrayRun", "run_array_ws", "run_array_os"]
+__all__ = ["pack_lanes", "PERun", "run_pe", "ArrayRun", "run_array_ws", "run_array_os", "TilesRun", "ws_tile_schedule",
+           "run_array_ws_tiles"]
 
 
 def pack_lanes(values, bits: int) -> int:
@@ -177,6 +178,98 @@ def run_array_ws(dut, values, meta, x, valid=None, *, dense: bool = False, vcd=N
     _run(dut, bench, vcd)
     return ArrayRun(np.array(res["out"], dtype=np.int64).T.reshape(C, -1), np.array(res["err"]),
                     res["last"], res["last"] + 1)
+
+
+@dataclass
+class TilesRun:
+    outs: list              # per tile, (C, T_f): the tile's outputs
+    err: np.ndarray         # out_meta_err bits at each output
+    last_edge: int          # edge index (first load = 0) registering the last output
+    cycles: int             # last_edge + 1, comparable to hw.array.run_cycles
+    swaps: list             # the edges ``w_swap`` was high (double-buffered arrays)
+
+
+def ws_tile_schedule(rows: int, cols: int, ts, *, pipeline: int = 1, double_buffer: bool = False):
+    """When each WS tile loads, swaps in and streams, as (load_start, swap_edge, first_vector_edge)
+    per tile, for tiles of ``ts[f]`` vectors run back to back (hw.array module docstring).
+
+    Single-buffered (swap None): tile f loads at R edges from the edge after tile f-1's last output
+    (``tile_cycles`` apart) and streams right after its load. Double-buffered: tile 0 loads at
+    edges 0..R-1 and swaps in at edge R; tile f+1 loads from tile f's swap edge, and swaps in
+    with tile f's last vector or, when its load is not done yet, at the first edge it is (R edges
+    after its load started); tile f streams from the edge after its swap."""
+    out = []
+    if not double_buffer:
+        start = 0
+        for t in ts:
+            out.append((start, None, start + rows))
+            start += rows + (t + rows + cols - 2) + (pipeline - 1)
+        return out
+    load, swap = 0, rows
+    for t in ts:
+        out.append((load, swap, swap + 1))
+        load, swap = swap, swap + max(t, rows)
+    return out
+
+
+def run_array_ws_tiles(dut, tiles, *, dense=False, schedule=None, vcd=None) -> TilesRun:
+    """WS tiles back to back on a single- or double-buffered array (``dut.double_buffer``), on the
+    schedule of :func:`ws_tile_schedule` (or ``schedule``, in its form, to try others).
+    ``tiles``: [(values, meta, x)], each one tile as :func:`run_array_ws` takes it (x (K, T_f)
+    may differ in T_f); ``dense``: the dense-path array's mode, one bool or one per tile."""
+    p, R, C = dut.params, dut.rows, dut.cols
+    modes = [bool(dense)] * len(tiles) if isinstance(dense, (bool, np.bool_)) else [bool(d) for d in dense]
+    if len(modes) != len(tiles) or not tiles:
+        raise InputError(f"needs one mode per tile and at least one tile, got {len(modes)} for {len(tiles)}",
+                         where="dense")
+    wl, mb, al = dut.w_lanes, dut.meta_groups * p.meta_bits, dut.act_lanes * p.act_bits
+    ts = [np.asarray(x).shape[1] for _, _, x in tiles]
+    sched = schedule or ws_tile_schedule(R, C, ts, pipeline=p.pipeline, double_buffer=dut.double_buffer)
+    edges: dict[int, dict] = {}
+    for (values, meta, x), mode, (load, swap, first) in zip(tiles, modes, sched):
+        _, values, meta = _array_common(dut, values, meta)
+        x = np.asarray(x)
+        for s in range(R):
+            r = R - 1 - s
+            words = [_pe_words(dut, values, meta, c, r) for c in range(C)]
+            e = edges.setdefault(load + s, {})
+            e.update(w_load=1, w=sum(w << (c * wl * p.weight_bits) for c, (w, _) in enumerate(words)),
+                     meta=sum(mw << (c * mb) for c, (_, mw) in enumerate(words)), mode=int(mode))
+        if swap is not None:
+            edges.setdefault(swap, {})["swap"] = 1
+        for t in range(x.shape[1]):
+            edges.setdefault(first + t, {}).update(
+                valid=1, act=sum(_act_word(dut, x, r, t, mode) << (r * al) for r in range(R)))
+    total = max(edges) + dut.latency + 2
+    res = {"out": [], "err": [], "last": -1, "swaps": sorted(k for k, e in edges.items() if e.get("swap"))}
+
+    async def bench(ctx):
+        w_port, a_port = dut.w_in.as_value(), dut.in_act.as_value()
+        for k in range(total):
+            e = edges.get(k, {})
+            ctx.set(dut.w_load, e.get("w_load", 0))
+            if e.get("w_load"):
+                ctx.set(w_port, e["w"])
+                if mb:
+                    ctx.set(dut.w_meta_in, e["meta"])
+                if dut.kind == "dense_path":
+                    ctx.set(dut.w_dense_in, e["mode"])
+            if dut.double_buffer:
+                ctx.set(dut.w_swap, e.get("swap", 0))
+            ctx.set(dut.in_valid, e.get("valid", 0))
+            if e.get("valid"):
+                ctx.set(a_port, e["act"])
+            await ctx.tick()
+            if ctx.get(dut.out_valid):
+                res["out"].append([ctx.get(dut.out_acc[c]) for c in range(C)])
+                res["err"].append(ctx.get(dut.out_meta_err))
+                res["last"] = k
+
+    _run(dut, bench, vcd)
+    out = np.array(res["out"], dtype=np.int64).T.reshape(C, -1)
+    bounds = np.cumsum([0] + ts)
+    return TilesRun([out[:, bounds[f]:bounds[f + 1]] for f in range(len(ts))], np.array(res["err"]), res["last"],
+                    res["last"] + 1, res["swaps"])
 
 
 def run_array_os(dut, values, meta, x, *, dense: bool = False, vcd=None) -> ArrayRun:

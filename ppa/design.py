@@ -75,6 +75,9 @@ class DesignPoint:
     liberty_node_nm: int | None = None  # the Liberty file's process node, when the file does not state it
     dataflow: str = "ws"  # ws, os (each costed from its own array RTL) or is (costed as the WS array)
     dense_path: bool = False  # with sparse: the sparse PE with a full-rate dense path (hw SparsePE dense_path)
+    #: gate the clock of the WS stationary weight registers while they hold (one ICG per PE); False:
+    #: every flip-flop clocked every cycle
+    clock_gating: bool = True
     precision: str = "int8"  # operand format (hw.precision): int8, int4, fp8-e4m3, fp8-e5m2, bf16
     #: lanes of the vector unit beside the array (hw.vector.VectorLane at act_bits, ppa.vector_cost);
     #: None: one per column (sim.perf.ArrayConfig's default), 0: no vector unit
@@ -83,6 +86,8 @@ class DesignPoint:
     #: unit that works on wider data than the array's operands (e.g. NVDLA's SDP on 16-bit partial
     #: results) sets it
     vector_bits: int | None = None
+    #: a shadow weight set per PE (hw.array.SparseArray(double_buffer=True)); WS, and IS costed as WS
+    double_buffer: bool = False
 
     @property
     def effective_vector_bits(self) -> int:
@@ -116,8 +121,15 @@ class DesignPoint:
         tech.check_node(self.node_nm)
         if self.dataflow not in ("ws", "os", "is"):
             raise InputError(f"must be ws, os or is, got {self.dataflow!r}", where="--dataflow")
+        if not isinstance(self.clock_gating, bool):
+            raise InputError(f"must be True or False, got {self.clock_gating!r}", where="clock_gating")
         if not isinstance(self.dense_path, bool) or not isinstance(self.sparse, bool):
             raise InputError("sparse and dense_path must be True or False", where="--dense-path")
+        if not isinstance(self.double_buffer, bool):
+            raise InputError(f"must be True or False, got {self.double_buffer!r}", where="--double-buffer")
+        if self.double_buffer and self.dataflow == "os":
+            raise InputError("double-buffered weights need stationary weights (ws or is); os streams them",
+                             where="--double-buffer")
         if self.dense_path and not self.sparse:
             raise InputError("the dense path is a mode of the sparse PE: give an N:M sparsity, not dense",
                              where="--dense-path")

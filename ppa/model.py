@@ -47,12 +47,21 @@ Power (W)
   bundle, the WS psum deskew), each at the toggle rate per bit of what it carries on the same
   trace, while busy; plus WS weight loading (R*R*C register bits written per tile, the mux toggle
   and the register toggle per changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one
-  per W_HOLD busy cycles). With a Liberty library (the STA path) a flip-flop output toggle costs
+  per W_HOLD busy cycles). Double-buffered (``double_buffer``, hw.array): the shadow rows shift
+  R(R+1)/2 words a column (row r only from the tile's word r on), the swap copies R*C words into
+  the active set (both behind a multiplexer), and the column skew passes R words through c plain
+  registers in column c. With a Liberty library (the STA path) a flip-flop output toggle costs
   its net toggle plus the library's D- and Q-pin internal energy (``ff_extra_toggles``, ppa.liberty.energy;
   1.24 toggle-equivalents in osu018); without one, osu018's figure (ppa.tech.FF_EXTRA_TOGGLES).
   Parts in ``details["dynamic_breakdown_w"]`` (pe, edge_registers, weight_load).
-- clock: every flip-flop of the array, every cycle, busy or idle (no clock gating is modelled, so
-  idle PEs pay their clock power). With a Liberty library: the library's clock-pin internal energy,
+- clock: every flip-flop of the array, every cycle, busy or idle (idle PEs pay their clock power),
+  except, with clock gating (``clock_gating``, on by default), the weight-stationary weight,
+  metadata and mode registers (hw.array: reset-less, enabled by w_load): they are clocked only on
+  load edges (R per weight tile; double-buffered: the active set, on the one swap edge per tile),
+  and each PE pays one clock-gating cell (ppa.clock_gating ICG_* figures,
+  from ASAP7's ICGx1 and DFFHQNx1 tables; :class:`ClockGating`). The enable multiplexers the
+  synthesised netlist keeps in front of those registers are still costed in area (a gated design
+  would drop them for the ICG: about 2 % of a cell's transistors, not credited). With a Liberty library: the library's clock-pin internal energy,
   pin + wiring capacitance and clock-buffer tree per flip-flop, in its own toggle-equivalents
   (ppa.liberty.energy; 4.02 in osu018), x the node's toggle energy. Without one:
   CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents (osu018's figure, ppa.tech). ``details["clock_energy"]``
@@ -77,6 +86,8 @@ peak_tops = 2 x R x C x that x clock (dense-equivalent operations).
 from __future__ import annotations
 
 from ppa import activity, dram, phy, sram, tech, thermal, vector_cost
+from ppa import silicon_clock
+from ppa.clock_gating import ICGS_PER_PE, clock_gating
 from ppa import synth as _synth
 from ppa.array_cost import array_facts, array_shape
 from ppa.design import DesignPoint, PPAResult, WorkloadActivity
@@ -122,8 +133,11 @@ def _cycle_fo4(depth: int, cycle_fo4: float | None) -> float:
 def fmax_mhz(depth: int, node_nm: int, voltage_v: float, *, cycle_fo4: float | None = None) -> float:
     """fmax of a stage of ``cycle_fo4`` FO4 (ppa.timing.stage.stage_timing; ``depth`` is informative)
     at the node and voltage: 1 / ppa.timing.stage.cycle_time_ps(cycle_fo4, FO4 of the node at that
-    voltage)."""
-    return 1e6 / cycle_time_ps(_cycle_fo4(depth, cycle_fo4), tech.node(node_nm, voltage_v).gate_delay_ps)
+    voltage), at most the clock published silicon of the node reaches at that voltage
+    (ppa.silicon_clock.silicon_limit_mhz; 7 nm: TSMC's A72 chiplet moved along the alpha-power law)."""
+    f = 1e6 / cycle_time_ps(_cycle_fo4(depth, cycle_fo4), tech.node(node_nm, voltage_v).gate_delay_ps)
+    cap = silicon_clock.silicon_limit_mhz(node_nm, voltage_v)
+    return f if cap is None else min(f, cap)
 
 
 def operating_point(depth: int, node_nm: int, clock_mhz: float | None, voltage_v: float | None = None, *,
@@ -199,7 +213,8 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     notes: list[str] = []
     reasons: list[str] = []
     kind, cdf = design.kind, design.cost_dataflow
-    facts = array_facts(p, design.sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=cdf)
+    facts = array_facts(p, design.sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=cdf,
+                        double_buffer=design.double_buffer)
     depth = facts.depth(R)
     if facts.note and R > len(facts.row_transistors):
         notes.append(facts.note)
@@ -218,6 +233,11 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                                                  cycle_fo4=timing.cycle_fo4)
     if why:
         reasons.append(why)
+    silicon_mhz = silicon_clock.silicon_limit_mhz(design.node_nm, v)
+    if silicon_mhz is not None and f_at_v >= silicon_mhz * (1 - 1e-9):
+        notes.append(f"fmax capped at {silicon_mhz:.0f} MHz at {v:g} V: the clock published {design.node_nm} nm silicon "
+                     f"reaches at that voltage ({silicon_clock.SILICON_LIMIT_FO4_PER_CYCLE[tech.NODE_ALIASES.get(design.node_nm, design.node_nm)]:.1f} "
+                     "FO4 per cycle, ppa.silicon_clock); the stage itself times faster")
     nd = tech.node(design.node_nm, v)
     f_hz = clk * 1e6
 
@@ -298,6 +318,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     # probability that two independent weight words differ there (measured on the trace), and
     # so does the load-enable multiplexer in front of it (2 toggles per changed bit) [D]
     load_w = 0.0
+    tiles_per_s = 0.0
     if cdf == "ws":
         if activity_in is not None and activity_in.weight_tiles is not None:
             tiles_per_s = activity_in.weight_tiles / runtime_s
@@ -305,14 +326,28 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             tiles_per_s = busy * f_hz / activity.W_HOLD
             if activity_in is not None:
                 notes.append(f"weight loads: one tile per {activity.W_HOLD} busy cycles (no weight_tiles given)")
-        bits = R * R * C * (w_port_bits + shape.mode_bit)
-        load_w = tiles_per_s * bits * (1 + ff_tog) * activity.weight_bit_change(p) * e_t * 1e-12
+        # (double-buffered: the shadow shifts and the swap's copies behind multiplexers, the column
+        # skew's plain registers: ArrayFacts.load_bit_writes)
+        muxed, plain = facts.load_bit_writes(p, R, C)
+        load_w = tiles_per_s * muxed * (1 + ff_tog) * activity.weight_bit_change(p) * e_t * 1e-12
+        load_w += tiles_per_s * plain * ff_tog * activity.weight_bit_change(p) * e_t * 1e-12
     dyn_w = pe_dyn_w + edge_dyn_w + load_w
     # the vector unit: its operations x the lane's measured energy per operation class
     vec_ops = activity_in.vector_ops if activity_in is not None else None
     vec_w = vlane.energy_j(vec_ops) / runtime_s if (vlane is not None and vec_ops) else 0.0
     ffs = facts.flip_flops(p, R, C)
-    clk_w = ffs * clock_energy_per_ff_cycle_pj(nd, lib_e) * 1e-12 * f_hz
+    e_ff = clock_energy_per_ff_cycle_pj(nd, lib_e)
+    # WS stationary registers (hw.array: reset-less, enabled by w_load): gated while held, clocked on
+    # the R load edges of each tile; double-buffered, the active set (weights and codes) is enabled
+    # by the swap, one edge a tile, and the shadow set (with its reset) is not counted as gated
+    if cdf == "ws":
+        gated_bits = R * C * w_port_bits + (0 if design.double_buffer else R * shape.mode_bit)
+        load_edges_per_s = tiles_per_s * (1 if design.double_buffer else R)
+    else:
+        gated_bits, load_edges_per_s = 0, 0.0
+    gate = clock_gating(ffs, gated_bits, R * C * ICGS_PER_PE if gated_bits else 0,
+                        min(1.0, load_edges_per_s / f_hz), design.clock_gating)
+    clk_w = gate.ff_cycles * e_ff * 1e-12 * f_hz
     if macros:
         costs = dict(macros)
         if "sram" in costs:
@@ -406,6 +441,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "node_nm": design.node_nm, "sparse": design.sparse,
             "pe": (f"{p.n}:{p.m}" + ("+dense" if design.dense_path else "")) if design.sparse else "dense",
             "kind": kind, "dataflow": design.dataflow, "cost_dataflow": cdf, "dense_path": design.dense_path,
+            "double_buffer": design.double_buffer,
             "effective_macs_per_pe_cycle": mac_per_pe_cycle, "multipliers_per_pe": shape.multipliers,
             "dynamic_breakdown_w": {"pe": pe_dyn_w, "edge_registers": edge_dyn_w, "weight_load": load_w},
             "vector_unit": {"lanes": lanes, "width_bits": design.effective_vector_bits,
@@ -421,7 +457,6 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "dram_total_pj_per_bit": dd.pj_per_bit + ph.pj_per_bit,
             "sram_model": design.sram_model,
             "sram_read_pj_per_64b": largest.read_pj * 64 / largest.word_bits if largest is not None else None,
-            "clock_gating": False,
             "activity_trace": activity.trace_label(trace),
             "timing_source": ("liberty+sta" if timing.source == "sta" else "generic"),
             "sram_in_range": all(c.in_range for _, c in macros) if macros else None,
@@ -446,6 +481,8 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                       "tj_max_c": design.tj_max_c, "bandwidth_infeasible": dram_bw > dd.gb_per_s * design.dram_units},
             "control_allowance": phy.CONTROL_ALLOWANCE,
             "sta": None if timing.sta is None else timing.sta.details() | {"stage": timing.stage},
+            "clock_gating": design.clock_gating,
+            "clock_gating_detail": gate.details() | {"clock_w_ungated": ffs * e_ff * 1e-12 * f_hz},
             "clock_energy": ({"source": "liberty", "library": lib_e.library,
                               "toggles_per_ff_cycle": lib_e.clock_toggles_per_ff_cycle,
                               "ff_extra_toggles": lib_e.ff_extra_toggles,
@@ -456,6 +493,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                               "ff_extra_toggles": tech.FF_EXTRA_TOGGLES, "pj_per_ff_cycle": clock_energy_per_ff_cycle_pj(nd)}),
             "timing": {"source": timing.source, "stage": timing.stage, "cycle_fo4": timing.cycle_fo4,
                        "fo4_ps_at_point": nd.gate_delay_ps, "cycle_time_ps_at_fmax": 1e6 / f_at_v,
+                       "silicon_limit_mhz": silicon_mhz,
                        "wire_allowance": WIRE_ALLOWANCE,
                        "clock_uncertainty_fraction": CLOCK_UNCERTAINTY_FRACTION},
         },

@@ -8,7 +8,8 @@ those terms and arrays of assumption values (one element per sample) and compose
 estimate composes, without synthesis, STA or activity simulation:
 
 * timing: the stage's fmax on the node's voltage grid (ppa.model.fmax_mhz, at the estimate's values)
-  scaled by FO4 x (1 + wire) / (1 - uncertainty); the lowest grid voltage that meets the clock, as
+  before the silicon clock cap, scaled by FO4 x (1 + wire) / (1 - uncertainty) (the node's FO4 by
+  the two anchors as ppa.tech.fo4_nominal_ps weighs them), then capped; the lowest grid voltage that meets the clock, as
   ppa.model.operating_point chooses it; above the top of the range, the clock is not met;
 * area: logic x (growth / utilisation), SRAM, PHYs x their area, the allowances, the PHY-edge
   minimum die;
@@ -27,14 +28,16 @@ assumption at its low and high end.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
 
-from ppa import model, tech, thermal
+from ppa import silicon_clock, tech, thermal
 from ppa.assumptions import REGISTRY
 from ppa.override import overriding
 from ppa.phy import PHY_FAMILY
+from ppa.timing import stage
 
 #: The 25 C of the logic leakage anchors (ppa.tech LOGIC_LEAK_45_C, LOGIC_LEAK_7_C): a change of the
 #: temperature coefficient moves their value at the reference temperature by exp(dk (T_ref - 25)).
@@ -50,12 +53,24 @@ def _values(terms: dict, samples: dict[str, np.ndarray], n: int) -> tuple[dict[s
 
 
 @lru_cache(maxsize=4096)
-def _fmax_grid(node_nm: int, cycle_fo4: float, overrides: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """(voltage grid, fmax at each grid voltage) of a stage at the node, at the values ``overrides``."""
+def _fmax_grid(node_nm: int, cycle_fo4: float, overrides: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(voltage grid, fmax of the stage at each grid voltage before the silicon clock cap, the cap
+    there (inf where none)) at the node, at the values ``overrides``."""
     with overriding(dict(overrides)):
         grid = np.array(tech.voltage_grid(node_nm))
-        f = np.array([model.fmax_mhz(0, node_nm, v, cycle_fo4=cycle_fo4) for v in grid])
-    return grid, f
+        f = np.array([_stage_mhz(node_nm, v, cycle_fo4) for v in grid])
+    return grid, f, np.array([_cap_mhz(node_nm, v) for v in grid])
+
+
+def _stage_mhz(node_nm: int, v: float, cycle_fo4: float) -> float:
+    """fmax of the stage at the node and voltage before the silicon clock cap (ppa.model.fmax_mhz)."""
+    return 1e6 / stage.cycle_time_ps(cycle_fo4, tech.node(node_nm, v).gate_delay_ps)
+
+
+def _cap_mhz(node_nm: int, v: float) -> float:
+    """The silicon clock cap ppa.model.fmax_mhz applies (ppa.silicon_clock), inf where there is none."""
+    cap = silicon_clock.silicon_limit_mhz(node_nm, v)
+    return math.inf if cap is None else cap
 
 
 def recost(terms: dict, samples: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
@@ -75,16 +90,19 @@ def recost(terms: dict, samples: dict[str, np.ndarray], n: int) -> dict[str, np.
     nm = terms["node_nm"]
     vnom = tech.nominal_voltage(nm)
     v0, clk = terms["voltage_v"], terms["clock_mhz"]
-    # timing: every grid fmax scales by 1 / s
-    s = (ratio("fo4_45nm_ps") * (1 + x["wire_allowance"]) / (1 + used["wire_allowance"])
+    # timing: every grid fmax before the silicon cap scales by 1 / s; the node's FO4 moves with each
+    # anchor's ratio to the power of its weight (ppa.tech.fo4_nominal_ps), then the cap applies
+    w45, w7 = tech.fo4_anchor_weights(nm)
+    s = (ratio("fo4_45nm_ps") ** w45 * ratio("fo4_7nm_ps") ** w7
+         * (1 + x["wire_allowance"]) / (1 + used["wire_allowance"])
          * (1 - used["clock_uncertainty_fraction"]) / (1 - x["clock_uncertainty_fraction"]))
-    grid, f0 = _fmax_grid(nm, float(terms["cycle_fo4"]), tuple(sorted(terms["overrides"].items())))
-    f = f0[None, :] / s[:, None]  # (n, grid)
+    grid, f0, cap = _fmax_grid(nm, float(terms["cycle_fo4"]), tuple(sorted(terms["overrides"].items())))
+    f = np.minimum(f0[None, :] / s[:, None], cap[None, :])  # (n, grid)
     f_top = f.max(axis=1)
     if terms["voltage_forced"]:
         v = np.full(n, v0)
         with overriding(terms["overrides"]):
-            f_at_v = np.full(n, model.fmax_mhz(0, nm, v0, cycle_fo4=terms["cycle_fo4"])) / s
+            f_at_v = np.minimum(_stage_mhz(nm, v0, float(terms["cycle_fo4"])) / s, _cap_mhz(nm, v0))
         timing = clk > f_at_v * (1 + 1e-9)
     else:
         meets = f >= clk

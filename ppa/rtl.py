@@ -19,6 +19,12 @@ from hw.params import PEParams
 ARRAY_MODULES = {"sparse": "sparse_array", "dense": "dense_array", "dense_path": "sparse_array_dp"}
 
 
+def array_module(kind: str = "sparse", double_buffer: bool = False) -> str:
+    """Verilog module of an array of ``kind`` cells, ``_db`` when its weights are double-buffered,
+    as hw.array.array_module_name names it, without importing Amaranth."""
+    return ARRAY_MODULES[kind] + ("_db" if double_buffer else "")
+
+
 def pe_name(sparse: bool, dense_path: bool = False) -> str:
     """Verilog module of the standalone PE."""
     return ("sparse_pe_dp" if dense_path else "sparse_pe") if sparse else "dense_pe"
@@ -34,12 +40,15 @@ def pe_verilog(params: PEParams, sparse: bool, dense_path: bool = False) -> str:
     return to_verilog(pe, pe_name(sparse, dense_path))
 
 
-def array_verilog(p: PEParams, R: int, C: int, kind: str = "sparse", dataflow: str = "ws") -> str:
-    """An R x C hw.array.SparseArray of ``kind`` cells and ``dataflow``."""
+def array_verilog(p: PEParams, R: int, C: int, kind: str = "sparse", dataflow: str = "ws",
+                  double_buffer: bool = False) -> str:
+    """An R x C hw.array.SparseArray of ``kind`` cells and ``dataflow`` (``double_buffer``: with a
+    shadow weight set per PE, WS)."""
     from hw.array import SparseArray, array_module_name  # Amaranth on a cache miss
     from hw.verilog import to_verilog  # Amaranth on a cache miss
 
-    return to_verilog(SparseArray(R, C, p, dataflow=dataflow, kind=kind), array_module_name(kind))
+    return to_verilog(SparseArray(R, C, p, dataflow=dataflow, kind=kind, double_buffer=double_buffer),
+                      array_module_name(kind, double_buffer))
 
 
 def decoder_verilog(n: int, m: int) -> str:

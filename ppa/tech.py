@@ -8,6 +8,12 @@ Which law is used where
   transcribed in UCLA NanoCAD ``nodeScale.py``, published-figures.md section 4). Only the values
   AT NOMINAL voltage are used: the cubic delay fits are not physical away from it (the 45 nm and
   32 nm fits even slow down towards nominal).
+- Gate delay (FO4) at nominal voltage: two anchors, a 45 nm value and the FO4 measured on the
+  ASAP7 7 nm library, log-linear in log(node) between them (``fo4_nominal_ps``); above 45 nm,
+  Stillmaker's nominal delay ratio from the 45 nm value. Stillmaker's own 45 -> 7 nm delay ratio
+  is 4.3x faster than ASAP7 measures, so it no longer sets the FinFET nodes. Held out: TSMC's 7 nm
+  Cortex-A72 chiplet, and every 7 nm design is capped at the clock published 7 nm silicon reaches
+  at its voltage (ppa.silicon_clock).
 - Delay versus voltage, Vmin..Vnom: the alpha-power law (Sakurai & Newton, IEEE JSSC 25(2), 1990),
   delay ~ V / (V - Vth)^alpha, alpha = 1.3, with a per-node Vth (table ``VTH_V`` below). Checked
   against a published V-f table (RK3399 Cortex-A72 cluster, 28 nm; tests/ppa/test_voltage.py).
@@ -95,16 +101,34 @@ JOUPPI_MUL8_7NM_PJ = 0.07
 JOUPPI_ADD32_7NM_PJ = 0.03
 JOUPPI_V = 0.7  # [A] Jouppi's Table 2 states no voltage; our 7 nm nominal
 
-# --- Gate delay (FO4) at 45 nm, 1.0 V ---------------------------------------------------------
-# FO4 delay per node: NOT FOUND in an authoritative source (published-figures §4). Derived [D]
-# from the two weak mentions there, each moved to 45 nm / 1.0 V with the Stillmaker delay factor:
-# 32 nm FO4 8.7 ps / 0.6686 = 13.0 ps; 90 nm FO4 45 ps / 1.887 (90 nm at 1.2 V) = 23.8 ps.
-# Geometric mean: 17.6 ps. Other nodes: times Stillmaker's nominal delay ratio; other voltages:
-# times the alpha-power ratio. Checked against published clock rates (``fo4_check``): IBM POWER6
-# (65 nm SOI, a 13-FO4 FPU pipeline, "over 5 GHz", logic supply 0.9-1.2 V: EE Times / ISSCC 2006
-# and Friedrich et al. ISSCC 2007) and the IBM Cell SPE (90 nm SOI, 5.6 GHz at 1.4 V,
-# Flachs et al. ISSCC 2005 via IBM Research; 11 FO4 per cycle [S, widely quoted, not re-read]).
+# --- Gate delay (FO4) ----------------------------------------------------------------------------
+# 45 nm, 1.0 V: NOT FOUND in an authoritative source (published-figures §4). Derived [D] from the
+# two weak mentions there, each moved to 45 nm / 1.0 V with the Stillmaker delay factor: 32 nm FO4
+# 8.7 ps / 0.6686 = 13.0 ps; 90 nm FO4 45 ps / 1.887 (90 nm at 1.2 V) = 23.8 ps. Geometric mean:
+# 17.6 ps. Nodes above 45 nm: times Stillmaker's nominal delay ratio. Checked against published
+# clock rates (``fo4_check``): IBM POWER6 (65 nm SOI, a 13-FO4 FPU pipeline, "over 5 GHz", logic
+# supply 0.9-1.2 V: EE Times / ISSCC 2006 and Friedrich et al. ISSCC 2007) and the IBM Cell SPE
+# (90 nm SOI, 5.6 GHz at 1.4 V, Flachs et al. ISSCC 2005 via IBM Research; 11 FO4 per cycle [S,
+# widely quoted, not re-read]).
 GATE_DELAY_45_PS = math.sqrt(13.01 * 23.84)
+#: 7 nm, 0.7 V [D]: the FO4 of the ASAP7 7 nm library, RVT TT corner (0.7 V, 25 C): OpenSTA times
+#: the project's FO4 chain (ppa.timing.sta ``measure_fo4``: 7 INVx1_ASAP7_75t_R stages, each loaded
+#: by four copies of itself, the middle stage, mean of rise 20.16 and fall 18.80 ps; 26.2 ps with
+#: INVxp33, 18.3 ps with INVx2) on asap7sc7p5t_INVBUF_RVT_TT_nldm_220122
+#: (../shared/reference/asap7: The-OpenROAD-Project/asap7sc7p5t_28 @ f970bd3c, BSD-3). PDK:
+#: Clark et al., "ASAP7: A 7-nm finFET predictive process design kit", Microelectronics Journal 53
+#: (2016) 105-115. Stillmaker's 45 -> 7 nm delay ratio (0.259) from the 45 nm value gave 4.56 ps,
+#: 4.3x less; the ASAP7 library is the 7 nm data the model's 7 nm timing is held to.
+FO4_7NM_PS = 19.48
+FO4_7NM_V = 0.7
+#: Between 45 and 7 nm [D]: the FO4 at each node's nominal voltage is log-linear in log(node)
+#: between the two anchors (as ``node_correction`` for energy). Stillmaker's shape is not used in
+#: between: its 45 -> 7 nm ratio is the one ASAP7 refutes, and its 20 nm fit is slower than its
+#: 32 nm one. Result at nominal: 17.6 (45 nm, 1.0 V) .. 18.5 (22/20 nm, 0.9 V), 18.6 (16 nm,
+#: 0.85 V) .. 19.48 ps (7 nm, 0.7 V): the library FO4 barely moved while the supply fell; at one
+#: voltage the newer node is faster (7 nm at 1.0 V: 14.1 ps by the alpha-power law).
+FO4_ANCHORS_NM = (45, 7)
+
 #: flip-flop overhead (clock-to-Q + setup) in gate delays: a labelled assumption [A], the usual
 #: 3-4 FO4 of textbook pipelining analyses; we take 3.
 REGISTER_OVERHEAD_GATES = 3.0
@@ -304,9 +328,8 @@ class Node:
     # relative factors (45 nm, 1.0 V = 1)
     @property
     def delay_factor(self) -> float:
-        """Stillmaker's nominal-voltage delay ratio x the alpha-power voltage ratio."""
-        nm, vn = self.model_nm, self.nominal_v
-        return (_delay_nom(nm) / _delay(45, 1.0)) * alpha_power_delay(self.voltage_v, nm) / alpha_power_delay(vn, nm)
+        """Gate delay relative to 45 nm at 1.0 V: ``gate_delay_ps / GATE_DELAY_45_PS``."""
+        return self.gate_delay_ps / GATE_DELAY_45_PS
 
     @property
     def energy_factor(self) -> float:
@@ -327,8 +350,8 @@ class Node:
     # absolute figures
     @property
     def gate_delay_ps(self) -> float:
-        """FO4 inverter delay at this node and voltage (ps)."""
-        return assumed("fo4_45nm_ps", GATE_DELAY_45_PS) * self.delay_factor
+        """FO4 inverter delay at this node and voltage (ps): ``fo4_ps``."""
+        return fo4_ps(self.model_nm, self.voltage_v)
 
     @property
     def fo4_ps(self) -> float:
@@ -429,6 +452,44 @@ def alpha_power_delay(v: float, nm: int, vth: float | None = None, alpha: float 
     if v <= vt:
         raise InputError(f"{v:g} V is at or below the threshold voltage {vt:g} V", where="--voltage")
     return v / (v - vt) ** alpha
+
+
+def stillmaker_delay_ratio(nm: int) -> float:
+    """Stillmaker's nominal-voltage delay of ``nm`` relative to 45 nm at 1.0 V (the published table;
+    sets FO4 above 45 nm only)."""
+    nm = NODE_ALIASES.get(nm, nm)
+    return _delay_nom(nm) / _delay(45, 1.0)
+
+
+def fo4_nominal_ps(nm: int) -> float:
+    """FO4 at the node's nominal voltage (ps): the 45 nm and ASAP7 7 nm anchors, log-linear in
+    log(node) between them; above 45 nm the 45 nm value times Stillmaker's nominal delay ratio."""
+    nm = NODE_ALIASES.get(nm, nm)
+    w45, w7 = fo4_anchor_weights(nm)
+    f45 = assumed("fo4_45nm_ps", GATE_DELAY_45_PS) * (stillmaker_delay_ratio(nm) if nm >= FO4_ANCHORS_NM[0] else 1.0)
+    return f45 ** w45 * assumed("fo4_7nm_ps", FO4_7NM_PS) ** w7
+
+
+def fo4_anchor_weights(nm: int) -> tuple[float, float]:
+    """(w45, w7): the node's nominal FO4 is (45 nm anchor)^w45 x (7 nm anchor)^w7 (times Stillmaker's
+    ratio above 45 nm), log-linear in log(node) between the anchors; each anchor moves the node's FO4
+    by its ratio to this power (ppa.recost)."""
+    nm = NODE_ALIASES.get(nm, nm)
+    hi, lo = FO4_ANCHORS_NM
+    if nm >= hi:
+        return 1.0, 0.0
+    if nm <= lo:
+        return 0.0, 1.0
+    t = math.log(hi / nm) / math.log(hi / lo)
+    return 1.0 - t, t
+
+
+def fo4_ps(nm: int, v: float) -> float:
+    """FO4 of node ``nm`` at supply ``v`` (ps): ``fo4_nominal_ps`` moved by the alpha-power law.
+    Any voltage above the threshold, also above nominal (for the silicon checks; ``node`` keeps a
+    design inside the modelled range)."""
+    nm = NODE_ALIASES.get(nm, nm)
+    return fo4_nominal_ps(nm) * alpha_power_delay(v, nm) / alpha_power_delay(_vnom(nm), nm)
 
 
 #: the toggle energy at 7 nm / Jouppi's voltage without correction, relative to the 45 nm anchor
@@ -548,7 +609,7 @@ def fo4_check() -> list[dict]:
     for name, nm, v, fo4_per_cycle, ghz in (
             ("IBM POWER6 FPU (65 nm SOI, 13 FO4, >5 GHz at <=1.2 V)", 65, 1.2, 13, 5.0),
             ("IBM Cell SPE (90 nm SOI, 11 FO4, 5.6 GHz at 1.4 V)", 90, 1.4, 11, 5.6)):
-        fo4 = GATE_DELAY_45_PS * (_delay_nom(nm) / _delay(45, 1.0)) * alpha_power_delay(v, nm) / alpha_power_delay(_vnom(nm), nm)
+        fo4 = fo4_ps(nm, v)
         model_ghz = 1e3 / (fo4 * fo4_per_cycle)
         rows.append({"design": name, "node_nm": nm, "voltage_v": v, "fo4_ps": fo4, "model_ghz": model_ghz,
                      "published_ghz": ghz, "ratio": model_ghz / ghz})
@@ -562,7 +623,6 @@ def fo4_check() -> list[dict]:
 #: energy + pin and wiring C V^2 + a CLKBUF1 tree, over the library's energy per calibration toggle:
 #: 0.396 / 0.0985 pJ at 1.8 V), so both paths cost a flip-flop alike. tests/ppa/test_liberty_energy.py
 #: re-derives them from the library when it is installed. (Before session 4: an assumed 3.)
-#: No clock gating is modelled.
 CLOCK_TOGGLES_PER_FF_CYCLE = 4.02
 #: [D] the same for a flip-flop output toggle: the D- and Q-pin internal energy on top of its own net
 #: toggle (osu018 DFFPOSX1: 0.122 / 0.0985 pJ).

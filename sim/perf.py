@@ -18,6 +18,38 @@ The ``p - 1`` per fold is ``hw.array.tile_cycles`` (``R + (T+R+C-2) + (pipeline-
 (no double-buffered weights), so every fold pays its pipeline fill once (IS, not in the RTL, is
 WS with the operands' roles swapped and is charged the same). ``pipeline=1`` is SCALE-Sim's count.
 
+Double-buffered weights (``double_buffer=True``; WS, and IS charged as WS; the RTL is
+``hw.array.SparseArray(double_buffer=True)``). Each PE holds a shadow weight set the next fold is
+shifted into while the array streams the current one; a swap signal copies it into the active
+set, travelling along the anti-diagonals with the last vector of the fold, so PE(r, c) changes
+tile exactly between that vector and the next (both reach it r + c edges after entering). With
+F folds of T vectors (F = folds, T = M for WS, N for IS), counting edges from the first load:
+
+* fold 0's R load words shift in at edges 0..R-1; it swaps in at edge R (its own edge: the swap
+  reads the shadow before that edge, so it cannot share the last load edge) and streams T vectors
+  from edge R + 1;
+* fold f+1 loads from fold f's swap edge s_f (the load wave reaches PE(r, c) at s_f + r + c,
+  exactly when the swap has emptied its shadow, so the two never collide) and needs R load
+  edges; it can swap in only after fold f's last vector (edge s_f + T) and after its own last load
+  edge (s_f + R - 1): s_{f+1} = s_f + max(T, R). The weight load and the stream overlap, and the
+  fill (R - 1 row skew) and drain (C - 1 columns) of consecutive folds overlap too: fold f+1's
+  first vector enters one edge after fold f's last;
+* what cannot overlap: fold 0's load and swap edge (R + 1) before anything streams, and after the
+  last fold's T vectors its fill and drain, R + C - 2 edges, and the PE pipeline, p - 1.
+
+  cycles = (R + 1) + (F - 1) max(T, R) + T + (R + C - 2) + (p - 1)     (hw.array.run_cycles)
+
+against SCALE-Sim's F (2R + C + T - 2) (+ F (p - 1) here). It never goes below the compute-only
+bound F T (each fold streams its T vectors through the PE row, and every term is >= 0), and it is
+shorter for every F >= 2 (it saves (F - 1)(min(T, R) + R + C - 2 + p - 1) - 1 edges: one fold costs
+one edge more, its swap). A fold is max(weight load, compute) once the pipeline is full: TPU v1
+double-buffers its weight tile "to hide the 256 cycles it takes to shift a tile in" (Jouppi et
+al., ISCA 2017). Each layer starts from an empty array (its first load is not hidden behind the
+previous layer's last fold). The simulated RTL gives this count edge for edge
+(tests/hw/test_array_double_buffer.py); tests/sim/test_double_buffer.py checks it against ZigZag
+3.x's tpu_like. ``mode="scalesim"`` has no double buffering (SCALE-Sim's fold), and OS streams its
+weights (nothing to double-buffer): both reject it.
+
 ``steps`` counts *stored* weights of a column divided by ``pe_k``, the stored-weight reduction
 elements a PE consumes per cycle: 1 for SCALE-Sim's scalar PE; N for the sparsepe sparse PE (one
 group of M activations + N kept weights per cycle, docs/design.md); M for a dense PE. A sparse
@@ -157,6 +189,9 @@ class ArrayConfig:
     # False: vector work serialises with the array (a layer's operators wait for its GEMM); True: the vector
     # unit runs one layer's operators while the array runs the next layer's GEMMs (network = max of the two) [A]
     vector_overlap: bool = False
+    # [P] hw.array.SparseArray(double_buffer=True): a shadow weight set per PE, so a WS (or IS) fold costs
+    # max(weight load, stream) and consecutive folds' fill and drain overlap (module docstring)
+    double_buffer: bool = False
 
     def __post_init__(self):
         def bad(param, msg):
@@ -218,6 +253,12 @@ class ArrayConfig:
         v = self.vector_sram_bytes
         if v is not None and (isinstance(v, bool) or not (isinstance(v, (int, float)) and v > 0)):
             bad("vector_sram_bytes", f"must be a positive number of bytes per cycle (or None), got {v!r}")
+        if not isinstance(self.double_buffer, (bool, np.bool_)):
+            bad("double_buffer", f"must be True or False, got {self.double_buffer!r}")
+        if self.double_buffer and self.dataflow == "os":
+            bad("double_buffer", "double-buffered weights need stationary weights (ws or is); os streams them")
+        if self.double_buffer and self.mode == "scalesim":
+            bad("double_buffer", "mode scalesim reproduces SCALE-Sim's fold, which has no double buffering")
         self.sram_split_kb  # checks the split
 
     @property
@@ -281,7 +322,7 @@ _DESIGN_KEYS = ("rows", "cols", "ifmap_kb", "filter_kb", "ofmap_kb", "clock_mhz"
                 "m", "sparse", "pe_k", "dense_path", "act_bits", "weight_bits", "acc_bits", "pipeline", "sram_banks",
                 "sram_port_bytes", "scalesim", "port_if", "port_f", "port_of", "has_ports", "vector_lanes",
                 "vector_alu_rate", "vector_exp_rate", "vector_div_rate", "vector_red_rate", "vector_sram_bytes",
-                "vector_overlap")
+                "vector_overlap", "double_buffer")
 
 
 def design_arrays(archs: list[ArrayConfig]) -> dict[str, np.ndarray]:
@@ -301,7 +342,7 @@ def design_arrays(archs: list[ArrayConfig]) -> dict[str, np.ndarray]:
                     vector_alu_rate=a.vector_alu_rate, vector_exp_rate=a.vector_exp_rate,
                     vector_div_rate=a.vector_div_rate, vector_red_rate=a.vector_red_rate,
                     vector_sram_bytes=0.0 if a.vector_sram_bytes is None else float(a.vector_sram_bytes),
-                    vector_overlap=a.vector_overlap)
+                    vector_overlap=a.vector_overlap, double_buffer=bool(a.double_buffer))
         for k in _DESIGN_KEYS:
             cols[k].append(vals[k])
     return {k: np.asarray(v)[:, None] for k, v in cols.items()}
@@ -341,6 +382,11 @@ def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense
     folds = folds_r * folds_c
     # hw.array.tile_cycles: every fold (tile) pays pipeline - 1 more cycles to drain its PE registers
     compute = folds * (per_fold + d["pipeline"] - 1) - 1
+    # double-buffered weights (module docstring, hw.array.run_cycles): folds at max(load, stream), the
+    # first load, fill, drain and pipeline once; never in SCALE-Sim mode or OS (ArrayConfig rejects both)
+    t_fold = np.where(df == 2, N, M)
+    db_compute = (R + 1) + (folds - 1) * np.maximum(t_fold, R) + t_fold + (R + C - 2) + (d["pipeline"] - 1) - 1
+    compute = np.where(d["double_buffer"] & ~ss & ~is_os, db_compute, compute)
 
     ab, wb = d["act_bits"] / 8.0, d["weight_bits"] / 8.0
     # partial sums leave the array at accumulator width; SCALE-Sim has one 1-byte word for everything
@@ -697,6 +743,9 @@ def simulate_grid(workload: Workload, params: dict[str, np.ndarray | list], base
         raise InputError("sram_banks must be >= 1 and sram_port_bytes > 0 (inf: no limit)", where="simulate_grid")
     for k in ("pipeline", "sram_banks"):
         d[k] = d[k].astype(np.int64)
+    d["double_buffer"] = d["double_buffer"].astype(bool)
+    if np.any(d["double_buffer"] & ((d["dataflow"] == DATAFLOWS.index("os")) | d["scalesim"].astype(bool))):
+        raise InputError("double_buffer needs stationary weights (ws or is) outside mode scalesim", where="simulate_grid")
     la = layer_arrays(workload)
     r = evaluate(la, d)
     dn = evaluate(la, d, force_dense=True)

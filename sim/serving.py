@@ -334,16 +334,20 @@ def decode_speedup(decode_workload, sparse_arch, dense_arch, batch: int = 1) -> 
 
 
 def compare_llm_serving(prefill: Callable[[int], object], decode: Callable[[int], object], designs: dict,
-                        rate_rps: float, output_tokens: int, *, baseline: str, max_batch: int = 8,
+                        rate_rps: float, output_tokens: int, *, baseline: str | dict[str, str], max_batch: int = 8,
                         **serve_kw) -> dict:
     """LLM serving of each named design (``designs``: label -> ``sim.perf.ArrayConfig``), each
-    against ``baseline`` (the dense design): ``prefill(b)`` / ``decode(b)`` build the workloads of a
-    batch of b. Returns, per design, TTFT and TPOT p50/p95/p99 (ms, :func:`serve_llm`; ``serve_kw``
-    go to it) and, for every design but the baseline, the decode speedup at batch 1 and at
-    ``max_batch`` next to its memory-bound limit (:func:`decode_speedup`)."""
-    if baseline not in designs:
-        raise InputError(f"baseline {baseline!r} is not one of the designs {sorted(designs)}",
-                         where="parameter baseline")
+    against its dense design: ``baseline``, one label for every design, or a dict {design label:
+    its dense design's label} (e.g. a double-buffered sparse design against the double-buffered
+    dense one); ``prefill(b)`` / ``decode(b)`` build the workloads of a batch of b. Returns, per
+    design, TTFT and TPOT p50/p95/p99 (ms, :func:`serve_llm`; ``serve_kw`` go to it) and, for every
+    design with a baseline other than itself, the baseline's label (``baseline``) and the decode
+    speedup at batch 1 and at ``max_batch`` next to its memory-bound limit (:func:`decode_speedup`)."""
+    bases = {label: baseline for label in designs} if isinstance(baseline, str) else dict(baseline)
+    for label, base in bases.items():
+        if label not in designs or base not in designs:
+            raise InputError(f"baseline {base!r} of {label!r}: both must be designs of {sorted(designs)}",
+                             where="parameter baseline")
     pre = {b: prefill(b) for b in range(1, max_batch + 1)}
     dec = {b: decode(b) for b in range(1, max_batch + 1)}
     out = {}
@@ -352,8 +356,10 @@ def compare_llm_serving(prefill: Callable[[int], object], decode: Callable[[int]
                        rate_rps, output_tokens, max_batch=max_batch, **serve_kw)
         row = {k: getattr(st, k) for k in ("ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms",
                                            "tpot_p99_ms")}
-        if label != baseline:
-            row["decode_speedup"] = [decode_speedup(dec[b], arch, designs[baseline], b).as_dict()
+        base = bases.get(label, label)
+        if base != label:
+            row["baseline"] = base
+            row["decode_speedup"] = [decode_speedup(dec[b], arch, designs[base], b).as_dict()
                                      for b in sorted({1, max_batch})]
         out[label] = row
     return out
@@ -361,13 +367,14 @@ def compare_llm_serving(prefill: Callable[[int], object], decode: Callable[[int]
 
 def format_llm_serving(title: str, table: dict) -> str:
     """The :func:`compare_llm_serving` table as text lines."""
-    lines = [title, f"{'design':<28} {'TTFT p50/p95/p99 ms':>28} {'TPOT p50/p95/p99 ms':>28}"]
+    lines = [title, f"{'design':<30} {'TTFT p50/p95/p99 ms':>28} {'TPOT p50/p95/p99 ms':>28}"]
     for label, r in table.items():
         ttft = "/".join(f"{r[f'ttft_p{q}_ms']:.2f}" for q in (50, 95, 99))
         tpot = "/".join(f"{r[f'tpot_p{q}_ms']:.3f}" for q in (50, 95, 99))
-        lines.append(f"{label:<28} {ttft:>28} {tpot:>28}")
+        lines.append(f"{label:<30} {ttft:>28} {tpot:>28}")
         for s in r.get("decode_speedup", []):
-            lines.append(f"  decode step at batch {s['batch']}: speedup {s['speedup']:.3f}x, memory-bound limit "
+            lines.append(f"  decode step at batch {s['batch']} vs {r['baseline']}: speedup {s['speedup']:.3f}x, "
+                         f"memory-bound limit "
                          f"{s['memory_bound_limit']:.3f}x (dense weights {s['dense_weight_bytes'] / 1e9:.2f} GB / "
                          f"(sparse {s['sparse_weight_bytes'] / 1e9:.2f} + metadata "
                          f"{s['metadata_bytes'] / 1e9:.2f} GB))")

@@ -12,7 +12,7 @@ import typer
 
 from explore.report import stored_comparison
 from explore.report.data import load_study_data
-from explore.report.decision import RULE_REASON, decide
+from explore.report.decision import decide, rule_reason
 from explore.report.layers import layer_frame
 from explore.report.memo import build_memo, memo_markdown
 from explore.report.owners import findings
@@ -31,7 +31,7 @@ def memo_of_study(storage: str, study: str, config: Any = None) -> dict[str, Any
     q = quality_evidence(data, det, rec["metrics"] if rec is not None else None)
     comp = stored_comparison(data, ev)
     verdict, rule, _ = decide(data, det, q, comp)
-    decision = {"verdict": verdict, "rule": rule, "reason": RULE_REASON[rule]}
+    decision = {"verdict": verdict, "rule": rule, "reason": rule_reason(verdict, rule)}
     found = findings(data.cfg, data.records, best, data.constraint_names, det, layers, q, data=data)
     return build_memo(data, ev, det, layers, q, decision, found)
 

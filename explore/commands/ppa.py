@@ -69,11 +69,17 @@ def register(app: typer.Typer) -> None:
         sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks (2: the ping and pong halves of the double buffer, as sparsepe simulate and sweep assume).")] = 2,
         sram_model: Annotated[str, typer.Option("--sram-model", help="SRAM read energy source: silicon (Horowitz 45 nm / "
                                                 "Jouppi 7 nm tables, the default) or cacti (the CACTI 7 fit).")] = "silicon",
-        liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells: timing from OpenSTA on it (default: osu018 when installed).")] = None,
+        liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells, or asap7 (the ASAP7 7 nm library): timing from OpenSTA on it (default: osu018 when installed).")] = None,
         liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="Process node (nm) of the --liberty file when the file does not state it.")] = None,
         vector_lanes: Annotated[Optional[int], typer.Option(
             "--vector-lanes", help="Lanes of the vector unit (synthesised hw.vector lane each; 0: none).",
             show_default="--cols")] = None,
+        clock_gating: Annotated[bool, typer.Option(
+            "--clock-gating/--no-clock-gating",
+            help="Gate the clock of the weight-stationary weight registers while they hold (one gating cell per PE).")] = True,
+        double_buffer: Annotated[bool, typer.Option(
+            "--double-buffer", help="A shadow weight set per PE, loaded while the array computes (ws or is; "
+                                    "costed from the double-buffered array RTL).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
@@ -96,7 +102,8 @@ def register(app: typer.Typer) -> None:
                         sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,
                         cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
                         voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node, dataflow=dataflow,
-                        dense_path=dense_path, vector_lanes=vector_lanes, precision=precision, sram_model=sram_model)
+                        dense_path=dense_path, vector_lanes=vector_lanes, precision=precision, sram_model=sram_model,
+                        clock_gating=clock_gating, double_buffer=double_buffer)
         d.validate()
         err = Console(stderr=True)
         with err.status("synthesising and simulating the PE (cached after the first run)..."):
@@ -106,7 +113,8 @@ def register(app: typer.Typer) -> None:
             return
         out = Console(file=sys.stdout)
         label = res.details["pe"]
-        t = Table(title=f"sparsepe ppa: {rows}x{cols} {label} PE array ({dataflow}), {node} nm")
+        db = ", double-buffered weights" if double_buffer else ""
+        t = Table(title=f"sparsepe ppa: {rows}x{cols} {label} PE array ({dataflow}{db}), {node} nm")
         t.add_column("metric")
         t.add_column("value", justify="right")
         t.add_row("area", _fmt(res.area_mm2, " mm^2"))

@@ -2,7 +2,7 @@
 
 ``sparsepe quality [--weights FILE] [--eval MODULE:FUNCTION] [--finetuned FILE] [--calib FILE|MODULE:FUNCTION]
 [--method magnitude|wanda|sparsegpt] [--layout [PATTERN=]LAYOUT ...] [--save-pruned FILE.safetensors] [--nm 2:4]
-[--reference [--family mlp|transformer]] [--seed S] [--json]``
+[--hook-timeout SECONDS] [--reference [--family mlp|transformer]] [--seed S] [--json]``
 
 * ``--weights MODEL --eval MODULE:FUNCTION [--finetuned PRUNED]`` scores the team's own model
   with the team's own eval (``"model"`` evidence, sim.quality.user_eval): dense, one-shot N:M and
@@ -20,13 +20,19 @@
 * ``--weights FILE`` alone (.npz / .safetensors) prunes every weight and reports per-layer
   retained magnitude share, relative output error and SNR on the calibration inputs (else seeded
   N(0, 1)) (sim.quality.layer_report);
-* ``--max-quality-delta`` sets the guardrail on the equal-latency delta (fraction, 0.015 = 1.5 points).
+* ``--max-quality-delta`` sets the guardrail on the equal-latency delta (fraction, 0.015 = 1.5 points);
+* ``--hook-timeout`` limits each call of the team's code (``--eval``, ``--calib MODULE:FUNCTION``),
+  which runs in a child process (sim.quality.hooks): a hook that hangs, exits, raises, prints to
+  stdout or returns a wrong value is one line ``sparsepe: error: <hook>: <what it did>``, exit 2.
+
+Ctrl-C prints one line ``sparsepe: interrupted`` and exits with 130; the hook's process is killed.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -38,8 +44,10 @@ from rich.table import Table
 from explore.config import MAX_SEED
 from explore.safety import dumps
 from hw.errors import InputError
+from sim.quality.calibration import is_function_spec
 from sim.quality.evidence import digits_evidence, guardrail_verdict, transformer_evidence
 from sim.quality.layer_report import weights_report
+from sim.quality.hooks import DEFAULT_HOOK_TIMEOUT, HookTimeout, check_hook_timeout
 from sim.quality.layouts import parse_layout_rules
 from sim.quality.methods import METHODS
 from sim.quality.precision import precision_quality
@@ -72,10 +80,32 @@ def _check_common(nm: str, seed: int, max_quality_delta: float, method: str | No
     return n, m, rules
 
 
+def check_precisions(precision: str) -> list[str]:
+    """``--precision`` as a list: comma-separated, no empty entry."""
+    precs = [p.strip() for p in precision.split(",")]
+    if not any(precs):
+        raise InputError("empty: give a comma list of int8, int4, fp8-e4m3, fp8-e5m2, bf16", where="--precision")
+    if not all(precs):
+        raise InputError(f"empty entry in {precision!r} (a comma list of int8, int4, fp8-e4m3, fp8-e5m2, bf16)",
+                         where="--precision")
+    return precs
+
+
+def check_hooks(hook_timeout: float | None, eval_spec: str | None, calib: str | None) -> HookTimeout:
+    """``--hook-timeout`` (checked; it needs a hook to apply to) as the hooks' limit."""
+    if hook_timeout is None:
+        return HookTimeout(DEFAULT_HOOK_TIMEOUT, "--hook-timeout")
+    seconds = check_hook_timeout(hook_timeout, "--hook-timeout")
+    if eval_spec is None and (calib is None or not is_function_spec(calib)):
+        raise InputError("limits the team's code: give --eval MODULE:FUNCTION or --calib MODULE:FUNCTION",
+                         where="--hook-timeout")
+    return HookTimeout(seconds, "--hook-timeout")
+
+
 def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib: str | None,
                 max_quality_delta: float, progress=None, *, eval_spec: str | None = None,
                 finetuned: Path | None = None, family: str = "mlp", method: str | None = None,
-                layouts=(), save_pruned: Path | None = None) -> dict:
+                layouts=(), save_pruned: Path | None = None, hook_timeout: HookTimeout | None = None) -> dict:
     """Everything ``sparsepe quality`` prints with ``--json``, as one dict."""
     n, m, rules = _check_common(nm, seed, max_quality_delta, method, layouts, save_pruned, weights, calib, reference,
                                 eval_spec)
@@ -85,7 +115,8 @@ def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib
         if weights is None:
             raise InputError("--eval needs --weights (the model it scores)", where="--eval")
         out = model_evidence(weights, eval_spec, finetuned_path=finetuned, n=n, m=m, seed=seed, method=method,
-                             calibration=calib, layout_rules=rules, save_pruned=save_pruned)
+                             calibration=calib, layout_rules=rules, save_pruned=save_pruned,
+                             hook_timeout=hook_timeout)
         ok, msg = guardrail_verdict(out, max_quality_delta)
         out.update({"max_quality_delta": max_quality_delta, "guardrail_ok": ok, "guardrail": msg})
         return out
@@ -102,7 +133,8 @@ def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib
         raise InputError("nothing to do: give --weights FILE [--eval M:F] and/or --reference", where="quality")
     out: dict = {"nm": f"{n}:{m}", "seed": seed}
     if weights is not None:
-        rep, shot = weights_report(weights, n, m, seed=seed, calibration=calib, method=method, layout_rules=rules)
+        rep, shot = weights_report(weights, n, m, seed=seed, calibration=calib, method=method, layout_rules=rules,
+                                   hook_timeout=hook_timeout)
         if save_pruned is not None:
             save_tensors(save_pruned, shot.tensors, source=weights, note=shot.schedule())
         out.update({"weights_file": rep["file"], "calibration": rep["calibration"], "layers": rep["layers"],
@@ -236,6 +268,17 @@ def _print_human(result: dict) -> None:
         con.print(escape(result["guardrail"]))
 
 
+@contextmanager
+def interrupt_line():
+    """Ctrl-C: one line ``sparsepe: interrupted`` and exit 130 (the hooks' child processes are
+    killed on the way out: sim.quality.hooks)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        print("sparsepe: interrupted", file=sys.stderr)
+        raise typer.Exit(130) from None
+
+
 def register(app: typer.Typer) -> None:
     @app.command("quality")
     def quality_cmd(
@@ -271,40 +314,45 @@ def register(app: typer.Typer) -> None:
             "--precision", help="Quality gate per operand precision (comma list of int8, int4, fp8-e4m3, fp8-e5m2, "
             "bf16): the digits reference MLP, dense and --nm pruned, at each precision against dense FP32, "
             "3 seeds from --seed, each delta with its 95 % interval.")] = None,
+        hook_timeout: Annotated[Optional[float], typer.Option(
+            "--hook-timeout", help=f"Seconds each call of the team's code (--eval, --calib MODULE:FUNCTION) may take "
+            f"in its child process before it is stopped (default {DEFAULT_HOOK_TIMEOUT:g}).")] = None,
     ) -> None:
         """Quality of N:M pruning: user weights per layer and/or the built-in reference experiment."""
-        if not 0 <= seed <= MAX_SEED:
-            raise InputError(f"must be in 0..{MAX_SEED} (numpy's seed range), got {seed}", where="--seed")
-        if not (math.isfinite(max_quality_delta) and max_quality_delta >= 0):
-            raise InputError(f"must be a finite number >= 0, got {max_quality_delta}", where="--max-quality-delta")
-        err = Console(stderr=True)
-        progress = None
-        if reference and sys.stderr.isatty():
-            status = err.status("reference experiment")
-            status.start()
-            progress = status.update
-        try:
-            if precision is not None and weights is None and not reference:
-                result = {}
+        with interrupt_line():
+            if not 0 <= seed <= MAX_SEED:
+                raise InputError(f"must be in 0..{MAX_SEED} (numpy's seed range), got {seed}", where="--seed")
+            if not (math.isfinite(max_quality_delta) and max_quality_delta >= 0):
+                raise InputError(f"must be a finite number >= 0, got {max_quality_delta}", where="--max-quality-delta")
+            limit = check_hooks(hook_timeout, eval_spec, calib)
+            precs = check_precisions(precision) if precision is not None else None
+            err = Console(stderr=True)
+            progress = None
+            if reference and sys.stderr.isatty():
+                status = err.status("reference experiment")
+                status.start()
+                progress = status.update
+            try:
+                if precision is not None and weights is None and not reference:
+                    result = {}
+                else:
+                    result = run_quality(weights, nm, reference, seed, calib, max_quality_delta, progress,
+                                         eval_spec=eval_spec, finetuned=finetuned, family=family, method=method,
+                                         layouts=layout or (), save_pruned=save_pruned, hook_timeout=limit)
+                if precs is not None:
+                    rows = precision_quality(precs, (nm, "dense"), (seed, seed + 1, seed + 2),
+                                             max_delta=max_quality_delta)
+                    result["precision_gates"] = [r.to_json() for r in rows]
+            finally:
+                if progress is not None:
+                    status.stop()
+            if as_json:
+                print(dumps(result, sort_keys=True))
             else:
-                result = run_quality(weights, nm, reference, seed, calib, max_quality_delta, progress,
-                                     eval_spec=eval_spec, finetuned=finetuned, family=family, method=method,
-                                     layouts=layout or (), save_pruned=save_pruned)
-            if precision is not None:
-                precs = [p.strip() for p in precision.split(",") if p.strip()]
-                rows = precision_quality(precs, (nm, "dense"), (seed, seed + 1, seed + 2),
-                                         max_delta=max_quality_delta)
-                result["precision_gates"] = [r.to_json() for r in rows]
-        finally:
-            if progress is not None:
-                status.stop()
-        if as_json:
-            print(dumps(result, sort_keys=True))
-        else:
-            if set(result) != {"precision_gates"}:
-                _print_human(result)
-            for r in result.get("precision_gates", []):
-                d = r["delta"]
-                print(f"{r['precision']:9} {r['sparsity']:6} accuracy {r['accuracy'] * 100:6.2f}%  delta vs dense FP32 "
-                      f"{d['point'] * 100:+.2f} points [{d['low'] * 100:+.2f}, {d['high'] * 100:+.2f}]  "
-                      f"{'pass' if r['pass'] else 'FAIL'} (max {r['max_delta'] * 100:.1f})")
+                if set(result) != {"precision_gates"}:
+                    _print_human(result)
+                for r in result.get("precision_gates", []):
+                    d = r["delta"]
+                    print(f"{r['precision']:9} {r['sparsity']:6} accuracy {r['accuracy'] * 100:6.2f}%  delta vs "
+                          f"dense FP32 {d['point'] * 100:+.2f} points [{d['low'] * 100:+.2f}, {d['high'] * 100:+.2f}]  "
+                          f"{'pass' if r['pass'] else 'FAIL'} (max {r['max_delta'] * 100:.1f})")

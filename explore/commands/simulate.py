@@ -61,7 +61,7 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
         onnx: Path | None = None, input_shape: list[str] | None = None, hf_config: Path | None = None,
         batch: int | None = None, seq: int | None = None, phase: str | None = None, context: int | None = None,
         vector_lanes: int | None = None, vector_overlap: bool = False,
-        precision: str | None = None, prune_lm_head: bool = False) -> None:
+        precision: str | None = None, prune_lm_head: bool = False, double_buffer: bool = False) -> None:
     sources = [x for x in (workload, topology, onnx, hf_config) if x is not None]
     if len(sources) != 1:
         raise InputError("give exactly one of --workload NAME, --topology FILE.csv, --onnx MODEL.onnx or "
@@ -81,7 +81,7 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
         raise InputError(f"unknown dataflow {dataflow!r} (ws, os or is)", where="--dataflow")
     over = dict(rows=rows, cols=cols, clock_mhz=clock_mhz, dram_gbps=dram_gbps, dataflow=dataflow, acc_bits=acc_bits,
                 pipeline=pipeline, sram_banks=sram_banks, vector_lanes=vector_lanes,
-                vector_overlap=True if vector_overlap else None)
+                vector_overlap=True if vector_overlap else None, double_buffer=True if double_buffer else None)
     if precision is not None:   # bytes moved per operand follow the format (metadata stays log2(M) bits)
         check_precision(precision, where="--precision")
         over.update(act_bits=operand_bits(precision), weight_bits=operand_bits(precision))
@@ -109,7 +109,8 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
         sys.stdout.write(dumps(out) + "\n")
         return
     t = Table(title=f"{esc(res.workload)} on {arch.rows}x{arch.cols} {arch.dataflow.upper()} "
-                    f"({'%d:%d' % (arch.n, arch.m) if arch.sparse else 'dense'}, {arch.mode})")
+                    f"({'%d:%d' % (arch.n, arch.m) if arch.sparse else 'dense'}, {arch.mode}"
+                    f"{', double-buffered weights' if arch.double_buffer else ''})")
     for col in ("layer", "unit", "kind", "count", "cycles", "stalls", "of which SRAM", "util", "sparse",
                 "fallback reason"):
         t.add_column(col)
@@ -206,6 +207,9 @@ def register(app: typer.Typer) -> None:
         prune_lm_head: Annotated[bool, typer.Option(
             "--prune-lm-head", help="--hf-config: make an LM head tied to the embeddings a 2:4 target "
                                     "(default: kept dense, as the embeddings are)")] = False,
+        double_buffer: Annotated[bool, typer.Option(
+            "--double-buffer", help="a shadow weight set per PE: a ws/is fold costs max(weight load, stream), "
+                                    "the fill and drain of consecutive folds overlap")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="print one JSON object to stdout")] = False,
     ) -> None:
         """Cycles, stalls, traffic and effective N:M speedup of a workload on one array."""
@@ -214,7 +218,7 @@ def register(app: typer.Typer) -> None:
                 as_json, acc_bits=acc_bits, pipeline=pipeline, sram_banks=sram_banks, sram_port_bytes=sram_port_bytes,
                 onnx=onnx, input_shape=input_shape, hf_config=hf_config, batch=batch, seq=seq, phase=phase,
                 context=context, vector_lanes=vector_lanes, vector_overlap=vector_overlap,
-                precision=precision, prune_lm_head=prune_lm_head)
+                precision=precision, prune_lm_head=prune_lm_head, double_buffer=double_buffer)
         except InputError as exc:
             if exc.where and exc.where.startswith("parameter "):  # sim.perf names its parameter: the flag
                 flag = "--" + exc.where.removeprefix("parameter ").replace("_", "-")

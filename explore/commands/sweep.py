@@ -115,7 +115,7 @@ def sweep(
         "--exhaustive", help=f"evaluate every point of both sides, sparse and dense (at most {MAX_EXHAUSTIVE_POINTS:,})")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default results/<study>)")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print best.json to stdout")] = False,
-    liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells: timing from OpenSTA on it (overrides fixed.liberty)")] = None,
+    liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells, or asap7 (the ASAP7 7 nm library): timing from OpenSTA on it (overrides fixed.liberty)")] = None,
     liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="process node (nm) of the Liberty file when the file does not state it")] = None,
 ) -> None:
     """Search the design space for the best feasible perf-per-watt."""

@@ -37,12 +37,17 @@ def register(app: typer.Typer) -> None:
         dense_path: Annotated[bool, typer.Option("--dense-path", help="Also write sparse_pe_dp.v (the sparse PE with a "
                                                  "full-rate dense path: M multipliers, N:M at M/N groups per cycle) "
                                                  "and, with --rows/--cols, sparse_array_dp.v.")] = False,
+        double_buffer: Annotated[bool, typer.Option(
+            "--double-buffer", help="With --rows/--cols and ws: the arrays with a shadow weight set per PE "
+                                    "(sparse_array_db.v, dense_array_db.v, ...) in place of the single-buffered "
+                                    "ones.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the written files as one JSON object.")] = False,
     ) -> None:
         """Write sparse_pe.v, dense_pe.v (and sparse_array.v, dense_array.v with --rows/--cols) plus JSON sidecars."""
         flags = {"act_bits": "--act-bits", "weight_bits": "--weight-bits", "acc_bits": "--acc-bits",
                  "n:m": "--n/--m", "pipeline": "--pipeline", "rows": "--rows", "cols": "--cols",
-                 "rows/cols": "--rows/--cols", "dataflow": "--dataflow", "precision": "--precision"}
+                 "rows/cols": "--rows/--cols", "dataflow": "--dataflow", "precision": "--precision",
+                 "double_buffer": "--double-buffer"}
         try:
             params = PEParams(act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
                               pipeline=pipeline, precision=precision)
@@ -54,11 +59,15 @@ def register(app: typer.Typer) -> None:
                         raise InputError(f"must be an integer between 1 and {MAX_DIM}, got {v}", where=flag)
                 if dataflow not in ("ws", "os"):
                     raise InputError(f"must be 'ws' or 'os', got {dataflow!r}", where="dataflow")
+            if double_buffer and (rows is None or dataflow != "ws"):
+                raise InputError("double-buffered weights are a weight-stationary array's: give --rows, --cols "
+                                 "and --dataflow ws", where="double_buffer")
         except InputError as exc:
             msg = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
             raise InputError(msg, where=flags.get(exc.where or "", exc.where)) from None
         check_out_dir(out)
-        paths = write_bundle(out, params, rows=rows, cols=cols, dataflow=dataflow, dense_path=dense_path)
+        paths = write_bundle(out, params, rows=rows, cols=cols, dataflow=dataflow, dense_path=dense_path,
+                             double_buffer=double_buffer)
         if as_json:
             print(json.dumps({k: str(v) for k, v in paths.items()}, sort_keys=True))
         else:

@@ -15,10 +15,11 @@ study used, and writes into ``out_dir``:
 The verdict (:mod:`explore.report.verdict`) opens; the PPA tradeoff sections follow
 (:mod:`explore.report.sections`, the per-layer view :mod:`explore.report.layers`), then the
 sparsity deployment sections (:mod:`explore.report.sparsity`, :mod:`explore.report.bottleneck`,
-:mod:`explore.report.decision`, :mod:`explore.report.repro`, and with a precision axis
-:mod:`explore.report.precision`); the review packet closes it: owners and closure artifacts
-(:mod:`explore.report.owners`) and the review memo (:mod:`explore.report.memo`). Sections are
-plain data (:mod:`explore.report.document`) rendered by one Jinja2 template per format.
+:mod:`explore.report.decision`, :mod:`explore.report.repro`, with a precision axis
+:mod:`explore.report.precision`, and for LLM requests :mod:`explore.report.serving`); the review
+packet closes it: owners and closure artifacts (:mod:`explore.report.owners`) and the review memo
+(:mod:`explore.report.memo`). Sections are plain data (:mod:`explore.report.document`) rendered
+by one Jinja2 template per format.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from explore.report.precision import section_precision
 from explore.report.repro import section_repro
 from explore.report.robustness import section_robustness
 from explore.report.sections import section_best, section_pareto, section_sensitivity, section_summary
+from explore.report.serving import section_llm_serving
 from explore.report.sparsity import (
     fallback_numbers,
     metadata_numbers,
@@ -115,6 +117,9 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
             section_quality(data, det, q), section_bottleneck(data, det, layers), s11,
             section_repro(data, out_dir, cmd),
         ]
+        llm = section_llm_serving(data, ev, det)   # LLM requests served: TTFT / TPOT, sparse vs dense, buffering
+        if llm is not None:
+            sections.insert(sections.index(s11), llm)
         policy = None
         if getattr(data.cfg.space, "precision", None) is not None:   # a precision axis: the policy table
             sp, policy = section_precision(data)

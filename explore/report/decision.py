@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from explore.compare import best_record
 from explore.config import LIMIT_CONSTRAINTS, MIN_CONFIDENCE, SHIP_MIN_ADVANTAGE
 from explore.report.data import StudyData
 from explore.report.document import Section, Table
@@ -28,7 +29,9 @@ N_REJECTED = 5
 #: The decision rules, evaluated in order: the first that fires decides.
 RULES = (
     ("R1", "no feasible design -> ESCALATE (the limits cannot all be met; revisit them or the space)"),
-    ("R2", "quality evidence shows the guardrail violated -> ROLLBACK to the dense design"),
+    ("R2", "quality evidence on the team's model shows the guardrail violated -> ROLLBACK to the dense design; "
+           "proxy evidence (a reference model) showing it cannot decide ROLLBACK: it holds the decision at BOUNDED "
+           "ROLLOUT at most"),
     ("R3", "the best feasible sparse design does not beat the best feasible dense design on the primary objective "
            "under the same limits (or there is no feasible sparse design) -> ROLLBACK: build the dense design"),
     ("R4", "no quality evidence for a sparse design, or only proxy evidence (a reference model, not the team's) "
@@ -76,11 +79,57 @@ def _sparse_quality_failure(data: StudyData) -> str | None:
             f"({mt.get('quality_evidence', 'unlabelled')} evidence)")
 
 
+def evidence_kind(data: StudyData, q: dict[str, Any] | None) -> str:
+    """What the quality evidence behind the decision was measured on: ``"model"`` (the team's
+    model) or ``"proxy"`` only when the evidence says so, else ``"unlabelled"`` (fails closed: never
+    read as the team's model). The chosen sparse design's evidence, else the study's sparse trials'."""
+    if q is not None and not q.get("dense"):
+        kind = q.get("evidence")
+    else:
+        kinds = {r["metrics"].get("quality_evidence") for r in data.records
+                 if parse_sparsity(str(r["params"].get("sparsity", "dense")))[2]}
+        kind = kinds.pop() if len(kinds) == 1 else None
+    return kind if kind in ("model", "proxy") else "unlabelled"
+
+
+def _proxy_hold(data: StudyData, comp: dict[str, Any]) -> str | None:
+    """When sparsity loses only through the quality limit on proxy evidence: the sparse design that
+    fails nothing but that limit and beats the best feasible dense design on the primary objective
+    (or there is none), in words; else None."""
+    cname = LIMIT_CONSTRAINTS["max_quality_delta"]
+    prim, sign = data.cfg.objectives.primary, (1.0 if data.directions[0] == "maximize" else -1.0)
+    cands = [r for r in data.records if parse_sparsity(str(r["params"].get("sparsity", "dense")))[2]
+             and r["constraints"].get(cname, 0.0) > 0 and num(r["metrics"].get(prim)) is not None
+             and all(v <= 0 for c, v in r["constraints"].items() if c != cname)]
+    if not cands:
+        return None
+    bs = max(cands, key=lambda r: (sign * float(r["metrics"][prim]), -r["number"]))
+    a = float(bs["metrics"][prim])
+    if "best_dense" in (comp or {}):  # the equal-terms comparison (with its dense sub-study)
+        b = num(comp["best_dense"].get(prim)) if comp["best_dense"] else None
+    else:
+        bd = best_record(data.records, prim, data.directions[0], sparse=False)
+        b = num(bd["metrics"][prim]) if bd else None
+    what = f"trial {bs['number']} ({point_label(bs['params'])}) fails only the quality limit, on proxy evidence"
+    if b is None:
+        return f"{what}, and no dense design is feasible"
+    ratio = (a / b if sign > 0 else b / a) if a > 0 and b > 0 else None
+    if ratio is None or ratio <= 1.0:
+        return None
+    return f"{what}, and beats the best feasible dense design: {prim} {fmt(a)} vs {fmt(b)}, ratio {fmt(ratio)}"
+
+
+#: The reason of a decision held at BOUNDED ROLLOUT by proxy evidence (rule R2).
+HOLD_REASON = ("proxy evidence shows the quality limit violated; a reference model cannot decide ROLLBACK, so the "
+               "decision is held at BOUNDED ROLLOUT until the team's own model is evaluated ([quality] weights + eval)")
+
+
 def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: dict[str, Any] | None = None,
            rob: dict[str, Any] | None = None) -> tuple[str, str, list[list[str]]]:
     """(verdict, rule that fired, rule table rows with the evaluated values). ``comp``: the equal-terms
     comparison (explore.compare.comparison); ``rob``: the advantage under the assumptions' ranges
-    (explore.robustness); without them R3 and R5 cannot hold and the verdict is at most BOUNDED ROLLOUT."""
+    (explore.robustness); without them R3 and R5 cannot hold and the verdict is at most BOUNDED ROLLOUT. Only evidence on the team's model can decide ROLLBACK on quality (R2);
+    evidence that does not say what it was measured on counts as missing (R4)."""
     rows: list[list[str]] = []
     feasible = bool(data.best.get("feasible"))
     qfail = _sparse_quality_failure(data)
@@ -90,17 +139,30 @@ def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: 
     if r1 or (det is None and qfail is None):
         return "ESCALATE", "R1", rows
     sparse = point_sparsity(det.point)[2] if det is not None else True
+    kind = evidence_kind(data, q)
+    hold = _proxy_hold(data, comp or {}) if kind != "model" and data.cfg.limits.max_quality_delta is not None else None
     guard_bad = bool(q and not q.get("dense") and q.get("guardrail_ok") is False)
     if qfail is not None and not (feasible and sparse):
-        # every sparse design of the study violates the quality limit: sparsity does not ship
-        rows.append(["R2", RULES[1][1], qfail, "fires"])
-        return "ROLLBACK", "R2", rows
+        # every sparse design of the study violates the quality limit: sparsity does not ship on the
+        # team's model's evidence; on a proxy's, the decision is held unless sparsity loses anyway
+        if kind == "model":
+            rows.append(["R2", RULES[1][1], qfail, "fires"])
+            return "ROLLBACK", "R2", rows
+        if hold is not None:
+            rows.append(["R2", RULES[1][1], f"{qfail}; {hold}", "holds at BOUNDED ROLLOUT"])
+            return "BOUNDED ROLLOUT", "R2", rows
+        rows.append(["R2", RULES[1][1], f"{qfail}; {kind} evidence cannot decide ROLLBACK, and no sparse design "
+                     "failing only the quality limit beats the best dense design", "passes (R3 decides)"])
+        if not feasible:
+            return "ESCALATE", "R1", rows
+    elif det is not None:
+        held = guard_bad and kind != "model"
+        rows.append(["R2", RULES[1][1], (q or {}).get("guardrail", "no quality evidence") if sparse else "dense design",
+                     "holds at BOUNDED ROLLOUT" if held else "fires" if guard_bad else "passes"])
+        if guard_bad and not held:
+            return "ROLLBACK", "R2", rows
     if det is None:
         return "ESCALATE", "R1", rows
-    rows.append(["R2", RULES[1][1], (q or {}).get("guardrail", "no quality evidence") if sparse else "dense design",
-                 "fires" if guard_bad else "passes"])
-    if guard_bad:
-        return "ROLLBACK", "R2", rows
     comp = comp or {}
     adv = comp.get("primary_advantage")
     prim = data.cfg.objectives.primary
@@ -112,15 +174,22 @@ def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: 
     else:
         measured = f"best sparse {fmt(bs.get(prim))} vs best dense {fmt(bd.get(prim))} {prim}: ratio {fmt(adv)}"
     r3 = bs is None or (adv is not None and adv <= 1.0) or not sparse
+    if r3 and hold is not None:  # sparsity loses only through the quality limit on proxy evidence: R2 holds
+        rows.append(["R3", RULES[2][1], f"{measured}; {hold}", "fires only through the proxy quality limit (R2 holds)"])
+        return "BOUNDED ROLLOUT", "R2", rows
     rows.append(["R3", RULES[2][1], measured + ("" if sparse else "; the best design is dense"),
                  "fires" if r3 else "passes"])
     if r3:
         return "ROLLBACK", "R3", rows
-    kind = (q or {}).get("evidence", "model") if q is not None else None
-    r4 = sparse and (q is None or kind != "model")
+    if guard_bad:  # the chosen design's guardrail fails on proxy evidence: held (R2)
+        return "BOUNDED ROLLOUT", "R2", rows
+    r4 = sparse and (kind != "model" or q is None or q.get("guardrail_ok") is not True)
     r4_text = ("no quality evidence" if q is None else
                f"proxy evidence only ({q.get('reference', 'reference model')}): it shows the family, not the "
-               f"deployed model" if kind != "model" else "evidence on the team's model")
+               f"deployed model" if kind == "proxy" else
+               "evidence that does not say what it was measured on: counted as missing" if kind != "model" else
+               "evidence on the team's model without a guardrail verdict: counted as missing"
+               if q.get("guardrail_ok") is not True else "evidence on the team's model")
     rows.append(["R4", RULES[3][1], r4_text if sparse else "dense design", "fires" if r4 else "passes"])
     if r4:
         return "BOUNDED ROLLOUT", "R4", rows
@@ -152,6 +221,11 @@ RULE_REASON = {
     "R5": "the sparse advantage, its confidence over the assumptions' ranges, or a limit's slack is thin",
     "R6": "all rules pass",
 }
+
+
+def rule_reason(verdict: str, rule: str) -> str:
+    """The decision's reason in words (a hold by proxy evidence has its own)."""
+    return HOLD_REASON if (rule, verdict) == ("R2", "BOUNDED ROLLOUT") else RULE_REASON[rule]
 
 
 def rejected_alternatives(data: StudyData) -> list[list[str]]:
@@ -196,7 +270,13 @@ def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | No
     s = Section(11, "decision", "Decision", "sparsity")
     verdict, rule, rows = decide(data, det, q, comp, rob)
     s.verdict = f"Recommendation: {verdict} (rule {rule})."
-    if rule == "R4" and q is not None and q.get("evidence") != "model":
+    if rule == "R2" and verdict == "BOUNDED ROLLOUT":
+        s.paras.append(f"Held at BOUNDED ROLLOUT: {HOLD_REASON}.")
+    if rule == "R4" and q is not None and q.get("evidence") not in ("model", "proxy"):
+        s.paras.append("Capped at BOUNDED ROLLOUT: the quality evidence does not say what it was measured on, so it "
+                       "counts as missing; only the team's own weights and eval ([quality] weights + eval) can "
+                       "support SHIP.")
+    if rule == "R4" and q is not None and q.get("evidence") == "proxy":
         s.paras.append(f"Capped at BOUNDED ROLLOUT: the quality evidence is a proxy ({q.get('reference')}, "
                        f"{q.get('model')}), a reference model of the workload family rather than the deployed "
                        "model; only the team's own weights and eval ([quality] weights + eval) can support SHIP.")
@@ -232,4 +312,4 @@ def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | No
     if rej:
         s.tables.append(Table("Rejected alternatives (top designs that lost, and why)",
                               ["trial", "design", data.cfg.objectives.primary, "why it lost"], rej, name="rejected"))
-    return s, {"verdict": verdict, "rule": rule, "reason": RULE_REASON[rule]}
+    return s, {"verdict": verdict, "rule": rule, "reason": rule_reason(verdict, rule)}

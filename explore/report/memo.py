@@ -43,7 +43,7 @@ from ppa.timing.opensta import find_sta
 MECHANISM_AXES = {
     "memory": ("dram", "dram_gbps", "sram_kb", "dataflow"),
     "compute": ("clock_mhz", "rows", "cols", "pipeline"),
-    "scheduling": ("dataflow", "rows", "cols"),
+    "scheduling": ("dataflow", "rows", "cols", "double_buffer"),
     "precision": ("sparsity",),
     "thermal": ("clock_mhz", "node_nm", "pipeline"),
 }
@@ -175,9 +175,12 @@ def _mechanism(data, det, layers, q) -> dict[str, Any]:
     if q is None:
         missing.append("quality evidence: set limits.max_quality_delta (and [quality] weights + eval for the deployed "
                        "model)")
-    elif not q.get("dense") and q.get("evidence") != "model":
+    elif not q.get("dense") and q.get("evidence") == "proxy":
         missing.append(f"quality on the deployed model: only proxy evidence ({q.get('reference', 'reference model')}); "
                        "give [quality] weights + eval")
+    elif not q.get("dense") and q.get("evidence") != "model":  # fails closed: unlabelled evidence is missing
+        missing.append("quality evidence: the evaluator's evidence does not say what it was measured on, so it counts "
+                       "as missing; give [quality] weights + eval")
     if data.cfg.limits.p99_latency_ms is None:
         missing.append("serving p95/p99: no SLA is set (limits.p99_latency_ms + request_rate_hz), so queueing "
                        "(scheduling at the request level) is not measured")
@@ -214,7 +217,10 @@ def _off_space(data, axis: str, v: Any) -> list[Any]:
 
 def _neighbours(data, point: dict[str, Any], axis: str) -> list[tuple[Any, bool]]:
     """One-step moves of ``axis`` from the point: (value, inside the searched space). The adjacent
-    values of the space; where the space has none on a side, the off-space step (``_off_space``)."""
+    values of the space; where the space has none on a side, the off-space step (``_off_space``).
+    An OS point has no double_buffer move (it streams its weights: explore.space.double_buffered)."""
+    if axis == "double_buffer" and point.get("dataflow") == "os":
+        return []
     try:
         vals = axis_values(data.cfg).get(axis)
     except Exception:  # noqa: BLE001 - an axis that cannot be discretised has no in-space step

@@ -152,7 +152,7 @@ def findings(cfg, records: list[dict[str, Any]], best: dict[str, Any], constrain
         elif q.get("dense"):
             txt = "quality gate: the chosen design is dense (no pruning, loss 0 by construction)"
         else:
-            txt = (f"quality gate ({q.get('evidence', 'proxy')} evidence): "
+            txt = (f"quality gate ({q.get('evidence') or 'unlabelled'} evidence): "
                    + str(q.get("guardrail", f"quality_delta {fmt(q.get('quality_delta'))}")))
         out.append(Finding("Q1", "quality_gate", "max_quality_delta", "precision", txt))
     for f in out:
@@ -185,9 +185,12 @@ def artifact_frames(cfg, det: Any, layers: pd.DataFrame, q: dict[str, Any] | Non
             out["model_optimization"] = (df, "produced", "the chosen design is dense: no pruning to justify")
         elif q.get("evidence") == "model":
             out["model_optimization"] = (df, "produced", "the team's weights scored by the team's eval")
-        else:
+        elif q.get("evidence") == "proxy":
             out["model_optimization"] = (df, "partial", f"proxy evidence ({q.get('reference', 'reference model')}): "
                                                         "the deployed model's weights and eval ([quality]) are missing")
+        else:  # fails closed: evidence that does not say what it was measured on is no evidence
+            out["model_optimization"] = (df, "missing", "the quality evidence does not say what it was measured on "
+                                                        "(neither the team's model nor a named reference)")
     # accelerator architecture: per-layer profile and bottleneck map
     if det is None or layers.empty:
         out["accelerator_architecture"] = (None, "missing", "no per-layer results (no design, or the evaluator "

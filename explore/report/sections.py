@@ -277,7 +277,9 @@ MODEL_LIMITS = (
      "prints the comparison with published accelerators"),
     ("clock tree and clock gating", "clock energy per flip-flop from the Liberty library's clock-pin energy, pin "
      "capacitance and a balanced tree of its clock buffer (ppa.liberty.energy), with an assumed wiring share (0.5 x the "
-     "pin load; no placement), moved to the node in toggle-equivalents; without a library, osu018's figures; no clock gating of idle PEs (idle PEs pay clock power)"),
+     "pin load; no placement), moved to the node in toggle-equivalents; without a library, osu018's figures; the WS weight registers are clock-gated "
+     "while held (one gating cell per PE, costed with ASAP7's ICG/flip-flop energy ratio; [fixed] clock_gating); no "
+     "gating of idle PEs (idle PEs pay clock power)"),
     ("memory system", "SRAM from CACTI fits, DRAM energy per bit and bandwidth per stack/channel; no DRAM page "
      "policy, refresh or bank conflicts; SRAM port limits are per-layer averages (bursts not resolved)"),
     ("non-GEMM operators", "softmax, normalisation, activations, residual adds and the like run on a modelled vector "

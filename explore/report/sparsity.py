@@ -283,12 +283,19 @@ def section_quality(data: StudyData, det: Detail | None, q: dict[str, Any] | Non
         s.paras.append(f"The best design is dense: no pruning, quality delta 0 by construction "
                        f"(quality evidence configured: {q.get('evidence', 'n/a')}).")
         return s
-    kind = q.get("evidence", "proxy")
+    kind = q.get("evidence")
     if kind == "proxy":
         s.paras.append(f"Evidence: PROXY. A reference model ({q['reference']}: {q['model']}) stands in for the "
                        "deployed model; it shows what N:M pruning does to a model of this family, not to yours. "
-                       "It caps the decision at BOUNDED ROLLOUT; give [quality] weights + eval to bind on the "
-                       "team's own model.")
+                       "It caps the decision at BOUNDED ROLLOUT and cannot decide ROLLBACK; give [quality] weights "
+                       "+ eval to bind on the team's own model.")
+        for ref, f in (q.get("families") or {}).items():
+            s.paras.append(f"Reference {ref} ({f.get('metric')}, for {', '.join(f.get('workloads') or {}) or 'n/a'}): "
+                           f"{interval_text(f)}; {f.get('guardrail')}. Each reference is held to the limit on its own "
+                           "metric; their deltas are not compared with each other.")
+    elif kind != "model":
+        s.paras.append("Evidence: UNLABELLED. The evaluator's quality evidence does not say what it was measured on; "
+                       "it counts as missing and caps the decision at BOUNDED ROLLOUT.")
     else:
         s.paras.append(f"Evidence: MODEL. The team's weights ({q.get('weights_file')}) scored by the team's eval "
                        f"({q.get('eval')}).")

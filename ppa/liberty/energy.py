@@ -31,7 +31,8 @@ of the pin (energy unit = voltage unit x capacitance unit). OpenSTA 2.0.17's ``r
 reads the same tables (tests/ppa/test_liberty_energy.py compares the lookups); it charges an input
 pin's rise + fall energy on every transition, twice the per-cycle energy read here.
 
-Not modelled (stated): clock gating (every flip-flop is clocked every cycle, as before), wire
+Not modelled here (stated): clock gating (ppa.model gates the weight registers with ppa.tech's ICG
+figures on top of the per-flop clock energy read here), wire
 capacitance of data nets (none in the library; the timing's WIRE_ALLOWANCE is a delay figure),
 the D-pin energy of a flip-flop whose D toggles and returns within a cycle.
 """

@@ -67,6 +67,20 @@ def is_clock_cell(c: _lib.Group) -> bool:
     return "clk" in c.name.lower() or "clk" in str(c.attr("cell_footprint", "")).lower()
 
 
+#: Hold and delay buffers are for hold fixing, not for driving data nets [A]: ASAP7's HB1xp67-HB4xp67
+#: (a buffer's function, but slow by design; ORFS's ASAP7 dont-use list ``*xp*`` covers them), and the
+#: DLY*/DEL* delay cells of other libraries. No flow here picks them as a buffer or an inverter.
+_HOLD_OR_DELAY = re.compile(r"^(HB\d|DLY|DEL)", re.I)
+
+
+#: a unit-drive cell name: X1 / x1 not followed by a digit or a fraction's "p" (INVX1, INVx1_ASAP7_75t_R)
+_UNIT_DRIVE = re.compile(r"x1(?![0-9p])", re.I)
+
+
+def is_hold_or_delay_cell(c: _lib.Group) -> bool:
+    return bool(_HOLD_OR_DELAY.match(c.name))
+
+
 def _is_buffer(a: str) -> tuple[str, str]:
     return a, f"({a})"
 
@@ -156,7 +170,7 @@ class LibertyLibrary:
         function (spaces and quotes removed) is in ``want(input pin)``."""
         out = []
         for c in self.cell_groups():
-            if c.attr("dont_use") == "true":
+            if c.attr("dont_use") == "true" or is_hold_or_delay_cell(c):
                 continue
             pins = self.pins(c)
             ins = [n for n, g in pins.items() if g.attr("direction") == "input"]
@@ -168,17 +182,21 @@ class LibertyLibrary:
                 out.append((c, ins[0], outs[0]))
         return out
 
-    def _smallest(self, want) -> tuple[str, str, str] | None:
-        """The smallest-area cell of :meth:`_one_in_one_out_cells` (first of equals), or None."""
+    def _smallest(self, want, prefer=None) -> tuple[str, str, str] | None:
+        """The smallest-area cell of :meth:`_one_in_one_out_cells`; of equal areas one that
+        ``prefer(cell group)`` accepts, then the first in the file."""
         best = None
         for c, a, y in self._one_in_one_out_cells(want):
-            if best is None or cell_area(c) < best[0]:
-                best = (cell_area(c), c.name, a, y)
+            key = (cell_area(c), not (prefer is not None and prefer(c)))
+            if best is None or key < best[0]:
+                best = (key, c.name, a, y)
         return None if best is None else best[1:]
 
     def inverter(self) -> tuple[str, str, str]:
-        """(cell, input pin, output pin) of the smallest-area inverter of the library."""
-        best = self._smallest(_is_inverter)
+        """(cell, input pin, output pin) of the smallest-area inverter of the library; of equal areas
+        the unit-drive one, named X1 (the FO4 inverter: osu018's INVX1 beside INVX2, ASAP7's INVx1
+        beside the fractional-drive INVxp33, both pairs of one area)."""
+        best = self._smallest(_is_inverter, prefer=lambda c: bool(_UNIT_DRIVE.search(c.name)))
         if best is None:
             raise InputError("the library has no inverter (a cell whose function is !A of its one input)",
                              where=self.path)
@@ -264,9 +282,12 @@ class LibertyLibrary:
         """One NLDM table (energy: ``rise_power`` / ``fall_power``; or ``rise_transition`` /
         ``fall_transition``) at an input slew and an output load, in the library's unit: bilinear
         in the table's indices, extrapolated linearly, as NLDM lookup does. 1-D tables take
-        whichever of slew or load their template names."""
-        tmpl = self.template(table.name)
+        whichever of slew or load their template names; Liberty's built-in ``scalar`` template is
+        one value (ASAP7's flip-flop and ICG clock pins: ``rise_power (scalar) { values ("0"); }``)."""
         vals = _lib.floats(table.attr("values"))
+        if table.name == "scalar":
+            return vals[0]
+        tmpl = self.template(table.name)
         idx = []
         for k in (1, 2):
             own = table.attr(f"index_{k}")

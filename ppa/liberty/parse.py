@@ -1,11 +1,12 @@
 """A Liberty (.lib) reader: the group / attribute tree, enough of it to know the library.
 
 Liberty syntax (Synopsys Liberty reference, "Library-level syntax"): groups ``name (args) { ... }``,
-simple attributes ``name : value ;``, complex attributes ``name (v1, v2, ...) ;``, C comments and
-backslash line continuations. This reader keeps that tree and nothing else; ppa.liberty.library
-reads the header (units, nominal voltage), the cells, their pins, and the few tables the flows
-need (internal energies, transition times) from it. Delays are never computed here: OpenSTA does
-that.
+simple attributes ``name : value ;`` (the ``;`` may be left out at the end of a line, as ASAP7's
+INVBUF cells do and as Yosys and OpenSTA accept), complex attributes ``name (v1, v2, ...) ;``, C
+comments and backslash line continuations. This reader keeps that tree and nothing else;
+ppa.liberty.library reads the header (units, nominal voltage), the cells, their pins, and the few
+tables the flows need (internal energies, transition times) from it. Delays are never computed
+here: OpenSTA does that.
 """
 
 from __future__ import annotations
@@ -48,8 +49,11 @@ _TOKEN = re.compile(
 
 
 def _tokens(text: str, where: str):
+    """(kind, value, newline_before) per token: ``newline_before`` says a line ended (not a
+    backslash continuation) between the previous token and this one."""
     pos = 0
     n = len(text)
+    nl = False
     while pos < n:
         m = _TOKEN.match(text, pos)
         if m is None:
@@ -57,18 +61,25 @@ def _tokens(text: str, where: str):
             raise InputError(f"malformed Liberty at line {line}: {text[pos:pos + 20]!r}", where=where)
         pos = m.end()
         if m.lastgroup == "str":
-            yield "str", m.group("str")[1:-1].replace("\\\n", "").replace("\\\r\n", "")
+            yield "str", m.group("str")[1:-1].replace("\\\n", "").replace("\\\r\n", ""), nl
         elif m.lastgroup == "punct":
-            yield "p", m.group("punct")
+            yield "p", m.group("punct"), nl
         elif m.lastgroup == "word":
-            yield "w", m.group("word")
+            yield "w", m.group("word"), nl
+        else:
+            nl = nl or ("\n" in m.group(0) and not m.group(0).startswith("\\"))
+            continue
+        nl = False
 
 
 def parse(text: str, where: str = "liberty") -> Group:
     """Parse Liberty text into its top group (normally ``library (name) { ... }``).
 
     Raises InputError (``where``) on a syntax error or when the text holds no group."""
-    toks = list(_tokens(text, where))
+    toks, nls = [], []
+    for kind, value, nl in _tokens(text, where):
+        toks.append((kind, value))
+        nls.append(nl)
     i = 0
 
     def err(msg: str) -> InputError:
@@ -112,6 +123,8 @@ def parse(text: str, where: str = "liberty") -> Group:
                 j += 1
                 parts = []
                 while j < len(toks) and not (toks[j][0] == "p" and toks[j][1] in ";}"):
+                    if parts and nls[j]:
+                        break  # a simple attribute ended by its line, without ';' (ASAP7's "area : X")
                     if toks[j][0] == "p" and toks[j][1] not in ":,":
                         raise err(f"unexpected {toks[j][1]!r} in attribute {name}")
                     parts.append(toks[j][1])

@@ -22,7 +22,8 @@ from functools import lru_cache
 from hw.errors import InputError
 from hw.params import PEParams
 from ppa import rtl, tech
-from ppa.array_cost import ArrayFacts, check_kind, synth_array
+from ppa.array_cost import ArrayFacts, array_memo, check_double_buffer, check_kind, synth_array
+from ppa.liberty import asap7
 from ppa.liberty.library import OSU018_NODE_NM, LibertyLibrary, default_liberty_path, load_liberty
 from ppa.override import assumed
 from ppa.synth import cache_key
@@ -33,12 +34,16 @@ from ppa.timing.sta import StaResult, time_generated
 
 GENERIC_TIMING_NOTE = "timing: generic netlist timed by logical effort (no OpenSTA/Liberty)"
 
-#: Wire allowance [A]: the STA above has no wire capacitance (no placement). Intra-PE nets of a
-#: compact datapath block are short (a PE is ~50-100 um across at 7 nm to ~200-300 um at 180 nm:
-#: sqrt of its cell area) and add a modest share to each stage's load; we charge 10 % of the
-#: logic path, the middle of the 5-15 % by which post-route paths of such blocks commonly exceed a
-#: zero-wire-load pre-layout estimate. Not a fit; not checked against a published figure.
-WIRE_ALLOWANCE = 0.10
+#: Wire allowance [D/A]: the STA has no wire capacitance (no placement). Measured on ASAP7 (7 nm,
+#: RVT TT): OpenSTA wire-load models built from ORFS's ASAP7 signal-wire RC (setRC.tcl: 0.173 fF/um,
+#: 32 ohm/um) with a net length of (0.5 + 0.75 x fan-out) um, about a 13 x 13 um PE, lengthen the
+#: timing-mapped INT8 2:4 PE's register-to-register path by 23 % (1,141 -> 1,404 ps) and the dense
+#: PE's by 21 % (1,090 -> 1,322 ps); twice that length, by 49 % and 47 %. Those netlists are ABC's,
+#: mostly fractional-drive cells and unsized for wires; a placed flow's repair (upsizing, buffering)
+#: wins part of it back. We charge 15 %: below the unsized 21-23 %, above the 10 % assumed before
+#: (the middle of the 5-15 % post-route excess commonly quoted). The same fraction at every node [A]
+#: (wires matter less at 180 nm, so it is conservative there).
+WIRE_ALLOWANCE = 0.15
 #: Clock skew + jitter margin [A], as a fraction of the clock period: a balanced clock tree with
 #: a few % skew and ~1-2 % period jitter; 5 % in all. The clock in OpenSTA is ideal.
 CLOCK_UNCERTAINTY_FRACTION = 0.05
@@ -64,17 +69,18 @@ def _load_liberty(path: str, node_nm: int | None, mtime_ns: int, size: int) -> L
 def resolve_liberty(design) -> LibertyLibrary | None:
     """The Liberty library ``design`` (a ppa.design.DesignPoint) is timed with, or None for the
     generic path: ``design.liberty`` when given (its node from the file or ``liberty_node_nm``;
-    OpenSTA required), else the default osu018 library when OpenSTA and the file are installed.
+    ``"asap7"``: the ASAP7 7 nm library, ppa.liberty.asap7; OpenSTA required), else the default osu018 library when OpenSTA and the file are installed.
     ``SPARSEPE_STA=off`` forces the generic path for the default (not for an explicit file)."""
     if design.liberty is not None:
         if not isinstance(design.liberty, str) or not design.liberty:
             raise InputError(f"must be a Liberty file path, got {design.liberty!r}", where="--liberty")
+        path = asap7.resolve_path(design.liberty)
         try:
-            st = os.stat(design.liberty)
+            st = os.stat(path)
             stamp = (st.st_mtime_ns, st.st_size)
         except OSError:
             stamp = (0, 0)  # load_liberty reports the unreadable file
-        lib = _load_liberty(design.liberty, design.liberty_node_nm, *stamp)
+        lib = _load_liberty(path, design.liberty_node_nm, *stamp)
         if lib.node_nm is None:
             raise InputError("the Liberty file does not state its process node: give --liberty-node NM",
                              where=design.liberty)
@@ -105,19 +111,23 @@ def sta_pe(params: PEParams, sparse: bool, lib: LibertyLibrary, *, clock_ps: flo
 
 
 def sta_array_column(params: PEParams, rows: int, lib: LibertyLibrary, *, clock_ps: float | None = None, cache=None,
-                     kind: str = "sparse") -> StaResult:
-    """STA of an ``rows`` x 1 column of hw.array.SparseArray (weight-stationary) with ``kind`` cells
-    (sparse, dense, dense_path), the stage the array model characterises (ppa.array_cost.ArrayFacts).
-    The ``out_meta_err`` OR chain is static while the weights are held and is excluded as a false
-    path, as ppa.model treats it."""
+                     kind: str = "sparse", dataflow: str = "ws", double_buffer: bool = False) -> StaResult:
+    """STA of an ``rows`` x 1 column of hw.array.SparseArray with ``kind`` cells (sparse, dense,
+    dense_path), ``dataflow`` (ws, os) and ``double_buffer`` (the double-buffered WS array), the stage
+    the array model characterises (ppa.array_cost.ArrayFacts). In the weight-stationary column the
+    ``out_meta_err`` OR chain is static while the weights are held and is excluded as a false path,
+    as ppa.model treats it (double-buffered, the error bits are registered beside the partial sums);
+    in the output-stationary one it follows each tile's codes and is timed."""
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
         raise InputError(f"must be a positive integer, got {rows!r}", where="rows")
-    check_kind(kind, "ws")
-    # the sparse column keeps its original memo parameters, so its cached results stay valid
-    memo = (rows, 1, params) if kind == "sparse" else (rows, 1, params, kind, "ws")
-    return time_generated("hw.array.SparseArray", memo, rtl.ARRAY_MODULES[kind],
-                          lambda: rtl.array_verilog(params, rows, 1, kind, "ws"), lib,
-                          clock_ps=clock_ps, false_path_ports=("out_meta_err",), cache=cache)
+    check_kind(kind, dataflow)
+    check_double_buffer(double_buffer, dataflow)
+    # the sparse single-buffered WS column keeps its original memo parameters, so its cached results stay valid
+    return time_generated("hw.array.SparseArray", array_memo(rows, 1, params, kind, dataflow, double_buffer),
+                          rtl.array_module(kind, double_buffer),
+                          lambda: rtl.array_verilog(params, rows, 1, kind, dataflow, double_buffer), lib,
+                          clock_ps=clock_ps, false_path_ports=("out_meta_err",) if dataflow == "ws" else (),
+                          cache=cache)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -142,19 +152,24 @@ class StageTiming:
 
 def stage_timing(p: PEParams, design, facts: ArrayFacts, *, cache=None) -> StageTiming:
     """Timing of the stage the model clocks for ``design`` (a ppa.design.DesignPoint): the R-row
-    column of the design's own array (any PE kind; rows up to the characterised steady-state row,
-    as ArrayFacts.depth), from OpenSTA on the Liberty library (timing-driven mapping,
+    column of the design's own array (any PE kind, its own dataflow: a weight-stationary column's
+    partial sums chain down the rows, so rows up to the characterised steady-state row, as
+    ArrayFacts.depth; an output-stationary array's cells are alike, each accumulating its own sum,
+    so its one-cell column), from OpenSTA on the Liberty library (timing-driven mapping,
     FASTEST_CLOCK_PS), else the generic path."""
     R = design.rows
     lib = resolve_liberty(design)
     depth = facts.depth(R)
-    if lib is None:  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.timing.effort)
-        rows = min(R, len(facts.row_depth))
-        res = synth_array(p, rows, 1, cache=cache_key(cache), kind=design.kind, dataflow="ws", mapping="delay")
-        return StageTiming(generic_stage_fo4(res), "generic", None,
-                           f"{rows} x 1 {design.kind} array column, logical effort on its delay-mapped netlist "
-                           f"(depth {res.logic_depth} gates; area-mapped {depth})")
-    # every PE kind is timed the same way: the R-row column of its own weight-stationary array
+    df = design.cost_dataflow
+    db = " double-buffered" if design.double_buffer else ""
     rows = min(R, len(facts.row_depth))
-    r = sta_array_column(p, rows, lib, clock_ps=FASTEST_CLOCK_PS, cache=cache_key(cache), kind=design.kind)
-    return StageTiming(r.cycle_fo4, "sta", r, f"{rows} x 1 {design.kind} array column")
+    what = f"{rows} x 1 {design.kind}{db} {'output-stationary ' if df == 'os' else ''}array column"
+    if lib is None:  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.timing.effort)
+        res = synth_array(p, rows, 1, cache=cache_key(cache), kind=design.kind, dataflow=df, mapping="delay",
+                          double_buffer=design.double_buffer)
+        return StageTiming(generic_stage_fo4(res), "generic", None,
+                           f"{what}, logical effort on its delay-mapped netlist "
+                           f"(depth {res.logic_depth} gates; area-mapped {depth})")
+    r = sta_array_column(p, rows, lib, clock_ps=FASTEST_CLOCK_PS, cache=cache_key(cache), kind=design.kind,
+                         dataflow=df, double_buffer=design.double_buffer)
+    return StageTiming(r.cycle_fo4, "sta", r, what)

@@ -17,7 +17,8 @@ Modules:
 * :mod:`sim.quality.charlm`: the character-level transformer LM (corpus, model, training);
 * :mod:`sim.quality.transformer`: the transformer reference experiment (transformer workloads):
   ASP recipe, one-shot delta of every pruning method, equal latency, cache;
-* :mod:`sim.quality.team_code`: the team's ``MODULE:FUNCTION`` loaded by name;
+* :mod:`sim.quality.hooks`: the team's ``MODULE:FUNCTION`` (eval, calibration) run in a child
+  process with a time limit; :mod:`sim.quality.team_code` the child's side (loads it by name);
 * :mod:`sim.quality.user_eval`: the team's own weights and evaluation function (``--eval``);
 * :mod:`sim.quality.stats`: 95 % intervals (seeds x bootstrap over the test set);
 * :mod:`sim.quality.weights`: user weight files (read, classify, write);

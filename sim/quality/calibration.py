@@ -9,10 +9,10 @@ or its module (``h.0.attn.c_attn``, as forward hooks see it).
 Sources:
 
 * a file (``.npz`` / ``.safetensors``) with those arrays: inputs of the dense model;
-* ``MODULE:FUNCTION`` (the team's code, sim.quality.team_code). A function without parameters,
-  ``fn()``, returns the dense model's inputs. A function with one parameter, ``fn(weights)``, gets
-  the current weights (a dict like the checkpoint's) and returns the inputs *that* model produces:
-  pruning then runs in SparseGPT's sequential mode (Frantar & Alistarh 2023, sec. 3.5 / the
+* ``MODULE:FUNCTION`` (the team's code, run in a child process with a time limit:
+  sim.quality.hooks). A function without parameters, ``fn()``, returns the dense model's inputs.
+  A function with one parameter, ``fn(weights)``, gets the current weights (a dict like the
+  checkpoint's) and returns the inputs *that* model produces: pruning then runs in SparseGPT's sequential mode (Frantar & Alistarh 2023, sec. 3.5 / the
   reference code's ``llama_sequential``): tensors are pruned block by block (a block = the tensor
   names up to their first numeric part, ``transformer.h.3``, in the order the function returns
   them), and each block's inputs come from the model whose earlier blocks are already pruned;
@@ -25,7 +25,6 @@ not the tensor's input width, no rows, NaN or infinity.
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,29 +33,43 @@ from pathlib import Path
 import numpy as np
 
 from hw.errors import InputError
+from sim.quality.hooks import HookTimeout, Opaque, TeamHook
 from sim.quality.layouts import Layout
-from sim.quality.team_code import first_line, load_function
+from sim.quality.team_code import takes_weights
 from sim.quality.weights import load_tensors
 
 __all__ = ["Calibration", "calibration_from_spec", "calibration_from_arrays", "calibration_from_function",
-           "match_keys", "check_inputs", "block_of", "DENSE_INPUTS", "SEQUENTIAL_INPUTS"]
+           "calibration_from_hook", "is_function_spec", "match_keys", "check_inputs", "block_of", "DENSE_INPUTS",
+           "SEQUENTIAL_INPUTS"]
 
 DENSE_INPUTS = "dense model"
 SEQUENTIAL_INPUTS = "pruned prefix (sequential, block by block)"
 _FILE_SUFFIXES = (".npz", ".safetensors")
 
 
+def _nothing() -> None:
+    pass
+
+
 @dataclass(frozen=True)
 class Calibration:
-    """Where the inputs come from and how to get them: ``fetch(weights)`` -> {key: array}."""
+    """Where the inputs come from and how to get them: ``fetch(weights)`` -> {key: array};
+    ``close()`` stops the team's child process (a no-op for fixed arrays). A context manager."""
 
     source: str
     sequential: bool
     fetch: Callable[[dict[str, np.ndarray]], dict]
+    close: Callable[[], None] = _nothing
 
     @property
     def inputs(self) -> str:
         return SEQUENTIAL_INPUTS if self.sequential else DENSE_INPUTS
+
+    def __enter__(self) -> Calibration:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def calibration_from_arrays(arrays: dict[str, np.ndarray], source: str) -> Calibration:
@@ -64,44 +77,50 @@ def calibration_from_arrays(arrays: dict[str, np.ndarray], source: str) -> Calib
     return Calibration(source, False, lambda _weights: arrays)
 
 
-def _takes_weights(fn: Callable) -> bool:
-    """True when ``fn`` has a required positional parameter (it is called ``fn(weights)``)."""
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
-
-
 def calibration_from_function(fn: Callable, source: str) -> Calibration:
-    """The team's function: ``fn(weights)`` (sequential) or ``fn()`` (dense inputs)."""
-    sequential = _takes_weights(fn)
+    """The tool's own function (the built-in references), called in this process: ``fn(weights)``
+    (sequential) or ``fn()`` (dense inputs). The team's code goes through
+    :func:`calibration_from_hook`."""
+    sequential = takes_weights(fn)
+    return Calibration(source, sequential, lambda weights: fn(weights) if sequential else fn())
+
+
+def calibration_from_hook(spec: str, base_dir: str | Path | None = None, *,
+                          timeout: HookTimeout | None = None) -> Calibration:
+    """The team's ``MODULE:FUNCTION`` in a child process (sim.quality.hooks): ``fn(weights)``
+    (sequential) or ``fn()`` (dense inputs); ``close()`` the result when done."""
+    source = f"function {spec}"
+    hook = TeamHook(spec, base_dir, what="calibration", timeout=timeout)
 
     def fetch(weights: dict[str, np.ndarray]) -> dict:
-        try:
-            out = fn({k: v.copy() for k, v in weights.items()}) if sequential else fn()
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - the team's code may raise anything
-            raise InputError(f"raised {type(exc).__name__}: {first_line(exc)}", where=f"calibration {source}") from None
+        out = hook.call(weights if hook.takes_weights else None, where=f"calibration {source}")
         if not isinstance(out, dict):
-            raise InputError(f"returned {type(out).__name__}; expected a dict of tensor name -> array "
-                             "(samples, in_features)", where=f"calibration {source}")
+            kind = out.type_name if isinstance(out, Opaque) else type(out).__name__
+            raise InputError(f"returned {kind}; expected a dict of tensor name -> array (samples, in_features)",
+                             where=f"calibration {source}")
         return out
 
-    return Calibration(source, sequential, fetch)
+    return Calibration(source, hook.takes_weights, fetch, hook.close)
 
 
-def calibration_from_spec(spec: str | Path, base_dir: str | Path | None = None) -> Calibration:
-    """``--calib`` / ``[quality] calibration``: a ``.npz`` / ``.safetensors`` file, else ``MODULE:FUNCTION``."""
+def is_function_spec(spec: str | Path) -> bool:
+    """True when ``--calib`` / ``[quality] calibration`` names the team's function, not a file."""
+    text = str(spec)
+    return Path(text).suffix.lower() not in _FILE_SUFFIXES and ":" in text
+
+
+def calibration_from_spec(spec: str | Path, base_dir: str | Path | None = None, *,
+                          timeout: HookTimeout | None = None) -> Calibration:
+    """``--calib`` / ``[quality] calibration``: a ``.npz`` / ``.safetensors`` file, else
+    ``MODULE:FUNCTION`` (``timeout``: the limit of each call, sim.quality.hooks)."""
     text = str(spec)
     if Path(text).suffix.lower() in _FILE_SUFFIXES:
         p = Path(text)
         if not p.is_absolute() and base_dir is not None:
             p = Path(base_dir) / p
         return calibration_from_arrays(load_tensors(p), f"file {p}")
-    if ":" in text:
-        return calibration_from_function(load_function(text, base_dir, what="calibration"), f"function {text}")
+    if is_function_spec(text):
+        return calibration_from_hook(text, base_dir, timeout=timeout)
     raise InputError("expected a .npz or .safetensors file, or MODULE:FUNCTION", where=f"calibration {text!r}")
 
 

@@ -21,8 +21,9 @@ Every evidence dict carries:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -32,10 +33,10 @@ from sim.perf import ArrayConfig
 from sim.quality.methods import METHODS
 from sim.quality.reference import DEFAULT_DESIGN, check_guardrail, perf_latency_fn, reference_experiment
 from sim.quality.stats import loss_of, paired_interval
-from sim.quality.transformer import TINY, TRANSFORMER_WORKLOADS, LMConfig, transformer_experiment
+from sim.quality.transformer import TINY, LMConfig, transformer_experiment
 
-__all__ = ["REFERENCE_SEEDS", "family_of", "reference_family", "digits_evidence", "transformer_evidence",
-           "reference_evidence",
+__all__ = ["REFERENCE_SEEDS", "reference_family", "reference_families", "digits_evidence", "transformer_evidence",
+           "reference_evidence", "mix_evidence", "limit_excess",
            "guardrail_verdict", "transformer_config"]
 
 #: Training seeds behind every reference-model delta [A]: 3, the lower end of the 3-5 seeds
@@ -53,11 +54,6 @@ def transformer_config():
     return TINY if size == "tiny" else LMConfig()
 
 
-def family_of(workload_name: str) -> str:
-    """``"transformer"`` for bert / gpt / llama workloads, else ``"mlp"`` (MLP/CNN: digits MLP)."""
-    return "transformer" if str(workload_name).lower().startswith(TRANSFORMER_WORKLOADS) else "mlp"
-
-
 def reference_family(workload) -> tuple[str, str]:
     """(reference family, why) of a ``sim.workloads.Workload``, read from its structure, not its
     name: activation x activation products (attention scores and context, ``act_gemm`` layers, as
@@ -69,6 +65,16 @@ def reference_family(workload) -> tuple[str, str]:
         return "transformer", (f"{len(attn)} attention layer(s) (activation x activation products: {names}): "
                                "the transformer reference")
     return "mlp", "no attention (activation x activation) layers: the digits MLP reference for MLP/CNN workloads"
+
+
+def reference_families(workloads: Iterable[tuple[str, Any]]) -> dict[str, dict[str, str]]:
+    """The reference families a workload mix needs, by structure (:func:`reference_family`):
+    ``{family: {workload name: why}}`` over ``(name, sim.workloads.Workload)`` pairs, families sorted."""
+    out: dict[str, dict[str, str]] = {}
+    for name, workload in workloads:
+        fam, why = reference_family(workload)
+        out.setdefault(fam, {})[str(name)] = why
+    return dict(sorted(out.items()))
 
 
 def _correct(model, x, y) -> np.ndarray:
@@ -180,7 +186,7 @@ def transformer_evidence(n: int = 2, m: int = 4, *, seed: int = 0, cfg=None, spa
 
 
 def reference_evidence(family: str, n: int, m: int, **kw) -> tuple[dict, object]:
-    """The reference model of a workload family (:func:`family_of`)."""
+    """The reference model of a workload family (:func:`reference_family`)."""
     if family == "transformer":
         return transformer_evidence(n, m, **kw)
     if family == "mlp":
@@ -188,8 +194,42 @@ def reference_evidence(family: str, n: int, m: int, **kw) -> tuple[dict, object]
     raise InputError(f"unknown reference family {family!r} (known: transformer, mlp)", where="quality")
 
 
+def limit_excess(pessimistic: float, max_delta: float) -> float:
+    """How far a pessimistic loss lies past the limit, as a fraction of the limit (the excess
+    itself for a limit of 0): the normalisation explore.results gives every limit."""
+    return (pessimistic - max_delta) / max_delta if max_delta > 0 else pessimistic - max_delta
+
+
+def mix_evidence(found: list[dict], max_delta: float) -> dict:
+    """One evidence dict for a workload mix that needs several reference families.
+
+    Each family's loss is in its own metric (accuracy points; a relative perplexity increase), so
+    the limit is tested on each family's own loss (:func:`guardrail_verdict`) and no family's delta
+    is compared with another's: the mix meets the limit when every family meets it. ``families``
+    keeps each family's evidence (without its ``details``) with its verdict; the top level is the
+    binding family's evidence (``binding_family``): the one whose pessimistic end lies farthest
+    past (or nearest to) the limit as a fraction of it, so the study's quality constraint fails
+    exactly when a family fails. One family: its evidence unchanged."""
+    if len(found) == 1:
+        return found[0]
+    families = {}
+    for e in found:
+        ok, msg = guardrail_verdict(e, max_delta)
+        families[e["reference"]] = {**{k: v for k, v in e.items() if k != "details"}, "guardrail_ok": ok,
+                                    "guardrail": msg, "limit_excess": limit_excess(float(e["quality_delta_ci"]),
+                                                                                    max_delta)}
+    binding = max(found, key=lambda e: (families[e["reference"]]["limit_excess"], e["reference"]))
+    return {**binding, "families": families, "binding_family": binding["reference"]}
+
+
 def guardrail_verdict(ev: dict, max_delta: float) -> tuple[bool, str]:
-    """The guardrail on the pessimistic end of the interval: ok when ``quality_delta_ci <= max_delta``."""
+    """The guardrail on the pessimistic end of the interval: ok when ``quality_delta_ci <= max_delta``;
+    for a mix (:func:`mix_evidence`) on every family's own loss, each in its own metric."""
+    if ev.get("families"):
+        verdicts = {ref: guardrail_verdict(f, max_delta) for ref, f in ev["families"].items()}
+        ok = all(v[0] for v in verdicts.values())
+        return ok, ((f"quality guardrail {'met by every' if ok else 'violated by at least one'} reference, the limit "
+                     "tested on each reference's own metric: ") + "; ".join(f"{ref}: {v[1]}" for ref, v in verdicts.items()))
     point, pess = float(ev["quality_delta"]), float(ev["quality_delta_ci"])
     ok, _ = check_guardrail(-pess, max_delta)
     iv = ev.get("quality_delta_interval")

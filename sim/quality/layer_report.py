@@ -18,6 +18,7 @@ import numpy as np
 
 from hw.errors import InputError
 from sim.quality.calibration import Calibration, calibration_from_arrays, calibration_from_spec
+from sim.quality.hooks import HookTimeout
 from sim.quality.layouts import Layout, LayoutRule
 from sim.quality.oneshot import OneShot, prune_tensors
 from sim.quality.pruning import kind_for_shape
@@ -100,13 +101,18 @@ def layer_quality(name: str, w: np.ndarray, n: int = 2, m: int = 4, *, calib: np
 
 def weights_report(path: str | Path, n: int = 2, m: int = 4, *, seed: int = 0,
                    calibration: Calibration | str | Path | None = None, method: str | None = None,
-                   layout_rules: list[LayoutRule] | None = None) -> tuple[dict, OneShot]:
-    """(the per-layer report of pruning every weight of a user file, the pruned checkpoint)."""
+                   layout_rules: list[LayoutRule] | None = None,
+                   hook_timeout: HookTimeout | None = None) -> tuple[dict, OneShot]:
+    """(the per-layer report of pruning every weight of a user file, the pruned checkpoint);
+    ``hook_timeout``: the limit of each call of a calibration function (sim.quality.hooks)."""
     tensors = load_tensors(path)
     weights, skipped = classify(path, tensors)
-    cal = calibration if isinstance(calibration, Calibration) or calibration is None else \
-        calibration_from_spec(calibration)
-    shot = prune_tensors(tensors, n, m, method=method, calibration=cal, layout_rules=layout_rules)
+    if isinstance(calibration, Calibration) or calibration is None:
+        cal = calibration
+        shot = prune_tensors(tensors, n, m, method=method, calibration=cal, layout_rules=layout_rules)
+    else:
+        with calibration_from_spec(calibration, timeout=hook_timeout) as cal:
+            shot = prune_tensors(tensors, n, m, method=method, calibration=cal, layout_rules=layout_rules)
     rows = [_row(name, w, shot, shot.inputs.get(name), np.random.default_rng([seed, i]))
             for i, (name, w) in enumerate(weights.items())]
     if not shot.masks:

@@ -60,10 +60,7 @@ from sim.quality.user_eval import prune_for_eval
 
 __all__ = ["LMConfig", "TINY", "VOCAB", "DTYPE", "corpus", "init_lm", "lm_loss", "train_lm", "eval_lm",
            "eval_windows", "unigram_baseline", "lm_gemms", "TransformerResult", "transformer_experiment", "cache_dir",
-           "code_digest", "TRANSFORMER_WORKLOADS", "CALIB_WINDOWS", "calibration_windows"]
-
-#: Workload name prefixes whose quality the transformer reference stands for.
-TRANSFORMER_WORKLOADS = ("bert", "gpt", "llama")
+           "code_digest", "CALIB_WINDOWS", "calibration_windows"]
 
 #: Calibration windows of the reference [A]: 128, the number of calibration sequences of the Wanda
 #: and SparseGPT papers (of 2,048 tokens there; of ``ctx`` characters here).

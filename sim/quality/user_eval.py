@@ -11,13 +11,14 @@ pruned are passed to the eval unchanged and listed in ``skipped_tensors`` with t
 
 The eval sees the dense weights, the one-shot pruned weights and (when given) the team's own
 fine-tuned pruned weights, which must keep N:M on every tensor the one-shot pass prunes, along the
-same axis.
+same axis. It runs in a child process with a time limit (sim.quality.hooks): whatever it does
+(hang, exit, raise, print to stdout, return a wrong value) is one InputError naming it. Scores
+must be finite and at most :data:`MAX_SCORE` in magnitude.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,14 +26,19 @@ import numpy as np
 
 from hw.errors import InputError
 from sim.quality.calibration import Calibration, calibration_from_spec
+from sim.quality.hooks import HookTimeout, TeamHook
 from sim.quality.layouts import LayoutRule
 from sim.quality.oneshot import OneShot, prune_tensors
 from sim.quality.pruning import is_nm
 from sim.quality.stats import loss_of, paired_interval
-from sim.quality.team_code import first_line, load_function
 from sim.quality.weights import check_save_path, load_tensors, save_tensors
 
-__all__ = ["Score", "load_eval", "run_eval", "prune_for_eval", "model_evidence", "load_and_prune"]
+__all__ = ["Score", "load_eval", "run_eval", "prune_for_eval", "model_evidence", "load_and_prune", "MAX_SCORE",
+           "check_finite_loss"]
+
+#: Largest score magnitude accepted from an eval [A]: means, differences and ratios of scores up
+#: to 1e100 stay far inside float64 (max 1.8e308), so no delta or interval overflows.
+MAX_SCORE = 1e100
 
 
 @dataclass(frozen=True)
@@ -44,31 +50,29 @@ class Score:
     higher_is_better: bool
 
 
-def load_eval(spec: str, base_dir: str | Path | None = None) -> Callable:
-    """The team's eval ``"module:function"`` (sim.quality.team_code.load_function)."""
-    return load_function(spec, base_dir, what="eval")
+def load_eval(spec: str, base_dir: str | Path | None = None, timeout: HookTimeout | None = None) -> TeamHook:
+    """The team's eval ``"module:function"`` in its child process (sim.quality.hooks); close it
+    (or use it as a context manager) when done."""
+    return TeamHook(spec, base_dir, what="eval", timeout=timeout)
 
 
 def _number(v, where: str, what: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(float(v)):
         raise InputError(f"returned a non-numeric {what} {v!r} (expected a finite float)", where=where)
+    if abs(float(v)) > MAX_SCORE:
+        raise InputError(f"returned a {what} of {float(v):g} (scores must be at most {MAX_SCORE:g} in magnitude)",
+                         where=where)
     return float(v)
 
 
-def run_eval(fn: Callable, weights: dict[str, np.ndarray], label: str) -> Score:
-    """Call the team's eval on a copy of ``weights``; validate what it returns."""
-    spec = getattr(fn, "__sparsepe_spec__", getattr(fn, "__name__", "eval"))
-    where = f"eval {spec!r} on the {label} weights"
-    try:
-        out = fn({k: v.copy() for k, v in weights.items()})
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # noqa: BLE001 - the team's code may raise anything
-        raise InputError(f"raised {type(exc).__name__}: {first_line(exc)}", where=where) from None
+def run_eval(hook: TeamHook, weights: dict[str, np.ndarray], label: str) -> Score:
+    """Call the team's eval on ``weights`` (a copy, in its child process); validate what it returns."""
+    where = f"eval {hook.spec!r} on the {label} weights"
+    out = hook.call(weights, where)
     if isinstance(out, dict):
         unknown = set(out) - {"metric", "per_sample", "higher_is_better"}
         if "metric" not in out or unknown:
-            raise InputError(f"returned a dict with keys {sorted(out)}; expected 'metric' and optionally "
+            raise InputError(f"returned a dict with keys {sorted(map(str, out))}; expected 'metric' and optionally "
                              "'per_sample', 'higher_is_better'", where=where)
         metric = _number(out["metric"], where, "metric")
         hib = out.get("higher_is_better", True)
@@ -82,9 +86,23 @@ def run_eval(fn: Callable, weights: dict[str, np.ndarray], label: str) -> Score:
                 raise InputError("returned non-numeric per_sample scores", where=where) from None
             if arr.size == 0 or not np.all(np.isfinite(arr)):
                 raise InputError("returned empty or non-finite per_sample scores", where=where)
+            if np.max(np.abs(arr)) > MAX_SCORE:
+                raise InputError(f"returned per_sample scores up to {np.max(np.abs(arr)):g} in magnitude (scores must "
+                                 f"be at most {MAX_SCORE:g})", where=where)
             ps = arr
         return Score(metric, ps, hib)
     return Score(_number(out, where, "result"), None, True)
+
+
+def check_finite_loss(value: float, dense: Score, sparse: Score, where: str) -> float:
+    """``value`` (a loss, a delta, an interval end) when finite, else one InputError blaming the
+    eval (a lower-is-better dense metric of 0 makes the relative loss undefined)."""
+    if math.isfinite(value):
+        return value
+    why = (" (lower is better and the dense metric is 0: the relative loss sparse / dense - 1 is undefined)"
+           if not dense.higher_is_better and dense.metric == 0 else "")
+    raise InputError(f"its scores give a non-finite quality loss: dense {dense.metric:g}, sparse "
+                     f"{sparse.metric:g}{why}", where=where)
 
 
 def prune_for_eval(tensors: dict[str, np.ndarray], n: int, m: int, **kw
@@ -120,35 +138,43 @@ def _check_finetuned(path, dense: dict[str, np.ndarray], ft: dict[str, np.ndarra
 
 def load_and_prune(weights_path: str | Path, eval_spec: str, n: int, m: int, base_dir: str | Path | None = None, *,
                    method: str | None = None, calibration: Calibration | str | Path | None = None,
-                   layout_rules: list[LayoutRule] | None = None):
-    """(eval function, dense tensors, one-shot N:M tensors, masks, skipped tensors with reasons,
-    OneShot) of the team's weights file; one InputError when the file holds no tensor or none can
-    be pruned N:M. Every input is checked before any tensor is pruned."""
-    fn = load_eval(eval_spec, base_dir)
-    dense = load_tensors(weights_path)
-    if not dense:
-        raise InputError("no tensors in the file", where=str(weights_path))
-    cal = calibration if isinstance(calibration, Calibration) or calibration is None else \
-        calibration_from_spec(calibration, base_dir)
-    shot = prune_tensors(dense, n, m, method=method, calibration=cal, layout_rules=layout_rules)
-    if not shot.masks:
-        raise InputError(f"no tensor can be pruned {n}:{m} under the ASP rules "
-                         f"({'; '.join(f'{k}: {v}' for k, v in list(shot.skipped.items())[:3])})",
-                         where=str(weights_path))
-    return fn, dense, shot.tensors, shot.masks, shot.skipped, shot
+                   layout_rules: list[LayoutRule] | None = None, hook_timeout: HookTimeout | None = None):
+    """(the eval's TeamHook, dense tensors, one-shot N:M tensors, masks, skipped tensors with
+    reasons, OneShot) of the team's weights file; one InputError when the file holds no tensor or
+    none can be pruned N:M. Every input is checked before any tensor is pruned. The caller closes
+    the hook (``with hook:``); a calibration function given by name is closed here."""
+    hook = load_eval(eval_spec, base_dir, hook_timeout)
+    try:
+        dense = load_tensors(weights_path)
+        if not dense:
+            raise InputError("no tensors in the file", where=str(weights_path))
+        if isinstance(calibration, Calibration) or calibration is None:
+            shot = prune_tensors(dense, n, m, method=method, calibration=calibration, layout_rules=layout_rules)
+        else:
+            with calibration_from_spec(calibration, base_dir, timeout=hook_timeout) as cal:
+                shot = prune_tensors(dense, n, m, method=method, calibration=cal, layout_rules=layout_rules)
+        if not shot.masks:
+            raise InputError(f"no tensor can be pruned {n}:{m} under the ASP rules "
+                             f"({'; '.join(f'{k}: {v}' for k, v in list(shot.skipped.items())[:3])})",
+                             where=str(weights_path))
+    except BaseException:
+        hook.close()
+        raise
+    return hook, dense, shot.tensors, shot.masks, shot.skipped, shot
 
 
 def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: str | Path | None = None,
                    n: int = 2, m: int = 4, seed: int = 0, base_dir: str | Path | None = None,
                    metric_name: str | None = None, method: str | None = None,
                    calibration: Calibration | str | Path | None = None, layout_rules: list[LayoutRule] | None = None,
-                   save_pruned: str | Path | None = None) -> dict:
+                   save_pruned: str | Path | None = None, hook_timeout: HookTimeout | None = None) -> dict:
     """Score dense, one-shot N:M and (given) fine-tuned weights with the team's eval.
 
     ``method``, ``calibration`` (a Calibration, a file or ``MODULE:FUNCTION`` relative to
     ``base_dir``) and ``layout_rules``: how the one-shot model is pruned (sim.quality.oneshot);
     ``save_pruned``: a ``.safetensors`` path the one-shot weights are written to (same names, dtypes
-    and layouts as the dense file).
+    and layouts as the dense file); ``hook_timeout``: the time limit of each call of the eval and
+    of the calibration function (sim.quality.hooks).
 
     Returns the JSON of ``sparsepe quality --weights --eval``: ``dense_metric``,
     ``oneshot_metric``, ``finetuned_metric`` (None without fine-tuned weights), ``delta`` (the
@@ -160,36 +186,40 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
     ``samples``, ``inputs``), ``layouts`` (tensor -> reduction axis) and ``pruned_file``."""
     if save_pruned is not None:
         check_save_path(save_pruned)
-    fn, dense, oneshot, masks, skipped, shot = load_and_prune(weights_path, eval_spec, n, m, base_dir, method=method,
-                                                              calibration=calibration, layout_rules=layout_rules)
-    ft = None
-    if finetuned_path is not None:
-        ft = load_tensors(finetuned_path)
-        _check_finetuned(finetuned_path, dense, ft, shot)
-    if save_pruned is not None:
-        save_tensors(save_pruned, oneshot, source=weights_path, note=shot.schedule())
-    s_dense = run_eval(fn, dense, "dense")
-    s_one = run_eval(fn, oneshot, f"one-shot {n}:{m}")
-    s_ft = run_eval(fn, ft, "fine-tuned") if ft is not None else None
+    hook, dense, oneshot, masks, skipped, shot = load_and_prune(
+        weights_path, eval_spec, n, m, base_dir, method=method, calibration=calibration, layout_rules=layout_rules,
+        hook_timeout=hook_timeout)
+    with hook:
+        ft = None
+        if finetuned_path is not None:
+            ft = load_tensors(finetuned_path)
+            _check_finetuned(finetuned_path, dense, ft, shot)
+        if save_pruned is not None:
+            save_tensors(save_pruned, oneshot, source=weights_path, note=shot.schedule())
+        s_dense = run_eval(hook, dense, "dense")
+        s_one = run_eval(hook, oneshot, f"one-shot {n}:{m}")
+        s_ft = run_eval(hook, ft, "fine-tuned") if ft is not None else None
     for s, label in ((s_one, "one-shot"), (s_ft, "fine-tuned")):
         if s is not None and s.higher_is_better != s_dense.higher_is_better:
             raise InputError("higher_is_better differs between the dense and the sparse evaluation",
                              where=f"eval {eval_spec!r} on the {label} weights")
     sparse = s_ft or s_one
     hib = s_dense.higher_is_better
-    delta = sparse.metric - s_dense.metric
-    loss = float(loss_of(s_dense.metric, sparse.metric, hib))
+    where = f"eval {eval_spec!r}"
     delta_ci = loss_ci = None
     ci_note = "the eval returned no per_sample scores: no interval; the guardrail tests the point estimate"
-    if s_dense.per_sample is not None and sparse.per_sample is not None:
-        if s_dense.per_sample.shape != sparse.per_sample.shape:
-            raise InputError(f"per_sample lengths differ between dense ({s_dense.per_sample.size}) and sparse "
-                             f"({sparse.per_sample.size}) evaluations", where=f"eval {eval_spec!r}")
-        iv = paired_interval([s_dense.per_sample], [sparse.per_sample], lambda d, s: s - d, seed=seed)
-        delta_ci = [iv.low, iv.high]
-        li = paired_interval([s_dense.per_sample], [sparse.per_sample], lambda d, s: loss_of(d, s, hib), seed=seed)
-        loss_ci = [li.low, li.high]
-        ci_note = li.method
+    with np.errstate(all="ignore"):  # a non-finite result is reported below, blaming the eval
+        delta = check_finite_loss(sparse.metric - s_dense.metric, s_dense, sparse, where)
+        loss = check_finite_loss(float(loss_of(s_dense.metric, sparse.metric, hib)), s_dense, sparse, where)
+        if s_dense.per_sample is not None and sparse.per_sample is not None:
+            if s_dense.per_sample.shape != sparse.per_sample.shape:
+                raise InputError(f"per_sample lengths differ between dense ({s_dense.per_sample.size}) and sparse "
+                                 f"({sparse.per_sample.size}) evaluations", where=where)
+            iv = paired_interval([s_dense.per_sample], [sparse.per_sample], lambda d, s: s - d, seed=seed)
+            delta_ci = [check_finite_loss(v, s_dense, sparse, where) for v in (iv.low, iv.high)]
+            li = paired_interval([s_dense.per_sample], [sparse.per_sample], lambda d, s: loss_of(d, s, hib), seed=seed)
+            loss_ci = [check_finite_loss(v, s_dense, sparse, where) for v in (li.low, li.high)]
+            ci_note = li.method
     return {
         "evidence": "model",
         "eval": eval_spec, "metric": metric_name or "metric", "higher_is_better": hib,

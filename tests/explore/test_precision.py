@@ -11,9 +11,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from explore.config import parse_config
+from explore.config import load_config, parse_config
+from explore.report.precision import mix_families, policy_rows
 from hw.errors import InputError
 from tests.hw.test_verilog import _cli
+from tests.sim.test_hf_import import MISTRAL_7B
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,3 +107,31 @@ def test_precision_policy_section_names_the_recommendation():
     best = min(passing, key=lambda r: r["energy_per_inference_mj"])
     assert key["recommended"]["precision"] == best["precision"]
     assert f"Recommended precision: {best['precision']}" in sec.verdict
+
+
+def _policy_cfg(tmp_path, workloads: str):
+    """examples/precision.toml with ``workloads`` as its [[workload]] entries, through the config parser."""
+    text = (REPO / "examples" / "precision.toml").read_text()
+    text = text.replace('[[workload]]\nname = "resnet50"\nweight = 1.0\n', workloads + "\n")
+    p = tmp_path / "policy.toml"
+    p.write_text(text)
+    return load_config(p)
+
+
+def test_precision_policy_reads_the_config_workloads(tmp_path):
+    (tmp_path / "mistral.json").write_text(json.dumps(MISTRAL_7B))
+    assert mix_families(_policy_cfg(tmp_path, '[[workload]]\nname = "resnet50"')) == ["mlp"]
+    assert mix_families(_policy_cfg(tmp_path, '[[workload]]\nname = "bert-base"')) == ["transformer"]
+    assert mix_families(_policy_cfg(tmp_path, '[[workload]]\nhf_config = "mistral.json"\nparams = { seq = 64 }')
+                        ) == ["transformer"]
+    both = '[[workload]]\nname = "resnet50"\n[[workload]]\nname = "gpt2-small"\nparams = { seq = 64 }'
+    assert mix_families(_policy_cfg(tmp_path, both)) == ["mlp", "transformer"]
+
+
+def test_bert_precision_gate_uses_the_transformer_reference(tmp_path):
+    cfg = _policy_cfg(tmp_path, '[[workload]]\nname = "bert-base"\nparams = { seq = 128 }')
+    assert cfg.workload[0].name == "bert-base"
+    rec = {"number": 0, "feasible": True, "params": {"precision": "int8", "sparsity": "2:4"},
+           "metrics": {"energy_per_inference_mj": 1.0, "latency_ms": 1.0, "area_mm2": 1.0}}
+    rows = policy_rows(SimpleNamespace(records=[rec], cfg=cfg))   # the default gate: the config's workloads
+    assert [(r["precision"], r["sparsity"], r["reference"]) for r in rows] == [("int8", "2:4", "transformer")]

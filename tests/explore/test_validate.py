@@ -188,3 +188,22 @@ def test_full_validate_exits_0_and_counts_every_group(tmp_path):
     silicon = {r["quantity"].split(":")[0] for r in rows if r["group"] == "silicon"}
     assert len(silicon) >= 6
     assert all(r["reason"] for r in rows if r["held_out"] and not r["within"])
+
+
+A72_7NM = ((4.0, 1.20), (4.2, 1.375))  # GHz, V: TSMC N7 Cortex-A72 chiplet, VLSI Symposium 2019
+SHIPPED_7NM_MHZ = (1050.0, 1410.0)  # TPU v4i, A100 (published-figures §8b)
+
+
+@pytest.mark.yosys
+@pytest.mark.sta
+def test_timing_rows_hold_the_7nm_pe_to_7nm_silicon():
+    rows = validate(groups=("timing",))
+    fmax = [r for r in rows if r.quantity.startswith("fmax of the pipeline-1")][0]
+    assert fmax.held_out and fmax.within and fmax.model <= 2500  # the bound
+    assert (fmax.low, fmax.high) == SHIPPED_7NM_MHZ
+    a72 = [r for r in rows if "Cortex-A72" in r.quantity]
+    assert len(a72) == len(A72_7NM)
+    for r, (ghz, v) in zip(a72, A72_7NM):
+        assert r.held_out and r.within and 15 <= r.model <= 30 and f"{v:g} V" in r.quantity
+    stage = [r for r in rows if "against OpenSTA on ASAP7" in r.quantity][0]
+    assert stage.held_out and (stage.within or stage.reason)

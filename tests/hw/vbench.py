@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hw.array import array_module_name
 from hw.params import PEParams
 from hw.simulate import pack_lanes
 
@@ -174,6 +175,104 @@ endmodule
             last = int(k)
             rows_out.append(_unpack_signed(int(word, 16), cols, p.acc_bits))
     return np.array(rows_out, dtype=np.int64).T, last
+
+
+def run_array_ws_tiles_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, tiles, work: Path,
+                                kind: str = "sparse", dense=False, double_buffer: bool = False):
+    """WS tiles back to back on the generated (double-buffered) array, on the schedule of the
+    hw/array.py docstring, written out here again: single-buffered, each tile loads R words (bottom
+    row first) and streams its vectors, tile_cycles apart; double-buffered, tile 0 loads at edges
+    0..R-1 and swaps in at edge R, tile f streams from the edge after its swap s_f, tile f+1 loads
+    from s_f and swaps in at s_f + max(T, R). ``tiles``: [(values, meta, x)] as
+    :func:`run_array_ws_iverilog` takes one; ``dense``: one mode or one per tile. Returns (outputs
+    per tile, each (C, T), last_edge)."""
+    g = p.m // p.n
+    wl = p.n if kind == "sparse" else p.m
+    mg = {"sparse": 1, "dense": 0, "dense_path": g}[kind]
+    al = p.m * g if kind == "dense_path" else p.m
+    modes = [dense] * len(tiles) if isinstance(dense, bool) else list(dense)
+    aw, ww, mw = rows * al * p.act_bits, cols * wl * p.weight_bits, cols * mg * p.meta_bits
+    dw = 1 if kind == "dense_path" else 0
+    sw = 1 if double_buffer else 0
+    # word: {w_load, w_swap?, in_valid, w_dense_in?, w_meta_in, w_in, in_act}
+    width = 2 + sw + dw + mw + ww + aw
+    edges: dict[int, int] = {}
+    ts = [np.asarray(x).shape[1] for _, _, x in tiles]
+    load, swap = 0, rows
+    for f, ((values, meta, x), mode) in enumerate(zip(tiles, modes)):
+        values, x = np.asarray(values), np.asarray(x)
+        if double_buffer:
+            first = swap + 1
+            edges[swap] = edges.get(swap, 0) | (1 << (width - 2))
+        else:
+            first = load + rows
+        k_step = p.m if (kind != "dense_path" or mode) else p.m * g
+        for s in range(rows):
+            r = rows - 1 - s
+            wv = sum(pack_lanes(values[c, r * wl:(r + 1) * wl], p.weight_bits) << (c * wl * p.weight_bits)
+                     for c in range(cols))
+            mv = sum(int(meta[c, r * mg + k]) << ((c * mg + k) * p.meta_bits) for c in range(cols) for k in range(mg))
+            word = (1 << (width - 1)) | (int(mode) << (mw + ww + aw) if dw else 0) | (mv << (aw + ww)) | (wv << aw)
+            edges[load + s] = edges.get(load + s, 0) | word
+        for t in range(x.shape[1]):
+            av = sum(pack_lanes(x[r * k_step:(r + 1) * k_step, t], p.act_bits) << (r * al * p.act_bits)
+                     for r in range(rows))
+            edges[first + t] = edges.get(first + t, 0) | (1 << (width - 2 - sw)) | av
+        if double_buffer:
+            load, swap = swap, swap + max(x.shape[1], rows)
+        else:
+            load += 2 * rows + cols + x.shape[1] - 2 + p.pipeline - 1
+    n = max(edges) + 1
+    _write_vectors(work, [edges.get(k, 0) for k in range(n)], width)
+    latency = rows + cols + p.pipeline - 2
+    module = array_module_name(kind, double_buffer)
+    meta_decl = f"  reg [{mw - 1}:0] w_meta_in = 0;\n" if mw else ""
+    meta_conn = ".w_meta_in(w_meta_in), " if mw else ""
+    dense_decl = "  reg w_dense_in = 0;\n" if dw else ""
+    dense_conn = ".w_dense_in(w_dense_in), " if dw else ""
+    swap_decl = "  reg w_swap = 0;\n" if sw else ""
+    swap_conn = ".w_swap(w_swap), " if sw else ""
+    lhs = ("w_load, " + ("w_swap, " if sw else "") + "in_valid, " + ("w_dense_in, " if dw else "")
+           + ("w_meta_in, " if mw else "") + "w_in, in_act")
+    tb = f"""`timescale 1ns/1ps
+module tb;
+  reg clk = 0;
+  reg rst = 1;
+  reg w_load = 0;
+  reg in_valid = 0;
+  reg [{ww - 1}:0] w_in = 0;
+{meta_decl}{dense_decl}{swap_decl}  reg [{aw - 1}:0] in_act = 0;
+  wire out_valid;
+  wire [{cols * p.acc_bits - 1}:0] out_acc;
+  wire [{cols - 1}:0] out_meta_err;
+  reg [{width - 1}:0] vec [0:{n - 1}];
+  integer k;
+  {module} dut (.clk(clk), .rst(rst), .w_load(w_load), {swap_conn}.w_in(w_in), {meta_conn}{dense_conn}
+    .in_valid(in_valid), .in_act(in_act), .out_valid(out_valid), .out_acc(out_acc),
+    .out_meta_err(out_meta_err));
+  always #5 clk = ~clk;
+  initial begin
+    $readmemh("vectors.hex", vec);
+    @(posedge clk); #1 rst = 0;
+    for (k = 0; k < {n + latency + 2}; k = k + 1) begin
+      if (k < {n}) {{{lhs}}} = vec[k];
+      else begin w_load = 0; in_valid = 0;{" w_swap = 0;" if sw else ""} end
+      @(posedge clk); #1;
+      if (out_valid) $display("OUT %0d %h", k, out_acc);
+    end
+    $finish;
+  end
+endmodule
+"""
+    rows_out, last = [], -1
+    for ln in _run_tb(work, tb, vfile).splitlines():
+        if ln.startswith("OUT "):
+            _, k, word = ln.split()
+            last = int(k)
+            rows_out.append(_unpack_signed(int(word, 16), cols, p.acc_bits))
+    out = np.array(rows_out, dtype=np.int64).T.reshape(cols, -1)
+    bounds = np.cumsum([0] + ts)
+    return [out[:, bounds[f]:bounds[f + 1]] for f in range(len(ts))], last
 
 
 def run_array_os_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values, meta, x, work: Path):

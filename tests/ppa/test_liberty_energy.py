@@ -155,10 +155,16 @@ def test_the_estimate_takes_the_clock_from_the_library(synth_cache):
     lib = _lib()
     if find_sta() is None:
         pytest.skip("OpenSTA (sta) is not installed")
-    r = estimate(DesignPoint(rows=2, cols=2, node_nm=7, sparse=False, pipeline=1), cache=synth_cache)
+    r = estimate(DesignPoint(rows=2, cols=2, node_nm=7, sparse=False, pipeline=1, clock_gating=False), cache=synth_cache)
     ce = r.details["clock_energy"]
     e = le.library_energy(lib, cache=synth_cache)
     assert ce["source"] == "liberty" and ce["library"] == lib.library
     nd = tech.node(7, r.voltage_v)
     want = r.details["array_flip_flops"] * e.clock_toggles_per_ff_cycle * nd.toggle_energy_pj * 1e-12 * r.clock_mhz * 1e6
     assert r.power_breakdown_w["clock"] == pytest.approx(want, rel=1e-9)
+    # gated (the default): the same per-flop energy times the gated flop-cycle count
+    g = estimate(DesignPoint(rows=2, cols=2, node_nm=7, sparse=False, pipeline=1), cache=synth_cache)
+    cg = g.details["clock_gating_detail"]
+    assert cg["ff_clock_cycles_per_cycle"] < r.details["array_flip_flops"]
+    assert g.power_breakdown_w["clock"] == pytest.approx(want * cg["ff_clock_cycles_per_cycle"] / r.details["array_flip_flops"],
+                                                         rel=1e-9)

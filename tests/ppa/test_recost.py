@@ -5,6 +5,7 @@ values against the constants of the modules that own them."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -88,17 +89,30 @@ def test_joint_samples_equal_the_model_under_all_overrides(design):
             _check(estimate(d, ACT), out, i)
 
 
-def test_a_slower_fo4_moves_the_voltage_and_a_much_slower_one_misses_the_clock():
-    d = DESIGNS["16nm-ws-hbm2-fast"]
+@pytest.mark.parametrize("anchor", ["fo4_45nm_ps", "fo4_7nm_ps"])
+def test_a_slower_fo4_moves_the_voltage_and_a_much_slower_one_misses_the_clock(anchor):
+    # 16 nm lies between the FO4 anchors: both move its FO4 (ppa.tech.fo4_nominal_ps)
+    d = dataclasses.replace(DESIGNS["16nm-ws-hbm2-fast"], clock_mhz=600)
     r = estimate(d, ACT)
-    g = REGISTRY["fo4_45nm_ps"]
+    g = REGISTRY[anchor]
     vals = np.array([g.value, g.value * 1.1, g.value * 3.0])
-    out = recost(r.details["terms"], {"fo4_45nm_ps": vals}, 3)
+    out = recost(r.details["terms"], {anchor: vals}, 3)
     assert out["voltage_v"][1] > out["voltage_v"][0]  # a slower gate needs more voltage for the same clock
     assert out["timing_violated"][2] and not out["timing_violated"][0]
     for i, v in enumerate(vals):
-        with overriding({"fo4_45nm_ps": float(v)}):
+        with overriding({anchor: float(v)}):
             _check(estimate(d, ACT), out, i)
+
+
+def test_the_7nm_fo4_anchor_alone_moves_7nm():
+    # fo4_45nm_ps no longer moves 7 nm; the ASAP7 anchor moves it one for one, 45 nm not at all
+    f7, f45 = tech.fo4_nominal_ps(7), tech.fo4_nominal_ps(45)
+    with overriding({"fo4_45nm_ps": REGISTRY["fo4_45nm_ps"].value * 1.3}):
+        assert tech.fo4_nominal_ps(7) == f7
+        assert tech.fo4_nominal_ps(45) == pytest.approx(1.3 * f45, rel=1e-12)
+    with overriding({"fo4_7nm_ps": REGISTRY["fo4_7nm_ps"].value * 1.3}):
+        assert tech.fo4_nominal_ps(7) == pytest.approx(1.3 * f7, rel=1e-12)
+        assert tech.fo4_nominal_ps(45) == f45
 
 
 def test_runaway_is_found_per_sample():

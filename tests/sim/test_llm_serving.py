@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import pytest
 
+from hw.errors import InputError
 from sim.layers import Workload, make_layer
 from sim.perf import ArrayConfig, simulate
 from sim.serving import compare_llm_serving, decode_speedup, serve_llm, weight_traffic
@@ -65,3 +66,30 @@ def test_mixtral_serving_sparse_beats_dense_and_stays_under_the_limit():
     rest = L * (2 * d * d + 2 * d * 1024 + 8 * d) + 32000 * d
     assert b1["dense_weight_bytes"] == rest + L * 2 * 3 * d * f
     assert b4["dense_weight_bytes"] == rest + round(L * 8 * (1 - 0.75 ** 4)) * 3 * d * f
+
+
+def test_double_buffered_designs_against_their_own_dense_design():
+    """Each sparse design against the dense design with the same weight buffering (a dict of
+    baselines): double buffering shortens the compute-bound prefill (TTFT) on both sides, never
+    lengthens the memory-bound decode step, and the speedup stays under the 1.6x weight-byte limit."""
+    N = K = 1024
+
+    def gemm(m):
+        return Workload("lm", (make_layer("fc", "gemm", m, N, K, weight_shape=(N, K)),))
+
+    a = ArrayConfig(rows=32, cols=32, sram_kb=3072, dram_gbps=64.0, sram_port_bytes=None)  # no SRAM port limit
+    designs = {"dense": replace(a, sparse=False), "sparse": a,
+               "dense db": replace(a, sparse=False, double_buffer=True), "sparse db": replace(a, double_buffer=True)}
+    t = compare_llm_serving(lambda b: gemm(256 * b), lambda b: gemm(b), designs, rate_rps=0.5, output_tokens=8,
+                            baseline={"sparse": "dense", "sparse db": "dense db"}, max_batch=2,
+                            n_requests=200, warmup=20, n_seeds=2)
+    assert t["sparse"]["baseline"] == "dense" and t["sparse db"]["baseline"] == "dense db"
+    assert "decode_speedup" not in t["dense"] and "decode_speedup" not in t["dense db"]
+    for side in ("dense", "sparse"):
+        assert t[f"{side} db"]["ttft_p50_ms"] < t[side]["ttft_p50_ms"]
+        assert t[f"{side} db"]["tpot_p50_ms"] <= t[side]["tpot_p50_ms"] + 1e-9
+    for s in t["sparse db"]["decode_speedup"]:
+        assert s["memory_bound_limit"] == pytest.approx(1.6) and 1.0 < s["speedup"] <= 1.6 + 1e-9
+    with pytest.raises(InputError, match="baseline"):
+        compare_llm_serving(lambda b: gemm(b), lambda b: gemm(b), designs, rate_rps=0.5, output_tokens=8,
+                            baseline={"sparse": "dense, double-buffered"}, max_batch=1)

@@ -164,8 +164,8 @@ def test_cli_json_keys(tmp_path):
         assert k in out, k
     assert out["evidence"] == "model" and out["finetuned_metric"] is None and len(out["delta_ci"]) == 2
     # a plain float result: no per-sample scores, so no interval, and the guardrail uses the point
-    p = load_eval("team_eval:plain", tmp_path)
-    assert p({}) == 0.5
+    with load_eval("team_eval:plain", tmp_path) as p:
+        assert p.call({}) == 0.5
     ev = model_evidence(path, "team_eval:plain", base_dir=tmp_path)
     assert ev["delta_ci"] is None and ev["delta"] == 0.0 and ev["quality_delta_ci"] == 0.0
 

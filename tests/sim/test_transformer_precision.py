@@ -37,20 +37,6 @@ def test_bf16_close_to_fp32_and_int4_worse_than_int8(tmp_path, monkeypatch):
         transformer_precision_quality(["fp16"], ("2:4",), (0,), cfg=TINY)
 
 
-def test_report_policy_picks_the_reference_by_workload_family():
-    from types import SimpleNamespace
-
-    from explore.report.precision import _families, family_quality
-
-    cfg = SimpleNamespace(workloads=[SimpleNamespace(name="gpt2-small"), SimpleNamespace(name="resnet50")])
-    assert _families(SimpleNamespace(cfg=cfg)) == ["mlp", "transformer"]
-    assert _families(SimpleNamespace(cfg=SimpleNamespace(workloads=[SimpleNamespace(name="bert-base")]))) == ["transformer"]
-    rows = family_quality(["transformer"])(["int4"], ["2:4"], (0,), max_delta=0.015)
-    assert [(r.precision, r.sparsity, r.reference) for r in rows] == [("int4", "2:4", "transformer")]
-    both = family_quality(["mlp", "transformer"])(["int4"], ["2:4"], (0,), max_delta=0.015)
-    assert both[0].delta.high >= rows[0].delta.high   # the worse of the two references is kept
-
-
 def test_team_model_per_precision(tmp_path):
     from tests.sim.test_quality_eval import two_strong, write_model
     from sim.quality.user_precision import model_precision_quality, quantize_tensors
