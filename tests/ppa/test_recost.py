@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from hw.errors import InputError
-from ppa import activity, dram, phy, tech, thermal
+from ppa import activity, clock_gating, dram, phy, tech, thermal
 from ppa.assumptions import REGISTRY, assumptions, varied, with_ranges
 from ppa.design import DesignPoint, WorkloadActivity
 from ppa.model import estimate
 from ppa.override import overriding
 from ppa.recost import recost
+from ppa.timing import stage
 from sim.perf import ArrayConfig
 
 pytestmark = pytest.mark.yosys
@@ -147,6 +148,15 @@ def test_registry_values_are_the_model_constants_and_inside_their_ranges():
     assert REGISTRY["w_hold_cycles"].value == activity.W_HOLD
     # the FO4 range is the spread of its two sources (ppa.tech): 8.7 ps at 32 nm and 45 ps at 90 nm moved to 45 nm
     assert (REGISTRY["fo4_45nm_ps"].low, REGISTRY["fo4_45nm_ps"].high) == (13.01, 23.84)
+    # the 7 nm anchor: ASAP7's INVx1 FO4, between its INVx2 and INVxp33 chains (ppa.tech)
+    assert (REGISTRY["fo4_7nm_ps"].low, REGISTRY["fo4_7nm_ps"].value, REGISTRY["fo4_7nm_ps"].high) == (
+        18.3, tech.FO4_7NM_PS, 26.2)
+    wa = REGISTRY["wire_allowance"]
+    assert wa.value == stage.WIRE_ALLOWANCE == 0.15 and wa.low < 0.15 < wa.high
+    assert math.sqrt(wa.low * wa.high) == pytest.approx(0.15, rel=0.02)  # centred for log-uniform sampling
+    assert REGISTRY["icg_gated_ff_cycles"].value == clock_gating.ICG_GATED_FF_CYCLES
+    assert REGISTRY["icg_enabled_ff_cycles"].value == clock_gating.ICG_ENABLED_FF_CYCLES
+    assert REGISTRY["icg_gated_ff_cycles"].tag == REGISTRY["icg_enabled_ff_cycles"].tag == "D"
     for a in assumptions():
         assert 0 < a.low <= a.value <= a.high, a.name
         assert a.reason and a.used_by and a.tag in "ADSPT", a.name
