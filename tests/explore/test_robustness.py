@@ -25,6 +25,7 @@ from ppa.override import overriding
 pytestmark = pytest.mark.yosys
 
 ROOT = Path(__file__).resolve().parents[2]
+# 400 MHz: met at 7 nm over the whole ASAP7 FO4 range (fo4_7nm_ps up to 26.2 ps; 600 MHz is missed there)
 SPACE = """
 [study]
 seed = 3
@@ -32,7 +33,7 @@ seed = 3
 rows = [16, 32]
 cols = [16, 32]
 sram_kb = [1024]
-clock_mhz = [1000]
+clock_mhz = [400]
 node_nm = [7]
 sparsity = ["2:4", "dense"]
 pipeline = [1]
@@ -45,7 +46,7 @@ name = "bert-base"
 params = { seq = 128, batch = 1 }
 [limits]
 """
-SPARSE = dict(rows=32, cols=32, sram_kb=1024, clock_mhz=1000.0, node_nm=7, sparsity="2:4", pipeline=1, dataflow="os",
+SPARSE = dict(rows=32, cols=32, sram_kb=1024, clock_mhz=400.0, node_nm=7, sparsity="2:4", pipeline=1, dataflow="os",
               dram="lpddr5")
 
 
