@@ -47,7 +47,7 @@ def _root() -> None:
     """Design-space exploration and PPA of N:M structured-sparse tensor cores."""
 
 
-_COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report", "memo", "diff")
+_COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report", "memo", "diff", "characterise")
 
 
 def _register_commands() -> None:

