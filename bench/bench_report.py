@@ -33,8 +33,9 @@ def main() -> None:
 
     from explore.config import load_config
     from explore.report import build_report, render
+    from explore.runner import export_study
     from explore.storage import resolve_storage
-    from explore.study import SweepOptions, export_study, run_study
+    from explore.study import SweepOptions, run_study
 
     work = args.work or Path(tempfile.mkdtemp(prefix="sparsepe-bench-report-"))
     run_dir = work / "run"

@@ -4,11 +4,13 @@ bf16 MXUs and the A100's INT8 tensor-core throughput, side by side.
 Run: python bench/bench_silicon.py   (first run synthesises the PEs and vector lanes, a few minutes;
 warm, a few seconds)
 
-Every design is configured from its published architecture only (MAC count, precision, node,
+The chips and the model's figure at each published scope live in explore.validation.silicon (also
+used by `sparsepe validate`, whose "silicon" rows hold each figure to 1.5x). Every design is
+configured from its published architecture only (MAC count, precision, node,
 clock, on-chip SRAM, post-processing throughputs, DRAM type) and costed with ppa.model.estimate,
 whose energy constants are calibrated on Horowitz (45 nm) and Jouppi (7 nm) operator energies and
 whose logic area comes from published process logic densities (ppa.tech), never on these chips.
-Sources are in docs/validation.md ("Published silicon"). Our PE covers M = 4 reduction elements per cycle (4
+Sources are in docs/published-silicon.md. Our PE covers M = 4 reduction elements per cycle (4
 multipliers and an adder tree), so a chip of N MACs is configured as R x C PEs with R x C x 4 = N.
 
 Scope of each published figure (printed in the table, with what the model covers and leaves out):
@@ -21,270 +23,21 @@ The model's figure is taken at the same scope: chip = everything ppa.model costs
 vector unit, PHY, wiring/control allowances), block = chip less PHY, array = pe_array + decoders.
 Power is on-die power (DRAM device power excluded) at the default activity (every PE busy), so
 model TOPS/W is peak; the published TOPS/W is published peak TOPS over published power. Power and
-TOPS/W depend on ppa.model's clock power (clock_energy_per_ff_cycle_pj, from the Liberty library);
-those rows are marked "clk"; areas, clocks and peak TOPS do not depend on it.
+TOPS/W depend on ppa.model's clock power (clock_energy_per_ff_cycle_pj), which is being replaced;
+those rows are marked "clk" and will move when that merges; areas, clocks and peak TOPS will not.
 
-Targets: every figure within 2x; array area and TOPS/W of the matrix units within 1.5x.
+Targets (issue 10): every figure within 2x; array area and TOPS/W of the matrix units within 1.5x.
 Misses are printed with their reason.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from hw.errors import InputError
+from explore.validation.silicon import (CLOCK_POWER_FIGURES, SKIPPED, chips, lsq_slope, model_figures,
+                                        nvdla_shape)
+from explore.validation.silicon import estimate_with_fallback as estimate
 from ppa import tech
-from ppa.design import DesignPoint
-from ppa.model import estimate as _estimate
-
-#: figures whose model value depends on the clock power (ppa.model.clock_energy_per_ff_cycle_pj)
-CLOCK_POWER_FIGURES = ("power_w", "tops_per_w")
-
-
-@dataclass
-class Chip:
-    name: str
-    design: DesignPoint
-    published: dict  # figure -> (value, scope, note)
-    reasons: dict = field(default_factory=dict)  # figure -> why a miss is expected
-    scope: str = ""  # what the model covers for this row and what it leaves out
-    variants: list = field(default_factory=list)  # (label, DesignPoint): info lines, no verdict
-    macs: int = 0  # INT8 MACs (NVDLA rows: for the per-MAC slope)
-
-
-def _nvdla_shape(pes: int) -> tuple[int, int]:
-    r = 1 << ((pes.bit_length() - 1 + 1) // 2)
-    return r, pes // r
-
-
-# NVDLA (nvdla/doc doc/primer.rst "Example Area and Performance"): # MACs, conv. buffer KB, 28 nm area
-# (estimated synthesis area, all memories included), INT8 ResNet-50. No clock in the table [A: 1 GHz].
-NVDLA_PRIMER = ((2048, 512, 5.5), (1024, 256, 3.0), (512, 256, 2.3), (256, 256, 1.7), (128, 256, 1.4),
-                (64, 128, 0.91), (32, 128, 0.85))
-
-# nv_full, the NVDLA v1 configuration with 2048 INT8 MACs and a 512 KB CBUF, the primer's first row
-# [A: the primer is a v1 document; nv_large (v2) has the same sizes but INT8-only MACs: an info line].
-# nvdla/doc doc/hw/v1/ias/unit_description.rst [P]:
-#  CMAC: 16 MAC cells x 64 16-bit multipliers for int16/fp16, each splitting into two int8 units
-#  CBUF: 512 KB, 16 banks of 32 KB, each two 512-bit x 256-entry two-port SRAMs (32 macros of 16 KB)
-#  CACC: assembly group 4 x 96B x 32 + 4 x 64B x 32, delivery group 8 x 64B x 32 (= 36 KB); INT16
-#        accumulates at 48 bits
-#  SDP: X1/X2 16 elements/cycle, Y 4 elements/cycle; partial feature data elements are 16 bits;
-#       LUT (65 + 257) x 2 B = 644 B; M read DMA buffer 128 x 32 B = 4 KB; BS/BN read DMA buffers 8 KB each
-#  PDP: share line buffer 7 KB; read DMA buffer 1 KB; peak 8 B/cycle (8 int8 or 4 int16/fp16 elements)
-#  CDP: LUT 644 B; read DMA buffer 1 KB; peak 8 B/cycle; stripe-edge buffer 56 B
-NVFULL_CACC_KB = (4 * 96 * 32 + 4 * 64 * 32 + 8 * 64 * 32) / 1024  # [D] = 36 KB
-NVFULL_PP_KB = (644 + 4096 + 2 * 8192 + 7 * 1024 + 1024 + 644 + 1024 + 56) / 1024  # [D] SDP+PDP+CDP buffers
-NVFULL_LANES = 16 + 16 + 4 + 4 + 4  # [D] SDP X1 + X2 + Y, PDP and CDP at 4 int16 elements per cycle
-# nv_small (nvdla/doc doc/hw/v2/scalability.rst [P]): INT8, MAC atomic C 8 x K 8 = 64 MACs; CBUF 32
-# banks x 8 B x 512 = 128 KB; SDP BS and BN throughput 1 (EW and LUT disabled), PDP 1, CDP 1
-NVSMALL_LANES = 1 + 1 + 1 + 1
-#: [P] SDP datapath width (v1 unit description: "Each partial feature data element is 16 bits");
-#: PDP/CDP lanes at 16 bits are their int16 mode [P]; nv_small's 8-bit PDP/CDP lanes costed at 16 [A]
-NVDLA_VECTOR_BITS = 16
-
-
-def _nvdla_chips() -> list[Chip]:
-    chips = []
-    v28 = tech.nominal_voltage(28)
-    common = dict(node_nm=28, clock_mhz=1000, voltage_v=v28, dram="lpddr5", dram_units=2)
-    for macs, kb, mm2 in NVDLA_PRIMER:
-        r, c = _nvdla_shape(macs // 4)
-        pub = {"block_area_mm2": (mm2, "block", "synthesis area, memories included")}
-        variants = []
-        if (macs, kb) == (2048, 512):
-            r16, c16 = _nvdla_shape(1024 // 4)
-            design = DesignPoint(rows=r16, cols=c16, sparse=False, act_bits=16, weight_bits=16, acc_bits=48,
-                                 sram_buffers_kb=(kb / 2, kb / 2, NVFULL_CACC_KB + NVFULL_PP_KB), sram_banks=16,
-                                 vector_lanes=NVFULL_LANES, vector_bits=NVDLA_VECTOR_BITS, **common)
-            name = f"NVDLA {macs} MACs / {kb} KB = nv_full (28 nm)"
-            scope = ("in: CMAC as 1024 INT16 MACs (48-bit accumulation), CBUF 512 KB as 32 macros of 16 KB, "
-                     f"CACC assembly+delivery SRAM {NVFULL_CACC_KB:.0f} KB, SDP/PDP/CDP buffers "
-                     f"{NVFULL_PP_KB:.1f} KB, {NVFULL_LANES} 16-bit vector lanes for SDP X1/X2/Y, PDP, CDP at "
-                     "their published throughputs; out: the FP16 exponent/alignment logic, Winograd PRA/POA "
-                     "adders, CACC's separate adder array, CDMA/CSC sequencers, weight decompression, BDMA, "
-                     "RUBIK, MCIF/SRAMIF and write-DMA buffers (not published), config register files. Not compared: "
-                     "the clock (1 GHz is an assumption [A]; the one-cycle INT16 PE does not reach it at 0.9 V)")
-            variants = [
-                ("MACs as 1024 bf16 (nearest synthesised float; binary32 accumulation)",
-                 DesignPoint(rows=r16, cols=c16, sparse=False, precision="bf16",
-                             sram_buffers_kb=(kb / 2, kb / 2, NVFULL_CACC_KB + NVFULL_PP_KB), sram_banks=16,
-                             vector_lanes=NVFULL_LANES, vector_bits=NVDLA_VECTOR_BITS, **common)),
-                ("MACs as 2048 INT8 only (nv_large, v2: same sizes)",
-                 DesignPoint(rows=r, cols=c, sparse=False, acc_bits=32,
-                             sram_buffers_kb=(kb / 2, kb / 2, NVFULL_CACC_KB + NVFULL_PP_KB), sram_banks=16,
-                             vector_lanes=NVFULL_LANES, vector_bits=NVDLA_VECTOR_BITS, **common)),
-            ]
-            why = ("the published area covers the whole NVDLA core; the model leaves out the units listed as "
-                   "out of scope, and costs the CBUF as single-port CACTI (ITRS-HP) macros where NVDLA uses "
-                   "two-port SRAMs")
-        elif (macs, kb) == (64, 128):
-            design = DesignPoint(rows=r, cols=c, sparse=False, acc_bits=32, sram_kb=kb, sram_banks=32,
-                                 vector_lanes=NVSMALL_LANES, vector_bits=NVDLA_VECTOR_BITS, **common)
-            name = f"NVDLA {macs} MACs / {kb} KB = nv_small (28 nm)"
-            scope = ("in: 64 INT8 MACs, CBUF 128 KB (32 banks of 4 KB), 4 vector lanes for SDP BS/BN, PDP, CDP "
-                     "at throughput 1; out: CACC buffers (size not published for nv_small), SDP/PDP/CDP/DMA "
-                     "buffers, CDMA/CSC, MCIF, config register files")
-            why = ("at 64 MACs the core is dominated by fixed units whose sizes are not published for nv_small "
-                   "(CACC buffers, DMA latency buffers, sequencers, register files); the primer's rows imply "
-                   "a large part that does not scale with MACs (see the slope row)")
-        else:
-            design = DesignPoint(rows=r, cols=c, sparse=False, acc_bits=32, sram_kb=kb, sram_banks=kb // 8,
-                                 vector_lanes=0, **common)
-            name = f"NVDLA {macs} MACs / {kb} KB (28 nm)"
-            scope = ("in: INT8 MACs, CBUF as 8 KiB banks [D: primer, banks of 4-8 KiB; ppa.sram costs any bank "
-                     "under 32 KB pro rata, so the split does not change the area]; out: everything else - "
-                     "this row's MAC precision, post-processing throughputs and buffer sizes are not published")
-            why = ("only the MAC count and CBUF size of this row are published; its CACC, SDP/PDP/CDP, DMA and "
-                   "control are not costed (the primer's 256 KB rows extrapolate to far more area at 0 MACs "
-                   "than the model's CBUF: see the slope row), and if its MACs are nv_full-type INT16/FP16 MACs "
-                   "they are about twice the INT8 area")
-        chips.append(Chip(name, design, pub, {"block_area_mm2": why}, scope, variants, macs))
-    return chips
-
-
-def _chips() -> list[Chip]:
-    chips = []
-    # Google TPU v1 (Jouppi et al. ISCA 2017): 256 x 256 INT8 MACs, 28 nm, 700 MHz, 92 TOPS,
-    # 24 MiB unified buffer (+ 4 MiB accumulators = 28 MiB on chip), 40 W busy, two DDR3 channels
-    # (34 GB/s; DDR4-class channels here). Die area NOT FOUND (published-figures §8b).
-    chips.append(Chip(
-        "TPU v1 (28 nm, 700 MHz)",
-        DesignPoint(rows=128, cols=128, sparse=False, node_nm=28, clock_mhz=700, voltage_v=tech.nominal_voltage(28),
-                    sram_kb=28 * 1024, sram_banks=8, dram="ddr4", dram_units=2, acc_bits=32, cooling="liquid"),
-        {"peak_tops": (92.0, "array", "65,536 x 2 x 0.7 GHz"),
-         "power_w": (40.0, "chip", "busy"),
-         "tops_per_w": (92.0 / 40.0, "chip", "peak TOPS / busy power")},
-        {"power_w": "published power is the busy chip (host interface, control, DDR3 I/O) at an undisclosed "
-                    "voltage; the model runs the array 100 % busy at the 28 nm nominal 0.9 V [A]",
-         "tops_per_w": "chip-scope power (see power_w)"},
-        "in: the INT8 array, 28 MiB SRAM, a vector lane per column, DDR PHYs; out: host interface, the "
-        "activation pipeline's real size, the DDR3 devices' I/O power",
-    ))
-    # Eyeriss v1 (Chen et al. JSSC 2017): 65 nm, 168 PEs, 16-bit fixed point, 108 KB global
-    # buffer, 200 MHz core clock, 1 V; 278 mW on AlexNet conv layers; die 4.0 x 4.0 mm (pads incl.).
-    # Each PE holds scratchpads of 224 (filter) + 12 (ifmap) + 24 (psum) 16-bit words [S: JSSC 2017
-    # via the Eyeriss tutorial]; costed as SRAM: 168 x 260 x 2 B = 85.3 KB on top of the 108 KB.
-    spad_kb = 168 * (224 + 12 + 24) * 2 / 1024
-    chips.append(Chip(
-        "Eyeriss v1 (65 nm, 200 MHz, 1.0 V)",
-        DesignPoint(rows=6, cols=7, sparse=False, node_nm=65, clock_mhz=200, voltage_v=1.0, sram_kb=108 + spad_kb,
-                    act_bits=16, weight_bits=16, acc_bits=32, dram="lpddr5", dram_units=4),
-        {"area_mm2": (16.0, "chip", "4.0 x 4.0 mm die, pads included"),
-         "power_w": (0.278, "chip", "AlexNet conv layers, 35 fps"),
-         "tops_per_w": (2 * 168 * 0.2e9 / 1e12 / 0.278, "chip", "peak 67 GOPS / 278 mW")},
-        {"area_mm2": "the published figure is the whole 4 x 4 mm die with its pad ring; Eyeriss keeps its PE "
-                     "scratchpads in register files (costed here as CACTI SRAM, denser) and has a NoC and "
-                     "run-length codec the model does not cost; and see the area note below the table",
-         "power_w": "published power is on AlexNet with the PEs partly idle; the model runs every PE busy",
-         "tops_per_w": "published is peak ops over measured AlexNet power (a lower bound on efficiency)"},
-        "in: 168 16-bit MACs (42 PEs of 4), 108 KB buffer + PE scratchpads as SRAM, PHY/pad ring of the "
-        "model's PHYs; out: NoC, RLC codec, register-file (vs SRAM) scratchpad area",
-    ))
-    chips.extend(_nvdla_chips())
-    # Google TPU v4i (Jouppi et al. ISCA 2021 section 3 / Fig. 6): 7 nm, 1.05 GHz, four 128 x 128 bf16
-    # MXUs (binary32 accumulation), "about 11 %" of a die "< 400 mm^2". Costed with the project's
-    # synthesised bf16 PE (hw/fp.py, precision="bf16": bf16 multiplies, binary32 adds, RNE + FTZ),
-    # 128 x 128 PEs of 4 MACs = 65,536 MACs = the four MXUs.
-    chips.append(Chip(
-        "TPU v4i 4 MXUs (7 nm, 1.05 GHz, bf16 PE)",
-        DesignPoint(rows=128, cols=128, sparse=False, node_nm=7, clock_mhz=1050, voltage_v=tech.nominal_voltage(7),
-                    sram_kb=0, dram="hbm2", dram_units=1, precision="bf16", vector_lanes=0),
-        {"mxu_area_mm2": (0.11 * 400, "array", "about 11 % of a < 400 mm^2 die: an upper bound")},
-        {"mxu_area_mm2": "the published figure is a floorplan share of a die only bounded from above (< 400 mm^2), "
-                         "so 44 mm^2 is an upper bound, and the share includes the MXUs' weight shift registers, "
-                         "input/result FIFOs, transpose paths and wiring; the model's bf16 PE is small for a float MAC: "
-                         "its binary32 adder has no subnormal path and one rounding mode and comes out 0.30x "
-                         "Horowitz's FP32/INT32 add area ratio (bench/bench_ppa_precision.py), so the bf16 array is "
-                         "3.3x the INT8 one where Horowitz's operator areas give 12x; and see the area note below"},
-        "in: 65,536 bf16 MACs (bf16 multiply, binary32 add chain) with their pipeline registers; out: weight "
-        "double buffers beyond the PE's, FIFOs, transpose unit, MXU wiring. Not compared: the clock (our bf16 PE "
-        "adds its four products and the partial sum in one cycle, a chain of binary32 adds, so its fmax is far "
-        "below 1.05 GHz; the MXU pipelines it) and the power density flag (the model's die is the MXUs alone)",
-    ))
-    # NVIDIA A100 SXM4: 7 nm, 826 mm^2, 1410 MHz, 400 W, INT8 624 dense TOPS (432 TCs x 512 MACs),
-    # 40 MB L2, five HBM2 stacks. No sub-scope (tensor-core area or power) figure is published in the
-    # reference: area, power and TOPS/W compare a GPU die/TDP with an INT8 array and stay misses.
-    chips.append(Chip(
-        "A100 INT8 tensor cores (7 nm, 1410 MHz)",
-        DesignPoint(rows=256, cols=216, sparse=False, node_nm=7, clock_mhz=1410, voltage_v=tech.nominal_voltage(7),
-                    sram_kb=40 * 1024, sram_banks=10, dram="hbm2", dram_units=5, acc_bits=32, cooling="liquid"),
-        {"peak_tops": (624.0, "array", "432 x 512 x 2 x 1.41 GHz"),
-         "area_mm2": (826.0, "chip", "whole die"),
-         "power_w": (400.0, "chip", "TDP"),
-         "tops_per_w": (624.0 / 400.0, "chip", "peak INT8 TOPS / TDP")},
-        {"area_mm2": "scope, not a model check: the A100 die is a GPU (108 SMs of FP32/FP64 cores, 27 MB "
-                     "register files, 20 MB L1, NVLink and PCIe); the model costs only the INT8 MAC array, "
-                     "40 MB SRAM and five HBM2 PHYs; no tensor-core-only area is published",
-         "power_w": "scope, not a model check: TDP covers the whole GPU (FP pipelines, register files, NVLink, "
-                    "HBM devices); the model only the INT8 array path; no tensor-core power is published",
-         "tops_per_w": "scope, not a model check (see power_w)"},
-        "in: 221,184 INT8 MACs, 40 MB SRAM, 5 HBM2 PHYs; out: the rest of the GPU",
-    ))
-    return chips
-
-
-#: The 7 nm matrix-unit TOPS/W rows of published-figures §8b that are NOT configured, and why
-SKIPPED = (
-    ("IBM 7 nm 4-core AI chip (JSSC 2022: INT4 104.9 TOPS at 16.9 TOPS/W, HFP8 26.2 TFLOPS at 3.58 TFLOPS/W; "
-     "ISCA 2021 RaPiD: 36 mm^2, TOPS/W 'at nominal voltage')",
-     "MAC count, clock and voltage of the efficiency point are not published in the abstracts read "
-     "(104.9 TOPS = 32,768 x 2 x 1.6 GHz is a factorisation, not a published configuration), and the "
-     "TOPS/W is chip scope (scratchpads, ring, throttling)"),
-    ("Samsung 4 nm NPU (JSSC 2023: INT8 11.59 TOPS/W, 3.45 TOPS/mm^2, 8k MACs)",
-     "no clock or voltage published; 4 nm is outside ppa.tech's nodes"),
-    ("Samsung 5 nm NPU (ISCA 2021: 13.6 TOPS/W)", "MAC count, clock and voltage not published; zero skipping"),
-    ("MediaTek 7 nm (ISSCC 2020 7.1: 3.4-13.3 TOPS/W, 3.6 TOPS)", "MAC count, clock and voltage not published"),
-)
-
-
-def estimate(design: DesignPoint):
-    """ppa.model.estimate; when the OpenSTA flow cannot map the design's array column to the Liberty
-    library (Yosys 0.23's ABC crashed on the bf16 dense column with ppa.timing.sta's first two scripts;
-    the third, ``buffer -p``, maps it), the design is timed on the generic
-    logical-effort path instead (SPARSEPE_STA=off) and the result says so in its notes. Areas do
-    not depend on the timing path."""
-    try:
-        return _estimate(design)
-    except InputError as e:
-        if e.where != "ppa.timing.sta":
-            raise
-        old = os.environ.get("SPARSEPE_STA")
-        os.environ["SPARSEPE_STA"] = "off"
-        try:
-            res = _estimate(design)
-        finally:
-            if old is None:
-                del os.environ["SPARSEPE_STA"]
-            else:
-                os.environ["SPARSEPE_STA"] = old
-        res.notes.append(f"OpenSTA mapping failed ({str(e)[:90]}...): timed on the generic path")
-        return res
-
-
-def _model_figures(res) -> dict:
-    a = res.area_breakdown_mm2
-    p = res.power_breakdown_w
-    on_die = None if res.power_w is None else res.power_w - p["dram"]
-    return {
-        "peak_tops": res.peak_tops,
-        "area_mm2": res.area_mm2,
-        "block_area_mm2": res.area_mm2 - a["phy"],
-        "array_area_mm2": a["pe_array"] + a["decoders"],
-        "mxu_area_mm2": a["pe_array"] + a["decoders"],
-        "power_w": on_die,
-        "tops_per_w": None if not on_die else res.peak_tops / on_die,
-    }
-
-
-def lsq_slope(xs, ys) -> tuple[float, float]:
-    """Least-squares (slope, intercept) of ys on xs."""
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    return sxy / sxx, my - sxy / sxx * mx
 
 
 def _verdict(fig: str, scope: str, ratio: float) -> tuple[bool, float]:
@@ -306,9 +59,9 @@ def main() -> None:
     print("-" * len(hdr))
     misses = []
     nvdla256 = []  # (MACs, model block mm^2, published mm^2) of the 256 KB INT8 rows
-    for chip in _chips():
+    for chip in chips():
         res = estimate(chip.design)
-        m = _model_figures(res)
+        m = model_figures(res)
         nd = tech.node(chip.design.node_nm, res.voltage_v)
         print(f"{chip.name:46s} {'clock':16s} {'array':6s} {res.clock_mhz:8.0f} MHz at {res.voltage_v:.2f} V "
               f"(Vmin {res.details['vmin_v']:.2f}, fmax {res.fmax_at_voltage_mhz:.0f} MHz, FO4 {nd.fo4_ps:.1f} ps)"
@@ -332,16 +85,16 @@ def main() -> None:
             if not ok:
                 misses.append((chip.name, fig, ratio, chip.reasons.get(fig, "no reason recorded")))
         for label, d in chip.variants:
-            vm = _model_figures(estimate(d))
+            vm = model_figures(estimate(d))
             for fig, (pub, scope, _note) in chip.published.items():
                 print(f"{'':46s} {fig:16s} {scope:6s} {vm[fig]:10.3g} {pub:10.3g} {vm[fig] / pub:6.2f}  "
                       f"info only: {label}")
         if chip.macs and chip.design.sram_kb == 256 and chip.design.sram_buffers_kb is None:
             # the same row with nv_full-type MACs (INT16/FP16 multipliers split into two INT8): info only
             d16 = replace(chip.design, act_bits=16, weight_bits=16, acc_bits=48,
-                          rows=_nvdla_shape(chip.macs // 8)[0], cols=_nvdla_shape(chip.macs // 8)[1])
+                          rows=nvdla_shape(chip.macs // 8)[0], cols=nvdla_shape(chip.macs // 8)[1])
             nvdla256.append((chip.macs, m["block_area_mm2"], chip.published["block_area_mm2"][0],
-                             _model_figures(estimate(d16))["block_area_mm2"]))
+                             model_figures(estimate(d16))["block_area_mm2"]))
         print()
     if len(nvdla256) >= 2:
         xs = [x[0] for x in nvdla256]

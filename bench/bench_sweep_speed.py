@@ -28,7 +28,7 @@ def _evaluator_ms(cfg, n: int = 50) -> float:
 
     ctx = ev.make_context(cfg)
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0), directions=cfg.objectives.directions())
-    from explore.study import suggest_point
+    from explore.sampler import suggest_point
 
     pts = [suggest_point(study.ask(), cfg) for _ in range(2 * n)]
     for p in pts[:n]:  # warm the per-PE-configuration caches (synthesis, activity) first

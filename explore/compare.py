@@ -12,7 +12,7 @@ cycle model, synthesis-based area and power, memory and limits):
   ``MIN_DENSE_SHARE`` of a fair share: trials / number of sparsity options), a focused dense
   sub-study of that share is run (same sampler family, seeded, the space with dense PEs only)
   and the comparison says so.
-* **the chosen design's dense twins** (explore.evaluator.twin_points / iso_area_choice): the same
+* **the chosen design's dense twins** (explore.twins.twin_points / iso_area_choice): the same
   R x C array with dense PEs (iso-array), and the fastest dense array of the space whose area does
   not exceed the design's (iso-area).
 
@@ -26,7 +26,12 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from explore.config import SweepConfig, axis_choices, dense_twin_sparsity, parse_sparsity
+import optuna
+
+from explore.config import SweepConfig
+from explore.results import Evaluator, constraint_values, stored_value
+from explore.sampler import make_sampler, suggest_point
+from explore.space import axis_choices, dense_twin_sparsity, parse_sparsity
 
 #: A dense sub-study runs when the study's distinct dense designs are fewer than this share of a
 #: fair share of its trials (trials / sparsity options) [A]: half a share still lets TPE find the
@@ -107,10 +112,6 @@ def dense_substudy(cfg: SweepConfig, evaluate: Callable[[dict[str, Any]], dict[s
     """A focused dense sub-study: ``n_trials`` trials of the study's sampler on its space with the
     sparsity axis replaced by the dense PE of each option's M, in memory, seeded; distinct designs
     as records (``number`` is the sub-study's trial number, ``source`` says where it came from)."""
-    import optuna
-
-    from explore.study import constraint_values, make_sampler, suggest_point
-
     dense_opts = sorted({dense_twin_sparsity(o) for o in axis_choices(cfg.space, "sparsity") or ["dense"]})
     space = cfg.space.model_copy(update={"sparsity": dense_opts})
     sub = cfg.model_copy(update={"space": space})
@@ -180,8 +181,6 @@ def comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str
     if chosen is not None and evaluate_many is not None and twin_points is not None and iso_area_choice is not None:
         iso_array, cands = twin_points(chosen["params"], cfg)
         res = evaluate_many([iso_array, *cands])
-        from explore.study import constraint_values
-
         feas = lambda m: all(v <= 0 for v in constraint_values(cfg, m).values())  # noqa: E731
         out["iso_array_dense"] = entry(iso_array, res[0], "iso-array twin of the chosen design", None, feas(res[0]))
         j, m, fits = iso_area_choice(float(chosen["metrics"]["area_mm2"]), cands, res[1:])
@@ -197,27 +196,36 @@ def comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str
     return out
 
 
-def build(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str, Any] | None, evaluator_module: Any,
-          ctx: Any, n_trials: int, substudy: list[dict[str, Any]] | None = None, *, allow_substudy: bool = True
-          ) -> tuple[dict[str, Any], list | None]:
-    """The comparison with the evaluator module ``evaluator_module`` (and its context): runs the
-    dense sub-study when needed and not given (and ``allow_substudy``: grid mode evaluates every
-    dense point already). Returns (comparison, sub-study records or None)."""
-    import numpy as np
-
-    def evaluate(point: dict[str, Any]) -> dict[str, Any]:
-        return dict(evaluator_module.evaluate(dict(point), ctx))
-
-    def evaluate_many(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if not hasattr(evaluator_module, "evaluate_batch"):
-            return [evaluate(p) for p in points]
-        cols = {k: np.array([p[k] for p in points], dtype=object if isinstance(points[0][k], str) else None)
-                for k in points[0]}
-        res = evaluator_module.evaluate_batch(cols, ctx)
-        return [{k: (v[i] if isinstance(v[i], str) else float(v[i])) for k, v in res.items()} for i in range(len(points))]
-
+def build_comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str, Any] | None, ev: Evaluator,
+                     n_trials: int, substudy: list[dict[str, Any]] | None = None, *, allow_substudy: bool = True
+                     ) -> tuple[dict[str, Any], list | None]:
+    """The comparison with the study's evaluator ``ev``: runs the dense sub-study when needed and
+    not given (and ``allow_substudy``: grid mode evaluates every dense point already). Returns
+    (comparison, sub-study records or None)."""
     if substudy is None and allow_substudy and needs_dense_substudy(records, cfg, n_trials):
-        substudy = dense_substudy(cfg, evaluate, dense_share(cfg, n_trials), cfg.study.seed)
-    comp = comparison(records, cfg, chosen, evaluate_many, getattr(evaluator_module, "twin_points", None),
-                      getattr(evaluator_module, "iso_area_choice", None), substudy)
+        substudy = dense_substudy(cfg, ev.evaluate, dense_share(cfg, n_trials), cfg.study.seed)
+    comp = comparison(records, cfg, chosen, ev.evaluate_many, getattr(ev.mod, "twin_points", None),
+                      getattr(ev.mod, "iso_area_choice", None), substudy)
     return comp, substudy
+
+
+def stored_substudy(stored: dict[str, Any] | None, cfg: SweepConfig, n_records: int, *, same_seed: bool = True
+                    ) -> list[dict[str, Any]] | None:
+    """The dense sub-study a study stored (explore.trials.SUBSTUDY_ATTR) as records, when it was
+    run for this study's size (and, with ``same_seed``, the config's seed); else None."""
+    if not stored or stored.get("n_trials") != dense_share(cfg, n_records):
+        return None
+    if same_seed and stored.get("seed") != cfg.study.seed:
+        return None
+    return [{**r, "metrics": {k: stored_value(v) for k, v in r["metrics"].items()}} for r in stored["records"]]
+
+
+def storable_substudy(cfg: SweepConfig, n_records: int, substudy: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a study stores of its dense sub-study (read back by :func:`stored_substudy`): non-finite
+    metrics as strings, as every stored metric."""
+    return {"n_trials": dense_share(cfg, n_records), "seed": cfg.study.seed,
+            "records": [{**r, "metrics": _storable(r["metrics"])} for r in substudy]}
+
+
+def _storable(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v) for k, v in metrics.items()}

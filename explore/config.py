@@ -2,7 +2,9 @@
 
 Every model forbids unknown keys (``extra="forbid"``), so a typo is an error that names the file
 and the dotted key. :func:`load_config` is the only entry point; it raises
-:class:`hw.errors.InputError` with a one-line message for anything wrong in the file.
+:class:`hw.errors.InputError` with a one-line message for anything wrong in the file. The design
+space (``[space]``, its axes and their values) is :mod:`explore.space`; this module holds the other
+sections, the loading, and the config's fingerprint (:func:`config_fingerprint`).
 
 Layout of a config (every section but ``[study]`` and ``[objectives]`` is required)::
 
@@ -27,27 +29,31 @@ Layout of a config (every section but ``[study]`` and ``[objectives]`` is requir
 
 from __future__ import annotations
 
-import math
+import hashlib
+import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
+from explore.safety import check_study_name
+from explore.space import (
+    DRAM_TYPES,
+    Space,
+    StrictModel,
+    as_choices,
+    axis_choices,
+    is_integer_axis,
+    parse_sparsity,
+)
 from hw.errors import InputError
-from hw.nm import check_nm
-from ppa.dram import DRAM_TYPES as _PPA_DRAM_TYPES
-from ppa.tech import NODES_NM
-
-#: The axes of the design space, in the order trials suggest them and trials.csv lists them.
-AXES = ("rows", "cols", "sram_kb", "clock_mhz", "node_nm", "sparsity", "pipeline", "dataflow", "dram", "dram_gbps",
-        "vector_lanes", "precision")
-
-#: Dataflows known to the cycle model (weight-, output-, input-stationary; SCALE-Sim's names).
-DATAFLOWS = ("ws", "os", "is")
-
-#: Named DRAM types: the PPA model's table (bandwidth per unit, energy per bit, with sources).
-DRAM_TYPES = tuple(_PPA_DRAM_TYPES)
+from hw.params import PEParams
+from ppa.liberty.library import load_liberty
+from sim.importers.hf import load_hf_config
+from sim.importers.onnx import load_onnx
+from sim.workloads import get_workload
 
 #: Objectives: name -> Optuna direction. ``perf_per_watt`` is effective TOPS/W on the weighted
 #: workload mix (the primary objective); the others may be added as secondary objectives.
@@ -71,25 +77,8 @@ LIMIT_CONSTRAINTS = {
     "max_quality_delta": "quality_delta",
 }
 
-
-class _Strict(BaseModel):
-    # allow_inf_nan=False: a NaN or infinite number anywhere in the file is an error naming its key
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
 # ---- input limits (README "Input limits"); each cap is stated with its reason -----------------
 
-#: Largest array side: ppa.model.DesignPoint.validate's cap (the array cost is characterised up to
-#: 256 x 256, ppa.array_cost.MAX_CHARACTERISED_ROWS).
-MAX_ARRAY_SIDE = 256
-#: Clock range, MHz. [A] below 1 MHz no design of interest runs (and DRAM bytes per cycle blow up);
-#: above 10 GHz no CMOS logic clock has shipped (ppa.tech's fmax at 7 nm is a few GHz).
-MIN_CLOCK_MHZ, MAX_CLOCK_MHZ = 1.0, 10_000.0
-#: Largest SRAM, KiB. [A] 1 GiB: above any single accelerator's on-chip SRAM outside wafer-scale
-#: parts (H100: 50 MB L2 + 33 MB shared memory), and the SRAM macro model's range.
-MAX_SRAM_KB = 1_048_576.0
-#: Largest DRAM bandwidth, GB/s. [A] 100 TB/s: ~30x an 8-stack HBM3 system (8 x 819 GB/s [S]).
-MAX_DRAM_GBPS = 100_000.0
 #: Most DRAM units of one type. [A] 64: 8 HBM stacks or 64 LPDDR x16 channels bound real packages.
 MAX_DRAM_UNITS = 64
 #: Ambient temperature range, C: ppa.model.DesignPoint.validate's (-60..150 C).
@@ -98,9 +87,6 @@ MIN_AMBIENT_C, MAX_AMBIENT_C = -60.0, 150.0
 MAX_TJ_LIMIT_C = 200.0
 #: Largest junction-to-ambient resistance, K/W. [A] a bare die in still air is ~50-100 K/W.
 MAX_THETA_JA = 1000.0
-#: Most choices of one axis, and most values a range may discretise into. [A] the grid and the
-#: samplers hold every value in memory; 100,000 is far above any useful axis.
-MAX_AXIS_VALUES = 100_000
 #: Largest seed: numpy/Optuna samplers take seeds in [0, 2**32). Worker seeds wrap modulo 2**32.
 MAX_SEED = 2**32 - 1
 #: Most trials of one study. [A] each trial is one journal record set; 100,000 is ~100x a big sweep.
@@ -118,240 +104,7 @@ MAX_CONFIG_BYTES = 16 * 2**20
 MAX_LATENCY_MS, MAX_REQUEST_RATE_HZ = 1e7, 1e9
 
 
-class Range(_Strict):
-    """A numeric range axis. ``step`` makes it discrete (and grid-able); ``log`` samples on a log
-    scale; ``grid_points`` discretises a continuous range for ``--grid``."""
-
-    min: float
-    max: float
-    step: float | None = None
-    log: bool = False
-    grid_points: int | None = None
-
-    @model_validator(mode="after")
-    def _check(self) -> "Range":
-        if not (math.isfinite(self.min) and math.isfinite(self.max)):
-            raise ValueError("min and max must be finite numbers")
-        if self.min > self.max:
-            raise ValueError(f"empty range: min {self.min:g} > max {self.max:g}")
-        if self.step is not None:
-            if self.step <= 0:
-                raise ValueError(f"step must be > 0, got {self.step:g}")
-            if self.log:
-                raise ValueError("a range cannot have both step and log")
-        if self.log and self.min <= 0:
-            raise ValueError(f"a log range needs min > 0, got {self.min:g}")
-        if self.grid_points is not None and not 1 <= self.grid_points <= MAX_AXIS_VALUES:
-            raise ValueError(f"grid_points must be in 1..{MAX_AXIS_VALUES}, got {self.grid_points}")
-        if self.step is not None and (self.max - self.min) / self.step + 1 > MAX_AXIS_VALUES:
-            raise ValueError(f"step {self.step:g} gives more than {MAX_AXIS_VALUES} values in "
-                             f"[{self.min:g}, {self.max:g}]")
-        return self
-
-    def grid(self, integer: bool) -> list[float] | list[int]:
-        """The discretised values of this range for grid mode."""
-        import numpy as np
-
-        if self.step is not None:
-            n = int(math.floor((self.max - self.min) / self.step + 1e-9)) + 1
-            vals = [self.min + i * self.step for i in range(n)]
-        elif self.min == self.max:
-            vals = [self.min]
-        elif self.grid_points is None:
-            raise InputError("a continuous range needs 'step' or 'grid_points' for --grid")
-        elif self.log:
-            vals = list(np.geomspace(self.min, self.max, self.grid_points))
-        else:
-            vals = list(np.linspace(self.min, self.max, self.grid_points))
-        if integer:
-            return sorted({int(round(v)) for v in vals})
-        return [float(v) for v in vals]
-
-
-Axis = Union[Range, list[Any], int, float, str]
-
-
-def _as_choices(value: Any) -> list[Any] | None:
-    """A list axis or a single fixed value -> the list of choices; a Range -> None."""
-    if isinstance(value, Range):
-        return None
-    if isinstance(value, list):
-        return value
-    return [value]
-
-
-class Space(_Strict):
-    """The design space. Each axis is a list of choices, a range table, or one fixed value."""
-
-    rows: Axis
-    cols: Axis
-    sram_kb: Axis
-    clock_mhz: Axis
-    node_nm: Axis
-    sparsity: Axis = Field(description="'2:4', another 'N:M', or 'dense'")
-    pipeline: Axis
-    dataflow: Axis
-    dram: Axis | None = None
-    dram_gbps: Axis | None = None
-    #: lanes of the vector unit beside the array (optional axis; not given: one lane per column)
-    vector_lanes: Axis | None = None
-    precision: Axis | None = Field(None, description="operand formats: int8, int4, fp8-e4m3, fp8-e5m2, bf16 "
-                                   "(absent: fixed.act_bits / weight_bits integers)")
-
-    @model_validator(mode="after")
-    def _check(self) -> "Space":
-        if (self.dram is None) == (self.dram_gbps is None):
-            raise ValueError("give exactly one of 'dram' (memory types) or 'dram_gbps' (bandwidth in GB/s)")
-        for name in AXES:
-            value = getattr(self, name)
-            if value is None:
-                continue
-            choices = _as_choices(value)
-            if choices is None:
-                if name in ("sparsity", "dataflow", "dram", "node_nm", "precision"):
-                    raise ValueError(f"{name}: must be a list of choices, not a range")
-                if value.min <= 0:
-                    raise ValueError(f"{name}: range must be positive, got min {value.min:g}")
-                if name in _INT_AXES:
-                    for key in ("min", "max", "step"):
-                        v = getattr(value, key)
-                        if v is not None and v != int(v):
-                            raise ValueError(f"{name}.{key}: an integer axis needs an integer, got {v:g}")
-                for key in ("min", "max"):
-                    _check_number(name, getattr(value, key), f"{name}.{key}")
-                continue
-            if not choices:
-                raise ValueError(f"{name}: empty list of choices")
-            if len(choices) > MAX_AXIS_VALUES:
-                raise ValueError(f"{name}: {len(choices)} choices, at most {MAX_AXIS_VALUES}")
-            if len(set(map(str, choices))) != len(choices):
-                raise ValueError(f"{name}: duplicate choices {choices}")
-            for c in choices:
-                _check_choice(name, c)
-        return self
-
-    def axis(self, name: str) -> Any:
-        return getattr(self, name)
-
-    def active_axes(self) -> tuple[str, ...]:
-        return tuple(a for a in AXES if getattr(self, a) is not None)
-
-
-_INT_AXES = ("rows", "cols", "sram_kb", "node_nm", "pipeline", "vector_lanes")
-
-
-#: Domain of each numeric axis: (lowest, highest, reason). Integer axes also need integers.
-def _axis_bounds() -> dict[str, tuple[float, float, str]]:
-    from hw.params import MAX_PIPELINE
-
-    return {
-        "rows": (1, MAX_ARRAY_SIDE, "ppa.model's array cost is characterised up to 256"),
-        "cols": (1, MAX_ARRAY_SIDE, "ppa.model's array cost is characterised up to 256"),
-        "pipeline": (1, MAX_PIPELINE, "hw.params.MAX_PIPELINE register stages"),
-        "sram_kb": (1e-3, MAX_SRAM_KB, "1 GiB of on-chip SRAM at most"),
-        "clock_mhz": (MIN_CLOCK_MHZ, MAX_CLOCK_MHZ, "a CMOS clock of 1 MHz to 10 GHz"),
-        "dram_gbps": (1e-3, MAX_DRAM_GBPS, "100 TB/s at most"),
-    }
-
-
-def _check_number(name: str, c: Any, where: str | None = None) -> None:
-    """A numeric axis value inside its domain (finite, positive, below the stated cap)."""
-    bounds = _axis_bounds().get(name)
-    if bounds is None:
-        return
-    lo, hi, why = bounds
-    where = where or name
-    if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c):
-        raise ValueError(f"{where}: must be a finite number, got {c!r}")
-    if not lo <= c <= hi:
-        raise ValueError(f"{where}: {c:g} is outside {lo:g}..{hi:g} ({why})")
-
-
-def _check_choice(name: str, c: Any) -> None:
-    if name in _INT_AXES:
-        if isinstance(c, bool) or not isinstance(c, int) or c <= 0:
-            raise ValueError(f"{name}: choices must be positive integers, got {c!r}")
-    if name == "node_nm" and c not in NODES_NM:
-        raise ValueError(f"node_nm: no model for {c} nm (known: {', '.join(map(str, NODES_NM))})")
-    if name in ("clock_mhz", "dram_gbps"):
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or not c > 0:
-            raise ValueError(f"{name}: choices must be positive numbers, got {c!r}")
-    _check_number(name, c)
-    if name == "sparsity":
-        parse_sparsity(c)
-    elif name == "dataflow":
-        if c not in DATAFLOWS:
-            raise ValueError(f"dataflow: unknown {c!r} (known: {', '.join(DATAFLOWS)})")
-    elif name == "precision":
-        from hw.precision import PRECISIONS
-
-        if c not in PRECISIONS:
-            raise ValueError(f"precision: unknown {c!r} (known: {', '.join(PRECISIONS)})")
-    elif name == "dram":
-        if c not in DRAM_TYPES:
-            raise ValueError(f"dram: unknown memory type {c!r} (known: {', '.join(DRAM_TYPES)})")
-
-
-def parse_sparsity(value: Any) -> tuple[int, int, bool]:
-    """'2:4' -> (2, 4, True); 'dense' (or 'dense:4') -> (2, 4, False): a dense PE of M = 4 (4 activations and 4
-    weights, 4 multiplies per cycle), covering as many reduction elements per cycle as the 2:4 PE
-    (docs/design.md); N is unused by the dense PE but kept valid for the models' N:M checks.
-    '2:4+dense' -> (2, 4, True): the sparse PE with a full-rate dense path (:func:`has_dense_path`)."""
-    if value == "dense":
-        return (2, 4, False)
-    if isinstance(value, str) and value.startswith("dense:"):  # a dense PE of another M (a twin's)
-        try:
-            m = int(value[6:])
-            check_nm(m // 2, m)
-        except (ValueError, InputError):
-            raise ValueError(f"sparsity: expected 'dense:M' with M a power of two >= 2, got {value!r}") from None
-        return (m // 2, m, False)
-    if isinstance(value, str) and value.endswith(DENSE_PATH_SUFFIX):
-        value = value[: -len(DENSE_PATH_SUFFIX)]
-    if not isinstance(value, str) or value.count(":") != 1:
-        raise ValueError(f"sparsity: expected 'N:M', 'N:M+dense' or 'dense', got {value!r}")
-    a, b = value.split(":")
-    try:
-        n, m = int(a), int(b)
-    except ValueError:
-        raise ValueError(f"sparsity: expected 'N:M' with integers, got {value!r}") from None
-    try:
-        check_nm(n, m)
-    except InputError as exc:
-        raise ValueError(f"sparsity {value!r}: {exc}") from None
-    return (n, m, True)
-
-
-#: Suffix of a sparsity value whose sparse PE also has a full-rate dense path ("2:4+dense"): M
-#: multipliers, a dense group of M per cycle, M/N N:M groups per cycle (NVIDIA's sparse tensor
-#: cores; hw.pe.SparsePE(dense_path=True)).
-DENSE_PATH_SUFFIX = "+dense"
-
-
-def has_dense_path(value: Any) -> bool:
-    """True for an 'N:M+dense' sparsity value (a valid one; see :func:`parse_sparsity`)."""
-    return isinstance(value, str) and value.endswith(DENSE_PATH_SUFFIX) and value != "dense"
-
-
-def dense_twin_sparsity(value: Any) -> str:
-    """The sparsity value of the same array with dense PEs covering the same M per cycle."""
-    n, m, _ = parse_sparsity(value)
-    return "dense" if m == 4 else f"dense:{m}"
-
-
-def sparsity_option(text: str, where: str = "--sparsity") -> tuple[bool, int, int]:
-    """A command-line sparsity value (``N:M`` or ``dense``; case and blanks ignored) ->
-    (sparse, n, m) by :func:`parse_sparsity`; bad input raises InputError naming the option."""
-    t = str(text).strip()
-    t = "dense" if t.lower() == "dense" else t.replace(" ", "")
-    try:
-        n, m, sparse = parse_sparsity(t)
-    except ValueError as exc:
-        raise InputError(str(exc), where=where) from None
-    return sparse, n, m
-
-
-class Fixed(_Strict):
+class Fixed(StrictModel):
     """Design constants that are not searched. Every value here reaches the models as given."""
 
     act_bits: int = Field(8, description="activation width, bits")
@@ -412,7 +165,7 @@ class Fixed(_Strict):
         return v
 
 
-class Serving(_Strict):
+class Serving(StrictModel):
     """The serving simulation behind the p99 limit (``sim.serving.serve``): Poisson arrivals at
     ``limits.request_rate_hz``, dynamic batching up to ``max_batch`` or ``timeout_ms``. Defaults
     are sim.serving's."""
@@ -439,7 +192,7 @@ class Serving(_Strict):
 OWNER_ROLES = ("model_optimization", "accelerator_architecture", "compiler_sparsity", "serving_performance")
 
 
-class Owners(_Strict):
+class Owners(StrictModel):
     """Roles -> the person or team who owns them; a role not given is named by its title."""
 
     model_optimization: str = "model optimization lead"
@@ -455,7 +208,7 @@ class Owners(_Strict):
         return v
 
 
-class Context(_Strict):
+class Context(StrictModel):
     """Build and runtime tags only the user knows, quoted in the review memo's Symptom."""
 
     model_revision: str | None = None
@@ -465,7 +218,7 @@ class Context(_Strict):
     notes: str | None = None
 
 
-class Workload(_Strict):
+class Workload(StrictModel):
     """One workload of the mix: a built-in ``name`` (``params`` go to ``sim.workloads.get_workload``),
     an ``onnx`` model file (``input_shapes`` {input: "1x3x224x224"}, ``params`` may give ``batch``)
     or a Hugging Face ``hf_config`` file (``params``: seq, batch, phase, context). File paths are
@@ -496,26 +249,20 @@ class Workload(_Strict):
         """The sim.workloads.Workload (``override`` replaces params, e.g. ``batch`` for serving)."""
         params = {**self.params, **override}
         if self.onnx is not None:
-            from sim.importers.onnx import load_onnx
-
             extra = set(params) - {"batch"}
             if extra:
                 raise InputError(f"unknown params {sorted(extra)} for an onnx workload (batch)", where=self.onnx)
             return load_onnx(self.onnx, dict(self.input_shapes), params.get("batch"))
         if self.hf_config is not None:
-            from sim.importers.hf import load_hf_config
-
             extra = set(params) - {"seq", "batch", "phase", "context"}
             if extra:
                 raise InputError(f"unknown params {sorted(extra)} for an hf_config workload (seq, batch, phase, "
                                  "context)", where=self.hf_config)
             return load_hf_config(self.hf_config, **params)
-        from sim.workloads import get_workload
-
         return get_workload(self.name, **params)
 
 
-class Limits(_Strict):
+class Limits(StrictModel):
     """The limits; each becomes one Optuna constraint (``metric - limit``, feasible when <= 0).
     A limit that is not given is not enforced."""
 
@@ -552,7 +299,7 @@ class Limits(_Strict):
         return {k: getattr(self, k) for k in LIMIT_CONSTRAINTS if getattr(self, k) is not None}
 
 
-class Quality(_Strict):
+class Quality(StrictModel):
     """The team's own model and evaluation (``"model"`` evidence for the quality limit).
 
     ``weights``: the dense model (.safetensors / .npz); ``eval``: ``"module:function"`` (a module
@@ -588,7 +335,7 @@ class Quality(_Strict):
         return Path(source).parent if source and not source.startswith("<") else Path.cwd()
 
 
-class Objectives(_Strict):
+class Objectives(StrictModel):
     primary: Literal["perf_per_watt"] = "perf_per_watt"
     secondary: list[str] = Field(default_factory=list)
 
@@ -610,7 +357,7 @@ class Objectives(_Strict):
         return [OBJECTIVES[n] for n in self.names()]
 
 
-class StudySection(_Strict):
+class StudySection(StrictModel):
     name: str | None = None
     sampler: Literal["tpe", "nsga2", "random"] = "tpe"
     seed: int = Field(0, ge=0, le=MAX_SEED)
@@ -620,8 +367,6 @@ class StudySection(_Strict):
     @classmethod
     def _name(cls, v: str | None) -> str | None:
         if v is not None:
-            from explore.safety import check_study_name
-
             try:
                 check_study_name(v, where="study.name")
             except InputError as exc:
@@ -629,7 +374,7 @@ class StudySection(_Strict):
         return v
 
 
-class SweepConfig(_Strict):
+class SweepConfig(StrictModel):
     study: StudySection = Field(default_factory=StudySection)
     space: Space
     fixed: Fixed = Field(default_factory=Fixed)
@@ -659,7 +404,7 @@ class SweepConfig(_Strict):
         if self.space.dram_gbps is not None and self.fixed.dram_type is None:
             raise ValueError("space.dram_gbps needs fixed.dram_type (whose energy per bit is charged)")
         if self.space.dram is not None:
-            for t in _as_choices(self.space.dram) or []:
+            for t in as_choices(self.space.dram) or []:
                 if t not in self.fixed.dram_units:
                     raise ValueError(
                         f"space.dram lists {t!r} but fixed.dram_units has no unit count for it "
@@ -671,11 +416,9 @@ class SweepConfig(_Strict):
 def _check_pe(cfg: "SweepConfig") -> None:
     """Every PE the space can build is a valid hw.params.PEParams: the fixed widths with each
     sparsity choice and the deepest pipeline (so no trial fails on it later)."""
-    from hw.params import PEParams
-
-    pipes = _as_choices(cfg.space.pipeline)
+    pipes = as_choices(cfg.space.pipeline)
     deepest = int(max(pipes)) if pipes is not None else int(cfg.space.pipeline.max)
-    for s in _as_choices(cfg.space.sparsity) or []:
+    for s in as_choices(cfg.space.sparsity) or []:
         n, m, _ = parse_sparsity(s)
         try:
             PEParams(act_bits=cfg.fixed.act_bits, weight_bits=cfg.fixed.weight_bits, acc_bits=cfg.fixed.acc_bits,
@@ -710,8 +453,6 @@ def _one_line(exc: ValidationError) -> str:
     msg = e["msg"].removeprefix("Value error, ")
     where = _loc(e["loc"])
     # a section validator names its key first ("rows.step: ..."): make it the dotted key
-    import re
-
     m = re.match(r"([A-Za-z_][\w.]*): (.*)", msg)
     if m and where in ("space", "fixed", "limits", "serving", "study", "quality"):
         where, msg = f"{where}.{m.group(1)}", m.group(2)
@@ -747,8 +488,6 @@ def _check_liberty(cfg: "SweepConfig", source: str) -> None:
     if not p.is_absolute() and source not in ("<memory>", ""):
         p = Path(source).resolve().parent / p
     object.__setattr__(f, "liberty", str(p))
-    from ppa.liberty.library import load_liberty
-
     lib = load_liberty(p, f.liberty_node)
     if lib.node_nm is None:
         raise InputError("the Liberty file does not state its process node: give fixed.liberty_node (or --liberty-node)",
@@ -817,10 +556,42 @@ def quality_evidence_kind(cfg: SweepConfig) -> str:
     return "model" if cfg.quality is not None and cfg.quality.weights is not None else "proxy"
 
 
-def axis_choices(space: Space, name: str) -> list[Any] | None:
-    """The list of choices for a choice axis, or None for a range axis."""
-    return _as_choices(space.axis(name))
+def axis_values(cfg: SweepConfig) -> dict[str, list[Any]]:
+    """The discretised values of each active axis, in AXES order (choice lists as given, ranges by
+    ``step`` or ``grid_points``): the grid's axes, the dense twins' array shapes, the memo's steps."""
+    out: dict[str, list[Any]] = {}
+    for name in cfg.space.active_axes():
+        choices = axis_choices(cfg.space, name)
+        if choices is not None:
+            out[name] = list(choices)
+            continue
+        try:
+            out[name] = cfg.space.axis(name).grid(integer=is_integer_axis(name))
+        except InputError as exc:
+            raise InputError(str(exc), where=f"{cfg.source}: space.{name}") from None
+    return out
 
 
-def is_integer_axis(name: str) -> bool:
-    return name in _INT_AXES
+def grid_size(cfg: SweepConfig) -> int:
+    """The number of points of the discretised space (the product of :func:`axis_values`' lengths)."""
+    n = 1
+    for v in axis_values(cfg).values():
+        n *= len(v)
+    return n
+
+
+#: [serving] fields added after studies were stored, with their defaults (left out of the fingerprint
+#: at the default, so a study stored before them still loads).
+_SERVING_ADDED = {"seeds": 5, "warmup_fraction": 0.1, "cold_start_ms": 0.0, "output_tokens": 128}
+
+
+def config_fingerprint(cfg: SweepConfig) -> str:
+    """Hash of everything that defines the study's problem (not trials/seed/sampler/name)."""
+    # [owners] and [context] name people and tags, not the problem: they never change the fingerprint
+    body = cfg.model_dump(mode="json", exclude={"study", "source", "owners", "context"})
+    if body.get("quality") is None:  # no [quality] section: the fingerprint of configs written before it
+        body.pop("quality", None)
+    for k, v in _SERVING_ADDED.items():  # serving fields added later: at their default, as before them
+        if body["serving"].get(k) == v:
+            body["serving"].pop(k)
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()

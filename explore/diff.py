@@ -28,6 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import optuna
+import pandas as pd
+
+from explore.report.data import load_study_data
+from explore.results import Evaluator, design_key
+from explore.storage import open_storage, resolve_storage
 from hw.errors import InputError
 
 #: Design-level metrics compared (the issue's list: cycles, stalls, utilisation, fallback, energy,
@@ -137,8 +143,6 @@ def _from_best(obj: dict[str, Any], path: Path, label: str) -> Run:
     layers = None
     prof = path.parent / "closure" / "accelerator_architecture.csv"
     if prof.is_file():
-        import pandas as pd
-
         df = pd.read_csv(prof)
         cm = path.parent / "closure" / "compiler_sparsity.csv"
         sparse = None
@@ -157,21 +161,10 @@ def _from_best(obj: dict[str, Any], path: Path, label: str) -> Run:
     cfg = _flatten(obj["config"]) if isinstance(obj.get("config"), dict) else _flatten(
         {"limits": obj.get("limits", {}), "objectives": obj.get("objectives", {})})
     return Run(label, "best", dict(chosen["params"]), dict(chosen["metrics"]), layers, wls, config=cfg, tags=tags,
-               designs={_key(chosen["params"]): dict(chosen["metrics"])})
-
-
-def _key(params: dict[str, Any]) -> str:
-    from explore.study import _design_key
-
-    return _design_key(params)
+               designs={design_key(chosen["params"]): dict(chosen["metrics"])})
 
 
 def _from_study(spec: str, label: str) -> Run:
-    import optuna
-
-    from explore.report.data import Evaluator, load_study_data
-    from explore.storage import open_storage, resolve_storage
-
     storage, _, name = spec.partition("#")
     if not name:
         st = open_storage(resolve_storage(storage, Path(".")), create=False)
@@ -203,7 +196,7 @@ def _from_study(spec: str, label: str) -> Run:
     cfgj = {k: v for k, v in data.config_json.items()}
     tags = {"config_fingerprint": data.fingerprint, "evaluator": data.evaluator,
             "sweep": data.sweep, "tools": data.user_attrs.get("tools") or {}}
-    designs = {_key(r["params"]): r["metrics"] for r in data.records}
+    designs = {design_key(r["params"]): r["metrics"] for r in data.records}
     return Run(f"{label}: {storage}#{name}", "study", dict(rec["params"]), m, layers, [n.workload for _, _, n in det.networks],
                config=_flatten(cfgj), tags=_flatten(tags), designs=designs)
 

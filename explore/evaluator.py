@@ -1,7 +1,7 @@
 """The evaluator: one design point -> every metric, joining sim/ (cycles, stalls, traffic, serving
 latency, quality) and ppa/ (area, fmax / voltage, power, junction temperature).
 
-Interface (used by explore.study and explore.grid):
+Interface (used by explore.study and explore.grid, through explore.results.Evaluator):
 
 * :func:`make_context(cfg)` loads the workloads once and holds the caches;
 * :func:`evaluate(point, ctx) -> dict` for one point (a dict with one value per axis);
@@ -39,15 +39,35 @@ from typing import Any
 
 import numpy as np
 
-from explore.config import SweepConfig, dense_twin_sparsity, has_dense_path, parse_sparsity, quality_evidence_kind
+from explore.config import SweepConfig, quality_evidence_kind
+from explore.space import axis_choices, has_dense_path, parse_sparsity
+from explore.twins import iso_area_choice, twin_metrics, twin_points
 from hw.errors import InputError
-from ppa import thermal as _thermal
+from hw.params import PEParams
+from hw.precision import operand_bits
+from ppa import thermal
+from ppa.activity import trace_from_arrays
+from ppa.dram import dram
+from ppa.design import DesignPoint, WorkloadActivity
+from ppa.model import estimate
+from ppa.vector_cost import workload_vector_ops
+from sim.perf import ArrayConfig, simulate, simulate_grid
+from sim.quality import reference_experiment
+from sim.quality.evidence import digits_evidence, family_of, guardrail_verdict, transformer_evidence
+from sim.quality.traces import reference_pe_stream
+from sim.quality.user_eval import model_evidence
+from sim.serving import serve_llm, serve_seeds
+from sim.workloads import get_workload, list_workloads
+
+__all__ = ["EvalContext", "make_context", "evaluate", "evaluate_batch", "evaluate_detail", "twin_points",
+           "iso_area_choice", "design_columns", "point_columns", "activity_trace", "serving_stats",
+           "ppa_only_reasons", "dram_gbps_of", "llm_request_workloads"]
 
 #: Seed of the quality reference experiment (sim.quality): one fixed model constant.
 QUALITY_SEED = 0
 #: Reported as T_j of a design whose junction temperature has no fixed point (thermal runaway):
 #: ppa.thermal's runaway bound. Such a design also gets perf_per_watt 0 (it cannot operate).
-RUNAWAY_TJ_C = _thermal.RUNAWAY_T_C
+RUNAWAY_TJ_C = thermal.RUNAWAY_T_C
 #: Bit-lanes (parallel PE instances) of a real-data activity trace (fixed.activity_trace).
 TRACE_LANES = 512
 
@@ -83,8 +103,6 @@ def make_context(cfg: SweepConfig) -> EvalContext:
     key = id(cfg)
     if key in _CONTEXTS:
         return _CONTEXTS[key]
-    from sim.workloads import get_workload
-
     wls = []
     for i, w in enumerate(cfg.workload):
         try:
@@ -106,8 +124,6 @@ def make_context(cfg: SweepConfig) -> EvalContext:
         wls.append(item)
     ctx = EvalContext(cfg, wls)
     if cfg.limits.max_quality_delta is not None:
-        from explore.config import axis_choices
-
         for s in axis_choices(cfg.space, "sparsity") or []:
             n, m, sparse = parse_sparsity(s)
             if sparse:
@@ -121,8 +137,6 @@ def _quality_result(ctx: EvalContext, n: int, m: int):
     pattern and kept in the context: the real-data activity trace's source (fixed.activity_trace)
     and, for MLP/CNN workloads, the first seed of the quality evidence."""
     if (n, m) not in ctx.quality_results:
-        from sim.quality import reference_experiment
-
         ctx.quality_results[(n, m)] = reference_experiment(QUALITY_SEED, n, m)
     return ctx.quality_results[(n, m)]
 
@@ -144,8 +158,6 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
         return ctx.quality_evidence[(n, m)]
     cfg = ctx.cfg
     if quality_evidence_kind(cfg) == "model":
-        from sim.quality.user_eval import model_evidence
-
         q = cfg.quality
         try:
             ev = model_evidence(q.path(q.weights, cfg.source), q.eval,
@@ -154,8 +166,6 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: [quality]") from None
     else:
-        from sim.quality.evidence import digits_evidence, family_of, transformer_evidence
-
         found = []
         for fam in sorted({family_of(w.name) for w in ctx.workloads}):
             if fam == "transformer":
@@ -175,12 +185,10 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
 
 def dram_gbps_of(cfg: SweepConfig, dram_type: str) -> float:
     """Bandwidth of a named DRAM: fixed.dram_units[type] x the type's per-unit GB/s (ppa.dram)."""
-    from ppa.dram import dram
-
     return cfg.fixed.dram_units[dram_type] * dram(dram_type).gb_per_s
 
 
-def _design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Point columns -> the physical columns both models take (n, m, sparse, dram_gbps, ...)."""
     P = len(next(iter(cols.values())))
     out = {k: np.asarray(v) for k, v in cols.items()}
@@ -194,8 +202,6 @@ def _design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, 
     else:
         out["dram"] = np.array([cfg.fixed.dram_type] * P, dtype=object)
     # precision (an axis, or the fixed integer widths): operand widths per point
-    from hw.precision import operand_bits
-
     prec = [str(x) for x in out["precision"]] if "precision" in out else ["int8"] * P
     out["precision"] = np.array(prec, dtype=object)
     out["act_bits"] = np.array([cfg.fixed.act_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64)
@@ -210,8 +216,7 @@ def _design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, 
 
 
 def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict[str, np.ndarray]:
-    from sim.perf import simulate_grid
-
+    """sim.perf.simulate_grid's per-point totals of one workload on the design columns ``d``."""
     params = {
         "rows": d["rows"], "cols": d["cols"], "sram_kb": d["sram_kb"], "clock_mhz": d["clock_mhz"],
         "dram_gbps": d["dram_gbps"], "dataflow": np.asarray([str(x) for x in d["dataflow"]]),
@@ -228,18 +233,13 @@ def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict
 
 
 def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.ndarray], workload=None):
-    from ppa.design import DesignPoint, WorkloadActivity
-    from ppa.model import estimate
-    from ppa.vector_cost import workload_vector_ops
-
+    """ppa.model.estimate of point ``i`` of the design columns ``d`` on one workload's activity ``sim``."""
     cfg = ctx.cfg
     f = cfg.fixed
     dram_type = str(d["dram"][i])
     if cfg.space.dram is not None:
         units = int(f.dram_units.get(dram_type, 1))
     else:  # a bandwidth axis: as many units of fixed.dram_type as that bandwidth needs
-        from ppa.dram import dram
-
         units = max(1, math.ceil(float(d["dram_gbps"][i]) / dram(dram_type).gb_per_s - 1e-9))
     design = DesignPoint(
         rows=int(d["rows"][i]), cols=int(d["cols"][i]), sram_kb=float(d["sram_kb"][i]),
@@ -253,7 +253,7 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         dram_units=units, cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
         t_ambient_c=f.ambient_c, sram_banks=f.sram_banks, liberty=f.liberty, liberty_node_nm=f.liberty_node,
         sram_buffers_kb=(float(sim["sram_ifmap_kb"][i]), float(sim["sram_filter_kb"][i]), float(sim["sram_ofmap_kb"][i])),
-        tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else _thermal.TJ_MAX_C_DEFAULT,
+        tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else thermal.TJ_MAX_C_DEFAULT,
         vector_lanes=int(d["vector_lanes"][i]) if "vector_lanes" in d else None,
     )
     sram_rd = (sim["sram_ifmap_read_bytes"][i] + sim["sram_filter_read_bytes"][i]
@@ -281,7 +281,7 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         vector_ops=workload_vector_ops(workload) if workload is not None else None,
     )
     # the reference stream is integer data: float precisions use ppa's synthetic (encoded) trace
-    trace = _activity_trace(ctx, design) if cfg.fixed.activity_trace == "reference" and design.precision == "int8" else None
+    trace = activity_trace(ctx, design) if cfg.fixed.activity_trace == "reference" and design.precision == "int8" else None
     return estimate(design, act, trace=trace)
 
 
@@ -297,15 +297,11 @@ def ppa_only_reasons(r) -> list[str]:
     return [x for x in r.infeasible_reasons if not x.startswith(_COVERED_REASONS)]
 
 
-def _activity_trace(ctx: EvalContext, design):
+def activity_trace(ctx: EvalContext, design: DesignPoint):
     """The real-data PE trace of a design's PE configuration (fixed.activity_trace = "reference"):
     sim.quality.traces.reference_pe_stream of the reference experiment for the design's N:M, cut into
     512 bit-lanes for ppa's gate-level simulation. Built once per PE configuration per process;
     ppa caches the resulting activity on disk by the trace's digest."""
-    from hw.params import PEParams
-    from ppa.activity import trace_from_arrays
-    from sim.quality.traces import reference_pe_stream
-
     f = ctx.cfg.fixed
     key = (design.n, design.m, design.sparse, design.pipeline, f.act_bits, f.weight_bits, f.acc_bits)
     if key not in ctx.traces:
@@ -313,7 +309,9 @@ def _activity_trace(ctx: EvalContext, design):
                           n=design.n, m=design.m, pipeline=design.pipeline)
         result = _quality_result(ctx, design.n, design.m)
         stream = reference_pe_stream(result, sparse=design.sparse, weight_bits=f.weight_bits, act_bits=f.act_bits)
-        ctx.traces[key] = trace_from_arrays(params, design.sparse, *stream, instances=TRACE_LANES)
+        ctx.traces[key] = trace_from_arrays(
+            params, design.sparse, *stream, instances=TRACE_LANES,
+            label=f"reference: sim.quality digits MLP, {'ASP-pruned ' + str(design.n) + ':' + str(design.m) if design.sparse else 'dense'} layers")
     return ctx.traces[key]
 
 
@@ -325,8 +323,6 @@ def llm_request_workloads(name: str, params: dict[str, Any], output_tokens: int
     The decode step is timed at the mean context of the request's decode steps,
     seq + output_tokens / 2 [D]: the attention GEMMs are linear in the context (the weight GEMMs
     do not depend on it), so the mean context gives the mean step's work."""
-    from sim.workloads import list_workloads
-
     for phase in ("-prefill", "-decode"):
         if name.endswith(phase):
             model = name[: -len(phase)]
@@ -348,8 +344,6 @@ def serving_stats(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray], i: int | 
     """sim.serving statistics (ServingStats) of each point (or of point ``i``) serving ``wl`` at
     limits.request_rate_hz: [serving] seeds arrival seeds, the first warmup_fraction of each run
     discarded; an LLM workload's request is its prefill plus output_tokens - 1 decode steps."""
-    from sim.serving import serve_llm, serve_seeds
-
     cfg = ctx.cfg
     s = cfg.serving
     P = len(d["rows"])
@@ -394,46 +388,15 @@ def _serving_metrics(ctx: EvalContext, d: dict[str, np.ndarray]) -> dict[str, np
 
 def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str, np.ndarray]:
     """Every metric for P points (columns: one array of length P per axis), with the dense twins'
-    comparison metrics (:func:`_twin_metrics`)."""
+    comparison metrics (explore.twins.twin_metrics)."""
     out = _evaluate_columns(columns, ctx)
-    out.update(_twin_metrics(columns, out, ctx))
+    out.update(_twins(columns, out, ctx))
     return out
 
 
-# ---- dense twins ---------------------------------------------------------------------------------
-#
-# Every design is compared with dense designs costed by exactly the same method (the same
-# _evaluate_columns: sim.perf cycles and stalls, ppa.model area and power, same SRAM, clock, node,
-# pipeline, dataflow and memory):
-#   iso-array twin: the same R x C array with dense PEs covering the same M per cycle;
-#   iso-area twin:  the dense array, over the rows x cols the study's space offers, with the largest
-#                   area not above the design's (ties: the lower latency, then the smaller array).
-# Ratios are design / twin for perf-per-watt, area and energy, twin / design for latency (speedup
-# > 1: the design is faster). When no dense array of the space fits in the design's area, the
-# iso-area twin is the smallest dense array (iso_area_dense_fits = 0, area ratio > 1). Twin evaluations are memoised in the context (many trials share them).
-
-def twin_points(point: dict[str, Any], cfg: SweepConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(iso-array twin, iso-area candidates) of one design point, as points of the same axes."""
-    from explore.grid import axis_values
-
-    dense = dense_twin_sparsity(point["sparsity"])
-    iso_array = {**point, "sparsity": dense}
-    vals = axis_values(cfg) if _discrete(cfg, ("rows", "cols")) else {}
-    rows = vals.get("rows", [point["rows"]])
-    cols = vals.get("cols", [point["cols"]])
-    cands = [{**point, "sparsity": dense, "rows": int(r), "cols": int(c)} for r in rows for c in cols]
-    return iso_array, cands
-
-
-def _discrete(cfg: SweepConfig, axes: tuple[str, ...]) -> bool:
-    from explore.config import axis_choices
-
-    for a in axes:
-        if axis_choices(cfg.space, a) is None:
-            r = cfg.space.axis(a)
-            if r.step is None and r.grid_points is None and r.min != r.max:
-                return False
-    return True
+def _twins(columns: dict[str, np.ndarray], out: dict[str, np.ndarray], ctx: EvalContext) -> dict[str, np.ndarray]:
+    """The dense twins' comparison metrics of the points, their evaluations memoised in the context."""
+    return twin_metrics(columns, out, ctx.cfg, lambda points: _twin_eval(points, ctx))
 
 
 def _key(point: dict[str, Any]) -> tuple:
@@ -457,58 +420,12 @@ def _twin_eval(points: list[dict[str, Any]], ctx: EvalContext) -> list[dict[str,
     return [ctx.twins[_key(p)] for p in points]
 
 
-def _twin_metrics(columns: dict[str, np.ndarray], out: dict[str, np.ndarray], ctx: EvalContext) -> dict[str, np.ndarray]:
-    P = len(out["latency_ms"])
-    names = list(columns)
-    res = {k: np.full(P, np.nan) for k in (
-        "speedup_vs_dense_design", "perf_per_watt_vs_dense_design", "area_vs_dense_design",
-        "energy_vs_dense_design", "speedup_vs_iso_area_dense", "perf_per_watt_vs_iso_area_dense",
-        "iso_area_dense_rows", "iso_area_dense_cols", "iso_area_dense_area_ratio", "iso_area_dense_fits")}
-    twins = []
-    for i in range(P):
-        point = {a: (v.item() if isinstance(v, np.generic) else v) for a, v in ((a, columns[a][i]) for a in names)}
-        twins.append(twin_points(point, ctx.cfg))
-    _twin_eval([p for iso_array, cands in twins for p in (iso_array, *cands)], ctx)  # new ones in one batch
-    for i, (iso_array, cands) in enumerate(twins):
-        tw, *cm = _twin_eval([iso_array, *cands], ctx)
-        lat, ppw, area, e = (float(out[k][i]) for k in ("latency_ms", "perf_per_watt", "area_mm2", "energy_per_inference_mj"))
-        res["speedup_vs_dense_design"][i] = tw["latency_ms"] / lat
-        res["perf_per_watt_vs_dense_design"][i] = ppw / tw["perf_per_watt"] if tw["perf_per_watt"] > 0 else 0.0
-        res["area_vs_dense_design"][i] = area / tw["area_mm2"]
-        res["energy_vs_dense_design"][i] = e / tw["energy_per_inference_mj"]
-        j, m, fits = iso_area_choice(area, cands, cm)
-        res["speedup_vs_iso_area_dense"][i] = m["latency_ms"] / lat
-        res["perf_per_watt_vs_iso_area_dense"][i] = ppw / m["perf_per_watt"] if m["perf_per_watt"] > 0 else 0.0
-        res["iso_area_dense_rows"][i] = cands[j]["rows"]
-        res["iso_area_dense_cols"][i] = cands[j]["cols"]
-        res["iso_area_dense_area_ratio"][i] = m["area_mm2"] / area
-        res["iso_area_dense_fits"][i] = float(fits)
-    return res
-
-
-def iso_area_choice(area_mm2: float, cands: list[dict[str, Any]], metrics: list[dict[str, float]]
-                    ) -> tuple[int, dict[str, float], bool]:
-    """(index, metrics, fits) of the iso-area dense twin among ``cands``: the fastest dense array of
-    the space whose area does not exceed ``area_mm2`` (ties: larger area, then fewer PEs), i.e. the
-    dense chip an architect would build in that area (the largest array is not always the fastest:
-    an 8 x 64 OS array maps BERT far worse than a 16 x 32 one of the same area). When even the
-    smallest dense array is larger, it is that smallest one, with ``fits`` False: the comparison
-    then favours the dense side, and the report says so (``iso_area_dense_area_ratio`` > 1)."""
-    fit = [j for j, m in enumerate(metrics) if m["area_mm2"] <= area_mm2 * (1 + 1e-12)]
-    if not fit:
-        j = min(range(len(cands)), key=lambda j: (metrics[j]["area_mm2"], metrics[j]["latency_ms"]))
-        return j, metrics[j], False
-    j = min(fit, key=lambda j: (metrics[j]["latency_ms"], -metrics[j]["area_mm2"],
-                                cands[j]["rows"] * cands[j]["cols"]))
-    return j, metrics[j], True
-
-
 def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
                       ppa_out: list[dict[str, Any]] | None = None) -> dict[str, np.ndarray]:
     """evaluate_batch; with ``ppa_out`` (a list), also appends per point {workload name:
     ppa.model.PPAResult} of the estimates the metrics were computed from."""
     cfg = ctx.cfg
-    d = _design_columns(cfg, columns)
+    d = design_columns(cfg, columns)
     P = len(d["rows"])
     sims = [_sim_totals(w.workload, d, cfg) for w in ctx.workloads]
     weights = np.array([w.weight for w in ctx.workloads])
@@ -607,13 +524,14 @@ def _scalar(v: Any) -> Any:
     return v if isinstance(v, str) else float(v)
 
 
-def _point_columns(point: dict[str, Any]) -> dict[str, np.ndarray]:
+def point_columns(point: dict[str, Any]) -> dict[str, np.ndarray]:
+    """One design point as columns of length 1 (the form evaluate_batch and design_columns take)."""
     return {k: np.array([v], dtype=object if isinstance(v, str) else None) for k, v in point.items()}
 
 
 def evaluate(point: dict[str, Any], ctx: EvalContext) -> dict[str, float]:
     """Every metric of one design point (see the module docstring)."""
-    res = evaluate_batch(_point_columns(point), ctx)
+    res = evaluate_batch(point_columns(point), ctx)
     return {k: _scalar(v[0]) for k, v in res.items()}
 
 
@@ -631,17 +549,17 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
       end), the pruning schedule and fine-tune recipe, both models' sizes and latencies) and the
       guardrail verdict on the pessimistic end (``guardrail_ok``, ``guardrail``,
       ``max_quality_delta``); for a dense design ``{"dense": True, "quality_delta": 0.0,
-      "quality_delta_ci": 0.0, "evidence": kind}``.
+      "quality_delta_ci": 0.0, "evidence": kind}``;
+    * ``serving``: None when the config sets no p99 SLA; else {workload name: sim.serving
+      statistics of the design serving it (:func:`serving_stats`, ``ServingStats.as_dict``)}.
     """
-    from sim.perf import ArrayConfig, simulate
-
     cfg = ctx.cfg
-    cols = _point_columns(point)
+    cols = point_columns(point)
     ppas: list[dict[str, Any]] = []
     res = _evaluate_columns(cols, ctx, ppas)
-    res.update(_twin_metrics(cols, res, ctx))
+    res.update(_twins(cols, res, ctx))
     metrics = {k: _scalar(v[0]) for k, v in res.items()}
-    d = _design_columns(cfg, cols)
+    d = design_columns(cfg, cols)
     n, m, sparse = int(d["n"][0]), int(d["m"][0]), bool(d["sparse"][0])
     arch = ArrayConfig(
         rows=int(d["rows"][0]), cols=int(d["cols"][0]), sram_kb=float(d["sram_kb"][0]),
@@ -656,13 +574,17 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     limit = cfg.limits.max_quality_delta
     if limit is not None:
         if sparse:
-            from sim.quality.evidence import guardrail_verdict
-
             ev = _quality_evidence(ctx, n, m)
             ok, msg = guardrail_verdict(ev, limit)
             quality = {**ev, "guardrail_ok": ok, "guardrail": msg, "max_quality_delta": limit}
         else:
             quality = {"dense": True, "quality_delta": metrics["quality_delta"],
                        "quality_delta_ci": metrics["quality_delta_ci"], "evidence": metrics["quality_evidence"]}
+    serving = None
+    if cfg.limits.p99_latency_ms is not None:
+        serving = {}
+        for w in ctx.workloads:
+            st = serving_stats(ctx, w, d)[0]
+            serving[w.name] = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in st.as_dict().items()}
     return {"metrics": metrics, "ppa": ppas[0], "networks": networks,
-            "workloads": {w.name: w.workload for w in ctx.workloads}, "quality": quality}
+            "workloads": {w.name: w.workload for w in ctx.workloads}, "quality": quality, "serving": serving}

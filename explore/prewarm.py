@@ -19,12 +19,17 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed, wait
 from typing import Any
 
-from explore.config import SweepConfig, axis_choices, has_dense_path, parse_sparsity
+from explore.config import SweepConfig
+from explore.evaluator import activity_trace, make_context
+from explore.space import axis_choices, has_dense_path, parse_sparsity
 from hw.precision import operand_bits
+from ppa.design import DesignPoint
+from ppa.model import estimate
 
 __all__ = ["hardware_jobs", "prewarm"]
 
@@ -67,7 +72,7 @@ def hardware_jobs(cfg: SweepConfig) -> list[dict[str, Any]]:
         kinds.add((n, m, False, False))  # the dense twins
     jobs = []
     for n, m, sparse, dp in sorted(kinds, key=lambda k: (k[2], k[3], k[0], k[1])):
-        for prec in precisions:  # operand widths as the evaluator sets them (explore.evaluator._design_columns)
+        for prec in precisions:  # operand widths as the evaluator sets them (explore.evaluator.design_columns)
             ab = f.act_bits if prec == "int8" else operand_bits(prec)
             wb = f.weight_bits if prec == "int8" else operand_bits(prec)
             for p in pipelines:
@@ -88,21 +93,16 @@ def hardware_jobs(cfg: SweepConfig) -> list[dict[str, Any]]:
 def _quiet_sigint() -> None:
     """Pool workers ignore Ctrl-C: the parent handles it (one line, exit 130) and ends the pool,
     so no worker prints a KeyboardInterrupt traceback."""
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run_job(cfg: SweepConfig, kw: dict[str, Any]) -> str:
-    import explore.evaluator as ev
-    from ppa.design import DesignPoint
-    from ppa.model import estimate
-
+    """One job: ppa.model.estimate of the configuration ``kw`` with the trials' activity trace."""
     t = time.time()
     design = DesignPoint(**kw)
     trace = None
     if cfg.fixed.activity_trace == "reference" and design.precision == "int8":  # the real-data trace the trials use (disk-cached activity)
-        trace = ev._activity_trace(ev.make_context(cfg), design)
+        trace = activity_trace(make_context(cfg), design)
     estimate(design, trace=trace)
     kind = "dense" if not kw["sparse"] else ("dense-path" if kw["dense_path"] else f"{kw['n']}:{kw['m']}")
     return f"{kind} {kw['precision']} PE, pipeline {kw['pipeline']}, {kw['dataflow']} ({time.time() - t:.0f} s)"

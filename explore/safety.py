@@ -24,6 +24,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from rich.markup import escape
+
 from hw.errors import InputError
 
 #: Longest study name accepted. [A] a study name becomes a directory name (results/<study>) and a
@@ -44,15 +47,10 @@ def _finite(obj: Any, path: str, found: dict[str, str]) -> Any:
         return {k: _finite(v, f"{path}.{k}" if path else str(k), found) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_finite(v, f"{path}[{i}]", found) for i, v in enumerate(obj)]
-    try:  # numpy scalars and arrays
-        import numpy as np
-
-        if isinstance(obj, np.ndarray):
-            return _finite(obj.tolist(), path, found)
-        if isinstance(obj, np.generic):
-            return _finite(obj.item(), path, found)
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(obj, np.ndarray):  # numpy scalars and arrays
+        return _finite(obj.tolist(), path, found)
+    if isinstance(obj, np.generic):
+        return _finite(obj.item(), path, found)
     return obj
 
 
@@ -152,13 +150,9 @@ def check_study_name(name: str, where: str = "--study") -> str:
 
 def rich_safe(text: Any) -> str:
     """A user string for a rich markup string that may also pass through ``str.format``."""
-    from rich.markup import escape
-
     return escape(str(text)).replace("{", "{{").replace("}", "}}")
 
 
 def rich_markup(text: Any) -> str:
     """A user string for rich markup that is NOT a format template (console.print, table cells)."""
-    from rich.markup import escape
-
     return escape(str(text))

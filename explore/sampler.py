@@ -19,12 +19,16 @@ start-up trials evaluates an untried one-step neighbour of the incumbent instead
   workers spread over the neighbourhood (a repeat is still reused, not re-evaluated: explore.study).
 - When the incumbent has no untried neighbour (a local optimum for one-step moves) the trial is
   TPE's, as are all trials before ``startup`` COMPLETE trials and all other turns.
+
+:func:`make_sampler` builds the sweep's samplers by name (TPE with this neighbourhood search,
+NSGA-II, random), and :func:`suggest_point` asks a trial for one value per axis of the space.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import warnings
 from typing import Any
 
 import optuna
@@ -32,7 +36,20 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution, Floa
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
-__all__ = ["IncumbentSearchSampler", "neighbours"]
+from explore.config import SweepConfig
+from explore.space import axis_choices, is_integer_axis
+from hw.errors import InputError
+
+__all__ = ["IncumbentSearchSampler", "neighbours", "make_sampler", "suggest_point"]
+
+#: TPE: random start-up trials before the density model is used (Optuna default 10). Measured on
+#: the example spaces with bench/bench_sweep_efficiency.py.
+TPE_STARTUP_TRIALS = 10
+#: After start-up, every INCUMBENT_EVERY-th trial of the "tpe" sampler evaluates an untried one-step
+#: neighbour of the best feasible design (explore.sampler); measured with bench_sweep_efficiency.py.
+INCUMBENT_EVERY = 2
+#: NSGA-II population size (Optuna's default).
+NSGA2_POPULATION = 50
 
 _LIVE = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING, TrialState.PRUNED)
 
@@ -149,3 +166,37 @@ class IncumbentSearchSampler(BaseSampler):
             return None
         random.Random(f"{self._seed}:{number}").shuffle(cands)
         return cands[0]
+
+
+def make_sampler(name: str, seed: int, n_objectives: int) -> optuna.samplers.BaseSampler:
+    seed = int(seed) % 2**32  # numpy's seed range; worker and resume offsets wrap around
+    if name == "tpe":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            tpe = optuna.samplers.TPESampler(seed=seed, n_startup_trials=TPE_STARTUP_TRIALS, multivariate=True)
+        # every 2nd trial after start-up: an untried one-step neighbour of the incumbent (explore.sampler)
+        return IncumbentSearchSampler(tpe, seed=seed, startup=TPE_STARTUP_TRIALS, every=INCUMBENT_EVERY)
+    if name == "nsga2":
+        return optuna.samplers.NSGAIISampler(seed=seed, population_size=NSGA2_POPULATION)
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    raise InputError(f"unknown sampler {name!r} (tpe, nsga2, random)", where="--sampler")
+
+
+def suggest_point(trial: optuna.Trial, cfg: SweepConfig) -> dict[str, Any]:
+    """Ask the trial for one value per axis of the space."""
+    point: dict[str, Any] = {}
+    for name in cfg.space.active_axes():
+        choices = axis_choices(cfg.space, name)
+        if choices is not None:
+            point[name] = trial.suggest_categorical(name, choices) if len(choices) > 1 else choices[0]
+            continue
+        r = cfg.space.axis(name)
+        if r.min == r.max:
+            point[name] = int(r.min) if is_integer_axis(name) else float(r.min)
+        elif is_integer_axis(name):
+            step = int(r.step) if r.step is not None else 1
+            point[name] = trial.suggest_int(name, int(r.min), int(r.max), step=step, log=r.log)
+        else:
+            point[name] = trial.suggest_float(name, r.min, r.max, step=r.step, log=r.log)
+    return point

@@ -20,6 +20,7 @@ database raises :class:`InputError` and leaves the file as it was.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import os
 import socket
@@ -28,8 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import optuna
+import psycopg
+import sqlalchemy.exc
 from optuna.storages import JournalStorage, RDBStorage, RetryHeartbeatStaleTrialCallback
 from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
+from optuna.storages.journal._storage import JournalOperation
 from optuna.trial import TrialState
 
 from hw.errors import InputError
@@ -104,7 +108,7 @@ def _sqlalchemy_url(url: str) -> str:
     return url
 
 
-def _redact(url: str) -> str:
+def redact(url: str) -> str:
     """Hide a password in a URL for messages."""
     if "://" not in url or "@" not in url:
         return url
@@ -183,8 +187,6 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
         except OSError as exc:
             raise InputError(f"cannot open journal file: {exc.strerror}", where=str(path)) from None
 
-    import sqlalchemy.exc
-
     url = _sqlalchemy_url(spec.url)
     kwargs: dict = {}
     if spec.kind == "postgresql":
@@ -215,21 +217,21 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
         return make()
     except sqlalchemy.exc.OperationalError as exc:
         first = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc).splitlines()[0]
-        raise InputError(f"cannot connect: {first}", where=_redact(spec.url)) from None
+        raise InputError(f"cannot connect: {first}", where=redact(spec.url)) from None
     except sqlalchemy.exc.DatabaseError as exc:
         first = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else type(exc).__name__
-        raise InputError(f"not a usable study database ({first}); it was left unchanged", where=_redact(spec.url)) from None
+        raise InputError(f"not a usable study database ({first}); it was left unchanged", where=redact(spec.url)) from None
     except sqlalchemy.exc.ArgumentError as exc:
-        raise InputError(f"bad storage URL: {exc}", where=_redact(spec.url)) from None
+        raise InputError(f"bad storage URL: {exc}", where=redact(spec.url)) from None
     except ImportError as exc:
-        raise InputError(f"no database driver for this URL: {exc}", where=_redact(spec.url)) from None
+        raise InputError(f"no database driver for this URL: {exc}", where=redact(spec.url)) from None
     except RuntimeError as exc:  # Optuna's schema-version check
-        raise InputError(str(exc).splitlines()[0], where=_redact(spec.url)) from None
+        raise InputError(str(exc).splitlines()[0], where=redact(spec.url)) from None
 
 
 #: PostgreSQL advisory lock key held while Optuna creates (or checks) its tables: the first
 #: 8 bytes of sha256("sparsepe optuna schema") as a signed 64-bit integer.
-SCHEMA_LOCK_KEY = int.from_bytes(__import__("hashlib").sha256(b"sparsepe optuna schema").digest()[:8], "big",
+SCHEMA_LOCK_KEY = int.from_bytes(hashlib.sha256(b"sparsepe optuna schema").digest()[:8], "big",
                                  signed=True)
 
 
@@ -238,14 +240,12 @@ def _with_schema_lock(url: str, make):
     under a PostgreSQL session advisory lock, so two first workers on a fresh database do not race
     on ``CREATE TABLE`` (one of them failing with "duplicate key value violates unique constraint
     pg_type_typname_nsp_index"). The second waits for the first, then finds the tables."""
-    import psycopg
-
     conninfo = "postgresql://" + url.split("://", 1)[1]
     try:
         conn = psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
     except psycopg.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot connect: {first}", where=_redact(url)) from None
+        raise InputError(f"cannot connect: {first}", where=redact(url)) from None
     try:
         conn.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK_KEY,))
         try:
@@ -274,8 +274,6 @@ def set_trial_attrs(storage: optuna.storages.BaseStorage, trial_id: int, user_at
     fsync instead of one per attribute: a trial's ~40 metrics cost ~4 ms instead of ~150 ms on
     this machine's disk. Other storages get the attributes one by one."""
     if isinstance(storage, JournalStorage):
-        from optuna.storages.journal._storage import JournalOperation
-
         with storage._thread_lock:
             worker_id = storage._replay_result.worker_id
             logs = [
@@ -316,7 +314,7 @@ def worker_tag() -> str:
     return f"{socket.gethostname()}:{pid}:{_proc_start_time(pid)}"
 
 
-def _tag_alive(tag: str) -> bool | None:
+def tag_alive(tag: str) -> bool | None:
     """True/False for a process on this host, None for another host (unknown)."""
     try:
         host, pid_s, start = tag.rsplit(":", 2)
@@ -350,7 +348,7 @@ def fail_dead_local_trials(study: optuna.Study, *, local: bool = True) -> int:
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         tag = t.system_attrs.get(WORKER_ATTR)
         if isinstance(tag, str):
-            if _tag_alive(tag) is not False:
+            if tag_alive(tag) is not False:
                 continue
         elif not (local and _untagged_stale(t)):
             continue

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import sys
 
+from explore.study import options_from_json, run_worker
 from hw.errors import InputError
 
 
 def main() -> None:
-    from explore.study import options_from_json, run_worker
-
     index = int(sys.argv[1])
     opts = options_from_json(sys.stdin.read())
     try:

@@ -49,6 +49,7 @@ class PETrace:
     meta: np.ndarray | None
     clear: np.ndarray
     valid: np.ndarray
+    label: str = ""  # where the data comes from (PPAResult.details["activity_trace"])
 
     @property
     def cycles(self) -> int:
@@ -138,9 +139,10 @@ def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYC
 
 
 def trace_from_arrays(params: PEParams, sparse: bool, acts, weights, meta=None, clear=None,
-                      valid=None, *, instances: int = 64) -> PETrace:
+                      valid=None, *, instances: int = 64, label: str = "") -> PETrace:
     """A trace from one real PE input stream (acts (T, M), weights (T, N|M), meta (T,), clear (T,)),
-    cut into ``instances`` parallel chunks (the bit lanes). T must be at least ``instances``."""
+    cut into ``instances`` parallel chunks (the bit lanes). T must be at least ``instances``.
+    ``label`` says where the stream comes from."""
     acts = np.asarray(acts, dtype=np.int64)
     weights = np.asarray(weights, dtype=np.int64)
     T = acts.shape[0]
@@ -160,7 +162,20 @@ def trace_from_arrays(params: PEParams, sparse: bool, acts, weights, meta=None, 
         a = a[: L * instances]
         return a.reshape(instances, L, *a.shape[1:]).swapaxes(0, 1)
 
-    return PETrace(cut(acts), cut(weights), cut(meta) if sparse else None, cut(clear), cut(valid, 1))
+    return PETrace(cut(acts), cut(weights), cut(meta) if sparse else None, cut(clear), cut(valid, 1), label)
+
+
+#: what ``trace_label`` says of the default trace
+SYNTHETIC_TRACE_LABEL = ("synthetic: ppa.activity.synthetic_trace (seeded N:M-pruned uniform weights, "
+                         "post-ReLU activations)")
+
+
+def trace_label(trace: PETrace | None) -> str:
+    """Which trace a PPA result's activity comes from: the synthetic default, the trace's label,
+    or (unlabelled) its digest."""
+    if trace is None:
+        return SYNTHETIC_TRACE_LABEL
+    return trace.label or f"caller-supplied trace (digest {trace.digest()})"
 
 
 def dense_path_trace(params: PEParams, trace: PETrace) -> PETrace:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from hw.errors import InputError
 from hw.params import PEParams
-from ppa import dram, tech, thermal
+from ppa import dram, sram, tech, thermal
 from ppa.array_cost import pe_kind
 from ppa.timing.stage import resolve_liberty
 
@@ -70,6 +70,7 @@ class DesignPoint:
     voltage_v: float | None = None  # force a supply voltage (else chosen from the clock)
     sram_voltage_v: float | None = None  # SRAM rail; None: max(SRAM Vmin, logic V) (ppa.tech.sram_voltage)
     sram_buffers_kb: tuple[float, float, float] | None = None  # (ifmap, filter, ofmap) KB; None: one macro
+    sram_model: str = sram.SRAM_MODEL_DEFAULT  # SRAM energy source (ppa.sram): "silicon" or "cacti"
     liberty: str | None = None  # a Liberty file to time the hardware with (else osu018 when installed)
     liberty_node_nm: int | None = None  # the Liberty file's process node, when the file does not state it
     dataflow: str = "ws"  # ws, os (each costed from its own array RTL) or is (costed as the WS array)
@@ -136,6 +137,9 @@ class DesignPoint:
                     or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in b)):
                 raise InputError(f"must be three non-negative KB figures (ifmap, filter, ofmap), got {b!r}",
                                  where="sram_buffers_kb")
+        if self.sram_model not in sram.SRAM_MODELS:
+            raise InputError(f"unknown SRAM model {self.sram_model!r}; known: {', '.join(sram.SRAM_MODELS)}",
+                             where="--sram-model")
         dram.dram(self.dram)
         if self.cooling not in thermal.COOLING_LIMIT_W_PER_MM2:
             raise InputError(f"unknown cooling {self.cooling!r}; known: air, liquid", where="--cooling")

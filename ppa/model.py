@@ -179,10 +179,11 @@ def library_energy(design: DesignPoint, timing: StageTiming, *, cache=None):
 def _sram_macros(design: DesignPoint, v_sram: float) -> list[tuple[str, sram.SramCost]]:
     """(name, cost) of each SRAM macro: one of sram_kb, or the three sim/ buffers."""
     if design.sram_buffers_kb is not None:
-        return [(name, sram.sram(kb, design.node_nm, banks=design.sram_banks, voltage_v=v_sram))
+        return [(name, sram.sram(kb, design.node_nm, banks=design.sram_banks, voltage_v=v_sram, model=design.sram_model))
                 for name, kb in zip(("ifmap", "filter", "ofmap"), design.sram_buffers_kb) if kb > 0]
     if design.sram_kb > 0:
-        return [("sram", sram.sram(design.sram_kb, design.node_nm, banks=design.sram_banks, voltage_v=v_sram))]
+        return [("sram", sram.sram(design.sram_kb, design.node_nm, banks=design.sram_banks, voltage_v=v_sram,
+                                   model=design.sram_model))]
     return []
 
 
@@ -350,6 +351,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     if dram_bw > dd.gb_per_s * design.dram_units:
         reasons.append(f"DRAM traffic {dram_bw:.1f} GB/s exceeds {design.dram_units} x {dd.name} {dd.unit} ({dd.gb_per_s * design.dram_units:.1f} GB/s)")
     slowest = max((c for _, c in macros), key=lambda c: c.cycle_ns, default=None)
+    largest = max((c for _, c in macros), key=lambda c: c.kb, default=None)
     if slowest and slowest.cycle_ns * 1e3 > 1e6 / clk:
         notes.append(f"SRAM cycle {slowest.cycle_ns:.2f} ns is longer than the clock period {1e3 / clk:.2f} ns: bank it (--sram-banks)")
     phy_w = dram_b * 8 * ph.pj_per_bit * 1e-12 / runtime_s + ph.static_w * design.dram_units
@@ -413,6 +415,12 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "toggle_energy_fj": e_t * 1e3, "toggles_per_pe_cycle": act.toggles,
             "theta_ja_k_per_w": theta, "dram": dd.name, "dram_gb_per_s": dram_bw,
             "dram_pj_per_bit": dd.pj_per_bit, "dram_energy_source": dd.energy_source,
+            "dram_total_pj_per_bit": dd.pj_per_bit + ph.pj_per_bit,
+            "sram_model": design.sram_model,
+            "sram_read_pj_per_64b": largest.read_pj * 64 / largest.word_bits if largest is not None else None,
+            "clock_gating": False,
+            "activity_trace": activity.trace_label(trace),
+            "timing_source": ("liberty+sta" if timing.source == "sta" else "generic"),
             "sram_in_range": all(c.in_range for _, c in macros) if macros else None,
             "effective_macs_per_s": eff_macs / runtime_s,
             "vmin_v": tech.vmin_v(design.node_nm), "sram_vmin_v": tech.sram_vmin_v(design.node_nm),

@@ -16,13 +16,18 @@ DRAM PHY + controller, per unit (HBM stack / LPDDR5 x16 channel / DDR4 64-bit ch
 - edge: a PHY must sit on the die edge facing its DRAM. HBM: the stack's 7.75 mm side (HBM2
   KGSD footprint 7.75 x 11.87 mm [S: Samsung/SK hynix HBM2 package outline]); LPDDR5 x16: 40 x
   50 um = 2.0 mm; DDR4: 6.0 mm [D from the pad counts above].
-- energy: the SoC side of the interface, on top of the DRAM device energy in ppa.dram:
-  * HBM: 3.9 pJ/bit [S] Jouppi et al. ISCA 2021 Table 2: HBM2 250-450 pJ per 64-bit access,
-    footnoted "only the I/O energy", lower end 250 / 64; consistent with the A100 measurement of
-    13.11 pJ/bit at the "HBM level" less the 3.97 pJ/bit device energy (Antepara et al. SC'25, an
-    upper bound that includes on-chip transport) (published-figures §3, §7.2).
-  * LPDDR5 / DDR4: the channel I/O energy is already in ppa.dram's per-bit figure (derived from
-    the DDR4 20 pJ/bit total); the PHY/controller logic adds 1.0 pJ/bit [A].
+- energy: the SoC side of the interface (PHY + controller), on top of the DRAM device energy in
+  ppa.dram (which includes the DRAM's own I/O):
+  * HBM: 0.29 pJ/bit [P, abstract]: "A 4-nm 1.15 TB/s HBM3 interface with resistor-tuned offset
+    calibration and in situ margin detection", IEEE JSSC 59(1), 2024 ("energy efficiency of the
+    HBM3 interface, 0.29 pJ/bit"). Range 0.29-0.41: a 40 nm PAM-4 HBM controller interface reaches
+    0.41 pJ/b ("A 68.7 fJ/b/mm 375 GB/s/mm single-ended PAM-4 interface ... for the next-generation
+    HBM controller") -- the held-out check (``sparsepe validate``). Before issue 21 this was
+    Jouppi's 250 pJ per 64 b ("only the I/O energy"), on top of O'Connor's device energy, which
+    already holds the I/O: counted twice.
+  * LPDDR5 / DDR4: one end of the link, ppa.dram.link_end_pj_per_bit at the standard's VDDQ (the
+    65 nm LPDDR4 interface measurement of Kim et al. 2018 scaled by VDDQ^2) [D]: 0.78 pJ/bit at
+    0.5 V, 4.47 at 1.2 V; range read-only .. write-only traffic.
 - static power: PHYs keep DLLs/PLLs and receivers biased while the link is up: [A] 0.2 W per HBM
   PHY, 0.02 W per LPDDR5 channel, 0.05 W per DDR4 channel (not cited; labelled).
 
@@ -39,6 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hw.errors import InputError
+from ppa import dram as _dram
 
 _HBM_BUMP_PITCH_UM = 55.0  # [A]
 _HBM_SIGNAL_BUMPS = 1904  # [S] JEDEC HBM2 ballout
@@ -57,20 +63,33 @@ class PhyType:
     pj_per_bit: float  # SoC-side energy per bit moved, on top of the DRAM device energy
     static_w: float  # per unit while the link is up
     source: str
+    pj_per_bit_range: tuple[float, float] = (0.0, 0.0)
 
 
 _HBM_AREA = (_HBM_SIGNAL_BUMPS + _HBM_POWER_BUMPS) * _HBM_BUMP_PITCH_UM ** 2 * 1e-6
-_HBM = dict(area_mm2=_HBM_AREA, edge_mm=7.75, pj_per_bit=250.0 / 64, static_w=0.2,
-            source="[D] bump field of the JEDEC HBM2 ballout at 55 um; [S] Jouppi ISCA 2021 HBM2 I/O 250 pJ/64 b")
+#: [P] 4 nm HBM3 interface, JSSC 2024 (module docstring); the 40 nm PAM-4 HBM interface's 0.41 the upper end
+HBM_PHY_PJ = 0.29
+HBM_PHY_PJ_RANGE = (0.29, 0.41)
+_HBM = dict(area_mm2=_HBM_AREA, edge_mm=7.75, pj_per_bit=HBM_PHY_PJ, static_w=0.2,
+            source="[D] bump field of the JEDEC HBM2 ballout at 55 um; [P] 4 nm HBM3 interface 0.29 pJ/bit (JSSC 2024)",
+            pj_per_bit_range=HBM_PHY_PJ_RANGE)
+
+
+def _ddr_end(vddq: float) -> dict:
+    return dict(pj_per_bit=_dram.link_end_pj_per_bit(vddq),
+                pj_per_bit_range=(_dram.link_end_pj_per_bit(vddq, "read"), _dram.link_end_pj_per_bit(vddq, "write")))
+
 
 PHY_TYPES: dict[str, PhyType] = {
     "hbm2": PhyType("HBM2 PHY", **_HBM),
     "hbm2e": PhyType("HBM2E PHY", **_HBM),
     "hbm3": PhyType("HBM3 PHY", **_HBM),
-    "lpddr5": PhyType("LPDDR5 x16 PHY", 40 * _PAD_SLICE_UM2 * 1e-6, 40 * _PAD_PITCH_MM, 1.0, 0.02,
-                      "[A] 40 pads x 25,000 um^2; 1.0 pJ/bit controller/PHY logic"),
-    "ddr4": PhyType("DDR4 64-bit PHY", 120 * _PAD_SLICE_UM2 * 1e-6, 120 * _PAD_PITCH_MM, 1.0, 0.05,
-                    "[A] 120 pads x 25,000 um^2; 1.0 pJ/bit controller/PHY logic"),
+    "lpddr5": PhyType("LPDDR5 x16 PHY", 40 * _PAD_SLICE_UM2 * 1e-6, 40 * _PAD_PITCH_MM, static_w=0.02,
+                      source="[A] 40 pads x 25,000 um^2; [D] LPDDR4 interface (Kim et al. 2018) x (0.5/1.1)^2",
+                      **_ddr_end(_dram.LPDDR5_VDDQ)),
+    "ddr4": PhyType("DDR4 64-bit PHY", 120 * _PAD_SLICE_UM2 * 1e-6, 120 * _PAD_PITCH_MM, static_w=0.05,
+                    source="[A] 120 pads x 25,000 um^2; [D] LPDDR4 interface (Kim et al. 2018) x (1.2/1.1)^2",
+                    **_ddr_end(_dram.DDR4_VDDQ)),
 }
 
 
@@ -79,6 +98,11 @@ def phy(kind: str) -> PhyType:
     if key not in PHY_TYPES:
         raise InputError(f"no PHY model for DRAM type {kind!r}; known: {', '.join(PHY_TYPES)}", where="--dram")
     return PHY_TYPES[key]
+
+
+def total_pj_per_bit(kind: str) -> float:
+    """Energy of one bit moved to or from DRAM of ``kind``: the device (ppa.dram) + the SoC-side PHY."""
+    return _dram.dram(kind).pj_per_bit + phy(kind).pj_per_bit
 
 
 def min_die_mm2(kind: str, units: int) -> float:

@@ -1,5 +1,26 @@
 """On-chip SRAM: area, read/write energy per access, access time and leakage.
 
+Two sources, which disagree on read energy by 2-10x (``conflict``), and a selectable model:
+- ``model="silicon"`` (the default): read energy from the silicon-derived per-access tables,
+  Horowitz (ISSCC 2014, 45 nm, 0.9 V) and Jouppi et al. (ISCA 2021 Table 2, 7 nm): see
+  "Silicon-derived read energy" below. Area, access/cycle time, leakage and the write/read
+  energy ratio from the CACTI fit.
+- ``model="cacti"``: every figure from the CACTI 7 fit (the model before issue 21).
+Where the sources conflict the default follows the silicon-derived one (CACTI's ITRS-HP
+periphery is a tool's projection, not a measurement).
+
+Silicon-derived read energy [D]: per 64-bit read, E(KB) = a + b sqrt(KB) at each anchor node: the
+sqrt term is the word-line, bit-line and H-tree wire length, which grows as the side of the array
+(sqrt of its capacity); a is the periphery that does not grow. a and b are fitted on the 8 KB and
+1 MB points of each table; the 32 KB points are held out (``sparsepe validate``: 0.94x Horowitz,
+0.96x Jouppi). Anchors: 45 nm at Horowitz's 0.9 V, 7 nm at our 7 nm nominal 0.7 V (Jouppi's
+table states no voltage [A], as for ppa.tech's logic anchor). Other nodes: both anchor curves
+taken to their node's nominal voltage (C V^2) and interpolated log-linearly in log(node) at the
+same capacity (the method of ppa.tech.node_correction); 65 nm: the 45 nm curve times the
+switching energy per toggle of 65 vs 45 nm (ppa.tech, Stillmaker) [D]. Other voltages: C V^2.
+Other word widths: proportional to width (as the CACTI path). Write energy: the silicon read
+energy times CACTI's write/read ratio at the same bank size and node [D] (the tables give reads).
+
 Fitted to CACTI 7.0 runs [T] (HewlettPackard/cacti @ 1ffd8dfb, ``cache type "ram"``, 1 UCA bank,
 512-bit port, 1 RW port, itrs-hp cells and periphery, 360 K, optimise ED^2; published-figures.md
 section 5.1; raw table in /work/shared/reference/cacti7/summary.txt). The 12 points are below so
@@ -58,10 +79,29 @@ METRICS = ("access_ns", "cycle_ns", "read_pj", "write_pj", "leakage_mw", "area_m
 FIT_KB = (32.0, 4096.0)
 FIT_WORD_BITS = 512
 
-# Horowitz ISSCC 2014, 45 nm: 64-bit access from an 8 KB / 32 KB / 1 MB SRAM, pJ (published-figures §3)
+# Horowitz ISSCC 2014, 45 nm, 0.9 V: 64-bit access from an 8 KB / 32 KB / 1 MB SRAM, pJ (published-figures §3)
 HOROWITZ_64B_PJ = {8: 10.0, 32: 20.0, 1024: 100.0}
-# Jouppi et al. ISCA 2021 Table 2, 7 nm: 64-bit access, pJ
+HOROWITZ_V = 0.9  # [S] the voltage of Horowitz's table
+# Jouppi et al. ISCA 2021 Table 2, 7 nm: 64-bit access, pJ (no voltage stated: our 7 nm nominal 0.7 V [A])
 JOUPPI_7NM_64B_PJ = {8: 7.5, 32: 8.5, 1024: 14.0}
+JOUPPI_V = 0.7
+
+#: the SRAM energy models: "silicon" (the default, see the module docstring) and "cacti"
+SRAM_MODELS = ("silicon", "cacti")
+SRAM_MODEL_DEFAULT = "silicon"
+#: the table points each anchor curve is fitted on (KB); the third point of each table is held out
+SILICON_FIT_KB = (8, 1024)
+
+
+def _sqrt_law(table: dict[int, float]) -> tuple[float, float]:
+    """(a, b) of E = a + b sqrt(KB) through the table's SILICON_FIT_KB points."""
+    k0, k1 = SILICON_FIT_KB
+    b = (table[k1] - table[k0]) / (math.sqrt(k1) - math.sqrt(k0))
+    return table[k0] - b * math.sqrt(k0), b
+
+
+#: (a, b) in pJ per 64-bit read at each anchor's own voltage: 45 nm (Horowitz, 0.9 V), 7 nm (Jouppi, 0.7 V)
+SILICON_ANCHORS = {45: (_sqrt_law(HOROWITZ_64B_PJ), HOROWITZ_V), 7: (_sqrt_law(JOUPPI_7NM_64B_PJ), JOUPPI_V)}
 
 
 def _features(kb: np.ndarray, nm: np.ndarray) -> np.ndarray:
@@ -108,10 +148,43 @@ def _raw(kb: float, nm: int) -> dict[str, float]:
     return {m: float(np.exp(X @ c)[0]) for m, c in _COEF.items()}
 
 
+def _anchor_pj(anchor_nm: int, kb: float, at_v: float) -> float:
+    (a, b), v_ref = SILICON_ANCHORS[anchor_nm]
+    return (a + b * math.sqrt(kb)) * (at_v / v_ref) ** 2
+
+
+def silicon_read_pj_64b(kb: float, node_nm: int, voltage_v: float | None = None) -> float:
+    """Silicon-derived energy of one 64-bit read from a bank of ``kb`` KB at ``node_nm`` and
+    ``voltage_v`` (default: the node's nominal voltage), pJ (module docstring)."""
+    nm = tech.NODE_ALIASES.get(tech.check_node(node_nm), node_nm)
+    vnom = tech.nominal_voltage(nm)
+    v = vnom if voltage_v is None else float(voltage_v)
+    if nm >= 45:
+        e = _anchor_pj(45, kb, tech.nominal_voltage(45))
+        if nm > 45:  # 65 nm: the 45 nm curve times the switching energy per toggle ratio
+            e *= tech.node(nm).toggle_energy_pj / tech.node(45).toggle_energy_pj
+    else:
+        t = math.log(45 / nm) / math.log(45 / 7)
+        e45 = _anchor_pj(45, kb, tech.nominal_voltage(45))
+        e7 = _anchor_pj(7, kb, tech.nominal_voltage(7))
+        e = math.exp((1 - t) * math.log(e45) + t * math.log(e7))
+    return e * (v / vnom) ** 2
+
+
+def conflict(kb: float, node_nm: int) -> dict:
+    """The two sources side by side for one 64-bit read at nominal voltage: silicon-derived and
+    CACTI (its 512-bit access scaled by width), and their ratio."""
+    si = silicon_read_pj_64b(kb, node_nm)
+    ca = sram(kb, node_nm, word_bits=64, model="cacti").read_pj
+    return {"kb": kb, "node_nm": node_nm, "silicon_pj": si, "cacti_pj": ca, "cacti_over_silicon": ca / si}
+
+
 def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks: int = 1,
-         voltage_v: float | None = None) -> SramCost:
+         voltage_v: float | None = None, model: str = SRAM_MODEL_DEFAULT) -> SramCost:
     """Cost of an SRAM at ``voltage_v`` (default: the node's nominal voltage); see the module
-    docstring for the fit and its validity range."""
+    docstring for the two energy models (``model``), the CACTI fit and its validity range."""
+    if model not in SRAM_MODELS:
+        raise InputError(f"unknown SRAM model {model!r}; known: {', '.join(SRAM_MODELS)}", where="--sram-model")
     if not isinstance(kb, (int, float)) or isinstance(kb, bool) or not math.isfinite(kb) or kb <= 0:
         raise InputError(f"SRAM capacity must be a positive number of KB, got {kb!r}", where="--sram-kb")
     nm = tech.check_node(node_nm)
@@ -159,7 +232,13 @@ def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks:
         v["access_ns"] *= tv
         v["cycle_ns"] *= tv
     wscale = word_bits / FIT_WORD_BITS
-    if word_bits != FIT_WORD_BITS:
+    if model == "silicon":
+        # the silicon-derived read energy of one bank (module docstring); write = read x CACTI's
+        # write/read ratio of the same bank
+        ratio = v["write_pj"] / v["read_pj"]
+        v["read_pj"] = silicon_read_pj_64b(kb / banks, nm, vs) * FIT_WORD_BITS / 64
+        v["write_pj"] = v["read_pj"] * ratio
+    elif word_bits != FIT_WORD_BITS:
         notes.append(f"{word_bits}-bit word: energy scaled by width from CACTI's 512-bit port (assumption)")
     return SramCost(
         kb=kb, banks=banks, word_bits=word_bits, node_nm=nm,

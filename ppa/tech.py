@@ -136,13 +136,23 @@ LOGIC_VMIN_FRACTION = 0.73
 #: ISSCC 2006). Capped at nominal.
 SRAM_VMIN_OFFSET_V = 0.15
 
-# --- Leakage -----------------------------------------------------------------------------------
-# [D] from the CACTI 7 runs (published-figures §5.1, itrs-hp cells and periphery, 360 K = 86.85 C):
-# leakage per mm^2 of SRAM macro at the node's nominal voltage: 324 mW/mm^2 (45 nm:
-# 37.4 mW / 0.1155 mm^2), 340 (32 nm), 346 (22 nm). Applied to the synthesised logic area of the
-# same node (HP cells; LSTP is 3-4 orders lower, stated, not hidden). 65 nm takes 45 nm's value,
-# 28 nm the 32/22 nm log-node interpolation, 20 nm and below 22 nm's [A: CACTI 7 stops at 22 nm].
-_LEAK_DENSITY_W_MM2 = {45: 0.0374134 / 0.115458, 32: 0.0199006 / 0.0584752, 22: 0.00957119 / 0.0276757}
+# --- Leakage ---------------------------------------------------------------------------------
+# Logic leakage per mm^2 of standard-cell area, from the leakage of a drive-1 inverter in a logic
+# library at each anchor node (before issue 21: CACTI's ITRS-HP SRAM-macro leakage density, 324-346
+# mW/mm^2 at 360 K, 17x to 70x these, and 22 nm's figure reused for every node below 20 nm):
+# [P] 45 nm: Nangate 45 nm Open Cell Library (FreePDK45), typical corner 1.1 V, 25 C: INV_X1
+#     cell_leakage_power 14.353185 nW (NangateOpenCellLibrary_typical.lib) on 0.532 um^2 (1.4 um
+#     row x 0.38 um) = 26.98 mW/mm^2.
+# [P] 7 nm: ASAP7 RVT TT (0.7 V, 25 C; ../shared/reference/asap7, asap7sc7p5t_INVBUF_RVT_TT_nldm_220122):
+#     INVx1_ASAP7_75t_R leakage 51.1588 pW on 0.04374 um^2 = 1.170 mW/mm^2.
+# Each is taken to its node's nominal voltage with ``leakage_voltage_factor`` and to
+# LEAKAGE_T_REF_C with the temperature law below [D]; other nodes: log-linear in log(node) between
+# the two anchors (as ppa.tech.node_correction), so 20-7 nm each get their own figure; 65 nm takes
+# 45 nm's [A: planar, the same library family]. Both are a cell library's figures: placed logic
+# (ppa.tech.Node.leakage_w) leaks as its cells; RVT at 7 nm (the library the 7 nm timing uses);
+# LVT/SLVT cells leak 10-100x more [A, stated]. SRAM macros keep CACTI's leakage (ppa.sram).
+LOGIC_LEAK_45_W_MM2, LOGIC_LEAK_45_V, LOGIC_LEAK_45_C = 14.353185e-9 / 0.532e-6, 1.1, 25.0
+LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C = 51.1588e-12 / 0.04374e-6, 0.7, 25.0
 LEAKAGE_T_REF_C = 360.0 - 273.15
 # Temperature dependence: exponential, 2.5x between 90 C and 130 C (Liao, Li, He, ISLPED 2003),
 # i.e. k = ln(2.5) / 40 K = 0.0229 / K. Not the unsourced "doubles every 10 C" rule.
@@ -335,7 +345,7 @@ class Node:
 
     @property
     def leakage_density_w_mm2(self) -> float:
-        """HP logic leakage per mm^2 at this voltage and LEAKAGE_T_REF_C."""
+        """Logic leakage per mm^2 of cell area at this voltage and LEAKAGE_T_REF_C."""
         return leakage_density_w_mm2(self.nm) * leakage_voltage_factor(self.voltage_v, self.nominal_v)
 
     def leakage_w(self, transistors: float, temp_c: float) -> float:
@@ -431,17 +441,20 @@ def node_correction(nm: int) -> float:
 
 
 def leakage_density_w_mm2(nm: int) -> float:
-    """HP leakage per mm^2 at nominal voltage and LEAKAGE_T_REF_C (see the constants)."""
+    """Logic leakage per mm^2 of cell area at the node's nominal voltage and LEAKAGE_T_REF_C
+    (see the leakage constants: a logic library's inverter at 45 and 7 nm, log-node between)."""
     m = NODE_ALIASES.get(nm, nm)
-    d = _LEAK_DENSITY_W_MM2
+
+    def at_ref(w_mm2: float, v: float, c: float, anchor_nm: int) -> float:
+        return (w_mm2 * leakage_voltage_factor(_vnom(anchor_nm), v)
+                * math.exp(LEAKAGE_TEMP_COEFF_PER_K * (LEAKAGE_T_REF_C - c)))
+
+    d45 = at_ref(LOGIC_LEAK_45_W_MM2, LOGIC_LEAK_45_V, LOGIC_LEAK_45_C, 45)
+    d7 = at_ref(LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C, 7)
     if m >= 45:
-        return d[45]
-    if m in (32, 22):
-        return d[m]
-    if m == 28:
-        t = math.log(32 / 28) / math.log(32 / 22)
-        return math.exp((1 - t) * math.log(d[32]) + t * math.log(d[22]))
-    return d[22]
+        return d45
+    t = math.log(45 / m) / math.log(45 / 7)
+    return math.exp((1 - t) * math.log(d45) + t * math.log(d7))
 
 
 def leakage_voltage_factor(v: float, vnom: float) -> float:

@@ -10,6 +10,8 @@ from typing import Annotated
 
 import typer
 
+from explore.diff import diff_runs, load_run, parse_threshold, render_text
+
 
 def diff(
     a: Annotated[str, typer.Argument(help="run A: STORAGE#STUDY, a best.json, or a 'sparsepe simulate --json' file")],
@@ -18,8 +20,6 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (first_divergence, changes, config_delta)")] = False,
 ) -> None:
     """Compare two runs: what moved, where it first diverged, and why."""
-    from explore.diff import diff_runs, load_run, parse_threshold, render_text
-
     thr = parse_threshold(threshold)
     res = diff_runs(load_run(a, "A"), load_run(b, "B"), thr)
     if as_json:

@@ -7,20 +7,21 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
+import pandas as pd
 import typer
+
+from explore.report import stored_comparison
+from explore.report.data import load_study_data
+from explore.report.decision import RULE_REASON, decide
+from explore.report.layers import layer_frame
+from explore.report.memo import build_memo, memo_markdown
+from explore.report.owners import findings
+from explore.report.sparsity import quality_evidence
+from explore.results import Evaluator
 
 
 def memo_of_study(storage: str, study: str, config: Any = None) -> dict[str, Any]:
     """The memo's data (explore.report.memo.build_memo) of a stored study's chosen design."""
-    from explore.report import _comparison
-    from explore.report.data import Evaluator, load_study_data
-    from explore.report.memo import build_memo
-    from explore.report.owners import findings
-    from explore.report.sections import layer_frame
-    from explore.report.sparsity import decide, quality_evidence, _RULE_REASON
-
-    import pandas as pd
-
     data = load_study_data(storage, study, config=config)
     ev = Evaluator(data.evaluator, data.cfg)
     best = data.best
@@ -28,9 +29,9 @@ def memo_of_study(storage: str, study: str, config: Any = None) -> dict[str, Any
     det = ev.detail(rec["params"]) if rec is not None else None
     layers = layer_frame(data, det) if det is not None and det.has_layers else pd.DataFrame()
     q = quality_evidence(data, det, rec["metrics"] if rec is not None else None)
-    comp = _comparison(data, ev, rec)
+    comp = stored_comparison(data, ev)
     verdict, rule, _ = decide(data, det, q, comp)
-    decision = {"verdict": verdict, "rule": rule, "reason": _RULE_REASON[rule]}
+    decision = {"verdict": verdict, "rule": rule, "reason": RULE_REASON[rule]}
     found = findings(data.cfg, data.records, best, data.constraint_names, det, layers, q, data=data)
     return build_memo(data, ev, det, layers, q, decision, found)
 
@@ -42,8 +43,6 @@ def memo(
         "--config", help="sweep config TOML, only for a study that does not hold its config")] = None,
 ) -> None:
     """Print the review memo (Symptom, Mechanism hypothesis, Proposed action, Signoff) as Markdown."""
-    from explore.report.memo import memo_markdown
-
     sys.stdout.write(memo_markdown(memo_of_study(storage, study, config), title=f"Review memo: {study}"))
 
 

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
+from explore.config import MAX_AMBIENT_C, MAX_DRAM_UNITS, MAX_THETA_JA, MIN_AMBIENT_C
+from explore.safety import dumps
+from explore.space import MAX_ARRAY_SIDE, MAX_CLOCK_MHZ, MAX_SRAM_KB, MIN_CLOCK_MHZ, sparsity_option
 from hw.errors import InputError
+from ppa.design import DesignPoint
+from ppa.model import estimate
 
 
 def parse_sparsity(text: str) -> tuple[bool, int, int]:
     """``"2:4"`` -> (True, 2, 4); ``"dense"`` -> (False, 2, 4): the dense PE covers the same M."""
-    from explore.config import sparsity_option
-
     return sparsity_option(text)
 
 
@@ -63,6 +67,8 @@ def register(app: typer.Typer) -> None:
         theta_ja: Annotated[Optional[float], typer.Option("--theta-ja", help="Junction-to-ambient K/W (overrides --cooling's package model).")] = None,
         t_ambient: Annotated[float, typer.Option("--t-ambient", help="Ambient temperature (C).")] = 25.0,
         sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks (2: the ping and pong halves of the double buffer, as sparsepe simulate and sweep assume).")] = 2,
+        sram_model: Annotated[str, typer.Option("--sram-model", help="SRAM read energy source: silicon (Horowitz 45 nm / "
+                                                "Jouppi 7 nm tables, the default) or cacti (the CACTI 7 fit).")] = "silicon",
         liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells: timing from OpenSTA on it (default: osu018 when installed).")] = None,
         liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="Process node (nm) of the --liberty file when the file does not state it.")] = None,
         vector_lanes: Annotated[Optional[int], typer.Option(
@@ -71,23 +77,18 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
-        from ppa.design import DesignPoint
-        from ppa.model import estimate
-
         sparse, n, m, dp = parse_sparsity_dp(sparsity)
         dense_path = dense_path or dp
-        from explore import config as C
-
         for name, v in (("--sram-kb", sram_kb), ("--t-ambient", t_ambient), ("--clock-mhz", clock_mhz),
                         ("--theta-ja", theta_ja), ("--voltage", voltage)):
             if v is not None and not math.isfinite(v):
                 raise InputError(f"must be a finite number, got {v}", where=name)
-        for name, v, lo, hi in (("--rows", rows, 1, C.MAX_ARRAY_SIDE), ("--cols", cols, 1, C.MAX_ARRAY_SIDE),
-                                ("--sram-kb", sram_kb, 0, C.MAX_SRAM_KB),
-                                ("--clock-mhz", clock_mhz, C.MIN_CLOCK_MHZ, C.MAX_CLOCK_MHZ),
-                                ("--dram-units", dram_units, 1, C.MAX_DRAM_UNITS), ("--sram-banks", sram_banks, 1, 64),
-                                ("--theta-ja", theta_ja, 1e-9, C.MAX_THETA_JA),
-                                ("--t-ambient", t_ambient, C.MIN_AMBIENT_C, C.MAX_AMBIENT_C)):
+        for name, v, lo, hi in (("--rows", rows, 1, MAX_ARRAY_SIDE), ("--cols", cols, 1, MAX_ARRAY_SIDE),
+                                ("--sram-kb", sram_kb, 0, MAX_SRAM_KB),
+                                ("--clock-mhz", clock_mhz, MIN_CLOCK_MHZ, MAX_CLOCK_MHZ),
+                                ("--dram-units", dram_units, 1, MAX_DRAM_UNITS), ("--sram-banks", sram_banks, 1, 64),
+                                ("--theta-ja", theta_ja, 1e-9, MAX_THETA_JA),
+                                ("--t-ambient", t_ambient, MIN_AMBIENT_C, MAX_AMBIENT_C)):
             if v is not None and not lo <= v <= hi:
                 raise InputError(f"must be in {lo:g}..{hi:g}, got {v:g}", where=name)
         d = DesignPoint(rows=rows, cols=cols, sram_kb=sram_kb, clock_mhz=clock_mhz, node_nm=node,
@@ -95,20 +96,14 @@ def register(app: typer.Typer) -> None:
                         sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,
                         cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
                         voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node, dataflow=dataflow,
-                        dense_path=dense_path, vector_lanes=vector_lanes, precision=precision)
+                        dense_path=dense_path, vector_lanes=vector_lanes, precision=precision, sram_model=sram_model)
         d.validate()
-        from rich.console import Console
-
         err = Console(stderr=True)
         with err.status("synthesising and simulating the PE (cached after the first run)..."):
             res = estimate(d)
         if as_json:
-            from explore.safety import dumps
-
             print(dumps(res.to_json(), sort_keys=True))
             return
-        from rich.table import Table
-
         out = Console(file=sys.stdout)
         label = res.details["pe"]
         t = Table(title=f"sparsepe ppa: {rows}x{cols} {label} PE array ({dataflow}), {node} nm")

@@ -10,6 +10,11 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
+
+from explore.report import write_report
+from explore.safety import check_study_name
+from hw.errors import InputError
 
 
 def report(
@@ -21,15 +26,8 @@ def report(
     json_out: Annotated[bool, typer.Option("--json", help="print the key figures (report.json) to stdout")] = False,
 ) -> None:
     """Write report.html / report.md (+ PNG and CSV files) for a stored study."""
-    from rich.console import Console
-
-    from explore.report import write_report
-    from explore.safety import check_study_name
-
     check_study_name(study, where="--study")
     if out is not None and out.exists() and not out.is_dir():
-        from hw.errors import InputError
-
         raise InputError("is a file, not a directory", where=f"--out {out}")
     out_dir = out if out is not None else Path("results") / study
     path = write_report(storage, study, out_dir, progress=sys.stderr.isatty(), config=config)

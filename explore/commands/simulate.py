@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
+import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
+from explore.safety import dumps
+from explore.safety import rich_markup as esc
+from explore.space import sparsity_option
 from hw.errors import InputError
+from hw.precision import check_precision, operand_bits
+from sim.importers.hf import load_hf_config
+from sim.importers.onnx import load_onnx, parse_shapes
+from sim.inputs import read_text
+from sim.perf import ArrayConfig, simulate
+from sim.workloads import get_workload, load_scalesim_config, load_scalesim_topology, load_workload
 
 
 def _parse_sparsity(s: str) -> tuple[bool, int, int]:
-    from explore.config import sparsity_option
-
     return sparsity_option(s)
 
 
 def _load_topology(path: Path):
-    from sim.workloads import load_scalesim_topology, load_workload
-
     if path.suffix == ".toml":
         return load_workload(path)
-    from sim.inputs import read_text
-
     first = read_text(path, "topology file", encoding="utf-8-sig").split("\n", 1)[0].replace(" ", "").lower()
     if first.startswith("name,kind"):
         return load_workload(path)
@@ -40,13 +47,9 @@ def load_model_workload(onnx: Path | None = None, input_shape: list[str] | None 
                         ("--prune-lm-head", prune_lm_head or None)):
             if v is not None:
                 raise InputError(f"{flag} applies to --hf-config, not --onnx", where=flag)
-        from sim.importers.onnx import load_onnx, parse_shapes
-
         return load_onnx(onnx, parse_shapes(input_shape), batch)
     if input_shape:
         raise InputError("--input-shape applies to --onnx", where="--input-shape")
-    from sim.importers.hf import load_hf_config
-
     return load_hf_config(hf_config, seq=seq, batch=1 if batch is None else batch, phase=phase or "prefill",
                           context=context, prune_lm_head=prune_lm_head)
 
@@ -59,13 +62,6 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
         batch: int | None = None, seq: int | None = None, phase: str | None = None, context: int | None = None,
         vector_lanes: int | None = None, vector_overlap: bool = False,
         precision: str | None = None, prune_lm_head: bool = False) -> None:
-    import math
-
-    from hw.precision import check_precision, operand_bits
-
-    from sim.perf import ArrayConfig, simulate
-    from sim.workloads import get_workload
-
     sources = [x for x in (workload, topology, onnx, hf_config) if x is not None]
     if len(sources) != 1:
         raise InputError("give exactly one of --workload NAME, --topology FILE.csv, --onnx MODEL.onnx or "
@@ -97,8 +93,6 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
     if sp is not None:
         over.update(sparse=sp[0], n=sp[1], m=sp[2])
     if scalesim_config is not None:
-        from sim.workloads import load_scalesim_config
-
         arch = load_scalesim_config(scalesim_config).to_array_config(**over)
     else:
         if sram_kb is not None:
@@ -106,23 +100,14 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
             over["sram_kb"] = sram_kb
         arch = ArrayConfig(**{k: v for k, v in over.items() if v is not None})
     if sram_port_bytes is not None:
-        from dataclasses import replace
-
         arch = replace(arch, sram_port_bytes=None if math.isinf(sram_port_bytes) else sram_port_bytes)
     res = simulate(wl, arch)
     if as_json:
-        from explore.safety import dumps
-
         out = res.to_dict()
         if wl.active_param_count is not None:  # a mixture of experts: the parameters one token uses
             out["active_params"] = wl.active_params
         sys.stdout.write(dumps(out) + "\n")
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    from explore.safety import rich_markup as esc
-
     t = Table(title=f"{esc(res.workload)} on {arch.rows}x{arch.cols} {arch.dataflow.upper()} "
                     f"({'%d:%d' % (arch.n, arch.m) if arch.sparse else 'dense'}, {arch.mode})")
     for col in ("layer", "unit", "kind", "count", "cycles", "stalls", "of which SRAM", "util", "sparse",

@@ -7,13 +7,22 @@ report (:func:`explore.report.write_report`; not in --grid mode). Exit code 0 ev
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
+from explore import evaluator
+from explore.config import MAX_SEED, MAX_TRIALS, load_config, with_liberty
+from explore.prewarm import prewarm
+from explore.report import write_report
+from explore.runner import export_study, run_grid
+from explore.safety import check_out_dir, check_study_name, dumps, rich_markup
+from explore.storage import check_journal_file, resolve_storage
+from explore.study import SweepOptions, run_study
 from hw.errors import InputError
 
 
@@ -24,11 +33,6 @@ MAX_WORKERS = 64
 
 def _summary(best: dict[str, Any], out_dir: Path, notes: list[str]) -> None:
     """One screen on stderr: best feasible design, the limit that binds, where the files are."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from explore.safety import rich_markup
-
     con = Console(stderr=True)
     if best.get("feasible"):
         b = best["best"]
@@ -78,9 +82,6 @@ def sweep(
     liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="process node (nm) of the Liberty file when the file does not state it")] = None,
 ) -> None:
     """Search the design space for the best feasible perf-per-watt."""
-    from explore.config import MAX_SEED, MAX_TRIALS, load_config, with_liberty
-    from explore.safety import check_out_dir, check_study_name
-
     # CLI values first (cheap), then the config; nothing is created on disk before all of it passes
     if trials is not None and not 1 <= trials <= MAX_TRIALS:
         raise InputError(f"must be in 1..{MAX_TRIALS}, got {trials}", where="--trials")
@@ -116,23 +117,14 @@ def sweep(
         raise InputError("is a file, not a directory", where=f"--out {out_dir}")
 
     if grid:
-        from explore.grid import run_grid
-        from explore.prewarm import prewarm
-
         prewarm(cfg)  # cold caches: synthesis and STA on every core before the first point
 
         best = run_grid(cfg, out_dir, progress=True)
         notes.append("grid mode: every point of the discretised space was evaluated; no study storage is used")
     else:
-        import explore.evaluator as ev
-        from explore.storage import resolve_storage
-        from explore.study import SweepOptions, export_study, run_study
-
-        ev.make_context(cfg)  # bad workloads / models fail here, before anything is written
+        evaluator.make_context(cfg)  # bad workloads / models fail here, before anything is written
         spec = resolve_storage(storage, out_dir)
         if spec.kind == "journal":
-            from explore.storage import check_journal_file
-
             check_journal_file(Path(spec.url))
         check_out_dir(out_dir)
         opts = SweepOptions(
@@ -142,15 +134,11 @@ def sweep(
         )
         st = run_study(opts, cfg)
         best = export_study(st, cfg, out_dir, extra={"study": name, "storage": spec.url, "sampler": the_sampler, "seed": the_seed})
-        from explore.report import write_report
-
         notes.append(f"report: {write_report(spec.url, name, out_dir)}")
         if spec.kind == "journal":
             notes.append(f"dashboard: optuna-dashboard {spec.url}")
     _summary(best, out_dir, notes)
     if json_out:
-        from explore.safety import dumps
-
         sys.stdout.write(dumps(best) + "\n")
 
 

@@ -7,8 +7,13 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
 
+from explore.safety import check_out_dir, rich_markup
+from hw.array import MAX_DIM
+from hw.errors import InputError
 from hw.params import PEParams
+from hw.verilog import write_bundle
 
 
 def register(app: typer.Typer) -> None:
@@ -35,10 +40,6 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the written files as one JSON object.")] = False,
     ) -> None:
         """Write sparse_pe.v, dense_pe.v (and sparse_array.v, dense_array.v with --rows/--cols) plus JSON sidecars."""
-        from explore.safety import check_out_dir, rich_markup
-        from hw.errors import InputError
-        from hw.verilog import write_bundle
-
         flags = {"act_bits": "--act-bits", "weight_bits": "--weight-bits", "acc_bits": "--acc-bits",
                  "n:m": "--n/--m", "pipeline": "--pipeline", "rows": "--rows", "cols": "--cols",
                  "rows/cols": "--rows/--cols", "dataflow": "--dataflow", "precision": "--precision"}
@@ -48,8 +49,6 @@ def register(app: typer.Typer) -> None:
             if (rows is None) != (cols is None):
                 raise InputError("give both --rows and --cols, or neither", where="rows/cols")
             if rows is not None:  # the array's own limits, before anything is written
-                from hw.array import MAX_DIM
-
                 for flag, v in (("rows", rows), ("cols", cols)):
                     if not 1 <= v <= MAX_DIM:
                         raise InputError(f"must be an integer between 1 and {MAX_DIM}, got {v}", where=flag)
@@ -63,8 +62,6 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(json.dumps({k: str(v) for k, v in paths.items()}, sort_keys=True))
         else:
-            from rich.console import Console
-
             con = Console(stderr=True)
             for key, path in paths.items():
                 if not key.endswith(".json"):

@@ -12,29 +12,62 @@ study used, and writes into ``out_dir``:
 * ``report.json``: the key figures (best design, its metrics as re-evaluated, the verdict), which
   the tests compare with the evaluator's output.
 
-The verdict opens; sections 2-6 (PPA tradeoff) and 7-13 (sparsity deployment) are built in
-:mod:`explore.report.sections` and :mod:`explore.report.sparsity`; the review packet closes it:
-owners and closure artifacts (:mod:`explore.report.owners`) and the review memo
-(:mod:`explore.report.memo`).
+The verdict (:mod:`explore.report.verdict`) opens; the PPA tradeoff sections follow
+(:mod:`explore.report.sections`, the per-layer view :mod:`explore.report.layers`), then the
+sparsity deployment sections (:mod:`explore.report.sparsity`, :mod:`explore.report.bottleneck`,
+:mod:`explore.report.decision`, :mod:`explore.report.repro`, and with a precision axis
+:mod:`explore.report.precision`); the review packet closes it: owners and closure artifacts
+(:mod:`explore.report.owners`) and the review memo (:mod:`explore.report.memo`). Sections are
+plain data (:mod:`explore.report.document`) rendered by one Jinja2 template per format.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import shlex
 import time
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import plotly.offline
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from explore.compare import build_comparison, stored_substudy
+from explore.report.bottleneck import section_bottleneck
+from explore.report.data import StudyData, load_study_data
+from explore.report.decision import section_decision
+from explore.report.figures import jsonable, to_plotly_div, to_png, write_csv
+from explore.report.format import md_cell, md_text
+from explore.report.layers import layer_frame, section_layers
+from explore.report.memo import section_memo
+from explore.report.owners import section_owners
+from explore.report.precision import section_precision
+from explore.report.repro import section_repro
+from explore.report.sections import section_best, section_pareto, section_sensitivity, section_summary
+from explore.report.sparsity import (
+    fallback_numbers,
+    metadata_numbers,
+    quality_evidence,
+    section_fallback,
+    section_matrix,
+    section_metadata,
+    section_quality,
+)
+from explore.report.verdict import section_verdict
+from explore.results import Evaluator
+from explore.safety import check_out_dir, finite_json, refuse_symlinks, write_text
+from explore.space import parse_sparsity
+from explore.trials import SUBSTUDY_ATTR
 from hw.errors import InputError
 
 REPORT_FILES = "report_files"
 
 
-def _progress(enabled: bool):
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
+def _progress(enabled: bool) -> Progress:
     return Progress(TextColumn("report [bold]{task.description}[/]"), BarColumn(), TimeElapsedColumn(),
                     console=Console(stderr=True), disable=not enabled, transient=False)
 
@@ -42,17 +75,6 @@ def _progress(enabled: bool):
 def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: Any = None,
                  evaluator: str | None = None, progress: bool = False) -> dict[str, Any]:
     """Everything the report shows, as data: {'sections': [...], 'key': {...}, ...}."""
-    from explore.config import parse_sparsity
-    from explore.report.data import Evaluator, load_study_data
-    from explore.report.sections import (
-        layer_frame, section_best, section_layers, section_pareto, section_sensitivity, section_summary,
-    )
-    from explore.report.verdict import section_verdict
-    from explore.report.sparsity import (
-        fallback_numbers, metadata_numbers, quality_evidence, section_bottleneck, section_decision,
-        section_fallback, section_matrix, section_metadata, section_quality, section_repro,
-    )
-
     steps = ["study", "re-evaluate", "sensitivity", "quality", "sections"]
     with _progress(progress) as bar:
         task = bar.add_task("study", total=len(steps))
@@ -69,7 +91,7 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
         else:
             rec, subject = None, ""
         det = ev.detail(rec["params"]) if rec is not None else None
-        layers = layer_frame(data, det) if det is not None and det.has_layers else _empty()
+        layers = layer_frame(data, det) if det is not None and det.has_layers else pd.DataFrame()
         bar.update(task, advance=1, description="sensitivity")
         s5, oat = section_sensitivity(data, ev, dict(rec["params"]) if rec else None, subject)
         bar.update(task, advance=1, description="quality")
@@ -77,7 +99,7 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
         bar.update(task, advance=1, description="sections")
         cmd = "sparsepe report " + " ".join(shlex.quote(a) for a in (
             "--storage", data.storage_url, "--study", study_name, "--out", str(out_dir)))
-        comp = _comparison(data, ev, rec)
+        comp = stored_comparison(data, ev)
         s11, decision = section_decision(data, det, q, comp)
         sections = [
             section_verdict(data, comp, decision, det.metrics if det is not None else None),
@@ -89,14 +111,9 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
         ]
         policy = None
         if getattr(data.cfg.space, "precision", None) is not None:   # a precision axis: the policy table
-            from explore.report.precision import section_precision
-
             sp, policy = section_precision(data)
             sections.insert(len(sections) - 1, sp)
-        from explore.report.memo import section_memo
-        from explore.report.owners import section_owners
-
-        s_own, found, owners = section_owners(data, det, layers, q, ev.ctx)
+        s_own, found, owners = section_owners(data, det, layers, q)
         memo = section_memo(data, ev, det, layers, q, decision, found)
         sections += [s_own, memo]  # the review packet closes the report: owners, then the memo
         for i, sec in enumerate(sections, start=1):  # the verdict opens; the rest follow in order
@@ -123,53 +140,23 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
     return {"sections": sections, "key": key, "data": data, "command": cmd, "title": f"sparsepe report: {study_name}"}
 
 
-def _comparison(data, ev, rec) -> dict[str, Any]:
+def stored_comparison(data: StudyData, ev: Evaluator) -> dict[str, Any]:
     """explore.compare's comparison of the study, as best.json has it: the stored dense sub-study is
     reused (run again, in memory, only for a study that needs one and does not hold it)."""
-    from explore import compare
-    from explore.study import SUBSTUDY_ATTR, _num_attr
-
-    stored = data.user_attrs.get(SUBSTUDY_ATTR)
-    sub = None
-    if stored and stored.get("n_trials") == compare.dense_share(data.cfg, len(data.records)):
-        sub = [{**r, "metrics": {k: _num_attr(v) for k, v in r["metrics"].items()}} for r in stored["records"]]
+    sub = stored_substudy(data.user_attrs.get(SUBSTUDY_ATTR), data.cfg, len(data.records), same_seed=False)
     chosen = data.best.get("best") if data.best.get("feasible") else None
-    comp, _ = compare.build(data.records, data.cfg, chosen, ev.mod, ev.ctx, len(data.records), substudy=sub)
+    comp, _ = build_comparison(data.records, data.cfg, chosen, ev, len(data.records), substudy=sub)
     return comp
 
 
-def _empty():
-    import pandas as pd
-
-    return pd.DataFrame()
-
-
-def _env():
-    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-
+def _env() -> Environment:
     return Environment(loader=PackageLoader("explore.report", "templates"),
                        autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=True),
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
 
-def _md_cell(v: Any) -> str:
-    """A Markdown table cell: pipes and newlines escaped, HTML neutralised (wikis render HTML)."""
-    s = str(v).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _md_text(v: Any) -> str:
-    return str(v).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def render(report: dict[str, Any], out_dir: Path) -> Path:
     """Write report.html, report.md, report_files/ (PNGs, CSVs) and report.json; return report.html."""
-    import plotly.offline
-
-    from explore.report.figures import jsonable, to_plotly_div, to_png, write_csv
-
-    from explore.safety import check_out_dir, finite_json, refuse_symlinks, write_text
-
     check_out_dir(out_dir, flag="report directory")
     refuse_symlinks(out_dir, ("report.html", "report.md", "report.json", REPORT_FILES))
     files = out_dir / REPORT_FILES
@@ -184,8 +171,6 @@ def render(report: dict[str, Any], out_dir: Path) -> Path:
             df.to_csv(files / f"{stem}.csv", index=False, lineterminator="\n")
         for t in sec.tables:
             if t.name:
-                import csv
-
                 with open(files / f"{t.name}.csv", "w", newline="") as f:
                     w = csv.writer(f, lineterminator="\n")
                     w.writerow(t.columns)
@@ -195,8 +180,8 @@ def render(report: dict[str, Any], out_dir: Path) -> Path:
            "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "command": report["command"]}
     html = env.get_template("report.html.j2").render(**ctx, plotlyjs=plotly.offline.get_plotlyjs(), figs=figs_html)
     write_text(out_dir / "report.html", html)
-    env.filters["mdcell"] = _md_cell
-    env.filters["mdtext"] = _md_text
+    env.filters["mdcell"] = md_cell
+    env.filters["mdtext"] = md_text
     md = env.get_template("report.md.j2").render(**ctx)
     write_text(out_dir / "report.md", md)
     write_text(out_dir / "report.json", json.dumps(finite_json(json.loads(json.dumps(report["key"], default=jsonable))),

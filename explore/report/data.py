@@ -1,20 +1,18 @@
-"""What a report is made of: the stored study, its config, and the evaluator's re-evaluation.
+"""What a report is made of: the stored study and its config.
 
 :func:`load_study_data` reads a study back from its storage (journal file, SQLite or PostgreSQL)
 without writing to it. The config comes from the study's user attribute ``config`` (stored by the
 sweep) or from an explicit config file whose fingerprint must match the study's. The records and
-the best design come from the same functions that write ``best.json`` (:mod:`explore.study`), so
-the report and ``best.json`` agree by construction.
+the best design come from the same functions that write ``best.json`` (explore.trials.study_records,
+explore.results.summarise), so the report and ``best.json`` agree by construction.
 
-:meth:`Evaluator.detail` re-evaluates one design point with the evaluator the study used: the flat
-metrics (``evaluate``) and, where the evaluator provides it, the per-layer and per-component
-detail behind them (``evaluate_detail``: the sim.perf per-layer results, the ppa.model estimates
-and the quality evidence the metrics were computed from, in the same call).
+Designs are re-evaluated with :class:`explore.results.Evaluator` (the evaluator the study used):
+the flat metrics and, where the evaluator provides it, the per-layer and per-component detail
+behind them (:class:`explore.results.Detail`).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,19 +20,10 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from explore.config import SweepConfig, load_config, parse_config
-from explore.storage import _redact, open_storage, resolve_storage
-from explore.study import (
-    CONFIG_ATTR,
-    DEFAULT_EVALUATOR,
-    EVALUATOR_ATTR,
-    SWEEP_ATTR,
-    FINGERPRINT_ATTR,
-    config_fingerprint,
-    study_constraint_names,
-    study_records,
-    summarise,
-)
+from explore.config import SweepConfig, config_fingerprint, load_config, parse_config
+from explore.results import DEFAULT_EVALUATOR, stored_value, study_constraint_names, summarise
+from explore.storage import open_storage, redact, resolve_storage
+from explore.trials import CONFIG_ATTR, EVALUATOR_ATTR, FINGERPRINT_ATTR, SWEEP_ATTR, study_records
 from hw.errors import InputError
 
 
@@ -72,13 +61,6 @@ class StudyData:
         return dict(rec["params"])
 
 
-def _num(v: Any) -> Any:
-    """Stored user attributes: non-finite floats were stored as strings ('inf', 'nan')."""
-    if isinstance(v, str) and v in ("inf", "-inf", "nan"):
-        return float(v)
-    return v
-
-
 def load_study_data(storage_url: str, study_name: str, *, config: str | Path | SweepConfig | None = None,
                     evaluator: str | None = None) -> StudyData:
     spec = resolve_storage(storage_url, Path("."))
@@ -98,7 +80,7 @@ def load_study_data(storage_url: str, study_name: str, *, config: str | Path | S
                          where="--config" if config is not None else f"study {study_name!r}")
     records = study_records(study, cfg)
     for r in records:
-        r["metrics"] = {k: _num(v) for k, v in r["metrics"].items()}
+        r["metrics"] = {k: stored_value(v) for k, v in r["metrics"].items()}
         r["feasible"] = all(v <= 0 for v in r["constraints"].values())
     best = summarise(records, cfg, extra={"study": study_name})
     counts: dict[str, int] = {}
@@ -107,13 +89,13 @@ def load_study_data(storage_url: str, study_name: str, *, config: str | Path | S
     ev = evaluator or attrs.get(EVALUATOR_ATTR) or DEFAULT_EVALUATOR
     cnames = study_constraint_names(cfg, [r["constraints"] for r in records])
     data = StudyData(
-        study_name=study_name, storage_url=_redact(spec.url), storage_kind=spec.kind, cfg=cfg,  # no password in a report
+        study_name=study_name, storage_url=redact(spec.url), storage_kind=spec.kind, cfg=cfg,  # no password in a report
         config_json=cfg.model_dump(mode="json", exclude={"source"}), fingerprint=fp,
         objectives=cfg.objectives.names(), directions=cfg.objectives.directions(), records=records, best=best,
         state_counts=counts, user_attrs=attrs, evaluator=ev, constraint_names=cnames,
         sweep=dict(attrs.get(SWEEP_ATTR) or {}),
     )
-    data.importances, data.importance_note = _importances(study, cfg)
+    data.importances, data.importance_note = param_importances(study, cfg)
     return data
 
 
@@ -130,7 +112,7 @@ def _study_config(attrs: dict[str, Any], config: str | Path | SweepConfig | None
     return parse_config(dict(stored), source=str(src))
 
 
-def _importances(study: optuna.Study, cfg: SweepConfig) -> tuple[dict[str, float] | None, str]:
+def param_importances(study: optuna.Study, cfg: SweepConfig) -> tuple[dict[str, float] | None, str]:
     """optuna.importance.get_param_importances on the primary objective, guarded: it needs at least
     two COMPLETE trials and a parameter that took more than one value."""
     trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
@@ -159,83 +141,3 @@ def _importances(study: optuna.Study, cfg: SweepConfig) -> tuple[dict[str, float
     return {k: float(v) for k, v in imp.items()}, (
         f"fANOVA (optuna.importance, {FANOVA_TREES} trees, seed 0) on {cfg.objectives.primary} over {len(trials)} finished trials; "
         f"parameters with a single value are left out")
-
-
-# ---- re-evaluation -------------------------------------------------------------------------------
-
-@dataclass
-class Detail:
-    """One design point re-evaluated: the flat metrics and, when the evaluator provides them
-    (``evaluate_detail``), the ppa.model estimates, the per-workload sim.perf results and the
-    quality evidence the metrics were computed from."""
-
-    point: dict[str, Any]
-    metrics: dict[str, Any]
-    ppa_by_workload: dict[str, Any] = field(default_factory=dict)  # workload name -> ppa.model.PPAResult
-    networks: list[tuple[str, float, Any]] = field(default_factory=list)  # (name, weight, sim.perf.NetworkResult)
-    workloads: dict[str, Any] = field(default_factory=dict)  # workload name -> sim.workloads.Workload
-    quality: dict[str, Any] | None = None
-
-    @property
-    def ppa(self) -> Any:
-        """The first workload's estimate: its design-level facts (area, voltage, clock, fmax,
-        logic depth) are the design's; per-workload figures come from the metrics."""
-        return next(iter(self.ppa_by_workload.values()), None)
-
-    @property
-    def has_layers(self) -> bool:
-        return bool(self.networks)
-
-
-class Evaluator:
-    """The evaluator module a study used, with its context made once."""
-
-    def __init__(self, name: str, cfg: SweepConfig):
-        try:
-            self.mod = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            raise InputError(f"cannot import evaluator module {name!r}: {exc}", where="report") from None
-        self.name = name
-        self.cfg = cfg
-        self.ctx = self.mod.make_context(cfg)
-
-    @property
-    def has_detail(self) -> bool:
-        return hasattr(self.mod, "evaluate_detail")
-
-    def evaluate(self, point: dict[str, Any]) -> dict[str, Any]:
-        return dict(self.mod.evaluate(dict(point), self.ctx))
-
-    def evaluate_many(self, points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Several points: the vectorised ``evaluate_batch`` when the evaluator has one."""
-        if not points:
-            return []
-        if hasattr(self.mod, "evaluate_batch"):
-            import numpy as np
-
-            keys = list(points[0])
-            cols = {}
-            for k in keys:
-                vals = [p[k] for p in points]
-                cols[k] = np.array(vals, dtype=object if isinstance(vals[0], str) else None)
-            out = self.mod.evaluate_batch(cols, self.ctx)
-            return [{k: _scalar(v[i]) for k, v in out.items()} for i in range(len(points))]
-        return [self.evaluate(p) for p in points]
-
-    def detail(self, point: dict[str, Any]) -> Detail:
-        """The metrics of ``point`` and, from the evaluator's ``evaluate_detail`` when it has one
-        (explore.evaluator does), the per-workload ppa.model estimates, sim.perf per-layer results
-        and quality evidence behind them. An evaluator without it gives the metrics only, and the
-        report says which sections it cannot show."""
-        if not self.has_detail:
-            return Detail(point=dict(point), metrics=self.evaluate(point))
-        d = self.mod.evaluate_detail(dict(point), self.ctx)
-        return Detail(point=dict(point), metrics=dict(d["metrics"]), ppa_by_workload=dict(d.get("ppa") or {}),
-                      networks=[(str(n), float(w), r) for n, w, r in d.get("networks") or []],
-                      workloads=dict(d.get("workloads") or {}), quality=d.get("quality"))
-
-
-def _scalar(v: Any) -> Any:
-    import numpy as np
-
-    return v.item() if isinstance(v, np.generic) else v

@@ -3,7 +3,8 @@
 A :class:`Figure` holds the data behind a plot as a pandas DataFrame (written as CSV beside the
 report) and how to draw it. :func:`to_plotly_div` draws it with plotly for ``report.html``
 (``to_html(full_html=False, include_plotlyjs=False)``; plotly.js is inlined once by the page) and
-:func:`to_png` with matplotlib (Agg) for ``report.md``. Both read the same DataFrame, so the
+:func:`to_png` with matplotlib (its object-oriented API on the Agg canvas: no pyplot state, no
+global backend) for ``report.md``. Both read the same DataFrame, so the
 HTML plot, the PNG and the CSV show the same numbers.
 """
 
@@ -16,6 +17,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure as MplFigure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 #: Colours for categorical series (colour-blind safe, Okabe & Ito 2008), feasible first.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
@@ -97,9 +102,7 @@ def _finite(values) -> list[float | None]:
 
 # ---- plotly (HTML) --------------------------------------------------------------------------------
 
-def to_plotly(fig: Figure):
-    import plotly.graph_objects as go
-
+def to_plotly(fig: Figure) -> go.Figure:
     g = go.Figure()
     if fig.kind == "scatter":
         for i, (name, df) in enumerate(_groups(fig)):
@@ -147,60 +150,53 @@ def to_plotly_div(fig: Figure) -> str:
 # ---- matplotlib (PNG for the Markdown report) ----------------------------------------------------
 
 def to_png(fig: Figure, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    f, ax = plt.subplots(figsize=(7.0, 4.0), dpi=90)
-    try:
-        if fig.kind == "scatter":
-            for i, (name, df) in enumerate(_groups(fig)):
-                x = np.array([np.nan if v is None else v for v in _finite(df[fig.x])], float)
-                y = np.array([np.nan if v is None else v for v in _finite(df[fig.ys[0]])], float)
-                ax.scatter(x, y, s=14, alpha=0.8, color=PALETTE[i % len(PALETTE)], label=name or None)
-        else:
-            cats = [str(c) for c in fig.data[fig.x]]
-            pos = np.arange(len(cats))
-            base = np.zeros(len(cats))
-            for i, col in enumerate(fig.ys):
-                vals = np.array([0.0 if v is None else v for v in _finite(fig.data[col])], float)
-                if fig.kind == "hbar":
-                    ax.barh(pos, vals, left=base, color=PALETTE[i % len(PALETTE)], label=col if len(fig.ys) > 1 else None)
-                else:
-                    ax.bar(pos, vals, bottom=base, color=PALETTE[i % len(PALETTE)], label=col if len(fig.ys) > 1 else None)
-                base = base + vals
-            labels = [c if len(c) <= 18 else c[:17] + "…" for c in cats]
-            step = max(1, len(cats) // 40)
+    """The figure as a PNG at ``path`` (for report.md)."""
+    f = MplFigure(figsize=(7.0, 4.0), dpi=90)
+    FigureCanvasAgg(f)
+    ax = f.subplots()
+    if fig.kind == "scatter":
+        for i, (name, df) in enumerate(_groups(fig)):
+            x = np.array([np.nan if v is None else v for v in _finite(df[fig.x])], float)
+            y = np.array([np.nan if v is None else v for v in _finite(df[fig.ys[0]])], float)
+            ax.scatter(x, y, s=14, alpha=0.8, color=PALETTE[i % len(PALETTE)], label=name or None)
+    else:
+        cats = [str(c) for c in fig.data[fig.x]]
+        pos = np.arange(len(cats))
+        base = np.zeros(len(cats))
+        for i, col in enumerate(fig.ys):
+            vals = np.array([0.0 if v is None else v for v in _finite(fig.data[col])], float)
             if fig.kind == "hbar":
-                ax.set_yticks(pos[::step], labels[::step], fontsize=7)
+                ax.barh(pos, vals, left=base, color=PALETTE[i % len(PALETTE)], label=col if len(fig.ys) > 1 else None)
             else:
-                ax.set_xticks(pos[::step], labels[::step], rotation=60, ha="right", fontsize=7)
-        for i, ln in enumerate(fig.lines):
-            ax.plot(ln.x, ln.y, linestyle=_MPL_DASH.get(ln.dash, "--"), color=LINE_COLOURS[i % len(LINE_COLOURS)],
-                    linewidth=1.2, label=ln.name)
-        if fig.hline is not None:
-            ax.axhline(fig.hline[0], linestyle="--", color="#B00020", linewidth=1, label=fig.hline[1])
-        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-        for on, axis in ((fig.log_x, ax.xaxis), (fig.log_y, ax.yaxis)):
-            if on:
-                (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log")
-                axis.set_major_locator(LogLocator(base=10))
-                axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-                axis.set_minor_formatter(NullFormatter())
-        ax.set_title(fig.title, fontsize=10)
-        ax.set_xlabel(fig.xlabel or fig.x, fontsize=8)
-        ax.set_ylabel(fig.ylabel or (fig.ys[0] if len(fig.ys) == 1 else ""), fontsize=8)
-        ax.tick_params(labelsize=7)
-        handles, _ = ax.get_legend_handles_labels()
-        if handles:
-            ax.legend(fontsize=7, loc="best")
-        ax.grid(alpha=0.3)
-        f.tight_layout()
-        f.savefig(path, format="png", metadata={"Software": None})
-    finally:
-        plt.close(f)
+                ax.bar(pos, vals, bottom=base, color=PALETTE[i % len(PALETTE)], label=col if len(fig.ys) > 1 else None)
+            base = base + vals
+        labels = [c if len(c) <= 18 else c[:17] + "…" for c in cats]
+        step = max(1, len(cats) // 40)
+        if fig.kind == "hbar":
+            ax.set_yticks(pos[::step], labels[::step], fontsize=7)
+        else:
+            ax.set_xticks(pos[::step], labels[::step], rotation=60, ha="right", fontsize=7)
+    for i, ln in enumerate(fig.lines):
+        ax.plot(ln.x, ln.y, linestyle=_MPL_DASH.get(ln.dash, "--"), color=LINE_COLOURS[i % len(LINE_COLOURS)],
+                linewidth=1.2, label=ln.name)
+    if fig.hline is not None:
+        ax.axhline(fig.hline[0], linestyle="--", color="#B00020", linewidth=1, label=fig.hline[1])
+    for on, axis in ((fig.log_x, ax.xaxis), (fig.log_y, ax.yaxis)):
+        if on:
+            (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log")
+            axis.set_major_locator(LogLocator(base=10))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.set_minor_formatter(NullFormatter())
+    ax.set_title(fig.title, fontsize=10)
+    ax.set_xlabel(fig.xlabel or fig.x, fontsize=8)
+    ax.set_ylabel(fig.ylabel or (fig.ys[0] if len(fig.ys) == 1 else ""), fontsize=8)
+    ax.tick_params(labelsize=7)
+    handles, _ = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(fontsize=7, loc="best")
+    ax.grid(alpha=0.3)
+    f.tight_layout()
+    f.savefig(path, format="png", metadata={"Software": None})
 
 
 def write_csv(fig: Figure, path: Path) -> None:

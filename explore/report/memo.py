@@ -3,7 +3,7 @@
 * **Symptom**: the failing (or deciding) metric, the workload slice, the first failing layer or
   stage in execution order, and the build and runtime tags (sparsepe version, git revision, Yosys
   and OpenSTA versions, config hash, the user's ``[context]`` block).
-* **Mechanism hypothesis**: the primary mechanism (explore.report.sparsity.bottleneck_scores) and
+* **Mechanism hypothesis**: the primary mechanism (explore.report.bottleneck.bottleneck_scores) and
   each competing one with the evidence for and against it, and the evidence still missing.
 * **Proposed action**: the smallest reversible change, a one-step move of one axis from the chosen
   design (to the adjacent value of the space, or, for the axes that need no new synthesis, one
@@ -20,13 +20,24 @@ Nothing is left blank: where evidence is missing, the memo says which, and how t
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 import pandas as pd
 
-from explore.config import OWNER_ROLES, parse_sparsity
-from explore.report.sections import MEMORY_STALL_SHARE, Section, Table, _describe_constraint, _f, fmt, pct
+from explore.config import OWNER_ROLES, axis_values
+from explore.provenance import package_version
+from explore.report.bottleneck import MEMORY_STALL_SHARE, bottleneck_scores
+from explore.report.document import Section, Table
+from explore.report.format import describe_constraint, fmt, md_cell, md_text, num, pct
+from explore.report.owners import ROLES, artifact_frames, serving_evidence
+from explore.report.repro import git_revision
+from explore.results import constraint_values
+from explore.space import parse_sparsity
+from ppa.synth import yosys_id
+from ppa.tech import NODES_NM
+from ppa.timing.opensta import find_sta
 
 #: Axes whose one-step move acts on each mechanism (the proposed action's candidates).
 MECHANISM_AXES = {
@@ -46,23 +57,11 @@ CONTEXT_TAGS = ("model_revision", "compiler_version", "runtime_version", "power_
 
 def build_tags(data) -> list[tuple[str, str]]:
     """The build and runtime tags: measured here, stored by the study, or supplied in [context]."""
-    from importlib import metadata
-
-    from explore.report.sparsity import _git
-
+    tags = [("sparsepe version", package_version()), ("git revision", git_revision())]
     try:
-        version = metadata.version("sparsepe")
-    except metadata.PackageNotFoundError:
-        version = "not installed as a package"
-    tags = [("sparsepe version", version), ("git revision", _git())]
-    try:
-        from ppa.synth import yosys_id
-
         tags.append(("Yosys", yosys_id()))
     except Exception as exc:  # noqa: BLE001 - no Yosys here: the tag says so
         tags.append(("Yosys", f"unavailable here ({exc})"))
-    from ppa.timing.opensta import find_sta
-
     sta = find_sta()
     tags.append(("OpenSTA", f"OpenSTA {sta[1]} ({sta[0]})" if sta else "not on PATH here: timing used the generic path"))
     for host, prov in sorted((data.user_attrs.get("tools") or {}).items()):
@@ -108,7 +107,7 @@ def _symptom(data, det, layers: pd.DataFrame, decision: dict[str, Any], mech: st
         c = best.get("closest")
         lim = ", ".join(best.get("binding_limits", [])) or "none"
         metric = (f"no feasible design: {lim} fail(s) at the closest design"
-                  + (f" (trial {c['number']}): " + "; ".join(_describe_constraint(data, k, v, c["metrics"])
+                  + (f" (trial {c['number']}): " + "; ".join(describe_constraint(data, k, v, c["metrics"])
                                                              for k, v in c["constraints"].items() if v > 0)
                      if c else ""))
     else:
@@ -116,7 +115,7 @@ def _symptom(data, det, layers: pd.DataFrame, decision: dict[str, Any], mech: st
         t = best["tightest_limit"]
         metric = (f"decision {decision['verdict']} by {decision['rule']} ({decision['reason']}); the tightest limit at "
                   f"the chosen design (trial {b['number']}): "
-                  + _describe_constraint(data, t["name"], t["constraint"], b["metrics"]))
+                  + describe_constraint(data, t["name"], t["constraint"], b["metrics"]))
     wl = [f"{w.name} (weight {fmt(w.weight)}" + (f", {w.params}" if w.params else "") + ")" for w in data.cfg.workload]
     slice_ = "; ".join(wl)
     if det is not None and det.has_layers:
@@ -139,8 +138,6 @@ _ALL = ("compute", "memory", "scheduling", "precision", "thermal")
 
 
 def _mechanism(data, det, layers, q) -> dict[str, Any]:
-    from explore.report.sparsity import bottleneck_scores
-
     if det is None:
         return {"primary": "unknown", "primary_evidence": "no design was evaluated", "competing": [],
                 "missing": ["a finished trial: the study has none"]}
@@ -153,13 +150,13 @@ def _mechanism(data, det, layers, q) -> dict[str, Any]:
     p_sc = scores[0][0]
     m = det.metrics
     against = {
-        "memory": f"stall fraction {fmt(_f(m.get('stall_fraction')))} (significant above {pct(MEMORY_STALL_SHARE, 0)})",
-        "compute": f"clock {fmt(_f(m.get('clock_mhz')))} MHz of fmax {fmt(_f(m.get('fmax_mhz')))} MHz; utilisation "
-                   f"{fmt(_f(m.get('utilization')))}",
-        "scheduling": f"utilisation {fmt(_f(m.get('utilization')))} with stalls {fmt(_f(m.get('stall_fraction')))}",
-        "precision": f"effective speedup {fmt(_f(m.get('effective_speedup')))} against the ideal "
-                     f"{fmt(_f(m.get('ideal_speedup')))}",
-        "thermal": f"T_j {fmt(_f(m.get('tj_c')))} C, power density {fmt(_f(m.get('power_density_w_mm2')))} W/mm^2",
+        "memory": f"stall fraction {fmt(num(m.get('stall_fraction')))} (significant above {pct(MEMORY_STALL_SHARE, 0)})",
+        "compute": f"clock {fmt(num(m.get('clock_mhz')))} MHz of fmax {fmt(num(m.get('fmax_mhz')))} MHz; utilisation "
+                   f"{fmt(num(m.get('utilization')))}",
+        "scheduling": f"utilisation {fmt(num(m.get('utilization')))} with stalls {fmt(num(m.get('stall_fraction')))}",
+        "precision": f"effective speedup {fmt(num(m.get('effective_speedup')))} against the ideal "
+                     f"{fmt(num(m.get('ideal_speedup')))}",
+        "thermal": f"T_j {fmt(num(m.get('tj_c')))} C, power density {fmt(num(m.get('power_density_w_mm2')))} W/mm^2",
     }
     competing = []
     for mech in _ALL:
@@ -200,8 +197,6 @@ def _mechanism(data, det, layers, q) -> dict[str, Any]:
 #: fit, the clock and voltage from the timing model, the memory from ppa.dram, the node by scaling):
 #: one step each way, as below. Array shape, pipeline, dataflow and sparsity move only within the space.
 def _off_space(data, axis: str, v: Any) -> list[Any]:
-    from ppa.tech import NODES_NM
-
     if axis == "sram_kb":
         return [v / 2, v * 2]
     if axis == "clock_mhz":  # [A] one 25 % clock step, either way
@@ -220,8 +215,6 @@ def _off_space(data, axis: str, v: Any) -> list[Any]:
 def _neighbours(data, point: dict[str, Any], axis: str) -> list[tuple[Any, bool]]:
     """One-step moves of ``axis`` from the point: (value, inside the searched space). The adjacent
     values of the space; where the space has none on a side, the off-space step (``_off_space``)."""
-    from explore.grid import axis_values
-
     try:
         vals = axis_values(data.cfg).get(axis)
     except Exception:  # noqa: BLE001 - an axis that cannot be discretised has no in-space step
@@ -240,8 +233,6 @@ def _neighbours(data, point: dict[str, Any], axis: str) -> list[tuple[Any, bool]
 
 
 def _action(data, ev, det, mech: str) -> dict[str, Any]:
-    from explore.study import constraint_values
-
     if det is None:
         return {"delta": None, "text": "no design was evaluated: no change to propose", "rows": [], "risks": [],
                 "candidates": []}
@@ -264,16 +255,16 @@ def _action(data, ev, det, mech: str) -> dict[str, Any]:
     for (a, v), mm in zip(cands, res):
         cons = constraint_values(data.cfg, mm)
         viol = sum(max(0.0, x) for x in cons.values())
-        scored.append((viol > 0, viol, -(_f(mm.get("perf_per_watt")) or 0.0), a, v, mm))
+        scored.append((viol > 0, viol, -(num(mm.get("perf_per_watt")) or 0.0), a, v, mm))
     scored.sort(key=lambda s: s[:3])
     bad, viol, _, a, v, mm = scored[0]
-    ppw0, ppw1 = _f(base.get("perf_per_watt")), _f(mm.get("perf_per_watt"))
+    ppw0, ppw1 = num(base.get("perf_per_watt")), num(mm.get("perf_per_watt"))
     gains = ppw0 is not None and ppw1 is not None and ppw1 > ppw0
     rows = []
     for key, label in (("effective_tops", "throughput (effective TOPS)"), ("p99_latency_ms", "p99 latency (ms)"),
                        ("perf_per_watt", "perf-per-watt (TOPS/W)"), ("latency_ms", "latency (ms)"),
                        ("tj_c", "T_j (C)"), ("area_mm2", "area (mm^2)"), ("stall_fraction", "stall fraction")):
-        b0, b1 = _f(base.get(key)), _f(mm.get(key))
+        b0, b1 = num(base.get(key)), num(mm.get(key))
         if b0 is None and b1 is None:
             if key == "p99_latency_ms":
                 rows.append([label, "not evaluated", "not evaluated",
@@ -289,7 +280,7 @@ def _action(data, ev, det, mech: str) -> dict[str, Any]:
     text = (f"{a}: {point[a]} -> {v} (one step{outside}, reversible by setting it back); chosen among {len(cands)} one-step "
             f"moves on {scope}, each evaluated with {ev.name}: {feas}; {verdict}")
     risks = _risks(data, a, point[a], v, base, mm)
-    cand_rows = [[f"{ca}: {point[ca]} -> {cv}" + ("" if where[(ca, str(cv))] else " (outside the space)"), fmt(_f(cm.get("perf_per_watt"))), fmt(_f(cm.get("effective_tops"))),
+    cand_rows = [[f"{ca}: {point[ca]} -> {cv}" + ("" if where[(ca, str(cv))] else " (outside the space)"), fmt(num(cm.get("perf_per_watt"))), fmt(num(cm.get("effective_tops"))),
                   "yes" if not cb else f"no (violation {fmt(cvio)})"] for cb, cvio, _, ca, cv, cm in scored]
     return {"delta": {a: {"from": point[a], "to": v}}, "text": text, "rows": rows, "risks": risks,
             "candidates": cand_rows, "metrics_after": {k: mm.get(k) for k in ("effective_tops", "p99_latency_ms",
@@ -304,17 +295,17 @@ def _risks(data, axis: str, old: Any, new: Any, m0: dict[str, Any], m1: dict[str
     else:
         out.append(["correctness", f"low: {axis} changes no arithmetic (same PE, same N:M); re-synthesis and the "
                                    "existing parity tests cover it"])
-    q0, q1 = _f(m0.get("quality_delta")), _f(m1.get("quality_delta"))
+    q0, q1 = num(m0.get("quality_delta")), num(m1.get("quality_delta"))
     if axis == "sparsity":
         out.append(["quality", f"quality loss {fmt(q0)} -> {fmt(q1)} ({m1.get('quality_evidence', 'no')} evidence)"])
     else:
         out.append(["quality", "none: the pruning pattern and weights are unchanged"
                     + (f" (quality loss stays {fmt(q0)})" if q0 is not None else "")])
-    t0, t1 = _f(m0.get("tj_c")), _f(m1.get("tj_c"))
+    t0, t1 = num(m0.get("tj_c")), num(m1.get("tj_c"))
     lim = data.cfg.limits.max_tj_c
     out.append(["thermal", f"T_j {fmt(t0)} -> {fmt(t1)} C" + (f" against the {fmt(lim)} C limit" if lim else
                                                                 " (no T_j limit set)")
-                + f"; power density {fmt(_f(m0.get('power_density_w_mm2')))} -> {fmt(_f(m1.get('power_density_w_mm2')))} W/mm^2"])
+                + f"; power density {fmt(num(m0.get('power_density_w_mm2')))} -> {fmt(num(m1.get('power_density_w_mm2')))} W/mm^2"])
     compat = {"dram": "the memory type and its PHY change: board, package and controller",
               "dram_gbps": "the memory bandwidth changes: PHY/controller configuration",
               "node_nm": "another process node: a new PDK, libraries and signoff",
@@ -332,12 +323,10 @@ def _risks(data, axis: str, old: Any, new: Any, m0: dict[str, Any], m1: dict[str
 # ---- the memo ------------------------------------------------------------------------------------
 
 def build_memo(data, ev, det, layers: pd.DataFrame, q, decision: dict[str, Any], found: list) -> dict[str, Any]:
-    from explore.report.owners import ROLES, artifact_frames, serving_evidence
-
     mech = _mechanism(data, det, layers, q)
     symptom = _symptom(data, det, layers, decision, mech["primary"])
     action = _action(data, ev, det, mech["primary"])
-    arts = artifact_frames(data.cfg, det, layers, q, serving_evidence(ev.ctx, det))
+    arts = artifact_frames(data.cfg, det, layers, q, serving_evidence(det))
     lead = next((f for f in found if f.kind == "bottleneck"), found[0] if found else None)
     lead_role = lead.owner if lead is not None else "accelerator_architecture"
     owners = [[ROLES[r]["title"], getattr(data.cfg.owners, r), ROLES[r]["artifact"],
@@ -358,33 +347,31 @@ def build_memo(data, ev, det, layers: pd.DataFrame, q, decision: dict[str, Any],
 
 def memo_markdown(memo: dict[str, Any], title: str = "Review memo") -> str:
     """The memo alone, as Markdown (``sparsepe memo``)."""
-    from explore.report import _md_cell, _md_text
-
     sy, me, ac, so = memo["symptom"], memo["mechanism"], memo["action"], memo["signoff"]
-    L = [f"# {_md_text(title)}", "", "## 1. Symptom", "",
-         f"- **Failing metric:** {_md_text(sy['failing_metric'])}",
-         f"- **Workload slice:** {_md_text(sy['workload_slice'])}",
-         f"- **First failing layer or stage:** {_md_text(sy['first_failing'])}", "",
+    L = [f"# {md_text(title)}", "", "## 1. Symptom", "",
+         f"- **Failing metric:** {md_text(sy['failing_metric'])}",
+         f"- **Workload slice:** {md_text(sy['workload_slice'])}",
+         f"- **First failing layer or stage:** {md_text(sy['first_failing'])}", "",
          "| tag | value |", "| --- | --- |"]
-    L += [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in sy["tags"]]
+    L += [f"| {md_cell(k)} | {md_cell(v)} |" for k, v in sy["tags"]]
     L += ["", "## 2. Mechanism hypothesis", "",
-          f"- **Primary:** {_md_text(me['primary'])}: {_md_text(me['primary_evidence'])}", "",
+          f"- **Primary:** {md_text(me['primary'])}: {md_text(me['primary_evidence'])}", "",
           "| competing hypothesis | evidence for | evidence against |", "| --- | --- | --- |"]
-    L += [f"| {_md_cell(c['mechanism'])} | {_md_cell(c['for'])} | {_md_cell(c['against'])} |" for c in me["competing"]]
-    L += ["", "**Evidence still missing:**", ""] + [f"- {_md_text(x)}" for x in me["missing"]]
-    L += ["", "## 3. Proposed action", "", f"- **Smallest reversible change:** {_md_text(ac['text'])}", ""]
+    L += [f"| {md_cell(c['mechanism'])} | {md_cell(c['for'])} | {md_cell(c['against'])} |" for c in me["competing"]]
+    L += ["", "**Evidence still missing:**", ""] + [f"- {md_text(x)}" for x in me["missing"]]
+    L += ["", "## 3. Proposed action", "", f"- **Smallest reversible change:** {md_text(ac['text'])}", ""]
     if ac["rows"]:
         L += ["| metric | now | after the change | change |", "| --- | --- | --- | --- |"]
-        L += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in ac["rows"]]
+        L += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in ac["rows"]]
         L += [""]
     if ac["risks"]:
         L += ["| regression risk | assessment |", "| --- | --- |"]
-        L += [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in ac["risks"]]
+        L += [f"| {md_cell(k)} | {md_cell(v)} |" for k, v in ac["risks"]]
         L += [""]
-    L += ["## 4. Signoff", "", f"- **Required artifact:** {_md_text(so['required_artifact'])}",
-          f"- **Decision:** {_md_text(so['decision'])}", "",
+    L += ["## 4. Signoff", "", f"- **Required artifact:** {md_text(so['required_artifact'])}",
+          f"- **Decision:** {md_text(so['decision'])}", "",
           "| owner | name | artifact owed | status |", "| --- | --- | --- | --- |"]
-    L += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in so["owners"]]
+    L += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in so["owners"]]
     return "\n".join(L) + "\n"
 
 
@@ -420,6 +407,4 @@ def section_memo(data, ev, det, layers: pd.DataFrame, q, decision: dict[str, Any
 
 
 def _jsonable(memo: dict[str, Any]) -> dict[str, Any]:
-    import json
-
     return json.loads(json.dumps(memo, default=lambda o: o.item() if hasattr(o, "item") else str(o)))

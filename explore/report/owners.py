@@ -4,7 +4,7 @@ The review packet names four owners, each owing a closure artifact (``ROLES``). 
 one of:
 
 * ``bottleneck``: a mechanism that costs the chosen design at least ``BOTTLENECK_MIN_SCORE`` of its
-  run time or margin (explore.report.sparsity.bottleneck_scores), and always the dominant one;
+  run time or margin (explore.report.bottleneck.bottleneck_scores), and always the dominant one;
 * ``limit``: a limit that fails in some trial of the study, or that the chosen design meets with
   less than ``NEAR_BINDING_SLACK`` normalised slack (near-binding);
 * ``fallback``: a family of layers that run dense on sparse hardware (layers whose names differ
@@ -26,8 +26,14 @@ from typing import Any
 
 import pandas as pd
 
-from explore.config import OWNER_ROLES, parse_sparsity
-from explore.report.sections import MECHANISM, SHIP_MIN_SLACK, Section, Table, _describe_constraint, fmt, pct
+from explore.config import OWNER_ROLES, SweepConfig, config_fingerprint
+from explore.report.bottleneck import MECHANISM, bottleneck_scores
+from explore.report.decision import SHIP_MIN_SLACK
+from explore.report.document import Section, Table
+from explore.report.format import describe_constraint, fmt, pct
+from explore.report.layers import layer_frame
+from explore.results import DEFAULT_EVALUATOR, Detail, Evaluator, study_constraint_names
+from explore.space import parse_sparsity
 
 #: [A] a bottleneck other than the dominant one becomes a finding when it costs at least this share
 #: of the run time (or margin): 10 %, the same size the report calls significant for stalls.
@@ -99,8 +105,6 @@ def findings(cfg, records: list[dict[str, Any]], best: dict[str, Any], constrain
     """Every finding of a run (module docstring), each with its owner and the rule that chose it.
     ``data`` (a StudyData, or anything with ``cfg``) is what the bottleneck rule and the constraint
     descriptions read."""
-    from explore.report.sparsity import bottleneck_scores
-
     out: list[Finding] = []
     data = data if data is not None else _Facts(cfg)
     if det is not None:
@@ -124,7 +128,7 @@ def findings(cfg, records: list[dict[str, Any]], best: dict[str, Any], constrain
         if fails:
             worst = min(fails, key=lambda r: (r["constraints"][c], r["number"]))
             parts.append(f"fails in {len(fails)}/{len(records)} trials (closest failing, trial {worst['number']}: "
-                         + _describe_constraint(data, c, worst["constraints"][c], worst["metrics"]) + ")")
+                         + describe_constraint(data, c, worst["constraints"][c], worst["metrics"]) + ")")
         if slack is not None and chosen is not None:
             state = "fails" if slack < 0 else "near-binding" if near else "met"
             parts.append(f"at the chosen design (trial {chosen['number']}): {state}, slack {pct(slack)}")
@@ -230,20 +234,11 @@ def artifact_frames(cfg, det: Any, layers: pd.DataFrame, q: dict[str, Any] | Non
     return out
 
 
-def serving_evidence(ctx: Any, det: Any) -> dict[str, dict[str, Any]] | None:
-    """Per workload, sim.serving's statistics of the chosen design (explore.evaluator.serving_stats)."""
-    from explore.evaluator import EvalContext, _design_columns, _point_columns, serving_stats
-
-    if det is None or not isinstance(ctx, EvalContext) or ctx.cfg.limits.p99_latency_ms is None:
-        return None  # no design, no SLA, or another evaluator (its context is not explore.evaluator's)
-    import numpy as np
-
-    d = _design_columns(ctx.cfg, _point_columns(det.point))
-    out = {}
-    for w in ctx.workloads:
-        st = serving_stats(ctx, w, d)[0]
-        out[w.name] = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in st.as_dict().items()}
-    return out
+def serving_evidence(det: Detail | None) -> dict[str, dict[str, Any]] | None:
+    """Per workload, sim.serving's statistics of the chosen design, as the evaluator's detail gives
+    them (explore.evaluator.evaluate_detail); None without a design, an SLA, or an evaluator that
+    gives them."""
+    return None if det is None else getattr(det, "serving", None)
 
 
 def owners_block(cfg, found: list[Finding], arts: dict[str, tuple[Any, str, str]],
@@ -274,15 +269,11 @@ def write_artifacts(arts: dict[str, tuple[Any, str, str]], out_dir: Path, prefix
     return out
 
 
-def attach_owners(best: dict[str, Any], cfg, records: list[dict[str, Any]], out_dir: Path,
+def attach_owners(best: dict[str, Any], cfg: SweepConfig, records: list[dict[str, Any]], out_dir: Path,
                   evaluator: str | None = None) -> dict[str, Any]:
     """Add ``owners`` to best.json's content ``best`` (in place) and write the closure artifacts
     into ``out_dir/closure/``: the chosen design (best feasible, else the closest) re-evaluated
     with its per-layer detail. Returns ``best``."""
-    from explore.report.data import Evaluator
-    from explore.report.sections import layer_frame
-    from explore.study import DEFAULT_EVALUATOR, study_constraint_names
-
     chosen = best.get("best") if best.get("feasible") else best.get("closest")
     ev = Evaluator(evaluator or DEFAULT_EVALUATOR, cfg)
     if chosen is None:
@@ -290,8 +281,6 @@ def attach_owners(best: dict[str, Any], cfg, records: list[dict[str, Any]], out_
     elif ev.has_detail:
         det = ev.detail(chosen["params"])
     else:  # nothing beyond the stored metrics to gain from evaluating the design again
-        from explore.report.data import Detail
-
         det = Detail(point=dict(chosen["params"]), metrics=dict(chosen["metrics"]))
     facts = _Facts(cfg)
     layers = layer_frame(facts, det) if det is not None and det.has_layers else pd.DataFrame()
@@ -300,12 +289,10 @@ def attach_owners(best: dict[str, Any], cfg, records: list[dict[str, Any]], out_
         q = dict(det.quality)
     cnames = study_constraint_names(cfg, [r["constraints"] for r in records])
     found = findings(cfg, records, best, cnames, det, layers, q, data=facts)
-    arts = artifact_frames(cfg, det, layers, q, serving_evidence(ev.ctx, det))
+    arts = artifact_frames(cfg, det, layers, q, serving_evidence(det))
     files = write_artifacts(arts, Path(out_dir) / "closure", "")
     best["owners"] = owners_block(cfg, found, arts, {k: (f"closure/{v}" if v else None) for k, v in files.items()})
     # what `sparsepe diff` compares between two best.json files: the config and its fingerprint
-    from explore.study import config_fingerprint
-
     best["config_fingerprint"] = config_fingerprint(cfg)
     best["config"] = cfg.model_dump(mode="json", exclude={"source"})
     return best
@@ -313,14 +300,14 @@ def attach_owners(best: dict[str, Any], cfg, records: list[dict[str, Any]], out_
 
 # ---- report section ------------------------------------------------------------------------------
 
-def section_owners(data, det, layers: pd.DataFrame, q: dict[str, Any] | None, ctx: Any
+def section_owners(data, det: Detail | None, layers: pd.DataFrame, q: dict[str, Any] | None
                    ) -> tuple[Section, list[Finding], dict[str, Any]]:
     """The owners section: the rules, and per owner its findings and closure artifact (the CSV the
     report writes beside it, ``report_files/closure_<role>.csv``). Also returns the findings and
     the ``owners`` block for report.json."""
     s = Section(0, "owners", "Owners and closure artifacts", "sparsity")
     found = findings(data.cfg, data.records, data.best, data.constraint_names, det, layers, q, data=data)
-    arts = artifact_frames(data.cfg, det, layers, q, serving_evidence(ctx, det))
+    arts = artifact_frames(data.cfg, det, layers, q, serving_evidence(det))
     s.paras.append("Findings: the dominant bottleneck of the chosen design and every other mechanism costing at least "
                    f"{pct(BOTTLENECK_MIN_SCORE, 0)}; every limit that fails in some trial or that the chosen design "
                    f"meets with less than {pct(NEAR_BINDING_SLACK, 0)} slack; every dense-fallback layer family; the "

@@ -3,7 +3,7 @@ study's designs, with latency, energy per inference and area of the best design 
 the stored trials), the quality delta against the dense FP32 model with its interval and the gate
 (sim.quality.precision on the digits reference MLP; sim.quality.transformer_precision on the
 char-level transformer for bert/gpt/llama workloads, picked by workload family like
-explore.evaluator._quality_evidence), and the decision naming the recommended
+explore.evaluator's quality evidence), and the decision naming the recommended
 precision: the gate-passing pair with the lowest energy per inference (ties: lower latency).
 """
 
@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from explore.report.sections import Section, Table, fmt
+from explore.report.document import Section, Table
+from explore.report.format import fmt
+from explore.space import parse_sparsity
+from sim.quality.evidence import family_of
+from sim.quality.precision import precision_quality
+from sim.quality.transformer_precision import transformer_precision_quality
 
 __all__ = ["policy_rows", "section_precision", "family_quality"]
 
@@ -21,8 +26,6 @@ GATE_SEEDS = (0, 1, 2)
 
 def _sparsity_label(s: str) -> tuple[str, str]:
     """(row label, quality model sparsity): 'dense' or 'N:M' (the +dense path keeps N:M weights)."""
-    from explore.config import parse_sparsity
-
     n, m, sparse = parse_sparsity(s)
     return str(s), (f"{n}:{m}" if sparse else "dense")
 
@@ -39,8 +42,6 @@ def _best(records: list[dict[str, Any]]) -> dict[str, Any]:
 def _families(data) -> list[str]:
     """The workload families of the study's mix (sim.quality.evidence.family_of); digits MLP when
     the config names none."""
-    from sim.quality.evidence import family_of
-
     names = [getattr(w, "name", None) for w in (getattr(getattr(data, "cfg", None), "workloads", None) or [])]
     return sorted({family_of(n) for n in names if n}) or ["mlp"]
 
@@ -49,9 +50,6 @@ def family_quality(families):
     """A quality function (precisions, sparsities, seeds, max_delta) -> rows for the workload
     ``families``: the digits MLP ("mlp") and/or the char-level transformer ("transformer"); with both,
     each pair keeps the reference whose interval's upper end is worst (as the evaluator does)."""
-    from sim.quality.precision import precision_quality
-    from sim.quality.transformer_precision import transformer_precision_quality
-
     fns = {"mlp": precision_quality, "transformer": transformer_precision_quality}
 
     def quality(precs, sparsities, seeds, max_delta=None):

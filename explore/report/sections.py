@@ -1,56 +1,32 @@
-"""The twelve sections of the sparsepe reports, as plain data (text, tables, figures).
+"""Sections 2-6 of the report: the PPA tradeoff (summary, Pareto front, the best design's area,
+power, operating point and thermal, sensitivity); the per-layer view is explore.report.layers.
 
-Sections 1-5 make the PPA tradeoff report, 6-12 the sparsity deployment report. Every number
-comes from the stored study (``explore.study.study_records`` / ``summarise``, the same functions
-behind ``best.json``) or from re-evaluating a design with the study's evaluator
-(:class:`explore.report.data.Evaluator`), never from a constant in this file. The few thresholds
-that turn numbers into words (the decision rules, the bottleneck rules) are named constants below
-and are printed in the report beside the verdict they produce.
+Every number comes from the stored study (explore.trials.study_records / explore.results.summarise,
+the functions behind ``best.json``) or from re-evaluating a design with the study's evaluator
+(:class:`explore.results.Evaluator`), never from a constant in this file. The thresholds that turn
+numbers into words are named constants and are printed in the report beside the verdict they
+produce (the decision's in explore.report.decision, the bottleneck's in explore.report.bottleneck).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from explore.config import LIMIT_CONSTRAINTS, axis_choices, is_integer_axis
-from explore.report.data import Detail, Evaluator, StudyData
+from explore.report.data import StudyData
+from explore.report.document import Section, Table
 from explore.report.figures import FEASIBLE_LABEL, Figure, Line
-from explore.study import PPA_CONSTRAINT, TIMING_CONSTRAINT, constraint_values
+from explore.report.format import constraint_metric, describe_constraint, fmt, limit_value, num, pct, point_label
+from explore.results import PPA_CONSTRAINT, TIMING_CONSTRAINT, Detail, Evaluator, constraint_values
+from explore.space import axis_choices, is_integer_axis
+from ppa import model as ppa_model
+from ppa import tech, thermal
 
-# ---- thresholds of the rules (printed in the report) -----------------------------------------------
-
-# The report's rule thresholds below are our stated assumptions [A], not published figures.
-#: Decision: the effective speedup must reach this share of the ideal (Amdahl) bound to ship outright.
-SHIP_SPEEDUP_SHARE_OF_IDEAL = 0.75
-#: Decision: a limit with less normalised slack than this is "binding"; shipping on it is bounded.
-SHIP_MIN_SLACK = 0.05
-#: Bottleneck: a stall fraction above this makes memory a candidate mechanism.
-MEMORY_STALL_SHARE = 0.10
 #: Sensitivity: at most this many values per axis in the one-at-a-time sweeps.
 OAT_MAX_VALUES = 8
-#: Rejected alternatives listed in the decision section.
-N_REJECTED = 5
-
-#: metric -> limit key (reverse of LIMIT_CONSTRAINTS), and the limit's mechanism for the bottleneck section.
-METRIC_LIMIT = {v: k for k, v in LIMIT_CONSTRAINTS.items()}
-MECHANISM = {
-    "stall_fraction": "memory",
-    "tj_c": "thermal",
-    "power_density_w_mm2": "thermal",
-    "area_mm2": "compute",
-    "p99_latency_ms": "scheduling",
-    "quality_delta": "precision",
-    TIMING_CONSTRAINT: "compute",
-    PPA_CONSTRAINT: "thermal",
-}
-UNITS = {"stall_fraction": "", "tj_c": "C", "power_density_w_mm2": "W/mm^2", "area_mm2": "mm^2",
-         "p99_latency_ms": "ms", "quality_delta": "(fraction)", TIMING_CONSTRAINT: "MHz",
-         PPA_CONSTRAINT: ""}
 #: Metrics shown for a design wherever they exist, in this order.
 KEY_METRICS = ("perf_per_watt", "effective_tops", "power_w", "area_mm2", "clock_mhz", "fmax_at_voltage_mhz",
                "voltage_v", "tj_c", "power_density_w_mm2", "stall_fraction", "speedup_vs_dense_design",
@@ -60,98 +36,11 @@ KEY_METRICS = ("perf_per_watt", "effective_tops", "power_w", "area_mm2", "clock_
                "p95_latency_ms", "ttft_p99_ms", "tpot_p99_ms", "energy_per_inference_mj", "quality_delta")
 
 
-def fmt(v: Any, digits: int = 4) -> str:
-    """How every number appears in the report (and how the tests look for it)."""
-    if v is None:
-        return "n/a"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)):
-        return f"{int(v):,}"
-    if isinstance(v, (float, np.floating)):
-        f = float(v)
-        if not math.isfinite(f):
-            return str(f)
-        if 1000 <= abs(f) < 1e15:
-            return f"{f:,.0f}"
-        return f"{f:.{digits}g}"
-    return str(v)
-
-
-def pct(v: float | None, digits: int = 1) -> str:
-    return "n/a" if v is None or not math.isfinite(float(v)) else f"{100 * float(v):.{digits}f} %"
-
-
-@dataclass
-class Table:
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-    name: str | None = None  # CSV file stem when the table is data behind a claim
-
-
-@dataclass
-class Section:
-    number: int
-    key: str
-    title: str
-    report: str  # "ppa" or "sparsity"
-    paras: list[str] = field(default_factory=list)
-    bullets: list[str] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-    figures: list[Figure] = field(default_factory=list)
-    verdict: str | None = None
-    pre: list[tuple[str, str]] = field(default_factory=list)  # (caption, preformatted text)
-    data: dict[str, pd.DataFrame] = field(default_factory=dict)  # extra CSV files (stem -> raw data)
-    links: list[tuple[str, str]] = field(default_factory=list)  # (label, path relative to the report)
-
-
-def _point_label(params: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in params.items())
-
-
-def _limit_value(data: StudyData, cname: str) -> float | None:
-    if cname in (TIMING_CONSTRAINT, PPA_CONSTRAINT):
-        return None
-    return data.cfg.limits.active().get(METRIC_LIMIT[cname])
-
-
-def _metric_of_constraint(cname: str, m: dict[str, Any]) -> float | None:
-    if cname == TIMING_CONSTRAINT:
-        return _f(m.get("clock_mhz"))
-    if cname == PPA_CONSTRAINT:
-        return _f(m.get("ppa_infeasible"))
-    return _f(m.get(cname))
-
-
-def _f(v: Any) -> float | None:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f
-
-
 def _status(rec: dict[str, Any]) -> str:
     if rec["feasible"]:
         return FEASIBLE_LABEL
     worst = max(rec["constraints"].items(), key=lambda kv: kv[1])
     return f"fails {worst[0]}"
-
-
-def _describe_constraint(data: StudyData, cname: str, value: float, m: dict[str, Any]) -> str:
-    """A constraint value in words: '12.0 % over the 85 C limit (T_j 89.4 C)'."""
-    metric = _metric_of_constraint(cname, m)
-    if cname == TIMING_CONSTRAINT:
-        return (f"clock {fmt(m.get('clock_mhz'))} MHz vs fmax {fmt(m.get('fmax_mhz'))} MHz "
-                f"({pct(abs(value))} {'over' if value > 0 else 'under'})")
-    if cname == PPA_CONSTRAINT:
-        return ("ppa.model: the design cannot operate (thermal runaway, power density above the cooling limit "
-                "or DRAM traffic above its bandwidth)" if value > 0 else "ppa.model: the design can operate")
-    lim = _limit_value(data, cname)
-    side = "over" if value > 0 else "under"
-    unit = UNITS.get(cname, "")
-    return f"{cname} {fmt(metric)} {unit} vs limit {fmt(lim)} {unit}: {pct(abs(value))} {side}".replace("  ", " ")
 
 
 def _pareto_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -193,7 +82,7 @@ def section_summary(data: StudyData) -> Section:
     s.bullets.append(f"Trials: {n_ev} evaluated ({states}); {n_fe} feasible")
     if best.get("feasible"):
         b = best["best"]
-        s.paras.append(f"Best feasible design: trial {b['number']}: {_point_label(b['params'])}.")
+        s.paras.append(f"Best feasible design: trial {b['number']}: {point_label(b['params'])}.")
         t = Table("Best feasible design", ["metric", "value"], [])
         for k in KEY_METRICS:
             if k in b["metrics"]:
@@ -202,7 +91,7 @@ def section_summary(data: StudyData) -> Section:
         tight = best["tightest_limit"]
         slack = -float(tight["constraint"])
         word = "binds" if slack < 0.05 else "is the closest to binding"
-        s.verdict = (f"The limit that {word}: " + _describe_constraint(data, tight["name"], tight["constraint"], b["metrics"])
+        s.verdict = (f"The limit that {word}: " + describe_constraint(data, tight["name"], tight["constraint"], b["metrics"])
                      + ".")
         if "pareto" in best:
             s.paras.append(f"The feasible Pareto set of the objectives holds {len(best['pareto'])} designs "
@@ -226,9 +115,9 @@ def _limit_table(data: StudyData) -> Table:
             continue
         fails = sum(1 for v, _ in vals if v > 0)
         v, r = min(vals, key=lambda vr: (vr[0], vr[1]["number"]))
-        lim = _limit_value(data, c)
+        lim = limit_value(data, c)
         t.rows.append([c, {TIMING_CONSTRAINT: "clock <= fmax", PPA_CONSTRAINT: "can operate"}.get(c, fmt(lim)), f"{fails}/{len(vals)}",
-                       f"trial {r['number']}", f"{v:+.4g}", fmt(_metric_of_constraint(c, r["metrics"]))])
+                       f"trial {r['number']}", f"{v:+.4g}", fmt(constraint_metric(c, r["metrics"]))])
     return t
 
 
@@ -238,13 +127,13 @@ def _limit_table(data: StudyData) -> Table:
 
 def section_pareto(data: StudyData) -> Section:
     s = Section(2, "pareto", "Pareto front", "ppa")
-    recs = [r for r in data.records if _f(r["metrics"].get("perf_per_watt")) is not None]
+    recs = [r for r in data.records if num(r["metrics"].get("perf_per_watt")) is not None]
     rows = []
     for r in recs:
         m = r["metrics"]
         rows.append({"number": r["number"], **{f"p_{k}": v for k, v in r["params"].items()},
-                     "perf_per_watt": _f(m.get("perf_per_watt")), "area_mm2": _f(m.get("area_mm2")),
-                     "latency_ms": _f(m.get("latency_ms")), "p99_latency_ms": _f(m.get("p99_latency_ms")),
+                     "perf_per_watt": num(m.get("perf_per_watt")), "area_mm2": num(m.get("area_mm2")),
+                     "latency_ms": num(m.get("latency_ms")), "p99_latency_ms": num(m.get("p99_latency_ms")),
                      "status": _status(r), "feasible": int(r["feasible"])})
     df = pd.DataFrame(rows, columns=["number", *[f"p_{a}" for a in data.cfg.space.active_axes()], "perf_per_watt",
                                      "area_mm2", "latency_ms", "p99_latency_ms", "status", "feasible"])
@@ -284,7 +173,7 @@ def section_pareto(data: StudyData) -> Section:
     t = Table("Feasible Pareto designs (perf-per-watt / area)", ["trial", "design", "perf_per_watt", "area_mm2"], [])
     for _, r in front.sort_values("perf_per_watt", ascending=False).head(10).iterrows():
         rec = next(q for q in recs if q["number"] == r["number"])
-        t.rows.append([str(int(r["number"])), _point_label(rec["params"]), fmt(r["perf_per_watt"]), fmt(r["area_mm2"])])
+        t.rows.append([str(int(r["number"])), point_label(rec["params"]), fmt(r["perf_per_watt"]), fmt(r["area_mm2"])])
     if t.rows:
         s.tables.append(t)
     return s
@@ -300,7 +189,7 @@ def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
         s.paras.append("No finished trial: no design to break down.")
         return s
     m = det.metrics
-    s.paras.append(f"{subject}: {_point_label(det.point)}.")
+    s.paras.append(f"{subject}: {point_label(det.point)}.")
     ppa = det.ppa
     if ppa is None:
         s.paras.append(f"The evaluator ({data.evaluator}) gives no ppa.model estimate for a design "
@@ -334,8 +223,6 @@ def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
             row[4:7] = [pk[i], fmt(v), pct(v / power_total if (v is not None and power_total) else None)]
         t.rows.append(row)
     s.tables.append(t)
-    from ppa import thermal
-
     cooling = data.cfg.fixed.cooling
     cool_lim = thermal.COOLING_LIMIT_W_PER_MM2[cooling]
     tj_lim = data.cfg.limits.max_tj_c if data.cfg.limits.max_tj_c is not None else ppa.design.tj_max_c
@@ -354,15 +241,15 @@ def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
     if ppa.details.get("vmin_v") is not None:
         op.rows.append(["Vmin logic / SRAM (V)", f"{fmt(ppa.details['vmin_v'])} / {fmt(ppa.details.get('sram_vmin_v'))}",
                         f"SRAM rail at {fmt(ppa.details.get('sram_voltage_v'))} V"])
-    tj = _f(m.get("tj_c", ppa.tj_c))
-    runaway = bool(_f(m.get("thermal_runaway")) or ppa.tj_c is None)
+    tj = num(m.get("tj_c", ppa.tj_c))
+    runaway = bool(num(m.get("thermal_runaway")) or ppa.tj_c is None)
     if not runaway and tj is not None:
         op.rows.append(["junction temperature (C), worst workload", fmt(tj),
                         f"limit {fmt(tj_lim)} C: headroom {fmt(tj_lim - tj)} C; ambient {fmt(data.cfg.fixed.ambient_c)} C, "
                         f"theta_ja {fmt(ppa.details.get('theta_ja_k_per_w'))} K/W"])
     else:
         op.rows.append(["junction temperature (C)", "thermal runaway (no stable T_j)", f"limit {fmt(tj_lim)} C"])
-    dens = _f(m.get("power_density_w_mm2", ppa.power_density_w_mm2))
+    dens = num(m.get("power_density_w_mm2", ppa.power_density_w_mm2))
     if dens is not None:
         op.rows.append(["power density (W/mm^2), worst workload", fmt(dens),
                         f"{cooling} cooling limit {fmt(cool_lim)} W/mm^2 ({pct(dens / cool_lim)} of it)"])
@@ -405,9 +292,6 @@ MODEL_LIMITS = (
 def _vf_figure(ppa) -> Figure | None:
     """fmax against supply voltage for the design's critical stage over the node's modelled range
     (Vmin to nominal), with Vmin and the chosen operating point."""
-    from ppa import model as ppa_model
-    from ppa import tech
-
     node = ppa.details.get("node_nm")
     timing = ppa.details.get("timing") or {}
     cycle_fo4, depth = timing.get("cycle_fo4"), ppa.details.get("logic_depth")
@@ -422,163 +306,6 @@ def _vf_figure(ppa) -> Figure | None:
              Line(f"Vmin {fmt(vmin)} V", [vmin, vmin], [0.0, max(fs)], "dot")]
     return Figure("best_vf", f"Voltage-frequency curve ({node} nm, {timing.get('source', 'generic')} timing)", "scatter",
                   pts, "voltage_v", "clock_mhz", "supply voltage (V)", "frequency (MHz)", color="point", lines=lines)
-
-
-# =====================================================================================================
-# 4. Per-layer view
-# =====================================================================================================
-
-def _workload_objects(data: StudyData, det: Detail) -> dict[str, Any]:
-    """Workload name -> sim.workloads.Workload (from the evaluator when it says, else the config)."""
-    if det.workloads:
-        return dict(det.workloads)
-    out = {}
-    for w in data.cfg.workload:
-        wl = w.build()
-        out[wl.name] = wl
-        out[w.name] = wl
-    return out
-
-
-def layer_frame(data: StudyData, det: Detail) -> pd.DataFrame:
-    """One row per layer of every workload of the best design, with the dense run of the same
-    array beside it (sim.perf.evaluate with force_dense: same array, every layer dense)."""
-    from sim.perf import design_arrays, evaluate, layer_arrays
-
-    wls = _workload_objects(data, det)
-    frames = []
-    for wname, weight, net in det.networks:
-        arch = net.arch
-        lay = net.layers
-        counts = np.asarray(net.counts, float)
-        busy = (lay["cycles"] + 1 + lay["stall_cycles"]).astype(float)
-        wl = wls.get(net.workload) or wls.get(wname)
-        if wl is not None and len(wl.layers) == len(net.names):
-            dn = evaluate(layer_arrays(wl), design_arrays([arch]), force_dense=True)
-            dense_busy = (dn["cycles"][0] + 1 + dn["stall_cycles"][0]).astype(float)
-            shapes = [(l.M, l.N, l.K, l.reason) for l in wl.layers]
-        else:
-            dense_busy = np.full(len(busy), np.nan)
-            shapes = [(None, None, None, "") for _ in net.names]
-        f_hz = arch.clock_mhz * 1e6
-        ops = 2.0 * lay["dense_macs"]
-        dram = np.asarray(lay["dram_bytes"], float)
-        frames.append(pd.DataFrame({
-            "workload": wname, "weight": weight, "layer": net.names, "kind": net.kinds, "count": counts.astype(int),
-            "M": [sh[0] for sh in shapes], "N": [sh[1] for sh in shapes], "K": [sh[2] for sh in shapes],
-            "cycles_per_instance": busy.astype(np.int64), "compute_cycles": (lay["cycles"] + 1).astype(np.int64),
-            "stall_cycles": lay["stall_cycles"].astype(np.int64), "total_cycles": (busy * counts).astype(np.int64),
-            "stall_fraction": lay["stall_cycles"] / busy, "utilization": np.asarray(lay["utilization"], float),
-            "sparse": np.asarray(lay["sparse"], bool), "dense_cycles_per_instance": dense_busy,
-            "speedup_vs_dense": dense_busy / busy,
-            "ops_per_dram_byte": np.where(dram > 0, ops / np.maximum(dram, 1e-30), np.inf),
-            "attained_tops": ops / (busy / f_hz) / 1e12,
-            "bound": np.where(lay["stall_cycles"] > 0, "memory", "compute"),
-            "dram_bytes": dram, "metadata_bytes": np.asarray(lay["metadata_bytes"], float),
-            "dram_weight_bytes": np.asarray(lay["dram_weight_bytes"], float),
-            "fallback_reason": [r or "" for r in net.fallback_reasons],
-            "asp_verdict": [sh[3] for sh in shapes],
-            "hw": f"{arch.rows}x{arch.cols} {arch.dataflow} " + (f"{arch.n}:{arch.m}" if arch.sparse else "dense"),
-            "clock_mhz": arch.clock_mhz, "dram_gbps": arch.dram_gbps, "unit": "array",
-        }))
-        vops = list(getattr(net, "vector_ops", []) or [])
-        if vops:  # the vector unit's operators: the same time in the dense and the sparse run
-            v = net.vector
-            cyc = np.asarray(v["vector_op_cycles"], float)
-            vst = np.asarray(v["vector_sram_stall_cycles"], float) + np.asarray(v["vector_dram_stall_cycles"], float)
-            vc = np.array([o.count for o in vops], float)
-            frames.append(pd.DataFrame({
-                "workload": wname, "weight": weight, "layer": [o.name for o in vops],
-                "kind": [o.op_type if o.supported else f"{o.op_type} (unsupported)" for o in vops],
-                "count": vc.astype(int), "M": None, "N": None, "K": None,
-                "cycles_per_instance": cyc.astype(np.int64), "compute_cycles": (cyc - vst).astype(np.int64),
-                "stall_cycles": vst.astype(np.int64), "total_cycles": (cyc * vc).astype(np.int64),
-                "stall_fraction": np.where(cyc > 0, vst / np.maximum(cyc, 1), 0.0), "utilization": np.nan,
-                "sparse": False, "dense_cycles_per_instance": cyc, "speedup_vs_dense": 1.0,
-                "ops_per_dram_byte": np.nan, "attained_tops": 0.0,
-                "bound": np.where(vst > 0, "memory", "compute"),
-                "dram_bytes": np.asarray(v["vector_dram_bytes"], float), "metadata_bytes": 0.0, "dram_weight_bytes": 0.0,
-                "fallback_reason": [o.reason or "" for o in vops], "asp_verdict": "",
-                "hw": f"{arch.rows}x{arch.cols} {arch.dataflow} " + (f"{arch.n}:{arch.m}" if arch.sparse else "dense"),
-                "clock_mhz": arch.clock_mhz, "dram_gbps": arch.dram_gbps, "unit": "vector",
-            }))
-    if not frames:
-        return pd.DataFrame()
-    df = pd.concat(frames, ignore_index=True)
-    tot = df.groupby("workload")["total_cycles"].transform("sum")
-    df["time_share"] = df["total_cycles"] / tot
-    return df
-
-
-def section_layers(data: StudyData, det: Detail | None, layers: pd.DataFrame) -> Section:
-    s = Section(4, "layers", "Per-layer view of the best design", "ppa")
-    if det is None or layers.empty:
-        s.paras.append(_no_layers(data, det))
-        return s
-    for wname, _, net in det.networks:
-        df = layers[layers["workload"] == wname].copy()
-        arch = net.arch
-        stem = _stem(wname)
-        lab = [f"{i}:{n}" for i, n in enumerate(df["layer"])]
-        df.insert(0, "label", lab)
-        df["compute_total"] = df["compute_cycles"] * df["count"]
-        df["stall_total"] = df["stall_cycles"] * df["count"]
-        s.figures.append(Figure(f"layers_cycles_{stem}", f"{wname}: cycles per layer (x count), compute and stall",
-                                "bar", df[["label", "layer", "count", "compute_total", "stall_total", "utilization",
-                                           "stall_fraction"]], "label", ["compute_total", "stall_total"], "layer",
-                                "cycles"))
-        # roofline: dense-equivalent ops per DRAM byte against attained TOPS, with the array's roofs
-        peak = det.ppa.peak_tops  # ppa.model's dense-equivalent peak of this array at its clock
-        peak_dense = peak * (arch.n / arch.m) if arch.sparse else peak
-        ai = df.loc[df["unit"] == "array", "ops_per_dram_byte"].replace(np.inf, np.nan)
-        lo = max(float(np.nanmin(ai)) / 2 if ai.notna().any() else 0.1, 1e-3)
-        hi = float(np.nanmax(ai)) * 2 if ai.notna().any() else 1e4
-        xs = list(np.geomspace(lo, hi, 40))
-        bw = arch.dram_gbps * 1e9 / 1e12
-        roofs = [Line(f"DRAM {fmt(arch.dram_gbps)} GB/s + sparse peak {fmt(peak)} TOPS", xs, [min(peak, bw * x) for x in xs], "solid")]
-        if arch.sparse:
-            roofs.append(Line(f"dense-fallback peak {fmt(peak_dense)} TOPS", xs, [min(peak_dense, bw * x) for x in xs],
-                              "dot"))
-        rf = df.loc[df["unit"] == "array", ["label", "layer", "ops_per_dram_byte", "attained_tops", "bound", "sparse"]].copy()
-        rf["status"] = [f"{b}-bound" for b in rf["bound"]]
-        s.figures.append(Figure(f"roofline_{stem}", f"{wname}: roofline (dense-equivalent ops)", "scatter", rf,
-                                "ops_per_dram_byte", "attained_tops", "ops per DRAM byte", "attained TOPS",
-                                color="status", hover="label", log_x=True, log_y=True, lines=roofs))
-        nb = int((df["bound"] == "memory").sum())
-        share_mem = float(df.loc[df["bound"] == "memory", "time_share"].sum())
-        s.paras.append(f"{wname} on {df['hw'].iloc[0]}: {nb} of {len(df)} layers are memory bound "
-                       f"({pct(share_mem)} of the time); utilisation {fmt(net.totals.get('utilization'))}, "
-                       f"stall fraction {fmt(net.totals.get('stall_fraction'))}.")
-        if arch.sparse:
-            bound = arch.m / arch.n
-            sp = df[["label", "layer", "sparse", "speedup_vs_dense", "dense_cycles_per_instance", "cycles_per_instance"]]
-            s.figures.append(Figure(f"speedup_{stem}", f"{wname}: sparse vs dense speedup per layer "
-                                    f"(bound {fmt(bound)} = M/N)", "bar", sp, "label", "speedup_vs_dense", "layer",
-                                    "speedup vs the same array dense", hline=(bound, f"{arch.n}:{arch.m} bound {fmt(bound)}")))
-        else:
-            s.paras.append(f"{wname}: the design is dense, so there is no sparse speedup per layer.")
-        t = Table(f"{wname}: layers", ["layer", "kind", "count", "cycles", "stall", "util", "bound", "sparse",
-                                       "speedup"], [], name=f"layers_table_{stem}")
-        s.data[f"layers_{stem}"] = layers[layers["workload"] == wname]
-        for _, r in df.iterrows():
-            t.rows.append([r["layer"], r["kind"], fmt(int(r["count"])), fmt(int(r["total_cycles"])),
-                           fmt(float(r["stall_fraction"])), fmt(float(r["utilization"])), r["bound"],
-                           fmt(bool(r["sparse"])), fmt(float(r["speedup_vs_dense"]))])
-        s.tables.append(t)
-    return s
-
-
-def _stem(name: str) -> str:
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", name)[:40] or "workload"
-
-
-def _no_layers(data: StudyData, det: Detail | None) -> str:
-    if det is None:
-        return "No finished trial: no design to show."
-    return (f"The evaluator ({data.evaluator}) gives no per-layer results (evaluate_detail with the sim.perf "
-            "NetworkResult of each workload), so this section has no per-layer data.")
 
 
 # =====================================================================================================
@@ -630,9 +357,9 @@ def oat_frame(data: StudyData, ev: Evaluator, centre: dict[str, Any]) -> pd.Data
             rows.append({"axis": axis, "value": v, "is_centre": v == centre[axis]})
     metrics = ev.evaluate_many(points)
     base = next((mm for r, mm in zip(rows, metrics) if r["is_centre"]), None)
-    b = _f(base["perf_per_watt"]) if base else None
+    b = num(base["perf_per_watt"]) if base else None
     for r, mm in zip(rows, metrics):
-        ppw = _f(mm.get("perf_per_watt"))
+        ppw = num(mm.get("perf_per_watt"))
         r["perf_per_watt"] = ppw
         r["change_vs_centre"] = (ppw / b - 1.0) if (ppw is not None and b) else None
         cons = constraint_values(data.cfg, mm)

@@ -2,7 +2,7 @@
 
 It opens the report, before the summary's binding-limit box. The figures come from
 :mod:`explore.compare` (the same function that writes ``best.json``'s ``comparison``); the decision
-is :func:`explore.report.sparsity.decide`, whose rules use that comparison.
+is :func:`explore.report.decision.decide`, whose rules use that comparison.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Any
 
 from explore.compare import SHIP_MIN_ADVANTAGE
 from explore.report.data import StudyData
-from explore.report.sections import Section, Table, _point_label, fmt, pct
+from explore.report.document import Section, Table
+from explore.report.format import fmt, pct, point_label
 
 #: Rows of the twin table: comparison key -> label.
 ROWS = (("chosen", "chosen design"), ("iso_array_dense", "iso-array dense twin (same R x C, dense PEs)"),
@@ -62,7 +63,7 @@ def section_verdict(data: StudyData, comp: dict[str, Any], decision: dict[str, A
         if not e:
             continue
         tw.rows.append([label + (f" (trial {e['trial']})" if e.get("trial") is not None else ""),
-                        _point_label(e["design"]), fmt(e.get("latency_ms")), fmt(e.get("p99_latency_ms")),
+                        point_label(e["design"]), fmt(e.get("latency_ms")), fmt(e.get("p99_latency_ms")),
                         fmt(e.get("energy_per_inference_mj")), fmt(e.get("area_mm2")), fmt(e.get("power_w")),
                         fmt(e.get("perf_per_watt")), fmt(e.get("tops_per_mm2")),
                         {True: "yes", False: "no", None: ""}[e.get("feasible")]])

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 from explore.config import load_config
+from explore.runner import export_study
 from explore.storage import resolve_storage
-from explore.study import SweepOptions, export_study, run_study
+from explore.study import SweepOptions, run_study
 from hw.errors import InputError
 
 

@@ -85,8 +85,9 @@ def run_cli(cli_env):
 def sweep_options():
     """``sweep_options(cfg_path, out, ...)``: the SweepOptions of a quiet sweep writing into ``out``
     (storage: ``storage``, or the journal file under ``out``)."""
+    from explore.results import DEFAULT_EVALUATOR
     from explore.storage import resolve_storage
-    from explore.study import DEFAULT_EVALUATOR, SweepOptions
+    from explore.study import SweepOptions
 
     def make(cfg_path, out, *, trials=12, seed=0, sampler="tpe", workers=1, storage=None, study="t",
              evaluator=DEFAULT_EVALUATOR):
@@ -104,7 +105,8 @@ def run_sweep(sweep_options):
     """``run_sweep(cfg_path, out, **options) -> (study, best)``: explore.study's sweep in this
     process (run_study, then export_study into ``out``); options as for ``sweep_options``."""
     from explore.config import load_config
-    from explore.study import export_study, run_study
+    from explore.runner import export_study
+    from explore.study import run_study
 
     def run(cfg_path, out, **kw):
         cfg = load_config(cfg_path)

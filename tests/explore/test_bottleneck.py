@@ -15,8 +15,8 @@ import pytest
 
 import explore.evaluator as ev
 from explore.config import parse_config
-from explore.report.data import Detail
-from explore.report.sparsity import best_bottleneck
+from explore.results import Detail
+from explore.report.bottleneck import best_bottleneck
 
 CONFIG = """
 [space]

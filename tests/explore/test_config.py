@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from explore.config import Range, load_config, parse_sparsity
+from explore.config import load_config
+from explore.space import Range, parse_sparsity
 from hw.errors import InputError
 
 

@@ -107,7 +107,7 @@ def test_detail_quality_is_the_transformer_reference_run_once(monkeypatch):
         calls.append((a, k))
         return real(*a, **k)
 
-    monkeypatch.setattr(qe, "transformer_evidence", counted)
+    monkeypatch.setattr(ev, "transformer_evidence", counted)  # the evaluator's reference (imported from qe)
     ctx = ev.make_context(_cfg("max_quality_delta = 0.015"))
     assert len(calls) == 1  # 2:4 is the space's only sparse pattern; bert and gpt share the reference
     det = ev.evaluate_detail(dict(POINT), ctx)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from explore.config import load_config
-from explore.grid import grid_size
+from explore.config import grid_size
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FAMILIES = {"bert": "bert", "resnet50": "resnet50", "gpt2": "gpt2", "llama": "llama"}

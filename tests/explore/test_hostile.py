@@ -260,7 +260,8 @@ def test_safe_write_replaces_atomically(tmp_path):
 # ---- one line from inside a trial; a study that cannot make progress stops ------------------
 
 def test_failing_trials_stop_after_k_with_one_line(small_config, tmp_path, run_sweep, monkeypatch, capsys):
-    from explore.study import ERROR_ATTR, MAX_CONSECUTIVE_FAILURES
+    from explore.study import MAX_CONSECUTIVE_FAILURES
+    from explore.trials import ERROR_ATTR
 
     monkeypatch.setenv("SPARSEPE_TEST_FAIL", "all")
     with pytest.raises(InputError) as e:
@@ -476,7 +477,7 @@ def test_scalesim_config_values(tmp_path, capsys):
 # ---- resume ----------------------------------------------------------------------------------
 
 def test_resume_does_not_replay_the_first_points(small_config, tmp_path, run_sweep):
-    from explore.study import DUPLICATE_ATTR
+    from explore.trials import DUPLICATE_ATTR
 
     cfg, out = small_config(), tmp_path / "out"
     run_sweep(cfg, out, evaluator=EVAL, trials=6, sampler="random", seed=11)

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explore import config as C
+from explore import space as S
 from explore.cli import main
 from hw.errors import InputError
 from tests.explore.conftest import SMALL_CONFIG
@@ -72,9 +73,9 @@ def _nested(depth: int):
 
 def _within_domains(cfg: C.SweepConfig) -> None:
     """An accepted config holds every value inside its stated domain."""
-    bounds = C._axis_bounds()
+    bounds = S.axis_bounds()
     for name in cfg.space.active_axes():
-        choices = C.axis_choices(cfg.space, name)
+        choices = S.axis_choices(cfg.space, name)
         vals = choices if choices is not None else [cfg.space.axis(name).min, cfg.space.axis(name).max]
         for v in vals:
             if name in bounds:

@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 from explore.config import parse_config
-from explore.grid import evaluate_grid, grid_optimum, run_grid
+from explore.grid import evaluate_grid, grid_optimum
+from explore.runner import export_study, run_grid
 from explore.storage import resolve_storage
-from explore.study import SweepOptions, export_study, run_study
+from explore.study import SweepOptions, run_study
 
 BASE = """
 [study]

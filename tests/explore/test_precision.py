@@ -34,14 +34,14 @@ def test_precision_axis_parses_and_rejects_unknown():
 
 
 def test_evaluator_operand_widths_follow_precision():
-    from explore.evaluator import _design_columns
+    from explore.evaluator import design_columns
 
     cfg = _cfg()
     cols = {k: np.array(v) for k, v in {"rows": [8, 8, 8, 8], "cols": [8] * 4, "sram_kb": [256] * 4,
                                          "clock_mhz": [500] * 4, "node_nm": [7] * 4, "sparsity": ["2:4"] * 4,
                                          "pipeline": [1] * 4, "dataflow": ["ws"] * 4, "dram": ["hbm2"] * 4,
                                          "precision": ["int8", "int4", "fp8-e4m3", "bf16"]}.items()}
-    d = _design_columns(cfg, cols)
+    d = design_columns(cfg, cols)
     assert d["act_bits"].tolist() == [8, 4, 8, 16] and d["weight_bits"].tolist() == [8, 4, 8, 16]
 
 

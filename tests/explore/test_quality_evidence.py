@@ -125,7 +125,7 @@ def test_the_limit_binds_on_the_interval_not_the_point(tmp_path, run_sweep):
             assert bs is not None and bs["design"]["sparsity"] == "2:4"
         # grid mode: the same constraint formula on every point
         from explore.config import load_config
-        from explore.grid import run_grid
+        from explore.runner import run_grid
 
         gbest = run_grid(load_config(d / "q.toml"), d / "grid")
         grows = list(csv.DictReader(open(d / "grid" / "trials.csv")))

@@ -90,7 +90,7 @@ def _csv(path: Path) -> list[dict[str, str]]:
 
 def test_key_figures_equal_the_evaluator_for_the_same_design(feasible_study, feasible_report):
     import explore.evaluator as ev
-    from explore.report.sections import fmt
+    from explore.report.format import fmt
 
     cfg_path, _ = feasible_study
     out, html = feasible_report

@@ -10,7 +10,7 @@ import optuna
 import pytest
 
 from explore.config import parse_config
-from explore.report.data import _importances
+from explore.report.data import param_importances
 from tests.explore.test_cli_sweep import CONFIG
 
 
@@ -44,7 +44,7 @@ def test_importances_emit_no_warning(directions, secondary):
     study = _study(directions)
     with warnings.catch_warnings():
         warnings.simplefilter("error")                 # any warning at all fails the test
-        imp, note = _importances(study, _cfg(secondary))
+        imp, note = param_importances(study, _cfg(secondary))
     assert imp is not None, note
     assert set(imp) == {"rows", "clock_mhz", "node_nm"} and max(imp, key=imp.get) == "rows"
     assert imp["rows"] > 0.8 and sum(imp.values()) == pytest.approx(1.0)
@@ -56,7 +56,7 @@ def test_constant_target_is_a_note_not_a_warning():
     study.optimize(lambda t: 0.0 * t.suggest_categorical("rows", [8, 16, 32]), n_trials=6)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        imp, note = _importances(study, _cfg([]))
+        imp, note = param_importances(study, _cfg([]))
     assert imp is None and "could not be estimated" in note and "zero total variance" in note
 
 
@@ -72,7 +72,7 @@ def test_deprecation_warning_under_the_step_surfaces(monkeypatch):
     study = _study(["maximize"], n=8)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        imp, _ = _importances(study, _cfg([]))
+        imp, _ = param_importances(study, _cfg([]))
     assert imp is not None
     assert sorted((r.category.__name__, str(r.message)) for r in rec) == [
         ("DeprecationWarning", "old API of ours"), ("FutureWarning", "changing API of ours")]

@@ -234,7 +234,7 @@ def test_memo_cli_prints_four_parts_without_placeholders(review_study, run_cli):
     point = {**chosen["params"], axis: ch["to"]}
     m = evaluate(point, make_context(cfg))
     after = {r[0]: r[2] for r in memo["action"]["rows"]}
-    from explore.report.sections import fmt
+    from explore.report.format import fmt
 
     assert after["perf-per-watt (TOPS/W)"] == fmt(m["perf_per_watt"])
     assert after["throughput (effective TOPS)"] == fmt(m["effective_tops"])
@@ -351,7 +351,7 @@ def test_llm_serving_is_prefill_plus_decode_with_ttft_and_tpot():
                        n=2, m=4, sparse=True, dataflow="ws")
     pre = simulate(get_workload("llama2-7b-prefill", seq=128, batch=1), arch).latency_s() * 1e3
     dec = simulate(get_workload("llama2-7b-decode", seq=128, batch=1, context=128 + T // 2), arch).latency_s() * 1e3
-    (st,) = ev.serving_stats(ctx, ctx.workloads[0], ev._design_columns(cfg, ev._point_columns(point)))
+    (st,) = ev.serving_stats(ctx, ctx.workloads[0], ev.design_columns(cfg, ev.point_columns(point)))
     # at 0.001 req/s almost every request runs alone: the medians are the single-request figures
     assert st.ttft_p50_ms == pytest.approx(pre, rel=1e-9)
     assert st.tpot_p50_ms == pytest.approx(dec, rel=1e-9)
@@ -363,7 +363,7 @@ def test_llm_serving_is_prefill_plus_decode_with_ttft_and_tpot():
 
 def test_grid_mode_best_json_has_owners_and_diffs_with_a_study(tmp_path, run_sweep, run_cli):
     from explore.config import load_config
-    from explore.grid import run_grid
+    from explore.runner import run_grid
 
     cfg = _write(tmp_path / "g.toml", clock="[800, 1600]")
     best = run_grid(load_config(cfg), tmp_path / "grid")

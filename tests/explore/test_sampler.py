@@ -5,7 +5,7 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
 from explore.sampler import IncumbentSearchSampler, neighbours
-from explore.study import make_sampler
+from explore.sampler import make_sampler
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

@@ -21,13 +21,9 @@ import pytest
 from optuna.trial import TrialState
 
 from explore.config import load_config
+from explore.results import constraint_values, pareto_indices, summarise
 from explore.storage import WORKER_ATTR, open_storage, resolve_storage
-from explore.study import (
-    _pareto,
-    constraint_values,
-    run_study,
-    summarise,
-)
+from explore.study import run_study
 from hw.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -263,7 +259,7 @@ def test_multi_objective_pareto_set_is_nondominated(small_config, tmp_path, swee
 
 def test_pareto_helper_small_case():
     pts = [(1.0, 1.0), (2.0, 2.0), (2.0, 1.5), (0.5, 0.5)]
-    assert sorted(_pareto(pts, ["maximize", "minimize"])) == [0, 2, 3]
+    assert sorted(pareto_indices(pts, ["maximize", "minimize"])) == [0, 2, 3]
 
 
 def test_summarise_picks_best_feasible(small_config):

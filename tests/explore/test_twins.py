@@ -1,7 +1,8 @@
-"""Dense twins (explore.evaluator._twin_metrics) against independent runs of the command line:
-``sparsepe simulate`` for each design's latency and ``sparsepe ppa`` for its area. The iso-array
-twin is the same array with dense PEs; the iso-area twin is the fastest dense array of the space
-whose area does not exceed the design's (chosen here from the ppa runs, not by the evaluator)."""
+"""Dense twins (explore.twins.twin_metrics, run by explore.evaluator) against independent runs of
+the command line: ``sparsepe simulate`` for each design's latency and ``sparsepe ppa`` for its area.
+The iso-array twin is the same array with dense PEs; the iso-area twin is the fastest dense array of
+the space whose area does not exceed the design's (chosen here from the ppa runs, not by the
+evaluator)."""
 
 from __future__ import annotations
 

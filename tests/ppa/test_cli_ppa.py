@@ -121,8 +121,18 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     dram_bytes_per_cycle = (R * 4 + R * C * 2.5 / 64 + C * 4) / 16
     assert det["dram_gb_per_s"] == pytest.approx(dram_bytes_per_cycle * f_hz / 1e9, rel=1e-9)
     assert p["dram"] == pytest.approx(dram_bytes_per_cycle * f_hz * 8 * 3.97e-12, rel=1e-9)
-    # PHY: Jouppi's HBM2 I/O 250 pJ per 64 b on the same bits, plus 0.2 W static [A]
-    assert p["phy"] == pytest.approx(dram_bytes_per_cycle * f_hz * 8 * 250 / 64 * 1e-12 + 0.2, rel=1e-9)
+    # PHY: the 4 nm HBM3 interface's 0.29 pJ/bit (JSSC 2024) on the same bits, plus 0.2 W static [A]
+    assert p["phy"] == pytest.approx(dram_bytes_per_cycle * f_hz * 8 * 0.29e-12 + 0.2, rel=1e-9)
+    # the issue-21 details: the SRAM's 64-bit read (Horowitz-anchored at 45 nm), the DRAM figures,
+    # no clock gating, which activity trace and which timing
+    # 256 KB in the CLI's 2 banks: a 128 KB bank, on E = a + b sqrt(KB) through Horowitz's 8 KB 10 pJ
+    # and 1 MB 100 pJ (45 nm, 0.9 V), at 1.0 V
+    b = (100.0 - 10.0) / (math.sqrt(1024) - math.sqrt(8))
+    assert det["sram_read_pj_per_64b"] == pytest.approx((10.0 - b * math.sqrt(8) + b * math.sqrt(128)) / 0.81, rel=1e-6)
+    assert det["dram_pj_per_bit"] == 3.97 and det["dram_total_pj_per_bit"] == pytest.approx(3.97 + 0.29)
+    assert det["clock_gating"] is False
+    assert det["activity_trace"].startswith("synthetic")
+    assert det["timing_source"] == ("liberty+sta" if tm["source"] == "sta" else "generic")
 
 
 def p_vec_is_idle(j):

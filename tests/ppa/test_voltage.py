@@ -90,9 +90,14 @@ def test_new_nodes_65_and_28():
 
 def test_leakage_per_node_voltage_temperature():
     n = tech.node(45)
-    # CACTI 7 HP, 45 nm: 37.4 mW / 0.1155 mm^2 at 360 K, nominal V
-    assert n.leakage_density_w_mm2 == pytest.approx(0.0374134 / 0.115458)
-    assert tech.node(22).leakage_density_w_mm2 == pytest.approx(0.00957119 / 0.0276757)
+    # logic libraries' drive-1 inverters, taken to 360 K (2.5x per 40 K) and the node's nominal V:
+    # Nangate 45 nm INV_X1 14.353185 nW / 0.532 um^2 at 1.1 V, 25 C; ASAP7 INVx1 51.1588 pW / 0.04374 um^2 at 0.7 V, 25 C
+    heat = 2.5 ** ((360 - 273.15 - 25) / 40)
+    assert n.leakage_density_w_mm2 == pytest.approx(14.353185e-3 / 0.532 * heat * (1.0 / 1.1) * 10 ** -0.1)
+    assert tech.node(7).leakage_density_w_mm2 == pytest.approx(51.1588e-6 / 0.04374 * heat)
+    # below 20 nm each node has its own figure, falling with the node
+    d = [tech.leakage_density_w_mm2(nm) for nm in (22, 16, 14, 10, 7)]
+    assert all(a > b for a, b in zip(d, d[1:]))
     # one decade of I_off per volt [A], times V
     lo = tech.node(45, 0.8)
     assert lo.leakage_density_w_mm2 / n.leakage_density_w_mm2 == pytest.approx(0.8 * 10 ** -0.2)

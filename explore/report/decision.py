@@ -1,0 +1,226 @@
+"""Section 11 of the report: the release decision (SHIP / BOUNDED ROLLOUT / ROLLBACK / ESCALATE)
+by the first of the rules ``RULES`` that fires, with the validation matrix and rollback triggers
+and the rejected alternatives."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from explore.compare import SHIP_MIN_ADVANTAGE
+from explore.config import LIMIT_CONSTRAINTS
+from explore.report.data import StudyData
+from explore.report.document import Section, Table
+from explore.report.format import describe_constraint, fmt, num, pct, point_label
+from explore.report.sparsity import interval_text
+from explore.results import Detail, point_sparsity
+from explore.space import parse_sparsity
+
+# The rule thresholds below are our stated assumptions [A], not published figures; the report
+# prints them beside the verdict they produce.
+#: Decision: the effective speedup must reach this share of the ideal (Amdahl) bound to ship outright.
+SHIP_SPEEDUP_SHARE_OF_IDEAL = 0.75
+#: Decision: a limit with less normalised slack than this is "binding"; shipping on it is bounded.
+SHIP_MIN_SLACK = 0.05
+#: Rejected alternatives listed in the decision section.
+N_REJECTED = 5
+
+#: The decision rules, evaluated in order: the first that fires decides.
+RULES = (
+    ("R1", "no feasible design -> ESCALATE (the limits cannot all be met; revisit them or the space)"),
+    ("R2", "quality evidence shows the guardrail violated -> ROLLBACK to the dense design"),
+    ("R3", "the best feasible sparse design does not beat the best feasible dense design on the primary objective "
+           "under the same limits (or there is no feasible sparse design) -> ROLLBACK: build the dense design"),
+    ("R4", "no quality evidence for a sparse design, or only proxy evidence (a reference model, not the team's) "
+           "-> BOUNDED ROLLOUT at most; only evidence on the team's own model can support SHIP"),
+    ("R5", f"sparse beats dense by less than {SHIP_MIN_ADVANTAGE:.0%} on the primary objective, effective speedup < "
+           f"{SHIP_SPEEDUP_SHARE_OF_IDEAL:g} x the ideal bound, or a limit with less than {SHIP_MIN_SLACK:.0%} slack "
+           "-> BOUNDED ROLLOUT"),
+    ("R6", "otherwise -> SHIP"),
+)
+
+
+def p99_text(m: dict[str, Any], cfg) -> str:
+    """The p99 latency with its 95 % interval over the arrival seeds (explore.evaluator serving
+    metrics), and how it was taken."""
+    p99, lo, hi = (num(m.get(k)) for k in ("p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms"))
+    if p99 is None:
+        return "n/a"
+    s = cfg.serving
+    if lo is None or hi is None:
+        return f"{fmt(p99)} (no interval: the study stored p99 from one arrival seed)"
+    txt = (f"{fmt(p99)} (95 % interval [{fmt(lo)}, {fmt(hi)}] over {s.seeds} arrival seeds, first "
+           f"{pct(s.warmup_fraction, 0)} of each run discarded as warm-up)")
+    if num(m.get("ttft_p99_ms")) is not None and math.isfinite(num(m.get("ttft_p99_ms"))):
+        txt += (f"; LLM request = prefill + {s.output_tokens} tokens: TTFT p99 {fmt(m['ttft_p99_ms'])} ms, "
+                f"TPOT p99 {fmt(m['tpot_p99_ms'])} ms")
+    return txt
+
+
+def _sparse_quality_failure(data: StudyData) -> str | None:
+    """When the study's sparse designs all violate the quality limit (max_quality_delta, tested on
+    the pessimistic end of the delta's interval): the reason in words, else None."""
+    limit = data.cfg.limits.max_quality_delta
+    cname = LIMIT_CONSTRAINTS["max_quality_delta"]
+    if limit is None:
+        return None
+    sparse = [r for r in data.records if parse_sparsity(str(r["params"].get("sparsity", "dense")))[2]]
+    if not sparse or not all(r["constraints"].get(cname, 0.0) > 0 for r in sparse):
+        return None
+    worst = min(sparse, key=lambda r: r["constraints"][cname])
+    mt = worst["metrics"]
+    pess = num(mt.get("quality_delta_ci", mt.get("quality_delta")))
+    return (f"the quality limit max_quality_delta = {fmt(limit)} fails on all {len(sparse)} sparse designs: "
+            f"quality loss {fmt(num(mt.get('quality_delta')))}, pessimistic end {fmt(pess)} "
+            f"({mt.get('quality_evidence', 'unlabelled')} evidence)")
+
+
+def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: dict[str, Any] | None = None
+           ) -> tuple[str, str, list[list[str]]]:
+    """(verdict, rule that fired, rule table rows with the evaluated values). ``comp``: the equal-terms
+    comparison (explore.compare.comparison); without it R3 and R5 cannot hold and the verdict is at
+    most BOUNDED ROLLOUT."""
+    rows: list[list[str]] = []
+    feasible = bool(data.best.get("feasible"))
+    qfail = _sparse_quality_failure(data)
+    r1 = not feasible and qfail is None
+    rows.append(["R1", RULES[0][1], f"{data.best['n_feasible']} feasible of {data.best['n_evaluated']}",
+                 "fires" if r1 else "passes" if feasible else "passes (the quality limit explains it: R2)"])
+    if r1 or (det is None and qfail is None):
+        return "ESCALATE", "R1", rows
+    sparse = point_sparsity(det.point)[2] if det is not None else True
+    guard_bad = bool(q and not q.get("dense") and q.get("guardrail_ok") is False)
+    if qfail is not None and not (feasible and sparse):
+        # every sparse design of the study violates the quality limit: sparsity does not ship
+        rows.append(["R2", RULES[1][1], qfail, "fires"])
+        return "ROLLBACK", "R2", rows
+    if det is None:
+        return "ESCALATE", "R1", rows
+    rows.append(["R2", RULES[1][1], (q or {}).get("guardrail", "no quality evidence") if sparse else "dense design",
+                 "fires" if guard_bad else "passes"])
+    if guard_bad:
+        return "ROLLBACK", "R2", rows
+    comp = comp or {}
+    adv = comp.get("primary_advantage")
+    prim = data.cfg.objectives.primary
+    bs, bd = comp.get("best_sparse"), comp.get("best_dense")
+    if bs is None:
+        measured = "no feasible sparse design"
+    elif bd is None:
+        measured = "no feasible dense design to compare with"
+    else:
+        measured = f"best sparse {fmt(bs.get(prim))} vs best dense {fmt(bd.get(prim))} {prim}: ratio {fmt(adv)}"
+    r3 = bs is None or (adv is not None and adv <= 1.0) or not sparse
+    rows.append(["R3", RULES[2][1], measured + ("" if sparse else "; the best design is dense"),
+                 "fires" if r3 else "passes"])
+    if r3:
+        return "ROLLBACK", "R3", rows
+    kind = (q or {}).get("evidence", "model") if q is not None else None
+    r4 = sparse and (q is None or kind != "model")
+    r4_text = ("no quality evidence" if q is None else
+               f"proxy evidence only ({q.get('reference', 'reference model')}): it shows the family, not the "
+               f"deployed model" if kind != "model" else "evidence on the team's model")
+    rows.append(["R4", RULES[3][1], r4_text if sparse else "dense design", "fires" if r4 else "passes"])
+    if r4:
+        return "BOUNDED ROLLOUT", "R4", rows
+    eff = num(det.metrics.get("effective_speedup"))
+    ideal = num(det.metrics.get("ideal_speedup"))
+    slack = -float(data.best["tightest_limit"]["constraint"])
+    low = eff is not None and ideal and eff < SHIP_SPEEDUP_SHARE_OF_IDEAL * ideal
+    thin = adv is None or adv < 1.0 + SHIP_MIN_ADVANTAGE
+    r5 = bool(low or thin or slack < SHIP_MIN_SLACK)
+    rows.append(["R5", RULES[4][1], f"sparse/dense {fmt(adv)}; effective/ideal {fmt(eff / ideal) if (eff and ideal) else 'n/a'}; "
+                                    f"tightest slack {pct(slack)} ({data.best['tightest_limit']['name']})",
+                 "fires" if r5 else "passes"])
+    if r5:
+        return "BOUNDED ROLLOUT", "R5", rows
+    rows.append(["R6", RULES[5][1], "", "fires"])
+    return "SHIP", "R6", rows
+
+
+#: Each rule's reason, in the decision's words.
+RULE_REASON = {
+    "R1": "no feasible design", "R2": "the quality guardrail is violated",
+    "R3": "sparsity does not beat the best dense design on equal terms",
+    "R4": "the quality evidence is a proxy or missing", "R5": "the sparse advantage or a limit's slack is thin", "R6": "all rules pass",
+}
+
+
+def rejected_alternatives(data: StudyData) -> list[list[str]]:
+    """The top designs that lost: infeasible ones that beat the best on the primary objective, and
+    feasible ones that are dominated (on all objectives) or simply worse on a single objective."""
+    prim = data.cfg.objectives.primary
+    sign = 1.0 if data.directions[0] == "maximize" else -1.0
+    best = data.best.get("best")
+    recs = [r for r in data.records if num(r["metrics"].get(prim)) is not None and (best is None or r["number"] != best["number"])]
+    recs.sort(key=lambda r: (-sign * float(r["metrics"][prim]), r["number"]))
+    feas = [r for r in data.records if r["feasible"]]
+    objs = data.objectives
+    out = []
+    for r in recs[:N_REJECTED]:
+        val = float(r["metrics"][prim])
+        if not r["feasible"]:
+            bad = sorted(((c, v) for c, v in r["constraints"].items() if v > 0), key=lambda cv: -cv[1])
+            why = "infeasible: " + "; ".join(describe_constraint(data, c, v, r["metrics"]) for c, v in bad[:3])
+        else:
+            dom = None
+            for f in feas:
+                if f["number"] == r["number"]:
+                    continue
+                better = [(1 if d == "maximize" else -1) * (float(f["metrics"][o]) - float(r["metrics"][o]))
+                          for o, d in zip(objs, data.directions)]
+                if all(b >= 0 for b in better) and any(b > 0 for b in better):
+                    dom = f
+                    break
+            if dom is not None:
+                why = f"dominated by trial {dom['number']} on {', '.join(objs)}"
+            else:
+                why = f"feasible, on the front, but lower {prim}"
+            if best is not None:
+                why += f" ({fmt(val)} vs the best {fmt(best['metrics'][prim])})"
+        out.append([str(r["number"]), point_label(r["params"]), fmt(val), why])
+    return out
+
+
+def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | None,
+                     comp: dict[str, Any] | None = None) -> tuple[Section, dict[str, Any]]:
+    s = Section(11, "decision", "Decision", "sparsity")
+    verdict, rule, rows = decide(data, det, q, comp)
+    s.verdict = f"Recommendation: {verdict} (rule {rule})."
+    if rule == "R4" and q is not None and q.get("evidence") != "model":
+        s.paras.append(f"Capped at BOUNDED ROLLOUT: the quality evidence is a proxy ({q.get('reference')}, "
+                       f"{q.get('model')}), a reference model of the workload family rather than the deployed "
+                       "model; only the team's own weights and eval ([quality] weights + eval) can support SHIP.")
+    s.tables.append(Table("Rules, evaluated in order (the first that fires decides)",
+                          ["rule", "statement", "measured", "result"], rows, name="decision_rules"))
+    vm = Table("Validation matrix and rollback triggers", ["check", "measured now", "limit", "rollback trigger"], [],
+               name="validation_matrix")
+    m = det.metrics if det is not None else {}
+    lim = data.cfg.limits
+    if det is not None:
+        sp = num(m.get("speedup_vs_iso_area_dense"))
+        vm.rows.append(["speedup vs the iso-area dense design (field measurement on the workload mix against the "
+                        "dense chip of the same area)", fmt(sp), "> 1.0",
+                        f"measured speedup < {fmt(max(1.0, 0.9 * sp) if sp else 1.0)} (10 % below this report, or no gain)"])
+        eff = num(m.get("effective_speedup"))
+        vm.rows.append(["effective speedup (sparse vs dense kernels on this hardware)", fmt(eff), "> 1.0",
+                        "below 1.0: the sparse kernels lose to the dense fallback on the same chip"])
+        vm.rows.append(["stall fraction", fmt(m.get("stall_fraction")), fmt(lim.max_stall_fraction),
+                        "above the limit on any workload of the mix"])
+        vm.rows.append(["junction temperature (C)", fmt(m.get("tj_c")), fmt(lim.max_tj_c), "above the limit at the "
+                        "worst-case ambient"])
+        vm.rows.append(["power density (W/mm^2)", fmt(m.get("power_density_w_mm2")), fmt(lim.max_power_density_w_mm2),
+                        "above the limit"])
+        if lim.p99_latency_ms is not None:
+            vm.rows.append([f"p99 latency at {fmt(lim.request_rate_hz)} req/s (ms)", p99_text(m, data.cfg),
+                            fmt(lim.p99_latency_ms), "SLA missed over any 1-hour window"])
+        vm.rows.append([f"quality loss (fraction, {(q or {}).get('evidence', 'no')} evidence)",
+                        interval_text(q) if q and not q.get("dense") else fmt(q.get("quality_delta")) if q else "no evidence",
+                        fmt(lim.max_quality_delta), "loss above the limit on the production eval set, or no "
+                        "evaluation before widening the rollout"])
+    s.tables.append(vm)
+    rej = rejected_alternatives(data)
+    if rej:
+        s.tables.append(Table("Rejected alternatives (top designs that lost, and why)",
+                              ["trial", "design", data.cfg.objectives.primary, "why it lost"], rej, name="rejected"))
+    return s, {"verdict": verdict, "rule": rule, "reason": RULE_REASON[rule]}
