@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from hw.errors import InputError
 from hw.params import PEParams
 from ppa import rtl, synth
 from ppa.liberty.library import LibertyLibrary
@@ -179,11 +180,20 @@ def _shipped(kind: str, key: str) -> dict | None:
 
 
 _said: set[str] = set()
+#: what this process had to compute (synthesise, time, simulate), in order: see :func:`computed`
+_computed: list[str] = []
+
+
+def computed(since: int = 0) -> list[str]:
+    """What this process computed (no cache or shipped result answered), from the ``since``-th on:
+    ``len(computed())`` marks a point to compare with later."""
+    return _computed[since:]
 
 
 def note_computed(what: str) -> None:
-    """Log once per process why the shipped characterisation did not answer (the run characterises
-    ``what`` here)."""
+    """Record that ``what`` is computed here; log once per process why the shipped
+    characterisation did not answer it."""
+    _computed.append(what)
     st = status()
     if st.entries is None and st.why not in _said and not _disabled():
         _said.add(st.why)
@@ -232,6 +242,44 @@ def write(directory: Path, entries: dict[str, dict[str, dict]]) -> Path:
 
 
 # ------------------------------------------------------------------------------------------------
+# probing (what a prewarm still has to characterise) and failures
+# ------------------------------------------------------------------------------------------------
+
+class NotCharacterised(Exception):
+    """Raised under :func:`probing` where a result would have to be computed (synthesis, OpenSTA,
+    a per-netlist result): the message says what."""
+
+
+_probing = False
+
+
+@contextlib.contextmanager
+def probing() -> Iterator[None]:
+    """In the block, every lookup that would compute raises :class:`NotCharacterised` instead
+    (nothing is elaborated, synthesised, timed or simulated): a caller learns, in milliseconds,
+    whether the caches and the shipped characterisation answer a design."""
+    global _probing
+    outer, _probing = _probing, True
+    try:
+        yield
+    finally:
+        _probing = outer
+
+
+#: failed syntheses / timings of this process by key: asked again, they fail again at once, with
+#: the same message, instead of running the tool again
+_failed: dict[tuple[str, str], InputError] = {}
+
+
+def failure(kind: str, key: str) -> InputError | None:
+    return _failed.get((kind, key))
+
+
+def _remember_failure(kind: str, key: str, exc: InputError) -> None:
+    _failed[(kind, key)] = exc
+
+
+# ------------------------------------------------------------------------------------------------
 # the lookups
 # ------------------------------------------------------------------------------------------------
 
@@ -259,6 +307,8 @@ def cached(kind: str, key: str, compute: Callable[[], dict], *, cache=None, what
     if not isinstance(value, dict):
         value = _shipped(kind, key)
     if not isinstance(value, dict):
+        if _probing:
+            raise NotCharacterised(what or kind)
         note_computed(what or kind)
         value = compute()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -286,7 +336,19 @@ def synthesis(generator: str, params: object, top: str, make_verilog: Callable[[
             return res
         except (KeyError, ValueError, TypeError):
             pass  # a damaged entry: synthesise
-    res = synth.synthesize_generated(generator, params, top, make_verilog, cache=cache, mapping=mapping)
+    if _probing:
+        res = synth.cached_generated(generator, params, top, cache=cache, mapping=mapping)
+        if res is None:
+            raise NotCharacterised(f"module {top}")
+    else:
+        failed = failure("synth", key)
+        if failed is not None:
+            raise type(failed)(str(failed).removeprefix(f"{failed.where}: "), where=failed.where)
+        try:
+            res = synth.synthesize_generated(generator, params, top, make_verilog, cache=cache, mapping=mapping)
+        except InputError as exc:
+            _remember_failure("synth", key, exc)
+            raise
     if not res.cached:
         note_computed(f"module {top}")
     if _recorder is not None:
@@ -316,8 +378,20 @@ def sta(generator: str, params: object, top: str, make_verilog: Callable[[], str
             return _sta.StaResult.from_json(d, cached=True)
         except (KeyError, TypeError):
             pass
-    res = _sta.time_generated(generator, params, top, make_verilog, lib, clock_ps=clock_ps, clock_port=clock_port,
-                              false_path_ports=false_path_ports, cache=cache)
+    kw = dict(clock_ps=clock_ps, clock_port=clock_port, false_path_ports=tuple(false_path_ports), cache=cache)
+    if _probing:
+        res = _sta.cached_timing(generator, params, top, lib, **kw)
+        if res is None:
+            raise NotCharacterised(f"the timing of {top}")
+    else:
+        failed = failure("sta", key)
+        if failed is not None:
+            raise type(failed)(str(failed).removeprefix(f"{failed.where}: "), where=failed.where)
+        try:
+            res = _sta.time_generated(generator, params, top, make_verilog, lib, **kw)
+        except InputError as exc:
+            _remember_failure("sta", key, exc)
+            raise
     if not res.cached:
         note_computed(f"the timing of {top}")
     _record("sta", key, res.to_json())
@@ -388,6 +462,6 @@ def check_sample(entries: dict[str, dict[str, dict]], k: int, *, cache, seed: in
     return bad
 
 
-__all__ = ["cached", "synthesis", "sta", "status", "recording", "merge", "write", "code_version", "context",
+__all__ = ["NotCharacterised", "probing", "failure", "computed", "cached", "synthesis", "sta", "status", "recording", "merge", "write", "code_version", "context",
            "file_name", "Shipped", "SHIPPED_DIR", "REGENERATE", "POST_CHARACTERISATION", "results_dir", "note_computed",
            "shipped_dir", "check_sample", "resynthesise", "recorded_params", "GENERATORS"]

@@ -527,6 +527,20 @@ def _memo_key(generator: str, params: str, top: str, mapping: str = "area") -> s
     return h.hexdigest()[:32]
 
 
+def cached_generated(generator: str, params: object, top: str, *, cache: str | os.PathLike | None = None,
+                     mapping: str = "area") -> SynthResult | None:
+    """The cached result of a :func:`synthesize_generated` call, or None (nothing is run)."""
+    root = cache_dir(cache)
+    memo = root / "elab" / f"{_memo_key(generator, repr(params), top, mapping)}.json"
+    try:
+        key = json.loads(memo.read_text())["key"]
+        if re.fullmatch(r"[0-9a-f]{32}", key):
+            return _load(root / key / "result.json", root / key, cached=True)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # absent, damaged or dangling
+    return None
+
+
 def synthesize_generated(generator: str, params: object, top: str, make_verilog: Callable[[], str], *,
                          cache: str | os.PathLike | None = None, use_cache: bool = True,
                          mapping: str = "area") -> SynthResult:
@@ -535,15 +549,11 @@ def synthesize_generated(generator: str, params: object, top: str, make_verilog:
     cache (see the module docstring). ``generator`` names what builds the Verilog (e.g.
     ``"hw.pe.SparsePE"``); ``params`` is everything else it takes, as a value whose ``repr`` is
     deterministic (ints, strings, tuples, frozen dataclasses)."""
-    root = cache_dir(cache)
-    memo = root / "elab" / f"{_memo_key(generator, repr(params), top, mapping)}.json"
-    if use_cache and memo.exists():
-        try:
-            key = json.loads(memo.read_text())["key"]
-            if re.fullmatch(r"[0-9a-f]{32}", key):
-                return _load(root / key / "result.json", root / key, cached=True)
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged or dangling memo entry: regenerate below
+    if use_cache:
+        hit = cached_generated(generator, params, top, cache=cache, mapping=mapping)
+        if hit is not None:
+            return hit
+    memo = cache_dir(cache) / "elab" / f"{_memo_key(generator, repr(params), top, mapping)}.json"
     result = synthesize(make_verilog(), top, cache=cache, use_cache=use_cache, mapping=mapping)
     memo.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(memo, json.dumps({"key": result.key, "generator": generator, "params": repr(params), "top": top}))

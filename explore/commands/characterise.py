@@ -20,17 +20,27 @@ identical results (prints one line per file; exit 2 on a difference).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
+from explore.config import load_config
+from explore.evaluator import activity_trace, make_context
+from explore.prewarm import hardware_jobs
 from hw.errors import InputError
+from ppa import characterisation
+from ppa.design import DesignPoint
+from ppa.liberty.library import default_liberty_path
+from ppa.model import estimate
+from ppa.timing.opensta import find_sta
 
 #: the sweep configs characterised when none is given
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -38,11 +48,6 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 def toolsets() -> list[dict[str, str]]:
     """The (Yosys, timing) combinations at hand: environment overrides for each pass."""
-    import importlib.util  # lazy: CLI start-up (only this command probes the wheel)
-
-    from ppa.liberty.library import default_liberty_path  # lazy: CLI start-up
-    from ppa.timing.opensta import find_sta  # lazy: CLI start-up
-
     out = []
     if shutil.which("yosys"):
         timings = ["generic"] + (["sta"] if find_sta() is not None and default_liberty_path() is not None else [])
@@ -60,13 +65,7 @@ _CFGS: list[Any] = []
 def _job(index: int, kw: dict[str, Any], timing: str) -> tuple[dict, float]:
     """One hardware job under recording: ppa.model.estimate of the design with the trials' trace
     and with the default synthetic trace (what ``sparsepe ppa`` and the report's other designs use)."""
-    import explore.evaluator as ev  # lazy: pool worker
-    from ppa import characterisation  # lazy: pool worker
-    from ppa.design import DesignPoint  # lazy: pool worker
-    from ppa.model import estimate  # lazy: pool worker
-
     cfg = _CFGS[index]
-
     if timing == "generic":
         os.environ["SPARSEPE_STA"] = "off"
     else:
@@ -75,25 +74,17 @@ def _job(index: int, kw: dict[str, Any], timing: str) -> tuple[dict, float]:
     with characterisation.recording() as rec:
         design = DesignPoint(**kw)
         if cfg.fixed.activity_trace == "reference" and design.precision == "int8":
-            estimate(design, trace=ev._activity_trace(ev.make_context(cfg), design))
+            estimate(design, trace=activity_trace(make_context(cfg), design))
         estimate(design)
     return dict(rec), time.time() - t
 
 
 def characterise_configs(configs: list[Path], out: Path, *, workers: int, log, yosys: str | None = None) -> list[Path]:
     """Characterise ``configs`` with every toolset at hand; returns the files written."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed  # lazy: CLI start-up
-
-    from explore.config import load_config  # lazy: CLI start-up
-    from explore.prewarm import hardware_jobs  # lazy: CLI start-up
-    from ppa import characterisation  # lazy: CLI start-up
-
-    import explore.evaluator as ev  # lazy: CLI start-up
-
     cfgs = [load_config(c) for c in configs]
     _CFGS[:] = cfgs
     for cfg in cfgs:  # the quality references, trained here once (the workers inherit them)
-        ev.make_context(cfg)
+        make_context(cfg)
     written = []
     for ts in toolsets():
         if yosys is not None and ts["SPARSEPE_YOSYS"] != yosys:
@@ -151,7 +142,6 @@ def characterise(
     yosys: Annotated[Optional[str], typer.Option("--yosys", help="only this Yosys: native | yowasp")] = None,
 ) -> None:
     """Characterise the example sweeps' hardware and write the shipped characterisation."""
-    from ppa import characterisation  # lazy: CLI start-up
 
     def log(line: str) -> None:
         print(f"sparsepe: {line}", file=sys.stderr, flush=True)
@@ -193,7 +183,6 @@ def characterise(
 
 def _check(k: int, log) -> None:
     """``--check``: the shipped file of each Yosys at hand against fresh synthesis."""
-    from ppa import characterisation  # lazy: CLI start-up
 
     bad = []
     for ts in toolsets():
