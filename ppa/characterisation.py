@@ -266,6 +266,11 @@ def probing() -> Iterator[None]:
         _probing = outer
 
 
+def is_probing() -> bool:
+    """Whether the caller runs inside :func:`probing`."""
+    return _probing
+
+
 #: failed syntheses / timings of this process by key: asked again, they fail again at once, with
 #: the same message, instead of running the tool again
 _failed: dict[tuple[str, str], InputError] = {}
@@ -462,6 +467,6 @@ def check_sample(entries: dict[str, dict[str, dict]], k: int, *, cache, seed: in
     return bad
 
 
-__all__ = ["NotCharacterised", "probing", "failure", "computed", "cached", "synthesis", "sta", "status", "recording", "merge", "write", "code_version", "context",
+__all__ = ["NotCharacterised", "probing", "is_probing", "failure", "computed", "cached", "synthesis", "sta", "status", "recording", "merge", "write", "code_version", "context",
            "file_name", "Shipped", "SHIPPED_DIR", "REGENERATE", "POST_CHARACTERISATION", "results_dir", "note_computed",
            "shipped_dir", "check_sample", "resynthesise", "recorded_params", "GENERATORS"]

@@ -41,6 +41,7 @@ from ppa.design import DesignPoint
 from ppa.liberty.library import default_liberty_path
 from ppa.model import estimate
 from ppa.timing.opensta import find_sta
+from sim.quality.transformer import RESULT_FILES
 
 #: the sweep configs characterised when none is given
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -117,16 +118,15 @@ def characterise_configs(configs: list[Path], out: Path, *, workers: int, log, y
     return written
 
 
-def copy_quality_references(cache_root: Path, dest: Path) -> list[Path]:
-    """The quality reference results the characterisation trained (transformer-*.json of the
-    cache's quality/ directory), copied to ``dest``."""
+def copy_quality_references(dest: Path) -> list[Path]:
+    """The quality reference results the configs' contexts read or trained here
+    (sim.quality.transformer.RESULT_FILES), copied to ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
     out = []
-    for f in sorted((cache_root / "quality").glob("transformer-*.json")):
-        if f.name.startswith("transformer-weights-"):
-            continue
-        shutil.copyfile(f, dest / f.name)
-        out.append(dest / f.name)
+    for name, src in sorted(RESULT_FILES.items()):
+        if src.resolve().parent != dest.resolve():
+            shutil.copyfile(src, dest / name)
+        out.append(dest / name)
     return out
 
 
@@ -171,8 +171,7 @@ def characterise(
     try:
         t0 = time.time()
         written = characterise_configs(configs, out, workers=n, log=log, yosys=yosys)
-        cache_root = Path(os.environ.get("SPARSEPE_CACHE_DIR") or Path.home() / ".cache" / "sparsepe")
-        refs = copy_quality_references(cache_root, quality_out or out / "quality")
+        refs = copy_quality_references(quality_out or out / "quality")
         log(f"characterised {len(configs)} configs in {time.time() - t0:.0f} s: "
             f"{', '.join(str(p) for p in written)}; {len(refs)} quality references in {quality_out or out / 'quality'}")
         log(f"model code version {characterisation.code_version()}")

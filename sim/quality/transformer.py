@@ -320,11 +320,16 @@ def transformer_experiment(n: int = 2, m: int = 4, *, seed: int = 0, cfg: LMConf
                 tmp = path.with_suffix(f".tmp{os.getpid()}")
                 tmp.write_text(json.dumps({"key": key_obj, "result": res.to_json(), "per_sample": res.per_sample}))
                 os.replace(tmp, path)
+                RESULT_FILES[path.name] = path
             except OSError:
                 pass  # no writable cache: the result is still returned
             return res
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+#: the result files this process read or wrote, by file name (``sparsepe characterise`` ships them)
+RESULT_FILES: dict[str, Path] = {}
 
 
 def _load(path: Path, timing: dict) -> TransformerResult | None:
@@ -336,6 +341,7 @@ def _load(path: Path, timing: dict) -> TransformerResult | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None  # a damaged or older cache entry is recomputed
     res.cached = True
+    RESULT_FILES[path.name] = path
     return res
 
 
