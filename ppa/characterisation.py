@@ -28,7 +28,13 @@ is synthesised then (ppa.synth.SynthResult.netlist_file). A file is used only wh
   is this installation's;
 
 otherwise it is ignored and the run characterises as without it; the first result it then has to
-compute logs why (:func:`status`).
+compute logs why (:func:`status`). ``SPARSEPE_CHARACTERISATION=off`` turns it off, a directory
+there replaces the package's.
+
+Also here: :func:`probing` (a lookup that would compute raises :class:`NotCharacterised` instead:
+how explore.prewarm learns in milliseconds what is left to characterise), :func:`computed` (what
+this process had to compute: a trial's progress line says so), and the failures of this process
+(a synthesis or timing that failed fails again at once, with the same message, when asked again).
 """
 
 from __future__ import annotations
