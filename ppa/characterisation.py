@@ -457,10 +457,12 @@ def resynthesise(entry: dict, *, cache) -> synth.SynthResult:
     return synth.synthesize(verilog, call["top"], cache=cache, use_cache=False, mapping=call["mapping"])
 
 
-def check_sample(entries: dict[str, dict[str, dict]], k: int, *, cache, seed: int | None = None) -> list[str]:
-    """Re-synthesise ``k`` random synthesis entries of ``entries``; one line per entry whose fresh
-    result differs (nothing: all identical)."""
-    synths = sorted(entries.get("synth", {}).items())
+def check_sample(entries: dict[str, dict[str, dict]], k: int, *, cache, seed: int | None = None,
+                 max_transistors: int | None = None) -> list[str]:
+    """Re-synthesise ``k`` random synthesis entries of ``entries`` (of at most ``max_transistors``,
+    when given); one line per entry whose fresh result differs (nothing: all identical)."""
+    synths = sorted((key, e) for key, e in entries.get("synth", {}).items()
+                    if max_transistors is None or e["transistors"] <= max_transistors)
     rng = random.Random(seed)
     bad = []
     for key, entry in rng.sample(synths, min(k, len(synths))):

@@ -12,7 +12,8 @@ file holds what this code and these tools give, not an older cache entry). Write
 ``DIR/<yosys>.json`` per Yosys (ppa.characterisation.write) and the quality references the configs'
 limits need to ``DIR/quality/`` (``--quality-out``), the layout ``SPARSEPE_CHARACTERISATION=DIR``
 reads. The package's own: ``sparsepe characterise --out ppa/characterised --quality-out
-sim/quality/shipped`` (the default configs are examples/*.toml).
+sim/quality/shipped`` (the default configs: examples/*.toml but precision.toml, see
+:data:`NOT_SHIPPED`).
 
 ``--check N``: re-synthesise N random entries of each shipped file for a Yosys at hand and require
 identical results (prints one line per file; exit 2 on a difference).
@@ -34,7 +35,7 @@ import typer
 
 from explore.config import load_config
 from explore.evaluator import activity_trace, make_context
-from explore.prewarm import hardware_jobs
+from explore.prewarm import hardware_jobs, job_name
 from hw.errors import InputError
 from ppa import characterisation
 from ppa.design import DesignPoint
@@ -43,8 +44,15 @@ from ppa.model import estimate
 from ppa.timing.opensta import find_sta
 from sim.quality.transformer import RESULT_FILES
 
-#: the sweep configs characterised when none is given
+#: the sweep configs characterised when none is given: the examples, but the float precisions
+#: (examples/precision.toml says it synthesises each float PE and array on first use: their
+#: netlists are several times an INT8 one's, an hour of wheel synthesis; give the file to add it)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NOT_SHIPPED = ("precision.toml",)
+
+
+def default_configs() -> list[Path]:
+    return [p for p in sorted(EXAMPLES.glob("*.toml")) if p.name not in NOT_SHIPPED]
 
 
 def toolsets() -> list[dict[str, str]]:
@@ -91,26 +99,26 @@ def characterise_configs(configs: list[Path], out: Path, *, workers: int, log, y
         if yosys is not None and ts["SPARSEPE_YOSYS"] != yosys:
             continue
         os.environ["SPARSEPE_YOSYS"] = ts["SPARSEPE_YOSYS"]
-        jobs, seen = [], set()
-        for i, cfg in enumerate(cfgs):
-            for kw in hardware_jobs(cfg):
-                for timing in ts["timings"].split(","):
-                    key = (repr(sorted(kw.items())), timing, cfg.fixed.activity_trace)
+        entries: dict = {}
+        t0 = time.time()
+        # one timing path after the other: the second finds the area figures the first synthesised
+        # (in parallel, both would synthesise them)
+        for timing in ts["timings"].split(","):
+            jobs, seen = [], set()
+            for i, cfg in enumerate(cfgs):
+                for kw in hardware_jobs(cfg):
+                    key = (repr(sorted(kw.items())), cfg.fixed.activity_trace)
                     if key not in seen:
                         seen.add(key)
                         jobs.append((i, kw, timing))
-        log(f"{characterisation.context()['yosys']}: {len(jobs)} jobs ({ts['timings']} timing) on {workers} processes")
-        entries: dict = {}
-        t0 = time.time()
-        with ProcessPoolExecutor(max_workers=workers) as pool:  # fresh workers per Yosys: no memo carries over
-            futs = {pool.submit(_job, *j): j for j in jobs}
-            for k, fut in enumerate(as_completed(futs), 1):
-                _, kw, timing = futs[fut]
-                rec, dt = fut.result()  # a failure is the command's failure: nothing half-written
-                characterisation.merge(entries, rec)
-                kind = "dense" if not kw["sparse"] else ("dense-path" if kw["dense_path"] else f"{kw['n']}:{kw['m']}")
-                log(f"  {k}/{len(jobs)}: {kind} {kw['precision']} pipeline {kw['pipeline']} {kw['dataflow']}, "
-                    f"{timing} timing ({dt:.0f} s)")
+            log(f"{characterisation.context()['yosys']}: {len(jobs)} jobs, {timing} timing, on {workers} processes")
+            with ProcessPoolExecutor(max_workers=workers) as pool:  # fresh workers per pass: no memo carries over
+                futs = {pool.submit(_job, *j): j for j in jobs}
+                for k, fut in enumerate(as_completed(futs), 1):
+                    _, kw, _ = futs[fut]
+                    rec, dt = fut.result()  # a failure is the command's failure: nothing half-written
+                    characterisation.merge(entries, rec)
+                    log(f"  {k}/{len(jobs)}: {job_name(kw)}, {timing} timing ({dt:.0f} s)")
         path = characterisation.write(out, entries)
         log(f"  wrote {path}: {sum(len(v) for v in entries.values())} results in {time.time() - t0:.0f} s")
         written.append(path)
@@ -131,7 +139,8 @@ def copy_quality_references(dest: Path) -> list[Path]:
 
 
 def characterise(
-    configs: Annotated[Optional[list[Path]], typer.Argument(help="sweep configs (default: examples/*.toml)")] = None,
+    configs: Annotated[Optional[list[Path]], typer.Argument(
+        help="sweep configs (default: examples/*.toml but precision.toml)")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="directory for the <yosys>.json files")] = None,
     quality_out: Annotated[Optional[Path], typer.Option(
         "--quality-out", help="directory for the quality references (default: OUT/quality)")] = None,
@@ -155,7 +164,7 @@ def characterise(
         raise InputError("give the output directory (the package's: ppa/characterised)", where="--out")
     if out.exists() and not out.is_dir():
         raise InputError("is a file, not a directory", where=f"--out {out}")
-    configs = configs or sorted(EXAMPLES.glob("*.toml"))
+    configs = configs or default_configs()
     for c in configs:
         if not c.is_file():
             raise InputError("no such config file", where=str(c))
