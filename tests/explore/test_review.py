@@ -257,7 +257,7 @@ def test_diff_dram_bandwidth_is_memory_at_the_first_layer_whose_stalls_changed(t
     assert res["config_delta"] == [{"key": "fixed.dram_units.lpddr5", "a": 4, "b": 1}]
     # independently: the same array at 4 and 1 LPDDR5 channels (51.2 and 12.8 GB/s), layer by layer
     wl = get_workload("bert-base", seq=64)
-    base = dict(rows=16, cols=16, sram_kb=256, clock_mhz=800, n=2, m=4, sparse=True, dataflow="ws")
+    base = dict(rows=16, cols=16, sram_kb=256, clock_mhz=400, n=2, m=4, sparse=True, dataflow="ws")
     sa, sb = (simulate(wl, ArrayConfig(**base, dram_gbps=g)) for g in (51.2, 12.8))
     first = next(i for i in range(len(sa.names))
                  if sa.layers["stall_cycles"][i] != sb.layers["stall_cycles"][i])
