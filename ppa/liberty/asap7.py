@@ -31,6 +31,7 @@ import tempfile
 from pathlib import Path
 
 from hw.errors import InputError
+from hw.host import make_dir, write_file
 from ppa import synth
 
 #: the value of ``--liberty`` / ``fixed.liberty`` that selects the ASAP7 library
@@ -156,7 +157,7 @@ def merged_liberty_path() -> str:
     out = dest / f"{MERGED_NAME}.lib"
     if out.is_file():
         return str(out)
-    dest.mkdir(parents=True, exist_ok=True)
+    make_dir(dest)
     with tempfile.TemporaryDirectory(prefix="sparsepe-asap7-", dir=dest) as tmp:
         texts = []
         for f in FILES:
@@ -168,10 +169,8 @@ def merged_liberty_path() -> str:
                 raise InputError(f"7z could not unpack {f}.lib.7z: {tail[0]}", where="--liberty asap7")
             texts.append(lib.read_text())
         if (src / "LICENSE").is_file():
-            shutil.copyfile(src / "LICENSE", dest / "LICENSE")
-        part = Path(tmp) / "merged.lib"
-        part.write_text(merge(texts))
-        os.replace(part, out)
+            write_file(dest / "LICENSE", (src / "LICENSE").read_bytes())
+        write_file(out, merge(texts))
     return str(out)
 
 
