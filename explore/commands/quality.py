@@ -270,12 +270,11 @@ def _print_human(result: dict) -> None:
 
 @contextmanager
 def interrupt_line():
-    """Ctrl-C: one line ``sparsepe: interrupted`` and exit 130 (the hooks' child processes are
-    killed on the way out: sim.quality.hooks)."""
+    """Ctrl-C: exit 130, whose one line ``sparsepe: interrupted`` explore.cli prints (the hooks'
+    child processes are killed on the way out: sim.quality.hooks)."""
     try:
         yield
     except KeyboardInterrupt:
-        print("sparsepe: interrupted", file=sys.stderr)
         raise typer.Exit(130) from None
 
 
