@@ -26,7 +26,7 @@ model TOPS/W is peak; the published TOPS/W is published peak TOPS over published
 TOPS/W depend on ppa.model's clock power (clock_energy_per_ff_cycle_pj), which is being replaced;
 those rows are marked "clk" and will move when that merges; areas, clocks and peak TOPS will not.
 
-Targets (issue 10): every figure within 2x; array area and TOPS/W of the matrix units within 1.5x.
+Targets: every figure within 2x; array area and TOPS/W of the matrix units within 1.5x.
 Misses are printed with their reason.
 """
 

@@ -43,7 +43,7 @@ MIN_DENSE_SHARE = 0.5
 #: is within 2.4 % of CACTI, PE-scaled area within 2.5 % of whole-array synthesis; DRAM energy
 #: per bit varies by more between vendors).
 SHIP_MIN_ADVANTAGE = 0.05
-#: What each entry of ``comparison`` carries (best.json keys named in issue 11, plus p99, TOPS/mm2
+#: What each entry of ``comparison`` carries (the best.json keys, plus p99, TOPS/mm2
 #: and the trial it came from).
 ENTRY_METRICS = ("latency_ms", "p99_latency_ms", "energy_per_inference_mj", "area_mm2", "power_w", "perf_per_watt",
                  "effective_tops")

@@ -70,7 +70,7 @@ LOG_EVERY_TRIALS = 10
 #: A worker stops after this many consecutive FAILED trials (an error inside the evaluation) and
 #: reports the last one in one line. [A] 5: a design-dependent failure (one bad corner of the
 #: space) is survived, a failure that repeats on every point (the study cannot make progress)
-#: stops within seconds instead of looping (issue 16: 1,553 failed trials in 53 s).
+#: stops within seconds instead of looping (1,553 failed trials in 53 s otherwise).
 MAX_CONSECUTIVE_FAILURES = 5
 
 

@@ -74,7 +74,7 @@ class FPFormat:
 
 
 #: [P] OCP OFP8 spec rev 1.0 (2023) Table 1; [P] bfloat16 = binary32 with the low 16 bits dropped
-#: (Google TPU / Intel BF16 definition); DAZ on bf16 inputs is this tool's stated rule (issue 13).
+#: (Google TPU / Intel BF16 definition); DAZ on bf16 inputs is this tool's stated rule.
 FORMATS: dict[str, FPFormat] = {
     "fp8-e4m3": FPFormat("fp8-e4m3", 4, 3, 7, ieee_specials=False, daz=False),
     "fp8-e5m2": FPFormat("fp8-e5m2", 5, 2, 15, ieee_specials=True, daz=False),

@@ -7,7 +7,7 @@ multiply (0.2 pJ) and the 32-bit add (0.1 pJ), the two operators of a MAC. Held 
 (published-figures.md section 3). At 7 nm the same two operators against Jouppi et al. ISCA 2021
 Table 2 set ppa.tech's node correction.
 
-Area is NOT calibrated on Horowitz any more (issue 10): it is transistors x ppa.tech's area per
+Area is not calibrated on Horowitz: it is transistors x ppa.tech's area per
 transistor, from published logic densities and a realised-density factor. Horowitz's four operator
 areas (8-bit multiply 282 um^2, 8-bit add 36, 32-bit add 137, 32-bit multiply 3495) are a check:
 ``held_out_table`` reports the model's placed-block area and its peak cell area against each.

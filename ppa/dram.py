@@ -4,9 +4,9 @@ The energy of a bit moved between the die and DRAM is split where it is spent:
 - the DRAM device (this module, ``DramType.pj_per_bit``): row activation and on-die data movement
   (the "core") plus the DRAM's own I/O drivers and receivers;
 - the SoC-side PHY and controller (ppa.phy): on the die, so it heats the die.
-ppa.phy.total_pj_per_bit is the sum. Before issue 21 the HBM PHY carried Jouppi's 250 pJ per 64 bits
-on top of O'Connor's device energy, which already includes the I/O: counted twice (7.9 pJ/bit);
-that figure is now a held-out check of the sum (``sparsepe validate``).
+ppa.phy.total_pj_per_bit is the sum. Jouppi's 250 pJ per 64 bits on top of O'Connor's device energy,
+which already includes the I/O, would count it twice (7.9 pJ/bit);
+that figure is a held-out check of the sum (``sparsepe validate``).
 
 Sources (tags: [S] secondary source naming the primary; [D] derived, formula shown; [A] assumption):
 - HBM2 core: O'Connor et al., MICRO 2017 (Fine-Grained DRAM) Table 3 / Fig. 1 [S]: 3.97 pJ/bit, of

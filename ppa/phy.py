@@ -22,9 +22,8 @@ DRAM PHY + controller, per unit (HBM stack / LPDDR5 x16 channel / DDR4 64-bit ch
     calibration and in situ margin detection", IEEE JSSC 59(1), 2024 ("energy efficiency of the
     HBM3 interface, 0.29 pJ/bit"). Range 0.29-0.41: a 40 nm PAM-4 HBM controller interface reaches
     0.41 pJ/b ("A 68.7 fJ/b/mm 375 GB/s/mm single-ended PAM-4 interface ... for the next-generation
-    HBM controller") -- the held-out check (``sparsepe validate``). Before issue 21 this was
-    Jouppi's 250 pJ per 64 b ("only the I/O energy"), on top of O'Connor's device energy, which
-    already holds the I/O: counted twice.
+    HBM controller") -- the held-out check (``sparsepe validate``). Jouppi's 250 pJ per 64 b ("only the I/O
+    energy") is not added on top of O'Connor's device energy, which already holds the I/O.
   * LPDDR5 / DDR4: one end of the link, ppa.dram.link_end_pj_per_bit at the standard's VDDQ (the
     65 nm LPDDR4 interface measurement of Kim et al. 2018 scaled by VDDQ^2) [D]: 0.78 pJ/bit at
     0.5 V, 4.47 at 1.2 V; range read-only .. write-only traffic.

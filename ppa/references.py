@@ -66,7 +66,7 @@ PAM4_HBM_PHY_PJ_PER_BIT = Reference(0.41, "pJ/bit", "[P] 40 nm PAM-4 next-genera
                                     "0.41 pJ/b")
 
 # --- timing and voltage ----------------------------------------------------------------------------
-#: the clock bound of the 7 nm pipeline-1 INT8 PE at nominal voltage (issue 21), from shipped 7 nm
+#: the clock bound of the 7 nm pipeline-1 INT8 PE at nominal voltage, from shipped 7 nm
 #: silicon: TPU v4i 1.05 GHz, A100 1.41 GHz (published-figures §8b), MediaTek MT8192's Cortex-A76 cores
 #: 2.171 GHz (Linux mt8192.dtsi clock-frequency) [P]
 PE_7NM_FMAX_BOUND_MHZ = Reference(2500.0, "MHz", "bound for a 7 nm pipeline-1 PE: shipped 7 nm silicon clocks at 1.05 "

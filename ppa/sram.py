@@ -5,7 +5,7 @@ Two sources, which disagree on read energy by 2-10x (``conflict``), and a select
   Horowitz (ISSCC 2014, 45 nm, 0.9 V) and Jouppi et al. (ISCA 2021 Table 2, 7 nm): see
   "Silicon-derived read energy" below. Area, access/cycle time, leakage and the write/read
   energy ratio from the CACTI fit.
-- ``model="cacti"``: every figure from the CACTI 7 fit (the model before issue 21).
+- ``model="cacti"``: every figure from the CACTI 7 fit.
 Where the sources conflict the default follows the silicon-derived one (CACTI's ITRS-HP
 periphery is a tool's projection, not a measurement).
 

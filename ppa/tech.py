@@ -89,7 +89,7 @@ HOROWITZ_V = 0.9  # [S] the voltage of Horowitz's table (published-figures §3)
 #: geometric mean of what the multiplier and the adder each imply (1.62 and 1.14 fJ)
 E_TOGGLE_45_PJ = math.sqrt(HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLES_PER_OP * HOROWITZ_ADD32_PJ / CAL_ADD32_TOGGLES_PER_OP)
 #: what Horowitz's 8-bit multiplier implies per transistor of our netlist (um^2) [D] = 282 / 2176:
-#: since issue 10 a CHECK of the logic area law, not its anchor (``horowitz_area_check``)
+#: a CHECK of the logic area law, not its anchor (``horowitz_area_check``)
 HOROWITZ_AREA_PER_TRANSISTOR_45_UM2 = HOROWITZ_MUL8_UM2 / CAL_MUL8_TRANSISTORS
 # 7 nm: Jouppi et al. ISCA 2021 Table 2: 8-bit multiply 0.07 pJ, 32-bit add 0.03 pJ
 # (published-figures §3), at our 7 nm nominal 0.7 V [A]. The same operators and toggle counts as
@@ -162,8 +162,8 @@ SRAM_VMIN_OFFSET_V = 0.15
 
 # --- Leakage ---------------------------------------------------------------------------------
 # Logic leakage per mm^2 of standard-cell area, from the leakage of a drive-1 inverter in a logic
-# library at each anchor node (before issue 21: CACTI's ITRS-HP SRAM-macro leakage density, 324-346
-# mW/mm^2 at 360 K, 17x to 70x these, and 22 nm's figure reused for every node below 20 nm):
+# library at each anchor node (not CACTI's ITRS-HP SRAM-macro leakage density, 324-346 mW/mm^2 at
+# 360 K, 17x to 70x these, an SRAM figure):
 # [P] 45 nm: Nangate 45 nm Open Cell Library (FreePDK45), typical corner 1.1 V, 25 C: INV_X1
 #     cell_leakage_power 14.353185 nW (NangateOpenCellLibrary_typical.lib) on 0.532 um^2 (1.4 um
 #     row x 0.38 um) = 26.98 mW/mm^2.
@@ -276,7 +276,7 @@ def area_per_transistor_um2(nm: int) -> float:
     return 1.0 / realised_logic_density_mtr_mm2(nm)
 
 
-#: the law's block area per transistor at 45 nm (um^2), the name kept from before issue 10 (when it
+#: the law's block area per transistor at 45 nm (um^2), the name kept from when it
 #: was Horowitz's 282 / 2210 before the flow's -noalumacc, 282 / 2176 now); ppa.calibration.calibrate() re-derives it
 AREA_PER_TRANSISTOR_45_UM2 = area_per_transistor_um2(45)
 
@@ -598,7 +598,7 @@ def fo4_check() -> list[dict]:
 #: are that module's figures for the default library, osu018 [D] (DFFPOSX1 clock-pin internal
 #: energy + pin and wiring C V^2 + a CLKBUF1 tree, over the library's energy per calibration toggle:
 #: 0.396 / 0.0985 pJ at 1.8 V), so both paths cost a flip-flop alike. tests/ppa/test_liberty_energy.py
-#: re-derives them from the library when it is installed. (Before session 4: an assumed 3.)
+#: re-derives them from the library when it is installed.
 CLOCK_TOGGLES_PER_FF_CYCLE = 4.02
 #: [D] the same for a flip-flop output toggle: the D- and Q-pin internal energy on top of its own net
 #: toggle (osu018 DFFPOSX1: 0.122 / 0.0985 pJ).

@@ -1,4 +1,4 @@
-"""The precision policy section of the report (issue 13): one row per precision x sparsity of the
+"""The precision policy section of the report: one row per precision x sparsity of the
 study's designs, with latency, energy per inference and area of the best design of that pair (from
 the stored trials), the quality delta against the dense FP32 model with its interval and the gate
 (sim.quality.precision on the digits reference MLP; sim.quality.transformer_precision on the

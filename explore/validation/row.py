@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-#: the agreement a held-out row must reach (issue 21: within 1.5x)
+#: the agreement a held-out row must reach (within 1.5x)
 TOLERANCE = 1.5
 
 

@@ -1,7 +1,7 @@
 """Quality gates per precision: the digits reference MLP (sim.quality.reference) evaluated at each
 operand precision, combined with N:M pruning, against the dense FP32 model of the same seed.
 
-Quantisation recipes (issue 13):
+Quantisation recipes:
 
 * ``int8`` / ``int4``: symmetric per-output-channel weights (scale = max|W[c]| / (2**(b-1) - 1), round
   to nearest, clip) and symmetric per-tensor activations calibrated on held-out data (the last
