@@ -62,7 +62,8 @@ def _flags_without_type() -> None:
 _flags_without_type()
 
 #: The sub-commands, in the order the help lists them: ``explore/commands/<name>.py`` each.
-_COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report", "memo", "diff", "validate")
+_COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report", "memo", "diff", "validate",
+                    "assumptions")
 
 
 def _load_command(name: str) -> Any:

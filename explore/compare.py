@@ -8,13 +8,15 @@ cycle model, synthesis-based area and power, memory and limits):
 
 * **best sparse vs best dense**: for each objective of the study, the best feasible design whose
   PEs are sparse against the best feasible design whose PEs are dense, under the same limits.
-  When the study evaluated too few dense designs for that to be fair (fewer than
-  ``MIN_DENSE_SHARE`` of a fair share: trials / number of sparsity options), a focused dense
-  sub-study of that share is run (same sampler family, seeded, the space with dense PEs only)
-  and the comparison says so.
-* **the chosen design's dense twins** (explore.twins.twin_points / iso_area_choice): the same
-  R x C array with dense PEs (iso-array), and the fastest dense array of the space whose area does
-  not exceed the design's (iso-area).
+* **equal search effort**: both sides are searched alike. When the space offers sparse and dense
+  PEs, the study's sampler gives each side the same number of trials with its own sampler of the
+  same kind (explore.sampler.SideBalancedSampler). When it offers only sparse PEs, the dense side
+  is a study of the dense twins of its options (:func:`dense_substudy`) with as many trials as the
+  sparse side, the same sampler and seed. ``--exhaustive`` (and ``--grid``) evaluates every point
+  of both sides. ``search`` states, per side, the trials, the distinct designs and the sampler.
+* **the chosen design's dense twins** (explore.twins): the same design with dense PEs (iso-array),
+  and the fastest feasible dense design within its area over every other axis (iso-area), found
+  among the dense side's designs.
 
 ``comparison`` is what ``best.json`` carries under ``comparison``; the report's first section
 prints it. Every figure in it is an evaluator output for a named design point, so it traces to the
@@ -29,24 +31,18 @@ from typing import Any, Callable
 import optuna
 
 from explore.config import SweepConfig
-from explore.results import Evaluator, constraint_values, stored_value
-from explore.sampler import make_sampler, suggest_point
+from explore.results import Evaluator, constraint_values, design_key, stored_value
+from explore.sampler import make_sampler, sparsity_sides, suggest_point
 from explore.space import axis_choices, dense_twin_sparsity, parse_sparsity
+from explore.twins import TWIN_METRICS, DensePool, iso_array_point, twin_metrics
 
-#: A dense sub-study runs when the study's distinct dense designs are fewer than this share of a
-#: fair share of its trials (trials / sparsity options) [A]: half a share still lets TPE find the
-#: dense optimum in the default space (bench/bench_sweep_efficiency.py: within 1 % after a median
-#: of 76 trials over all 30,720 points, i.e. a few dozen per sparsity option).
-MIN_DENSE_SHARE = 0.5
-#: SHIP needs the best sparse design to beat the best dense design on the primary objective by at
-#: least this margin [A]: 5 %, the size of model error we would not bet a tape-out on (the SRAM fit
-#: is within 2.4 % of CACTI, PE-scaled area within 2.5 % of whole-array synthesis; DRAM energy
-#: per bit varies by more between vendors).
-SHIP_MIN_ADVANTAGE = 0.05
 #: What each entry of ``comparison`` carries (the best.json keys, plus p99, TOPS/mm2
 #: and the trial it came from).
 ENTRY_METRICS = ("latency_ms", "p99_latency_ms", "energy_per_inference_mj", "area_mm2", "power_w", "perf_per_watt",
                  "effective_tops")
+#: The sampler names ``search`` reports.
+SAMPLER_NAMES = {"tpe": "tpe + incumbent neighbourhood steps", "nsga2": "nsga2", "random": "random",
+                 "exhaustive": "exhaustive (every point of the discretised space)"}
 
 
 def is_sparse(params: dict[str, Any]) -> bool:
@@ -90,79 +86,124 @@ def best_record(records: list[dict[str, Any]], objective: str, direction: str, *
     return min(cands, key=lambda r: (sign * float(r["metrics"][objective]), r["number"]))
 
 
-def dense_share(cfg: SweepConfig, n_trials: int) -> int:
-    """A fair share of ``n_trials`` for the dense option: trials / sparsity options (dense counted
-    once even when the space does not offer it)."""
-    opts = axis_choices(cfg.space, "sparsity") or []
-    k = len(opts) + (0 if any(not parse_sparsity(o)[2] for o in opts) else 1)
-    return max(1, math.ceil(n_trials / max(k, 1)))
+def advantage(sparse_value: float, dense_value: float, direction: str) -> float | None:
+    """best sparse / best dense on one objective, oriented so > 1 favours sparse (None unless both > 0)."""
+    if not (sparse_value > 0 and dense_value > 0):
+        return None
+    return sparse_value / dense_value if direction == "maximize" else dense_value / sparse_value
 
 
-def needs_dense_substudy(records: list[dict[str, Any]], cfg: SweepConfig, n_trials: int) -> bool:
-    dense = {_point_key(r["params"]) for r in records if not is_sparse(r["params"])}
-    return len(dense) < MIN_DENSE_SHARE * dense_share(cfg, n_trials)
-
-
-def _point_key(params: dict[str, Any]) -> tuple:
-    return tuple(sorted((k, str(v)) for k, v in params.items()))
+def needs_dense_substudy(cfg: SweepConfig) -> bool:
+    """True when the space offers sparse PEs and no dense ones: the dense side is then a study of its own."""
+    sides = sparsity_sides(cfg.space)
+    return bool(sides["sparse"]) and not sides["dense"]
 
 
 def dense_substudy(cfg: SweepConfig, evaluate: Callable[[dict[str, Any]], dict[str, Any]], n_trials: int,
                    seed: int) -> list[dict[str, Any]]:
-    """A focused dense sub-study: ``n_trials`` trials of the study's sampler on its space with the
-    sparsity axis replaced by the dense PE of each option's M, in memory, seeded; distinct designs
-    as records (``number`` is the sub-study's trial number, ``source`` says where it came from)."""
+    """The dense side of a space without dense PEs: ``n_trials`` trials (as many as the sparse side)
+    of the study's sampler on its space with the sparsity axis replaced by the dense PE of each
+    option's M, in memory, seeded; distinct designs as records (``number`` is the sub-study's trial
+    number, ``source`` says where it came from)."""
     dense_opts = sorted({dense_twin_sparsity(o) for o in axis_choices(cfg.space, "sparsity") or ["dense"]})
     space = cfg.space.model_copy(update={"sparsity": dense_opts})
     sub = cfg.model_copy(update={"space": space})
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(direction=cfg.objectives.directions()[0],
-                                sampler=make_sampler(cfg.study.sampler, seed, 1))
-    seen: dict[tuple, dict[str, Any]] = {}
+    study = optuna.create_study(directions=cfg.objectives.directions(),
+                                sampler=make_sampler(cfg.study.sampler, seed, len(cfg.objectives.names())))
+    seen: dict[str, tuple[dict[str, Any], dict[str, float]]] = {}
     records: list[dict[str, Any]] = []
+    names = cfg.objectives.names()
 
-    def objective(trial: optuna.Trial) -> float:
+    def objective(trial: optuna.Trial):
         point = suggest_point(trial, sub)
-        key = _point_key(point)
+        key = design_key(point)
         if key not in seen:
             metrics = evaluate(point)
             seen[key] = (metrics, constraint_values(cfg, metrics))
             records.append({"number": trial.number, "params": point, "metrics": metrics,
-                            "constraints": seen[key][1], "source": "dense sub-study"})
+                            "constraints": seen[key][1], "source": "dense study"})
         metrics, cons = seen[key]
         for k, v in cons.items():
             trial.set_constraint(k, v)
-        return float(metrics[cfg.objectives.primary])
+        values = [float(metrics[o]) for o in names]
+        return values[0] if len(values) == 1 else values
 
     study.optimize(objective, n_trials=n_trials)
     return records
 
 
+def search_summary(cfg: SweepConfig, records: list[dict[str, Any]], side_trials: dict[str, int], sampler: str,
+                   substudy: list[dict[str, Any]] | None = None, substudy_trials: int = 0) -> dict[str, Any]:
+    """best.json's ``comparison.search``: per side, the trials it got, its distinct designs, its sampler."""
+    out = {}
+    for side in ("sparse", "dense"):
+        recs = [r for r in records if is_sparse(r["params"]) == (side == "sparse")]
+        n_trials = side_trials.get(side, 0)
+        source = "study"
+        if side == "dense" and substudy is not None:
+            recs = recs + list(substudy)
+            n_trials += substudy_trials
+            source = "dense study of the sparse options' dense twins (the space offers no dense PE)"
+        out[side] = {"trials": int(n_trials), "distinct_designs": len({design_key(r["params"]) for r in recs}),
+                     "sampler": SAMPLER_NAMES.get(sampler, sampler), "source": source}
+    return out
+
+
+def _twin_sources(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {design_key(r["params"]): r["metrics"] for r in records}
+
+
+def study_twin_metrics(records: list[dict[str, Any]], pool_records: list[dict[str, Any]],
+                       evaluate_many: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> dict[str, dict]:
+    """TWIN_METRICS of every record (design key -> metrics): the iso-array twin from the designs
+    evaluated already where it is one of them, else evaluated here (one batch); the iso-area twin
+    from the feasible dense designs of ``pool_records``."""
+    if not records:
+        return {}
+    known = _twin_sources(pool_records)
+    twins = [iso_array_point(r["params"]) for r in records]
+    missing = {}
+    for p in twins:
+        k = design_key(p)
+        if k not in known and k not in missing:
+            missing[k] = p
+    if missing:
+        for k, m in zip(missing, evaluate_many(list(missing.values()))):
+            known[k] = m
+    pool = DensePool(pool_records, lambda p: not is_sparse(p))
+    res = twin_metrics(_columns([r["metrics"] for r in records]), _columns([known[design_key(p)] for p in twins]), pool)
+    return {design_key(r["params"]): {k: float(res[k][i]) for k in TWIN_METRICS} for i, r in enumerate(records)}
+
+
+def _columns(metrics: list[dict[str, Any]]) -> dict[str, Any]:
+    """The metrics twin_metrics reads, as columns."""
+    keys = ("latency_ms", "perf_per_watt", "area_mm2", "energy_per_inference_mj")
+    return {k: [float(m.get(k, math.nan)) for m in metrics] for k in keys}
+
+
 def comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str, Any] | None,
                evaluate_many: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None,
-               twin_points: Callable | None = None, iso_area_choice: Callable | None = None,
-               substudy: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+               substudy: list[dict[str, Any]] | None = None, search: dict[str, Any] | None = None) -> dict[str, Any]:
     """best.json's ``comparison``: ``best_sparse``, ``best_dense``, ``iso_array_dense``,
-    ``iso_area_dense`` (each an :func:`entry` or None), ``per_objective`` (best sparse vs best dense
-    on every objective), ``primary_advantage`` (best sparse / best dense on the primary objective,
-    oriented so > 1 favours sparse) and ``notes``."""
+    ``iso_area_dense``, ``chosen`` (each an :func:`entry` or None), ``chosen_twin_metrics``,
+    ``per_objective`` (best sparse vs best dense on every objective), ``primary_advantage`` (best
+    sparse / best dense on the primary objective, oriented so > 1 favours sparse), ``search`` and
+    ``notes``."""
     objectives = cfg.objectives.names()
     directions = cfg.objectives.directions()
-    dense_pool = [r for r in records if not is_sparse(r["params"])] + list(substudy or [])
+    pool_records = list(records) + list(substudy or [])
     notes: list[str] = []
     if substudy is not None:
-        notes.append(f"the study evaluated {len({_point_key(r['params']) for r in records if not is_sparse(r['params'])})} "
-                     f"distinct dense designs, too few for a fair comparison; a focused dense sub-study "
-                     f"({len(substudy)} distinct designs, seed {cfg.study.seed}, same sampler and limits) was added")
+        notes.append(f"the space offers no dense PE: the dense side is a study of the sparse options' dense twins "
+                     f"({len(substudy)} distinct designs, seed {cfg.study.seed}, the same sampler, as many trials as "
+                     "the sparse side)")
     out: dict[str, Any] = {"best_sparse": None, "best_dense": None, "iso_array_dense": None, "iso_area_dense": None}
     per: list[dict[str, Any]] = []
     for obj, dirn in zip(objectives, directions):
         bs = best_record(records, obj, dirn, sparse=True)
-        bd = best_record(dense_pool, obj, dirn, sparse=False)
-        ratio = None
-        if bs is not None and bd is not None:
-            a, b = float(bs["metrics"][obj]), float(bd["metrics"][obj])
-            ratio = (a / b if dirn == "maximize" else b / a) if a > 0 and b > 0 else None
+        bd = best_record(pool_records, obj, dirn, sparse=False)
+        ratio = None if bs is None or bd is None else advantage(float(bs["metrics"][obj]), float(bd["metrics"][obj]), dirn)
         per.append({"objective": obj, "direction": dirn,
                     "best_sparse": None if bs is None else {"trial": bs["number"], "value": float(bs["metrics"][obj])},
                     "best_dense": None if bd is None else {"trial": bd["number"], "value": float(bd["metrics"][obj]),
@@ -177,53 +218,65 @@ def comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str
     if out["best_sparse"] is None:
         notes.append("no feasible sparse design in the study")
     if out["best_dense"] is None:
-        notes.append("no feasible dense design" + (" in the study or its dense sub-study" if substudy is not None else ""))
-    if chosen is not None and evaluate_many is not None and twin_points is not None and iso_area_choice is not None:
-        iso_array, cands = twin_points(chosen["params"], cfg)
-        res = evaluate_many([iso_array, *cands])
-        feas = lambda m: all(v <= 0 for v in constraint_values(cfg, m).values())  # noqa: E731
-        out["iso_array_dense"] = entry(iso_array, res[0], "iso-array twin of the chosen design", None, feas(res[0]))
-        j, m, fits = iso_area_choice(float(chosen["metrics"]["area_mm2"]), cands, res[1:])
-        out["iso_area_dense"] = entry(cands[j], m, "iso-area twin of the chosen design", None, feas(m))
-        out["iso_area_dense"]["fits_area"] = bool(fits)
-        if not fits:
-            notes.append(f"no dense array of the space fits in the chosen design's {chosen['metrics']['area_mm2']:.4g} mm^2; "
-                         f"the iso-area twin is the smallest dense array ({m['area_mm2']:.4g} mm^2), which favours dense")
+        notes.append("no feasible dense design" + (" in the study or its dense study" if substudy is not None else ""))
+    if chosen is not None and evaluate_many is not None:
+        iso = iso_array_point(chosen["params"])
+        m_iso = _twin_sources(pool_records).get(design_key(iso)) or evaluate_many([iso])[0]
+        feas = all(v <= 0 for v in constraint_values(cfg, m_iso).values())
+        out["iso_array_dense"] = entry(iso, m_iso, "iso-array twin of the chosen design", None, feas)
+        twin = DensePool(pool_records, lambda p: not is_sparse(p)).iso_area(float(chosen["metrics"]["area_mm2"]))
+        if twin is None:
+            notes.append(f"no feasible dense design of the dense side fits in the chosen design's "
+                         f"{chosen['metrics']['area_mm2']:.4g} mm^2: there is no iso-area twin")
+        else:
+            out["iso_area_dense"] = entry(twin["params"], twin["metrics"], "iso-area twin of the chosen design (the "
+                                          "fastest feasible dense design within its area)", twin["number"], True)
+            out["iso_area_dense"]["fits_area"] = True
         out["chosen"] = entry(chosen["params"], chosen["metrics"], "chosen design", chosen.get("number"), True)
+        tm = twin_metrics(_columns([chosen["metrics"]]), _columns([m_iso]), DensePool(pool_records, lambda p: not is_sparse(p)))
+        out["chosen_twin_metrics"] = {k: _num(v[0]) for k, v in tm.items()}
     elif chosen is not None:
-        notes.append("the evaluator gives no dense twins (twin_points): iso-array and iso-area entries are absent")
+        notes.append("the evaluator cannot cost designs in batches (evaluate_batch): no dense twins")
+    if search is not None:
+        out["search"] = search
+        s, d = search.get("sparse", {}), search.get("dense", {})
+        if s.get("trials") and d.get("trials") is not None and s["trials"] != d["trials"]:
+            notes.append(f"the sides got {s['trials']} (sparse) and {d['trials']} (dense) trials: concurrent workers "
+                         "can tip the balance by a trial each")
     out["notes"] = notes
     return out
 
 
 def build_comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str, Any] | None, ev: Evaluator,
-                     n_trials: int, substudy: list[dict[str, Any]] | None = None, *, allow_substudy: bool = True
-                     ) -> tuple[dict[str, Any], list | None]:
-    """The comparison with the study's evaluator ``ev``: runs the dense sub-study when needed and
-    not given (and ``allow_substudy``: grid mode evaluates every dense point already). Returns
-    (comparison, sub-study records or None)."""
-    if substudy is None and allow_substudy and needs_dense_substudy(records, cfg, n_trials):
-        substudy = dense_substudy(cfg, ev.evaluate, dense_share(cfg, n_trials), cfg.study.seed)
-    comp = comparison(records, cfg, chosen, ev.evaluate_many, getattr(ev.mod, "twin_points", None),
-                      getattr(ev.mod, "iso_area_choice", None), substudy)
+                     side_trials: dict[str, int], sampler: str, substudy: list[dict[str, Any]] | None = None, *,
+                     allow_substudy: bool = True) -> tuple[dict[str, Any], list | None]:
+    """The comparison with the study's evaluator ``ev``: runs the dense study when the space offers no
+    dense PE and it is not given (``allow_substudy``; grid mode evaluates the dense twins itself).
+    ``side_trials``: the study's COMPLETE trials per side. Returns (comparison, dense-study records or None)."""
+    n_sub = side_trials.get("sparse", 0)
+    if substudy is None and allow_substudy and needs_dense_substudy(cfg) and n_sub:
+        substudy = dense_substudy(cfg, ev.evaluate, n_sub, cfg.study.seed)
+    search = search_summary(cfg, records, side_trials, sampler, substudy, n_sub if substudy is not None else 0)
+    many = ev.evaluate_many if hasattr(ev.mod, "evaluate_batch") else None
+    comp = comparison(records, cfg, chosen, many, substudy, search)
     return comp, substudy
 
 
-def stored_substudy(stored: dict[str, Any] | None, cfg: SweepConfig, n_records: int, *, same_seed: bool = True
+def stored_substudy(stored: dict[str, Any] | None, cfg: SweepConfig, n_trials: int, *, same_seed: bool = True
                     ) -> list[dict[str, Any]] | None:
-    """The dense sub-study a study stored (explore.trials.SUBSTUDY_ATTR) as records, when it was
-    run for this study's size (and, with ``same_seed``, the config's seed); else None."""
-    if not stored or stored.get("n_trials") != dense_share(cfg, n_records):
+    """The dense study a study stored (explore.trials.SUBSTUDY_ATTR) as records, when it was run with
+    ``n_trials`` trials (the sparse side's) and, with ``same_seed``, the config's seed; else None."""
+    if not stored or stored.get("n_trials") != n_trials:
         return None
     if same_seed and stored.get("seed") != cfg.study.seed:
         return None
     return [{**r, "metrics": {k: stored_value(v) for k, v in r["metrics"].items()}} for r in stored["records"]]
 
 
-def storable_substudy(cfg: SweepConfig, n_records: int, substudy: list[dict[str, Any]]) -> dict[str, Any]:
-    """What a study stores of its dense sub-study (read back by :func:`stored_substudy`): non-finite
+def storable_substudy(cfg: SweepConfig, n_trials: int, substudy: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a study stores of its dense study (read back by :func:`stored_substudy`): non-finite
     metrics as strings, as every stored metric."""
-    return {"n_trials": dense_share(cfg, n_records), "seed": cfg.study.seed,
+    return {"n_trials": n_trials, "seed": cfg.study.seed,
             "records": [{**r, "metrics": _storable(r["metrics"])} for r in substudy]}
 
 

@@ -26,6 +26,11 @@ Layout of a config (every section but ``[study]`` and ``[objectives]`` is requir
                        serving_performance, each mapped to a person or team
     [context]          build and runtime tags the user supplies for the review memo (optional):
                        model_revision, compiler_version, runtime_version, power_mode, notes
+    [decision]         what SHIP needs (optional): margin (the sparse advantage, default 0.05),
+                       min_confidence (P(advantage >= margin) over the assumptions' ranges, default
+                       0.9), samples (joint samples of the ranges, default 256)
+    [assumptions]      plausible ranges that replace the registry's (optional): one entry per
+                       assumption of ``sparsepe assumptions``, ``name = { low = .., high = .. }``
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from explore.space import (
 )
 from hw.errors import InputError
 from hw.params import PEParams
+from ppa.assumptions import Assumption, with_ranges
 from ppa.liberty import asap7
 from ppa.liberty.library import load_liberty
 from sim.importers.hf import load_hf_config
@@ -333,6 +339,39 @@ class Objectives(StrictModel):
         return [OBJECTIVES[n] for n in self.names()]
 
 
+#: The SHIP margin: the best sparse design must beat the best dense design on the primary objective by
+#: at least this share [A]: 5 %, the size of model error we would not bet a tape-out on (the SRAM fit
+#: is within 2.4 % of CACTI, PE-scaled area within 2.5 % of whole-array synthesis; DRAM energy per
+#: bit varies by more between vendors).
+SHIP_MIN_ADVANTAGE = 0.05
+#: SHIP also needs P(advantage >= margin) over the assumptions' ranges of at least this [A]: nine
+#: chances in ten, a common confidence for a go/no-go call.
+MIN_CONFIDENCE = 0.9
+#: Joint samples of the assumptions' ranges (Latin hypercube) behind that probability: with 256 the
+#: binomial standard error of a probability near 0.9 is about 0.02.
+ROBUSTNESS_SAMPLES = 256
+#: Most joint samples. [A] 100,000 x 20 designs of numpy rows stays within memory and a minute.
+MAX_ROBUSTNESS_SAMPLES = 100_000
+
+
+class Decision(StrictModel):
+    """What SHIP needs beyond the rules of the report's decision section (explore.robustness)."""
+
+    margin: float = Field(SHIP_MIN_ADVANTAGE, ge=0.0, le=10.0,
+                          description="the sparse advantage (best sparse / best dense - 1) SHIP needs")
+    min_confidence: float = Field(MIN_CONFIDENCE, gt=0.0, le=1.0,
+                                  description="P(advantage >= margin) over the assumptions' ranges SHIP needs")
+    samples: int = Field(ROBUSTNESS_SAMPLES, ge=ROBUSTNESS_SAMPLES, le=MAX_ROBUSTNESS_SAMPLES,
+                         description="joint Latin-hypercube samples of the ranges")
+
+
+class AssumptionRange(StrictModel):
+    """One plausible range that replaces the registry's (ppa.assumptions)."""
+
+    low: float
+    high: float
+
+
 class StudySection(StrictModel):
     name: str | None = None
     sampler: Literal["tpe", "nsga2", "random"] = "tpe"
@@ -361,6 +400,8 @@ class SweepConfig(StrictModel):
     quality: Quality | None = None
     owners: Owners = Field(default_factory=Owners)
     context: Context = Field(default_factory=Context)
+    decision: Decision = Field(default_factory=Decision)
+    assumptions: dict[str, AssumptionRange] = Field(default_factory=dict)
 
     #: Where the config came from (set by load_config; used in messages and reports).
     source: str = Field("<memory>", exclude=True)
@@ -377,6 +418,7 @@ class SweepConfig(StrictModel):
             raise ValueError("[quality] gives the team's model and eval, but limits.max_quality_delta is not set "
                              "(the quality limit the evidence binds)")
         _check_pe(self)
+        assumption_ranges(self)  # unknown names, non-positive bounds, low > high: InputError naming the key
         if self.space.dram_gbps is not None and self.fixed.dram_type is None:
             raise ValueError("space.dram_gbps needs fixed.dram_type (whose energy per bit is charged)")
         if self.space.dram is not None:
@@ -387,6 +429,11 @@ class SweepConfig(StrictModel):
                         f"(e.g. dram_units = {{ {t} = 1 }})"
                     )
         return self
+
+
+def assumption_ranges(cfg: "SweepConfig") -> dict[str, Assumption]:
+    """The assumptions registry (ppa.assumptions) with the ranges the config's [assumptions] sets."""
+    return with_ranges({k: (r.low, r.high) for k, r in cfg.assumptions.items()}, where="assumptions")
 
 
 def _check_pe(cfg: "SweepConfig") -> None:
@@ -569,8 +616,9 @@ _SERVING_ADDED = {"seeds": 5, "warmup_fraction": 0.1, "cold_start_ms": 0.0, "out
 
 def config_fingerprint(cfg: SweepConfig) -> str:
     """Hash of everything that defines the study's problem (not trials/seed/sampler/name)."""
-    # [owners] and [context] name people and tags, not the problem: they never change the fingerprint
-    body = cfg.model_dump(mode="json", exclude={"study", "source", "owners", "context"})
+    # [owners] and [context] name people and tags, not the problem: they never change the fingerprint;
+    # nor do [decision] and [assumptions], which judge the trials and never change one
+    body = cfg.model_dump(mode="json", exclude={"study", "source", "owners", "context", "decision", "assumptions"})
     if body.get("quality") is None:  # no [quality] section: the fingerprint of configs written before it
         body.pop("quality", None)
     else:  # the time limit does not change the problem; method and calibration unset: as before them

@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 
 from explore.config import SweepConfig, quality_evidence_kind
+from explore.costing import RUNAWAY_TJ_C, aggregate, ppa_columns, ppa_only_reasons, recost_columns
 from explore.space import axis_choices, has_dense_path, parse_sparsity
-from explore.twins import iso_area_choice, twin_metrics, twin_points
 from hw.errors import InputError
 from hw.params import PEParams
 from hw.precision import operand_bits
@@ -61,15 +61,12 @@ from sim.quality.user_eval import model_evidence
 from sim.serving import serve_llm, serve_seeds
 from sim.workloads import get_workload, list_workloads
 
-__all__ = ["EvalContext", "make_context", "evaluate", "evaluate_batch", "evaluate_detail", "twin_points",
-           "iso_area_choice", "design_columns", "point_columns", "activity_trace", "serving_stats",
-           "ppa_only_reasons", "dram_gbps_of", "llm_request_workloads"]
+__all__ = ["EvalContext", "make_context", "evaluate", "evaluate_batch", "evaluate_detail", "evaluate_under",
+           "design_columns", "point_columns", "activity_trace", "serving_stats", "ppa_only_reasons", "dram_gbps_of",
+           "llm_request_workloads", "RUNAWAY_TJ_C"]
 
 #: Seed of the quality reference experiment (sim.quality): one fixed model constant.
 QUALITY_SEED = 0
-#: Reported as T_j of a design whose junction temperature has no fixed point (thermal runaway):
-#: ppa.thermal's runaway bound. Such a design also gets perf_per_watt 0 (it cannot operate).
-RUNAWAY_TJ_C = thermal.RUNAWAY_T_C
 #: Bit-lanes (parallel PE instances) of a real-data activity trace (fixed.activity_trace).
 TRACE_LANES = 512
 
@@ -93,7 +90,6 @@ class EvalContext:
     quality_results: dict[tuple[int, int], Any] = field(default_factory=dict)  # (n, m) -> sim.quality.ReferenceResult
     quality_evidence: dict[tuple[int, int], dict] = field(default_factory=dict)  # (n, m) -> sim.quality.evidence dict
     traces: dict[tuple, Any] = field(default_factory=dict)  # PE configuration -> ppa.activity.PETrace
-    twins: dict[tuple, dict[str, float]] = field(default_factory=dict)  # dense twin point -> its metrics
 
 
 _CONTEXTS: dict[int, EvalContext] = {}
@@ -297,18 +293,6 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
     return estimate(design, act, trace=trace)
 
 
-#: ppa.model reasons that another constraint already carries: the clock above fmax (the timing
-#: constraint) and the junction temperature above the T_j limit (max_tj_c). Every other reason ppa
-#: gives (thermal runaway, power density above the cooling limit, DRAM traffic above the memory's
-#: bandwidth, ...) makes the design infeasible through the ``ppa_infeasible`` constraint.
-_COVERED_REASONS = ("clock ", "junction temperature ")
-
-
-def ppa_only_reasons(r) -> list[str]:
-    """ppa.model.PPAResult.infeasible_reasons that no other constraint of the study carries."""
-    return [x for x in r.infeasible_reasons if not x.startswith(_COVERED_REASONS)]
-
-
 def activity_trace(ctx: EvalContext, design: DesignPoint):
     """The real-data PE trace of a design's PE configuration (fixed.activity_trace = "reference"):
     sim.quality.traces.reference_pe_stream of the reference experiment for the design's N:M, cut into
@@ -400,117 +384,34 @@ def _serving_metrics(ctx: EvalContext, d: dict[str, np.ndarray]) -> dict[str, np
 
 
 def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str, np.ndarray]:
-    """Every metric for P points (columns: one array of length P per axis), with the dense twins'
-    comparison metrics (explore.twins.twin_metrics)."""
-    out = _evaluate_columns(columns, ctx)
-    out.update(_twins(columns, out, ctx))
-    return out
+    """Every metric for P points (columns: one array of length P per axis). The dense twins'
+    comparison metrics (explore.twins) are the study's, computed once after its trials."""
+    return _evaluate_columns(columns, ctx)
 
 
-def _twins(columns: dict[str, np.ndarray], out: dict[str, np.ndarray], ctx: EvalContext) -> dict[str, np.ndarray]:
-    """The dense twins' comparison metrics of the points, their evaluations memoised in the context."""
-    return twin_metrics(columns, out, ctx.cfg, lambda points: _twin_eval(points, ctx))
-
-
-def _key(point: dict[str, Any]) -> tuple:
-    return tuple(sorted((k, v.item() if isinstance(v, np.generic) else v) for k, v in point.items()))
-
-
-def _twin_eval(points: list[dict[str, Any]], ctx: EvalContext) -> list[dict[str, float]]:
-    """Metrics of dense twin points, memoised in ``ctx.twins``; new ones in one vectorised call."""
-    new = []
-    seen = set()
-    for p in points:
-        k = _key(p)
-        if k not in ctx.twins and k not in seen:
-            seen.add(k)
-            new.append(p)
-    if new:
-        cols = {a: np.array([p[a] for p in new], dtype=object if isinstance(new[0][a], str) else None) for a in new[0]}
-        res = _evaluate_columns(cols, ctx)
-        for i, p in enumerate(new):
-            ctx.twins[_key(p)] = {k: _scalar(v[i]) for k, v in res.items()}
-    return [ctx.twins[_key(p)] for p in points]
-
-
-def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext,
-                      ppa_out: list[dict[str, Any]] | None = None) -> dict[str, np.ndarray]:
+def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext, ppa_out: list[dict[str, Any]] | None = None,
+                      sims_out: list[dict[str, np.ndarray]] | None = None) -> dict[str, np.ndarray]:
     """evaluate_batch; with ``ppa_out`` (a list), also appends per point {workload name:
-    ppa.model.PPAResult} of the estimates the metrics were computed from."""
+    ppa.model.PPAResult} of the estimates the metrics were computed from; with ``sims_out``, each
+    workload's sim.perf totals."""
     cfg = ctx.cfg
     d = design_columns(cfg, columns)
     P = len(d["rows"])
     sims = [_sim_totals(w.workload, d, cfg) for w in ctx.workloads]
+    if sims_out is not None:
+        sims_out.extend(sims)
     weights = np.array([w.weight for w in ctx.workloads])
 
-    names = ("area_mm2", "fmax_mhz", "voltage_v", "peak_tops", "power_w", "energy_per_inference_mj",
-             "perf_per_watt", "effective_tops", "latency_ms", "tj_c", "power_density_w_mm2", "stall_fraction",
-             "effective_speedup", "ideal_speedup", "utilization", "energy_per_mac_pj", "dram_bytes",
-             "thermal_runaway", "fmax_at_voltage_mhz", "ppa_infeasible")
-    out = {k: np.zeros(P) for k in names}
-    W = weights.sum()
-    for i in range(P):
-        ops = energy = time_s = dense_time = 0.0
-        tj = dens = stall = -math.inf
-        runaway = False
-        parts: dict[str, float] = {}  # energy per power-breakdown part (ppa's keys), weighted
-        util = 0.0
-        dram_b = 0.0
-        r = None
-        by_wl: dict[str, Any] = {}
-        ppa_bad = 0.0
-        for w, a, sim in zip(ctx.workloads, weights, sims):
-            r = _ppa(ctx, d, i, sim, w.workload)
-            by_wl[w.name] = r
-            ppa_bad = max(ppa_bad, float(bool(ppa_only_reasons(r))))
-            t = float(sim["total_cycles"][i]) / (float(d["clock_mhz"][i]) * 1e6)
-            ops += a * 2.0 * float(sim["dense_macs"][i])
-            time_s += a * t
-            dense_time += a * float(sim["dense_total_cycles"][i]) / (float(d["clock_mhz"][i]) * 1e6)
-            stall = max(stall, float(sim["stall_fraction"][i]))
-            util += a * t * float(sim["utilization"][i])
-            dram_b += a * float(sim["dram_bytes"][i])
-            if r.tj_c is None:  # thermal runaway: no operating point
-                runaway = True
-                tj = max(tj, RUNAWAY_TJ_C)
-                known = sum(v for v in r.power_breakdown_w.values() if v is not None)
-                energy += a * known * t
-                dens = max(dens, math.inf)
-                for k, v in r.power_breakdown_w.items():
-                    parts[k] = parts.get(k, 0.0) + a * (v or 0.0) * t
-                continue
-            energy += a * r.power_w * t
-            tj = max(tj, r.tj_c)
-            dens = max(dens, r.power_density_w_mm2)
-            for k, v in r.power_breakdown_w.items():
-                parts[k] = parts.get(k, 0.0) + a * (v or 0.0) * t
-        assert r is not None
-        if ppa_out is not None:
-            ppa_out.append(by_wl)
-        out["area_mm2"][i] = r.area_mm2
-        for k, v in r.area_breakdown_mm2.items():
-            out.setdefault(f"area_{k}_mm2", np.zeros(P))[i] = v
-        out["fmax_mhz"][i] = r.fmax_mhz
-        out["fmax_at_voltage_mhz"][i] = r.fmax_at_voltage_mhz
-        out["ppa_infeasible"][i] = ppa_bad
-        out["voltage_v"][i] = r.voltage_v
-        out["peak_tops"][i] = r.peak_tops
-        out["power_w"][i] = energy / time_s
-        for k, v in parts.items():
-            out.setdefault(f"power_{k}_w", np.zeros(P))[i] = v / time_s
-        out["energy_per_inference_mj"][i] = energy / W * 1e3
-        out["perf_per_watt"][i] = 0.0 if runaway else ops / energy / 1e12
-        out["effective_tops"][i] = ops / time_s / 1e12
-        out["latency_ms"][i] = time_s / W * 1e3
-        out["tj_c"][i] = tj
-        # runaway has no density; report what the dynamic power alone gives, flagged by thermal_runaway
-        out["power_density_w_mm2"][i] = dens if math.isfinite(dens) else out["power_w"][i] / r.area_mm2
-        out["stall_fraction"][i] = stall
-        out["effective_speedup"][i] = dense_time / time_s
-        out["utilization"][i] = util / time_s
-        out["energy_per_mac_pj"][i] = energy / (ops / 2.0) * 1e12
-        out["dram_bytes"][i] = dram_b / W
-        out["thermal_runaway"][i] = float(runaway)
+    per_wl = []
+    by_point: list[dict[str, Any]] = [{} for _ in range(P)]
+    for w, sim in zip(ctx.workloads, sims):
+        results = [_ppa(ctx, d, i, sim, w.workload) for i in range(P)]
+        for i, r in enumerate(results):
+            by_point[i][w.name] = r
+        per_wl.append(ppa_columns(results))
+    if ppa_out is not None:
+        ppa_out.extend(by_point)
+    out = aggregate(per_wl, sims, weights, d["clock_mhz"].astype(float))
     # Aggregated like effective_speedup (time-weighted): the mix's dense time over the mix's time
     # at each workload's ideal bound.
     dense_t = [s["dense_total_cycles"] for s in sims]
@@ -548,6 +449,32 @@ def evaluate(point: dict[str, Any], ctx: EvalContext) -> dict[str, float]:
     return {k: _scalar(v[0]) for k, v in res.items()}
 
 
+def evaluate_under(points: list[dict[str, Any]], ctx: EvalContext, samples: dict[str, np.ndarray], n: int
+                   ) -> list[dict[str, np.ndarray]]:
+    """Each design point's metrics under ``n`` samples of the assumptions (ppa.assumptions name ->
+    array of n values; a name left out keeps the model's value): one dict of arrays of n per point.
+    What rests on ppa (area, power and its parts, perf_per_watt, energy, T_j, power density, fmax,
+    voltage, ppa_infeasible) is re-costed per sample from the point's own estimates
+    (explore.costing.recost_columns, no synthesis or STA) and combined over the workload mix as
+    :func:`evaluate` combines it; cycles, latency, stalls, quality and p99 do not depend on these
+    assumptions and keep their evaluated values."""
+    cols = {a: np.array([p[a] for p in points], dtype=object if isinstance(points[0][a], str) else None)
+            for a in points[0]}
+    ppas: list[dict[str, Any]] = []
+    sims: list[dict[str, np.ndarray]] = []
+    nominal = _evaluate_columns(cols, ctx, ppas, sims)
+    weights = np.array([w.weight for w in ctx.workloads])
+    used = ("total_cycles", "dense_macs", "dense_total_cycles", "stall_fraction", "utilization", "dram_bytes")
+    out = []
+    for i in range(len(points)):
+        per_wl = [recost_columns(ppas[i][w.name], samples, n) for w in ctx.workloads]
+        sim_i = [{k: np.full(n, float(s[k][i])) for k in used} for s in sims]
+        m = {k: np.full(n, float(v[i])) for k, v in nominal.items() if v.dtype != object}
+        m.update(aggregate(per_wl, sim_i, weights, np.full(n, float(nominal["clock_mhz"][i]))))
+        out.append(m)
+    return out
+
+
 def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     """One design point with what its metrics were computed from, for reports:
 
@@ -570,7 +497,6 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     cols = point_columns(point)
     ppas: list[dict[str, Any]] = []
     res = _evaluate_columns(cols, ctx, ppas)
-    res.update(_twins(cols, res, ctx))
     metrics = {k: _scalar(v[0]) for k, v in res.items()}
     d = design_columns(cfg, cols)
     n, m, sparse = int(d["n"][0]), int(d["m"][0]), bool(d["sparse"][0])

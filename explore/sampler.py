@@ -22,6 +22,14 @@ start-up trials evaluates an untried one-step neighbour of the incumbent instead
 
 :func:`make_sampler` builds the sweep's samplers by name (TPE with this neighbourhood search,
 NSGA-II, random), and :func:`suggest_point` asks a trial for one value per axis of the space.
+
+Equal search effort for sparse and dense (:class:`SideBalancedSampler`): when the space offers both
+sparse and dense PEs, every trial belongs to one side (its sparsity option), the side with fewer
+live trials gets the next one, and each side has its own sampler of the same kind and seed that
+sees only that side's trials (its own TPE model, its own start-up trials, its own incumbent and
+neighbourhood steps). A study of N trials thus gives each side N/2 (exactly, with one worker;
+concurrent workers may tip it by one trial each), and the first start-up designs of the two sides
+are the same points but for their PEs (the same random stream).
 """
 
 from __future__ import annotations
@@ -37,10 +45,11 @@ from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
 from explore.config import SweepConfig
-from explore.space import axis_choices, is_integer_axis
+from explore.space import Space, axis_choices, is_integer_axis, parse_sparsity
 from hw.errors import InputError
 
-__all__ = ["IncumbentSearchSampler", "neighbours", "make_sampler", "suggest_point"]
+__all__ = ["IncumbentSearchSampler", "SideBalancedSampler", "neighbours", "make_sampler", "suggest_point",
+           "sparsity_sides", "trial_side"]
 
 #: TPE: random start-up trials before the density model is used (Optuna default 10). Measured on
 #: the example spaces with bench/bench_sweep_efficiency.py.
@@ -52,6 +61,8 @@ INCUMBENT_EVERY = 2
 NSGA2_POPULATION = 50
 
 _LIVE = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING, TrialState.PRUNED)
+#: The two sides of the comparison, in the order a tie is broken.
+SIDES = ("sparse", "dense")
 
 
 def _is_number(v: Any) -> bool:
@@ -99,10 +110,14 @@ class IncumbentSearchSampler(BaseSampler):
     """``base`` (TPE) plus, every ``every``-th trial after ``startup`` COMPLETE trials, an untried
     one-step neighbour of the incumbent (module docstring)."""
 
-    def __init__(self, base: BaseSampler, *, seed: int | None = None, startup: int = 10, every: int = 2):
+    def __init__(self, base: BaseSampler, *, seed: int | None = None, startup: int = 10, every: int = 2,
+                 keep: Any = None):
         if every < 1:
             raise ValueError("every must be >= 1")
+        self._keep = keep  # a predicate on a neighbour's params (the side's PEs only), or None
         self._base = base
+        self._feasible: dict[int, bool] = {}  # COMPLETE trial number -> meets every constraint (they never change)
+        self._keys: dict[int, tuple] = {}  # finished trial number -> its parameters' key
         self._seed = 0 if seed is None else int(seed)
         self._startup = int(startup)
         self._every = int(every)
@@ -137,7 +152,10 @@ class IncumbentSearchSampler(BaseSampler):
     # -- the neighbourhood turn -------------------------------------------------------------------
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
         self._base.before_trial(study, trial)
-        if trial.number % self._every != self._every - 1:
+        # the turn counts this sampler's own trials (under a SideBalancedSampler, the side's), which is
+        # the trial number when it samples the whole study
+        turn = sum(1 for t in study.get_trials(deepcopy=False) if t.number < trial.number)
+        if turn % self._every != self._every - 1:
             return
         proposal = self.proposal(study, trial.number)
         if proposal is not None:
@@ -152,35 +170,165 @@ class IncumbentSearchSampler(BaseSampler):
         sign = 1.0 if study.directions[0] == optuna.study.StudyDirection.MAXIMIZE else -1.0
         best = None
         for t in complete:
-            cons = t.constraints
+            ok = self._feasible.get(t.number)
+            if ok is None:
+                cons = t.constraints
+                ok = self._feasible[t.number] = not (cons and any(c > 0 for c in cons.values()))
             v = t.values[0]
-            if (cons and any(c > 0 for c in cons.values())) or not math.isfinite(v):
+            if not ok or not math.isfinite(v):
                 continue
             if best is None or sign * v > sign * best.values[0]:
                 best = t
         if best is None:
             return None
-        tried = {_key(t.params) for t in trials if t.state in _LIVE and t.params}
-        cands = [c for c in neighbours(best.params, best.distributions) if _key(c) not in tried]
+        tried = set()
+        for t in trials:
+            if t.state in _LIVE and t.params:
+                k = self._keys.get(t.number)
+                if k is None:
+                    k = _key(t.params)
+                    if t.state in (TrialState.COMPLETE, TrialState.PRUNED):  # finished: its parameters are final
+                        self._keys[t.number] = k
+                tried.add(k)
+        cands = [c for c in neighbours(best.params, best.distributions)
+                 if _key(c) not in tried and (self._keep is None or self._keep(c))]
         if not cands:
             return None
         random.Random(f"{self._seed}:{number}").shuffle(cands)
         return cands[0]
 
 
-def make_sampler(name: str, seed: int, n_objectives: int) -> optuna.samplers.BaseSampler:
-    seed = int(seed) % 2**32  # numpy's seed range; worker and resume offsets wrap around
+def sparsity_sides(space: Space) -> dict[str, list[Any]]:
+    """The space's sparsity options by side: {"sparse": [...], "dense": [...]} (a side may be empty)."""
+    opts = axis_choices(space, "sparsity") or []
+    return {"sparse": [o for o in opts if parse_sparsity(o)[2]], "dense": [o for o in opts if not parse_sparsity(o)[2]]}
+
+
+def trial_side(t: FrozenTrial) -> str | None:
+    """The side of a trial: its sparsity's (None before its first parameter is set: a trial takes its
+    parameters as its objective starts, so a concurrent worker sees a running trial's side at once)."""
+    if "sparsity" in t.params:
+        return "sparse" if parse_sparsity(t.params["sparsity"])[2] else "dense"
+    return None
+
+
+class _SideView:
+    """A study as one side's sampler sees it: every method of the study, but the trial lists hold only
+    that side's trials (those whose sparsity is one of ``options``)."""
+
+    def __init__(self, study: optuna.Study, side: str, options: frozenset):
+        self._study, self._side, self._options = study, side, options
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._study, name)
+
+    def get_trials(self, deepcopy: bool = True, states: Any = None) -> list[FrozenTrial]:
+        opts = self._options
+        return [t for t in self._study.get_trials(deepcopy=deepcopy, states=states) if t.params.get("sparsity") in opts]
+
+    def _get_trials(self, deepcopy: bool = True, states: Any = None, use_cache: bool = False) -> list[FrozenTrial]:
+        opts = self._options
+        return [t for t in self._study._get_trials(deepcopy=deepcopy, states=states, use_cache=use_cache)
+                if t.params.get("sparsity") in opts]
+
+
+class SideBalancedSampler(BaseSampler):
+    """One sampler per side (module docstring): ``make(side)`` builds each (the same kind and seed);
+    the side with fewer live trials gets the next trial, and its sparsity is one of that side's options."""
+
+    def __init__(self, make: Any, sides: dict[str, list[Any]]):
+        self._sides = {k: list(v) for k, v in sides.items() if v}
+        self._options = {k: frozenset(v) for k, v in self._sides.items()}
+        self._bases = {side: make(side) for side in self._sides}
+        self._side: dict[int, str] = {}  # this sampler's trials in flight -> their side
+        self._done: dict[int, str] = {}  # COMPLETE trials -> their side (it never changes)
+
+    def side_of(self, number: int) -> str | None:
+        return self._side.get(number)
+
+    def reseed_rng(self) -> None:
+        for b in self._bases.values():
+            b.reseed_rng()
+
+    def _view(self, study: optuna.Study, number: int) -> tuple[BaseSampler, _SideView]:
+        side = self._side.get(number) or SIDES[0]
+        return self._bases[side], _SideView(study, side, self._options[side])
+
+    def side(self, t: FrozenTrial) -> str | None:
+        """The side of a trial: the one this sampler gave it, else the side whose options hold its sparsity."""
+        if t.number in self._side:
+            return self._side[t.number]
+        v = t.params.get("sparsity")
+        return next((k for k, o in self._options.items() if v in o), None)
+
+    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        live = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING)
+        counts = dict.fromkeys(self._sides, 0)
+        for t in study.get_trials(deepcopy=False, states=live):
+            s = self._done.get(t.number)
+            if s is None:
+                s = self.side(t)
+                if t.state == TrialState.COMPLETE and s is not None:
+                    self._done[t.number] = s
+            if t.number != trial.number and s in counts:
+                counts[s] += 1
+        side = min(self._sides, key=lambda s: (counts[s], SIDES.index(s)))
+        self._side[trial.number] = side
+        base, view = self._view(study, trial.number)
+        base.before_trial(view, trial)
+
+    def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+        base, view = self._view(study, trial.number)
+        space = dict(base.infer_relative_search_space(view, trial))
+        space.pop("sparsity", None)  # each side draws its own options (sample_independent)
+        return space
+
+    def sample_relative(self, study: optuna.Study, trial: FrozenTrial,
+                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        base, view = self._view(study, trial.number)
+        return base.sample_relative(view, trial, search_space)
+
+    def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
+        base, view = self._view(study, trial.number)
+        if param_name == "sparsity":
+            opts = self._sides[view._side]
+            if len(opts) == 1:
+                return opts[0]
+            param_distribution = CategoricalDistribution(opts)
+        return base.sample_independent(view, trial, param_name, param_distribution)
+
+    def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Any) -> None:
+        base, view = self._view(study, trial.number)
+        self._side.pop(trial.number, None)
+        base.after_trial(view, trial, state, values)
+
+
+def _base_sampler(name: str, seed: int, keep: Any = None) -> optuna.samplers.BaseSampler:
     if name == "tpe":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             tpe = optuna.samplers.TPESampler(seed=seed, n_startup_trials=TPE_STARTUP_TRIALS, multivariate=True)
         # every 2nd trial after start-up: an untried one-step neighbour of the incumbent (explore.sampler)
-        return IncumbentSearchSampler(tpe, seed=seed, startup=TPE_STARTUP_TRIALS, every=INCUMBENT_EVERY)
+        return IncumbentSearchSampler(tpe, seed=seed, startup=TPE_STARTUP_TRIALS, every=INCUMBENT_EVERY, keep=keep)
     if name == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, population_size=NSGA2_POPULATION)
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     raise InputError(f"unknown sampler {name!r} (tpe, nsga2, random)", where="--sampler")
+
+
+def make_sampler(name: str, seed: int, n_objectives: int, space: Space | None = None) -> optuna.samplers.BaseSampler:
+    """The sweep's sampler ``name`` seeded ``seed``; with a ``space`` that offers both sparse and dense
+    PEs, one per side under a :class:`SideBalancedSampler` (equal search effort)."""
+    seed = int(seed) % 2**32  # numpy's seed range; worker and resume offsets wrap around
+    sides = sparsity_sides(space) if space is not None else {}
+    if all(sides.get(s) for s in SIDES):
+        def make(side: str) -> optuna.samplers.BaseSampler:
+            opts = set(map(str, sides[side]))
+            return _base_sampler(name, seed, keep=lambda params: str(params.get("sparsity")) in opts)
+        return SideBalancedSampler(make, sides)
+    return _base_sampler(name, seed)
 
 
 def suggest_point(trial: optuna.Trial, cfg: SweepConfig) -> dict[str, Any]:

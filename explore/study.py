@@ -106,7 +106,7 @@ def resume_seed(storage: optuna.storages.BaseStorage, study_name: str, seed: int
 def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool) -> optuna.Study:
     storage = open_storage(opts.storage, create=create)
     seed = resume_seed(storage, opts.study_name, seed)
-    sampler = make_sampler(opts.sampler, seed, len(cfg.objectives.names()))
+    sampler = make_sampler(opts.sampler, seed, len(cfg.objectives.names()), cfg.space)
     directions = cfg.objectives.directions()
     try:
         study = optuna.create_study(

@@ -4,7 +4,7 @@ from (:func:`explore.results.summarise`).
 
 Study user attributes (written by :func:`explore.study.open_study` and the exports):
 ``FINGERPRINT_ATTR``, ``MODEL_CODE_ATTR``, ``CONFIG_ATTR``, ``EVALUATOR_ATTR``, ``SWEEP_ATTR``,
-``TOOLS_ATTR`` and ``SUBSTUDY_ATTR``. Trial attributes: ``DUPLICATE_ATTR`` (user) and
+``TOOLS_ATTR``, ``SUBSTUDY_ATTR`` and ``VERDICT_ATTR``. Trial attributes: ``DUPLICATE_ATTR`` (user) and
 ``ERROR_ATTR`` (system).
 """
 
@@ -38,6 +38,10 @@ TOOLS_ATTR = "tools"
 #: Study user attribute holding the records of the focused dense sub-study (explore.compare), so
 #: the report shows the same comparison as best.json without running it again.
 SUBSTUDY_ATTR = "dense_substudy"
+#: Study user attribute holding best.json's ``comparison`` and ``robustness`` as the last export
+#: computed them (with the record count and config fingerprint they were computed for), so the
+#: report states the same verdict without re-costing the designs.
+VERDICT_ATTR = "verdict"
 #: User attribute of a trial whose design an earlier trial already evaluated: that trial's number.
 #: Its metrics are the stored ones (not evaluated again), and records/best.json/reports count the
 #: design once.

@@ -36,9 +36,10 @@ for the held-out checks at LPDDR4's and LPDDR4X's VDDQ.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hw.errors import InputError
+from ppa.override import assumed
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,10 @@ DRAM_TYPES: dict[str, DramType] = {
 
 
 def dram(kind: str) -> DramType:
+    """A DRAM type with its energy per bit as the model uses it (ppa.override: the registry's
+    ``<type>_dram_pj_per_bit`` when overridden, else the figure above)."""
     key = str(kind).lower()
     if key not in DRAM_TYPES:
         raise InputError(f"unknown DRAM type {kind!r}; known: {', '.join(DRAM_TYPES)}", where="--dram")
-    return DRAM_TYPES[key]
+    d = DRAM_TYPES[key]
+    return replace(d, pj_per_bit=assumed(f"{key}_dram_pj_per_bit", d.pj_per_bit))

@@ -92,6 +92,7 @@ from ppa import synth as _synth
 from ppa.array_cost import array_facts, array_shape
 from ppa.design import DesignPoint, PPAResult, WorkloadActivity
 from ppa.liberty import energy as liberty_energy
+from ppa.override import assumed, in_force
 from ppa.timing import sta
 from ppa.timing.stage import (CLOCK_UNCERTAINTY_FRACTION, GENERIC_TIMING_NOTE, WIRE_ALLOWANCE, StageTiming,
                               cycle_time_ps, resolve_liberty, stage_timing)
@@ -174,9 +175,10 @@ def clock_energy_per_ff_cycle_pj(nd: tech.Node, lib_energy=None) -> float:
     clock-pin internal energy + pin, wiring and buffer-tree switching per flip-flop, in the
     library's own toggle-equivalents, times the node's toggle energy. Without one:
     ppa.tech.CLOCK_TOGGLES_PER_FF_CYCLE toggle-equivalents (osu018's, derived)."""
+    scale = assumed("clock_energy_scale", 1.0)  # ppa.assumptions: a 180 nm library's clock tree at every node
     if lib_energy is not None:
-        return lib_energy.clock_toggles_per_ff_cycle * nd.toggle_energy_pj
-    return tech.CLOCK_TOGGLES_PER_FF_CYCLE * nd.toggle_energy_pj
+        return scale * lib_energy.clock_toggles_per_ff_cycle * nd.toggle_energy_pj
+    return scale * tech.CLOCK_TOGGLES_PER_FF_CYCLE * nd.toggle_energy_pj
 
 
 def library_energy(design: DesignPoint, timing: StageTiming, *, cache=None):
@@ -259,7 +261,8 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     core_mm2 = pe_mm2 + dec_mm2 + sram_mm2 + vec_mm2
     ph = phy.phy(design.dram)
     phy_mm2 = ph.area_mm2 * design.dram_units
-    other_mm2 = (OTHER_ALLOWANCE + phy.CONTROL_ALLOWANCE) * core_mm2
+    allowance = assumed("other_allowance", OTHER_ALLOWANCE) + assumed("control_allowance", phy.CONTROL_ALLOWANCE)
+    other_mm2 = allowance * core_mm2
     area = core_mm2 + phy_mm2 + other_mm2
     min_die = phy.min_die_mm2(design.dram, design.dram_units)
     die_phy_limited = area < min_die
@@ -464,6 +467,18 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "phy": {"type": ph.name, "units": design.dram_units, "area_mm2_each": ph.area_mm2,
                     "pj_per_bit": ph.pj_per_bit, "static_w_each": ph.static_w, "source": ph.source},
             "min_die_mm2": min_die, "die_phy_limited": die_phy_limited,
+            # what ppa.recost re-composes this estimate from under other assumption values: the parts
+            # that scale with an assumption, at the values in force here (ppa.override)
+            "terms": {"overrides": in_force(), "node_nm": design.node_nm, "clock_mhz": clk,
+                      "clock_given": design.clock_mhz is not None, "voltage_v": v,
+                      "voltage_forced": design.voltage_v is not None, "cycle_fo4": timing.cycle_fo4,
+                      "sram_voltage_v": v_sram, "sram_voltage_forced": design.sram_voltage_v is not None,
+                      "logic_mm2": pe_mm2 + dec_mm2 + vec_mm2, "sram_mm2": sram_mm2, "dram": design.dram,
+                      "dram_units": design.dram_units, "min_die_mm2": min_die, "dyn_w": dyn_w, "vec_w": vec_w,
+                      "clk_w": clk_w, "sram_w": sram_w, "sram_leak_ref_w": sram_leak_ref,
+                      "logic_leak_ref_w": logic_leak_ref, "dram_bytes_per_s": dram_b / runtime_s,
+                      "theta_ja": design.theta_ja, "cooling": design.cooling, "t_ambient_c": design.t_ambient_c,
+                      "tj_max_c": design.tj_max_c, "bandwidth_infeasible": dram_bw > dd.gb_per_s * design.dram_units},
             "control_allowance": phy.CONTROL_ALLOWANCE,
             "sta": None if timing.sta is None else timing.sta.details() | {"stage": timing.stage},
             "clock_gating": design.clock_gating,

@@ -40,10 +40,11 @@ Control / sequencer / host I/O: [A] 5 % of the core (array + decoders + SRAM) ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hw.errors import InputError
 from ppa import dram as _dram
+from ppa.override import assumed
 
 _HBM_BUMP_PITCH_UM = 55.0  # [A]
 _HBM_SIGNAL_BUMPS = 1904  # [S] JEDEC HBM2 ballout
@@ -92,11 +93,21 @@ PHY_TYPES: dict[str, PhyType] = {
 }
 
 
+#: The assumption names of each PHY type's area, energy and static power (ppa.assumptions): the three
+#: HBM generations share one PHY (the same bump field and interface).
+PHY_FAMILY = {"hbm2": "hbm", "hbm2e": "hbm", "hbm3": "hbm", "lpddr5": "lpddr5", "ddr4": "ddr4"}
+
+
 def phy(kind: str) -> PhyType:
+    """The PHY of a DRAM type, with its area, energy per bit and static power as the model uses them
+    (ppa.override: the registry's overrides in force, else the figures above)."""
     key = str(kind).lower()
     if key not in PHY_TYPES:
         raise InputError(f"no PHY model for DRAM type {kind!r}; known: {', '.join(PHY_TYPES)}", where="--dram")
-    return PHY_TYPES[key]
+    p, fam = PHY_TYPES[key], PHY_FAMILY[key]
+    return replace(p, area_mm2=assumed(f"{fam}_phy_area_mm2", p.area_mm2),
+                   pj_per_bit=assumed(f"{fam}_phy_pj_per_bit", p.pj_per_bit),
+                   static_w=assumed(f"{fam}_phy_static_w", p.static_w))
 
 
 def total_pj_per_bit(kind: str) -> float:

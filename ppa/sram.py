@@ -58,6 +58,7 @@ import numpy as np
 
 from hw.errors import InputError
 from ppa import tech
+from ppa.override import assumed
 
 # CACTI 7.0 [T], published-figures §5.1: node nm, KB, access ns, cycle ns, read pJ, write pJ,
 # leakage mW (HP, 360 K), area mm^2 (per 512-bit access)
@@ -240,14 +241,17 @@ def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks:
         v["write_pj"] = v["read_pj"] * ratio
     elif word_bits != FIT_WORD_BITS:
         notes.append(f"{word_bits}-bit word: energy scaled by width from CACTI's 512-bit port (assumption)")
+    # ppa.assumptions: the spread of published SRAM access energies, and where a foundry macro's
+    # leakage sits below CACTI's ITRS-HP cells (1.0 each unless overridden)
+    escale = assumed("sram_energy_scale", 1.0)
     return SramCost(
         kb=kb, banks=banks, word_bits=word_bits, node_nm=nm,
         area_mm2=v["area_mm2"] * scale_cap * banks,
-        read_pj=v["read_pj"] * wscale,
-        write_pj=v["write_pj"] * wscale,
+        read_pj=v["read_pj"] * wscale * escale,
+        write_pj=v["write_pj"] * wscale * escale,
         access_ns=v["access_ns"],
         cycle_ns=v["cycle_ns"],
-        leakage_mw=v["leakage_mw"] * scale_cap * banks,
+        leakage_mw=v["leakage_mw"] * scale_cap * banks * assumed("sram_leakage_scale", 1.0),
         in_range=not notes,
         voltage_v=vs,
         notes=notes,

@@ -45,6 +45,7 @@ import math
 from dataclasses import dataclass
 
 from hw.errors import InputError
+from ppa.override import assumed
 
 # --- Stillmaker & Baas 2017 coefficients (HP models; nodeScale depCoeffDict / areaDict) ---------
 # node: (delay a, b, c, d), (energy e, f, g), nominal V, area factor relative to 45 nm
@@ -261,9 +262,16 @@ def logic_density_mtr_mm2(nm: int) -> float:
     return LOGIC_DENSITY_MTR_MM2[m]
 
 
+def realised_density_fraction() -> float:
+    """PLACEMENT_UTILISATION / POST_LAYOUT_CELL_GROWTH as the model uses them (ppa.override:
+    ``placement_utilisation`` and ``post_layout_cell_growth`` when overridden)."""
+    return (assumed("placement_utilisation", PLACEMENT_UTILISATION)
+            / assumed("post_layout_cell_growth", POST_LAYOUT_CELL_GROWTH))
+
+
 def realised_logic_density_mtr_mm2(nm: int) -> float:
     """Logic density a placed-and-routed block reaches: peak x REALISED_DENSITY_FRACTION."""
-    return logic_density_mtr_mm2(nm) * REALISED_DENSITY_FRACTION
+    return logic_density_mtr_mm2(nm) * realised_density_fraction()
 
 
 def cell_area_per_transistor_um2(nm: int) -> float:
@@ -353,7 +361,7 @@ class Node:
     def toggle_energy_pj(self) -> float:
         """Energy of one net toggle: Horowitz at 45 nm / 0.9 V, Stillmaker's node shape, C V^2,
         and the node correction that makes 7 nm match Jouppi."""
-        return E_TOGGLE_45_PJ * self.energy_factor / _E45_AT_HOROWITZ_V * self.node_correction
+        return assumed("toggle_energy_45nm_pj", E_TOGGLE_45_PJ) * self.energy_factor / _E45_AT_HOROWITZ_V * self.node_correction
 
     @property
     def area_per_transistor_um2(self) -> float:
@@ -377,8 +385,10 @@ class Node:
         The leakage density applies to the area the transistors' cells occupy (peak cell area per
         transistor x POST_LAYOUT_CELL_GROWTH, the buffers and clock tree leak too), not to the
         placement whitespace, which holds no transistors."""
-        area_mm2 = transistors * self.cell_area_per_transistor_um2 * POST_LAYOUT_CELL_GROWTH * 1e-6
-        return area_mm2 * self.leakage_density_w_mm2 * math.exp(LEAKAGE_TEMP_COEFF_PER_K * (temp_c - LEAKAGE_T_REF_C))
+        growth = assumed("post_layout_cell_growth", POST_LAYOUT_CELL_GROWTH)
+        area_mm2 = transistors * self.cell_area_per_transistor_um2 * growth * 1e-6
+        k = assumed("leakage_temp_coeff_per_k", LEAKAGE_TEMP_COEFF_PER_K)
+        return area_mm2 * self.leakage_density_w_mm2 * math.exp(k * (temp_c - LEAKAGE_T_REF_C))
 
     def cycle_time_ps(self, logic_depth: int) -> float:
         """Critical path: logic depth x gate delay + register overhead."""
@@ -455,11 +465,23 @@ def fo4_nominal_ps(nm: int) -> float:
     """FO4 at the node's nominal voltage (ps): the 45 nm and ASAP7 7 nm anchors, log-linear in
     log(node) between them; above 45 nm the 45 nm value times Stillmaker's nominal delay ratio."""
     nm = NODE_ALIASES.get(nm, nm)
+    w45, w7 = fo4_anchor_weights(nm)
+    f45 = assumed("fo4_45nm_ps", GATE_DELAY_45_PS) * (stillmaker_delay_ratio(nm) if nm >= FO4_ANCHORS_NM[0] else 1.0)
+    return f45 ** w45 * assumed("fo4_7nm_ps", FO4_7NM_PS) ** w7
+
+
+def fo4_anchor_weights(nm: int) -> tuple[float, float]:
+    """(w45, w7): the node's nominal FO4 is (45 nm anchor)^w45 x (7 nm anchor)^w7 (times Stillmaker's
+    ratio above 45 nm), log-linear in log(node) between the anchors; each anchor moves the node's FO4
+    by its ratio to this power (ppa.recost)."""
+    nm = NODE_ALIASES.get(nm, nm)
     hi, lo = FO4_ANCHORS_NM
     if nm >= hi:
-        return GATE_DELAY_45_PS * stillmaker_delay_ratio(nm)
+        return 1.0, 0.0
+    if nm <= lo:
+        return 0.0, 1.0
     t = math.log(hi / nm) / math.log(hi / lo)
-    return math.exp((1 - t) * math.log(GATE_DELAY_45_PS) + t * math.log(FO4_7NM_PS))
+    return 1.0 - t, t
 
 
 def fo4_ps(nm: int, v: float) -> float:
@@ -493,10 +515,12 @@ def leakage_density_w_mm2(nm: int) -> float:
     """Logic leakage per mm^2 of cell area at the node's nominal voltage and LEAKAGE_T_REF_C
     (see the leakage constants: a logic library's inverter at 45 and 7 nm, log-node between)."""
     m = NODE_ALIASES.get(nm, nm)
+    k = assumed("leakage_temp_coeff_per_k", LEAKAGE_TEMP_COEFF_PER_K)
+    scale = assumed("logic_leakage_scale", 1.0)  # ppa.assumptions: the cell library's corner and Vt mix
 
     def at_ref(w_mm2: float, v: float, c: float, anchor_nm: int) -> float:
-        return (w_mm2 * leakage_voltage_factor(_vnom(anchor_nm), v)
-                * math.exp(LEAKAGE_TEMP_COEFF_PER_K * (LEAKAGE_T_REF_C - c)))
+        return (scale * w_mm2 * leakage_voltage_factor(_vnom(anchor_nm), v)
+                * math.exp(k * (LEAKAGE_T_REF_C - c)))
 
     d45 = at_ref(LOGIC_LEAK_45_W_MM2, LOGIC_LEAK_45_V, LOGIC_LEAK_45_C, 45)
     d7 = at_ref(LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C, 7)
@@ -528,7 +552,7 @@ def vmin_v(nm: int) -> float:
 
 def sram_vmin_v(nm: int) -> float:
     """Minimum SRAM voltage of a node (V): logic Vmin + SRAM_VMIN_OFFSET_V, at most nominal."""
-    return round(min(nominal_voltage(nm), vmin_v(nm) + SRAM_VMIN_OFFSET_V), 4)
+    return round(min(nominal_voltage(nm), vmin_v(nm) + assumed("sram_vmin_offset_v", SRAM_VMIN_OFFSET_V)), 4)
 
 
 def voltage_range(nm: int) -> tuple[float, float]:

@@ -23,21 +23,27 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from hw.errors import InputError
 from ppa import tech
+from ppa.override import assumed
 
 COOLING_LIMIT_W_PER_MM2 = {"air": 1.0, "liquid": 10.0}
 #: junction limit for "feasible": [A] between the GPU policy example (max operating 89 C,
 #: slowdown 97.5 C; ADLINK MXM manual) and the 125 C reliability remark (Nowka 2005).
 TJ_MAX_C_DEFAULT = 105.0
 RUNAWAY_T_C = 500.0  # [A] beyond this the iteration has no physical fixed point: runaway
+#: heat sink to air: HotSpot 6.0's default ``r_convec`` [P] (hotspot.config), K/W
+AIR_CONVECTION_K_PER_W = 0.1
 
 
-def theta_ja(cooling: str, die_area_mm2: float) -> float:
-    """Junction-to-ambient thermal resistance (K/W) for the named cooling, see module docstring."""
+def theta_ja(cooling: str, die_area_mm2):
+    """Junction-to-ambient thermal resistance (K/W) for the named cooling, see module docstring
+    (``die_area_mm2`` a number, or a numpy array of areas for one theta each)."""
     if cooling not in COOLING_LIMIT_W_PER_MM2:
         raise InputError(f"unknown cooling {cooling!r}; known: air, liquid", where="cooling")
-    if not die_area_mm2 > 0:
+    if not np.all(np.asarray(die_area_mm2) > 0):
         raise InputError(f"die area must be positive, got {die_area_mm2}", where="die area")
     a = die_area_mm2 * 1e-6  # m^2
     r_die = 0.15e-3 / (100.0 * a)
@@ -46,7 +52,7 @@ def theta_ja(cooling: str, die_area_mm2: float) -> float:
     if cooling == "liquid":
         return r_die + r_tim + r_spreader + 1.0 / (2e5 * 0.03 * 0.03)
     r_sink = 6.9e-3 / (400.0 * 0.06 * 0.06)
-    return r_die + r_tim + r_spreader + r_sink + 0.1
+    return r_die + r_tim + r_spreader + r_sink + assumed("air_convection_k_per_w", AIR_CONVECTION_K_PER_W)
 
 
 @dataclass
@@ -67,7 +73,7 @@ def solve_tj(dynamic_w: float, leak_ref_w: float, theta: float, t_ambient_c: flo
     for name, v in (("dynamic power", dynamic_w), ("leakage", leak_ref_w), ("theta_ja", theta)):
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
             raise InputError(f"{name} must be a non-negative number, got {v!r}", where="thermal")
-    k, tref = tech.LEAKAGE_TEMP_COEFF_PER_K, tech.LEAKAGE_T_REF_C
+    k, tref = assumed("leakage_temp_coeff_per_k", tech.LEAKAGE_TEMP_COEFF_PER_K), tech.LEAKAGE_T_REF_C
 
     def leak(t):
         return leak_ref_w * math.exp(min(k * (t - tref), 700.0))
@@ -89,3 +95,37 @@ def solve_tj(dynamic_w: float, leak_ref_w: float, theta: float, t_ambient_c: flo
             return ThermalResult(t, leak(t), dynamic_w + leak(t), i, False)
         t = t_new
     return ThermalResult(None, None, None, max_iter, True)
+
+
+def solve_tj_batch(dynamic_w: np.ndarray, leak_ref_w: np.ndarray, theta: np.ndarray, t_ambient_c: float,
+                   k_per_k: np.ndarray, *, max_iter: int = 200, tol_c: float = 1e-4
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`solve_tj` on arrays (one fixed point per element, each with its own leakage temperature
+    coefficient ``k_per_k``): (T_j, leakage at T_j, runaway); T_j and leakage are NaN where it runs
+    away. The same existence test and iteration, each element stopping where the scalar one stops."""
+    pd, lr, th, k = np.broadcast_arrays(*(np.asarray(x, float) for x in (dynamic_w, leak_ref_w, theta, k_per_k)))
+    tref = tech.LEAKAGE_T_REF_C
+
+    def leak(t):
+        return lr * np.exp(np.minimum(k * (t - tref), 700.0))
+
+    runaway = np.zeros(pd.shape, bool)
+    test = (lr > 0) & (th > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_star = np.where(test, tref + np.log(1.0 / np.where(test, th * k * lr, 1.0)) / k, t_ambient_c)
+    t_star = np.maximum(t_star, t_ambient_c)
+    runaway |= test & (t_ambient_c + th * (pd + leak(t_star)) - t_star > 0)
+    t = np.full(pd.shape, float(t_ambient_c))
+    done = runaway.copy()
+    for _ in range(max_iter):
+        if done.all():
+            break
+        t_new = t_ambient_c + th * (pd + leak(t))
+        hot = ~done & (t_new > RUNAWAY_T_C)
+        runaway |= hot
+        conv = ~done & ~hot & (np.abs(t_new - t) < tol_c)
+        t = np.where(~done & ~hot, t_new, t)
+        done |= hot | conv
+    runaway |= ~done
+    tj = np.where(runaway, np.nan, t)
+    return tj, np.where(runaway, np.nan, leak(t)), runaway

@@ -1,8 +1,11 @@
-"""``sparsepe sweep CONFIG.toml``: search the design space (Optuna) or evaluate all of it (--grid).
+"""``sparsepe sweep CONFIG.toml``: search the design space (Optuna) or evaluate all of it (--grid,
+--exhaustive).
 
 Writes ``DIR/trials.csv`` (one row per trial) and ``DIR/best.json`` (best feasible design, or the
 Pareto set for several objectives, or ``feasible: false`` with the binding limits), then writes the
 report (:func:`explore.report.write_report`; not in --grid mode). Exit code 0 even when no design is feasible.
+``--exhaustive`` evaluates every point of both sides (sparse and dense PEs; the dense twins of the
+sparse options when the space offers no dense PE) when that is at most :data:`MAX_EXHAUSTIVE_POINTS`.
 """
 
 from __future__ import annotations
@@ -16,12 +19,14 @@ from rich.console import Console
 from rich.table import Table
 
 from explore import evaluator
-from explore.config import MAX_SEED, MAX_TRIALS, load_config, with_liberty
+from explore.compare import needs_dense_substudy
+from explore.config import MAX_SEED, MAX_TRIALS, SweepConfig, grid_size, load_config, with_liberty
 from explore.prewarm import prewarm
 from explore.report import write_report
 from explore.runner import export_study, run_grid
 from explore.flags import in_range, one_of, study_name
 from explore.safety import check_out_dir, check_study_name, dumps, rich_markup
+from explore.space import axis_choices, dense_twin_sparsity
 from explore.storage import check_journal_file, redact, resolve_storage
 from explore.study import SweepOptions, run_study
 from hw.errors import InputError
@@ -33,6 +38,27 @@ from ppa.liberty.library import MAX_LIBERTY_NODE_NM
 MAX_WORKERS = 64
 #: The samplers of ``--sampler`` (explore.sampler).
 SAMPLERS = ("tpe", "nsga2", "random")
+#: Most points ``--exhaustive`` evaluates (both sides together). [A] 50,000 points take a few minutes
+#: on 2 cores with warm caches; beyond that the search (equal effort per side) is the tool.
+MAX_EXHAUSTIVE_POINTS = 50_000
+
+
+def exhaustive_config(cfg: SweepConfig) -> SweepConfig:
+    """The space ``--exhaustive`` evaluates: the config's, with the dense twins of its sparse options
+    added when it offers no dense PE (both sides are evaluated); at most MAX_EXHAUSTIVE_POINTS points."""
+    if needs_dense_substudy(cfg):
+        opts = list(axis_choices(cfg.space, "sparsity") or [])
+        twins = [t for t in dict.fromkeys(dense_twin_sparsity(o) for o in opts) if t not in opts]
+        cfg = cfg.model_copy(update={"space": cfg.space.model_copy(update={"sparsity": opts + twins})})
+    try:
+        n = grid_size(cfg)
+    except InputError as exc:
+        raise InputError(f"every axis needs a finite set of values (choices, a step or grid_points): {exc}",
+                         where="--exhaustive") from None
+    if n > MAX_EXHAUSTIVE_POINTS:
+        raise InputError(f"the space has {n:,} points (both sides), more than {MAX_EXHAUSTIVE_POINTS:,}; search it "
+                         "(equal trials per side) or use --grid", where="--exhaustive")
+    return cfg
 
 
 def _summary(best: dict[str, Any], out_dir: Path, notes: list[str]) -> None:
@@ -66,6 +92,15 @@ def _summary(best: dict[str, Any], out_dir: Path, notes: list[str]) -> None:
     else:
         con.print(f"[bold red]no feasible design[/] in {best['n_evaluated']} evaluated; "
                   f"binding limits: {', '.join(best.get('binding_limits', [])) or 'none (no trial finished)'}")
+    rob = best.get("robustness")
+    if rob is not None:
+        ok = rob["p_advantage_ge_margin"] >= rob["min_confidence"]
+        con.print(f"verdict over the assumptions' ranges: {rob['line']} (SHIP needs P >= {rob['min_confidence']:g}: "
+                  f"{'met' if ok else 'not met'})", markup=False, highlight=False)
+    srch = (best.get("comparison") or {}).get("search")
+    if srch:
+        con.print("search effort: " + "; ".join(f"{k} {v['trials']} trials, {v['distinct_designs']} designs"
+                                                 for k, v in srch.items()), markup=False, highlight=False)
     for n in notes:
         con.print(n, markup=False, highlight=False)
     con.print(f"results: {out_dir / 'trials.csv'}, {out_dir / 'best.json'}", markup=False, highlight=False)
@@ -85,6 +120,8 @@ def sweep(
     sampler: Annotated[Optional[str], typer.Option("--sampler", help="tpe | nsga2 | random",
                                                    callback=one_of("--sampler", SAMPLERS))] = None,
     grid: Annotated[bool, typer.Option("--grid", help="evaluate the whole discretised space (vectorised)")] = False,
+    exhaustive: Annotated[bool, typer.Option(
+        "--exhaustive", help=f"evaluate every point of both sides, sparse and dense (at most {MAX_EXHAUSTIVE_POINTS:,})")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default results/<study>)")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print best.json to stdout")] = False,
     liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells, or asap7 (the ASAP7 7 nm library): timing from OpenSTA on it (overrides fixed.liberty)")] = None,
@@ -97,6 +134,8 @@ def sweep(
     # created on disk before all of it passes
     if out is not None:
         check_out_dir(out, create=False)
+    if exhaustive and grid:
+        raise InputError("give one of --exhaustive and --grid (--exhaustive is --grid over both sides)", where="--exhaustive")
     cfg = load_config(config)
     if liberty_node is not None and liberty is None and cfg.fixed.liberty is None:
         raise InputError("is the node of a Liberty file that does not state its own: give it with --liberty FILE "
@@ -118,11 +157,14 @@ def sweep(
     notes: list[str] = []
     check_out_dir(out_dir, create=False)
 
-    if grid:
+    if exhaustive:
+        cfg = exhaustive_config(cfg)  # too large: one line, exit 2, before anything runs
+    if grid or exhaustive:
         prewarm(cfg)  # cold caches: synthesis and STA on every core before the first point
 
         best = run_grid(cfg, out_dir, progress=True)
-        notes.append("grid mode: every point of the discretised space was evaluated; no study storage is used")
+        notes.append(f"{'exhaustive' if exhaustive else 'grid'} mode: every point of the discretised space was "
+                     "evaluated; no study storage is used")
     else:
         evaluator.make_context(cfg)  # bad workloads / models fail here, before anything is written
         spec = resolve_storage(storage, out_dir)

@@ -37,7 +37,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from explore.compare import build_comparison, stored_substudy
+from explore.compare import build_comparison, is_sparse, needs_dense_substudy, stored_substudy
+from explore.config import config_fingerprint
 from explore.report.bottleneck import section_bottleneck
 from explore.report.data import StudyData, load_study_data
 from explore.report.decision import section_decision
@@ -48,6 +49,7 @@ from explore.report.memo import section_memo
 from explore.report.owners import section_owners
 from explore.report.precision import section_precision
 from explore.report.repro import section_repro
+from explore.report.robustness import section_robustness
 from explore.report.sections import section_best, section_pareto, section_sensitivity, section_summary
 from explore.report.serving import section_llm_serving
 from explore.report.sparsity import (
@@ -61,9 +63,10 @@ from explore.report.sparsity import (
 )
 from explore.report.verdict import section_verdict
 from explore.results import Evaluator
+from explore.robustness import robustness
 from explore.safety import check_out_dir, dumps, refuse_symlinks, write_text
 from explore.space import parse_sparsity
-from explore.trials import SUBSTUDY_ATTR
+from explore.trials import SUBSTUDY_ATTR, VERDICT_ATTR
 from hw.host import make_dir, write_file
 
 REPORT_FILES = "report_files"
@@ -101,10 +104,13 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
         bar.update(task, advance=1, description="sections")
         cmd = "sparsepe report " + " ".join(shlex.quote(a) for a in (
             "--storage", data.storage_url, "--study", study_name, "--out", str(out_dir)))
-        comp = stored_comparison(data, ev)
-        s11, decision = section_decision(data, det, q, comp)
+        comp, rob = stored_comparison(data, ev)
+        if det is not None and comp.get("chosen_twin_metrics"):  # the chosen design's twins, as best.json has them
+            det.metrics.update({k: v for k, v in comp["chosen_twin_metrics"].items() if v is not None})
+        s11, decision = section_decision(data, det, q, comp, rob)
         sections = [
-            section_verdict(data, comp, decision, det.metrics if det is not None else None),
+            section_verdict(data, comp, decision, det.metrics if det is not None else None, rob),
+            section_robustness(data, rob),
             section_summary(data), section_pareto(data), section_best(data, det, subject),
             section_layers(data, det, layers), s5,
             section_matrix(data, det, layers), section_fallback(data, det, layers), section_metadata(data, det),
@@ -128,7 +134,7 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
         "study": study_name, "feasible": bool(best.get("feasible")), "n_evaluated": best["n_evaluated"],
         "n_feasible": best["n_feasible"], "subject": subject, "decision": decision,
         "binding_limits": best.get("binding_limits", []), "tightest_limit": best.get("tightest_limit"),
-        "evaluator": data.evaluator, "config_fingerprint": data.fingerprint, "comparison": comp,
+        "evaluator": data.evaluator, "config_fingerprint": data.fingerprint, "comparison": comp, "robustness": rob,
         "owners": owners, "memo": memo.memo,
     }
     if det is not None:
@@ -145,13 +151,22 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
     return {"sections": sections, "key": key, "data": data, "command": cmd, "title": f"sparsepe report: {study_name}"}
 
 
-def stored_comparison(data: StudyData, ev: Evaluator) -> dict[str, Any]:
-    """explore.compare's comparison of the study, as best.json has it: the stored dense sub-study is
-    reused (run again, in memory, only for a study that needs one and does not hold it)."""
-    sub = stored_substudy(data.user_attrs.get(SUBSTUDY_ATTR), data.cfg, len(data.records), same_seed=False)
+def stored_comparison(data: StudyData, ev: Evaluator) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """explore.compare's comparison and explore.robustness's figures of the study, as best.json has
+    them: stored by the sweep's export (explore.trials.VERDICT_ATTR) when it covered these records and
+    this config; else computed here (the stored dense study reused, trials counted as distinct designs)."""
+    stored = data.user_attrs.get(VERDICT_ATTR)
+    if (isinstance(stored, dict) and stored.get("n_records") == len(data.records)
+            and stored.get("fingerprint") == config_fingerprint(data.cfg)):
+        return stored["comparison"], stored.get("robustness")
+    sides = {"sparse": sum(1 for r in data.records if is_sparse(r["params"])),
+             "dense": sum(1 for r in data.records if not is_sparse(r["params"]))}
+    sub = (stored_substudy(data.user_attrs.get(SUBSTUDY_ATTR), data.cfg, sides["sparse"], same_seed=False)
+           if needs_dense_substudy(data.cfg) else None)
     chosen = data.best.get("best") if data.best.get("feasible") else None
-    comp, _ = build_comparison(data.records, data.cfg, chosen, ev, len(data.records), substudy=sub)
-    return comp
+    sampler = str(data.sweep.get("sampler", data.cfg.study.sampler))
+    comp, sub = build_comparison(data.records, data.cfg, chosen, ev, sides, sampler, substudy=sub)
+    return comp, robustness(data.records + list(sub or []), data.cfg, ev)
 
 
 def _env() -> Environment:

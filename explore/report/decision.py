@@ -7,13 +7,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from explore.compare import SHIP_MIN_ADVANTAGE, best_record
-from explore.config import LIMIT_CONSTRAINTS
+from explore.compare import best_record
+from explore.config import LIMIT_CONSTRAINTS, MIN_CONFIDENCE, SHIP_MIN_ADVANTAGE
 from explore.report.data import StudyData
 from explore.report.document import Section, Table
 from explore.report.format import describe_constraint, fmt, num, pct, point_label
 from explore.report.sparsity import interval_text
 from explore.results import Detail, point_sparsity
+from explore.robustness import confident
 from explore.space import parse_sparsity
 
 # The rule thresholds below are our stated assumptions [A], not published figures; the report
@@ -35,9 +36,10 @@ RULES = (
            "under the same limits (or there is no feasible sparse design) -> ROLLBACK: build the dense design"),
     ("R4", "no quality evidence for a sparse design, or only proxy evidence (a reference model, not the team's) "
            "-> BOUNDED ROLLOUT at most; only evidence on the team's own model can support SHIP"),
-    ("R5", f"sparse beats dense by less than {SHIP_MIN_ADVANTAGE:.0%} on the primary objective, effective speedup < "
-           f"{SHIP_SPEEDUP_SHARE_OF_IDEAL:g} x the ideal bound, or a limit with less than {SHIP_MIN_SLACK:.0%} slack "
-           "-> BOUNDED ROLLOUT"),
+    ("R5", f"sparse beats dense by less than the margin ([decision] margin, default {SHIP_MIN_ADVANTAGE:.0%}) on the "
+           f"primary objective, P(advantage >= margin) over the assumptions' ranges below [decision] min_confidence "
+           f"(default {MIN_CONFIDENCE:g}; explore.robustness), effective speedup < {SHIP_SPEEDUP_SHARE_OF_IDEAL:g} x "
+           f"the ideal bound, or a limit with less than {SHIP_MIN_SLACK:.0%} slack -> BOUNDED ROLLOUT"),
     ("R6", "otherwise -> SHIP"),
 )
 
@@ -122,11 +124,11 @@ HOLD_REASON = ("proxy evidence shows the quality limit violated; a reference mod
                "decision is held at BOUNDED ROLLOUT until the team's own model is evaluated ([quality] weights + eval)")
 
 
-def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: dict[str, Any] | None = None
-           ) -> tuple[str, str, list[list[str]]]:
+def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: dict[str, Any] | None = None,
+           rob: dict[str, Any] | None = None) -> tuple[str, str, list[list[str]]]:
     """(verdict, rule that fired, rule table rows with the evaluated values). ``comp``: the equal-terms
-    comparison (explore.compare.comparison); without it R3 and R5 cannot hold and the verdict is at
-    most BOUNDED ROLLOUT. Only evidence on the team's model can decide ROLLBACK on quality (R2);
+    comparison (explore.compare.comparison); ``rob``: the advantage under the assumptions' ranges
+    (explore.robustness); without them R3 and R5 cannot hold and the verdict is at most BOUNDED ROLLOUT. Only evidence on the team's model can decide ROLLBACK on quality (R2);
     evidence that does not say what it was measured on counts as missing (R4)."""
     rows: list[list[str]] = []
     feasible = bool(data.best.get("feasible"))
@@ -195,9 +197,14 @@ def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: 
     ideal = num(det.metrics.get("ideal_speedup"))
     slack = -float(data.best["tightest_limit"]["constraint"])
     low = eff is not None and ideal and eff < SHIP_SPEEDUP_SHARE_OF_IDEAL * ideal
-    thin = adv is None or adv < 1.0 + SHIP_MIN_ADVANTAGE
-    r5 = bool(low or thin or slack < SHIP_MIN_SLACK)
-    rows.append(["R5", RULES[4][1], f"sparse/dense {fmt(adv)}; effective/ideal {fmt(eff / ideal) if (eff and ideal) else 'n/a'}; "
+    margin = data.cfg.decision.margin
+    thin = adv is None or adv < 1.0 + margin
+    unsure = not confident(rob)
+    r5 = bool(low or thin or unsure or slack < SHIP_MIN_SLACK)
+    conf = ("no robustness figures" if rob is None else
+            f"{rob['line']} (needs P >= {fmt(rob['min_confidence'])})")
+    rows.append(["R5", RULES[4][1], f"sparse/dense {fmt(adv)} (margin {pct(margin)}); {conf}; effective/ideal "
+                                    f"{fmt(eff / ideal) if (eff and ideal) else 'n/a'}; "
                                     f"tightest slack {pct(slack)} ({data.best['tightest_limit']['name']})",
                  "fires" if r5 else "passes"])
     if r5:
@@ -210,7 +217,9 @@ def decide(data: StudyData, det: Detail | None, q: dict[str, Any] | None, comp: 
 RULE_REASON = {
     "R1": "no feasible design", "R2": "the quality guardrail is violated",
     "R3": "sparsity does not beat the best dense design on equal terms",
-    "R4": "the quality evidence is a proxy or missing", "R5": "the sparse advantage or a limit's slack is thin", "R6": "all rules pass",
+    "R4": "the quality evidence is a proxy or missing",
+    "R5": "the sparse advantage, its confidence over the assumptions' ranges, or a limit's slack is thin",
+    "R6": "all rules pass",
 }
 
 
@@ -256,9 +265,10 @@ def rejected_alternatives(data: StudyData) -> list[list[str]]:
 
 
 def section_decision(data: StudyData, det: Detail | None, q: dict[str, Any] | None,
-                     comp: dict[str, Any] | None = None) -> tuple[Section, dict[str, Any]]:
+                     comp: dict[str, Any] | None = None, rob: dict[str, Any] | None = None
+                     ) -> tuple[Section, dict[str, Any]]:
     s = Section(11, "decision", "Decision", "sparsity")
-    verdict, rule, rows = decide(data, det, q, comp)
+    verdict, rule, rows = decide(data, det, q, comp, rob)
     s.verdict = f"Recommendation: {verdict} (rule {rule})."
     if rule == "R2" and verdict == "BOUNDED ROLLOUT":
         s.paras.append(f"Held at BOUNDED ROLLOUT: {HOLD_REASON}.")

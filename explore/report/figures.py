@@ -47,7 +47,9 @@ class Figure:
 
     kind: ``scatter`` (x, y numeric; ``color`` groups points), ``bar`` (x categories; ``y`` one
     column or several stacked columns), ``hbar`` (horizontal bar: y categories, x values).
-    ``hline``: (value, label) of a horizontal reference line; ``lines``: extra reference lines."""
+    ``overlay``: several bar columns drawn each from 0 over one another instead of stacked (a tornado).
+    ``hline`` / ``vline``: (value, label) of a horizontal / vertical reference line; ``lines``: extra
+    reference lines."""
 
     name: str
     title: str
@@ -62,6 +64,8 @@ class Figure:
     log_x: bool = False
     log_y: bool = False
     hline: tuple[float, str] | None = None
+    vline: tuple[float, str] | None = None
+    overlay: bool = False
     lines: list[Line] = field(default_factory=list)
     caption: str = ""
 
@@ -121,8 +125,9 @@ def to_plotly(fig: Figure) -> go.Figure:
         for i, col in enumerate(fig.ys):
             vals = _finite(fig.data[col])
             kw = {"y": cats, "x": vals, "orientation": "h"} if fig.kind == "hbar" else {"x": cats, "y": vals}
-            g.add_trace(go.Bar(name=col, marker={"color": PALETTE[i % len(PALETTE)]}, **kw))
-        g.update_layout(barmode="stack")
+            g.add_trace(go.Bar(name=col, marker={"color": PALETTE[i % len(PALETTE)]},
+                               opacity=0.7 if fig.overlay else None, **kw))
+        g.update_layout(barmode="overlay" if fig.overlay else "stack")
     else:  # pragma: no cover - programming error
         raise ValueError(f"unknown figure kind {fig.kind!r}")
     for i, ln in enumerate(fig.lines):
@@ -131,6 +136,9 @@ def to_plotly(fig: Figure) -> go.Figure:
     if fig.hline is not None:
         g.add_hline(y=fig.hline[0], line_dash="dash", line_color="#B00020", annotation_text=fig.hline[1],
                     annotation_position="top left")
+    if fig.vline is not None:
+        g.add_vline(x=fig.vline[0], line_dash="dash", line_color="#B00020", annotation_text=fig.vline[1],
+                    annotation_position="top right")
     g.update_layout(
         title={"text": fig.title}, template="plotly_white", height=420, margin={"l": 60, "r": 20, "t": 50, "b": 60},
         xaxis_title=fig.xlabel or fig.x, yaxis_title=fig.ylabel or (fig.ys[0] if len(fig.ys) == 1 else ""),
@@ -168,11 +176,14 @@ def to_png(fig: Figure, path: Path) -> None:
         base = np.zeros(len(cats))
         for i, col in enumerate(fig.ys):
             vals = np.array([0.0 if v is None else v for v in _finite(fig.data[col])], float)
+            kw = {"color": PALETTE[i % len(PALETTE)], "label": col if len(fig.ys) > 1 else None,
+                  "alpha": 0.7 if fig.overlay else None}
             if fig.kind == "hbar":
-                ax.barh(pos, vals, left=base, color=PALETTE[i % len(PALETTE)], label=col if len(fig.ys) > 1 else None)
+                ax.barh(pos, vals, left=base, **kw)
             else:
-                ax.bar(pos, vals, bottom=base, color=PALETTE[i % len(PALETTE)], label=col if len(fig.ys) > 1 else None)
-            base = base + vals
+                ax.bar(pos, vals, bottom=base, **kw)
+            if not fig.overlay:
+                base = base + vals
         labels = [c if len(c) <= 18 else c[:17] + "…" for c in cats]
         step = max(1, len(cats) // 40)
         if fig.kind == "hbar":
@@ -184,6 +195,8 @@ def to_png(fig: Figure, path: Path) -> None:
                 linewidth=1.2, label=ln.name)
     if fig.hline is not None:
         ax.axhline(fig.hline[0], linestyle="--", color="#B00020", linewidth=1, label=fig.hline[1])
+    if fig.vline is not None:
+        ax.axvline(fig.vline[0], linestyle="--", color="#B00020", linewidth=1, label=fig.vline[1])
     for on, axis in ((fig.log_x, ax.xaxis), (fig.log_y, ax.yaxis)):
         if on:
             (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log")

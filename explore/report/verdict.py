@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from explore.compare import SHIP_MIN_ADVANTAGE
 from explore.report.data import StudyData
 from explore.report.document import Section, Table
 from explore.report.format import fmt, pct, point_label
 
 #: Rows of the twin table: comparison key -> label.
 ROWS = (("chosen", "chosen design"), ("iso_array_dense", "iso-array dense twin (same R x C, dense PEs)"),
-        ("iso_area_dense", "iso-area dense twin (fastest dense array within its area)"),
+        ("iso_area_dense", "iso-area dense twin (fastest feasible dense design within its area)"),
         ("best_sparse", "best feasible sparse design"), ("best_dense", "best feasible dense design"))
 
 
@@ -26,10 +25,10 @@ def _ratio_word(r: float | None) -> str:
     return f"sparse {'+' if r >= 1 else ''}{pct(r - 1.0)}"
 
 
-def section_verdict(data: StudyData, comp: dict[str, Any], decision: dict[str, Any], m: dict[str, Any] | None
-                    ) -> Section:
+def section_verdict(data: StudyData, comp: dict[str, Any], decision: dict[str, Any], m: dict[str, Any] | None,
+                    rob: dict[str, Any] | None = None) -> Section:
     """``comp``: explore.compare.comparison; ``decision``: {'verdict', 'rule', 'reason'}; ``m``: the
-    chosen design's metrics (re-evaluated) or None."""
+    chosen design's metrics (re-evaluated) or None; ``rob``: explore.robustness's figures or None."""
     s = Section(1, "verdict", "Verdict: sparse vs dense, on equal terms", "verdict")
     prim = data.cfg.objectives.primary
     adv = comp.get("primary_advantage")
@@ -38,12 +37,20 @@ def section_verdict(data: StudyData, comp: dict[str, Any], decision: dict[str, A
     if bs and bd:
         head += (f" Best feasible sparse design {fmt(bs.get(prim))} vs best feasible dense design {fmt(bd.get(prim))} "
                  f"{prim}: {_ratio_word(adv)}.")
+    if rob is not None:
+        head += f" Over the assumptions' ranges: {rob['line']}."
     s.verdict = head
     s.paras.append(
         "Every design here is costed by one method: the same cycle model (sim.perf, stalls included), area and "
         "power from synthesis of each PE's own RTL (ppa.model), the same SRAM, clock, node, memory and limits. "
         f"SHIP needs the best sparse design to beat the best dense design on {prim} by at least "
-        f"{pct(SHIP_MIN_ADVANTAGE)} under the same limits.")
+        f"{pct(data.cfg.decision.margin)} under the same limits, with probability at least "
+        f"{data.cfg.decision.min_confidence:g} over the assumptions' plausible ranges (section 2).")
+    srch = comp.get("search")
+    if srch:
+        s.bullets.append("Search effort: " + "; ".join(
+            f"{side} {v['trials']} trials, {v['distinct_designs']} distinct designs ({v['sampler']})"
+            for side, v in srch.items()) + ".")
     t = Table("Best feasible sparse vs best feasible dense design, per objective",
               ["objective", "direction", "best sparse (trial)", "best dense (trial)", "sparse advantage"], [],
               name="sparse_vs_dense")

@@ -25,6 +25,7 @@ from ppa import rtl, tech
 from ppa.array_cost import ArrayFacts, array_memo, check_double_buffer, check_kind, synth_array
 from ppa.liberty import asap7
 from ppa.liberty.library import OSU018_NODE_NM, LibertyLibrary, default_liberty_path, load_liberty
+from ppa.override import assumed
 from ppa.synth import cache_key
 from ppa.timing.effort import generic_stage_fo4
 from ppa.timing.mapping import FASTEST_CLOCK_PS
@@ -52,7 +53,8 @@ def cycle_time_ps(cycle_fo4: float, fo4_ps: float) -> float:
     """Clock period at a node and voltage whose FO4 is ``fo4_ps``, for a register-to-register
     stage of ``cycle_fo4`` FO4 (arrival incl. clock-to-Q, plus setup):
     ``T = cycle_fo4 x FO4 x (1 + WIRE_ALLOWANCE) / (1 - CLOCK_UNCERTAINTY_FRACTION)``."""
-    return cycle_fo4 * fo4_ps * (1.0 + WIRE_ALLOWANCE) / (1.0 - CLOCK_UNCERTAINTY_FRACTION)
+    wire = assumed("wire_allowance", WIRE_ALLOWANCE)
+    return cycle_fo4 * fo4_ps * (1.0 + wire) / (1.0 - assumed("clock_uncertainty_fraction", CLOCK_UNCERTAINTY_FRACTION))
 
 
 # ------------------------------------------------------------------------------------------------
