@@ -63,7 +63,7 @@ _flags_without_type()
 
 #: The sub-commands, in the order the help lists them: ``explore/commands/<name>.py`` each.
 _COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report", "memo", "diff", "validate",
-                    "assumptions")
+                    "assumptions", "characterise")
 
 
 def _load_command(name: str) -> Any:

@@ -92,13 +92,14 @@ class EvalContext:
     traces: dict[tuple, Any] = field(default_factory=dict)  # PE configuration -> ppa.activity.PETrace
 
 
-_CONTEXTS: dict[int, EvalContext] = {}
+_CONTEXTS: dict[str, EvalContext] = {}
 
 
 def make_context(cfg: SweepConfig) -> EvalContext:
     """Load the workloads (and, with a serving SLA, the batched variants; with a quality limit,
-    the quality delta of each sparsity mode of the space)."""
-    key = id(cfg)
+    the quality delta of each sparsity mode of the space). One context per config content and
+    process: the prewarm, the trials and the report of one sweep share it (and its traces)."""
+    key = cfg.model_dump_json()
     if key in _CONTEXTS:
         return _CONTEXTS[key]
     wls = []

@@ -4,15 +4,20 @@ A cold first run spends nearly all its time in Yosys, ABC and OpenSTA: for every
 pipeline depth of the space (and the dense kind of the dense twins) the array model synthesises the
 PE and its 1 x 1 ... 6 x 1 columns (ppa.array_cost), the OS cells where the space has OS, and
 OpenSTA times the column (ppa.model.stage_timing). The trials would do this one configuration after
-another on one core as they first meet it. This module does it up front in a process pool, one job
-per (PE kind, pipeline, dataflow), so a 2-core laptop runs two syntheses at a time. Every result
-lands in the on-disk caches (written atomically), where the trials find it; nothing else is shared.
+another on one core as they first meet it. This module does it up front, one job per (PE kind,
+pipeline, dataflow).
 
 Each job is ``ppa.model.estimate`` of the configuration at the space's deepest array (the array
 model characterises rows up to that depth or its steady state) with the trials' activity trace: it
 touches exactly the syntheses, STA runs and activity simulations a trial of that configuration
-would. A warm cache makes every job a few cache reads, and the pool is not started at all when
-there is one job or one core.
+would. First every job is probed in this process (ppa.characterisation.probing: milliseconds each)
+against the caches and the characterisation shipped with the package; a job they answer needs
+nothing more, and its lookups are already in this process's memory for the trials. The jobs left
+run in a process pool (so a 2-core laptop runs two syntheses at a time), or here when there is
+one job or one core. A job that fails in the pool is run once more, serially, here (a parallel
+run can fail for want of memory); a failure that remains is logged with its cause, and every
+trial of that configuration fails with the same one-line reason (ppa.characterisation keeps the
+failure: the tool is not run again). Nothing is deferred silently.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import logging
 import os
 import signal
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed, wait
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from explore.config import SweepConfig
@@ -29,14 +34,13 @@ from explore.evaluator import activity_trace, make_context
 from explore.space import axis_choices, has_dense_path, parse_sparsity
 from hw.host import die_with_parent
 from hw.precision import operand_bits
+from ppa import characterisation
 from ppa.design import DesignPoint
 from ppa.model import estimate
 
-__all__ = ["hardware_jobs", "prewarm"]
+__all__ = ["hardware_jobs", "prewarm", "probe", "job_name"]
 
 _log = logging.getLogger("sparsepe.prewarm")
-#: seconds within which a warm cache has answered every job (then nothing is logged)
-QUIET_S = 3.0
 
 
 def _values(cfg: SweepConfig, name: str, fixed: Any) -> list:
@@ -104,6 +108,12 @@ def _quiet_sigint(parent_pid: int) -> None:
     die_with_parent(parent_pid)
 
 
+def job_name(kw: dict[str, Any]) -> str:
+    kind = "dense" if not kw["sparse"] else ("dense-path" if kw["dense_path"] else f"{kw['n']}:{kw['m']}")
+    db = ", double-buffered" if kw.get("double_buffer") else ""
+    return f"{kind} {kw['precision']} PE, pipeline {kw['pipeline']}, {kw['dataflow']}{db}"
+
+
 def _run_job(cfg: SweepConfig, kw: dict[str, Any]) -> str:
     """One job: ppa.model.estimate of the configuration ``kw`` with the trials' activity trace."""
     t = time.time()
@@ -112,42 +122,79 @@ def _run_job(cfg: SweepConfig, kw: dict[str, Any]) -> str:
     if cfg.fixed.activity_trace == "reference" and design.precision == "int8":  # the real-data trace the trials use (disk-cached activity)
         trace = activity_trace(make_context(cfg), design)
     estimate(design, trace=trace)
-    kind = "dense" if not kw["sparse"] else ("dense-path" if kw["dense_path"] else f"{kw['n']}:{kw['m']}")
-    db = ", double-buffered" if kw.get("double_buffer") else ""
-    return f"{kind} {kw['precision']} PE, pipeline {kw['pipeline']}, {kw['dataflow']}{db} ({time.time() - t:.0f} s)"
+    return f"{job_name(kw)} ({time.time() - t:.0f} s)"
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def probe(cfg: SweepConfig, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The jobs the caches and the shipped characterisation do not answer (each probed here)."""
+    left = []
+    with characterisation.probing():
+        for j in jobs:
+            try:
+                _run_job(cfg, j)
+            except characterisation.NotCharacterised:
+                left.append(j)
+    return left
 
 
 def prewarm(cfg: SweepConfig, workers: int | None = None) -> int:
-    """Run :func:`hardware_jobs` on ``workers`` processes (default: the machine's cores); returns
-    the number of jobs. Errors in a job are not raised here: the trial that meets the configuration
-    raises them in the usual way (one line, exit 2, for bad input)."""
-    jobs = hardware_jobs(cfg)
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
-    if workers == 1:
-        return len(jobs)
+    """Characterise what :func:`hardware_jobs` needs and the caches do not hold, on ``workers``
+    processes (default: the machine's cores); returns the number of jobs run. A job that fails is
+    retried once here; one that fails again is logged with its cause (the trials meeting that
+    configuration fail with it)."""
+    jobs = probe(cfg, hardware_jobs(cfg))
+    if not jobs:
+        return 0
     t0 = time.time()
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_quiet_sigint, initargs=(os.getpid(),))
-    try:
-        futs = [pool.submit(_run_job, cfg, j) for j in jobs]
-        # a warm cache answers every job within a second or two: then say nothing
-        _, pending = wait(futs, timeout=QUIET_S)
-        if not pending:
-            return len(jobs)
-        _log.info("characterising %d hardware configurations (PE kind x pipeline x dataflow) on %d processes",
-                  len(jobs), workers)
-        done = 0
-        for fut in as_completed(futs):
-            done += 1
+    st = characterisation.status()
+    why = f" (shipped characterisation not used: {st.why})" if st.entries is None else ""
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    _log.info("characterising %d hardware configurations (PE kind x pipeline x dataflow) on %d process%s%s",
+              len(jobs), workers, "es" if workers > 1 else "", why)
+    failed: list[tuple[dict[str, Any], BaseException]] = []
+    if workers == 1:
+        for k, j in enumerate(jobs, 1):
             try:
-                _log.info("characterised %d/%d: %s", done, len(jobs), fut.result())
-            except Exception as exc:  # the trial meeting it reports it properly
-                _log.info("characterisation %d/%d deferred to the trials: %s", done, len(jobs),
-                          str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                _log.info("characterised %d/%d: %s", k, len(jobs), _run_job(cfg, j))
+            except Exception as exc:  # an error of this configuration: its trials report it
+                failed.append((j, exc))
+    else:
+        failed = _pool(cfg, jobs, workers)
+        retried = []
+        for j, exc in failed:  # once more, alone: a parallel run can fail for want of memory
+            _log.info("characterisation of %s failed in a parallel run (%s); retrying it alone", job_name(j),
+                      _first_line(exc))
+            try:
+                _log.info("characterised on retry: %s", _run_job(cfg, j))
+            except Exception as exc2:
+                retried.append((j, exc2))
+        failed = retried
+    for j, exc in failed:
+        _log.error("characterisation of %s failed: %s; trials of this configuration fail with this reason",
+                   job_name(j), _first_line(exc))
+    _log.info("hardware characterised in %.0f s", time.time() - t0)
+    return len(jobs)
+
+
+def _pool(cfg: SweepConfig, jobs: list[dict[str, Any]], workers: int) -> list[tuple[dict[str, Any], BaseException]]:
+    """Run ``jobs`` in a process pool; the (job, exception) of each that failed."""
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_quiet_sigint, initargs=(os.getpid(),))
+    failed = []
+    try:
+        futs = {pool.submit(_run_job, cfg, j): j for j in jobs}
+        for k, fut in enumerate(as_completed(futs), 1):
+            try:
+                _log.info("characterised %d/%d: %s", k, len(jobs), fut.result())
+            except Exception as exc:  # retried serially by prewarm
+                failed.append((futs[fut], exc))
     except BaseException:  # Ctrl-C (or any failure here): end the workers now, not after their jobs
         for proc in list((getattr(pool, "_processes", None) or {}).values()):
             proc.terminate()
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
-    _log.info("hardware characterised in %.0f s", time.time() - t0)
-    return len(jobs)
+    return failed

@@ -50,6 +50,7 @@ from explore.storage import (
     worker_tag,
 )
 from explore.trials import (
+    CHARACTERISED_ATTR,
     CONFIG_ATTR,
     DUPLICATE_ATTR,
     ERROR_ATTR,
@@ -60,6 +61,7 @@ from explore.trials import (
     TOOLS_ATTR,
 )
 from hw.errors import InputError
+from ppa import characterisation
 from ppa.design import DesignPoint
 from ppa.model import tools_provenance
 
@@ -187,6 +189,7 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
             number, attrs, cons = prior
             _write_attrs(storage, trial, {**attrs, DUPLICATE_ATTR: number}, cons)
             return _objective_values(attrs)
+        mark = len(characterisation.computed())
         try:
             metrics = evaluate(point, ctx)
             cons = constraint_values(cfg, metrics)
@@ -197,6 +200,10 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
             line = _error_line(exc, point, getattr(cfg, "source", ""))
             storage.set_trial_system_attr(trial._trial_id, ERROR_ATTR, line)
             raise TrialFailed(line) from None
+        finally:
+            made = characterisation.computed(mark)
+            if made:  # the progress line says so (run_study)
+                storage.set_trial_system_attr(trial._trial_id, CHARACTERISED_ATTR, characterised_summary(made))
         attrs: dict[str, Any] = {k: v for k, v in point.items() if k not in trial.params}  # axes fixed to one value
         for key in sorted(metrics):
             value = metrics[key]
@@ -217,6 +224,12 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
 
     objective.last_trial_id = None
     return objective
+
+
+def characterised_summary(made: list[str], shown: int = 3) -> str:
+    """What a trial characterised, in one short phrase."""
+    uniq = list(dict.fromkeys(made))
+    return ", ".join(uniq[:shown]) + (f" and {len(uniq) - shown} more" if len(uniq) > shown else "")
 
 
 class TrialFailed(Exception):
@@ -419,6 +432,7 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("{task.fields[note]}", markup=False),
         console=console,
         disable=not opts.progress,
         transient=False,
@@ -428,9 +442,19 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
     log_lines = opts.progress and not console.is_terminal
     t0 = time.monotonic()
     last_logged = [-1]
+    announced: set[int] = set()
 
     def report(n: int) -> None:
         n = min(n, opts.trials)
+        # a trial that had to characterise (synthesise, time) says so: on the bar, and as a line
+        for t in study.get_trials(deepcopy=False):
+            made = t.system_attrs.get(CHARACTERISED_ATTR)
+            if made and t.number not in announced:
+                announced.add(t.number)
+                note = f"trial {t.number} characterised {made} (not prewarmed)"
+                progress.update(task, note=note)
+                if opts.progress:
+                    console.print(f"sweep {opts.study_name}: {note}", highlight=False, markup=False)
         progress.update(task, completed=n)
         if log_lines and n != last_logged[0] and (n % LOG_EVERY_TRIALS == 0 or n == opts.trials):
             last_logged[0] = n
@@ -438,7 +462,7 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
                           f"({time.monotonic() - t0:.1f} s)", highlight=False, markup=False)
 
     with progress:
-        task = progress.add_task("trials", total=opts.trials)
+        task = progress.add_task("trials", total=opts.trials, note="")
         if opts.workers == 1:
             run_worker(opts, 0, on_trial=report)
         else:

@@ -5,7 +5,7 @@ from (:func:`explore.results.summarise`).
 Study user attributes (written by :func:`explore.study.open_study` and the exports):
 ``FINGERPRINT_ATTR``, ``MODEL_CODE_ATTR``, ``CONFIG_ATTR``, ``EVALUATOR_ATTR``, ``SWEEP_ATTR``,
 ``TOOLS_ATTR``, ``SUBSTUDY_ATTR`` and ``VERDICT_ATTR``. Trial attributes: ``DUPLICATE_ATTR`` (user) and
-``ERROR_ATTR`` (system).
+``ERROR_ATTR`` and ``CHARACTERISED_ATTR`` (system).
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ VERDICT_ATTR = "verdict"
 DUPLICATE_ATTR = "duplicate_of"
 #: Trial system attribute holding the one-line error of a FAILED trial.
 ERROR_ATTR = "sparsepe:error"
+#: Trial system attribute naming what the trial had to characterise itself (synthesise, time,
+#: simulate: ppa.characterisation.computed), when the prewarm and the caches did not cover it.
+CHARACTERISED_ATTR = "sparsepe:characterised"
 
 _NON_METRIC_ATTRS = {"surplus", "failed_trial", "retry_history", "feasible", "violated_limits", DUPLICATE_ATTR}
 

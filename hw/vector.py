@@ -28,10 +28,10 @@ synthesises this lane through ppa's Yosys flow for its area and energy per opera
 from __future__ import annotations
 
 from amaranth import Module, Mux, Signal
-from amaranth.back import verilog
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from hw.verilog import convert
 from hw.vector_golden import OP_CODES, OPS, check_width, lane_golden, recip_k  # noqa: F401 (re-exported)
 
 
@@ -91,6 +91,6 @@ class VectorLane(wiring.Component):
 def vector_lane_verilog(width: int = 8) -> tuple[str, str]:
     """Verilog text and top name of one lane."""
     name = f"vector_lane{check_width(width)}"
-    return verilog.convert(VectorLane(width), name=name, emit_src=False), name
+    return convert(VectorLane(width), name), name
 
 

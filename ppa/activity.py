@@ -27,9 +27,9 @@ import numpy as np
 from hw.errors import InputError
 from hw.fp_golden import encode
 from hw.golden import compress_nm, decompress_nm
-from hw.host import json_text, write_file
+
 from hw.params import PEParams
-from ppa import rtl, synth
+from ppa import characterisation, rtl, synth
 from ppa.netlist import GateNetlist, ToggleCounts
 
 # Default synthetic trace (module docstring): sizes and seed, and two stated assumptions [A].
@@ -79,10 +79,10 @@ def synth_pe(params: PEParams, sparse: bool, *, cache=None, dense_path: bool = F
     """The synthesised PE; with a warm cache, without elaborating it (ppa.synth.synthesize_generated).
     ``mapping="delay"``: the netlist the generic timing path times (ppa.synth.ABC_STEP)."""
     if dense_path and sparse:
-        return synth.synthesize_generated("hw.pe.SparsePE(dense_path)", params, rtl.pe_name(True, True),
+        return characterisation.synthesis("hw.pe.SparsePE(dense_path)", params, rtl.pe_name(True, True),
                                           lambda: rtl.pe_verilog(params, True, True), cache=cache, mapping=mapping)
     gen = "hw.pe.SparsePE" if sparse else "hw.pe.DensePE"
-    return synth.synthesize_generated(gen, params, rtl.pe_name(sparse), lambda: rtl.pe_verilog(params, sparse),
+    return characterisation.synthesis(gen, params, rtl.pe_name(sparse), lambda: rtl.pe_verilog(params, sparse),
                                       cache=cache, mapping=mapping)
 
 
@@ -207,7 +207,7 @@ def dense_path_trace(params: PEParams, trace: PETrace) -> PETrace:
 def simulate_pe(params: PEParams, sparse: bool, trace: PETrace, *, cache=None,
                 outputs: tuple[str, ...] = (), dense_path: bool = False) -> tuple[ToggleCounts, dict, synth.SynthResult]:
     res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
-    net = _netlist(str(res.netlist_path), rtl.pe_name(sparse, dense_path))
+    net = _netlist(str(res.netlist_file()), rtl.pe_name(sparse, dense_path))
     if dense_path:
         trace = dense_path_trace(params, trace)
     inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
@@ -243,12 +243,17 @@ class PEActivity:
         return self.gate_toggles + self.ff_toggles
 
 
+#: the activity figures' own version (part of their cache key): bump when what they mean changes
+ACTIVITY_VERSION = "v3"
+
 _MEM: dict[tuple, PEActivity] = {}
 
 
 def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *, cache=None,
                 dense_path: bool = False, w_hold: int = W_HOLD) -> PEActivity:
-    """Toggles per PE-cycle, cached in memory and on disk (next to the synthesis cache).
+    """Toggles per PE-cycle, computed once per netlist and trace (ppa.characterisation.cached:
+    memory, disk, the shipped characterisation; keyed by the netlist's synthesis key, the trace
+    and :data:`ACTIVITY_VERSION`).
 
     ``dense_path``: the dense-path PE in N:M mode (a sparse-PE ``trace`` is folded by
     :func:`dense_path_trace`). ``w_hold``: the default trace's weight hold (W_HOLD for
@@ -261,21 +266,21 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
     if key in _MEM:
         return _MEM[key]
     res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
-    disk = synth.cache_dir(cache) / res.key / f"activity-{label}-v3.json"
-    if disk.exists():
-        try:
-            act = PEActivity(**json.loads(disk.read_text()))
-            _MEM[key] = act
-            return act
-        except (OSError, ValueError, TypeError):
-            pass  # a damaged cache entry: simulate again and overwrite it below
-    tr = trace if trace is not None else synthetic_trace(params, sparse, w_hold=w_hold)  # built only when simulated
-    tc, _, res = simulate_pe(params, sparse, tr, cache=cache, dense_path=dense_path)
-    n = tc.cycles * tc.instances
-    w_tog = (tc.port_toggles.get("in_w", 0) + tc.port_toggles.get("in_meta", 0)) / n
-    act = PEActivity(tc.gate_output_toggles / n, tc.ff_output_toggles / n, tc.port_toggles["in_act"] / n, res.flip_flops,
-                     res.transistors, res.logic_depth, res.gates, label, w_tog)
-    write_file(disk, json_text(asdict(act)), parents=True)
+
+    def compute() -> dict:
+        tr = trace if trace is not None else synthetic_trace(params, sparse, w_hold=w_hold)  # built only when simulated
+        tc, _, r = simulate_pe(params, sparse, tr, cache=cache, dense_path=dense_path)
+        n = tc.cycles * tc.instances
+        w_tog = (tc.port_toggles.get("in_w", 0) + tc.port_toggles.get("in_meta", 0)) / n
+        return asdict(PEActivity(tc.gate_output_toggles / n, tc.ff_output_toggles / n, tc.port_toggles["in_act"] / n,
+                                 r.flip_flops, r.transistors, r.logic_depth, r.gates, label, w_tog))
+
+    d = characterisation.cached("activity", synth.portable_key("activity", res.key, label, ACTIVITY_VERSION), compute,
+                                cache=cache, what=f"the switching activity of {res.top}")
+    try:
+        act = PEActivity(**d)
+    except TypeError:  # an entry of another layout
+        act = PEActivity(**compute())
     _MEM[key] = act
     return act
 

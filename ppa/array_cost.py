@@ -59,7 +59,7 @@ from functools import lru_cache
 
 from hw.errors import InputError
 from hw.params import PEParams
-from ppa import activity, rtl
+from ppa import activity, characterisation, rtl
 from ppa import synth as _synth
 
 __all__ = ["ArrayFacts", "array_facts", "synth_array", "array_transistors", "contrib_bits", "pe_kind",
@@ -298,14 +298,15 @@ def array_memo(R: int, C: int, p: PEParams, kind: str, dataflow: str, double_buf
 def synth_array(p: PEParams, R: int, C: int, *, cache=None, kind: str = "sparse", dataflow: str = "ws",
                 mapping: str = "area", double_buffer: bool = False) -> _synth.SynthResult:
     """Whole-array synthesis (hw SparseArray of ``kind`` cells, ``dataflow``, ``double_buffer``); with
-    a warm cache, without elaborating it (ppa.synth.synthesize_generated). ``mapping="delay"``: the
+    a warm cache or the shipped characterisation, without elaborating it
+    (ppa.characterisation.synthesis). ``mapping="delay"``: the
     netlist the generic timing path times (ppa.synth.ABC_STEP)."""
     check_kind(kind, dataflow)
     check_double_buffer(double_buffer, dataflow)
     name = rtl.array_module(kind, double_buffer)  # as hw.array.array_module_name, without importing Amaranth
-    return _synth.synthesize_generated("hw.array.SparseArray", array_memo(R, C, p, kind, dataflow, double_buffer),
-                                       name, lambda: rtl.array_verilog(p, R, C, kind, dataflow, double_buffer),
-                                       cache=cache, mapping=mapping)
+    return characterisation.synthesis("hw.array.SparseArray", array_memo(R, C, p, kind, dataflow, double_buffer),
+                                      name, lambda: rtl.array_verilog(p, R, C, kind, dataflow, double_buffer),
+                                      cache=cache, mapping=mapping)
 
 
 @lru_cache(maxsize=512)
@@ -318,16 +319,16 @@ def _array_cost(p: PEParams, R: int, C: int, cache_key: str | None, kind: str = 
 
 @lru_cache(maxsize=64)
 def _reg_bit(cache_key: str | None) -> float:
-    return _synth.synthesize_generated("ppa.operators.Register", 32, "reg32", lambda: rtl.register_verilog(32)[0],
-                                       cache=cache_key).transistors / 32
+    return characterisation.synthesis("ppa.operators.Register", 32, "reg32", lambda: rtl.register_verilog(32)[0],
+                                      cache=cache_key).transistors / 32
 
 
 @lru_cache(maxsize=64)
 def decoder_transistors(n: int, m: int, cache_key: str | None) -> int:
     """Transistors of one synthesised N:M metadata decoder (hw.pe.MetadataDecoder); ``cache_key``:
     ppa.synth.cache_key of the synthesis cache."""
-    return _synth.synthesize_generated("hw.pe.MetadataDecoder", (n, m), "meta_decoder",
-                                       lambda: rtl.decoder_verilog(n, m), cache=cache_key).transistors
+    return characterisation.synthesis("hw.pe.MetadataDecoder", (n, m), "meta_decoder",
+                                      lambda: rtl.decoder_verilog(n, m), cache=cache_key).transistors
 
 
 def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None, *, rows: int | None = None,

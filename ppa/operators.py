@@ -11,11 +11,11 @@ from __future__ import annotations
 import operator
 
 from amaranth import Module
-from amaranth.back import verilog
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.errors import InputError
+from hw.verilog import convert
 
 
 class Adder(wiring.Component):
@@ -57,7 +57,7 @@ def operator_verilog(kind: str, width: int) -> tuple[str, str]:
     if cls is None:
         raise InputError(f"unknown operator {kind!r} (add, mul)", where="ppa.operators kind")
     name = f"{kind}{width}"
-    return verilog.convert(cls(width), name=name, emit_src=False), name
+    return convert(cls(width), name), name
 
 
 class Register(wiring.Component):
@@ -76,4 +76,4 @@ class Register(wiring.Component):
 
 def register_verilog(width: int) -> tuple[str, str]:
     name = f"reg{width}"
-    return verilog.convert(Register(width), name=name, emit_src=False), name
+    return convert(Register(width), name), name

@@ -3,12 +3,13 @@
 Same method as the array and ppa.calibration's operators (no per-operator tuning):
 
 * the lane at the workload's activation width is synthesised by ppa's Yosys flow
-  (:func:`ppa.synth.synthesize_generated`, cached);
+  (:func:`ppa.characterisation.synthesis`, cached);
 * area per lane = netlist transistors x :attr:`ppa.tech.Node.area_per_transistor_um2`;
 * energy per operation of each class = average circuit toggles per operation on uniformly random
   operands (gate-level simulation of the mapped netlist, :class:`ppa.netlist.GateNetlist`, every
   cycle a new operand pair, op select held at the class's code) x
-  :attr:`ppa.tech.Node.toggle_energy_pj`. The classes of ``sim.vector`` map to the lane's
+  :attr:`ppa.tech.Node.toggle_energy_pj` (the toggles computed once per netlist and cached,
+  ppa.characterisation.cached). The classes of ``sim.vector`` map to the lane's
   operations: ``alu`` = the mean of add, multiply and max, ``red`` = add, ``exp`` = exp2,
   ``div`` = reciprocal.
 
@@ -25,9 +26,9 @@ from functools import lru_cache
 import numpy as np
 
 from hw.vector_golden import OP_CODES
-from ppa import rtl, tech
+from ppa import characterisation, rtl, tech
 from ppa.netlist import GateNetlist
-from ppa.synth import synthesize_generated
+from ppa.synth import portable_key
 
 CLASSES = ("alu", "exp", "div", "red")
 _SEED, _CYCLES, _INSTANCES = 14, 128, 256
@@ -53,21 +54,35 @@ class VectorLaneCost:
         return sum(float(ops.get(c, 0.0)) * self.energy_pj[c] for c in CLASSES) * 1e-12
 
 
+#: the lane figures' own version (part of their cache key): bump when what they mean changes
+LANE_VERSION = "1"
+
+
 @lru_cache(maxsize=16)
 def _measure(width: int, cache: str | None) -> tuple[int, int, tuple]:
-    res = synthesize_generated("hw.vector.VectorLane", width, f"vector_lane{width}",
-                               lambda: rtl.vector_lane_verilog(width)[0], cache=cache)
-    net = GateNetlist(res.netlist(), res.top)
-    rng = np.random.default_rng(_SEED)
-    hi = 1 << width
-    tog = {}
-    for op, code in OP_CODES.items():
-        a = rng.integers(0, hi, (_CYCLES, _INSTANCES), dtype=np.uint64)
-        b = rng.integers(0, hi, (_CYCLES, _INSTANCES), dtype=np.uint64)
-        sel = np.full((_CYCLES, _INSTANCES), code, dtype=np.uint64)
-        tc, _ = net.simulate({"a": a, "b": b, "op": sel}, count_from=1)
-        tog[op] = tc.circuit_toggles / ((_CYCLES - 1) * _INSTANCES)
-    return res.transistors, res.logic_depth, tuple(sorted(tog.items()))
+    """(transistors, logic depth, toggles per operation) of the ``width``-bit lane; the toggles
+    computed once per netlist (ppa.characterisation.cached)."""
+    res = characterisation.synthesis("hw.vector.VectorLane", width, f"vector_lane{width}",
+                                     lambda: rtl.vector_lane_verilog(width)[0], cache=cache)
+
+    def compute() -> dict:
+        net = GateNetlist(res.netlist(), res.top)
+        rng = np.random.default_rng(_SEED)
+        hi = 1 << width
+        tog = {}
+        for op, code in OP_CODES.items():
+            a = rng.integers(0, hi, (_CYCLES, _INSTANCES), dtype=np.uint64)
+            b = rng.integers(0, hi, (_CYCLES, _INSTANCES), dtype=np.uint64)
+            sel = np.full((_CYCLES, _INSTANCES), code, dtype=np.uint64)
+            tc, _ = net.simulate({"a": a, "b": b, "op": sel}, count_from=1)
+            tog[op] = tc.circuit_toggles / ((_CYCLES - 1) * _INSTANCES)
+        return {"toggles_per_op": tog}
+
+    key = portable_key("vector-lane", res.key, LANE_VERSION, repr((_SEED, _CYCLES, _INSTANCES)),
+                       repr(sorted(OP_CODES.items())))
+    tog = characterisation.cached("vector-lane", key, compute, cache=cache,
+                                  what=f"the toggles of {res.top}")["toggles_per_op"]
+    return res.transistors, res.logic_depth, tuple(sorted((k, float(v)) for k, v in tog.items()))
 
 
 def vector_lane_cost(width: int, node_nm: int, voltage_v: float | None = None, *, cache=None) -> VectorLaneCost:

@@ -61,3 +61,6 @@ def pytest_collection_modifyitems(config, items):
 # Sweeps in tests train the transformer quality reference at its tiny size (seconds, cached);
 # the full-size run is covered by the `slow` test in tests/sim/test_quality_transformer.py.
 os.environ.setdefault("SPARSEPE_QUALITY_REFERENCE", "tiny")
+# Tests cost designs the way a run without a current shipped characterisation does (synthesis,
+# the caches); tests/ppa/test_characterisation.py turns the shipped files on where it tests them.
+os.environ.setdefault("SPARSEPE_CHARACTERISATION", "off")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
-import shutil
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 from explore.report.data import StudyData
 from explore.report.document import Section, Table
 from hw.errors import InputError
-from ppa.synth import find_yosys
+from ppa.synth import yosys_id
 
 
 def _versions() -> dict[str, str]:
@@ -29,17 +28,12 @@ def _versions() -> dict[str, str]:
 
 
 def _yosys() -> str:
+    """The Yosys synthesis runs with here, with its version (ppa.synth.yosys_id: the wheel's is
+    read from its package, so the report never starts the WebAssembly Yosys)."""
     try:
-        argv, name = find_yosys()
+        return yosys_id()
     except InputError as exc:  # no Yosys on this machine: the report says so
         return f"unavailable ({exc})"
-    if shutil.which(argv[0]) or Path(argv[0]).exists():
-        try:
-            r = subprocess.run([*argv, "-V"], capture_output=True, text=True, timeout=60)
-            return f"{name}: {r.stdout.strip().splitlines()[0] if r.stdout.strip() else 'version unknown'}"
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-    return name
 
 
 def git_revision() -> str:

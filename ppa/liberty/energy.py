@@ -40,18 +40,15 @@ the D-pin energy of a flip-flop whose D toggles and returns within a cycle.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 from hw.errors import InputError
-from hw.host import json_text, write_file
-from ppa import rtl, synth
+from ppa import characterisation, rtl, synth
 from ppa.liberty.library import LibertyLibrary, load_liberty
 from ppa.liberty.mapped import CONNECTION, INSTANCE, module_body, net_name, port_bits
 from ppa.timing.mapping import MAP_SCRIPT, map_to_liberty
 from ppa.timing.opensta import measure_fo4
-from ppa.timing.sta import sta_cache_dir
 
 #: bump when the figures this module computes change meaning
 LIBERTY_ENERGY_VERSION = "1"
@@ -230,19 +227,18 @@ def _key(lib: LibertyLibrary) -> str:
 @lru_cache(maxsize=8)
 def _cached(path: str, sha: str, cache: str | None) -> LibraryEnergy:
     lib = load_liberty(path)
-    f = sta_cache_dir(cache) / f"energy-{_key(lib)}.json"
+    d = characterisation.cached("liberty-energy", _key(lib), lambda: asdict(compute(lib)), cache=cache,
+                                what=f"the energies of {lib.library}")
     try:
-        d = json.loads(f.read_text())
         if d.get("liberty_sha256") == sha:
             return LibraryEnergy(**{k: d[k] for k in LibraryEnergy.__dataclass_fields__})
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         pass
-    e = compute(lib)
-    write_file(f, json_text(asdict(e), indent=1), parents=True)
-    return e
+    return compute(lib)
 
 
 def library_energy(lib: LibertyLibrary, *, cache=None) -> LibraryEnergy:
-    """:func:`compute` for ``lib``, cached on disk next to the STA results (keyed by this module's
-    version and constants, the mapping script, the Yosys build and the Liberty file's digest)."""
+    """:func:`compute` for ``lib``, computed once (ppa.characterisation.cached: memory, disk, the
+    shipped characterisation; keyed by this module's version and constants, the mapping script,
+    the Yosys build and the Liberty file's digest)."""
     return _cached(lib.path, lib.sha256, None if cache is None else str(cache))

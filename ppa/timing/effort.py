@@ -31,7 +31,10 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["EFFORT", "path_tau", "BUFFER_FROM", "FLOP_OVERHEAD_FO4", "EFFORT_SCALE", "generic_path_fo4",
+from ppa import characterisation
+from ppa.synth import portable_key
+
+__all__ = ["EFFORT", "path_tau", "netlist_tau", "BUFFER_FROM", "FLOP_OVERHEAD_FO4", "EFFORT_SCALE", "generic_path_fo4",
            "generic_stage_fo4"]
 
 #: (logical effort g per input, parasitic delay p) [S] Sutherland, Sproull & Harris 1999 (gamma 2)
@@ -162,12 +165,26 @@ def generic_path_fo4(tau: float) -> float:
     return EFFORT_SCALE * float(tau) / 5.0 + FLOP_OVERHEAD_FO4
 
 
-def generic_stage_fo4(res) -> float:
-    """:func:`generic_path_fo4` of a ppa.synth.SynthResult's netlist (:func:`path_tau`). The
+#: the path figure's own version (part of its cache key): bump when :func:`path_tau` changes meaning
+PATH_TAU_VERSION = "1"
+
+
+def netlist_tau(res, *, cache=None) -> float:
+    """:func:`path_tau` of a ppa.synth.SynthResult's netlist, computed once per netlist
+    (ppa.characterisation.cached: memory, disk, the shipped characterisation; keyed by the
+    netlist's synthesis key, :data:`PATH_TAU_VERSION` and the effort table)."""
+    key = portable_key("generic-tau", res.key, PATH_TAU_VERSION, repr(sorted(EFFORT.items())), repr(BUFFER_FROM),
+                       repr(OUTPUT_LOAD))
+    return float(characterisation.cached("generic-tau", key, lambda: {"tau": path_tau(res.netlist(), res.top)},
+                                         cache=cache, what=f"the logical-effort path of {res.top}")["tau"])
+
+
+def generic_stage_fo4(res, *, cache=None) -> float:
+    """:func:`generic_path_fo4` of a ppa.synth.SynthResult's netlist (:func:`netlist_tau`). The
     result must be delay-mapped (``mapping="delay"``, e.g. ppa.array_cost.synth_array(...,
     mapping="delay")): EFFORT_SCALE is fitted on that netlist, and the area mapping's carry chains
     are not what a design is clocked by."""
     if getattr(res, "mapping", "area") != "delay":
         raise ValueError(f"the generic timing path needs the delay-mapped netlist (mapping='delay'), "
                          f"got mapping={getattr(res, 'mapping', 'area')!r} for {res.top}")
-    return generic_path_fo4(path_tau(res.netlist(), res.top))
+    return generic_path_fo4(netlist_tau(res, cache=cache))

@@ -14,7 +14,6 @@ the mapped cell area (``stat -liberty``).
 from __future__ import annotations
 
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +68,6 @@ def map_to_liberty(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: flo
     """Yosys maps ``verilog`` to ``lib`` (see the module docstring). Not cached: see ppa.timing.sta.time_verilog."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", top):
         raise InputError(f"not a Verilog module name: {top!r}", where="ppa.timing.sta top")
-    argv, _tool = _synth.find_yosys()
     with tempfile.TemporaryDirectory(prefix="sparsepe-sta-") as tmp:
         d = Path(tmp)
         write_file(d / "design.v", verilog)
@@ -83,12 +81,11 @@ def map_to_liberty(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: flo
                 D = f" -D {d_ps} -script {abc_script.format(D=d_ps)}"
             script = MAP_SCRIPT.format(src="design.v", top=top, lib="cells.lib", D=D, stat="stat.txt", out="mapped.v",
                                        buf=f"{buf} {a} {y}")
-            proc = subprocess.run([*argv, "-q", "-p", script], capture_output=True, text=True, cwd=d)
-            if not (proc.returncode != 0 and clock_ps and "output.blif" in (proc.stderr + proc.stdout)):
+            run = _synth.yosys_process(script, d)
+            if not (run.returncode != 0 and clock_ps and "output.blif" in (run.stderr + run.stdout + run.log)):
                 break
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            raise InputError(f"Yosys failed mapping {top} to {lib.library}: {' | '.join(tail)}", where="ppa.timing.sta")
+        if run.returncode != 0:
+            _synth.raise_failure(run, f"mapping {top} to {lib.library}", d)
         stat = (d / "stat.txt").read_text()
         mapped = (d / "mapped.v").read_text()
     area = re.findall(r"Chip area for (?:module|top module) '\\?\S+?':\s+([0-9.]+)", stat)

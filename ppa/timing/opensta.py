@@ -14,6 +14,10 @@ loaded by the next stage and three more copies of the inverter (fan-out 4), driv
 input. FO4 is the delay of the middle stage (stage 3, by when the slew has settled to the FO4
 slew), mean of its rising and falling output. No wire load: the library has none, and OpenSTA
 adds none.
+
+OpenSTA runs in a temporary directory with no standard input (:func:`run_sta`, :func:`find_sta`):
+run interactively it saves ``.history_sta`` into its working directory, which is never the
+directory the command was started from.
 """
 
 from __future__ import annotations
@@ -47,7 +51,9 @@ def _find_sta_cached(path_env: str) -> tuple[str, str] | None:
     if not exe:
         return None
     try:
-        out = subprocess.run([exe, "-version"], capture_output=True, text=True, timeout=30)
+        with tempfile.TemporaryDirectory(prefix="sparsepe-opensta-") as tmp:  # nothing written where we run
+            out = subprocess.run([exe, "-version"], capture_output=True, text=True, timeout=30, cwd=tmp,
+                                 stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
     ver = (out.stdout or out.stderr).strip().splitlines()
@@ -118,7 +124,9 @@ class StaPath:
     report: str
 
 
-def _run_sta(files: dict[str, str], script: str) -> str:
+def run_sta(files: dict[str, str], script: str) -> str:
+    """Run OpenSTA on ``script`` (``exit`` appended) with ``files`` beside it, in a temporary
+    directory with no standard input; its output, or InputError naming the first errors."""
     sta = find_sta()
     if sta is None:
         raise InputError("OpenSTA (sta) is not on PATH", where="ppa.timing.sta")
@@ -128,7 +136,7 @@ def _run_sta(files: dict[str, str], script: str) -> str:
             write_file(d / name, text)
         write_file(d / "run.tcl", script + "\nexit\n")
         proc = subprocess.run([sta[0], "-no_init", "-no_splash", "-exit", "run.tcl"], capture_output=True,
-                              text=True, cwd=d, timeout=600)
+                              text=True, cwd=d, timeout=600, stdin=subprocess.DEVNULL)
     out = proc.stdout + proc.stderr
     errs = [ln for ln in out.splitlines() if ln.startswith("Error")]
     if proc.returncode != 0 or errs:
@@ -202,7 +210,7 @@ def time_mapped(mapped: str, top: str, lib: LibertyLibrary, *, clock_port: str |
     if fp_regs:
         lines.append(f"set_false_path -to [get_pins {{{' '.join(fp_regs)}}}]")
     lines.append(_REPORT)
-    out = _run_sta({"cells.lib": Path(lib.path).read_text(), "mapped.v": mapped, "wrap.v": wrap}, "\n".join(lines))
+    out = run_sta({"cells.lib": Path(lib.path).read_text(), "mapped.v": mapped, "wrap.v": wrap}, "\n".join(lines))
     sp = parse_path(out)
     reg_names = _wrapper_register_names(mapped, top, clock_port)
     sp.startpoint, sp.endpoint = reg_names.get(sp.startpoint, sp.startpoint), reg_names.get(sp.endpoint, sp.endpoint)
@@ -231,7 +239,7 @@ def time_netlist(netlist: str, top: str, lib: LibertyLibrary, *, input_slew_ns: 
               "set_input_delay 0 -clock vclk [all_inputs]", "set_output_delay 0 -clock vclk [all_outputs]",
               f"set_input_transition {input_slew_ns:.6f} [all_inputs]", f"set_load {output_load_pf:.6f} [all_outputs]",
               _REPORT]
-    return parse_path(_run_sta({"cells.lib": Path(lib.path).read_text(), "netlist.v": netlist}, "\n".join(script)))
+    return parse_path(run_sta({"cells.lib": Path(lib.path).read_text(), "netlist.v": netlist}, "\n".join(script)))
 
 
 @dataclass(frozen=True)
@@ -268,7 +276,7 @@ def _fo4(path: str, digest: str) -> Fo4:
               "set_input_delay 0 -clock vclk [get_ports in]", "set_output_delay 0 -clock vclk [get_ports out]",
               "puts \"== rise\"", _REPORT + " -rise_to [get_ports out]",
               "puts \"== fall\"", _REPORT + " -fall_to [get_ports out]"]
-    out = _run_sta({"cells.lib": Path(path).read_text(), "fo4.v": fo4_netlist(lib)}, "\n".join(script))
+    out = run_sta({"cells.lib": Path(path).read_text(), "fo4.v": fo4_netlist(lib)}, "\n".join(script))
     delays, slews = {}, []
     for part in out.split("== ")[1:]:
         path_ = parse_path(part)

@@ -191,6 +191,32 @@ def _dut_name(name: str) -> str:
     return name[4:] if name.startswith("dut/") else name
 
 
+def _generated_memo(generator: str, params: object, top: str, lib: LibertyLibrary, *, clock_ps, clock_port,
+                    false_path_ports, cache) -> Path:
+    h = hashlib.sha256()
+    for part in (STA_FLOW_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT, _buffer.key(), generator, repr(params), top, _synth.sources_digest(),
+                 _synth.toolchain_id(), json.dumps(tools(lib), sort_keys=True), lib.sha256, repr(clock_ps),
+                 repr(clock_port), repr(tuple(false_path_ports))):
+        h.update(part.encode())
+        h.update(b"\0")
+    return sta_cache_dir(cache) / "elab" / f"{h.hexdigest()[:32]}.json"
+
+
+def cached_timing(generator: str, params: object, top: str, lib: LibertyLibrary, *, clock_ps: float | None = None,
+                  clock_port: str | None = "clk", false_path_ports: tuple[str, ...] = (),
+                  cache: str | os.PathLike | None = None) -> StaResult | None:
+    """The cached result of a :func:`time_generated` call, or None (nothing is run)."""
+    memo = _generated_memo(generator, params, top, lib, clock_ps=clock_ps, clock_port=clock_port,
+                           false_path_ports=false_path_ports, cache=cache)
+    try:
+        key = json.loads(memo.read_text())["key"]
+        if re.fullmatch(r"[0-9a-f]{32}", key):
+            return StaResult.from_json(json.loads((sta_cache_dir(cache) / f"{key}.json").read_text()), cached=True)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
 def time_generated(generator: str, params: object, top: str, make_verilog: Callable[[], str], lib: LibertyLibrary, *,
                    clock_ps: float | None = None, clock_port: str | None = "clk",
                    false_path_ports: tuple[str, ...] = (), cache: str | os.PathLike | None = None,
@@ -198,21 +224,12 @@ def time_generated(generator: str, params: object, top: str, make_verilog: Calla
     """``time_verilog(make_verilog(), top, lib, ...)`` without calling ``make_verilog`` when an
     earlier call with the same generator, parameters, generator sources, Amaranth toolchain,
     tools and library left its result in the cache (cf. ppa.synth.synthesize_generated)."""
-    tl = tools(lib)
-    h = hashlib.sha256()
-    for part in (STA_FLOW_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT, _buffer.key(), generator, repr(params), top, _synth.sources_digest(),
-                 _synth.toolchain_id(), json.dumps(tl, sort_keys=True), lib.sha256, repr(clock_ps),
-                 repr(clock_port), repr(tuple(false_path_ports))):
-        h.update(part.encode())
-        h.update(b"\0")
-    memo = sta_cache_dir(cache) / "elab" / f"{h.hexdigest()[:32]}.json"
-    if use_cache and memo.exists():
-        try:
-            key = json.loads(memo.read_text())["key"]
-            if re.fullmatch(r"[0-9a-f]{32}", key):
-                return StaResult.from_json(json.loads((sta_cache_dir(cache) / f"{key}.json").read_text()), cached=True)
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
+    kw = dict(clock_ps=clock_ps, clock_port=clock_port, false_path_ports=tuple(false_path_ports), cache=cache)
+    if use_cache:
+        hit = cached_timing(generator, params, top, lib, **kw)
+        if hit is not None:
+            return hit
+    memo = _generated_memo(generator, params, top, lib, **kw)
     res = time_verilog(make_verilog(), top, lib, clock_ps=clock_ps, clock_port=clock_port,
                        false_path_ports=false_path_ports, cache=cache, use_cache=use_cache)
     write_file(memo, json_text({"key": res.key, "generator": generator, "params": repr(params), "top": top}),

@@ -9,6 +9,7 @@
   FASTEST_CLOCK_PS). The column's ``out_meta_err`` OR chain is static while the weights are held:
   a false path (a multi-cycle path). Without a library, the same column's generic netlist,
   delay-mapped, timed by logical effort (ppa.timing.effort.generic_stage_fo4), with a note.
+  Both are computed once per netlist and cached (ppa.characterisation).
 - Its cycle time (:func:`cycle_time_ps`): the stage in FO4 delays x the FO4 of the target node and
   voltage (ppa.tech ``gate_delay_ps``), with a wire allowance and a clock-uncertainty margin.
 """
@@ -21,7 +22,7 @@ from functools import lru_cache
 
 from hw.errors import InputError
 from hw.params import PEParams
-from ppa import rtl, tech
+from ppa import characterisation, rtl, tech
 from ppa.array_cost import ArrayFacts, array_memo, check_double_buffer, check_kind, synth_array
 from ppa.liberty import asap7
 from ppa.liberty.library import OSU018_NODE_NM, LibertyLibrary, default_liberty_path, load_liberty
@@ -30,7 +31,7 @@ from ppa.synth import cache_key
 from ppa.timing.effort import generic_stage_fo4
 from ppa.timing.mapping import FASTEST_CLOCK_PS
 from ppa.timing.opensta import find_sta
-from ppa.timing.sta import StaResult, time_generated
+from ppa.timing.sta import StaResult
 
 GENERIC_TIMING_NOTE = "timing: generic netlist timed by logical effort (no OpenSTA/Liberty)"
 
@@ -107,8 +108,8 @@ def sta_pe(params: PEParams, sparse: bool, lib: LibertyLibrary, *, clock_ps: flo
            cache=None) -> StaResult:
     """STA of the standalone PE (hw.pe.SparsePE or DensePE) at its pipeline depth."""
     gen = "hw.pe.SparsePE" if sparse else "hw.pe.DensePE"
-    return time_generated(gen, params, rtl.pe_name(sparse), lambda: rtl.pe_verilog(params, sparse), lib,
-                          clock_ps=clock_ps, cache=cache)
+    return characterisation.sta(gen, params, rtl.pe_name(sparse), lambda: rtl.pe_verilog(params, sparse), lib,
+                                clock_ps=clock_ps, cache=cache)
 
 
 def sta_array_column(params: PEParams, rows: int, lib: LibertyLibrary, *, clock_ps: float | None = None, cache=None,
@@ -124,11 +125,11 @@ def sta_array_column(params: PEParams, rows: int, lib: LibertyLibrary, *, clock_
     check_kind(kind, dataflow)
     check_double_buffer(double_buffer, dataflow)
     # the sparse single-buffered WS column keeps its original memo parameters, so its cached results stay valid
-    return time_generated("hw.array.SparseArray", array_memo(rows, 1, params, kind, dataflow, double_buffer),
-                          rtl.array_module(kind, double_buffer),
-                          lambda: rtl.array_verilog(params, rows, 1, kind, dataflow, double_buffer), lib,
-                          clock_ps=clock_ps, false_path_ports=("out_meta_err",) if dataflow == "ws" else (),
-                          cache=cache)
+    return characterisation.sta("hw.array.SparseArray", array_memo(rows, 1, params, kind, dataflow, double_buffer),
+                                rtl.array_module(kind, double_buffer),
+                                lambda: rtl.array_verilog(params, rows, 1, kind, dataflow, double_buffer), lib,
+                                clock_ps=clock_ps, false_path_ports=("out_meta_err",) if dataflow == "ws" else (),
+                                cache=cache)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -168,7 +169,7 @@ def stage_timing(p: PEParams, design, facts: ArrayFacts, *, cache=None) -> Stage
     if lib is None:  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.timing.effort)
         res = synth_array(p, rows, 1, cache=cache_key(cache), kind=design.kind, dataflow=df, mapping="delay",
                           double_buffer=design.double_buffer)
-        return StageTiming(generic_stage_fo4(res), "generic", None,
+        return StageTiming(generic_stage_fo4(res, cache=cache_key(cache)), "generic", None,
                            f"{what}, logical effort on its delay-mapped netlist "
                            f"(depth {res.logic_depth} gates; area-mapped {depth})")
     r = sta_array_column(p, rows, lib, clock_ps=FASTEST_CLOCK_PS, cache=cache_key(cache), kind=design.kind,

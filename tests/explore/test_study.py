@@ -371,3 +371,20 @@ def test_a_design_already_in_the_study_is_reused_and_counted_once(small_config, 
         assert (r["rows"], r["sparsity"]) == (first["rows"], first["sparsity"])
         assert r["perf_per_watt"] == first["perf_per_watt"]
     assert best["n_evaluated"] == len(keys)
+
+
+def test_a_trial_that_characterises_says_so_on_the_progress_line(small_config, tmp_path, sweep_options, capsys,
+                                                                 monkeypatch):
+    from explore.config import load_config
+    from explore.trials import CHARACTERISED_ATTR
+
+    monkeypatch.setenv("SPARSEPE_CHARACTERISATION", "off")  # the reason line of ppa stays out of it
+    cfg = small_config()
+    o = sweep_options(cfg, tmp_path / "o", trials=4, evaluator="tests.explore._characterising")
+    o.progress = True
+    study = run_study(o, load_config(cfg))
+    marked = {t.number: t.system_attrs[CHARACTERISED_ATTR] for t in study.get_trials(deepcopy=False)
+              if CHARACTERISED_ATTR in t.system_attrs}
+    assert marked == {0: "module sparse_array"}
+    err = capsys.readouterr().err
+    assert "sweep t: trial 0 characterised module sparse_array (not prewarmed)" in err, err

@@ -1,0 +1,163 @@
+"""The characterisation shipped with the package (ppa.characterisation).
+
+References: fresh synthesis of the shipped entries by this code and this machine's Yosys (identical
+results required); a fresh process estimating a design from recorded results alone, against the
+estimate of the process that synthesised it; hand-written files that do not apply here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ppa import characterisation, synth
+
+REPO = Path(__file__).resolve().parents[2]
+
+# one known configuration, estimated in a fresh process: the result, whether Amaranth was imported
+# and every file the process wrote into its (fresh) cache
+PROBE = """
+import json, sys
+from pathlib import Path
+from ppa.design import DesignPoint
+from ppa.model import estimate
+from ppa.synth import cache_dir
+r = estimate(DesignPoint(rows=2, cols=2, sram_kb=32, node_nm=7))
+print(json.dumps({"result": r.to_json(), "amaranth": any(k.split(".")[0] == "amaranth" for k in sys.modules),
+                  "written": sorted(str(p.relative_to(cache_dir().parent)) for p in cache_dir().parent.rglob("*")
+                                    if p.is_file())}))
+"""
+
+
+# the same estimate, recorded (in a fresh process: nothing answered from this one's memory) and
+# written as a shipped file into the directory argv[1]
+RECORD = """
+import json, sys
+from pathlib import Path
+from ppa import characterisation
+from ppa.design import DesignPoint
+from ppa.model import estimate
+with characterisation.recording() as rec:
+    r = estimate(DesignPoint(rows=2, cols=2, sram_kb=32, node_nm=7))
+path = characterisation.write(Path(sys.argv[1]), rec)
+print(json.dumps({"result": r.to_json(), "kinds": sorted(rec), "file": path.name}))
+"""
+
+
+def _run(script: str, env_extra: dict[str, str], *args: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(REPO), **env_extra}
+    r = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, cwd=REPO,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.yosys
+def test_recorded_results_estimate_a_design_in_a_fresh_process_without_synthesis(synth_cache, tmp_path):
+    shipped = tmp_path / "shipped"
+    first = _run(RECORD, {"SPARSEPE_CHARACTERISATION": "off", "SPARSEPE_CACHE_DIR": str(synth_cache.parent)},
+                 str(shipped))
+    assert {"synth", "activity", "vector-lane"} <= set(first["kinds"])
+    assert ("sta" in first["kinds"]) != ("generic-tau" in first["kinds"])  # one timing path
+    assert first["file"] == characterisation.file_name(synth.yosys_id())
+    got = _run(PROBE, {"SPARSEPE_CHARACTERISATION": str(shipped), "SPARSEPE_CACHE_DIR": str(tmp_path / "fresh")})
+    assert got["result"] == first["result"]  # identical, not just close
+    assert got["amaranth"] is False
+    assert got["written"] == []  # nothing synthesised, timed or simulated: nothing cached
+
+
+def _file(directory: Path, **head) -> Path:
+    c = characterisation.context()
+    body = {"format": characterisation.FORMAT, **c, **head, "entries": {}}
+    path = directory / characterisation.file_name(body["yosys"])
+    path.write_text(json.dumps(body))
+    return path
+
+
+@pytest.mark.yosys
+@pytest.mark.parametrize("head, why", [
+    ({"code_version": "0123456789abcdef"}, "its model code version 0123456789abcdef is not this code's "),
+    ({"verilog": "amaranth=0.0"}, "its Verilog toolchain (amaranth=0.0) is not this one ("),
+    ({"format": 99}, "has format 99, this code reads 1"),
+    ({"yosys": "yosys (native) Yosys 0.1"}, "none was made with "),
+])
+def test_a_file_that_does_not_apply_is_ignored_and_the_first_computation_says_why(tmp_path, monkeypatch, caplog,
+                                                                                  head, why):
+    monkeypatch.setenv("SPARSEPE_CHARACTERISATION", str(tmp_path))
+    _file(tmp_path, **head)
+    st = characterisation.status()
+    assert st.entries is None and why in st.why, st.why
+    if head.get("code_version"):
+        assert characterisation.REGENERATE in st.why
+    caplog.set_level(logging.INFO, logger="sparsepe.characterisation")
+    monkeypatch.setattr(characterisation, "_said", set())
+    characterisation.cached("test-kind", synth.portable_key("test", str(tmp_path)), lambda: {"x": 1}, cache=tmp_path / "cache",
+                            what="a test result")
+    lines = [r.getMessage() for r in caplog.records if r.name == "sparsepe.characterisation"]
+    assert lines == [f"shipped characterisation not used ({st.why}): characterising a test result here"]
+
+
+def test_cached_results_are_computed_once_then_read_from_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARSEPE_CHARACTERISATION", "off")
+    calls = []
+    key = synth.portable_key("test", str(tmp_path))
+
+    def compute():
+        calls.append(1)
+        return {"tau": 1.5}
+
+    assert characterisation.cached("test-kind", key, compute, cache=tmp_path) == {"tau": 1.5}
+    assert characterisation.cached("test-kind", key, compute, cache=tmp_path) == {"tau": 1.5}
+    assert len(calls) == 1
+    monkeypatch.setattr(characterisation, "_memory", {})  # a new process: the disk answers
+    assert characterisation.cached("test-kind", key, compute, cache=tmp_path) == {"tau": 1.5} and len(calls) == 1
+    assert json.loads((tmp_path / "results" / "test-kind" / f"{key}.json").read_text()) == {"tau": 1.5}
+    with characterisation.probing(), pytest.raises(characterisation.NotCharacterised, match="another"):
+        characterisation.cached("test-kind", key + "x", compute, cache=tmp_path, what="another")
+
+
+def _shipped_here() -> characterisation.Shipped:
+    st = characterisation.status()
+    if st.entries is None:
+        pytest.skip(f"no shipped characterisation applies here: {st.why}")
+    return st
+
+
+def test_shipped_files_are_of_this_model_code():
+    """A shipped file of another model code version is ignored (every first run characterises):
+    regenerate it after a change to the characterised code."""
+    files = sorted(characterisation.SHIPPED_DIR.glob("*.json"))
+    if not files:
+        pytest.skip(f"no shipped characterisation in {characterisation.SHIPPED_DIR}: run "
+                    f"`{characterisation.REGENERATE} --quality-out sim/quality/shipped`")
+    for f in files:
+        head = json.loads(f.read_text())
+        assert head["code_version"] == characterisation.code_version(), (
+            f"{f.name} is of model code {head['code_version']}, this code is {characterisation.code_version()}: "
+            f"run `{characterisation.REGENERATE} --quality-out sim/quality/shipped`")
+
+
+@pytest.mark.yosys
+def test_shipped_entries_match_fresh_synthesis(tmp_path, monkeypatch):
+    """Two random synthesis entries of the shipped file for this machine's Yosys (of up to 20,000
+    transistors: a PE, a short column, the register, decoder or vector lane, so the test takes
+    seconds), synthesised again (no cache): identical cells, transistors, flip-flops, depth and key
+    (so identical Verilog). ``sparsepe characterise --check N`` samples every size."""
+    monkeypatch.delenv("SPARSEPE_CHARACTERISATION", raising=False)
+    st = _shipped_here()
+    assert characterisation.check_sample(st.entries, 2, cache=tmp_path, max_transistors=20_000) == []
+
+
+def test_recorded_parameters_read_back():
+    from hw.params import PEParams
+
+    for v in (32, (2, 4), (6, 1, PEParams(pipeline=3)), (2, 2, PEParams(precision="bf16"), "dense", "os")):
+        assert characterisation.recorded_params(repr(v)) == v
+    with pytest.raises(ValueError):
+        characterisation.recorded_params("__import__('os').getcwd()")
