@@ -74,7 +74,8 @@ REGENERATE = "sparsepe characterise --out ppa/characterised"
 #: Everything else in hw/ and ppa/ is.
 POST_CHARACTERISATION = ("ppa/model.py", "ppa/tech.py", "ppa/sram.py", "ppa/dram.py", "ppa/phy.py",
                          "ppa/thermal.py", "ppa/calibration.py", "ppa/design.py", "ppa/array_cost.py",
-                         "ppa/timing/stage.py")
+                         "ppa/timing/stage.py", "ppa/assumptions.py", "ppa/override.py", "ppa/recost.py",
+                         "ppa/silicon_clock.py", "ppa/references.py", "ppa/clock_gating.py")
 
 
 @lru_cache(maxsize=1)
