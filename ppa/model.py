@@ -214,6 +214,24 @@ def _sram_macros(design: DesignPoint, v_sram: float) -> list[tuple[str, sram.Sra
     return []
 
 
+def default_traffic(design: DesignPoint, busy_cycles: float) -> tuple[float, float, float]:
+    """(SRAM read bytes, SRAM write bytes, DRAM bytes) of ``busy_cycles`` array cycles with every PE
+    busy, without a workload (DEFAULT_SPARSITY_NOTE): WS reads R*M activations + the weights once per
+    W_HOLD cycles and writes C partial sums per cycle; OS streams the weights every cycle and writes
+    each accumulator once per ACC_LEN cycles; DRAM = SRAM traffic / DEFAULT_DRAM_REUSE."""
+    p = design.validate()
+    R, C = design.rows, design.cols
+    shape = array_shape(p, design.kind)
+    pe_w_bytes = (shape.w_lanes * p.weight_bits + shape.meta_groups * p.meta_bits) / 8
+    if design.cost_dataflow == "os":   # weights stream in every cycle from the left, activations from the top
+        sram_rd = busy_cycles * (C * shape.act_lanes * p.act_bits / 8 + R * pe_w_bytes)
+        sram_wr = busy_cycles * R * C * p.acc_bits / 8 / activity.ACC_LEN
+    else:
+        sram_rd = busy_cycles * (R * shape.act_lanes * p.act_bits / 8 + R * C * pe_w_bytes / activity.W_HOLD)
+        sram_wr = busy_cycles * C * p.acc_bits / 8
+    return sram_rd, sram_wr, (sram_rd + sram_wr) / DEFAULT_DRAM_REUSE
+
+
 def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None) -> PPAResult:
     """Area, operating point, power and thermal feasibility of one design point.
 
@@ -295,14 +313,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         runtime_s = 1.0
         cycles = f_hz * runtime_s
         eff_macs = R * C * mac_per_pe_cycle * cycles
-        pe_w_bytes = (shape.w_lanes * p.weight_bits + shape.meta_groups * p.meta_bits) / 8
-        if cdf == "os":   # weights stream in every cycle from the left, activations from the top
-            sram_rd = cycles * (C * shape.act_lanes * p.act_bits / 8 + R * pe_w_bytes)
-            sram_wr = cycles * R * C * p.acc_bits / 8 / activity.ACC_LEN
-        else:
-            sram_rd = cycles * (R * shape.act_lanes * p.act_bits / 8 + R * C * pe_w_bytes / activity.W_HOLD)
-            sram_wr = cycles * C * p.acc_bits / 8
-        dram_b = (sram_rd + sram_wr) / DEFAULT_DRAM_REUSE
+        sram_rd, sram_wr, dram_b = default_traffic(design, cycles)
     else:
         busy = activity_in.pe_busy_fraction
         cycles = activity_in.cycles
