@@ -154,7 +154,8 @@ def nvdla_chips() -> list[Chip]:
             scope = (f"in: {macs} INT8 MACs as {macs // 2} nv_full-type INT16 MACs (48-bit accumulation), CBUF "
                      f"{kb} KB as two macros, CACC {cacc_kb:.1f} KB (nv_full's per MAC), the fixed control block "
                      "(ppa.model.CONTROL_FIXED_TRANSISTORS, fitted on nv_small); out: SDP/PDP/CDP lanes (this row's "
-                     "post-processing throughputs are not published)")
+                     "post-processing throughputs are not published). Not compared: the clock (1 GHz is an "
+                     "assumption [A], as for nv_full)")
             variants = [("MACs as INT8 only (no 16-bit MAC cells)",
                          DesignPoint(rows=r, cols=c, sparse=False, acc_bits=32, sram_buffers_kb=(kb / 2, kb / 2, cacc_kb),
                                      sram_banks=max(kb // 16, 1), vector_lanes=0, **common))]
