@@ -289,7 +289,8 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     vec_mm2 = vec_tr * a_t
     # the fixed control block (DMA engines, sequencers, configuration registers, host interface):
     # logic that does not scale with the array, priced like the array's logic
-    ctrl_mm2 = CONTROL_FIXED_TRANSISTORS * a_t
+    ctrl_tr = assumed("control_fixed_transistors", CONTROL_FIXED_TRANSISTORS)
+    ctrl_mm2 = ctrl_tr * a_t
     core_mm2 = pe_mm2 + dec_mm2 + sram_mm2 + vec_mm2 + ctrl_mm2
     ph = phy.phy(design.dram)
     phy_mm2 = ph.area_mm2 * design.dram_units
@@ -420,7 +421,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     phy_w = dram_b * 8 * ph.pj_per_bit * 1e-12 / runtime_s + ph.static_w * design.dram_units
 
     # thermal + leakage (on-die power only; DRAM dissipates off die)
-    logic_leak_ref = nd.leakage_w(tr_total + vec_tr + CONTROL_FIXED_TRANSISTORS, tech.LEAKAGE_T_REF_C)
+    logic_leak_ref = nd.leakage_w(tr_total + vec_tr + ctrl_tr, tech.LEAKAGE_T_REF_C)
     leak_ref = logic_leak_ref + sram_leak_ref
     on_die_dyn = dyn_w + clk_w + sram_w + phy_w + vec_w
     theta = design.theta_ja if design.theta_ja is not None else thermal.theta_ja(design.cooling, area)
@@ -498,14 +499,15 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                       "clock_given": design.clock_mhz is not None, "voltage_v": v,
                       "voltage_forced": design.voltage_v is not None, "cycle_fo4": timing.cycle_fo4,
                       "sram_voltage_v": v_sram, "sram_voltage_forced": design.sram_voltage_v is not None,
-                      "logic_mm2": pe_mm2 + dec_mm2 + vec_mm2 + ctrl_mm2, "sram_mm2": sram_mm2, "dram": design.dram,
+                      "logic_mm2": pe_mm2 + dec_mm2 + vec_mm2, "mm2_per_transistor": a_t,
+                      "logic_transistors": tr_total + vec_tr, "sram_mm2": sram_mm2, "dram": design.dram,
                       "dram_units": design.dram_units, "min_die_mm2": min_die, "dyn_w": dyn_w, "vec_w": vec_w,
                       "clk_w": clk_w, "sram_w": sram_w, "sram_leak_ref_w": sram_leak_ref,
                       "logic_leak_ref_w": logic_leak_ref, "dram_bytes_per_s": dram_b / runtime_s,
                       "theta_ja": design.theta_ja, "cooling": design.cooling, "t_ambient_c": design.t_ambient_c,
                       "tj_max_c": design.tj_max_c, "bandwidth_infeasible": dram_bw > dd.gb_per_s * design.dram_units},
             "control_allowance": phy.CONTROL_ALLOWANCE,
-            "control_fixed": {"transistors": CONTROL_FIXED_TRANSISTORS, "area_mm2": ctrl_mm2},
+            "control_fixed": {"transistors": ctrl_tr, "area_mm2": ctrl_mm2},
             "sta": None if timing.sta is None else timing.sta.details() | {"stage": timing.stage},
             "clock_gating": design.clock_gating,
             "clock_gating_detail": gate.details() | {"clock_w_ungated": ffs * e_ff * 1e-12 * f_hz},
