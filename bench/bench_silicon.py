@@ -9,7 +9,9 @@ used by `sparsepe validate`, whose "silicon" rows hold each figure to 1.5x). Eve
 configured from its published architecture only (MAC count, precision, node,
 clock, on-chip SRAM, post-processing throughputs, DRAM type) and costed with ppa.model.estimate,
 whose energy constants are calibrated on Horowitz (45 nm) and Jouppi (7 nm) operator energies and
-whose logic area comes from published process logic densities (ppa.tech), never on these chips.
+whose logic area comes from published process logic densities (ppa.tech); one constant, the fixed
+control block (ppa.model.CONTROL_FIXED_TRANSISTORS), is fitted on NVDLA nv_small, whose row is
+its fit anchor; nothing else is fitted to these chips.
 Sources are in docs/published-silicon.md. Our PE covers M = 4 reduction elements per cycle (4
 multipliers and an adder tree), so a chip of N MACs is configured as R x C PEs with R x C x 4 = N.
 
@@ -21,10 +23,11 @@ Scope of each published figure (printed in the table, with what the model covers
   grows with the MAC count.
 The model's figure is taken at the same scope: chip = everything ppa.model costs (array, SRAM,
 vector unit, PHY, wiring/control allowances), block = chip less PHY, array = pe_array + decoders.
-Power is on-die power (DRAM device power excluded) at the default activity (every PE busy), so
-model TOPS/W is peak; the published TOPS/W is published peak TOPS over published power. Power and
-TOPS/W depend on ppa.model's clock power (clock_energy_per_ff_cycle_pj), which is being replaced;
-those rows are marked "clk" and will move when that merges; areas, clocks and peak TOPS will not.
+Power is on-die power (DRAM device power excluded) at the default activity (every PE busy), or,
+where the chip publishes the throughput its power was measured at (Eyeriss: AlexNet at 35 fps),
+at that throughput (silicon.measured_activity); model TOPS/W is peak TOPS over that power, as the
+published TOPS/W is published peak TOPS over published power. Power and TOPS/W depend on
+ppa.model's clock power (clock_energy_per_ff_cycle_pj): those rows are marked "clk".
 
 Targets: every figure within 2x; array area and TOPS/W of the matrix units within 1.5x.
 Misses are printed with their reason.
@@ -32,10 +35,8 @@ Misses are printed with their reason.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from explore.validation.silicon import (CLOCK_POWER_FIGURES, SKIPPED, chips, lsq_slope, model_figures,
-                                        nvdla_shape)
+from explore.validation.silicon import (CLOCK_POWER_FIGURES, SKIPPED, chips, lsq_slope, measured_activity,
+                                        model_figures)
 from explore.validation.silicon import estimate_with_fallback as estimate
 from ppa import tech
 
@@ -53,14 +54,16 @@ def _line(fig, scope, got, pub, note, ok, limit, ratio):
 
 def main() -> None:
     print("sparsepe PPA model vs published silicon (energy calibrated on Horowitz 45 nm / Jouppi 7 nm, logic area "
-          "on published process logic densities; nothing fitted to these chips)\n")
+          "on published process logic densities; the fixed control block fitted on NVDLA nv_small)\n")
     hdr = f"{'design':46s} {'figure':16s} {'scope':6s} {'model':>10s} {'published':>10s} {'ratio':>6s}  verdict"
     print(hdr)
     print("-" * len(hdr))
     misses = []
-    nvdla256 = []  # (MACs, model block mm^2, published mm^2) of the 256 KB INT8 rows
+    nvdla256 = []  # (MACs, model block mm^2, published mm^2) of the 256 KB rows
     for chip in chips():
-        res = estimate(chip.design)
+        act = (measured_activity(chip.design, chip.macs, chip.measured_macs_per_s)
+               if chip.measured_macs_per_s is not None else None)
+        res = estimate(chip.design, act)
         m = model_figures(res)
         nd = tech.node(chip.design.node_nm, res.voltage_v)
         print(f"{chip.name:46s} {'clock':16s} {'array':6s} {res.clock_mhz:8.0f} MHz at {res.voltage_v:.2f} V "
@@ -89,12 +92,8 @@ def main() -> None:
             for fig, (pub, scope, _note) in chip.published.items():
                 print(f"{'':46s} {fig:16s} {scope:6s} {vm[fig]:10.3g} {pub:10.3g} {vm[fig] / pub:6.2f}  "
                       f"info only: {label}")
-        if chip.macs and chip.design.sram_kb == 256 and chip.design.sram_buffers_kb is None:
-            # the same row with nv_full-type MACs (INT16/FP16 multipliers split into two INT8): info only
-            d16 = replace(chip.design, act_bits=16, weight_bits=16, acc_bits=48,
-                          rows=nvdla_shape(chip.macs // 8)[0], cols=nvdla_shape(chip.macs // 8)[1])
-            nvdla256.append((chip.macs, m["block_area_mm2"], chip.published["block_area_mm2"][0],
-                             model_figures(estimate(d16))["block_area_mm2"]))
+        if chip.macs and chip.cbuf_kb == 256:
+            nvdla256.append((chip.macs, m["block_area_mm2"], chip.published["block_area_mm2"][0]))
         print()
     if len(nvdla256) >= 2:
         xs = [x[0] for x in nvdla256]
@@ -104,20 +103,14 @@ def main() -> None:
         note = "[D] least-squares slope of the primer's areas over MACs"
         ratio = mod_s / pub_s
         ok, limit = _verdict("area_per_mac_um2", "slope", ratio)
-        print(f"{name:46s} {'model scope':16s} INT8 MACs only (the rows' MAC precision is not published)")
+        print(f"{name:46s} {'model scope':16s} v1 MAC cells (N INT8 MACs as N/2 INT16 MACs), CACC pro rata")
         print(_line("area_per_mac_um2", "slope", mod_s * 1e6, pub_s * 1e6, note, ok, limit, ratio))
         print(f"{'':46s} {'intercept_mm2':16s} {'block':6s} {mod_i:10.3g} {pub_i:10.3g} {mod_i / pub_i:6.2f}  "
               f"info only: area at 0 MACs with the 256 KB CBUF (fixed units + CBUF)")
-        s16, _ = lsq_slope(xs, [x[3] for x in nvdla256])
-        print(f"{'':46s} {'area_per_mac_um2':16s} {'slope':6s} {s16 * 1e6:10.3g} {pub_s * 1e6:10.3g} "
-              f"{s16 / pub_s:6.2f}  info only: with nv_full-type MACs (1 INT16/FP16 multiplier per 2 INT8 MACs, "
-              f"48-bit accumulation; not published for these rows)")
         if not ok:
             misses.append((name, "area_per_mac_um2", ratio,
                            "the per-MAC increment covers everything NVDLA scales with the MAC count (CMAC, CACC "
-                           "adders and buffers, CSC data paths, wider SDP); the model's is the INT8 MAC array "
-                           f"alone; with nv_full-type INT16/FP16-capable MACs (not published for these rows) the model's "
-                           f"slope is {s16 / pub_s:.2f}x the published one"))
+                           "adders and buffers, CSC data paths, wider SDP); the model's is the MAC array and CACC SRAM"))
         print()
     if misses:
         print("Misses and their reasons:")

@@ -104,6 +104,11 @@ def _logic_rows() -> list[Assumption]:
                    "global wiring, clock tree and I/O periphery: a stated factor of 2 either way", "ppa.model area (other)"),
         Assumption("control_allowance", phy.CONTROL_ALLOWANCE, 0.025, 0.10, "fraction of core area", "A",
                    "control, sequencer and host I/O: a stated factor of 2 either way", "ppa.model area (other)"),
+        Assumption("control_fixed_transistors", model.CONTROL_FIXED_TRANSISTORS, model.CONTROL_FIXED_TRANSISTORS / 2,
+                   model.CONTROL_FIXED_TRANSISTORS * 2, "transistors", "D",
+                   "fitted on one chip (NVDLA nv_small's published area less the model's array, CBUF, lanes and "
+                   "allowances): a stated factor of 2 either way for a design with other DMA, sequencing and "
+                   "configuration needs", "ppa.model area (other) and logic leakage"),
         Assumption("placement_utilisation", tech.PLACEMENT_UTILISATION, 0.60, 0.80, "fraction", "S",
                    "60-80 % is the usual final density of timing-driven blocks; the ASAP7 reference block closes at "
                    "70.1-70.4 % (ppa.tech)", "ppa.tech.realised_density_fraction -> logic area"),

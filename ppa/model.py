@@ -21,8 +21,11 @@ Area (mm^2)
   (bump/pad-limited, node-independent). A die is at least the square whose perimeter holds the
   PHYs; when that binds the difference is added to ``other`` and reported (a note and
   ``details.die_phy_limited``), never silently.
-- other: stated allowances [A] of 10 % of (pe_array + decoders + sram) for global wiring, clock
-  tree and I/O periphery, and 5 % for control / sequencer / host I/O (ppa.phy.CONTROL_ALLOWANCE).
+- other: stated allowances [A] of 10 % of the core (pe_array + decoders + sram + vector + the
+  control block) for global wiring, clock tree and I/O periphery, and 5 % for control that grows
+  with the core (ppa.phy.CONTROL_ALLOWANCE); plus the fixed control block
+  (:data:`CONTROL_FIXED_TRANSISTORS`, fitted on NVDLA nv_small: DMA, sequencers, configuration
+  registers, which do not scale with the array), priced like the array's logic and leaking like it.
   Every PE kind is costed this way from its own array RTL (hw.array.SparseArray(kind=...)):
   ``sparse`` (N:M PE), ``dense`` (``sparse=False``: the dense array, no decoders) and
   ``dense_path`` (``dense_path=True``: M multipliers, M/N decoders per PE); ``dataflow="os"`` from
@@ -98,6 +101,14 @@ from ppa.timing.stage import (CLOCK_UNCERTAINTY_FRACTION, GENERIC_TIMING_NOTE, W
                               cycle_time_ps, resolve_liberty, stage_timing)
 
 OTHER_ALLOWANCE = 0.10  # [A] global wiring, clock tree, I/O periphery, fraction of the rest
+#: [D] fixed control block: DMA engines, sequencers, configuration registers, host interface and the
+#: small buffers of the post-processing units, the part of an accelerator that does not scale with
+#: its array. Fitted on NVDLA nv_small (nvdla/doc primer "Example Area and Performance": 64 INT8
+#: MACs, 128 KB convolution buffer, 0.91 mm^2 at 28 nm, synthesis area with memories): the
+#: published area minus the model's array, CBUF, 4 vector lanes and allowances, 0.559 mm^2 of
+#: core logic at 28 nm = 3.20 M transistors; the other NVDLA rows, Eyeriss and the rest of
+#: ``sparsepe validate --group silicon`` are its held-out checks
+CONTROL_FIXED_TRANSISTORS = 3.20e6
 DEFAULT_DRAM_REUSE = 16.0  # [A] SRAM bytes served per DRAM byte, without a workload
 DEFAULT_SPARSITY_NOTE = (
     "no workload given: every PE busy every cycle on a seeded synthetic 2:4-pruned trace "
@@ -203,6 +214,24 @@ def _sram_macros(design: DesignPoint, v_sram: float) -> list[tuple[str, sram.Sra
     return []
 
 
+def default_traffic(design: DesignPoint, busy_cycles: float) -> tuple[float, float, float]:
+    """(SRAM read bytes, SRAM write bytes, DRAM bytes) of ``busy_cycles`` array cycles with every PE
+    busy, without a workload (DEFAULT_SPARSITY_NOTE): WS reads R*M activations + the weights once per
+    W_HOLD cycles and writes C partial sums per cycle; OS streams the weights every cycle and writes
+    each accumulator once per ACC_LEN cycles; DRAM = SRAM traffic / DEFAULT_DRAM_REUSE."""
+    p = design.validate()
+    R, C = design.rows, design.cols
+    shape = array_shape(p, design.kind)
+    pe_w_bytes = (shape.w_lanes * p.weight_bits + shape.meta_groups * p.meta_bits) / 8
+    if design.cost_dataflow == "os":   # weights stream in every cycle from the left, activations from the top
+        sram_rd = busy_cycles * (C * shape.act_lanes * p.act_bits / 8 + R * pe_w_bytes)
+        sram_wr = busy_cycles * R * C * p.acc_bits / 8 / activity.ACC_LEN
+    else:
+        sram_rd = busy_cycles * (R * shape.act_lanes * p.act_bits / 8 + R * C * pe_w_bytes / activity.W_HOLD)
+        sram_wr = busy_cycles * C * p.acc_bits / 8
+    return sram_rd, sram_wr, (sram_rd + sram_wr) / DEFAULT_DRAM_REUSE
+
+
 def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None) -> PPAResult:
     """Area, operating point, power and thermal feasibility of one design point.
 
@@ -258,12 +287,16 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     vlane = vector_cost.vector_lane_cost(design.effective_vector_bits, design.node_nm, v, cache=cache) if lanes else None
     vec_tr = lanes * vlane.transistors if vlane else 0
     vec_mm2 = vec_tr * a_t
-    core_mm2 = pe_mm2 + dec_mm2 + sram_mm2 + vec_mm2
+    # the fixed control block (DMA engines, sequencers, configuration registers, host interface):
+    # logic that does not scale with the array, priced like the array's logic
+    ctrl_tr = assumed("control_fixed_transistors", CONTROL_FIXED_TRANSISTORS)
+    ctrl_mm2 = ctrl_tr * a_t
+    core_mm2 = pe_mm2 + dec_mm2 + sram_mm2 + vec_mm2 + ctrl_mm2
     ph = phy.phy(design.dram)
     phy_mm2 = ph.area_mm2 * design.dram_units
     allowance = assumed("other_allowance", OTHER_ALLOWANCE) + assumed("control_allowance", phy.CONTROL_ALLOWANCE)
-    other_mm2 = allowance * core_mm2
-    area = core_mm2 + phy_mm2 + other_mm2
+    other_mm2 = allowance * core_mm2 + ctrl_mm2
+    area = core_mm2 + phy_mm2 + allowance * core_mm2
     min_die = phy.min_die_mm2(design.dram, design.dram_units)
     die_phy_limited = area < min_die
     if die_phy_limited:
@@ -281,14 +314,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         runtime_s = 1.0
         cycles = f_hz * runtime_s
         eff_macs = R * C * mac_per_pe_cycle * cycles
-        pe_w_bytes = (shape.w_lanes * p.weight_bits + shape.meta_groups * p.meta_bits) / 8
-        if cdf == "os":   # weights stream in every cycle from the left, activations from the top
-            sram_rd = cycles * (C * shape.act_lanes * p.act_bits / 8 + R * pe_w_bytes)
-            sram_wr = cycles * R * C * p.acc_bits / 8 / activity.ACC_LEN
-        else:
-            sram_rd = cycles * (R * shape.act_lanes * p.act_bits / 8 + R * C * pe_w_bytes / activity.W_HOLD)
-            sram_wr = cycles * C * p.acc_bits / 8
-        dram_b = (sram_rd + sram_wr) / DEFAULT_DRAM_REUSE
+        sram_rd, sram_wr, dram_b = default_traffic(design, cycles)
     else:
         busy = activity_in.pe_busy_fraction
         cycles = activity_in.cycles
@@ -395,7 +421,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     phy_w = dram_b * 8 * ph.pj_per_bit * 1e-12 / runtime_s + ph.static_w * design.dram_units
 
     # thermal + leakage (on-die power only; DRAM dissipates off die)
-    logic_leak_ref = nd.leakage_w(tr_total + vec_tr, tech.LEAKAGE_T_REF_C)
+    logic_leak_ref = nd.leakage_w(tr_total + vec_tr + ctrl_tr, tech.LEAKAGE_T_REF_C)
     leak_ref = logic_leak_ref + sram_leak_ref
     on_die_dyn = dyn_w + clk_w + sram_w + phy_w + vec_w
     theta = design.theta_ja if design.theta_ja is not None else thermal.theta_ja(design.cooling, area)
@@ -473,13 +499,15 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                       "clock_given": design.clock_mhz is not None, "voltage_v": v,
                       "voltage_forced": design.voltage_v is not None, "cycle_fo4": timing.cycle_fo4,
                       "sram_voltage_v": v_sram, "sram_voltage_forced": design.sram_voltage_v is not None,
-                      "logic_mm2": pe_mm2 + dec_mm2 + vec_mm2, "sram_mm2": sram_mm2, "dram": design.dram,
+                      "logic_mm2": pe_mm2 + dec_mm2 + vec_mm2, "mm2_per_transistor": a_t,
+                      "logic_transistors": tr_total + vec_tr, "sram_mm2": sram_mm2, "dram": design.dram,
                       "dram_units": design.dram_units, "min_die_mm2": min_die, "dyn_w": dyn_w, "vec_w": vec_w,
                       "clk_w": clk_w, "sram_w": sram_w, "sram_leak_ref_w": sram_leak_ref,
                       "logic_leak_ref_w": logic_leak_ref, "dram_bytes_per_s": dram_b / runtime_s,
                       "theta_ja": design.theta_ja, "cooling": design.cooling, "t_ambient_c": design.t_ambient_c,
                       "tj_max_c": design.tj_max_c, "bandwidth_infeasible": dram_bw > dd.gb_per_s * design.dram_units},
             "control_allowance": phy.CONTROL_ALLOWANCE,
+            "control_fixed": {"transistors": ctrl_tr, "area_mm2": ctrl_mm2},
             "sta": None if timing.sta is None else timing.sta.details() | {"stage": timing.stage},
             "clock_gating": design.clock_gating,
             "clock_gating_detail": gate.details() | {"clock_w_ungated": ffs * e_ff * 1e-12 * f_hz},

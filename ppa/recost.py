@@ -11,8 +11,9 @@ estimate composes, without synthesis, STA or activity simulation:
   before the silicon clock cap, scaled by FO4 x (1 + wire) / (1 - uncertainty) (the node's FO4 by
   the two anchors as ppa.tech.fo4_nominal_ps weighs them), then capped; the lowest grid voltage that meets the clock, as
   ppa.model.operating_point chooses it; above the top of the range, the clock is not met;
-* area: logic x (growth / utilisation), SRAM, PHYs x their area, the allowances, the PHY-edge
-  minimum die;
+* area: logic (with the fixed control block's transistors) x (growth / utilisation), SRAM, PHYs x
+  their area, the allowances, the PHY-edge minimum die; the logic leakage in proportion to the
+  logic transistors;
 * power at the chosen voltage: switching energy x toggle energy x (V/V0)^2 (the clock also x the
   clock scale), SRAM energy x its scale x (V_sram/V_sram0)^2, leakage x its scale x the voltage
   factor x exp((k - k0)(T_ref - 25 C)) (the logic anchors are 25 C figures), DRAM and PHY bits x
@@ -112,7 +113,9 @@ def recost(terms: dict, samples: dict[str, np.ndarray], n: int) -> dict[str, np.
         f_at_v = f[np.arange(n), idx]
         timing = ~ok
     # area
-    logic = terms["logic_mm2"] * ratio("post_layout_cell_growth") / ratio("placement_utilisation")
+    ctrl_tr = x["control_fixed_transistors"]  # the fixed control block, priced like the rest of the logic
+    logic = ((terms["logic_mm2"] + ctrl_tr * terms["mm2_per_transistor"])
+             * ratio("post_layout_cell_growth") / ratio("placement_utilisation"))
     core = logic + terms["sram_mm2"]
     fam = PHY_FAMILY[str(terms["dram"]).lower()]
     phy_mm2 = x[f"{fam}_phy_area_mm2"] * terms["dram_units"]
@@ -133,6 +136,7 @@ def recost(terms: dict, samples: dict[str, np.ndarray], n: int) -> dict[str, np.
     sram_leak = (terms["sram_leak_ref_w"] * ratio("sram_leakage_scale")
                  * tech.leakage_voltage_factor(vs, vnom) / tech.leakage_voltage_factor(vs0, vnom))
     logic_leak = (terms["logic_leak_ref_w"] * ratio("logic_leakage_scale") * ratio("post_layout_cell_growth")
+                  * (terms["logic_transistors"] + ctrl_tr) / (terms["logic_transistors"] + used["control_fixed_transistors"])
                   * tech.leakage_voltage_factor(v, vnom) / tech.leakage_voltage_factor(v0, vnom)
                   * np.exp(dk * (tech.LEAKAGE_T_REF_C - _ANCHOR_C)))
     dram_key = str(terms["dram"]).lower()

@@ -258,11 +258,12 @@ def power_rows(a100: DesignPoint, liberty: dict | None = None) -> list[Row]:
         why = ""
     elif share < du.value:
         why = (f"the SRAM takes {100 * sram_share:.0f} % of this design's core power (the default traffic at the "
-               "silicon-derived SRAM energy), which leaves the clock a smaller share; no clock gating is modelled "
-               "(gating would lower the clock's share further)")
+               "silicon-derived SRAM energy), which leaves the clock a smaller share, and the stationary weight "
+               "registers are clock-gated while they hold (the default); Duarte's quarter is of processors, "
+               "whose power is mostly logic and register files")
     else:
-        why = ("no clock gating is modelled: every flip-flop is clocked every cycle, including stationary weight "
-               "registers that hold their value for 64 cycles")
+        why = ("the clock's share is above Duarte's processor figure: every flip-flop outside the gated "
+               "stationary weight registers is clocked every cycle")
     rows.append(Row("power", "clock-tree share of core power (7 nm, 16 x 16 2:4 array, every PE busy)", 7, share,
                     du.value, "share", du.source, held_out=True, reason=why))
     res = estimate(with_liberty(a100, liberty))
@@ -272,7 +273,8 @@ def power_rows(a100: DesignPoint, liberty: dict | None = None) -> list[Row]:
     rows.append(Row("power", "leakage share of on-die power (A100-sized INT8 array, 40 MB SRAM, 7 nm)", 7, share,
                     a.value, "share", a.source, held_out=True,
                     reason="" if _ok(share, a.value) else
-                    "the model's logic leaks as ASAP7's RVT cells (a GPU uses low-Vt cells on its critical paths) and "
-                    "the model has no idle GPU units; the reference is whole-GPU constant power (idle clocks, HBM "
-                    "refresh, I/O), an upper bound"))
+                    "the model's logic leaks as ASAP7's RVT cells (a GPU uses low-Vt cells on its critical paths), "
+                    f"its INT8 array alone dissipates {on_die:.0f} W and leaks at its own junction temperature "
+                    f"({res.tj_c:.0f} C, liquid cooling), and the model has no idle GPU units; the reference is "
+                    "whole-GPU constant power (idle clocks, HBM refresh, I/O), an upper bound"))
     return rows

@@ -1,7 +1,9 @@
 """Published accelerator silicon against the PPA model: TPU v1, Eyeriss v1, the NVDLA configurations,
 TPU v4i's bf16 MXUs and the A100's INT8 tensor-core throughput, each configured from its published
 architecture only (MAC count, precision, node, clock, on-chip SRAM, post-processing throughputs,
-DRAM type) and costed with ppa.model.estimate. Nothing in the model is fitted to these chips.
+DRAM type) and costed with ppa.model.estimate. One constant is fitted to one of these chips: the
+fixed control block (ppa.model.CONTROL_FIXED_TRANSISTORS) to NVDLA nv_small, whose row is shown as
+its fit anchor; every other figure is held out.
 Sources are in docs/published-silicon.md. Our PE covers M = 4 reduction elements per cycle (4
 multipliers and an adder tree), so a chip of N MACs is configured as R x C PEs with R x C x 4 = N.
 
@@ -21,10 +23,10 @@ from dataclasses import dataclass, field, replace
 
 from hw.errors import InputError
 from ppa import tech
-from ppa.design import DesignPoint
-from ppa.model import estimate
+from ppa.design import DesignPoint, WorkloadActivity
+from ppa.model import default_traffic, estimate
 
-from explore.validation.row import Row
+from explore.validation.row import Row, fit_row
 
 #: figures whose model value depends on the clock power (ppa.model.clock_energy_per_ff_cycle_pj)
 CLOCK_POWER_FIGURES = ("power_w", "tops_per_w")
@@ -39,6 +41,26 @@ class Chip:
     scope: str = ""  # what the model covers for this row and what it leaves out
     variants: list = field(default_factory=list)  # (label, DesignPoint): info lines, no verdict
     macs: int = 0  # INT8 MACs (NVDLA rows: for the per-MAC slope)
+    cbuf_kb: float = 0.0  # NVDLA convolution buffer (for the per-MAC slope over the 256 KB rows)
+    fits: dict = field(default_factory=dict)  # figure -> fit sources: a fit anchor, not a check
+    #: MACs per second of the workload the published power was measured on (None: every PE busy)
+    measured_macs_per_s: float | None = None
+
+
+def measured_activity(design: DesignPoint, macs: int, macs_per_s: float) -> WorkloadActivity:
+    """One second of the chip at its clock, its PEs busy for the fraction of cycles that gives the
+    published throughput, with the model's default traffic per busy cycle (ppa.model.default_traffic)."""
+    cycles = design.clock_mhz * 1e6
+    busy = macs_per_s / (macs * cycles)
+    rd, wr, dram_b = default_traffic(design, cycles * busy)
+    return WorkloadActivity(cycles=cycles, effective_macs=macs_per_s, pe_busy_fraction=busy,
+                            sram_read_bytes=rd, sram_write_bytes=wr, dram_bytes=dram_b)
+
+
+#: Eyeriss v1's measured workload: AlexNet convolutional layers at 35 frames/s [V: Chen et al. JSSC
+#: 2017 abstract], 666 M MACs per 227 x 227 image [P: Chen et al. ISSCC 2016 paper 14.5]
+EYERISS_ALEXNET_FPS = 35.0
+ALEXNET_CONV_MACS = 666e6
 
 
 def nvdla_shape(pes: int) -> tuple[int, int]:
@@ -90,9 +112,10 @@ def nvdla_chips() -> list[Chip]:
             scope = ("in: CMAC as 1024 INT16 MACs (48-bit accumulation), CBUF 512 KB as 32 macros of 16 KB, "
                      f"CACC assembly+delivery SRAM {NVFULL_CACC_KB:.0f} KB, SDP/PDP/CDP buffers "
                      f"{NVFULL_PP_KB:.1f} KB, {NVFULL_LANES} 16-bit vector lanes for SDP X1/X2/Y, PDP, CDP at "
-                     "their published throughputs; out: the FP16 exponent/alignment logic, Winograd PRA/POA "
-                     "adders, CACC's separate adder array, CDMA/CSC sequencers, weight decompression, BDMA, "
-                     "RUBIK, MCIF/SRAMIF and write-DMA buffers (not published), config register files. Not compared: "
+                     "their published throughputs, the fixed control block (ppa.model.CONTROL_FIXED_TRANSISTORS, fitted "
+                     "on nv_small: DMA, sequencers, configuration registers); out: the FP16 exponent/alignment logic, "
+                     "Winograd PRA/POA adders, CACC's separate adder array, weight decompression, RUBIK and what of "
+                     "BDMA, MCIF/SRAMIF and the write-DMA buffers outgrows nv_small's. Not compared: "
                      "the clock (1 GHz is an assumption [A]; the one-cycle INT16 PE does not reach it at 0.9 V)")
             variants = [
                 ("MACs as 1024 bf16 (nearest synthesised float; binary32 accumulation)",
@@ -112,23 +135,34 @@ def nvdla_chips() -> list[Chip]:
                                  vector_lanes=NVSMALL_LANES, vector_bits=NVDLA_VECTOR_BITS, **common)
             name = f"NVDLA {macs} MACs / {kb} KB = nv_small (28 nm)"
             scope = ("in: 64 INT8 MACs, CBUF 128 KB (32 banks of 4 KB), 4 vector lanes for SDP BS/BN, PDP, CDP "
-                     "at throughput 1; out: CACC buffers (size not published for nv_small), SDP/PDP/CDP/DMA "
-                     "buffers, CDMA/CSC, MCIF, config register files")
-            why = ("at 64 MACs the core is dominated by fixed units whose sizes are not published for nv_small "
-                   "(CACC buffers, DMA latency buffers, sequencers, register files); the primer's rows imply "
-                   "a large part that does not scale with MACs (see the slope row)")
+                     "at throughput 1, the fixed control block (ppa.model.CONTROL_FIXED_TRANSISTORS, fitted on this "
+                     "row: CACC, DMA and post-processing buffers, CDMA/CSC sequencers, MCIF, configuration registers)")
+            why = ""
+            fits = {"block_area_mm2": ["nvdla primer: nv_small 0.91 mm^2 at 28 nm -> ppa.model.CONTROL_FIXED_TRANSISTORS "
+                                       "(the published area minus the model's array, CBUF, vector lanes and allowances)"]}
         else:
-            design = DesignPoint(rows=r, cols=c, sparse=False, acc_bits=32, sram_kb=kb, sram_banks=kb // 8,
+            # the primer is a v1 document: v1's only MAC cell (CMAC unit description) is nv_full's
+            # 16-bit int16/fp16 multiplier that splits into two int8 units, so a row of N INT8 MACs is
+            # N/2 INT16 MACs with 48-bit accumulation [A: the primer does not name each row's MAC
+            # type]; CACC pro rata of nv_full's published 36 KB per 2048 MACs [A]
+            r16, c16 = nvdla_shape(max(macs // 8, 1))
+            cacc_kb = NVFULL_CACC_KB * macs / 2048
+            design = DesignPoint(rows=r16, cols=c16, sparse=False, act_bits=16, weight_bits=16, acc_bits=48,
+                                 sram_buffers_kb=(kb / 2, kb / 2, cacc_kb), sram_banks=max(kb // 16, 1),
                                  vector_lanes=0, **common)
             name = f"NVDLA {macs} MACs / {kb} KB (28 nm)"
-            scope = ("in: INT8 MACs, CBUF as 8 KiB banks [D: primer, banks of 4-8 KiB; ppa.sram costs any bank "
-                     "under 32 KB pro rata, so the split does not change the area]; out: everything else - "
-                     "this row's MAC precision, post-processing throughputs and buffer sizes are not published")
-            why = ("only the MAC count and CBUF size of this row are published; its CACC, SDP/PDP/CDP, DMA and "
-                   "control are not costed (the primer's 256 KB rows extrapolate to far more area at 0 MACs "
-                   "than the model's CBUF: see the slope row), and if its MACs are nv_full-type INT16/FP16 MACs "
-                   "they are about twice the INT8 area")
-        chips.append(Chip(name, design, pub, {"block_area_mm2": why}, scope, variants, macs))
+            scope = (f"in: {macs} INT8 MACs as {macs // 2} nv_full-type INT16 MACs (48-bit accumulation), CBUF "
+                     f"{kb} KB as two macros, CACC {cacc_kb:.1f} KB (nv_full's per MAC), the fixed control block "
+                     "(ppa.model.CONTROL_FIXED_TRANSISTORS, fitted on nv_small); out: SDP/PDP/CDP lanes (this row's "
+                     "post-processing throughputs are not published). Not compared: the clock (1 GHz is an "
+                     "assumption [A], as for nv_full)")
+            variants = [("MACs as INT8 only (no 16-bit MAC cells)",
+                         DesignPoint(rows=r, cols=c, sparse=False, acc_bits=32, sram_buffers_kb=(kb / 2, kb / 2, cacc_kb),
+                                     sram_banks=max(kb // 16, 1), vector_lanes=0, **common))]
+            why = ("only the MAC count and CBUF size of this row are published; its post-processing throughputs, "
+                   "DMA buffers and MAC type are taken from nv_full and its fixed units from nv_small")
+        chips.append(Chip(name, design, pub, {"block_area_mm2": why} if why else {}, scope, variants, macs, kb,
+                          fits if (macs, kb) == (64, 128) else {}))
     return chips
 
 
@@ -154,6 +188,9 @@ def chips() -> list[Chip]:
     # buffer, 200 MHz core clock, 1 V; 278 mW on AlexNet conv layers; die 4.0 x 4.0 mm (pads incl.).
     # Each PE holds scratchpads of 224 (filter) + 12 (ifmap) + 24 (psum) 16-bit words [S: JSSC 2017
     # via the Eyeriss tutorial]; costed as SRAM: 168 x 260 x 2 B = 85.3 KB on top of the 108 KB.
+    # The power was measured on AlexNet's convolutional layers at 35 frames/s [V: JSSC 2017 abstract],
+    # 666 million MACs per 227 x 227 image [P: Chen et al. ISSCC 2016 14.5, "requires 666 million MACs
+    # per 227x227 image"]: the model runs that throughput (69 % of the PE cycles), not every PE busy.
     spad_kb = 168 * (224 + 12 + 24) * 2 / 1024
     chips.append(Chip(
         "Eyeriss v1 (65 nm, 200 MHz, 1.0 V)",
@@ -165,14 +202,17 @@ def chips() -> list[Chip]:
         {"area_mm2": "the published figure is the whole 4 x 4 mm die with its pad ring; Eyeriss keeps its PE "
                      "scratchpads in register files (costed here as CACTI SRAM, denser) and has a NoC and "
                      "run-length codec the model does not cost; and see the area note below the table",
-         "power_w": "published power is on AlexNet with the PEs partly idle; the model runs every PE busy and "
+         "power_w": "the model runs the published AlexNet throughput with its default traffic per busy cycle and "
                     "charges every operand access at the energy of one 193 KB SRAM (the global buffer and the PE "
                     "scratchpads merged into one macro, at the silicon-derived energy), where Eyeriss serves most "
                     "accesses from 0.5 KB register-file scratchpads",
          "tops_per_w": "published is peak ops over measured AlexNet power (a lower bound on efficiency); and see "
                        "power_w"},
         "in: 168 16-bit MACs (42 PEs of 4), 108 KB buffer + PE scratchpads as SRAM, PHY/pad ring of the "
-        "model's PHYs; out: NoC, RLC codec, register-file (vs SRAM) scratchpad area",
+        "model's PHYs, the fixed control block; power at the published AlexNet throughput (35 fps x 666 M MACs "
+        "per image = 69 % of the 168 MACs' cycles busy); out: NoC, RLC codec, register-file (vs SRAM) "
+        "scratchpad area",
+        macs=168, measured_macs_per_s=EYERISS_ALEXNET_FPS * ALEXNET_CONV_MACS,
     ))
     chips.extend(nvdla_chips())
     # Google TPU v4i (Jouppi et al. ISCA 2021 section 3 / Fig. 6): 7 nm, 1.05 GHz, four 128 x 128 bf16
@@ -231,21 +271,21 @@ SKIPPED = (
 )
 
 
-def estimate_with_fallback(design: DesignPoint):
+def estimate_with_fallback(design: DesignPoint, activity: WorkloadActivity | None = None):
     """ppa.model.estimate; when the OpenSTA flow cannot map the design's array column to the Liberty
     library (Yosys 0.23's ABC crashed on the bf16 dense column with ppa.timing.sta's first two scripts;
     the third, ``buffer -p``, maps it), the design is timed on the generic
     logical-effort path instead (SPARSEPE_STA=off) and the result says so in its notes. Areas do
     not depend on the timing path."""
     try:
-        return estimate(design)
+        return estimate(design, activity)
     except InputError as e:
         if e.where != "ppa.timing.sta":
             raise
         old = os.environ.get("SPARSEPE_STA")
         os.environ["SPARSEPE_STA"] = "off"
         try:
-            res = estimate(design)
+            res = estimate(design, activity)
         finally:
             if old is None:
                 del os.environ["SPARSEPE_STA"]
@@ -287,27 +327,33 @@ _UNITS = {"peak_tops": "TOPS", "area_mm2": "mm^2", "block_area_mm2": "mm^2", "ar
 
 def silicon_rows(liberty: dict | None = None) -> list[Row]:
     """One row per published figure of each chip (``chips``), and the NVDLA per-MAC area slope.
-    Held out: every predicted figure (nothing in the model is fitted to these chips); not a check:
+    Held out: every predicted figure except a fit anchor (``Chip.fits``); not a check:
     a chip's peak TOPS (configured) and the figures whose reason says the scopes differ."""
     rows: list[Row] = []
     nvdla256 = []
     for chip in chips():
         design = replace(chip.design, **liberty) if liberty else chip.design
-        res = estimate_with_fallback(design)
+        act = (measured_activity(design, chip.macs, chip.measured_macs_per_s)
+               if chip.measured_macs_per_s is not None else None)
+        res = estimate_with_fallback(design, act)
         m = model_figures(res)
         for fig, (pub, scope, note) in chip.published.items():
             why = chip.reasons.get(fig, "")
             scope_only = why.startswith("scope, not a model check")
             held = fig not in CONFIGURED_FIGURES and not scope_only
             got = m[fig]
-            row = Row("silicon", f"{chip.name}: {fig} ({scope} scope)", chip.design.node_nm, got, pub,
-                      _UNITS.get(fig, ""), f"{note}; docs/published-silicon.md", held_out=held)
+            q = f"{chip.name}: {fig} ({scope} scope)"
+            src = f"{note}; docs/published-silicon.md"
+            if fig in chip.fits:
+                rows.append(fit_row("silicon", q, chip.design.node_nm, got, pub, _UNITS.get(fig, ""), src, chip.fits[fig]))
+                continue
+            row = Row("silicon", q, chip.design.node_nm, got, pub, _UNITS.get(fig, ""), src, held_out=held)
             if fig in CONFIGURED_FIGURES:
                 row.reason = "configured (MAC count x clock), not predicted: not a check"
             elif scope_only or not row.within:
                 row.reason = why or "no reason recorded"
             rows.append(row)
-        if chip.macs and chip.design.sram_kb == 256 and chip.design.sram_buffers_kb is None:
+        if chip.macs and chip.cbuf_kb == 256:
             nvdla256.append((chip.macs, m["block_area_mm2"], chip.published["block_area_mm2"][0]))
     if len(nvdla256) >= 2:
         xs = [x[0] for x in nvdla256]
@@ -318,6 +364,6 @@ def silicon_rows(liberty: dict | None = None) -> list[Row]:
                   "[D] least-squares slope of the nvdla primer's areas over MACs", held_out=True)
         if not row.within:
             row.reason = ("the per-MAC increment covers everything NVDLA scales with the MAC count (CMAC, CACC adders "
-                          "and buffers, CSC data paths, wider SDP); the model's is the INT8 MAC array alone")
+                          "and buffers, CSC data paths, wider SDP); the model's is the MAC array and the CACC SRAM")
         rows.append(row)
     return rows

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from explore.validation import BEGIN, END, markdown, validate, write_markdown
+from explore.validation import BEGIN, END, markdown, silicon, validate, write_markdown
 from explore.validation.row import Row, fit_row, ranged, summary
 
 FAST = ("sram", "dram", "phy", "voltage")  # the groups that need no synthesis
@@ -207,3 +207,55 @@ def test_timing_rows_hold_the_7nm_pe_to_7nm_silicon():
         assert r.held_out and r.within and 15 <= r.model <= 30 and f"{v:g} V" in r.quantity
     stage = [r for r in rows if "against OpenSTA on ASAP7" in r.quantity][0]
     assert stage.held_out and (stage.within or stage.reason)
+
+
+# nvdla/doc primer.rst "Example Area and Performance": INT8 MACs, CBUF KB -> 28 nm synthesis area (mm^2)
+NVDLA_PRIMER_AREA = {(2048, 512): 5.5, (1024, 256): 3.0, (512, 256): 2.3, (256, 256): 1.7, (128, 256): 1.4,
+                     (64, 128): 0.91, (32, 128): 0.85}
+
+
+@pytest.mark.slow
+@pytest.mark.yosys
+def test_nvdla_rows_fit_on_nv_small_and_hold_on_the_other_six():
+    rows = [r for r in validate(groups=("silicon",)) if r.quantity.startswith("NVDLA")]
+    by_cfg = {}
+    for r in rows:
+        if "block_area" in r.quantity:
+            macs, kb = r.quantity.split(" MACs / ")[0].split()[-1], r.quantity.split(" MACs / ")[1].split(" KB")[0]
+            by_cfg[(int(macs), int(kb))] = r
+    assert set(by_cfg) == set(NVDLA_PRIMER_AREA)
+    for cfg, r in by_cfg.items():
+        assert r.reference == NVDLA_PRIMER_AREA[cfg]
+        if cfg == (64, 128):  # the fixed control block's fit anchor: not its own check
+            assert not r.held_out and r.fit_sources and abs(r.ratio - 1) < 0.02
+        else:
+            assert r.held_out and r.within, (cfg, r.ratio)
+    # the per-MAC slope of the four 256 KB rows, from the typed areas (1,766 um^2 per MAC)
+    xs = [m for (m, kb) in NVDLA_PRIMER_AREA if kb == 256]
+    ys = [NVDLA_PRIMER_AREA[(m, 256)] for m in xs]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs) * 1e6
+    s = [r for r in rows if "slope scope" in r.quantity][0]
+    assert s.reference == pytest.approx(slope) and s.held_out and s.within
+
+
+EYERISS_ALEXNET = (35.0, 666e6, 168, 200e6, 0.278)  # fps, MACs per image, MACs, clock Hz, W (JSSC 2017, ISSCC 2016)
+
+
+@pytest.mark.slow
+@pytest.mark.yosys
+def test_eyeriss_power_is_compared_at_its_published_alexnet_throughput():
+    fps, per_image, macs, clock_hz, watts = EYERISS_ALEXNET
+    chip = [c for c in silicon.chips() if c.name.startswith("Eyeriss")][0]
+    act = silicon.measured_activity(chip.design, chip.macs, chip.measured_macs_per_s)
+    assert act.pe_busy_fraction == pytest.approx(fps * per_image / (macs * clock_hz), rel=1e-9)
+    assert 0.6 < act.pe_busy_fraction < 0.75
+    # at every PE busy the measured-activity path is the model's default-activity estimate
+    full = silicon.measured_activity(chip.design, chip.macs, macs * clock_hz)
+    a, b = silicon.estimate_with_fallback(chip.design, full), silicon.estimate_with_fallback(chip.design)
+    assert a.power_w == pytest.approx(b.power_w, rel=1e-9)
+    rows = {r.quantity.split(": ")[1]: r for r in silicon.silicon_rows() if r.quantity.startswith("Eyeriss")}
+    p = rows["power_w (chip scope)"]
+    assert p.reference == watts and p.held_out and p.within and p.model < a.power_w
+    t = rows["tops_per_w (chip scope)"]
+    assert t.reference == pytest.approx(2 * macs * clock_hz / 1e12 / watts) and t.held_out and t.within
