@@ -69,13 +69,14 @@ FORMAT = 1
 #: the command that writes the shipped files (what a stale file's message tells to run)
 REGENERATE = "sparsepe characterise --out ppa/characterised"
 
-#: Sources that only turn characterised figures into the costs at a node, voltage and array size:
-#: not part of the model code version (editing them leaves every shipped figure as it was).
+#: Sources that make no characterised figure: those that only turn characterised figures into the
+#: costs at a node, voltage and array size, and the host plumbing (file writes, error types). They
+#: are not part of the model code version (editing them leaves every shipped figure as it was).
 #: Everything else in hw/ and ppa/ is.
 POST_CHARACTERISATION = ("ppa/model.py", "ppa/tech.py", "ppa/sram.py", "ppa/dram.py", "ppa/phy.py",
                          "ppa/thermal.py", "ppa/calibration.py", "ppa/design.py", "ppa/array_cost.py",
                          "ppa/timing/stage.py", "ppa/assumptions.py", "ppa/override.py", "ppa/recost.py",
-                         "ppa/silicon_clock.py", "ppa/references.py", "ppa/clock_gating.py")
+                         "ppa/silicon_clock.py", "ppa/references.py", "ppa/clock_gating.py", "hw/host.py", "hw/errors.py")
 
 
 @lru_cache(maxsize=1)
