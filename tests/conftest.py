@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 
@@ -64,3 +65,11 @@ os.environ.setdefault("SPARSEPE_QUALITY_REFERENCE", "tiny")
 # Tests cost designs the way a run without a current shipped characterisation does (synthesis,
 # the caches); tests/ppa/test_characterisation.py turns the shipped files on where it tests them.
 os.environ.setdefault("SPARSEPE_CHARACTERISATION", "off")
+
+
+@pytest.fixture(autouse=True)
+def _sparsepe_log_reaches_caplog(monkeypatch):
+    """A CLI run in this process (typer's CliRunner) installs the 'sparsepe' stderr handler and
+    stops propagation (explore.cli); later tests in the same worker read the log through caplog,
+    which listens at the root logger: propagation is turned back on for each test."""
+    monkeypatch.setattr(logging.getLogger("sparsepe"), "propagate", True)

@@ -12,6 +12,7 @@ import pytest
 
 import explore.evaluator as ev
 from explore.config import parse_config
+from explore.space import dense_twin_sparsity
 from hw.golden import decode_meta, pe_reference
 from hw.params import PEParams
 from sim.quality import analytic_latency_fn, reference_experiment
@@ -82,7 +83,10 @@ def test_evaluator_energy_uses_the_reference_trace():
         cfg = parse_config(__import__("tomllib").loads(CONFIG.replace("TRACE", trace)), source=f"<{trace}>")
         ctx = ev.make_context(cfg)
         out[trace] = ev.evaluate(point, ctx)
-        # the 2:4 PE's trace, and the dense PE's for the design's dense twins (same method)
+        # the 2:4 PE's trace; the dense twins (explore.twins, costed after the trials by the same
+        # method) take the dense PE's trace, built when a dense design is costed
+        assert {k[2] for k in ctx.traces} == ({True} if trace == "reference" else set())
+        ev.evaluate({**point, "sparsity": dense_twin_sparsity(point["sparsity"])}, ctx)
         assert {k[2] for k in ctx.traces} == ({True, False} if trace == "reference" else set())
     assert out["reference"]["power_dynamic_w"] != out["synthetic"]["power_dynamic_w"]
     # everything that does not depend on the data is unchanged

@@ -247,7 +247,7 @@ def test_hang_is_stopped_at_the_timeout(tmp_path, args, what):
     r = run_cli(["--weights", str(path), *args, "--hook-timeout", "2", "--json"], tmp_path, timeout=60)
     elapsed = time.monotonic() - t0
     assert_one_error_line(r, what, "(--hook-timeout); stopped")
-    assert elapsed < 10, elapsed
+    assert elapsed < 30, elapsed  # the 2 s limit plus a loaded machine's interpreter start-ups; a hang never returns
 
 
 def test_numpy_warnings_and_stderr_of_a_good_hook_are_never_printed(tmp_path):
