@@ -19,13 +19,16 @@ database raises :class:`InputError` and leaves the file as it was.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import json
 import os
 import socket
+import threading
 import warnings
 from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 import optuna
@@ -260,6 +263,38 @@ def _retry_callback() -> RetryHeartbeatStaleTrialCallback:
 
 
 # ---- batched attribute writes ----------------------------------------------------------------
+
+@contextlib.contextmanager
+def one_journal_append(storage: optuna.storages.BaseStorage) -> Iterator[None]:
+    """On a journal file, the standard Optuna log records this thread writes in the block (e.g. one
+    per parameter a trial suggests) go out in ONE append at its end: one lock and one fsync instead
+    of one per record (the file replays unchanged in Optuna and optuna-dashboard). Other threads'
+    records, and every other storage, are written as usual. Other workers see the records when the
+    block ends; if this process dies inside it, its RUNNING trial simply has no parameters (it is
+    failed and re-run as any dead worker's trial is)."""
+    if not isinstance(storage, JournalStorage):
+        yield
+        return
+    me = threading.get_ident()
+    pending: list[dict] = []
+    write_log = storage._write_log  # Optuna's: one append per record
+
+    def buffered(op_code: int, extra_fields: dict) -> None:
+        if threading.get_ident() != me:
+            write_log(op_code, extra_fields)
+        else:
+            pending.append({"op_code": op_code, "worker_id": storage._replay_result.worker_id, **extra_fields})
+
+    storage._write_log = buffered
+    try:
+        yield
+    finally:
+        del storage._write_log  # Optuna's method again
+        if pending:
+            with storage._thread_lock:
+                storage._backend.append_logs(pending)
+                storage._sync_with_backend()
+
 
 def set_trial_attrs(storage: optuna.storages.BaseStorage, trial_id: int, user_attrs: dict, system_attrs: dict) -> None:
     """Write many trial attributes at once.

@@ -44,6 +44,7 @@ from explore.storage import (
     WORKER_ATTR,
     StorageSpec,
     fail_dead_local_trials,
+    one_journal_append,
     open_storage,
     set_trial_attrs,
     tag_alive,
@@ -183,7 +184,8 @@ def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) 
         if ahead >= target:
             trial.set_user_attr("surplus", True)
             raise optuna.TrialPruned("target number of trials already covered by other workers")
-        point = suggest_point(trial, cfg)
+        with one_journal_append(storage):  # the parameters in one journal append (one fsync)
+            point = suggest_point(trial, cfg)
         prior = _evaluated(trials, point, known, scanned)
         if prior is not None:  # the design is in the study already: reuse its stored result
             number, attrs, cons = prior
