@@ -15,8 +15,10 @@ Which law is used where
   Cortex-A72 chiplet, and every 7 nm design is capped at the clock published 7 nm silicon reaches
   at its voltage (ppa.silicon_clock).
 - Delay versus voltage, Vmin..Vnom: the alpha-power law (Sakurai & Newton, IEEE JSSC 25(2), 1990),
-  delay ~ V / (V - Vth)^alpha, alpha = 1.3, with a per-node Vth (table ``VTH_V`` below). Checked
-  against a published V-f table (RK3399 Cortex-A72 cluster, 28 nm; tests/ppa/test_voltage.py).
+  delay ~ V / (V - Vth)^alpha, alpha = 1.3, with a per-node Vth (table ``VTH_V`` below); the 7 nm
+  Vth is fitted to a published 7 nm-family V-f table (MT8195's GPU, TSMC N6). Checked against
+  published V-f tables it was not fitted to (MT8192's GPU, 7 nm; RK3399 Cortex-A72 cluster, 28 nm;
+  ``sparsepe validate``, tests/ppa/test_voltage.py).
 - Switching energy versus voltage: C V^2 (``(V / Vnom)^2``), the exact law for full-swing CMOS
   switching.
 - Energy between nodes: calibrated at BOTH ends, each on the two operators a MAC is made of, the
@@ -137,17 +139,54 @@ REGISTER_OVERHEAD_GATES = 3.0
 #: [S] velocity-saturation index of the alpha-power law, the short-channel value of Sakurai &
 #: Newton (IEEE JSSC 25(2), 1990).
 ALPHA = 1.3
+#: [P] 7 nm-family silicon the 7 nm Vth is fitted to: MediaTek MT8195 (TSMC N6) Mali-G57 GPU operating
+#: points, Linux arch/arm64/boot/dts/mediatek/mt8195.dtsi gpu_opp_table (patch "arm64: dts: mt8195:
+#: Add panfrost node for Mali-G57 Valhall Natt GPU", Collabora, LKML 2023-02-23): (V, MHz).
+MT8195_GPU_OPP = ((0.625, 390.0), (0.63125, 410.0), (0.63125, 431.0), (0.6375, 473.0), (0.6375, 515.0),
+                  (0.64375, 556.0), (0.65, 598.0), (0.65, 640.0), (0.6625, 670.0), (0.675, 700.0), (0.6875, 730.0),
+                  (0.7, 760.0), (0.7125, 790.0), (0.725, 820.0), (0.7375, 850.0), (0.75, 880.0))
+
+
+def vf_curve(opp) -> list[tuple[float, float]]:
+    """The (V, MHz) points of an OPP table where the voltage sets the frequency: above its floor, i.e.
+    above the highest voltage two operating points share (where frequency is lowered below the
+    curve), plus that voltage's highest frequency."""
+    volts = [v for v, _ in opp]
+    floor = max((v for v in volts if volts.count(v) > 1), default=min(volts))
+    return sorted((v, max(f for w, f in opp if w == v)) for v in set(volts) if v >= floor)
+
+
+def fit_vth(points, alpha: float) -> float:
+    """[D] Least-squares Vth of the alpha-power law on log frequency relative to the top point of
+    ``points`` ((V, MHz)); golden-section search over 0 < Vth < the lowest voltage."""
+    (vt_top, ft_top), lo, hi = max(points), 0.0, min(v for v, _ in points) - 1e-3
+
+    def sse(vt: float) -> float:
+        top = vt_top / (vt_top - vt) ** alpha
+        return sum((math.log(top * (v - vt) ** alpha / v) - math.log(f / ft_top)) ** 2 for v, f in points)
+    g = (math.sqrt(5) - 1) / 2
+    while hi - lo > 1e-7:
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        lo, hi = (lo, b) if sse(a) < sse(b) else (a, hi)
+    return (lo + hi) / 2
+
+
 #: Threshold voltage per node (V) for the alpha-power law:
 #: [P] 45 nm 0.469 and 22/20 nm 0.503: PTM HP NMOS ``vth0`` (45nm.pm "PTM High Performance 45nm
 #:     Metal Gate / High-K / Strained-Si", 22nm.pm, copies in verilog-to-routing vtr_flow/tech).
 #: [D] 32 and 28 nm: log-node interpolation between those two.
-#: [D] 65, 16, 14, 10, 7 nm: the Vth at which the alpha-power law has the same logarithmic slope
+#: [D] 7 nm 0.418: fitted to MT8195's GPU table (``MT8195_GPU_OPP``, TSMC N6) above its voltage floor,
+#:     0.65-0.75 V (``vf_curve``; alpha kept at 1.3: log rms 0.3 %). Held out: MT8192's GPU table
+#:     (ppa.references). Below 0.65 V the table steps one 6.25 mV regulator step per OPP while the
+#:     frequency falls 6-15 % per step: the floor, not the curve (fitting it too gives 0.482 V, log rms 9 %).
+#: [D] 65, 16, 14, 10 nm: the Vth at which the alpha-power law has the same logarithmic slope
 #:     d ln(delay)/dV at nominal voltage as Stillmaker's fit there (Vth = Vn - alpha / (1/Vn - s),
 #:     s = D'(Vn)/D(Vn)); those fits are physical (delay falling with V) at nominal. The 65 nm
-#:     value 0.443 V sits next to PTM's 45 nm 0.469 V; the FinFET values 0.19-0.26 V are below
-#:     the planar ones as FinFET processes run at 0.7-0.85 V.
-VTH_V = {65: 0.443, 45: 0.469, 32: 0.485, 28: 0.491, 20: 0.503, 16: 0.205, 14: 0.188, 10: 0.231, 7: 0.264,
-         90: 0.312}
+#:     value 0.443 V sits next to PTM's 45 nm 0.469 V. Stillmaker's slope gave 7 nm 0.264 V, whose
+#:     frequency at 0.61 V was 1.78x MT8192's: the 16-10 nm values (0.19-0.23 V), from the same
+#:     slope, likely fall as gently; no silicon of those nodes was fitted.
+VTH_V = {65: 0.443, 45: 0.469, 32: 0.485, 28: 0.491, 20: 0.503, 16: 0.205, 14: 0.188, 10: 0.231,
+         7: fit_vth(vf_curve(MT8195_GPU_OPP), ALPHA), 90: 0.312}
 
 # --- Minimum voltages ---------------------------------------------------------------------------
 #: [S] logic Vmin = 0.73 x nominal: the hold-time Vmin of flip-flops in Intel's 22 nm tri-gate
