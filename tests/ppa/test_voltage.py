@@ -6,7 +6,7 @@ import math
 import pytest
 
 from hw.errors import InputError
-from ppa import sram, tech
+from ppa import silicon_clock, sram, tech
 
 # Published V-f table: Rockchip RK3399 (28 nm), Cortex-A72 cluster, default-bin (L0) operating
 # points, arch/arm64/boot/dts/rockchip/rk3399-opp.dtsi (Linux device tree, cluster1_opp; typed
@@ -78,7 +78,7 @@ def test_7nm_alpha_power_law_against_held_out_mt8192_table():
 def test_fo4_law_against_published_clock_rates():
     # POWER6 (65 nm SOI, 13 FO4 at >5 GHz, <= 1.2 V) and the Cell SPE (90 nm SOI, 11 FO4,
     # 5.6 GHz at 1.4 V): bulk standard-cell FO4 is 1.6-1.8x slower than IBM's custom SOI. Within 2x.
-    rows = tech.fo4_check()
+    rows = silicon_clock.fo4_check()
     assert len(rows) >= 2
     for r in rows:
         assert 0.5 <= r["ratio"] <= 1.0, r
