@@ -15,8 +15,10 @@ Which law is used where
   Cortex-A72 chiplet, and every 7 nm design is capped at the clock published 7 nm silicon reaches
   at its voltage (ppa.silicon_clock).
 - Delay versus voltage, Vmin..Vnom: the alpha-power law (Sakurai & Newton, IEEE JSSC 25(2), 1990),
-  delay ~ V / (V - Vth)^alpha, alpha = 1.3, with a per-node Vth (table ``VTH_V`` below). Checked
-  against a published V-f table (RK3399 Cortex-A72 cluster, 28 nm; tests/ppa/test_voltage.py).
+  delay ~ V / (V - Vth)^alpha, alpha = 1.3, with a per-node Vth (table ``VTH_V`` below); the 7 nm
+  Vth is fitted to a published 7 nm-family V-f table (MT8195's GPU, TSMC N6). Checked against
+  published V-f tables it was not fitted to (MT8192's GPU, 7 nm; RK3399 Cortex-A72 cluster, 28 nm;
+  ``sparsepe validate``, tests/ppa/test_voltage.py).
 - Switching energy versus voltage: C V^2 (``(V / Vnom)^2``), the exact law for full-swing CMOS
   switching.
 - Energy between nodes: calibrated at BOTH ends, each on the two operators a MAC is made of, the
@@ -61,7 +63,7 @@ _NODES: dict[int, tuple[tuple[float, float, float, float], tuple[float, float, f
     7: ((-28.58, 76.6, -70.26, 24.69), (0.1776, -0.09097, 0.02447), 0.7, 0.059),  # 0.7 V: PTM nominal (published-figures §4)
 }
 #: Stillmaker 90 nm bulk (published-figures §4), nominal 1.2 V [A]: used only by the FO4 check
-#: against IBM's 90 nm Cell SPE (``fo4_check``), not offered as a node.
+#: against IBM's 90 nm Cell SPE (``ppa.silicon_clock.fo4_check``), not offered as a node.
 _CHECK_ONLY = {90: ((-60.34, 262.5, -384.2, 210.9), (4.762, -4.781, 2.092), 1.2, 1.0 / 0.35)}
 #: 28 nm is not in Stillmaker-Baas. [D] It is interpolated between 32 nm and 20 nm in log(node):
 #: t = ln(32/28) / ln(32/20) = 0.284; nominal delay, nominal energy and area factor are
@@ -106,7 +108,7 @@ JOUPPI_V = 0.7  # [A] Jouppi's Table 2 states no voltage; our 7 nm nominal
 # two weak mentions there, each moved to 45 nm / 1.0 V with the Stillmaker delay factor: 32 nm FO4
 # 8.7 ps / 0.6686 = 13.0 ps; 90 nm FO4 45 ps / 1.887 (90 nm at 1.2 V) = 23.8 ps. Geometric mean:
 # 17.6 ps. Nodes above 45 nm: times Stillmaker's nominal delay ratio. Checked against published
-# clock rates (``fo4_check``): IBM POWER6 (65 nm SOI, a 13-FO4 FPU pipeline, "over 5 GHz", logic
+# clock rates (``silicon_clock.fo4_check``): IBM POWER6 (65 nm SOI, a 13-FO4 FPU pipeline, "over 5 GHz", logic
 # supply 0.9-1.2 V: EE Times / ISSCC 2006 and Friedrich et al. ISSCC 2007) and the IBM Cell SPE
 # (90 nm SOI, 5.6 GHz at 1.4 V, Flachs et al. ISSCC 2005 via IBM Research; 11 FO4 per cycle [S,
 # widely quoted, not re-read]).
@@ -137,17 +139,51 @@ REGISTER_OVERHEAD_GATES = 3.0
 #: [S] velocity-saturation index of the alpha-power law, the short-channel value of Sakurai &
 #: Newton (IEEE JSSC 25(2), 1990).
 ALPHA = 1.3
+#: [P] 7 nm-family silicon the 7 nm Vth is fitted to: MediaTek MT8195 (TSMC N6) Mali-G57 GPU operating
+#: points, Linux arch/arm64/boot/dts/mediatek/mt8195.dtsi gpu_opp_table (patch "arm64: dts: mt8195:
+#: Add panfrost node for Mali-G57 Valhall Natt GPU", Collabora, LKML 2023-02-23): (V, MHz).
+MT8195_GPU_OPP = ((0.625, 390.0), (0.63125, 410.0), (0.63125, 431.0), (0.6375, 473.0), (0.6375, 515.0),
+                  (0.64375, 556.0), (0.65, 598.0), (0.65, 640.0), (0.6625, 670.0), (0.675, 700.0), (0.6875, 730.0),
+                  (0.7, 760.0), (0.7125, 790.0), (0.725, 820.0), (0.7375, 850.0), (0.75, 880.0))
+
+
+def vf_curve(opp) -> list[tuple[float, float]]:
+    """The (V, MHz) points of an OPP table where the voltage sets the frequency: above its floor, i.e.
+    above the highest voltage two operating points share (where frequency is lowered below the
+    curve), plus that voltage's highest frequency."""
+    volts = [v for v, _ in opp]
+    floor = max((v for v in volts if volts.count(v) > 1), default=min(volts))
+    return sorted((v, max(f for w, f in opp if w == v)) for v in set(volts) if v >= floor)
+
+
+def fit_vth(points, alpha: float) -> float:
+    """[D] Least-squares Vth of the alpha-power law on log frequency relative to the top point of
+    ``points`` ((V, MHz)); golden-section search over 0 < Vth < the lowest voltage."""
+    (vt_top, ft_top), lo, hi = max(points), 0.0, min(v for v, _ in points) - 1e-3
+
+    def sse(vt: float) -> float:
+        top = vt_top / (vt_top - vt) ** alpha
+        return sum((math.log(top * (v - vt) ** alpha / v) - math.log(f / ft_top)) ** 2 for v, f in points)
+    g = (math.sqrt(5) - 1) / 2
+    while hi - lo > 1e-7:
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        lo, hi = (lo, b) if sse(a) < sse(b) else (a, hi)
+    return (lo + hi) / 2
+
+
 #: Threshold voltage per node (V) for the alpha-power law:
 #: [P] 45 nm 0.469 and 22/20 nm 0.503: PTM HP NMOS ``vth0`` (45nm.pm "PTM High Performance 45nm
 #:     Metal Gate / High-K / Strained-Si", 22nm.pm, copies in verilog-to-routing vtr_flow/tech).
 #: [D] 32 and 28 nm: log-node interpolation between those two.
-#: [D] 65, 16, 14, 10, 7 nm: the Vth at which the alpha-power law has the same logarithmic slope
-#:     d ln(delay)/dV at nominal voltage as Stillmaker's fit there (Vth = Vn - alpha / (1/Vn - s),
-#:     s = D'(Vn)/D(Vn)); those fits are physical (delay falling with V) at nominal. The 65 nm
-#:     value 0.443 V sits next to PTM's 45 nm 0.469 V; the FinFET values 0.19-0.26 V are below
-#:     the planar ones as FinFET processes run at 0.7-0.85 V.
-VTH_V = {65: 0.443, 45: 0.469, 32: 0.485, 28: 0.491, 20: 0.503, 16: 0.205, 14: 0.188, 10: 0.231, 7: 0.264,
-         90: 0.312}
+#: [D] 7 nm 0.418: fitted to MT8195's table (``MT8195_GPU_OPP``) above its floor, 0.65-0.75 V (``vf_curve``;
+#:     alpha kept at 1.3, log rms 0.3 %; below 0.65 V OPPs share voltages and step 6.25 mV while frequency
+#:     falls 6-15 %: the floor, not the curve; with it 0.482 V, rms 9 %). Held out: MT8192 (ppa.references).
+#: [D] 65, 16, 14, 10 nm: the Vth at which the alpha-power law has the same d ln(delay)/dV at nominal
+#:     voltage as Stillmaker's fit there (Vth = Vn - alpha / (1/Vn - s), s = D'(Vn)/D(Vn)); 65 nm 0.443 V
+#:     sits next to PTM's 45 nm 0.469 V. The same slope gave 7 nm 0.264 V (1.78x MT8192's frequency at
+#:     0.61 V): the 16-10 nm values (0.19-0.23 V) likely fall as gently; no silicon of theirs was fitted.
+VTH_V = {65: 0.443, 45: 0.469, 32: 0.485, 28: 0.491, 20: 0.503, 16: 0.205, 14: 0.188, 10: 0.231,
+         7: fit_vth(vf_curve(MT8195_GPU_OPP), ALPHA), 90: 0.312}
 
 # --- Minimum voltages ---------------------------------------------------------------------------
 #: [S] logic Vmin = 0.73 x nominal: the hold-time Vmin of flip-flops in Intel's 22 nm tri-gate
@@ -599,21 +635,6 @@ def sram_voltage(nm: int, logic_v: float, sram_v: float | None = None) -> float:
         raise InputError(f"SRAM voltage {v:g} V outside {lo:g}-{hi:g} V (SRAM Vmin to nominal) of {nm} nm",
                          where="--sram-voltage")
     return v
-
-
-def fo4_check() -> list[dict]:
-    """The FO4 law against published clock rates of known designs: cycle = FO4 per cycle x FO4
-    at the design's node and voltage. (POWER6 at 65 nm; Cell SPE at 90 nm, a Stillmaker node used
-    only here.)"""
-    rows = []
-    for name, nm, v, fo4_per_cycle, ghz in (
-            ("IBM POWER6 FPU (65 nm SOI, 13 FO4, >5 GHz at <=1.2 V)", 65, 1.2, 13, 5.0),
-            ("IBM Cell SPE (90 nm SOI, 11 FO4, 5.6 GHz at 1.4 V)", 90, 1.4, 11, 5.6)):
-        fo4 = fo4_ps(nm, v)
-        model_ghz = 1e3 / (fo4 * fo4_per_cycle)
-        rows.append({"design": name, "node_nm": nm, "voltage_v": v, "fo4_ps": fo4, "model_ghz": model_ghz,
-                     "published_ghz": ghz, "ratio": model_ghz / ghz})
-    return rows
 
 
 # --- Clock and flip-flop energy on the generic path -------------------------------------------

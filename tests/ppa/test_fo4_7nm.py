@@ -12,7 +12,23 @@ from ppa.model import estimate, fmax_mhz
 # Typed from the sources, independent of the model's constants:
 ASAP7_INVX1_FO4_PS = 19.48  # OpenSTA, ASAP7 RVT TT 0.7 V, INVx1 loaded by four INVx1 (Clark et al. 2016 PDK)
 A72_GHZ, A72_V = 4.0, 1.20  # TSMC N7 Cortex-A72 CoWoS chiplet, VLSI Symposium 2019
-VTH_7NM, ALPHA = 0.264, 1.3  # the law's parameters at 7 nm (Sakurai & Newton alpha; Vth from Stillmaker's slope)
+A72_4P2_GHZ, A72_4P2_V = 4.2, 1.375  # the same chiplet's second published point
+ALPHA = 1.3  # Sakurai & Newton's short-channel alpha
+# MT8195 (TSMC N6) Mali-G57 OPP table above its 0.65 V voltage floor (mt8195.dtsi): (V, MHz); the 7 nm Vth's
+# fit source, re-fitted here by a brute-force grid on the same least-squares criterion
+MT8195_CURVE = [(0.65, 640), (0.6625, 670), (0.675, 700), (0.6875, 730), (0.7, 760), (0.7125, 790), (0.725, 820),
+                (0.7375, 850), (0.75, 880)]
+
+
+def _grid_fit_vth() -> float:
+    def sse(vt):
+        return sum((math.log((v - vt) ** ALPHA / v * 0.75 / (0.75 - vt) ** ALPHA) - math.log(f / 880)) ** 2
+                   for v, f in MT8195_CURVE)
+    coarse = min((i / 1e4 for i in range(1, 6400)), key=sse)
+    return min((coarse + i / 1e8 for i in range(-20000, 20001)), key=sse)
+
+
+VTH_7NM = _grid_fit_vth()  # 0.418 V
 
 
 def _law(v: float) -> float:
@@ -23,27 +39,44 @@ def test_7nm_fo4_is_the_asap7_measurement_at_nominal_voltage():
     n = tech.node(7)
     assert n.nominal_v == 0.7
     assert n.fo4_ps == pytest.approx(ASAP7_INVX1_FO4_PS, rel=1e-9)
-    assert tech.node(7, 0.52).fo4_ps == pytest.approx(ASAP7_INVX1_FO4_PS * _law(0.52) / _law(0.7), rel=1e-9)
+    assert tech.node(7, 0.52).fo4_ps == pytest.approx(ASAP7_INVX1_FO4_PS * _law(0.52) / _law(0.7), rel=1e-5)
+
+
+def test_7nm_vth_is_the_least_squares_fit_to_mt8195():
+    assert VTH_7NM == pytest.approx(0.418, abs=1e-3)
+    assert tech.VTH_V[7] == pytest.approx(VTH_7NM, abs=1e-6)
+    assert tech.vf_curve(tech.MT8195_GPU_OPP) == MT8195_CURVE
+    # the former Vth from Stillmaker's nominal slope (0.264 V) fitted MT8195 far worse
+    def rms(vt):
+        return math.sqrt(sum((math.log((v - vt) ** ALPHA / v * 0.75 / (0.75 - vt) ** ALPHA / (f / 880))) ** 2
+                             for v, f in MT8195_CURVE) / len(MT8195_CURVE))
+    assert rms(VTH_7NM) < 0.005 < 0.05 < rms(0.264)
 
 
 def test_a72_chiplet_lands_at_15_to_30_fo4_per_cycle():
     fo4 = ASAP7_INVX1_FO4_PS * _law(A72_V) / _law(0.7)
     per_cycle = 1e3 / A72_GHZ / fo4
-    assert 15 <= per_cycle <= 30  # 20.2
+    assert 15 <= per_cycle <= 30  # 28.2
     row = silicon_clock.a72_7nm_check()[0]
-    assert row["fo4_per_cycle"] == pytest.approx(per_cycle, rel=1e-9) and row["within"]
-    assert all(r["within"] for r in silicon_clock.a72_7nm_check())
+    assert row["fo4_per_cycle"] == pytest.approx(per_cycle, rel=1e-5) and row["within"]
+    # the 4.2 GHz / 1.375 V point lands just above the range (30.5): the law fitted at 0.65-0.75 V
+    # gives +13 % from 1.2 to 1.375 V, the chip +5 %; within the 1.5x tolerance of validate
+    hi = 1e3 / A72_4P2_GHZ / (ASAP7_INVX1_FO4_PS * _law(A72_4P2_V) / _law(0.7))
+    row = silicon_clock.a72_7nm_check()[1]
+    assert row["fo4_per_cycle"] == pytest.approx(hi, rel=1e-5)
+    assert 30 < hi < 30 * 1.5 and not row["within"]
     # the Stillmaker-scaled 7 nm FO4 the model had (4.56 ps at 0.7 V) fails this check: 86 FO4 per cycle
     assert 1e3 / A72_GHZ / (4.56 * _law(A72_V) / _law(0.7)) > 30
 
 
 def test_no_7nm_clock_above_published_silicon():
-    # the A72's FO4 per cycle at 1.2 V, moved along the law: 2.54 GHz at 0.7 V, 1.71 GHz at 0.52 V
+    # the A72's FO4 per cycle at 1.2 V, moved along the law: 1.82 GHz at 0.7 V, 0.65 GHz at 0.52 V
     per_cycle = 1e3 / A72_GHZ / (ASAP7_INVX1_FO4_PS * _law(A72_V) / _law(0.7))
     for v in (0.52, 0.6, 0.7):
         cap = 1e6 / (per_cycle * ASAP7_INVX1_FO4_PS * _law(v) / _law(0.7))
-        assert silicon_clock.silicon_limit_mhz(7, v) == pytest.approx(cap, rel=1e-9)
-    assert silicon_clock.silicon_limit_mhz(7, 0.7) < 2600
+        assert silicon_clock.silicon_limit_mhz(7, v) == pytest.approx(cap, rel=1e-5)
+    assert 1700 < silicon_clock.silicon_limit_mhz(7, 0.7) < 1900
+    assert 600 < silicon_clock.silicon_limit_mhz(7, 0.52) < 700
     assert silicon_clock.silicon_limit_mhz(16, 0.85) is None
     # a stage of a few FO4 is capped at the silicon's clock, never above it
     for v in (0.52, 0.7):
