@@ -62,7 +62,7 @@ def _flags_without_type() -> None:
 _flags_without_type()
 
 #: The sub-commands, in the order the help lists them: ``explore/commands/<name>.py`` each.
-_COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report", "memo", "diff", "validate",
+COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report", "memo", "diff", "validate",
                     "assumptions")
 
 
@@ -122,11 +122,11 @@ class _LazyCommands(dict):
 
 
 class _LazyGroup(TyperGroup):
-    """The root command group over :data:`_COMMAND_MODULES`, loaded lazily (:class:`_LazyCommands`)."""
+    """The root command group over :data:`COMMAND_MODULES`, loaded lazily (:class:`_LazyCommands`)."""
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        self.commands = _LazyCommands(_COMMAND_MODULES)
+        self.commands = _LazyCommands(COMMAND_MODULES)
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)

@@ -4,7 +4,6 @@ range and where the model reads it; with ``--config``, the ranges that config's 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -14,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from explore.config import assumption_ranges, load_config
-from explore.safety import rich_markup
+from explore.safety import dumps, rich_markup
 from ppa.assumptions import REGISTRY
 
 #: The JSON row of one assumption, in this order.
@@ -30,7 +29,7 @@ def assumptions(
     rows = assumption_ranges(load_config(config)) if config is not None else dict(REGISTRY)
     out = [{k: getattr(a, k) for k in FIELDS} for a in rows.values()]
     if as_json:
-        sys.stdout.write(json.dumps(out, allow_nan=False) + "\n")
+        sys.stdout.write(dumps(out) + "\n")
         return
     t = Table(title="assumptions (ppa.assumptions): value and plausible range", show_lines=False)
     for col in ("name", "value", "low", "high", "unit", "tag", "varied", "reason"):

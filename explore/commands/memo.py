@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 import pandas as pd
 import typer
 
-from explore.report import stored_comparison
+from explore.report.build import stored_comparison
 from explore.report.data import load_study_data
 from explore.report.decision import decide, rule_reason
 from explore.report.layers import layer_frame

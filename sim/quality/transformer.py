@@ -53,7 +53,7 @@ from sim.quality.charlm import (
     DTYPE, TINY, VOCAB, LMConfig, corpus, eval_lm, eval_windows, init_lm, layer_inputs, lm_loss, train_lm,
     unigram_baseline,
 )
-from sim.quality.methods import METHODS
+from sim.quality.method_names import METHODS
 from sim.quality.oneshot import prune_tensors
 from sim.quality.reference import DEFAULT_DESIGN, GemmShape, perf_latency_fn
 from sim.quality.user_eval import prune_for_eval

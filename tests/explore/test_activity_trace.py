@@ -14,7 +14,7 @@ import explore.evaluator as ev
 from explore.config import parse_config
 from hw.golden import decode_meta, pe_reference
 from hw.params import PEParams
-from sim.quality import analytic_latency_fn, reference_experiment
+from sim.quality.reference import analytic_latency_fn, reference_experiment
 from sim.quality.traces import reference_pe_stream
 
 CONFIG = """

@@ -166,7 +166,7 @@ def test_bad_owner_name_is_one_line(tmp_path, run_cli):
 
 @pytest.fixture(scope="module")
 def review_report(review_study, tmp_path_factory):
-    from explore.report import write_report
+    from explore.report.build import write_report
 
     _, _, journal = review_study
     out = tmp_path_factory.mktemp("rep")
@@ -312,7 +312,7 @@ def test_diff_threshold_parsing():
 def test_default_example_every_finding_has_one_owner(tmp_path, run_sweep):
     """examples/default.toml as shipped (a few trials): best.json and the report agree, and every
     finding has exactly one owner. Slow on a cold synthesis cache (the space's dense twins)."""
-    from explore.report import write_report
+    from explore.report.build import write_report
 
     repo = Path(__file__).resolve().parents[2]
     out = tmp_path / "default"
