@@ -109,16 +109,17 @@ def _grid(cfg: SweepConfig, out_dir: Path) -> dict[str, Any]:
 
 def _search(cfg: SweepConfig, config: Path, storage: str | None, out_dir: Path, name: str, n_trials: int, seed: int,
             sampler: str, workers: int, liberty_given: bool, liberty_node: int | None, notes: list[str]) -> dict[str, Any]:
-    """The Optuna search on the study storage, then the report; best.json's content."""
-    from explore import evaluator  # reason: the models load once the flags and the config have passed
-    from explore.report.build import write_report  # reason: the report stack loads once the input has passed
-    from explore.runner import export_study  # reason: Optuna loads once the flags and the config have passed
-    from explore.storage import check_journal_file, redact, resolve_storage  # reason: Optuna loads once the input has passed
-    from explore.study import SweepOptions, run_study  # reason: Optuna loads once the flags and the config have passed
-    evaluator.make_context(cfg)  # bad workloads / models fail here, before anything is written
+    """The Optuna search on the study storage, then the report; best.json's content. The storage is
+    checked before the models load (a wrong --storage is answered first)."""
+    from explore.storage import check_journal_file, redact, resolve_storage  # reason: Optuna loads once the flags and the config have passed
     spec = resolve_storage(storage, out_dir)
     if spec.kind == "journal":
         check_journal_file(Path(spec.url))
+    from explore import evaluator  # reason: the models load once the flags, the config and the storage have passed
+    from explore.report.build import write_report  # reason: the report stack loads once the input has passed
+    from explore.runner import export_study  # reason: the models load once the input has passed
+    from explore.study import SweepOptions, run_study  # reason: the models load once the input has passed
+    evaluator.make_context(cfg)  # bad workloads / models fail here, before anything is written
     check_out_dir(out_dir)
     opts = SweepOptions(
         config_path=str(config), storage=spec, study_name=name, trials=n_trials, seed=seed,

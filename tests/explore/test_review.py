@@ -200,7 +200,7 @@ def test_report_has_memo_owners_and_p99_interval(review_study, review_report):
 
 def test_memo_cli_prints_four_parts_without_placeholders(review_study, run_cli):
     from explore.config import load_config
-    from explore.commands.memo import memo_of_study
+    from explore.report.memo_study import memo_of_study
     from explore.evaluator import evaluate, make_context
 
     cfg_path, _, journal = review_study
