@@ -13,7 +13,8 @@ Before a command runs, every flag and argument the user gave is checked for an e
 (``--out ''``, ``--storage ''``: one line naming the flag); the flags' own checks (explore.flags) run
 as the parser reads them, so the first wrong input in argument order is the one reported. Every
 line printed for an error has its URL credentials masked (``postgresql://u:***@host``) and its
-control characters escaped (hw.host.printable). Ctrl-C prints ``sparsepe: interrupted`` and exits
+control characters escaped (hw.host.printable). The caches libraries keep on their own go into the
+tool's cache directory (hw.host.keep_library_caches). Ctrl-C prints ``sparsepe: interrupted`` and exits
 with code 130.
 """
 
@@ -32,7 +33,7 @@ from typer.exceptions import Abort as TyperAbort
 
 from explore.provenance import model_code_version, package_version
 from hw.errors import InputError
-from hw.host import mask_passwords, printable
+from hw.host import keep_library_caches, mask_passwords, printable
 
 try:  # the click that typer 0.29 vendors; a typer that uses click itself has none
     from typer._click import exceptions as typer_click_exceptions
@@ -226,6 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     exception exits with code 1 (``SPARSEPE_TRACEBACK=1`` shows its traceback). Only ``--help``
     and a command given without arguments print help."""
     _log_to_stderr()
+    keep_library_caches()  # nothing of the libraries' own lands in ~/.cache or ~/.config
     usage, abort, click_exc = _click_exceptions()
     command = typer.main.get_command(app)
     try:

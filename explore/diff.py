@@ -34,10 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-import pandas as pd
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
-from explore.results import design_key
+from explore.space import design_key
 from hw.errors import InputError
 from hw.host import json_text, mask_passwords, printable
 from sim.inputs import MAX_INPUT_FILE_BYTES, read_json
@@ -256,8 +255,10 @@ def _from_simulate(sim: SimulateFile, label: str) -> Run:
     return Run(label, "simulate", dict(sim.arch), m, layers, [sim.workload], config=flatten({"arch": sim.arch}))
 
 
-def _read_csv(path: Path, columns: tuple[str, ...], where: str) -> pd.DataFrame:
-    """A closure CSV beside best.json, with ``columns``; one line naming it when it is not one."""
+def _read_csv(path: Path, columns: tuple[str, ...], where: str) -> Any:
+    """A closure CSV beside best.json (a pandas DataFrame), with ``columns``; one line naming it when
+    it is not one."""
+    import pandas as pd  # reason: pandas loads only for a best.json with closure CSVs beside it
     if path.stat().st_size > MAX_INPUT_FILE_BYTES:
         raise InputError(f"larger than {MAX_INPUT_FILE_BYTES // 2**20} MiB", where=f"{where} {path}")
     try:

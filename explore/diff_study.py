@@ -12,7 +12,8 @@ import optuna
 
 from explore.diff import Run, flatten
 from explore.report.data import load_study_data
-from explore.results import Evaluator, design_key
+from explore.results import Evaluator
+from explore.space import design_key
 from explore.storage import open_storage, redact, resolve_storage
 from hw.errors import InputError
 from hw.host import printable

@@ -68,7 +68,7 @@ from pathlib import Path
 
 import hw.errors
 from hw.errors import InputError
-from hw.host import json_text, write_file
+from hw.host import cache_root, json_text, write_file
 
 #: "synthesising ..." on a cache miss (the CLI shows the sparsepe loggers on stderr).
 _log = logging.getLogger("sparsepe.synth")
@@ -120,10 +120,7 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
     else ``~/.cache/sparsepe/synth``. Safe to delete at any time."""
     if override is not None:
         return Path(override)
-    env = os.environ.get("SPARSEPE_CACHE_DIR")
-    if env:
-        return Path(env) / "synth"
-    return Path.home() / ".cache" / "sparsepe" / "synth"
+    return cache_root() / "synth"
 
 
 def cache_key(cache) -> str | None:

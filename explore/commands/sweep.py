@@ -39,6 +39,7 @@ MAX_EXHAUSTIVE_POINTS = 50_000
 def exhaustive_config(cfg: SweepConfig) -> SweepConfig:
     """The space ``--exhaustive`` evaluates: the config's, with the dense twins of its sparse options
     added when it offers no dense PE (both sides are evaluated); at most MAX_EXHAUSTIVE_POINTS points."""
+    from explore.compare import needs_dense_substudy  # reason: Optuna loads only for an --exhaustive run
     if needs_dense_substudy(cfg):
         opts = list(axis_choices(cfg.space, "sparsity") or [])
         twins = [t for t in dict.fromkeys(dense_twin_sparsity(o) for o in opts) if t not in opts]

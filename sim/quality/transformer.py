@@ -44,7 +44,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from hw.errors import InputError
-from hw.host import die_with_parent, exclusive_lock, json_text, write_file
+from hw.host import cache_root, die_with_parent, exclusive_lock, json_text, write_file
 from hw.nm import check_nm
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM, weight_verdict
 from sim.perf import ArrayConfig
@@ -154,8 +154,7 @@ class TransformerResult:
 
 def cache_dir() -> Path:
     """``$SPARSEPE_CACHE_DIR`` or ``~/.cache/sparsepe`` (the project's shared cache), ``quality/``."""
-    base = os.environ.get("SPARSEPE_CACHE_DIR")
-    return (Path(base) if base else Path.home() / ".cache" / "sparsepe") / "quality"
+    return cache_root() / "quality"
 
 
 #: The modules whose code decides the reference's results (the cache key).

@@ -93,27 +93,29 @@ def _entry(p: Path) -> Entry:
     return Entry("file", st.st_size, st.st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
 
 
-def snapshot(roots: list[Path], allowed: list[Path]) -> dict[str, Entry]:
-    """Every entry under ``roots`` (not following symlinks), but those under ``allowed``."""
-    allowed_s = [str(a) for a in allowed]
+def _under(path: str, dirs: list[Path]) -> bool:
+    return any(path == str(d) or path.startswith(str(d) + os.sep) for d in dirs)
+
+
+def snapshot(roots: list[Path], skip: list[Path]) -> dict[str, Entry]:
+    """Every entry under ``roots`` (not following symlinks), but those under ``skip``."""
     out: dict[str, Entry] = {}
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             for name in [*dirnames, *filenames]:
                 p = Path(dirpath) / name
-                s = str(p)
-                if any(s == a or s.startswith(a + os.sep) for a in allowed_s):
-                    continue
-                out[s] = _entry(p)
+                if not _under(str(p), skip):
+                    out[str(p)] = _entry(p)
     return out
 
 
-def changes(before: dict[str, Entry], after: dict[str, Entry]) -> list[str]:
+def changes(before: dict[str, Entry], after: dict[str, Entry], allowed: list[Path]) -> list[str]:
+    """What differs between two snapshots, but under ``allowed``."""
     found = [f"created {p}" for p in sorted(set(after) - set(before))]
     found += [f"removed {p}" for p in sorted(set(before) - set(after))]
     found += [f"changed {p}: {before[p]} -> {after[p]}" for p in sorted(set(before) & set(after))
               if before[p] != after[p]]
-    return found
+    return [f for f in found if not _under(f.split(" ", 1)[1].split(":", 1)[0], allowed)]
 
 
 def steps(inp: Path, out: Path) -> list[tuple[str, list[str], list[Path]]]:
@@ -158,6 +160,7 @@ def test_every_command_writes_only_under_its_output(tmp_path):
         d.mkdir()
     inp, out = parent / "inputs", parent / "out"
     _inputs(inp)
+    out.mkdir()  # the directory the user keeps results in; each command writes below it
     (home / ".profile").write_text("# a file of the user's\n")
     (cwd / "notes.txt").write_text("the user's working directory\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "MPLCONFIGDIR", "XDG_CACHE_HOME",
@@ -167,17 +170,36 @@ def test_every_command_writes_only_under_its_output(tmp_path):
     roots = [home, cwd, tmp, parent]
     walk = steps(inp, out)
     assert {name for name, _, _ in walk} == set(COMMAND_MODULES), "every sub-command is walked"
-    state = snapshot(roots, [out, cache])
+    state = snapshot(roots, [cache])
     for name, args, outputs in walk:
         p = subprocess.run([sys.executable, "-m", "explore.cli", *args], cwd=cwd, env=env, capture_output=True,
                            text=True, timeout=900)
         assert p.returncode == 0, f"{name}: exit {p.returncode}\n{p.stderr[-2000:]}"
         if "--json" in args:
             json.loads(p.stdout)
-        after = snapshot(roots, [*outputs, cache])
-        found = changes(state, after)
+        after = snapshot(roots, [cache])
+        found = changes(state, after, outputs)
         assert not found, f"sparsepe {' '.join(args)} changed files outside its output:\n" + "\n".join(found)
         for o in outputs:
             assert o.exists(), f"{name}: {o} was not written"
-        state = snapshot(roots, [out, cache])  # the next command's outputs may read this one's
+        state = after
     assert not list(tmp.iterdir()), "temporary files are removed"
+
+
+def test_the_snapshot_sees_every_kind_of_change(tmp_path):
+    keep, out = tmp_path / "keep", tmp_path / "out"
+    keep.mkdir()
+    out.mkdir()
+    (keep / "a.txt").write_text("aaaa")
+    (keep / "b.txt").write_text("b")
+    (keep / "link").symlink_to(keep / "a.txt")
+    before = snapshot([tmp_path], [])
+    (keep / "a.txt").write_text("AAAA")  # same size, new content
+    (keep / "b.txt").unlink()
+    (keep / "link").unlink()
+    (keep / "link").symlink_to(keep / "elsewhere")
+    (keep / "new").mkdir()
+    (out / "result.json").write_text("{}")
+    found = changes(before, snapshot([tmp_path], []), [out])
+    assert [f.split(" ", 1)[0] for f in found] == ["created", "removed", "changed", "changed"], found
+    assert not any("result.json" in f for f in found)
