@@ -17,7 +17,8 @@
   ``~/.cache/sparsepe``): the one place besides ``--out`` where the tool writes.
   :func:`keep_library_caches` points the caches libraries keep on their own there too (wasmtime's
   compiled Yosys, behind amaranth's built-in Yosys; matplotlib's config and font list), so nothing
-  lands in ``~/.cache`` or ``~/.config``.
+  lands in ``~/.cache`` or ``~/.config``; :func:`tool_env` gives Yosys and OpenSTA their scratch
+  directory as HOME.
 * :func:`die_with_parent` -- a child process asks the Linux kernel for SIGKILL when its parent dies
   (``PR_SET_PDEATHSIG``), so a sweep's workers never outlive a killed sweep.
 """
@@ -44,7 +45,7 @@ import numpy as np
 from hw.errors import InputError
 
 __all__ = ["NON_FINITE_KEY", "cache_root", "die_with_parent", "exclusive_lock", "finite_json", "json_text",
-           "keep_library_caches", "make_dir", "mask_passwords", "printable", "write_file"]
+           "keep_library_caches", "make_dir", "mask_passwords", "printable", "tool_env", "write_file"]
 
 #: Key added to a JSON object whose non-finite numbers were written as null.
 NON_FINITE_KEY = "non_finite"
@@ -128,6 +129,13 @@ def cache_root() -> Path:
     Safe to delete at any time."""
     env = os.environ.get("SPARSEPE_CACHE_DIR")
     return Path(env) if env else Path.home() / ".cache" / "sparsepe"
+
+
+def tool_env(scratch: Path | str) -> dict[str, str]:
+    """The environment of an external tool (Yosys, OpenSTA) run in the scratch directory
+    ``scratch``: this process's, with HOME there, so what a tool keeps in HOME (Yosys appends its
+    command history to ``~/.yosys_history``) goes away with the scratch directory."""
+    return {**os.environ, "HOME": str(scratch)}
 
 
 #: Environment variables that place the caches libraries keep on their own, and their directory

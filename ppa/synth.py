@@ -68,7 +68,7 @@ from pathlib import Path
 
 import hw.errors
 from hw.errors import InputError
-from hw.host import cache_root, json_text, write_file
+from hw.host import cache_root, json_text, tool_env, write_file
 
 #: "synthesising ..." on a cache miss (the CLI shows the sparsepe loggers on stderr).
 _log = logging.getLogger("sparsepe.synth")
@@ -260,7 +260,7 @@ def synthesize(verilog: str, top: str, *, cache: str | os.PathLike | None = None
         # Relative names, run in the temporary directory: the yowasp (WebAssembly) Yosys sees only
         # its working directory.
         script = _script(mapping).format(src=src.name, top=top, stat=stat.name, json=netjson.name)
-        proc = subprocess.run([*argv, "-q", "-p", script], capture_output=True, text=True, cwd=tmpd)
+        proc = subprocess.run([*argv, "-q", "-p", script], capture_output=True, text=True, cwd=tmpd, env=tool_env(tmpd))
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
             raise InputError(f"Yosys failed on module {top}: {' | '.join(tail)}", where="ppa.synth")

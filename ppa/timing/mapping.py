@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hw.errors import InputError
-from hw.host import write_file
+from hw.host import tool_env, write_file
 from ppa import synth as _synth
 from ppa.liberty.library import LibertyLibrary
 
@@ -83,7 +83,7 @@ def map_to_liberty(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: flo
                 D = f" -D {d_ps} -script {abc_script.format(D=d_ps)}"
             script = MAP_SCRIPT.format(src="design.v", top=top, lib="cells.lib", D=D, stat="stat.txt", out="mapped.v",
                                        buf=f"{buf} {a} {y}")
-            proc = subprocess.run([*argv, "-q", "-p", script], capture_output=True, text=True, cwd=d)
+            proc = subprocess.run([*argv, "-q", "-p", script], capture_output=True, text=True, cwd=d, env=tool_env(d))
             if not (proc.returncode != 0 and clock_ps and "output.blif" in (proc.stderr + proc.stdout)):
                 break
         if proc.returncode != 0:
