@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(exc.exit_code)
         what = exc.message if exc.message and type(exc).__name__ == "BadParameter" else exc.format_message()
         _fail(_usage_where(exc), what)
-    except (abort, TyperAbort):
+    except (*abort, TyperAbort):  # a flat tuple: ``except`` takes no nested one
         _interrupted()
     except click_exc as exc:
         _fail(None, exc.format_message())

@@ -28,8 +28,8 @@ def memo_of_study(storage: str, study: str, config: Any = None) -> dict[str, Any
     det = ev.detail(rec["params"]) if rec is not None else None
     layers = layer_frame(data, det) if det is not None and det.has_layers else pd.DataFrame()
     q = quality_evidence(data, det, rec["metrics"] if rec is not None else None)
-    comp = stored_comparison(data, ev)
-    verdict, rule, _ = decide(data, det, q, comp)
+    comp, rob = stored_comparison(data, ev)  # as the report's decision has them
+    verdict, rule, _ = decide(data, det, q, comp, rob)
     decision = {"verdict": verdict, "rule": rule, "reason": rule_reason(verdict, rule)}
     found = findings(data.cfg, data.records, best, data.constraint_names, det, layers, q, data=data)
     return build_memo(data, ev, det, layers, q, decision, found)
