@@ -5,7 +5,8 @@ A run is one of:
 * a stored **study**: ``STORAGE#STUDY`` (a journal file, ``sqlite:///...`` or ``postgresql://...``,
   then ``#`` and the study name; a storage holding a single study may omit ``#STUDY``). Its chosen
   design (best feasible, else the closest) is re-evaluated with the study's evaluator, per layer;
-  every design the two studies both evaluated is compared on its stored metrics too;
+  every design the two studies both evaluated is compared on its stored metrics too (read by
+  :mod:`explore.diff_study`, which only a study run loads);
 * a **best.json** (``sparsepe sweep``'s): the chosen design's metrics, and its per-layer profile from
   the closure artifact beside it (``closure/accelerator_architecture.csv``, written with best.json);
 * a ``sparsepe simulate --json`` **file**: one workload on one array, per layer.
@@ -91,6 +92,7 @@ class Run:
 
 
 def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as one dict of dotted keys (``{"a": {"b": 1}}`` -> ``{"a.b": 1}``)."""
     out: dict[str, Any] = {}
     if isinstance(d, dict):
         for k, v in d.items():
