@@ -18,7 +18,7 @@
   :func:`keep_library_caches` points the caches libraries keep on their own there too (wasmtime's
   compiled Yosys, behind amaranth's built-in Yosys; matplotlib's config and font list), so nothing
   lands in ``~/.cache`` or ``~/.config``; :func:`tool_env` gives Yosys and OpenSTA their scratch
-  directory as HOME.
+  directory as HOME and TMPDIR.
 * :func:`die_with_parent` -- a child process asks the Linux kernel for SIGKILL when its parent dies
   (``PR_SET_PDEATHSIG``), so a sweep's workers never outlive a killed sweep.
 """
@@ -133,9 +133,10 @@ def cache_root() -> Path:
 
 def tool_env(scratch: Path | str) -> dict[str, str]:
     """The environment of an external tool (Yosys, OpenSTA) run in the scratch directory
-    ``scratch``: this process's, with HOME there, so what a tool keeps in HOME (Yosys appends its
-    command history to ``~/.yosys_history``) goes away with the scratch directory."""
-    return {**os.environ, "HOME": str(scratch)}
+    ``scratch``: this process's, with HOME and TMPDIR there, so what a tool keeps in HOME (Yosys
+    appends its command history to ``~/.yosys_history``) or leaves in TMPDIR (the ``yosys-abc-*``
+    directories of an ABC run that failed) goes away with the scratch directory."""
+    return {**os.environ, "HOME": str(scratch), "TMPDIR": str(scratch)}
 
 
 #: Environment variables that place the caches libraries keep on their own, and their directory
