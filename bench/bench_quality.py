@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim.quality import reference_experiment  # noqa: E402
+from sim.quality.reference import reference_experiment  # noqa: E402
 from sim.quality.evidence import transformer_evidence  # noqa: E402
 from sim.quality.methods import METHODS, sparsegpt_prune, wanda_prune  # noqa: E402
 from sim.quality.pruning import prune_nm  # noqa: E402

@@ -2,7 +2,7 @@
 
 Builds (or reuses) a study of ``--trials`` finished trials with the product evaluator and the
 random sampler on ``examples/default.toml`` (BERT-base, 30,720-point space) in a journal file,
-then times ``explore.report.write_report`` on it (study load, re-evaluation of the best design,
+then times ``explore.report.build.write_report`` on it (study load, re-evaluation of the best design,
 importances, one-at-a-time sensitivity sweeps, PNGs, HTML with plotly.js inlined once, Markdown,
 CSVs) and prints the phases side by side with the target.
 
@@ -32,7 +32,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from explore.config import load_config
-    from explore.report import build_report, render
+    from explore.report.build import build_report, render
     from explore.runner import export_study
     from explore.storage import resolve_storage
     from explore.study import SweepOptions, run_study

@@ -13,7 +13,8 @@ Before a command runs, every flag and argument the user gave is checked for an e
 (``--out ''``, ``--storage ''``: one line naming the flag); the flags' own checks (explore.flags) run
 as the parser reads them, so the first wrong input in argument order is the one reported. Every
 line printed for an error has its URL credentials masked (``postgresql://u:***@host``) and its
-control characters escaped (hw.host.printable). Ctrl-C prints ``sparsepe: interrupted`` and exits
+control characters escaped (hw.host.printable). The caches libraries keep on their own go into the
+tool's cache directory (hw.host.keep_library_caches). Ctrl-C prints ``sparsepe: interrupted`` and exits
 with code 130.
 """
 
@@ -32,7 +33,7 @@ from typer.exceptions import Abort as TyperAbort
 
 from explore.provenance import model_code_version, package_version
 from hw.errors import InputError
-from hw.host import mask_passwords, printable
+from hw.host import keep_library_caches, mask_passwords, printable
 
 try:  # the click that typer 0.29 vendors; a typer that uses click itself has none
     from typer._click import exceptions as typer_click_exceptions
@@ -62,8 +63,8 @@ def _flags_without_type() -> None:
 _flags_without_type()
 
 #: The sub-commands, in the order the help lists them: ``explore/commands/<name>.py`` each.
-_COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report", "memo", "diff", "validate",
-                    "assumptions", "characterise")
+COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report", "memo", "diff", "validate",
+                   "assumptions", "characterise")
 
 
 def _load_command(name: str) -> Any:
@@ -122,11 +123,11 @@ class _LazyCommands(dict):
 
 
 class _LazyGroup(TyperGroup):
-    """The root command group over :data:`_COMMAND_MODULES`, loaded lazily (:class:`_LazyCommands`)."""
+    """The root command group over :data:`COMMAND_MODULES`, loaded lazily (:class:`_LazyCommands`)."""
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        self.commands = _LazyCommands(_COMMAND_MODULES)
+        self.commands = _LazyCommands(COMMAND_MODULES)
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)
@@ -226,6 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     exception exits with code 1 (``SPARSEPE_TRACEBACK=1`` shows its traceback). Only ``--help``
     and a command given without arguments print help."""
     _log_to_stderr()
+    keep_library_caches()  # nothing of the libraries' own lands in ~/.cache or ~/.config
     usage, abort, click_exc = _click_exceptions()
     command = typer.main.get_command(app)
     try:
@@ -240,7 +242,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(exc.exit_code)
         what = exc.message if exc.message and type(exc).__name__ == "BadParameter" else exc.format_message()
         _fail(_usage_where(exc), what)
-    except (abort, TyperAbort):
+    except (*abort, TyperAbort):  # a flat tuple: ``except`` takes no nested one
         _interrupted()
     except click_exc as exc:
         _fail(None, exc.format_message())

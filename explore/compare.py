@@ -31,9 +31,9 @@ from typing import Any, Callable
 import optuna
 
 from explore.config import SweepConfig
-from explore.results import Evaluator, constraint_values, design_key, stored_value
+from explore.results import Evaluator, constraint_values, stored_value
 from explore.sampler import make_sampler, sparsity_sides, suggest_point
-from explore.space import axis_choices, dense_twin_sparsity, parse_sparsity
+from explore.space import axis_choices, dense_twin_sparsity, design_key, parse_sparsity
 from explore.twins import TWIN_METRICS, DensePool, iso_array_point, twin_metrics
 
 #: What each entry of ``comparison`` carries (the best.json keys, plus p99, TOPS/mm2

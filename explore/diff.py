@@ -5,7 +5,8 @@ A run is one of:
 * a stored **study**: ``STORAGE#STUDY`` (a journal file, ``sqlite:///...`` or ``postgresql://...``,
   then ``#`` and the study name; a storage holding a single study may omit ``#STUDY``). Its chosen
   design (best feasible, else the closest) is re-evaluated with the study's evaluator, per layer;
-  every design the two studies both evaluated is compared on its stored metrics too;
+  every design the two studies both evaluated is compared on its stored metrics too (read by
+  :mod:`explore.diff_study`, which only a study run loads);
 * a **best.json** (``sparsepe sweep``'s): the chosen design's metrics, and its per-layer profile from
   the closure artifact beside it (``closure/accelerator_architecture.csv``, written with best.json);
 * a ``sparsepe simulate --json`` **file**: one workload on one array, per layer.
@@ -34,15 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-import optuna
-import pandas as pd
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
-from explore.report.data import load_study_data
-from explore.results import Evaluator, design_key
-from explore.storage import open_storage, redact, resolve_storage
+from explore.space import design_key
 from hw.errors import InputError
-from hw.host import json_text, printable
+from hw.host import json_text, mask_passwords, printable
 from sim.inputs import MAX_INPUT_FILE_BYTES, read_json
 
 #: Design-level metrics compared (the issue's list: cycles, stalls, utilisation, fallback, energy,
@@ -94,11 +91,12 @@ class Run:
     designs: dict[str, dict[str, Any]] = field(default_factory=dict)  # design key -> stored metrics
 
 
-def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as one dict of dotted keys (``{"a": {"b": 1}}`` -> ``{"a.b": 1}``)."""
     out: dict[str, Any] = {}
     if isinstance(d, dict):
         for k, v in d.items():
-            out.update(_flatten(v, f"{prefix}{k}."))
+            out.update(flatten(v, f"{prefix}{k}."))
     else:
         out[prefix[:-1]] = d
     return out
@@ -224,7 +222,14 @@ def validated(model: type[BaseModel], obj: Any, where: str) -> Any:
 
 # ---- loading -------------------------------------------------------------------------------------
 
+def is_file_run(spec: str) -> bool:
+    """Whether the run ``spec`` names a JSON file (best.json, simulate --json) rather than a
+    stored study (``STORAGE#STUDY``, read by :mod:`explore.diff_study`)."""
+    return Path(spec).suffix == ".json"
+
+
 def load_run(spec: str, label: str) -> Run:
+    """The run of a JSON file ``spec`` (:func:`is_file_run`): a best.json or a simulate --json file."""
     p = Path(spec)
     if p.suffix == ".json":
         where = f"{label} {printable(spec)}"
@@ -240,7 +245,7 @@ def load_run(spec: str, label: str) -> Run:
             return _from_best(validated(BestFile, obj, where), p, f"{label}: {printable(spec)}")
         raise InputError("neither a best.json (sparsepe sweep) nor a 'sparsepe simulate --json' file",
                          where=where)
-    return _from_study(spec, label)
+    raise InputError("not a .json file", where=f"{label} {printable(spec)}")
 
 
 def _from_simulate(sim: SimulateFile, label: str) -> Run:
@@ -249,11 +254,13 @@ def _from_simulate(sim: SimulateFile, label: str) -> Run:
     given = sim.model_fields_set
     m = {k: getattr(sim, k) for k in ("total_cycles", "stall_fraction", "utilization", "fallback_fraction",
                                       "effective_speedup", "dram_bytes") if k in given}
-    return Run(label, "simulate", dict(sim.arch), m, layers, [sim.workload], config=_flatten({"arch": sim.arch}))
+    return Run(label, "simulate", dict(sim.arch), m, layers, [sim.workload], config=flatten({"arch": sim.arch}))
 
 
-def _read_csv(path: Path, columns: tuple[str, ...], where: str) -> pd.DataFrame:
-    """A closure CSV beside best.json, with ``columns``; one line naming it when it is not one."""
+def _read_csv(path: Path, columns: tuple[str, ...], where: str) -> Any:
+    """A closure CSV beside best.json (a pandas DataFrame), with ``columns``; one line naming it when
+    it is not one."""
+    import pandas as pd  # reason: pandas loads only for a best.json with closure CSVs beside it
     if path.stat().st_size > MAX_INPUT_FILE_BYTES:
         raise InputError(f"larger than {MAX_INPUT_FILE_BYTES // 2**20} MiB", where=f"{where} {path}")
     try:
@@ -295,55 +302,11 @@ def _from_best(best: BestFile, path: Path, label: str) -> Run:
     tags = {k: obj.get(k) for k in ("study", "storage", "seed", "sampler", "quality_evidence", "mode",
                                     "config_fingerprint") if k in obj}
     if isinstance(tags.get("storage"), str):
-        tags["storage"] = redact(tags["storage"])
-    cfg = _flatten(obj["config"]) if isinstance(obj.get("config"), dict) else _flatten(
+        tags["storage"] = mask_passwords(tags["storage"])
+    cfg = flatten(obj["config"]) if isinstance(obj.get("config"), dict) else flatten(
         {"limits": obj.get("limits") or {}, "objectives": obj.get("objectives") or {}})
     return Run(label, "best", dict(chosen.params), dict(chosen.metrics), layers, wls, config=cfg, tags=tags,
                designs={design_key(chosen.params): dict(chosen.metrics)})
-
-
-def _from_study(spec: str, label: str) -> Run:
-    storage, _, name = spec.partition("#")
-    shown = printable(redact(storage) + (f"#{name}" if name else ""))
-    if not storage:
-        raise InputError("no storage before '#': give STORAGE#STUDY, a best.json or a simulate --json file",
-                         where=f"{label} {shown}")
-    if not name:
-        st = open_storage(resolve_storage(storage, Path(".")), create=False)
-        names = [s.study_name for s in optuna.get_all_study_summaries(storage=st, include_best_trial=False)]
-        if len(names) != 1:
-            raise InputError(f"the storage holds {len(names)} studies ({', '.join(names) or 'none'}): name one as "
-                             "STORAGE#STUDY", where=label)
-        name = names[0]
-    try:
-        data = load_study_data(storage, name)
-    except InputError as exc:
-        msg = str(exc)
-        for part in (f"{exc.where}: " if exc.where else "", f"{redact(storage)}: ", f"{storage}: "):
-            msg = msg.removeprefix(part)  # the storage is named once, masked
-        raise InputError(msg, where=f"{label} {shown}") from None
-    rec = data.best.get("best") if data.best.get("feasible") else data.best.get("closest")
-    if rec is None:
-        raise InputError("the study has no finished trial", where=f"{label} {shown}")
-    ev = Evaluator(data.evaluator, data.cfg)
-    det = ev.detail(rec["params"])
-    layers = []
-    for _, _, net in det.networks:  # workloads by the cycle model's name, with their parameters
-        lay = net.layers
-        for i, n in enumerate(net.names):
-            layers.append({"workload": net.workload, "layer": n, "count": int(net.counts[i]),
-                           "cycles": int(lay["cycles"][i]) + 1, "stall_cycles": int(lay["stall_cycles"][i]),
-                           "utilization": float(lay["utilization"][i]), "sparse": bool(lay["sparse"][i]),
-                           "dram_bytes": float(lay["dram_bytes"][i])})
-    m = dict(det.metrics)
-    m["total_cycles"] = sum(float(net.totals["total_cycles"]) * w for _, w, net in det.networks)
-    m["fallback_fraction"] = max(float(net.totals["fallback_fraction"]) for _, _, net in det.networks)
-    cfgj = {k: v for k, v in data.config_json.items()}
-    tags = {"config_fingerprint": data.fingerprint, "evaluator": data.evaluator,
-            "sweep": data.sweep, "tools": data.user_attrs.get("tools") or {}}
-    designs = {design_key(r["params"]): r["metrics"] for r in data.records}
-    return Run(f"{label}: {printable(redact(storage))}#{printable(name)}", "study", dict(rec["params"]), m, layers, [n.workload for _, _, n in det.networks],
-               config=_flatten(cfgj), tags=_flatten(tags), designs=designs)
 
 
 # ---- comparing -----------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ from ppa.design import DesignPoint, WorkloadActivity
 from ppa.model import estimate
 from ppa.vector_cost import workload_vector_ops
 from sim.perf import ArrayConfig, simulate, simulate_grid
-from sim.quality import reference_experiment
+from sim.quality.reference import reference_experiment
 from sim.quality.evidence import (
     digits_evidence, guardrail_verdict, mix_evidence, reference_families, transformer_evidence,
 )

@@ -12,7 +12,7 @@ from explore.space import StrictModel
 from hw.errors import InputError
 from sim.quality.calibration import is_function_spec
 from sim.quality.hooks import DEFAULT_HOOK_TIMEOUT, HookTimeout, check_hook_timeout
-from sim.quality.methods import CALIBRATED, METHODS
+from sim.quality.method_names import CALIBRATED, METHODS
 
 __all__ = ["Quality"]
 

@@ -14,7 +14,6 @@ design, the content of ``best.json``, and the evaluator behind them.
 from __future__ import annotations
 
 import importlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -69,12 +68,6 @@ def study_constraint_names(cfg: SweepConfig, constraint_dicts) -> list[str]:
     if any(PPA_CONSTRAINT in c for c in constraint_dicts):
         names.append(PPA_CONSTRAINT)
     return names
-
-
-def design_key(point: dict[str, Any]) -> str:
-    """A design's identity: numbers compare as floats (a fixed axis's 500 and the echoed metric 500.0)."""
-    norm = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in point.items()}
-    return json.dumps(norm, sort_keys=True, default=str)
 
 
 def point_sparsity(point: dict[str, Any]) -> tuple[int, int, bool]:

@@ -32,7 +32,8 @@ from scipy.stats import qmc
 
 from explore.compare import is_sparse
 from explore.config import SweepConfig, assumption_ranges
-from explore.results import Evaluator, constraint_values, design_key
+from explore.results import Evaluator, constraint_values
+from explore.space import design_key
 from ppa.assumptions import Assumption
 
 #: Designs per side re-costed under the samples (the best distinct feasible ones on the objective).

@@ -34,10 +34,11 @@ from explore.compare import (
 from explore.config import SweepConfig, config_fingerprint
 from explore.grid import GridResults, evaluate_grid
 from explore.report.owners import attach_owners
-from explore.results import DEFAULT_EVALUATOR, Evaluator, design_key, summarise, write_json
+from explore.results import DEFAULT_EVALUATOR, Evaluator, summarise, write_json
 from explore.robustness import robustness
 from explore.safety import check_out_dir
 from explore.sampler import trial_side
+from explore.space import design_key
 from explore.trials import (
     EVALUATOR_ATTR,
     SUBSTUDY_ATTR,

@@ -14,6 +14,7 @@ takes (choices, a range, or one fixed value), with the sparsity values every roo
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Union
 
@@ -315,3 +316,9 @@ def double_buffered(point: dict[str, Any]) -> bool:
     """Whether the design ``point`` double-buffers its weights: its ``double_buffer`` value (false
     when the space has no such axis), on a stationary dataflow (an OS array streams its weights)."""
     return bool(point.get("double_buffer", False)) and point.get("dataflow") != "os"
+
+
+def design_key(point: dict[str, Any]) -> str:
+    """A design's identity: numbers compare as floats (a fixed axis's 500 and the echoed metric 500.0)."""
+    norm = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in point.items()}
+    return json.dumps(norm, sort_keys=True, default=str)

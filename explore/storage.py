@@ -159,18 +159,35 @@ def check_journal_file(path: Path) -> None:
                          where=str(path))
 
 
-def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.BaseStorage:
-    """Open (and for ``create`` make the file's directory for) a storage.
-
-    Raises InputError with one line for an unreachable server, a corrupt file, or a file that is
-    not a study storage. Nothing is written to an existing file before it has been read."""
+def check_storage_file(spec: StorageSpec, *, create: bool = True) -> None:
+    """The checks :func:`open_storage` makes of a file storage before it opens it, without opening
+    it (no Optuna replay, no database connection): a journal that is a directory, missing (unless
+    ``create``) or not a journal (:func:`check_journal_file`); an SQLite file that is missing (unless
+    ``create``) or a symlink. Nothing to check for a server storage."""
+    path = spec.path
+    if path is None:
+        return
     if spec.kind == "journal":
-        path = Path(spec.url)
         if path.is_dir():
             raise InputError("is a directory, not a journal file", where=str(path))
         if not path.exists() and not create:
             raise InputError("no such journal file", where=str(path))
         check_journal_file(path)
+        return
+    if not path.exists() and not create:
+        raise InputError("no such SQLite file", where=str(path))
+    if path.is_symlink():
+        raise InputError("is a symlink; a study file is never written through a symlink", where=str(path))
+
+
+def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.BaseStorage:
+    """Open (and for ``create`` make the file's directory for) a storage.
+
+    Raises InputError with one line for an unreachable server, a corrupt file, or a file that is
+    not a study storage. Nothing is written to an existing file before it has been read."""
+    check_storage_file(spec, create=create)
+    if spec.kind == "journal":
+        path = Path(spec.url)
         if create:
             make_dir(path.parent)
         try:
@@ -193,10 +210,6 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
     else:
         path = spec.path
         assert path is not None
-        if not path.exists() and not create:
-            raise InputError("no such SQLite file", where=str(path))
-        if path.is_symlink():
-            raise InputError("is a symlink; a study file is never written through a symlink", where=str(path))
         if create:
             make_dir(path.parent)
     def make() -> RDBStorage:

@@ -37,9 +37,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from explore.config import SweepConfig, config_fingerprint, load_config, with_liberty
 from explore.prewarm import prewarm
 from explore.provenance import model_code_version
-from explore.results import DEFAULT_EVALUATOR, Evaluator, constraint_values, design_key
+from explore.results import DEFAULT_EVALUATOR, Evaluator, constraint_values
 from explore.safety import rich_safe
 from explore.sampler import make_sampler, suggest_point
+from explore.space import design_key
 from explore.storage import (
     WORKER_ATTR,
     StorageSpec,

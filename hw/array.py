@@ -123,7 +123,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.errors import InputError
-from hw.params import PEParams
+from hw.params import MAX_DIM, PEParams
 from hw.fp import fp_chain, fp_products
 from hw.pe import decode_fields, lane_shapes, select_lane, sum_tree
 
@@ -141,8 +141,6 @@ def array_module_name(kind: str = "sparse", double_buffer: bool = False) -> str:
     if kind not in _MODULE:
         raise InputError(f"must be one of {', '.join(KINDS)}, got {kind!r}", where="kind")
     return _MODULE[kind] + ("_db" if double_buffer else "")
-
-MAX_DIM = 256   # rows and cols accepted; RTL elaboration time grows as R*C
 
 
 def tile_cycles(rows: int, cols: int, t: int, dataflow: str = "ws", *, pipeline: int = 1) -> int:

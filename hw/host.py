@@ -13,6 +13,12 @@
 * :func:`mask_passwords` -- a text with the passwords of URLs in it masked.
 * :func:`printable` -- a user-supplied string (a name, a path, a message part) with its control and
   format characters escaped (``\\x1b`` instead of a raw ANSI escape), for the terminal.
+* :func:`cache_root` -- the tool's cache directory (``$SPARSEPE_CACHE_DIR``, else
+  ``~/.cache/sparsepe``): the one place besides ``--out`` where the tool writes.
+  :func:`keep_library_caches` points the caches libraries keep on their own there too (wasmtime's
+  compiled Yosys, behind amaranth's built-in Yosys; matplotlib's config and font list), so nothing
+  lands in ``~/.cache`` or ``~/.config``; :func:`tool_env` gives Yosys and OpenSTA their scratch
+  directory as HOME and TMPDIR.
 * :func:`die_with_parent` -- a child process asks the Linux kernel for SIGKILL when its parent dies
   (``PR_SET_PDEATHSIG``), so a sweep's workers never outlive a killed sweep.
 """
@@ -38,8 +44,8 @@ import numpy as np
 
 from hw.errors import InputError
 
-__all__ = ["NON_FINITE_KEY", "die_with_parent", "exclusive_lock", "finite_json", "json_text", "make_dir", "mask_passwords", "printable",
-           "write_file"]
+__all__ = ["NON_FINITE_KEY", "cache_root", "die_with_parent", "exclusive_lock", "finite_json", "json_text",
+           "keep_library_caches", "make_dir", "mask_passwords", "printable", "tool_env", "write_file"]
 
 #: Key added to a JSON object whose non-finite numbers were written as null.
 NON_FINITE_KEY = "non_finite"
@@ -115,6 +121,37 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def cache_root() -> Path:
+    """The tool's cache directory: ``$SPARSEPE_CACHE_DIR``, else ``~/.cache/sparsepe`` (synthesis
+    results in ``synth/``, the quality references in ``quality/``, the ASAP7 library in ``asap7/``).
+    Safe to delete at any time."""
+    env = os.environ.get("SPARSEPE_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "sparsepe"
+
+
+def tool_env(scratch: Path | str) -> dict[str, str]:
+    """The environment of an external tool (Yosys, OpenSTA) run in the scratch directory
+    ``scratch``: this process's, with HOME and TMPDIR there, so what a tool keeps in HOME (Yosys
+    appends its command history to ``~/.yosys_history``) or leaves in TMPDIR (the ``yosys-abc-*``
+    directories of an ABC run that failed) goes away with the scratch directory."""
+    return {**os.environ, "HOME": str(scratch), "TMPDIR": str(scratch)}
+
+
+#: Environment variables that place the caches libraries keep on their own, and their directory
+#: under :func:`cache_root`: ``XDG_CACHE_HOME`` (wasmtime caches the Yosys it compiles for
+#: amaranth's built-in Yosys there), ``MPLCONFIGDIR`` (matplotlib's config and font-list cache).
+LIBRARY_CACHES = {"XDG_CACHE_HOME": "xdg", "MPLCONFIGDIR": "matplotlib"}
+
+
+def keep_library_caches() -> None:
+    """Point the library caches of :data:`LIBRARY_CACHES` into :func:`cache_root` for this process
+    and its children; a variable the user set is left as it is (the user chose that place)."""
+    root = cache_root()
+    for var, sub in LIBRARY_CACHES.items():
+        if not os.environ.get(var):
+            os.environ[var] = str(root / sub)
 
 
 # ---- standard JSON ----------------------------------------------------------------------------

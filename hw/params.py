@@ -15,6 +15,8 @@ MAX_OPERAND_BITS = 32
 MAX_ACC_BITS = 64
 #: Deepest pipeline accepted (product register stages + the accumulator stage).
 MAX_PIPELINE = 8
+#: Array rows and columns accepted (hw.array); RTL elaboration time grows as R*C.
+MAX_DIM = 256
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ from pathlib import Path
 
 import hw.errors
 from hw.errors import InputError
-from hw.host import json_text, write_file
+from hw.host import cache_root, json_text, tool_env, write_file
 
 #: "synthesising ..." on a cache miss (the CLI shows the sparsepe loggers on stderr).
 _log = logging.getLogger("sparsepe.synth")
@@ -128,10 +128,7 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
     else ``~/.cache/sparsepe/synth``. Safe to delete at any time."""
     if override is not None:
         return Path(override)
-    env = os.environ.get("SPARSEPE_CACHE_DIR")
-    if env:
-        return Path(env) / "synth"
-    return Path.home() / ".cache" / "sparsepe" / "synth"
+    return cache_root() / "synth"
 
 
 def cache_key(cache) -> str | None:
@@ -226,7 +223,7 @@ def yosys_process(script: str, workdir: Path) -> YosysRun:
     argv, _ = find_yosys()
     try:
         proc = subprocess.run([*argv, "-q", "-l", "yosys.log", "-p", script], capture_output=True, text=True,
-                              cwd=workdir, stdin=subprocess.DEVNULL)
+                              cwd=workdir, stdin=subprocess.DEVNULL, env=tool_env(workdir))
         rc, out, err = proc.returncode, proc.stdout, proc.stderr
     except OSError as exc:
         rc, out, err = 127, "", f"cannot run {argv[0]}: {exc.strerror or exc}"

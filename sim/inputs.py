@@ -26,7 +26,7 @@ MAX_LAYER_COUNT = 2**20
 #: holds exactly (the cycle model mixes int64 and float64 arithmetic).
 MAX_LAYER_MACS = 2**53
 #: Largest array side in the cycle model. [A] 65,536: 256x a TPU-v1 side (256); the ppa model and
-#: the RTL stop at 256 (ppa.model, hw.array.MAX_DIM).
+#: the RTL stop at 256 (ppa.model, hw.params.MAX_DIM).
 MAX_SIM_ARRAY_SIDE = 65_536
 
 

@@ -208,9 +208,10 @@ class ArrayConfig:
                 bad(p, f"must be at most {MAX_SIM_ARRAY_SIDE} (sim.inputs.MAX_SIM_ARRAY_SIDE), got {v!r}")
         if self.sram_banks > 64:
             bad("sram_banks", f"must be at most 64 banks per buffer, got {self.sram_banks!r}")
-        # [A] a clock of 1 MHz..10 GHz (explore.config's limit); DRAM up to 1e9 GB/s, a finite stand-in
-        # for "no DRAM bound" (1e6 GB/s isolates compute in tests and benchmarks)
-        for p, lo, hi in (("clock_mhz", 1.0, 1e4), ("dram_gbps", 0.0, 1e9)):
+        # [A] a clock of 1 MHz..10 GHz (explore.config's limit); DRAM from 1 MB/s (explore.space's
+        # lowest; a denormal bandwidth would make the cycle count infinite) up to 1e9 GB/s, a finite
+        # stand-in for "no DRAM bound" (1e6 GB/s isolates compute in tests and benchmarks)
+        for p, lo, hi in (("clock_mhz", 1.0, 1e4), ("dram_gbps", 1e-3, 1e9)):
             v = getattr(self, p)
             if not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
                 bad(p, f"must be a positive number, got {v!r}")

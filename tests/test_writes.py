@@ -9,7 +9,10 @@ in a writing mode, ``Path.write_text`` / ``write_bytes`` / ``mkdir`` / ``touch``
 rather than an in-memory buffer. The JSON handed to write_file is json_text's, never json.dumps's,
 and no command prints JSON with json.dumps. (Scratch directories for Yosys and OpenSTA come from
 ``tempfile.TemporaryDirectory``, removed on exit; the tools write only there.)
-The checker is tried on a synthetic module first: it must find what it claims to.
+Writes a library makes on its own, handed a path by the tool (Optuna's journal and SQLite storages),
+are listed in :data:`LIBRARY_WRITES`, each with the reason it is not hw.host's; any other use of such
+a writer is an offence. The checker is tried on a synthetic module first: it must find what it
+claims to.
 """
 
 from __future__ import annotations
@@ -31,6 +34,21 @@ _PATH_ONLY = {"write_text", "write_bytes", "mkdir", "touch", "symlink_to", "hard
 #: writers that accept a path or an in-memory buffer as their first argument
 _BUFFER_WRITERS = {"to_csv", "to_json", "to_parquet", "to_excel", "to_html", "to_pickle", "savefig", "save", "savez",
                    "savez_compressed", "write_image", "write_html"}
+
+
+#: Library objects that write the file they are given (constructing one is a write)
+_LIBRARY_WRITERS = {"JournalFileBackend", "JournalFileSymlinkLock", "RDBStorage", "create_engine"}
+#: (module, writer) -> why the write is the library's and not hw.host.write_file's
+LIBRARY_WRITES = {
+    ("explore/storage.py", "JournalFileBackend"):
+        "Optuna appends the study journal itself, record by record under its lock, as several worker processes "
+        "share it; the path is checked first (explore.storage.check_journal_file: no symlink, no non-journal file)",
+    ("explore/storage.py", "JournalFileSymlinkLock"):
+        "Optuna's lock beside the journal (a symlink it makes and removes), the one the journal's writers share",
+    ("explore/storage.py", "RDBStorage"):
+        "Optuna's SQLite / PostgreSQL study storage, written through SQLAlchemy transactions; an SQLite path that "
+        "is a symlink is refused first (explore.storage.check_storage_file)",
+}
 
 
 def _mode(value: object) -> str | None:
@@ -72,6 +90,11 @@ def offenders(text: str, rel: str) -> list[str]:
                       if isinstance(a, ast.Constant)]
             if any(_mode(c) == "write" for c in consts):
                 out.append(f"{where}: {name}() in a writing mode")
+            continue
+        lib = f.id if isinstance(f, ast.Name) else (f.attr if isinstance(f, ast.Attribute) else None)
+        if lib in _LIBRARY_WRITERS:
+            if (rel, lib) not in LIBRARY_WRITES:
+                out.append(f"{where}: {lib}() (a library writer not in LIBRARY_WRITES)")
             continue
         if isinstance(f, ast.Name) and f.id in ("save_file", "mkstemp", "NamedTemporaryFile", "copyfile"):
             out.append(f"{where}: {f.id}()")
@@ -128,9 +151,10 @@ def f(p, df, fig, d):
     json.dump(d, p); tempfile.mkstemp(); tempfile.NamedTemporaryFile(); np.save(p, d); np.savez(p, d)
     df.to_csv(p); fig.savefig(p); save_file(d, p); os.open(p, os.O_WRONLY)
     write_file(p, json.dumps(d))
+    JournalFileBackend(p); optuna.storages.RDBStorage(p)
 '''
     found = offenders(src, "explore/commands/x.py")
-    assert len(found) == 25, "\n".join(found)
+    assert len(found) == 27, "\n".join(found)
     ok = '''
 import io, json
 def g(p, df, fig, d):
@@ -139,6 +163,17 @@ def g(p, df, fig, d):
     write_file(p, json_text(d)); key = json.dumps(d, sort_keys=True); json.loads("1")
 '''
     assert offenders(ok, "sim/x.py") == []
+
+
+def test_library_writes_are_allowed_only_where_listed():
+    src = "JournalFileBackend(p)\nRDBStorage(u)\n"
+    assert offenders(src, "explore/storage.py") == []
+    assert len(offenders(src, "explore/study.py")) == 2
+    used = {(str(rel), n.func.id if isinstance(n.func, ast.Name) else n.func.attr)
+            for rel, text in _project_files() for n in ast.walk(ast.parse(text))
+            if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))
+            and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in _LIBRARY_WRITERS}
+    assert set(LIBRARY_WRITES) <= used, f"listed but no longer used: {set(LIBRARY_WRITES) - used}"
 
 
 def test_every_write_goes_through_hw_host():

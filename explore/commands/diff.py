@@ -9,8 +9,16 @@ from typing import Annotated
 
 import typer
 
-from explore.diff import diff_runs, load_run, parse_threshold, render_text
+from explore.diff import Run, diff_runs, is_file_run, load_run, parse_threshold, render_text
 from explore.safety import dumps
+
+
+def _run(spec: str, label: str) -> Run:
+    """Run ``label`` (A or B): a JSON file, or a stored study."""
+    if is_file_run(spec):
+        return load_run(spec, label)
+    from explore.diff_study import load_study_run  # reason: Optuna and the study reader load only for a stored study
+    return load_study_run(spec, label)
 
 
 def diff(
@@ -21,7 +29,7 @@ def diff(
 ) -> None:
     """Compare two runs: what moved, where it first diverged, and why."""
     thr = parse_threshold(threshold)
-    res = diff_runs(load_run(a, "A"), load_run(b, "B"), thr)
+    res = diff_runs(_run(a, "A"), _run(b, "B"), thr)
     if as_json:
         sys.stdout.write(dumps(res) + "\n")
     else:

@@ -49,7 +49,7 @@ from sim.quality.evidence import digits_evidence, guardrail_verdict, transformer
 from sim.quality.layer_report import weights_report
 from sim.quality.hooks import DEFAULT_HOOK_TIMEOUT, HookTimeout, check_hook_timeout
 from sim.quality.layouts import parse_layout_rules
-from sim.quality.methods import METHODS
+from sim.quality.method_names import METHODS
 from sim.quality.precision import precision_quality
 from sim.quality.reference import check_guardrail, parse_nm
 from sim.quality.user_eval import model_evidence

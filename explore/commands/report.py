@@ -12,9 +12,9 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from explore.report import write_report
 from explore.flags import study_name
 from explore.safety import check_out_dir, dumps
+from explore.storage import check_storage_file, resolve_storage
 
 
 def report(
@@ -29,6 +29,8 @@ def report(
     if out is not None:
         check_out_dir(out, create=False)
     out_dir = check_out_dir(out if out is not None else Path("results") / study, create=False)
+    check_storage_file(resolve_storage(storage, Path(".")), create=False)
+    from explore.report.build import write_report  # reason: the report stack loads once the flags and the storage have passed
     path = write_report(storage, study, out_dir, progress=sys.stderr.isatty(), config=config)
     if json_out:
         sys.stdout.write(dumps(json.loads((out_dir / "report.json").read_text())) + "\n")

@@ -3,7 +3,7 @@
 
 Writes ``DIR/trials.csv`` (one row per trial) and ``DIR/best.json`` (best feasible design, or the
 Pareto set for several objectives, or ``feasible: false`` with the binding limits), then writes the
-report (:func:`explore.report.write_report`; not in --grid mode). Exit code 0 even when no design is feasible.
+report (:func:`explore.report.build.write_report`; not in --grid mode). Exit code 0 even when no design is feasible.
 ``--exhaustive`` evaluates every point of both sides (sparse and dense PEs; the dense twins of the
 sparse options when the space offers no dense PE) when that is at most :data:`MAX_EXHAUSTIVE_POINTS`.
 """
@@ -18,17 +18,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from explore import evaluator
-from explore.compare import needs_dense_substudy
 from explore.config import MAX_SEED, MAX_TRIALS, SweepConfig, grid_size, load_config, with_liberty
-from explore.prewarm import prewarm
-from explore.report import write_report
-from explore.runner import export_study, run_grid
 from explore.flags import in_range, one_of, study_name
 from explore.safety import check_out_dir, check_study_name, dumps, rich_markup
 from explore.space import axis_choices, dense_twin_sparsity
-from explore.storage import check_journal_file, redact, resolve_storage
-from explore.study import SweepOptions, run_study
 from hw.errors import InputError
 from ppa.liberty.library import MAX_LIBERTY_NODE_NM
 
@@ -46,6 +39,7 @@ MAX_EXHAUSTIVE_POINTS = 50_000
 def exhaustive_config(cfg: SweepConfig) -> SweepConfig:
     """The space ``--exhaustive`` evaluates: the config's, with the dense twins of its sparse options
     added when it offers no dense PE (both sides are evaluated); at most MAX_EXHAUSTIVE_POINTS points."""
+    from explore.compare import needs_dense_substudy  # reason: Optuna loads only for an --exhaustive run
     if needs_dense_substudy(cfg):
         opts = list(axis_choices(cfg.space, "sparsity") or [])
         twins = [t for t in dict.fromkeys(dense_twin_sparsity(o) for o in opts) if t not in opts]
@@ -106,6 +100,42 @@ def _summary(best: dict[str, Any], out_dir: Path, notes: list[str]) -> None:
     con.print(f"results: {out_dir / 'trials.csv'}, {out_dir / 'best.json'}", markup=False, highlight=False)
 
 
+def _grid(cfg: SweepConfig, out_dir: Path) -> dict[str, Any]:
+    """--grid / --exhaustive: every point of the discretised space, vectorised; best.json's content."""
+    from explore.prewarm import prewarm  # reason: the models load once the input has passed its checks
+    from explore.runner import run_grid  # reason: the models load once the input has passed its checks
+    prewarm(cfg)  # cold caches: synthesis and STA on every core before the first point
+    return run_grid(cfg, out_dir, progress=True)
+
+
+def _search(cfg: SweepConfig, config: Path, storage: str | None, out_dir: Path, name: str, n_trials: int, seed: int,
+            sampler: str, workers: int, liberty_given: bool, liberty_node: int | None, notes: list[str]) -> dict[str, Any]:
+    """The Optuna search on the study storage, then the report; best.json's content. The storage is
+    checked before the models load (a wrong --storage is answered first)."""
+    from explore.storage import check_journal_file, redact, resolve_storage  # reason: Optuna loads once the flags and the config have passed
+    spec = resolve_storage(storage, out_dir)
+    if spec.kind == "journal":
+        check_journal_file(Path(spec.url))
+    from explore import evaluator  # reason: the models load once the flags, the config and the storage have passed
+    from explore.report.build import write_report  # reason: the report stack loads once the input has passed
+    from explore.runner import export_study  # reason: the models load once the input has passed
+    from explore.study import SweepOptions, run_study  # reason: the models load once the input has passed
+    evaluator.make_context(cfg)  # bad workloads / models fail here, before anything is written
+    check_out_dir(out_dir)
+    opts = SweepOptions(
+        config_path=str(config), storage=spec, study_name=name, trials=n_trials, seed=seed,
+        sampler=sampler, workers=workers, out_dir=str(out_dir),
+        liberty=cfg.fixed.liberty if liberty_given else None, liberty_node=liberty_node,
+    )
+    st = run_study(opts, cfg)
+    best = export_study(st, cfg, out_dir, extra={"study": name, "storage": redact(spec.url), "sampler": sampler,
+                                                 "seed": seed})
+    notes.append(f"report: {write_report(spec.url, name, out_dir)}")
+    if spec.kind == "journal":
+        notes.append(f"dashboard: optuna-dashboard {spec.url}")
+    return best
+
+
 def sweep(
     config: Annotated[Path, typer.Argument(help="sweep config TOML (see examples/)")],
     trials: Annotated[Optional[int], typer.Option("--trials", help="target total of finished trials (resumes)",
@@ -160,27 +190,12 @@ def sweep(
     if exhaustive:
         cfg = exhaustive_config(cfg)  # too large: one line, exit 2, before anything runs
     if grid or exhaustive:
-        prewarm(cfg)  # cold caches: synthesis and STA on every core before the first point
-
-        best = run_grid(cfg, out_dir, progress=True)
+        best = _grid(cfg, out_dir)
         notes.append(f"{'exhaustive' if exhaustive else 'grid'} mode: every point of the discretised space was "
                      "evaluated; no study storage is used")
     else:
-        evaluator.make_context(cfg)  # bad workloads / models fail here, before anything is written
-        spec = resolve_storage(storage, out_dir)
-        if spec.kind == "journal":
-            check_journal_file(Path(spec.url))
-        check_out_dir(out_dir)
-        opts = SweepOptions(
-            config_path=str(config), storage=spec, study_name=name, trials=n_trials, seed=the_seed,
-            sampler=the_sampler, workers=workers, out_dir=str(out_dir),
-            liberty=cfg.fixed.liberty if liberty is not None else None, liberty_node=liberty_node,
-        )
-        st = run_study(opts, cfg)
-        best = export_study(st, cfg, out_dir, extra={"study": name, "storage": redact(spec.url), "sampler": the_sampler, "seed": the_seed})
-        notes.append(f"report: {write_report(spec.url, name, out_dir)}")
-        if spec.kind == "journal":
-            notes.append(f"dashboard: optuna-dashboard {spec.url}")
+        best = _search(cfg, config, storage, out_dir, name, n_trials, the_seed, the_sampler, workers,
+                       liberty is not None, liberty_node, notes)
     _summary(best, out_dir, notes)
     if json_out:
         sys.stdout.write(dumps(best) + "\n")

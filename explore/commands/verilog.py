@@ -9,12 +9,10 @@ import typer
 from rich.console import Console
 
 from explore.safety import check_out_dir, dumps, rich_markup
-from hw.array import MAX_DIM
 from hw.errors import InputError
 from hw.host import printable
-from hw.params import PEParams
+from hw.params import MAX_DIM, PEParams
 from hw.precision import check_precision, operand_bits
-from hw.verilog import write_bundle
 
 
 def register(app: typer.Typer) -> None:
@@ -76,6 +74,7 @@ def register(app: typer.Typer) -> None:
             msg = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
             raise InputError(msg, where=flags.get(exc.where or "", exc.where)) from None
         check_out_dir(out)
+        from hw.verilog import write_bundle  # reason: amaranth loads once the flags have passed their checks
         paths = write_bundle(out, params, rows=rows, cols=cols, dataflow=dataflow, dense_path=dense_path,
                              double_buffer=double_buffer)
         if as_json:

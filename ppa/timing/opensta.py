@@ -32,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from hw.errors import InputError
-from hw.host import write_file
+from hw.host import tool_env, write_file
 from ppa.liberty.library import LibertyLibrary, load_liberty
 from ppa.liberty.mapped import module_ports
 
@@ -136,7 +136,7 @@ def run_sta(files: dict[str, str], script: str) -> str:
             write_file(d / name, text)
         write_file(d / "run.tcl", script + "\nexit\n")
         proc = subprocess.run([sta[0], "-no_init", "-no_splash", "-exit", "run.tcl"], capture_output=True,
-                              text=True, cwd=d, timeout=600, stdin=subprocess.DEVNULL)
+                              text=True, cwd=d, timeout=600, stdin=subprocess.DEVNULL, env=tool_env(d))
     out = proc.stdout + proc.stderr
     errs = [ln for ln in out.splitlines() if ln.startswith("Error")]
     if proc.returncode != 0 or errs:

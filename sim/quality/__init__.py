@@ -5,7 +5,7 @@ Modules:
 * :mod:`sim.quality.pruning`: N:M magnitude masks (NVIDIA ASP ``m4n2_1d`` generalised), the
   gradual Zhu & Gupta schedule;
 * :mod:`sim.quality.methods`: one-shot N:M pruning of one matrix: magnitude, wanda (Sun et al.
-  2024), sparsegpt (Frantar & Alistarh 2023);
+  2024), sparsegpt (Frantar & Alistarh 2023); :mod:`sim.quality.method_names` their names;
 * :mod:`sim.quality.layouts`: the reduction axis of every checkpoint tensor (Linear, GPT-2 Conv1D,
   conv, stacked experts);
 * :mod:`sim.quality.calibration`: calibration inputs (files, the team's function, sequential mode);
@@ -13,7 +13,7 @@ Modules:
   which method);
 * :mod:`sim.quality.mlp`: the digits MLP and its training loops (reference for MLP/CNN workloads);
 * :mod:`sim.quality.reference`: the digits reference experiment, latency models, equal latency,
-  guardrail (re-exported here: ``from sim.quality import reference_experiment`` keeps working);
+  guardrail;
 * :mod:`sim.quality.charlm`: the character-level transformer LM (corpus, model, training);
 * :mod:`sim.quality.transformer`: the transformer reference experiment (transformer workloads):
   ASP recipe, one-shot delta of every pruning method, equal latency, cache;
@@ -29,6 +29,3 @@ Modules:
   the reference MLP, delta vs dense FP32 with its interval); :mod:`sim.quality.transformer_precision`
   and :mod:`sim.quality.user_precision` the same for the transformer reference and the team's model.
 """
-
-from sim.quality.reference import *  # noqa: F401,F403
-from sim.quality.reference import __all__  # noqa: F401

@@ -30,7 +30,7 @@ import numpy as np
 from hw.errors import InputError
 from sim.asp_rules import ACT_GEMM
 from sim.perf import ArrayConfig
-from sim.quality.methods import METHODS
+from sim.quality.method_names import METHODS
 from sim.quality.reference import DEFAULT_DESIGN, check_guardrail, perf_latency_fn, reference_experiment
 from sim.quality.stats import loss_of, paired_interval
 from sim.quality.transformer import TINY, LMConfig, transformer_experiment

@@ -39,15 +39,12 @@ import scipy.linalg
 
 from hw.errors import InputError
 from hw.nm import check_nm
+from sim.quality.method_names import CALIBRATED, METHODS
 from sim.quality.pruning import nm_mask, top_n_of_groups
 
 __all__ = ["METHODS", "CALIBRATED", "magnitude_prune", "wanda_scores", "wanda_prune", "sparsegpt_prune",
            "layer_hessian", "prune_matrix", "PERCDAMP", "BLOCKSIZE"]
 
-#: The pruning methods, by name.
-METHODS = ("magnitude", "wanda", "sparsegpt")
-#: Methods that need calibration inputs.
-CALIBRATED = ("wanda", "sparsegpt")
 #: SparseGPT dampening, a fraction of the mean Hessian diagonal: 0.01 (Frantar & Alistarh 2023,
 #: sec. 3.4 / the reference code's ``percdamp`` default).
 PERCDAMP = 0.01

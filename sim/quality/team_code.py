@@ -259,6 +259,7 @@ def serve(sock: socket.socket) -> None:
     """Load the team's function and answer calls until the parent closes the socket."""
     init = pickle.loads(recv_msg(sock))
     sys.path[:] = init["path"]
+    sys.dont_write_bytecode = True  # the team's module is read, never compiled into a __pycache__ beside it
     try:
         fn = load_function(init["spec"], init["base_dir"], what=init["what"])
     except HookLoadError as exc:

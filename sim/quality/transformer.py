@@ -47,7 +47,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from hw.errors import InputError
-from hw.host import die_with_parent, exclusive_lock, json_text, write_file
+from hw.host import cache_root, die_with_parent, exclusive_lock, json_text, write_file
 from hw.nm import check_nm
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM, weight_verdict
 from sim.perf import ArrayConfig
@@ -56,7 +56,7 @@ from sim.quality.charlm import (
     DTYPE, TINY, VOCAB, LMConfig, corpus, eval_lm, eval_windows, init_lm, layer_inputs, lm_loss, train_lm,
     unigram_baseline,
 )
-from sim.quality.methods import METHODS
+from sim.quality.method_names import METHODS
 from sim.quality.oneshot import prune_tensors
 from sim.quality.reference import DEFAULT_DESIGN, GemmShape, perf_latency_fn
 from sim.quality.user_eval import prune_for_eval
@@ -157,8 +157,7 @@ class TransformerResult:
 
 def cache_dir() -> Path:
     """``$SPARSEPE_CACHE_DIR`` or ``~/.cache/sparsepe`` (the project's shared cache), ``quality/``."""
-    base = os.environ.get("SPARSEPE_CACHE_DIR")
-    return (Path(base) if base else Path.home() / ".cache" / "sparsepe") / "quality"
+    return cache_root() / "quality"
 
 
 #: the reference results shipped with the package (package data)

@@ -9,10 +9,11 @@ from __future__ import annotations
 import functools
 import sys
 
-import explore.commands.sweep as sweep_command
+import explore.study as study_module
 from explore.cli import main
 from explore.study import SweepOptions
 
 if __name__ == "__main__":
-    sweep_command.SweepOptions = functools.partial(SweepOptions, evaluator="tests.explore._analytic")
+    # the sweep command imports SweepOptions from explore.study when it runs
+    study_module.SweepOptions = functools.partial(SweepOptions, evaluator="tests.explore._analytic")
     main(sys.argv[1:])

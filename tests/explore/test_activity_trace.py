@@ -15,7 +15,7 @@ from explore.config import parse_config
 from explore.space import dense_twin_sparsity
 from hw.golden import decode_meta, pe_reference
 from hw.params import PEParams
-from sim.quality import analytic_latency_fn, reference_experiment
+from sim.quality.reference import analytic_latency_fn, reference_experiment
 from sim.quality.traces import reference_pe_stream
 
 CONFIG = """

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from explore.cli import _COMMAND_MODULES, app
+from explore.cli import COMMAND_MODULES, app
 
 
-@pytest.mark.parametrize("command", _COMMAND_MODULES)
+@pytest.mark.parametrize("command", COMMAND_MODULES)
 def test_help_has_no_bool_placeholder(command):
     r = CliRunner().invoke(app, [command, "--help"], terminal_width=120)
     assert r.exit_code == 0, r.output

@@ -56,7 +56,7 @@ def sweep_inproc(monkeypatch, tmp_path):
     as ``run.report_calls``; the end-to-end subprocess test above keeps the real one."""
     from typer.testing import CliRunner
 
-    import explore.commands.sweep as sweep_command
+    import explore.report.build as report_build
     from explore.cli import app
 
     calls = []
@@ -65,7 +65,7 @@ def sweep_inproc(monkeypatch, tmp_path):
         calls.append((storage_url, study_name, Path(out_dir)))
         return Path(out_dir) / "report.html"
 
-    monkeypatch.setattr(sweep_command, "write_report", fake_write_report)
+    monkeypatch.setattr(report_build, "write_report", fake_write_report)  # the sweep imports it when it runs
     monkeypatch.chdir(tmp_path)
 
     def run(args):

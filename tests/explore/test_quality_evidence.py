@@ -66,7 +66,7 @@ def _write(tmp: Path, limit: float, *, workload: str = "resnet50", quality: bool
 
 
 def _report(tmp: Path, run_sweep, cfg: Path, trials: int = 6) -> tuple[dict, dict, str]:
-    from explore.report import write_report
+    from explore.report.build import write_report
 
     out = tmp / "run"
     _, best = run_sweep(cfg, out, trials=trials, seed=0, study="q", sampler="random")

@@ -75,7 +75,7 @@ def feasible_study(tmp_path_factory, run_sweep):
 
 @pytest.fixture(scope="module")
 def feasible_report(feasible_study, tmp_path_factory):
-    from explore.report import write_report
+    from explore.report.build import write_report
 
     cfg, journal = feasible_study
     out = tmp_path_factory.mktemp("report")
@@ -179,7 +179,7 @@ def test_cli_report_and_bad_input(feasible_study, tmp_path, run_cli):
 
 
 def test_no_feasible_design_still_renders(tmp_path, run_sweep):
-    from explore.report import write_report
+    from explore.report.build import write_report
 
     cfg = _config(tmp_path / "tight.toml", area=0.001)  # every array is larger than 0.001 mm^2
     journal = _sweep(run_sweep, cfg, tmp_path / "run", 8)
@@ -218,7 +218,7 @@ def hostile_registry(monkeypatch):
 
 
 def test_hostile_names_are_escaped_and_quality_evidence_is_used(hostile_registry, tmp_path, run_sweep):
-    from explore.report import write_report
+    from explore.report.build import write_report
 
     wl = json.dumps(HOSTILE_WL)  # a TOML basic string
     extra = 'max_quality_delta = 0.015\n\n[objectives]\nprimary = "perf_per_watt"\nsecondary = ["latency_ms"]\n'

@@ -166,7 +166,7 @@ def test_bad_owner_name_is_one_line(tmp_path, run_cli):
 
 @pytest.fixture(scope="module")
 def review_report(review_study, tmp_path_factory):
-    from explore.report import write_report
+    from explore.report.build import write_report
 
     _, _, journal = review_study
     out = tmp_path_factory.mktemp("rep")
@@ -200,7 +200,7 @@ def test_report_has_memo_owners_and_p99_interval(review_study, review_report):
 
 def test_memo_cli_prints_four_parts_without_placeholders(review_study, run_cli):
     from explore.config import load_config
-    from explore.commands.memo import memo_of_study
+    from explore.report.memo_study import memo_of_study
     from explore.evaluator import evaluate, make_context
 
     cfg_path, _, journal = review_study
@@ -312,7 +312,7 @@ def test_diff_threshold_parsing():
 def test_default_example_every_finding_has_one_owner(tmp_path, run_sweep):
     """examples/default.toml as shipped (a few trials): best.json and the report agree, and every
     finding has exactly one owner. Slow on a cold synthesis cache (the space's dense twins)."""
-    from explore.report import write_report
+    from explore.report.build import write_report
 
     repo = Path(__file__).resolve().parents[2]
     out = tmp_path / "default"

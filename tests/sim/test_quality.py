@@ -9,7 +9,7 @@ import pytest
 
 from hw.errors import InputError
 from sim.perf import ArrayConfig
-from sim.quality import (
+from sim.quality.reference import (
     analytic_latency_fn, check_guardrail, equal_latency_width, mlp_gemms, parse_nm, perf_latency_fn, quality_loss,
     reference_experiment,
 )

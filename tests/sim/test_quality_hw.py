@@ -8,7 +8,7 @@ import pytest
 import hw.golden as golden
 from hw.errors import InputError
 from hw.params import PEParams
-from sim.quality import analytic_latency_fn, reference_experiment
+from sim.quality.reference import analytic_latency_fn, reference_experiment
 from sim.quality.pruning import is_nm, prune_nm
 from sim.quality.traces import layer_trace, quantize_symmetric, reference_traces
 
