@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from hw.errors import InputError
 from hw.host import json_text, make_dir, write_file
@@ -293,6 +294,19 @@ def _remember_failure(kind: str, key: str, exc: InputError) -> None:
     _failed[(kind, key)] = exc
 
 
+def _once(kind: str, key: str, run: Callable[[], Any]) -> Any:
+    """``run()``, unless it failed before in this process: then its failure again at once (the
+    same one-line message); a new failure is remembered."""
+    failed = failure(kind, key)
+    if failed is not None:
+        raise type(failed)(str(failed).removeprefix(f"{failed.where}: "), where=failed.where)
+    try:
+        return run()
+    except InputError as exc:
+        _remember_failure(kind, key, exc)
+        raise
+
+
 # ------------------------------------------------------------------------------------------------
 # the lookups
 # ------------------------------------------------------------------------------------------------
@@ -354,14 +368,8 @@ def synthesis(generator: str, params: object, top: str, make_verilog: Callable[[
         if res is None:
             raise NotCharacterised(f"module {top}")
     else:
-        failed = failure("synth", key)
-        if failed is not None:
-            raise type(failed)(str(failed).removeprefix(f"{failed.where}: "), where=failed.where)
-        try:
-            res = synth.synthesize_generated(generator, params, top, make_verilog, cache=cache, mapping=mapping)
-        except InputError as exc:
-            _remember_failure("synth", key, exc)
-            raise
+        res = _once("synth", key, lambda: synth.synthesize_generated(generator, params, top, make_verilog,
+                                                                    cache=cache, mapping=mapping))
     if not res.cached:
         note_computed(f"module {top}")
     if _recorder is not None:
@@ -397,14 +405,7 @@ def sta(generator: str, params: object, top: str, make_verilog: Callable[[], str
         if res is None:
             raise NotCharacterised(f"the timing of {top}")
     else:
-        failed = failure("sta", key)
-        if failed is not None:
-            raise type(failed)(str(failed).removeprefix(f"{failed.where}: "), where=failed.where)
-        try:
-            res = _sta.time_generated(generator, params, top, make_verilog, lib, **kw)
-        except InputError as exc:
-            _remember_failure("sta", key, exc)
-            raise
+        res = _once("sta", key, lambda: _sta.time_generated(generator, params, top, make_verilog, lib, **kw))
     if not res.cached:
         note_computed(f"the timing of {top}")
     _record("sta", key, res.to_json())

