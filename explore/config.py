@@ -135,10 +135,12 @@ class Fixed(StrictModel):
                             "port bandwidth limit (sim.perf) and the macros ppa.sram costs; 2 = the ping and pong "
                             "halves of the double buffer")
     activity_trace: Literal["synthetic", "reference"] = Field(
-        "synthetic",
-        description="data the PE netlist is simulated on for switching activity: 'synthetic' (ppa.activity's "
-        "seeded post-ReLU / N(0, 2^(W-3)) trace) or 'reference' (real int8 activations and ASP-pruned "
-        "weights + metadata of sim.quality's reference MLP; the dense PE gets the dense baseline model)",
+        "reference",
+        description="data the PE netlist is simulated on for switching activity: 'reference' (real data of each "
+        "workload's family, explore.activity_traces: transformer workloads the char-level transformer LM, CNNs the "
+        "digits CNN, MLPs the digits MLP; ASP-pruned layers on the sparse PE and the layers left dense on its "
+        "fallback / dense path, mixed by the workload's MACs; the dense PE gets the dense model; float precisions "
+        "the float values encoded to their format) or 'synthetic' (ppa.activity's seeded post-ReLU / N(0, 2^(W-3)) trace)",
     )
     dram_type: str | None = Field(
         None, description="DRAM type whose energy per bit is charged when the space gives dram_gbps"

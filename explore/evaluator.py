@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from explore.activity_traces import workload_trace
 from explore.config import SweepConfig, quality_evidence_kind
 from explore.costing import RUNAWAY_TJ_C, aggregate, ppa_columns, ppa_only_reasons, recost_columns
 from explore.space import axis_choices, has_dense_path, parse_sparsity
@@ -46,7 +47,6 @@ from hw.errors import InputError
 from hw.params import PEParams
 from hw.precision import operand_bits
 from ppa import thermal
-from ppa.activity import trace_from_arrays
 from ppa.dram import dram
 from ppa.design import DesignPoint, WorkloadActivity
 from ppa.model import estimate
@@ -56,19 +56,16 @@ from sim.quality.reference import reference_experiment
 from sim.quality.evidence import (
     digits_evidence, guardrail_verdict, mix_evidence, reference_families, transformer_evidence,
 )
-from sim.quality.traces import reference_pe_stream
 from sim.quality.user_eval import model_evidence
 from sim.serving import serve_llm, serve_seeds
 from sim.workloads import get_workload, list_workloads
 
 __all__ = ["EvalContext", "make_context", "evaluate", "evaluate_batch", "evaluate_detail", "evaluate_under",
-           "design_columns", "point_columns", "activity_trace", "serving_stats", "ppa_only_reasons", "dram_gbps_of",
+           "design_columns", "point_columns", "serving_stats", "ppa_only_reasons", "dram_gbps_of",
            "llm_request_workloads", "RUNAWAY_TJ_C"]
 
 #: Seed of the quality reference experiment (sim.quality): one fixed model constant.
 QUALITY_SEED = 0
-#: Bit-lanes (parallel PE instances) of a real-data activity trace (fixed.activity_trace).
-TRACE_LANES = 512
 
 
 @dataclass
@@ -89,7 +86,6 @@ class EvalContext:
     quality: dict[tuple[int, int], float] = field(default_factory=dict)  # (n, m) -> quality_delta
     quality_results: dict[tuple[int, int], Any] = field(default_factory=dict)  # (n, m) -> sim.quality.ReferenceResult
     quality_evidence: dict[tuple[int, int], dict] = field(default_factory=dict)  # (n, m) -> sim.quality.evidence dict
-    traces: dict[tuple, Any] = field(default_factory=dict)  # PE configuration -> ppa.activity.PETrace
 
 
 _CONTEXTS: dict[str, EvalContext] = {}
@@ -129,15 +125,6 @@ def make_context(cfg: SweepConfig) -> EvalContext:
                 _quality_evidence(ctx, n, m)
     _CONTEXTS[key] = ctx
     return ctx
-
-
-def _quality_result(ctx: EvalContext, n: int, m: int):
-    """The digits MLP reference experiment (sim.quality, seed QUALITY_SEED) for N:M, run once per
-    pattern and kept in the context: the real-data activity trace's source (fixed.activity_trace)
-    and, for MLP/CNN workloads, the first seed of the quality evidence."""
-    if (n, m) not in ctx.quality_results:
-        ctx.quality_results[(n, m)] = reference_experiment(QUALITY_SEED, n, m)
-    return ctx.quality_results[(n, m)]
 
 
 def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
@@ -289,27 +276,12 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         dram_bytes=float(sim["dram_bytes"][i]) + v_dram,
         vector_ops=workload_vector_ops(workload) if workload is not None else None,
     )
-    # the reference stream is integer data: float precisions use ppa's synthetic (encoded) trace
-    trace = activity_trace(ctx, design) if cfg.fixed.activity_trace == "reference" and design.precision == "int8" else None
+    # the PE's switching activity: the workload family's real data (explore.activity_traces), the
+    # N:M layers and the layers run dense mixed by the workload's own MACs on each
+    fb = float(sim["fallback_macs"][i]) if "fallback_macs" in sim else 0.0
+    trace = workload_trace(cfg.fixed.activity_trace, design, workload, max(0.0, act.effective_macs - fb), fb) \
+        if workload is not None else None
     return estimate(design, act, trace=trace)
-
-
-def activity_trace(ctx: EvalContext, design: DesignPoint):
-    """The real-data PE trace of a design's PE configuration (fixed.activity_trace = "reference"):
-    sim.quality.traces.reference_pe_stream of the reference experiment for the design's N:M, cut into
-    512 bit-lanes for ppa's gate-level simulation. Built once per PE configuration per process;
-    ppa caches the resulting activity on disk by the trace's digest."""
-    f = ctx.cfg.fixed
-    key = (design.n, design.m, design.sparse, design.pipeline, f.act_bits, f.weight_bits, f.acc_bits)
-    if key not in ctx.traces:
-        params = PEParams(act_bits=f.act_bits, weight_bits=f.weight_bits, acc_bits=f.acc_bits,
-                          n=design.n, m=design.m, pipeline=design.pipeline)
-        result = _quality_result(ctx, design.n, design.m)
-        stream = reference_pe_stream(result, sparse=design.sparse, weight_bits=f.weight_bits, act_bits=f.act_bits)
-        ctx.traces[key] = trace_from_arrays(
-            params, design.sparse, *stream, instances=TRACE_LANES,
-            label=f"reference: sim.quality digits MLP, {'ASP-pruned ' + str(design.n) + ':' + str(design.m) if design.sparse else 'dense'} layers")
-    return ctx.traces[key]
 
 
 def llm_request_workloads(name: str, params: dict[str, Any], output_tokens: int

@@ -8,7 +8,8 @@ another on one core as they first meet it. This module does it up front, one job
 pipeline, dataflow).
 
 Each job is ``ppa.model.estimate`` of the configuration at the space's deepest array (the array
-model characterises rows up to that depth or its steady state) with the trials' activity trace: it
+model characterises rows up to that depth or its steady state) with the trials' activity traces
+(explore.activity_traces.design_traces: each workload family's, both parts of a sparse design's): it
 touches exactly the syntheses, STA runs and activity simulations a trial of that configuration
 would. First every job is probed in this process (ppa.characterisation.probing: milliseconds each)
 against the caches and the characterisation shipped with the package; a job they answer needs
@@ -30,7 +31,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from explore.config import SweepConfig
-from explore.evaluator import activity_trace, make_context
+from explore.activity_traces import design_traces, warm_models
+from explore.evaluator import make_context
 from explore.space import axis_choices, has_dense_path, parse_sparsity
 from hw.host import die_with_parent
 from hw.precision import operand_bits
@@ -118,10 +120,8 @@ def _run_job(cfg: SweepConfig, kw: dict[str, Any]) -> str:
     """One job: ppa.model.estimate of the configuration ``kw`` with the trials' activity trace."""
     t = time.time()
     design = DesignPoint(**kw)
-    trace = None
-    if cfg.fixed.activity_trace == "reference" and design.precision == "int8":  # the real-data trace the trials use (disk-cached activity)
-        trace = activity_trace(make_context(cfg), design)
-    estimate(design, trace=trace)
+    for trace in design_traces(cfg.fixed.activity_trace, design, [w.workload for w in make_context(cfg).workloads]):
+        estimate(design, trace=trace)   # the trials' traces (their activity disk-cached by the recipe's key)
     return f"{job_name(kw)} ({time.time() - t:.0f} s)"
 
 
@@ -156,6 +156,9 @@ def prewarm(cfg: SweepConfig, workers: int | None = None) -> int:
     _log.info("characterising %d hardware configurations (PE kind x pipeline x dataflow) on %d process%s%s",
               len(jobs), workers, "es" if workers > 1 else "", why)
     failed: list[tuple[dict[str, Any], BaseException]] = []
+    if workers > 1:  # the trace models, trained once here: the forked workers share them
+        warm_models(cfg.fixed.activity_trace, [DesignPoint(**j) for j in jobs],
+                    [w.workload for w in make_context(cfg).workloads])
     if workers == 1:
         for k, j in enumerate(jobs, 1):
             try:

@@ -13,20 +13,28 @@ Default trace (used when no workload data is given), seeded and stated:
   model on dense hardware: the zero-operand saving a dense array gets for free);
 - weight-stationary reuse: each PE's weights change every ``w_hold`` = 64 cycles;
 - a new accumulation (in_clear) every ``acc_len`` = 16 groups; in_valid every cycle (full rate).
+
+Real-data traces (explore passes them in, sim.quality.family_traces makes the streams): a
+:class:`PETrace` built from arrays, a :class:`TraceRecipe` (a trace built only when its activity is
+simulated, its activity cached by the recipe's key, so a cached or shipped result needs no
+model trained), or a :class:`TraceMix`: a sparse design's N:M layers on its PE and its dense layers
+on the path they run on (the sparse PE's dense fallback, :func:`dense_groups_trace`, or the dense
+path's dense mode), mixed by the PE-cycles each takes (:func:`pe_cycle_shares`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 
 import numpy as np
 
 from hw.errors import InputError
 from hw.fp_golden import encode
-from hw.golden import compress_nm, decompress_nm
+from hw.golden import compress_nm, decompress_nm, dense_to_sparse_stream, fallback_clears
 
 from hw.params import PEParams
 from ppa import characterisation, rtl, synth
@@ -51,6 +59,7 @@ class PETrace:
     clear: np.ndarray
     valid: np.ndarray
     label: str = ""  # where the data comes from (PPAResult.details["activity_trace"])
+    dense: np.ndarray | None = None  # (T, I) in_dense of the dense-path PE (None: N:M mode throughout)
 
     @property
     def cycles(self) -> int:
@@ -67,7 +76,7 @@ class PETrace:
 
     def _compute_digest(self) -> str:
         h = hashlib.sha256()
-        for a in (self.acts, self.weights, self.meta, self.clear, self.valid):
+        for a in (self.acts, self.weights, self.meta, self.clear, self.valid, self.dense):
             if a is not None:
                 h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
                 h.update(str(a.shape).encode())
@@ -166,6 +175,69 @@ def trace_from_arrays(params: PEParams, sparse: bool, acts, weights, meta=None, 
     return PETrace(cut(acts), cut(weights), cut(meta) if sparse else None, cut(clear), cut(valid, 1), label)
 
 
+def dense_groups_trace(params: PEParams, sparse: bool, acts, weights, clear, *, dense_path: bool = False,
+                       instances: int = 64, label: str = "") -> PETrace:
+    """A trace of dense groups (acts (T, M), weights (T, M), clear (T,)) as the PE runs them:
+    the dense PE directly; the sparse PE by its dense fallback (each group as M/N N:M groups,
+    hw.golden.dense_to_sparse_stream); the dense-path PE in dense mode (in_dense = 1, the group in
+    lanes 0..M-1, the other lanes and the metadata held at 0)."""
+    acts = np.asarray(acts, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.int64)
+    clear = np.asarray(clear, dtype=np.int64)
+    if not sparse:
+        return trace_from_arrays(params, False, acts, weights, None, clear, instances=instances, label=label)
+    if not dense_path:
+        a, w, meta = dense_to_sparse_stream(acts, weights, params.n, params.m)
+        c = fallback_clears(clear, params.n, params.m)
+        return trace_from_arrays(params, True, a, w, meta, c, instances=instances, label=label)
+    g = params.m // params.n
+    tr = trace_from_arrays(params, False, acts, weights, None, clear, instances=instances, label=label)
+    t, i = tr.acts.shape[:2]
+    a = np.zeros((t, i, g * params.m), dtype=np.int64)
+    a[..., :params.m] = tr.acts
+    return PETrace(a, tr.weights, np.zeros((t, i, g), dtype=np.int64), tr.clear, tr.valid, label,
+                   np.ones((t, i), dtype=np.int64))
+
+
+@dataclass
+class TraceRecipe:
+    """A trace made only when its activity has to be simulated: ``key`` names everything it
+    depends on (its activity's cache key in place of the trace's digest), ``build`` makes it."""
+
+    key: str
+    label: str
+    build: Callable[[], PETrace]
+
+    def digest(self) -> str:
+        return self.key
+
+
+@dataclass
+class TraceMix:
+    """A sparse design's PE on a workload: ``sparse`` (its N:M layers' trace on the sparse PE)
+    and ``fallback`` (its dense layers' trace on the path they run on), weighted by the
+    workload's dense-equivalent MACs of each (``sparse_macs``, ``fallback_macs``)."""
+
+    sparse: PETrace | TraceRecipe
+    fallback: PETrace | TraceRecipe | None
+    sparse_macs: float
+    fallback_macs: float
+    label: str = ""
+
+
+def pe_cycle_shares(params: PEParams, sparse_macs: float, fallback_macs: float, dense_path: bool) -> tuple[float, float]:
+    """Shares of the PE's busy cycles of a sparse design's N:M layers and dense layers, from their
+    dense-equivalent MACs and each path's rate per PE-cycle: N:M groups M MACs (the dense path's
+    N:M mode M*M/N), dense groups N (the fallback: M/N cycles a group; the dense path's dense
+    mode M). Energy per MAC is then the MAC-weighted mix of each path's energy per MAC."""
+    m, n = params.m, params.n
+    rate_s, rate_d = (m * m / n, m) if dense_path else (m, n)
+    cs, cd = max(sparse_macs, 0.0) / rate_s, max(fallback_macs, 0.0) / rate_d
+    if cs + cd <= 0:
+        return 1.0, 0.0
+    return cs / (cs + cd), cd / (cs + cd)
+
+
 #: what ``trace_label`` says of the default trace
 SYNTHETIC_TRACE_LABEL = ("synthetic: ppa.activity.synthetic_trace (seeded N:M-pruned uniform weights, "
                          "post-ReLU activations)")
@@ -176,6 +248,8 @@ def trace_label(trace: PETrace | None) -> str:
     or (unlabelled) its digest."""
     if trace is None:
         return SYNTHETIC_TRACE_LABEL
+    if isinstance(trace, TraceMix):
+        return trace.label or f"{trace_label(trace.sparse)}; dense layers: {trace_label(trace.fallback)}"
     return trace.label or f"caller-supplied trace (digest {trace.digest()})"
 
 
@@ -213,8 +287,8 @@ def simulate_pe(params: PEParams, sparse: bool, trace: PETrace, *, cache=None,
     inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
     if sparse:
         inputs["in_meta"] = trace.meta
-    if dense_path:
-        inputs["in_dense"] = np.zeros_like(trace.clear)       # N:M mode
+    if dense_path:   # N:M mode unless the trace says otherwise (dense_groups_trace)
+        inputs["in_dense"] = np.zeros_like(trace.clear) if trace.dense is None else trace.dense
     tc, outs = net.simulate(inputs, outputs=outputs)
     return tc, outs, res
 
@@ -257,7 +331,15 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
 
     ``dense_path``: the dense-path PE in N:M mode (a sparse-PE ``trace`` is folded by
     :func:`dense_path_trace`). ``w_hold``: the default trace's weight hold (W_HOLD for
-    weight-stationary arrays; 1 for output-stationary ones, where weights stream every cycle)."""
+    weight-stationary arrays; 1 for output-stationary ones, where weights stream every cycle).
+    A :class:`TraceRecipe` is built only when simulated; a :class:`TraceMix` gives the mix of its
+    parts' activities by :func:`pe_cycle_shares` (:func:`mix_activities`)."""
+    if isinstance(trace, TraceMix):
+        ws, wd = pe_cycle_shares(params, trace.sparse_macs, trace.fallback_macs, dense_path)
+        parts = [(pe_activity(params, sparse, trace.sparse, cache=cache, dense_path=dense_path), ws)]
+        if trace.fallback is not None and wd > 0:
+            parts.append((pe_activity(params, sparse, trace.fallback, cache=cache, dense_path=dense_path), wd))
+        return mix_activities(parts, label=trace_label(trace))
     if trace is None:
         label = "default-v4" if w_hold == W_HOLD else f"default-v4-hold{int(w_hold)}"   # v4: w_input_toggles
     else:
@@ -268,7 +350,10 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
     res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
 
     def compute() -> dict:
-        tr = trace if trace is not None else synthetic_trace(params, sparse, w_hold=w_hold)  # built only when simulated
+        if trace is None:   # built only when simulated
+            tr = synthetic_trace(params, sparse, w_hold=w_hold)
+        else:
+            tr = trace.build() if isinstance(trace, TraceRecipe) else trace
         tc, _, r = simulate_pe(params, sparse, tr, cache=cache, dense_path=dense_path)
         n = tc.cycles * tc.instances
         w_tog = (tc.port_toggles.get("in_w", 0) + tc.port_toggles.get("in_meta", 0)) / n
@@ -283,6 +368,28 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
         act = PEActivity(**compute())
     _MEM[key] = act
     return act
+
+
+#: the per PE-cycle figures of a PEActivity that a mix averages (the rest is the netlist's)
+_RATES = ("gate_toggles", "ff_toggles", "act_input_toggles", "w_input_toggles")
+
+
+def mix_activities(parts: list[tuple[PEActivity, float]], *, label: str = "") -> PEActivity:
+    """The activity of a PE that spends the share ``w`` of its busy cycles on each part's trace:
+    each per PE-cycle figure the ``w``-weighted mean (the shares are normalised); the netlist's
+    figures (flip-flops, transistors, depth, gates) must agree."""
+    total = sum(w for _, w in parts)
+    if not parts or total <= 0:
+        raise InputError("a mix needs at least one part with a positive share", where="activity mix")
+    first = parts[0][0]
+    for a, _ in parts[1:]:
+        if (a.flip_flops, a.transistors, a.gates) != (first.flip_flops, first.transistors, first.gates):
+            raise InputError("the parts of a mix must be activities of one netlist", where="activity mix")
+    vals = {f.name: getattr(first, f.name) for f in fields(PEActivity)}
+    for name in _RATES:
+        vals[name] = sum(getattr(a, name) * w for a, w in parts) / total
+    vals["trace"] = label or " + ".join(f"{w / total:.3f} x {a.trace}" for a, w in parts)
+    return PEActivity(**vals)
 
 
 @lru_cache(maxsize=64)

@@ -554,6 +554,8 @@ def _totals(r: dict[str, np.ndarray], dense: dict[str, np.ndarray], count: np.nd
     out["effective_speedup"] = dense_busy / total
     fb = (~r["sparse"]) & hw_sparse
     out["fallback_fraction"] = (busy * fb).sum(-1) / total
+    # dense-equivalent MACs of the layers a sparse design runs dense (its fallback / dense path)
+    out["fallback_macs"] = (r["dense_macs"] * count * fb).sum(-1)
     # ideal bound: Amdahl over the dense run's time (stalls included, as in effective_speedup),
     # sparsifiable layers shrunk by N/M, fallback layers unchanged. Compute folds at best halve and
     # weight traffic at best halves (metadata adds to it), but a layer can beat N/M when its dense

@@ -35,7 +35,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from explore.config import load_config
-from explore.evaluator import activity_trace, make_context
+from explore.activity_traces import design_traces, warm_models
+from explore.evaluator import make_context
 from explore.prewarm import hardware_jobs, job_name
 from explore.safety import check_out_dir
 from hw.errors import InputError
@@ -85,8 +86,10 @@ def _job(index: int, kw: dict[str, Any], timing: str) -> tuple[dict, float]:
     t = time.time()
     with characterisation.recording() as rec:
         design = DesignPoint(**kw)
-        if cfg.fixed.activity_trace == "reference" and design.precision == "int8":
-            estimate(design, trace=activity_trace(make_context(cfg), design))
+        workloads = [w.workload for w in make_context(cfg).workloads]
+        for trace in design_traces(cfg.fixed.activity_trace, design, workloads):
+            if trace is not None:
+                estimate(design, trace=trace)
         estimate(design)
     return dict(rec), time.time() - t
 
@@ -95,8 +98,10 @@ def characterise_configs(configs: list[Path], out: Path, *, workers: int, log, y
     """Characterise ``configs`` with every toolset at hand; returns the files written."""
     cfgs = [load_config(c) for c in configs]
     _CFGS[:] = cfgs
-    for cfg in cfgs:  # the quality references, trained here once (the workers inherit them)
-        make_context(cfg)
+    for cfg in cfgs:  # the quality references and the trace models, trained here once (the workers inherit them)
+        ctx = make_context(cfg)
+        warm_models(cfg.fixed.activity_trace, [DesignPoint(**kw) for kw in hardware_jobs(cfg)],
+                    [w.workload for w in ctx.workloads])
     written = []
     for ts in toolsets():
         if yosys is not None and ts["SPARSEPE_YOSYS"] != yosys:

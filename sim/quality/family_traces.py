@@ -1,0 +1,229 @@
+"""Real-data PE input streams per workload family, for activity-based power (ppa.activity).
+
+A workload's family is read from its structure, with the quality references' own mapping
+(sim.quality.evidence.reference_family): attention (activation x activation) layers ->
+``transformer``; otherwise convolution layers -> ``cnn``; otherwise ``mlp``. Each family has a
+reference model trained here, whose layers give the streams:
+
+* ``transformer``: the char-level LM of sim.quality.transformer (seed 0 of its recipe): the
+  sparse design's streams come from its ASP fine-tuned model (magnitude 2:4 mask, fixed-mask
+  fine-tune), the dense design's from the dense pre-trained model; activations are each
+  projection's real inputs on held-out windows;
+* ``cnn``: the digits CNN of sim.quality.cnn (ASP fine-tuned / dense), its im2col activations;
+* ``mlp``: the digits MLP of sim.quality.reference (ASP fine-tuned / dense baseline).
+
+Three parts (:data:`PARTS`): ``sparse`` (the layers ASP prunes, kept values + metadata, as the
+sparse PE takes them), ``fallback`` (the layers ASP leaves dense in the same fine-tuned model, as
+dense groups of M: they run on the sparse design's dense fallback or dense path) and ``dense``
+(every layer of the dense model, dense groups, for the dense PE).
+
+Numbers: integer precisions quantise as sim.quality.traces does (symmetric, per output row for
+weights, per tensor for activations, after pruning); float precisions take the float values
+before any quantisation, encoded to the PE's format by hw.fp_golden.encode (round to nearest
+even). Each layer's stream is sim.quality.traces.LayerTrace.pe_stream's (a dot product's K/M
+groups in order, a clear on its first). Samples (images, tokens) are taken evenly over the
+held-out data so that a part has about ``cycles`` PE-cycles; a reduction not a multiple of M (the
+CNN's first convolution, K = 9) is zero-padded to one, as an array pads a partial group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from hw.errors import InputError
+from hw.fp_golden import encode
+from hw.golden import compress_nm
+from hw.host import cache_root, write_file
+from hw.precision import fp_format, is_float
+from sim.asp_rules import CONV, DEPTHWISE
+from sim.quality.charlm import LMConfig, corpus, eval_windows, init_lm, layer_inputs, train_lm
+from sim.quality.cnn import cnn_experiment, layer_gemms
+from sim.quality.evidence import reference_family
+from sim.quality.pruning import prune_layer
+from sim.quality.reference import reference_experiment
+from sim.quality.traces import quantize_symmetric
+from sim.quality.user_eval import prune_for_eval
+
+__all__ = ["FAMILIES", "PARTS", "TRACE_CYCLES", "activity_family", "family_models", "family_streams",
+           "code_digest", "MODEL_NAMES"]
+
+FAMILIES = ("mlp", "cnn", "transformer")
+PARTS = ("sparse", "fallback", "dense")
+#: PE-cycles of one part's stream [A]: 2^18, 512 bit-lanes x 512 cycles of ppa's simulation
+TRACE_CYCLES = 1 << 18
+#: what each family's reference model is called in a trace's label
+MODEL_NAMES = {"mlp": "digits MLP (sim.quality.reference)", "cnn": "digits CNN (sim.quality.cnn)",
+               "transformer": "char-level transformer LM (sim.quality.transformer)"}
+#: seed of the reference models the streams come from
+SEED = 0
+
+
+def activity_family(workload) -> tuple[str, str]:
+    """(family, why) of a ``sim.workloads.Workload``: sim.quality.evidence.reference_family's
+    ``transformer``; else ``cnn`` when it has convolution layers, else ``mlp``."""
+    fam, why = reference_family(workload)
+    if fam == "transformer":
+        return fam, why
+    conv = [layer for layer in workload.layers if layer.kind in (CONV, DEPTHWISE)]
+    if conv:
+        return "cnn", f"{len(conv)} convolution layer(s): the digits CNN reference"
+    return "mlp", "no attention or convolution layers: the digits MLP reference"
+
+
+_CODE = ("family_traces.py", "traces.py", "cnn.py", "mlp.py", "reference.py", "charlm.py", "pruning.py",
+         "user_eval.py", "oneshot.py", "methods.py", "layouts.py", "calibration.py")
+
+
+def code_digest() -> str:
+    """Digest of the code the streams depend on (the models' training and pruning, the stream
+    layout, the encoding): part of an activity result's cache key."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in _CODE:
+        h.update((here / name).read_bytes())
+    for f in (here.parent / "asp_rules.py", here.parents[1] / "hw" / "golden.py", here.parents[1] / "hw" / "fp_golden.py",
+              here.parents[1] / "hw" / "precision.py"):
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _transformer_models(n: int, m: int) -> dict:
+    """Seed SEED of sim.quality.transformer's recipe (its _seed_run): dense pre-training, the
+    magnitude (ASP) one-shot mask, the dense control (run for its random stream), the fixed-mask
+    fine-tune; the held-out windows. Both models are cached on disk
+    (``<sparsepe cache>/quality/lm-trace-<key>.npz``, keyed by :func:`code_digest`, N:M, the config)."""
+    cfg = LMConfig()
+    train_ids, test_ids, _, _ = corpus()
+    x = eval_windows(test_ids, cfg)[0]
+    key = hashlib.sha256(json.dumps({"code": code_digest(), "n": n, "m": m, "seed": SEED, "cfg": asdict(cfg)},
+                                    sort_keys=True).encode()).hexdigest()[:24]
+    path = cache_root() / "quality" / f"lm-trace-{key}.npz"
+    try:
+        with np.load(path) as z:
+            runs: dict = {"dense": {}, "finetuned": {}}
+            for k in z.files:
+                run, name = k.split("/", 1)
+                runs[run][name] = z[k]
+        return {**runs, "windows": x, "heads": cfg.heads}
+    except (OSError, ValueError, KeyError):
+        pass  # absent or damaged: trained below
+    rng = [np.random.default_rng(x) for x in np.random.SeedSequence([SEED, n, m]).spawn(7)]
+    pre, _ = train_lm(init_lm(cfg, rng[0]), train_ids, cfg, rng[1], cfg.steps)
+    oneshot, masks, _ = prune_for_eval(pre, n, m)
+    train_lm(pre, train_ids, cfg, rng[2], cfg.finetune_steps)      # the dense control (advances rng[2])
+    ft, _ = train_lm(oneshot, train_ids, cfg, rng[2], cfg.finetune_steps, masks=masks)
+    buf = io.BytesIO()
+    np.savez(buf, **{f"{run}/{k}": v for run, p in (("dense", pre), ("finetuned", ft)) for k, v in p.items()})
+    try:
+        write_file(path, buf.getvalue(), parents=True)
+    except InputError:
+        pass  # no writable cache: the models are still returned
+    return {"dense": pre, "finetuned": ft, "windows": x, "heads": cfg.heads}
+
+
+_MODELS: dict[tuple[str, int, int], dict] = {}
+
+
+def family_models(family: str, n: int, m: int) -> dict[str, list[tuple[str, np.ndarray, np.ndarray]]]:
+    """{``finetuned``, ``dense``: [(layer, float weight (out, K), float inputs (samples, K))]} of
+    the family's reference model (see the module docstring); kept for the process."""
+    if (family, n, m) not in _MODELS:
+        _MODELS[(family, n, m)] = _family_models(family, n, m)
+    return _MODELS[(family, n, m)]
+
+
+def _family_models(family: str, n: int, m: int) -> dict[str, list[tuple[str, np.ndarray, np.ndarray]]]:
+    if family == "mlp":
+        r = reference_experiment(SEED, n, m)
+        xte = r.models["data"][2]
+        out = {}
+        for run in ("finetuned", "dense"):
+            model = r.models[run]
+            _, acts = model.forward(xte, keep=True)
+            out[run] = [(f"fc{i}", np.asarray(w), np.asarray(a)) for i, (w, a) in enumerate(zip(model.weights, acts))]
+        return out
+    if family == "cnn":
+        r = cnn_experiment(SEED, n, m)
+        xte = r.models["data"][2]
+        return {run: layer_gemms(r.models[run], xte) for run in ("finetuned", "dense")}
+    if family == "transformer":
+        t = _transformer_models(n, m)
+        out = {}
+        for run in ("finetuned", "dense"):
+            p = t[run]
+            ins = layer_inputs(p, t["windows"], t["heads"])
+            out[run] = [(k.removesuffix(".weight"), np.asarray(p[k], dtype=np.float64), v) for k, v in ins.items()]
+        return out
+    raise InputError(f"unknown workload family {family!r} (known: {', '.join(FAMILIES)})", where="activity trace")
+
+
+def _pad(a: np.ndarray, m: int) -> np.ndarray:
+    k = a.shape[1]
+    return a if k % m == 0 else np.pad(a, ((0, 0), (0, m - k % m)))
+
+
+def _layer_stream(w, x, n: int, m: int, *, compressed: bool, precision: str, weight_bits: int, act_bits: int):
+    """One layer's PE stream: (acts (T, M), weights (T, N or M), meta (T,) or None, clear (T,)),
+    in the order of sim.quality.traces.LayerTrace.pe_stream; ``w`` pruned already when compressed."""
+    w, x = _pad(w, m), _pad(x, m)
+    if is_float(precision):
+        fmt = fp_format(precision)
+        wq, xq = w, x
+    else:
+        wq, _ = quantize_symmetric(w, weight_bits, axis=0)
+        xq, _ = quantize_symmetric(x, act_bits)
+    rows, k = wq.shape
+    groups, p = k // m, xq.shape[0]
+    if compressed:
+        vals, meta = compress_nm(wq, n, m)
+        wg = vals.reshape(rows, 1, groups, n)
+        meta_s = np.broadcast_to(meta.reshape(rows, 1, groups), (rows, p, groups)).reshape(-1).astype(np.int64)
+    else:
+        wg, meta_s = wq.reshape(rows, 1, groups, m), None
+    xg = xq.reshape(p, groups, m)
+    acts = np.broadcast_to(xg, (rows, p, groups, m)).reshape(-1, m)
+    weights = np.broadcast_to(wg, (rows, p, groups, wg.shape[-1])).reshape(-1, wg.shape[-1])
+    if is_float(precision):
+        acts, weights = encode(acts, fmt), encode(weights, fmt)
+    clear = np.zeros((rows, p, groups), dtype=np.int64)
+    clear[..., 0] = 1
+    return acts.astype(np.int64), weights.astype(np.int64), meta_s, clear.reshape(-1)
+
+
+def family_streams(family: str, n: int, m: int, part: str, *, precision: str = "int8", weight_bits: int = 8,
+                   act_bits: int = 8, cycles: int = TRACE_CYCLES, models=None):
+    """The PE input stream of one part (:data:`PARTS`) of a family's reference model:
+    ``(acts (T, M), weights (T, N or M), meta (T,) or None, clear (T,), layers)``; ``layers`` names
+    the layers it holds. None when the part has no layer (a model ASP prunes entirely has no
+    ``fallback``). ``models``: :func:`family_models`'s result, when at hand."""
+    if part not in PARTS:
+        raise InputError(f"unknown trace part {part!r} (known: {', '.join(PARTS)})", where="activity trace")
+    models = models or family_models(family, n, m)
+    chosen = []
+    for name, w, x in models["dense" if part == "dense" else "finetuned"]:
+        if part == "dense":
+            chosen.append((name, w, x, False))
+            continue
+        layer = prune_layer(name, w.reshape(w.shape[0], -1), n, m, "gemm")
+        if layer.pruned == (part == "sparse"):
+            chosen.append((name, layer.weights, x, part == "sparse"))
+    if not chosen:
+        return None
+    per_sample = sum(w.shape[0] * (-(-w.shape[1] // m)) for _, w, _, _ in chosen)
+    parts = []
+    for name, w, x, comp in chosen:
+        take = max(1, min(x.shape[0], cycles // per_sample))
+        idx = np.linspace(0, x.shape[0] - 1, take).round().astype(np.int64)
+        parts.append(_layer_stream(w, x[idx], n, m, compressed=comp, precision=precision,
+                                   weight_bits=weight_bits, act_bits=act_bits))
+    acts = np.concatenate([q[0] for q in parts])
+    weights = np.concatenate([q[1] for q in parts])
+    meta = np.concatenate([q[2] for q in parts]) if part == "sparse" else None
+    clear = np.concatenate([q[3] for q in parts])
+    return acts, weights, meta, clear, [c[0] for c in chosen]
