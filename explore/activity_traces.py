@@ -23,7 +23,7 @@ from typing import Any
 
 from hw.errors import InputError
 from hw.params import PEParams
-from ppa.activity import TraceMix, TraceRecipe, dense_groups_trace, trace_from_arrays
+from ppa.activity import ACC_LEN, TraceMix, TraceRecipe, dense_groups_trace, trace_from_arrays
 from ppa.design import DesignPoint
 from sim.quality.family_traces import (
     FAMILIES, MODEL_NAMES, TRACE_CYCLES, activity_family, code_digest, family_models, family_streams,
@@ -49,27 +49,31 @@ def _numbers(p: PEParams) -> str:
         f"int{p.weight_bits} weights / int{p.act_bits} activations, symmetric quantisation"
 
 
-def family_recipe(family: str, params: PEParams, part: str, *, dense_path: bool = False) -> TraceRecipe:
+def family_recipe(family: str, params: PEParams, part: str, *, dense_path: bool = False,
+                  dataflow: str = "ws") -> TraceRecipe:
     """The trace of one part (sim.quality.family_traces.PARTS) of a family's reference model for
     the PE ``params`` (``part="fallback"``: on the sparse PE's dense fallback, or with
-    ``dense_path`` in the dense path's dense mode)."""
+    ``dense_path`` in the dense path's dense mode), in the stream order of the array's costed
+    ``dataflow`` (``os``: weights streamed every cycle; ``ws``: held while the samples pass, a new
+    accumulation every ppa.activity.ACC_LEN cycles, as the synthetic trace)."""
+    order = "os" if dataflow == "os" else "ws"
     if family not in FAMILIES:
         raise InputError(f"unknown workload family {family!r} (known: {', '.join(FAMILIES)})", where="activity trace")
     p = params
     key_obj = {"code": code_digest(), "family": family, "part": part, "n": p.n, "m": p.m, "precision": p.precision,
                "act_bits": p.act_bits, "weight_bits": p.weight_bits, "dense_path": bool(dense_path and part == "fallback"),
-               "lanes": TRACE_LANES, "cycles": TRACE_CYCLES, "v": 1}
+               "lanes": TRACE_LANES, "cycles": TRACE_CYCLES, "order": order, "acc_len": ACC_LEN, "v": 1}
     key = "family-" + hashlib.sha256(json.dumps(key_obj, sort_keys=True).encode()).hexdigest()[:24]
     model = MODEL_NAMES[family]
     where = {"sparse": f"ASP fine-tuned {p.n}:{p.m} model, its pruned layers on the sparse PE",
              "fallback": f"ASP fine-tuned {p.n}:{p.m} model, the layers ASP leaves dense on the "
                          + ("dense path (dense mode)" if dense_path else "sparse PE's dense fallback"),
              "dense": "dense model, every layer, on the dense PE"}[part]
-    label = f"{family} trace: {model}, {where}; {_numbers(p)}"
+    label = f"{family} trace: {model}, {where}; {_numbers(p)}; {order.upper()} stream order"
 
     def build():
         s = family_streams(family, p.n, p.m, part, precision=p.precision, weight_bits=p.weight_bits,
-                           act_bits=p.act_bits)
+                           act_bits=p.act_bits, order=order, acc_len=ACC_LEN)
         if s is None:
             raise InputError(f"the {family} reference model has no {part} layer", where="activity trace")
         acts, w, meta, clear, layers = s
@@ -82,14 +86,16 @@ def family_recipe(family: str, params: PEParams, part: str, *, dense_path: bool 
     return TraceRecipe(key, label, build)
 
 
-def _mix(family: str, p: PEParams, dense_path: bool, sparse_macs: float, fallback_macs: float) -> TraceMix:
-    s = family_recipe(family, p, "sparse")
-    f = family_recipe(family, p, "fallback", dense_path=dense_path)
+def _mix(family: str, p: PEParams, dense_path: bool, dataflow: str, sparse_macs: float, fallback_macs: float
+         ) -> TraceMix:
+    s = family_recipe(family, p, "sparse", dataflow=dataflow)
+    f = family_recipe(family, p, "fallback", dense_path=dense_path, dataflow=dataflow)
     tot = sparse_macs + fallback_macs
     share = fallback_macs / tot if tot > 0 else 0.0
     label = (f"{family} trace: {MODEL_NAMES[family]}, ASP fine-tuned {p.n}:{p.m} model: pruned layers on the "
              f"sparse PE, layers left dense on the {'dense path' if dense_path else 'dense fallback'} "
-             f"({share:.1%} of the workload's MACs run dense); {_numbers(p)}")
+             f"({share:.1%} of the workload's MACs run dense); {_numbers(p)}; "
+             f"{'OS' if dataflow == 'os' else 'WS'} stream order")
     return TraceMix(s, f, sparse_macs, fallback_macs, label)
 
 
@@ -102,8 +108,8 @@ def workload_trace(choice: str, design: DesignPoint, workload, sparse_macs: floa
     family, _ = activity_family(workload)
     p = design.validate()
     if not design.sparse:
-        return family_recipe(family, p, "dense")
-    return _mix(family, p, design.dense_path, sparse_macs, fallback_macs)
+        return family_recipe(family, p, "dense", dataflow=design.cost_dataflow)
+    return _mix(family, p, design.dense_path, design.cost_dataflow, sparse_macs, fallback_macs)
 
 
 def design_traces(choice: str, design: DesignPoint, workloads: list[Any]) -> list:
@@ -115,8 +121,8 @@ def design_traces(choice: str, design: DesignPoint, workloads: list[Any]) -> lis
     families = sorted({activity_family(w)[0] for w in workloads})
     p = design.validate()
     if not design.sparse:
-        return [family_recipe(f, p, "dense") for f in families]
-    return [_mix(f, p, design.dense_path, 1.0, 1.0) for f in families]
+        return [family_recipe(f, p, "dense", dataflow=design.cost_dataflow) for f in families]
+    return [_mix(f, p, design.dense_path, design.cost_dataflow, 1.0, 1.0) for f in families]
 
 
 def warm_models(choice: str, designs: list[DesignPoint], workloads: list[Any]) -> None:

@@ -289,7 +289,7 @@ def simulate_pe(params: PEParams, sparse: bool, trace: PETrace, *, cache=None,
         inputs["in_meta"] = trace.meta
     if dense_path:   # N:M mode unless the trace says otherwise (dense_groups_trace)
         inputs["in_dense"] = np.zeros_like(trace.clear) if trace.dense is None else trace.dense
-    tc, outs = net.simulate(inputs, outputs=outputs)
+    tc, outs = net.simulate({k: np.ascontiguousarray(v) for k, v in inputs.items()}, outputs=outputs)
     return tc, outs, res
 
 

@@ -20,8 +20,9 @@ dense groups of M: they run on the sparse design's dense fallback or dense path)
 Numbers: integer precisions quantise as sim.quality.traces does (symmetric, per output row for
 weights, per tensor for activations, after pruning); float precisions take the float values
 before any quantisation, encoded to the PE's format by hw.fp_golden.encode (round to nearest
-even). Each layer's stream is sim.quality.traces.LayerTrace.pe_stream's (a dot product's K/M
-groups in order, a clear on its first). Samples (images, tokens) are taken evenly over the
+even). Each layer's stream is in its dataflow's order (``os``: sim.quality.traces.LayerTrace.pe_stream's,
+a dot product's K/M groups in order, a clear on its first; ``ws``: one weight group held while the
+samples stream past). Samples (images, tokens) are taken evenly over the
 held-out data so that a part has about ``cycles`` PE-cycles; a reduction not a multiple of M (the
 CNN's first convolution, K = 9) is zero-padded to one, as an array pads a partial group.
 """
@@ -51,10 +52,12 @@ from sim.quality.traces import quantize_symmetric
 from sim.quality.user_eval import prune_for_eval
 
 __all__ = ["FAMILIES", "PARTS", "TRACE_CYCLES", "activity_family", "family_models", "family_streams",
-           "code_digest", "MODEL_NAMES"]
+           "code_digest", "MODEL_NAMES", "ORDERS"]
 
 FAMILIES = ("mlp", "cnn", "transformer")
 PARTS = ("sparse", "fallback", "dense")
+#: stream orders: output-stationary (weights streamed every cycle) and weight-stationary (held)
+ORDERS = ("os", "ws")
 #: PE-cycles of one part's stream [A]: 2^18, 512 bit-lanes x 512 cycles of ppa's simulation
 TRACE_CYCLES = 1 << 18
 #: what each family's reference model is called in a trace's label
@@ -80,6 +83,21 @@ _CODE = ("family_traces.py", "traces.py", "cnn.py", "mlp.py", "reference.py", "c
          "user_eval.py", "oneshot.py", "methods.py", "layouts.py", "calibration.py")
 
 
+#: the code the transformer trace models' training depends on, and the version of the recipe
+#: :func:`_transformer_models` runs (bump it when that function changes)
+_LM_CODE = ("charlm.py", "pruning.py", "user_eval.py", "oneshot.py", "methods.py", "layouts.py", "calibration.py")
+_LM_RECIPE = 1
+
+
+def _digest(names) -> str:
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in names:
+        h.update((here / name).read_bytes())
+    h.update((here.parent / "asp_rules.py").read_bytes())
+    return h.hexdigest()[:16]
+
+
 def code_digest() -> str:
     """Digest of the code the streams depend on (the models' training and pruning, the stream
     layout, the encoding): part of an activity result's cache key."""
@@ -97,11 +115,13 @@ def _transformer_models(n: int, m: int) -> dict:
     """Seed SEED of sim.quality.transformer's recipe (its _seed_run): dense pre-training, the
     magnitude (ASP) one-shot mask, the dense control (run for its random stream), the fixed-mask
     fine-tune; the held-out windows. Both models are cached on disk
-    (``<sparsepe cache>/quality/lm-trace-<key>.npz``, keyed by :func:`code_digest`, N:M, the config)."""
+    (``<sparsepe cache>/quality/lm-trace-<key>.npz``, keyed by the training code's digest,
+    :data:`_LM_RECIPE`, N:M and the config)."""
     cfg = LMConfig()
     train_ids, test_ids, _, _ = corpus()
     x = eval_windows(test_ids, cfg)[0]
-    key = hashlib.sha256(json.dumps({"code": code_digest(), "n": n, "m": m, "seed": SEED, "cfg": asdict(cfg)},
+    key = hashlib.sha256(json.dumps({"code": _digest(_LM_CODE), "recipe": _LM_RECIPE, "n": n, "m": m, "seed": SEED,
+                                     "cfg": asdict(cfg)},
                                     sort_keys=True).encode()).hexdigest()[:24]
     path = cache_root() / "quality" / f"lm-trace-{key}.npz"
     try:
@@ -168,9 +188,14 @@ def _pad(a: np.ndarray, m: int) -> np.ndarray:
     return a if k % m == 0 else np.pad(a, ((0, 0), (0, m - k % m)))
 
 
-def _layer_stream(w, x, n: int, m: int, *, compressed: bool, precision: str, weight_bits: int, act_bits: int):
-    """One layer's PE stream: (acts (T, M), weights (T, N or M), meta (T,) or None, clear (T,)),
-    in the order of sim.quality.traces.LayerTrace.pe_stream; ``w`` pruned already when compressed."""
+def _layer_stream(w, x, n: int, m: int, *, compressed: bool, precision: str, weight_bits: int, act_bits: int,
+                  order: str, acc_len: int):
+    """One layer's PE stream: (acts (T, M), weights (T, N or M), meta (T,) or None, clear (T,));
+    ``w`` pruned already when compressed. ``order`` (:data:`ORDERS`): ``os``, one dot product after
+    the other (a row's K/M groups in order, a clear on its first; the weights change every cycle,
+    sim.quality.traces.LayerTrace.pe_stream's order); ``ws``, a PE holds one weight group while
+    the samples' activations stream past (the weights change once per group of samples) and a new
+    accumulation starts every ``acc_len`` cycles (ppa.activity's stated ACC_LEN)."""
     w, x = _pad(w, m), _pad(x, m)
     if is_float(precision):
         fmt = fp_format(precision)
@@ -180,28 +205,40 @@ def _layer_stream(w, x, n: int, m: int, *, compressed: bool, precision: str, wei
         xq, _ = quantize_symmetric(x, act_bits)
     rows, k = wq.shape
     groups, p = k // m, xq.shape[0]
+    lanes = n if compressed else m
     if compressed:
         vals, meta = compress_nm(wq, n, m)
-        wg = vals.reshape(rows, 1, groups, n)
-        meta_s = np.broadcast_to(meta.reshape(rows, 1, groups), (rows, p, groups)).reshape(-1).astype(np.int64)
+        wg, mg = vals.reshape(rows, groups, lanes), meta.reshape(rows, groups)
     else:
-        wg, meta_s = wq.reshape(rows, 1, groups, m), None
+        wg, mg = wq.reshape(rows, groups, m), None
     xg = xq.reshape(p, groups, m)
-    acts = np.broadcast_to(xg, (rows, p, groups, m)).reshape(-1, m)
-    weights = np.broadcast_to(wg, (rows, p, groups, wg.shape[-1])).reshape(-1, wg.shape[-1])
+    if order == "os":   # (rows, samples, groups)
+        acts = np.broadcast_to(xg, (rows, p, groups, m))
+        weights = np.broadcast_to(wg[:, None], (rows, p, groups, lanes))
+        meta_s = None if mg is None else np.broadcast_to(mg[:, None], (rows, p, groups))
+        clear = np.zeros((rows, p, groups), dtype=np.int64)
+        clear[..., 0] = 1
+    else:               # (rows, groups, samples)
+        acts = np.broadcast_to(xg.transpose(1, 0, 2), (rows, groups, p, m))
+        weights = np.broadcast_to(wg[:, :, None], (rows, groups, p, lanes))
+        meta_s = None if mg is None else np.broadcast_to(mg[:, :, None], (rows, groups, p))
+        clear = (np.arange(rows * groups * p) % acc_len == 0).astype(np.int64)
+    acts, weights = acts.reshape(-1, m), weights.reshape(-1, lanes)
     if is_float(precision):
         acts, weights = encode(acts, fmt), encode(weights, fmt)
-    clear = np.zeros((rows, p, groups), dtype=np.int64)
-    clear[..., 0] = 1
-    return acts.astype(np.int64), weights.astype(np.int64), meta_s, clear.reshape(-1)
+    return (acts.astype(np.int64), weights.astype(np.int64),
+            None if meta_s is None else meta_s.reshape(-1).astype(np.int64), clear.reshape(-1))
 
 
 def family_streams(family: str, n: int, m: int, part: str, *, precision: str = "int8", weight_bits: int = 8,
-                   act_bits: int = 8, cycles: int = TRACE_CYCLES, models=None):
+                   act_bits: int = 8, cycles: int = TRACE_CYCLES, order: str = "os", acc_len: int = 16, models=None):
     """The PE input stream of one part (:data:`PARTS`) of a family's reference model:
     ``(acts (T, M), weights (T, N or M), meta (T,) or None, clear (T,), layers)``; ``layers`` names
     the layers it holds. None when the part has no layer (a model ASP prunes entirely has no
-    ``fallback``). ``models``: :func:`family_models`'s result, when at hand."""
+    ``fallback``). ``order``, ``acc_len``: the dataflow's stream order (:func:`_layer_stream`).
+    ``models``: :func:`family_models`'s result, when at hand."""
+    if order not in ORDERS:
+        raise InputError(f"unknown stream order {order!r} (known: {', '.join(ORDERS)})", where="activity trace")
     if part not in PARTS:
         raise InputError(f"unknown trace part {part!r} (known: {', '.join(PARTS)})", where="activity trace")
     models = models or family_models(family, n, m)
@@ -221,7 +258,7 @@ def family_streams(family: str, n: int, m: int, part: str, *, precision: str = "
         take = max(1, min(x.shape[0], cycles // per_sample))
         idx = np.linspace(0, x.shape[0] - 1, take).round().astype(np.int64)
         parts.append(_layer_stream(w, x[idx], n, m, compressed=comp, precision=precision,
-                                   weight_bits=weight_bits, act_bits=act_bits))
+                                   weight_bits=weight_bits, act_bits=act_bits, order=order, acc_len=acc_len))
     acts = np.concatenate([q[0] for q in parts])
     weights = np.concatenate([q[1] for q in parts])
     meta = np.concatenate([q[2] for q in parts]) if part == "sparse" else None

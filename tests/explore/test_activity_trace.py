@@ -1,22 +1,25 @@
-"""fixed.activity_trace = "reference": the energy figures use real pruned data.
+"""[fixed] activity_trace: which data each design's PE is costed on, per workload family.
 
-The sparse PE's trace must be the reference MLP's ASP-pruned int8 weights with metadata that
-hw.golden decodes back to those weights, and its real activations; the dense PE's trace the dense
-baseline model. The evaluator's dynamic power must come from that trace, not the synthetic one.
+"reference" (the default): a transformer workload gets the transformer trace, a CNN the CNN trace,
+an MLP the MLP trace; a sparse design mixes its N:M layers' trace and its dense layers' trace by the
+workload's own MACs on each (sim.perf); a dense design gets the dense model's trace. "synthetic"
+gets none (ppa's default). A bad name is one line and exit 2.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import tomllib
+
 import pytest
 
 import explore.evaluator as ev
+from explore.activity_traces import check_trace_choice, design_traces, workload_trace
 from explore.config import parse_config
-from explore.space import dense_twin_sparsity
-from hw.golden import decode_meta, pe_reference
-from hw.params import PEParams
-from sim.quality.reference import analytic_latency_fn, reference_experiment
-from sim.quality.traces import reference_pe_stream
+from hw.errors import InputError
+from ppa.activity import TraceMix, TraceRecipe
+from ppa.design import DesignPoint
+from sim.workloads import Workload, make_layer
+from tests.hw.test_verilog import _cli
 
 CONFIG = """
 [study]
@@ -35,60 +38,78 @@ dram = ["lpddr5"]
 [fixed]
 ambient_c = 45.0
 dram_units = { lpddr5 = 4 }
-activity_trace = "TRACE"
+TRACE
 [[workload]]
 name = "bert-base"
 weight = 1.0
 params = { seq = 64, batch = 1 }
+[[workload]]
+name = "resnet50"
+weight = 1.0
 [objectives]
 primary = "perf_per_watt"
 """
 
-
-@pytest.fixture(scope="module")
-def result():
-    return reference_experiment(0, 2, 4, latency_fn=analytic_latency_fn(16, 16, 2, 4))
+POINT = dict(rows=8, cols=8, sram_kb=256, clock_mhz=800.0, node_nm=7, sparsity="2:4", pipeline=1,
+             dataflow="ws", dram="lpddr5")
 
 
-def test_sparse_stream_is_real_pruned_data(result):
-    acts, w, meta, clear = reference_pe_stream(result, sparse=True)
-    assert acts.shape[1] == 4 and w.shape[1] == 2 and meta.shape == (len(acts),)
-    assert all(decode_meta(int(c))[1] for c in np.unique(meta))  # every code legal
-    assert np.count_nonzero(acts) > 0.2 * acts.size  # real post-ReLU activations, not zeros
-    # The golden PE on the stream (a clear once per dot product) gives the running partial sum,
-    # which equals an independent running sum of the selected activations' products.
-    acc, err = pe_reference(acts[:500], w[:500], meta[:500], clear[:500], PEParams())
-    idx = np.array([decode_meta(int(c))[0] for c in meta[:500]])
-    prod = (np.take_along_axis(acts[:500], idx, axis=1) * w[:500]).sum(axis=1)
-    start = np.maximum.accumulate(np.where(clear[:500], np.arange(500), 0))
-    csum = np.cumsum(prod)
-    ref = csum - np.where(start > 0, csum[start - 1], 0)
-    np.testing.assert_array_equal(acc, ref)
-    assert 0 < clear[:500].sum() < 100                # not every cycle
-    assert not err.any()
+def _traces(monkeypatch, trace_line: str, sparsity: str):
+    """The trace the evaluator hands ppa.model.estimate for each workload (no trace is built)."""
+    cfg = parse_config(tomllib.loads(CONFIG.replace("TRACE", trace_line)), source="<test>")
+    seen = []
+    real = ev.estimate
+    monkeypatch.setattr(ev, "estimate", lambda design, act, trace=None: (seen.append((trace, act)), real(design, act))[1])
+    ev.evaluate({**POINT, "sparsity": sparsity}, ev.make_context(cfg))
+    return seen
 
 
-def test_dense_stream_is_the_dense_baseline(result):
-    acts, w, meta, _ = reference_pe_stream(result, sparse=False)
-    assert meta is None and w.shape[1] == 4
-    # dense weights: no 2:4 structure imposed (some group keeps more than 2 nonzeros)
-    assert (np.count_nonzero(w, axis=1) > 2).any()
+def test_reference_is_the_default_and_picks_each_family(monkeypatch):
+    seen = _traces(monkeypatch, "", "2:4")
+    (bert, bert_act), (resnet, resnet_act) = seen
+    assert isinstance(bert, TraceMix) and isinstance(resnet, TraceMix)
+    assert bert.label.startswith("transformer trace: char-level transformer LM")
+    assert resnet.label.startswith("cnn trace: digits CNN")
+    assert "pruned layers on the sparse PE" in bert.label and "dense fallback" in bert.label
+    # the mix weights are the workload's MACs: all of them, split into N:M layers and layers run dense
+    for mix, act in ((bert, bert_act), (resnet, resnet_act)):
+        assert mix.sparse_macs + mix.fallback_macs == pytest.approx(act.effective_macs)
+        assert 0 < mix.fallback_macs < mix.sparse_macs
+    # BERT's dense layers are its attention products; ResNet-50's its stem and classifier: different shares
+    assert bert.fallback_macs / bert_act.effective_macs != pytest.approx(resnet.fallback_macs / resnet_act.effective_macs)
+    assert isinstance(bert.sparse, TraceRecipe) and bert.sparse.key != resnet.sparse.key
 
 
-def test_evaluator_energy_uses_the_reference_trace():
-    point = dict(rows=8, cols=8, sram_kb=256, clock_mhz=800.0, node_nm=7, sparsity="2:4", pipeline=1,
-                 dataflow="ws", dram="lpddr5")
-    out = {}
-    for trace in ("synthetic", "reference"):
-        cfg = parse_config(__import__("tomllib").loads(CONFIG.replace("TRACE", trace)), source=f"<{trace}>")
-        ctx = ev.make_context(cfg)
-        out[trace] = ev.evaluate(point, ctx)
-        # the 2:4 PE's trace; the dense twins (explore.twins, costed after the trials by the same
-        # method) take the dense PE's trace, built when a dense design is costed
-        assert {k[2] for k in ctx.traces} == ({True} if trace == "reference" else set())
-        ev.evaluate({**point, "sparsity": dense_twin_sparsity(point["sparsity"])}, ctx)
-        assert {k[2] for k in ctx.traces} == ({True, False} if trace == "reference" else set())
-    assert out["reference"]["power_dynamic_w"] != out["synthetic"]["power_dynamic_w"]
-    # everything that does not depend on the data is unchanged
-    for k in ("area_mm2", "latency_ms", "stall_fraction", "power_dram_w"):
-        assert out["reference"][k] == out["synthetic"][k]
+def test_dense_design_gets_the_dense_model_and_synthetic_gets_none(monkeypatch):
+    (bert, _), (resnet, _) = _traces(monkeypatch, "", "dense")
+    assert isinstance(bert, TraceRecipe) and "dense model, every layer, on the dense PE" in bert.label
+    assert bert.label.startswith("transformer") and resnet.label.startswith("cnn")
+    assert [t for t, _ in _traces(monkeypatch, 'activity_trace = "synthetic"', "2:4")] == [None, None]
+
+
+def test_mlp_workload_gets_the_mlp_trace_and_float_is_encoded():
+    mlp = Workload("mlp", (make_layer("fc0", "gemm", 64, 256, 256, weight_shape=(256, 256), sparsifiable=True),))
+    d = DesignPoint(rows=8, cols=8, sparse=True)
+    assert workload_trace("reference", d, mlp, 1.0, 0.0).label.startswith("mlp trace: digits MLP")
+    bf = DesignPoint(rows=8, cols=8, sparse=False, precision="bf16", act_bits=16, weight_bits=16)
+    t = workload_trace("reference", bf, mlp, 1.0, 0.0)
+    assert "encoded to bf16 (RNE)" in t.label
+    # the recipe's key names the number format and the stream order: no two configurations share an activity
+    os_ = DesignPoint(rows=8, cols=8, sparse=False, dataflow="os")
+    keys = {workload_trace("reference", x, mlp, 1.0, 0.0).key for x in (bf, os_, DesignPoint(rows=8, cols=8, sparse=False))}
+    assert len(keys) == 3
+    # prewarm: a sparse design's both parts, per family of the mix
+    [mix] = design_traces("reference", d, [mlp])
+    assert isinstance(mix, TraceMix) and mix.sparse_macs > 0 and mix.fallback_macs > 0
+
+
+def test_unknown_trace_name_is_one_line_and_exit_2(tmp_path):
+    with pytest.raises(InputError, match="unknown activity trace"):
+        check_trace_choice("digits")
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(CONFIG.replace("TRACE", 'activity_trace = "digits"'))
+    r = _cli("sweep", str(cfg), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and "activity_trace" in lines[0]
+    assert "Traceback" not in r.stderr
