@@ -34,6 +34,8 @@ __all__ = ["TRACE_LANES", "TRACE_CHOICES", "family_recipe", "workload_trace", "d
 
 #: Bit-lanes (parallel PE instances) of a real-data activity trace.
 TRACE_LANES = 512
+#: the N:M run of a reference whose dense model a dense PE's trace comes from (a dense design has no N:M)
+DENSE_MODEL_NM = (2, 4)
 #: the values of [fixed] activity_trace
 TRACE_CHOICES = ("reference", "synthetic")
 
@@ -57,10 +59,12 @@ def family_recipe(family: str, params: PEParams, part: str, *, dense_path: bool 
     ``dataflow`` (``os``: weights streamed every cycle; ``ws``: held while the samples pass, a new
     accumulation every ppa.activity.ACC_LEN cycles, as the synthetic trace)."""
     order = "os" if dataflow == "os" else "ws"
+    dense = part == "dense"
     if family not in FAMILIES:
         raise InputError(f"unknown workload family {family!r} (known: {', '.join(FAMILIES)})", where="activity trace")
     p = params
-    key_obj = {"code": code_digest(), "family": family, "part": part, "n": p.n, "m": p.m, "precision": p.precision,
+    key_obj = {"code": code_digest(), "family": family, "part": part, "n": None if dense else p.n, "m": p.m,
+               "precision": p.precision,
                "act_bits": p.act_bits, "weight_bits": p.weight_bits, "dense_path": bool(dense_path and part == "fallback"),
                "lanes": TRACE_LANES, "cycles": TRACE_CYCLES, "order": order, "acc_len": ACC_LEN, "v": 1}
     key = "family-" + hashlib.sha256(json.dumps(key_obj, sort_keys=True).encode()).hexdigest()[:24]
@@ -72,8 +76,10 @@ def family_recipe(family: str, params: PEParams, part: str, *, dense_path: bool 
     label = f"{family} trace: {model}, {where}; {_numbers(p)}; {order.upper()} stream order"
 
     def build():
+        # the dense model does not depend on an N:M: the one trained in the reference's DENSE_MODEL_NM run
+        models = family_models(family, *DENSE_MODEL_NM) if dense else None
         s = family_streams(family, p.n, p.m, part, precision=p.precision, weight_bits=p.weight_bits,
-                           act_bits=p.act_bits, order=order, acc_len=ACC_LEN)
+                           act_bits=p.act_bits, order=order, acc_len=ACC_LEN, models=models)
         if s is None:
             raise InputError(f"the {family} reference model has no {part} layer", where="activity trace")
         acts, w, meta, clear, layers = s
@@ -131,5 +137,5 @@ def warm_models(choice: str, designs: list[DesignPoint], workloads: list[Any]) -
     if check_trace_choice(choice) == "synthetic":
         return
     for fam in sorted({activity_family(w)[0] for w in workloads}):
-        for n, m in sorted({(d.n, d.m) for d in designs}):
+        for n, m in sorted({(d.n, d.m) if d.sparse else DENSE_MODEL_NM for d in designs}):
             family_models(fam, n, m)

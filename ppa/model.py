@@ -45,8 +45,9 @@ top of the range the design is infeasible (more --pipeline stages are the remedy
 clock, the design runs at fmax at nominal voltage.
 
 Power (W)
-- dynamic: busy PE-cycles/s x toggles per PE-cycle (gate-level simulation on the trace) x energy
-  per toggle; plus the registers outside the cells (activation forwarding and skew, the OS weight
+- dynamic: busy PE-cycles/s x toggles per PE-cycle (gate-level simulation on the trace; for a
+  sparse design on a workload, the PE-cycle-weighted mix of its N:M layers' trace and its dense
+  layers' trace on the fallback / dense path, ppa.activity.TraceMix) x energy per toggle; plus the registers outside the cells (activation forwarding and skew, the OS weight
   bundle, the WS psum deskew), each at the toggle rate per bit of what it carries on the same
   trace, while busy; plus WS weight loading (R*R*C register bits written per tile, the mux toggle
   and the register toggle per changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one
@@ -235,7 +236,10 @@ def default_traffic(design: DesignPoint, busy_cycles: float) -> tuple[float, flo
 def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None) -> PPAResult:
     """Area, operating point, power and thermal feasibility of one design point.
 
-    ``trace``: an activity.PETrace of real data for the PE (else the default synthetic trace).
+    ``trace``: real data for the PE (else the default synthetic trace): an activity.PETrace, an
+    activity.TraceRecipe (built only if its activity is not cached), or an activity.TraceMix (a
+    sparse design's N:M layers and dense layers, each on its trace, mixed by the PE-cycles the
+    workload's MACs take on each path: activity.pe_cycle_shares).
     Fast after the first call for a PE configuration (synthesis and activity are cached)."""
     p = design.validate()
     R, C = design.rows, design.cols
