@@ -41,6 +41,10 @@ def _mac_design(nm: int, precision: str, liberty: dict | None) -> DesignPoint:
 
 
 def mac_rows(liberty: dict | None = None) -> list[Row]:
+    """MAC energy rows. The PE runs ppa.activity's synthetic trace (no workload): the published
+    figures are per-operation energies of operator tables, measured on no workload's data, and the
+    7 nm INT8 row is the fit anchor the node correction was set on; a sweep's workload-family
+    trace (explore.activity_traces) moves these figures by its data (docs/model.md)."""
     rows = []
     int8 = {nm: compute_mac_pj(estimate(_mac_design(nm, "int8", liberty))) for nm in (45, MID_NODE_NM, 7)}
     bf16 = {nm: compute_mac_pj(estimate(_mac_design(nm, "bf16", liberty))) for nm in (45, MID_NODE_NM, 7)}
