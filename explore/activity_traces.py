@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import lru_cache
 from typing import Any
 
 from hw.errors import InputError
@@ -38,6 +39,10 @@ TRACE_LANES = 512
 DENSE_MODEL_NM = (2, 4)
 #: the values of [fixed] activity_trace
 TRACE_CHOICES = ("reference", "synthetic")
+
+
+#: the streams' code digest, read once per process (the files do not change under a running sweep)
+_code_digest = lru_cache(maxsize=1)(code_digest)
 
 
 def check_trace_choice(name: str, where: str = "activity_trace") -> str:
@@ -63,7 +68,7 @@ def family_recipe(family: str, params: PEParams, part: str, *, dense_path: bool 
     if family not in FAMILIES:
         raise InputError(f"unknown workload family {family!r} (known: {', '.join(FAMILIES)})", where="activity trace")
     p = params
-    key_obj = {"code": code_digest(), "family": family, "part": part, "n": None if dense else p.n, "m": p.m,
+    key_obj = {"code": _code_digest(), "family": family, "part": part, "n": None if dense else p.n, "m": p.m,
                "precision": p.precision,
                "act_bits": p.act_bits, "weight_bits": p.weight_bits, "dense_path": bool(dense_path and part == "fallback"),
                "lanes": TRACE_LANES, "cycles": TRACE_CYCLES, "order": order, "acc_len": ACC_LEN, "v": 1}
