@@ -26,6 +26,7 @@ from hw.errors import InputError
 from hw.params import PEParams
 from ppa.activity import ACC_LEN, TraceMix, TraceRecipe, dense_groups_trace, trace_from_arrays
 from ppa.design import DesignPoint
+from sim.quality.evidence import reference_size
 from sim.quality.family_traces import (
     FAMILIES, MODEL_NAMES, TRACE_CYCLES, activity_family, code_digest, family_models, family_streams,
 )
@@ -71,9 +72,9 @@ def family_recipe(family: str, params: PEParams, part: str, *, dense_path: bool 
     key_obj = {"code": _code_digest(), "family": family, "part": part, "n": None if dense else p.n, "m": p.m,
                "precision": p.precision,
                "act_bits": p.act_bits, "weight_bits": p.weight_bits, "dense_path": bool(dense_path and part == "fallback"),
-               "lanes": TRACE_LANES, "cycles": TRACE_CYCLES, "order": order, "acc_len": ACC_LEN, "v": 1}
+               "lanes": TRACE_LANES, "cycles": TRACE_CYCLES, "order": order, "acc_len": ACC_LEN, "size": reference_size(), "v": 1}
     key = "family-" + hashlib.sha256(json.dumps(key_obj, sort_keys=True).encode()).hexdigest()[:24]
-    model = MODEL_NAMES[family]
+    model = MODEL_NAMES[family] + (" at its tiny test size" if reference_size() == "tiny" else "")
     where = {"sparse": f"ASP fine-tuned {p.n}:{p.m} model, its pruned layers on the sparse PE",
              "fallback": f"ASP fine-tuned {p.n}:{p.m} model, the layers ASP leaves dense on the "
                          + ("dense path (dense mode)" if dense_path else "sparse PE's dense fallback"),

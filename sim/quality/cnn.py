@@ -41,11 +41,13 @@ from hw.nm import check_nm
 from sim.quality.mlp import TrainConfig, load_digits_split
 from sim.quality.pruning import prune_layer
 
-__all__ = ["CNN_EPOCHS", "CNNResult", "cnn_experiment", "im2col", "gemm_weight", "layer_gemms", "accuracy_of",
+__all__ = ["CNN_EPOCHS", "TINY_EPOCHS", "CNNResult", "cnn_experiment", "im2col", "gemm_weight", "layer_gemms", "accuracy_of",
            "code_digest", "LAYERS"]
 
 #: Epochs of the dense training and of the fine-tuning [A]: the digits CNN converges in 10.
 CNN_EPOCHS = 10
+#: Epochs of the test-size run (``$SPARSEPE_QUALITY_REFERENCE=tiny``, as the transformer's TINY)
+TINY_EPOCHS = 2
 #: (name, kind, shape) of every weight layer: convolutions (Cout, Cin, R, S), linear (out, in)
 LAYERS = (("conv1", "conv", (16, 1, 3, 3)), ("conv2", "conv", (32, 16, 3, 3)), ("fc1", "gemm", (64, 512)),
           ("fc2", "gemm", (10, 64)))
@@ -193,14 +195,18 @@ def code_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def cnn_experiment(seed: int = 0, n: int = 2, m: int = 4, *, use_cache: bool = True) -> CNNResult:
-    """Train (or load from the cache) the CNN reference: dense, one-shot N:M, ASP fine-tuned."""
+def cnn_experiment(seed: int = 0, n: int = 2, m: int = 4, *, epochs: int = CNN_EPOCHS,
+                   use_cache: bool = True) -> CNNResult:
+    """Train (or load from the cache) the CNN reference: dense, one-shot N:M, ASP fine-tuned,
+    ``epochs`` epochs each."""
     check_nm(n, m)
+    if epochs < 1:
+        raise InputError(f"must be >= 1, got {epochs}", where="epochs")
     if seed < 0:
         raise InputError(f"must be >= 0, got {seed}", where="--seed")
     data = load_digits_split(seed)
     key = hashlib.sha256(json.dumps({"code": code_digest(), "seed": seed, "n": n, "m": m,
-                                     "epochs": CNN_EPOCHS}).encode()).hexdigest()[:24]
+                                     "epochs": epochs}).encode()).hexdigest()[:24]
     path = cache_root() / "quality" / f"cnn-{key}.npz"
     if use_cache:
         hit = _load(path, data)
@@ -210,7 +216,7 @@ def cnn_experiment(seed: int = 0, n: int = 2, m: int = 4, *, use_cache: bool = T
         hit = _load(path, data) if use_cache else None
         if hit is not None:
             return hit
-        res = _experiment(seed, n, m, data)
+        res = _experiment(seed, n, m, data, epochs)
         arrays = {f"{run}/{k}": v for run in ("dense", "finetuned") for k, v in res.models[run].items()}
         buf = io.BytesIO()
         np.savez(buf, meta=np.array(json.dumps(res.to_json())), **arrays)
@@ -238,11 +244,11 @@ def _load(path: Path, data) -> CNNResult | None:
     return CNNResult(**meta, models={**models, "data": data})
 
 
-def _experiment(seed: int, n: int, m: int, data) -> CNNResult:
+def _experiment(seed: int, n: int, m: int, data, epochs: int) -> CNNResult:
     t0 = time.perf_counter()
     xtr, ytr, xte, yte = data
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence([seed, n, m]).spawn(3)]
-    cfg = TrainConfig(epochs=CNN_EPOCHS)
+    cfg = TrainConfig(epochs=epochs)
     with threadpool_limits(1):  # small GEMMs: one BLAS thread is fastest
         dense = _train(_init(rngs[0]), (xtr, ytr), cfg, rngs[1])
         masks, pruned = {}, {}
@@ -255,5 +261,5 @@ def _experiment(seed: int, n: int, m: int, data) -> CNNResult:
         ft = _train(oneshot, (xtr, ytr), cfg, rngs[2], masks)
     return CNNResult(seed=seed, n=n, m=m, dense_accuracy=accuracy_of(dense, xte, yte),
                      oneshot_accuracy=accuracy_of(oneshot, xte, yte), finetuned_accuracy=accuracy_of(ft, xte, yte),
-                     layers_pruned=pruned, epochs=CNN_EPOCHS, seconds=time.perf_counter() - t0,
+                     layers_pruned=pruned, epochs=epochs, seconds=time.perf_counter() - t0,
                      models={"dense": dense, "finetuned": ft, "data": data})

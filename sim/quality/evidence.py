@@ -37,21 +37,26 @@ from sim.quality.transformer import TINY, LMConfig, transformer_experiment
 
 __all__ = ["REFERENCE_SEEDS", "reference_family", "reference_families", "digits_evidence", "transformer_evidence",
            "reference_evidence", "mix_evidence", "limit_excess",
-           "guardrail_verdict", "transformer_config"]
+           "guardrail_verdict", "transformer_config", "reference_size"]
 
 #: Training seeds behind every reference-model delta [A]: 3, the lower end of the 3-5 seeds
 #: that deep-learning papers report; the bootstrap over the test set adds the sampling error.
 REFERENCE_SEEDS = 3
 
 
-def transformer_config():
-    """The transformer reference's configuration: ``sim.quality.transformer.LMConfig()``, or its
-    ``TINY`` variant when ``$SPARSEPE_QUALITY_REFERENCE`` is ``tiny`` (the test suite sets it, so
-    that sweeps in tests train the reference in seconds; results are labelled with the config)."""
+def reference_size() -> str:
+    """``$SPARSEPE_QUALITY_REFERENCE``: ``full`` (default) or ``tiny`` (the test suite sets it, so
+    that sweeps in tests train the reference models in seconds)."""
     size = os.environ.get("SPARSEPE_QUALITY_REFERENCE", "full")
     if size not in ("full", "tiny"):
         raise InputError(f"must be 'full' or 'tiny', got {size!r}", where="$SPARSEPE_QUALITY_REFERENCE")
-    return TINY if size == "tiny" else LMConfig()
+    return size
+
+
+def transformer_config():
+    """The transformer reference's configuration: ``sim.quality.transformer.LMConfig()``, or its
+    ``TINY`` variant when :func:`reference_size` is ``tiny`` (results are labelled with the config)."""
+    return TINY if reference_size() == "tiny" else LMConfig()
 
 
 def reference_family(workload) -> tuple[str, str]:

@@ -43,9 +43,9 @@ from hw.golden import compress_nm
 from hw.host import cache_root, write_file
 from hw.precision import fp_format, is_float
 from sim.asp_rules import CONV, DEPTHWISE
-from sim.quality.charlm import LMConfig, corpus, eval_windows, init_lm, layer_inputs, train_lm
-from sim.quality.cnn import cnn_experiment, layer_gemms
-from sim.quality.evidence import reference_family
+from sim.quality.charlm import corpus, eval_windows, init_lm, layer_inputs, train_lm
+from sim.quality.cnn import CNN_EPOCHS, TINY_EPOCHS, cnn_experiment, layer_gemms
+from sim.quality.evidence import reference_family, reference_size, transformer_config
 from sim.quality.pruning import prune_layer
 from sim.quality.reference import reference_experiment
 from sim.quality.traces import quantize_symmetric
@@ -117,7 +117,7 @@ def _transformer_models(n: int, m: int) -> dict:
     fine-tune; the held-out windows. Both models are cached on disk
     (``<sparsepe cache>/quality/lm-trace-<key>.npz``, keyed by the training code's digest,
     :data:`_LM_RECIPE`, N:M and the config)."""
-    cfg = LMConfig()
+    cfg = transformer_config()
     train_ids, test_ids, _, _ = corpus()
     x = eval_windows(test_ids, cfg)[0]
     key = hashlib.sha256(json.dumps({"code": _digest(_LM_CODE), "recipe": _LM_RECIPE, "n": n, "m": m, "seed": SEED,
@@ -169,7 +169,7 @@ def _family_models(family: str, n: int, m: int) -> dict[str, list[tuple[str, np.
             out[run] = [(f"fc{i}", np.asarray(w), np.asarray(a)) for i, (w, a) in enumerate(zip(model.weights, acts))]
         return out
     if family == "cnn":
-        r = cnn_experiment(SEED, n, m)
+        r = cnn_experiment(SEED, n, m, epochs=TINY_EPOCHS if reference_size() == "tiny" else CNN_EPOCHS)
         xte = r.models["data"][2]
         return {run: layer_gemms(r.models[run], xte) for run in ("finetuned", "dense")}
     if family == "transformer":
