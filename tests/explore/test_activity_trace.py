@@ -8,7 +8,11 @@ gets none (ppa's default). A bad name is one line and exit 2.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +24,8 @@ from ppa.activity import TraceMix, TraceRecipe
 from ppa.design import DesignPoint
 from sim.workloads import Workload, make_layer
 from tests.hw.test_verilog import _cli
+
+REPO = Path(__file__).resolve().parents[2]
 
 CONFIG = """
 [study]
@@ -113,3 +119,29 @@ def test_unknown_trace_name_is_one_line_and_exit_2(tmp_path):
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and "activity_trace" in lines[0]
     assert "Traceback" not in r.stderr
+
+
+FIRST_RUN = """
+import sys
+from explore.config import load_config
+from explore.prewarm import hardware_jobs, probe
+from ppa import characterisation
+if characterisation.status().entries is None:
+    print("SKIP", characterisation.status().why)
+    sys.exit(0)
+cfg = load_config("examples/default.toml")
+print("LEFT", [j["sparse"] for j in probe(cfg, hardware_jobs(cfg))])
+"""
+
+
+def test_the_default_example_finds_its_family_trace_activity_shipped(tmp_path):
+    """A first run of the default example (a fresh cache, the shipped files on, the full-size
+    references) has nothing left to characterise: its transformer-trace activity is shipped, so no
+    model is trained and no netlist simulated."""
+    env = {k: v for k, v in os.environ.items() if k != "SPARSEPE_CHARACTERISATION"}
+    env.update(SPARSEPE_CACHE_DIR=str(tmp_path / "cache"), SPARSEPE_QUALITY_REFERENCE="full", PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, "-c", FIRST_RUN], capture_output=True, text=True, cwd=REPO, env=env)
+    assert r.returncode == 0, r.stderr
+    if r.stdout.startswith("SKIP"):
+        pytest.skip(r.stdout.strip())
+    assert r.stdout.strip() == "LEFT []"
