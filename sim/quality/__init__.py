@@ -25,6 +25,9 @@ Modules:
 * :mod:`sim.quality.layer_report`: the per-layer pruning report of a user weight file;
 * :mod:`sim.quality.evidence`: quality evidence in one shape (proxy / model) and the guardrail;
 * :mod:`sim.quality.traces`: pruned, quantised layers and PE input streams for activity-based power;
+* :mod:`sim.quality.cnn`: the digits CNN reference (im2col convolutions, autograd, ASP recipe), the
+  CNN workloads' activity trace; :mod:`sim.quality.family_traces` the real-data PE streams of each
+  workload family (transformer LM, digits CNN, digits MLP) for activity-based power;
 * :mod:`sim.quality.precision`: quality gates per operand precision (INT8/INT4/FP8/BF16 quantisation of
   the reference MLP, delta vs dense FP32 with its interval); :mod:`sim.quality.transformer_precision`
   and :mod:`sim.quality.user_precision` the same for the transformer reference and the team's model.
