@@ -8,7 +8,8 @@ reference model trained here, whose layers give the streams:
 * ``transformer``: the char-level LM of sim.quality.transformer (seed 0 of its recipe): the
   sparse design's streams come from its ASP fine-tuned model (magnitude 2:4 mask, fixed-mask
   fine-tune), the dense design's from the dense pre-trained model; activations are each
-  projection's real inputs on held-out windows;
+  projection's real inputs on held-out windows; the attention products (scores, context: always
+  dense) of :data:`ATTENTION_WINDOWS` windows join the layers run dense;
 * ``cnn``: the digits CNN of sim.quality.cnn (ASP fine-tuned / dense), its im2col activations;
 * ``mlp``: the digits MLP of sim.quality.reference (ASP fine-tuned / dense baseline).
 
@@ -42,8 +43,8 @@ from hw.fp_golden import encode
 from hw.golden import compress_nm
 from hw.host import cache_root, write_file
 from hw.precision import fp_format, is_float
-from sim.asp_rules import CONV, DEPTHWISE
-from sim.quality.charlm import corpus, eval_windows, init_lm, layer_inputs, train_lm
+from sim.asp_rules import ACT_GEMM, CONV, DEPTHWISE
+from sim.quality.charlm import corpus, eval_windows, init_lm, layer_inputs, numpy_nll, train_lm
 from sim.quality.cnn import CNN_EPOCHS, TINY_EPOCHS, cnn_experiment, layer_gemms
 from sim.quality.evidence import reference_family, reference_size, transformer_config
 from sim.quality.pruning import prune_layer
@@ -151,8 +152,9 @@ _MODELS: dict[tuple[str, int, int], dict] = {}
 
 
 def family_models(family: str, n: int, m: int) -> dict[str, list[tuple[str, np.ndarray, np.ndarray]]]:
-    """{``finetuned``, ``dense``: [(layer, float weight (out, K), float inputs (samples, K))]} of
-    the family's reference model (see the module docstring); kept for the process."""
+    """{``finetuned``, ``dense``: [(layer, float weight (out, K), float inputs (samples, K)[, kind])]}
+    of the family's reference model (see the module docstring; ``kind`` ACT_GEMM marks an
+    activation x activation product, its "weight" the stationary operand); kept for the process."""
     if (family, n, m) not in _MODELS:
         _MODELS[(family, n, m)] = _family_models(family, n, m)
     return _MODELS[(family, n, m)]
@@ -179,8 +181,46 @@ def _family_models(family: str, n: int, m: int) -> dict[str, list[tuple[str, np.
             p = t[run]
             ins = layer_inputs(p, t["windows"], t["heads"])
             out[run] = [(k.removesuffix(".weight"), np.asarray(p[k], dtype=np.float64), v) for k, v in ins.items()]
+            out[run] += _attention_products(p, t["windows"][:ATTENTION_WINDOWS], t["heads"])
         return out
     raise InputError(f"unknown workload family {family!r} (known: {', '.join(FAMILIES)})", where="activity trace")
+
+
+#: held-out windows whose attention products join the transformer's layers run dense [A]: 4 (of
+#: 2 blocks x 2 heads each: 32 score and 32 context products, about 8 K PE-cycles per query row)
+ATTENTION_WINDOWS = 4
+
+
+def _attention_products(p: dict, x: np.ndarray, heads: int) -> list[tuple[str, np.ndarray, np.ndarray, str]]:
+    """The activation x activation GEMMs of the LM on the windows ``x``, as (name, "weight",
+    inputs, ACT_GEMM) layers: per block, window and head the scores ``q k^T`` (the keys (T, hd) as
+    the stationary operand, the queries (T, hd) streaming) and the context ``P v`` (v^T (hd, T)
+    stationary, the causal softmax probabilities P (T, T) streaming). ASP never prunes them: they
+    run on a sparse design's dense fallback / dense path."""
+    seen: list[np.ndarray] = []
+
+    def lin(a, name):
+        y = a @ p[name + ".weight"].T + p[name + ".bias"]
+        if name.endswith("attn.qkv"):
+            seen.append(np.asarray(y, dtype=np.float64))
+        return y
+
+    numpy_nll(p, x, np.zeros_like(x), heads, lin)
+    out = []
+    for i, qkv in enumerate(seen):
+        b, t, d3 = qkv.shape
+        hd = d3 // 3 // heads
+        parts = qkv.reshape(b, t, 3, heads, hd)
+        causal = np.triu(np.full((t, t), -np.inf), 1)
+        for w in range(b):
+            for h in range(heads):
+                q, k, v = parts[w, :, 0, h], parts[w, :, 1, h], parts[w, :, 2, h]
+                s = q @ k.T / np.sqrt(hd) + causal
+                prob = np.exp(s - s.max(axis=1, keepdims=True))
+                prob /= prob.sum(axis=1, keepdims=True)
+                out.append((f"blocks.{i}.attn.scores", k, q, ACT_GEMM))
+                out.append((f"blocks.{i}.attn.context", v.T, prob, ACT_GEMM))
+    return out
 
 
 def _pad(a: np.ndarray, m: int) -> np.ndarray:
@@ -243,9 +283,10 @@ def family_streams(family: str, n: int, m: int, part: str, *, precision: str = "
         raise InputError(f"unknown trace part {part!r} (known: {', '.join(PARTS)})", where="activity trace")
     models = models or family_models(family, n, m)
     chosen = []
-    for name, w, x in models["dense" if part == "dense" else "finetuned"]:
-        if part == "dense":
-            chosen.append((name, w, x, False))
+    for name, w, x, *kind in models["dense" if part == "dense" else "finetuned"]:
+        if part == "dense" or kind == [ACT_GEMM]:   # activation x activation products never prune
+            if part != "sparse":
+                chosen.append((name, w, x, False))
             continue
         layer = prune_layer(name, w.reshape(w.shape[0], -1), n, m, "gemm")
         if layer.pruned == (part == "sparse"):
@@ -253,6 +294,7 @@ def family_streams(family: str, n: int, m: int, part: str, *, precision: str = "
     if not chosen:
         return None
     per_sample = sum(w.shape[0] * (-(-w.shape[1] // m)) for _, w, _, _ in chosen)
+    named = list(dict.fromkeys(c[0] for c in chosen))
     parts = []
     for name, w, x, comp in chosen:
         take = max(1, min(x.shape[0], cycles // per_sample))
@@ -263,4 +305,4 @@ def family_streams(family: str, n: int, m: int, part: str, *, precision: str = "
     weights = np.concatenate([q[1] for q in parts])
     meta = np.concatenate([q[2] for q in parts]) if part == "sparse" else None
     clear = np.concatenate([q[3] for q in parts])
-    return acts, weights, meta, clear, [c[0] for c in chosen]
+    return acts, weights, meta, clear, named

@@ -115,3 +115,17 @@ def test_unknown_part_or_order_is_an_input_error(mlp_models):
         family_streams("mlp", 2, 4, "sparse", models=mlp_models, order="rs")
     with pytest.raises(InputError, match="family"):
         family_models("rnn", 2, 4)
+
+
+def test_transformer_attention_products_run_dense():
+    """The transformer's layers run dense: the head (97 rows, ASP skips it) and the attention
+    products (activation x activation, never pruned); the projections are the pruned layers."""
+    models = family_models("transformer", 2, 4)      # the tiny size under the test suite (seconds)
+    sparse = family_streams("transformer", 2, 4, "sparse", models=models)[4]
+    fallback = family_streams("transformer", 2, 4, "fallback", models=models)[4]
+    assert all(name.endswith(("qkv", "out", "fc1", "fc2")) for name in sparse)
+    assert "head" in fallback and "blocks.0.attn.scores" in fallback and "blocks.0.attn.context" in fallback
+    assert not set(sparse) & set(fallback)
+    ctx = [x for name, _, x, *kind in models["finetuned"] if name == "blocks.0.attn.context"][0]
+    np.testing.assert_allclose(ctx.sum(axis=1), 1.0, rtol=1e-9)   # softmax rows
+    assert not np.triu(ctx, 1).any()                                 # causal: no future position
