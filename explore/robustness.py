@@ -190,3 +190,41 @@ def robustness(records: list[dict[str, Any]], cfg: SweepConfig, ev: Evaluator) -
 def confident(rob: dict[str, Any] | None) -> bool:
     """SHIP's robustness rule: P(advantage >= margin) >= min_confidence."""
     return rob is not None and rob["p_advantage_ge_margin"] >= rob["min_confidence"]
+
+
+#: Relative step of the assumption shares (central difference in log space).
+SHARE_STEP = 0.01
+#: The share above which the report's model-limits box names an assumption (issue: "sets more than 10 %").
+SHARE_LIMIT = 0.10
+
+
+def assumption_shares(point: dict[str, Any], cfg: SweepConfig, ev: Evaluator) -> list[dict[str, Any]]:
+    """How much of one design's power and area each varied assumption sets: the elasticity
+    |d ln(power) / d ln(value)| (and the same for area) at the model's values, by a central
+    difference of +-:data:`SHARE_STEP` in log space (explore.evaluator.evaluate_under, no synthesis).
+
+    For a constant that scales one part (the LPDDR5 PHY area, a DRAM energy per bit) the elasticity
+    is that part's share of the total; for one that acts through the operating point (FO4, the wire
+    allowance) it is how strongly power or area follows it. Rows sorted by the larger of the two, each
+    with the assumption's value, range, unit, tag and reason; [] when the evaluator cannot re-cost."""
+    if not hasattr(ev.mod, "evaluate_under"):
+        return []
+    ranges = [a for a in assumption_ranges(cfg).values() if a.varied]
+    S = 1 + 2 * len(ranges)
+    cols = {a.name: np.full(S, a.value) for a in ranges}
+    for j, a in enumerate(ranges):
+        cols[a.name][1 + 2 * j] = a.value * (1.0 + SHARE_STEP)
+        cols[a.name][2 + 2 * j] = a.value / (1.0 + SHARE_STEP)
+    m = ev.mod.evaluate_under([point], ev.ctx, cols, S)[0]
+    power, area = np.asarray(m["power_w"], float), np.asarray(m["area_mm2"], float)
+    step = 2.0 * math.log1p(SHARE_STEP)
+    rows = []
+    for j, a in enumerate(ranges):
+        hi, lo = 1 + 2 * j, 2 + 2 * j
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ps = abs(math.log(power[hi] / power[lo])) / step if power[hi] > 0 and power[lo] > 0 else math.nan
+            ar = abs(math.log(area[hi] / area[lo])) / step if area[hi] > 0 and area[lo] > 0 else math.nan
+        rows.append({"name": a.name, "power_share": ps, "area_share": ar, "value": a.value, "low": a.low,
+                     "high": a.high, "unit": a.unit, "tag": a.tag, "reason": a.reason})
+    rows.sort(key=lambda r: -max(np.nan_to_num(r["power_share"]), np.nan_to_num(r["area_share"])))
+    return rows

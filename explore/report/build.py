@@ -63,7 +63,7 @@ from explore.report.sparsity import (
 )
 from explore.report.verdict import section_verdict
 from explore.results import Evaluator
-from explore.robustness import robustness
+from explore.robustness import assumption_shares, robustness
 from explore.safety import check_out_dir, dumps, refuse_symlinks, write_text
 from explore.space import parse_sparsity
 from explore.trials import SUBSTUDY_ATTR, VERDICT_ATTR
@@ -111,7 +111,8 @@ def build_report(storage_url: str, study_name: str, out_dir: Path, *, config: An
         sections = [
             section_verdict(data, comp, decision, det.metrics if det is not None else None, rob),
             section_robustness(data, rob),
-            section_summary(data), section_pareto(data), section_best(data, det, subject),
+            section_summary(data), section_pareto(data),
+            section_best(data, det, subject, assumption_shares(rec["params"], data.cfg, ev) if rec is not None else None),
             section_layers(data, det, layers), s5,
             section_matrix(data, det, layers), section_fallback(data, det, layers), section_metadata(data, det),
             section_quality(data, det, q), section_bottleneck(data, det, layers), s11,

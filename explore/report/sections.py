@@ -20,6 +20,7 @@ from explore.report.data import StudyData
 from explore.report.document import Section, Table
 from explore.report.figures import FEASIBLE_LABEL, Figure, Line
 from explore.report.format import constraint_metric, describe_constraint, fmt, limit_value, num, pct, point_label
+from explore.robustness import SHARE_LIMIT
 from explore.results import PPA_CONSTRAINT, TIMING_CONSTRAINT, Detail, Evaluator, constraint_values
 from explore.space import axis_choices, is_integer_axis
 from ppa import model as ppa_model
@@ -183,7 +184,12 @@ def section_pareto(data: StudyData) -> Section:
 # 3. Best design
 # =====================================================================================================
 
-def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
+def section_best(data: StudyData, det: Detail | None, subject: str,
+                 shares: list[dict[str, Any]] | None = None) -> Section:
+    """The chosen design's area, power, operating point and thermal figures, and the model-limits
+    box: the model's omissions (:data:`MODEL_LIMITS`), the estimate's notes, and every assumption
+    that sets more than :data:`~explore.robustness.SHARE_LIMIT` of the design's power or area
+    (``shares``: explore.robustness.assumption_shares of the design)."""
     s = Section(3, "best", "Best design: area, power, operating point, thermal", "ppa")
     if det is None:
         s.paras.append("No finished trial: no design to break down.")
@@ -259,8 +265,22 @@ def section_best(data: StudyData, det: Detail | None, subject: str) -> Section:
     if vf is not None:
         s.figures.append(vf)
     s.tables.append(Table("Model limits: what these figures do not capture", ["limit", "effect on the figures"],
-                          [list(r) for r in MODEL_LIMITS] + [["ppa note", n] for n in ppa.notes], name="model_limits"))
+                          [list(r) for r in MODEL_LIMITS] + [["ppa note", n] for n in ppa.notes]
+                          + assumption_limit_rows(shares or []), name="model_limits"))
     return s
+
+
+def assumption_limit_rows(shares: list[dict[str, Any]]) -> list[list[str]]:
+    """The model-limits rows of the assumptions that set more than SHARE_LIMIT of power or area."""
+    rows = []
+    for r in shares:
+        parts = [f"{pct(r[k])} of the {what}" for k, what in (("power_share", "power"), ("area_share", "area"))
+                 if r[k] is not None and math.isfinite(r[k]) and r[k] > SHARE_LIMIT]
+        if parts:
+            rows.append([f"assumption {r['name']} [{r['tag']}]",
+                         f"sets {' and '.join(parts)} (d ln / d ln of the value); {fmt(r['value'])} {r['unit']}, "
+                         f"plausible {fmt(r['low'])} ... {fmt(r['high'])}: {r['reason']}"])
+    return rows
 
 
 #: What the PPA and cycle models leave out, and which way each omission moves the figures. Shown

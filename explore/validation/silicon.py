@@ -226,10 +226,11 @@ def chips() -> list[Chip]:
         {"mxu_area_mm2": (0.11 * 400, "array", "about 11 % of a < 400 mm^2 die: an upper bound")},
         {"mxu_area_mm2": "the published figure is a floorplan share of a die only bounded from above (< 400 mm^2), "
                          "so 44 mm^2 is an upper bound, and the share includes the MXUs' weight shift registers, "
-                         "input/result FIFOs, transpose paths and wiring; the model's bf16 PE is small for a float MAC: "
-                         "its binary32 adder has no subnormal path and one rounding mode and comes out 0.30x "
-                         "Horowitz's FP32/INT32 add area ratio (bench/bench_ppa_precision.py), so the bf16 array is "
-                         "3.3x the INT8 one where Horowitz's operator areas give 12x; and see the area note below"},
+                         "input/result FIFOs, transpose paths and wiring. The bf16 array is 3.3x the INT8 one where "
+                         "Horowitz's operator areas give 12x, but not for a reduced float unit: at 45 nm the model's "
+                         "binary32 adder is 0.95x Horowitz's FP32 add area, its INT32 add and INT8 multiply 3.2x his "
+                         "(bench/bench_ppa_precision.py), so his FP/INT ratio is that of small integer operators; "
+                         "and see the area note below"},
         "in: 65,536 bf16 MACs (bf16 multiply, binary32 add chain) with their pipeline registers; out: weight "
         "double buffers beyond the PE's, FIFOs, transpose unit, MXU wiring. Not compared: the clock (our bf16 PE "
         "adds its four products and the partial sum in one cycle, a chain of binary32 adds, so its fmax is far "

@@ -18,7 +18,8 @@ from explore.config import parse_config
 from explore.report.data import StudyData
 from explore.report.decision import decide
 from explore.results import Detail, Evaluator, constraint_values
-from explore.robustness import confident, robustness
+from explore.report.sections import assumption_limit_rows
+from explore.robustness import SHARE_LIMIT, assumption_shares, confident, robustness
 from ppa.assumptions import varied
 from ppa.override import overriding
 
@@ -177,3 +178,22 @@ def test_sweep_writes_robustness_equal_search_and_the_report_section(tmp_path):
     key = json.loads((tmp_path / "out" / "report.json").read_text())
     assert key["robustness"]["line"] == rob["line"] and key["decision"]["verdict"] != "SHIP"
     assert "speedup_vs_iso_area_dense" in (tmp_path / "out" / "trials.csv").read_text().splitlines()[0]
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "assumption lpddr5_phy_area_mm2 [A] | sets " in report   # the PHYs are most of the area
+    assert "assumption ddr4_phy_area_mm2" not in report   # no DDR4 in this design
+
+
+def test_assumption_shares_are_the_parts_they_price():
+    """The elasticity of area in the LPDDR5 PHY area is the PHYs' share of the area, and that of
+    power in the LPDDR5 device energy per bit is the DRAM's share of the power, each read from the
+    design's own breakdown (explore.evaluator metrics), not from the share computation."""
+    cfg, ev = _setup()
+    rows = {r["name"]: r for r in assumption_shares(SPARSE, cfg, ev)}
+    m = ev.evaluate_many([SPARSE])[0]
+    assert rows["lpddr5_phy_area_mm2"]["area_share"] == pytest.approx(m["area_phy_mm2"] / m["area_mm2"], rel=0.01)
+    assert rows["lpddr5_dram_pj_per_bit"]["power_share"] == pytest.approx(m["power_dram_w"] / m["power_w"], rel=0.02)
+    assert rows["lpddr5_dram_pj_per_bit"]["area_share"] == pytest.approx(0.0, abs=1e-9)
+    assert rows["hbm_phy_area_mm2"]["area_share"] == pytest.approx(0.0, abs=1e-9)   # not this design's memory
+    named = [r[0] for r in assumption_limit_rows(list(rows.values()))]
+    big = {n for n, r in rows.items() if max(r["power_share"], r["area_share"]) > SHARE_LIMIT}
+    assert named == [f"assumption {n} [{rows[n]['tag']}]" for n in rows if n in big] and "assumption lpddr5_phy_area_mm2 [A]" in named
