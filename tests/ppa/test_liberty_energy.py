@@ -116,6 +116,7 @@ def test_net_energy_against_opensta_report_power(tmp_path):
 
 
 @pytest.mark.yosys
+@pytest.mark.sta  # ppa.liberty.energy times the mapped multiplier with OpenSTA
 def test_osu018_clock_and_flop_toggle_equivalents_are_pinned(synth_cache):
     """The calibration multiplier mapped to osu018 (316 nets; its generic netlist 338) and the
     DFFPOSX1 / CLKBUF tree figures. Measured: 4.02 toggle-equivalents per flip-flop per cycle
