@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
 
 from sim.quality.pruning import cubic_sparsity, gradual_nm_mask, prune_layer
 
@@ -190,6 +188,11 @@ def train_gradual(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rn
 def load_digits_split(seed: int, test_fraction: float = 0.25):
     """scikit-learn's bundled 8x8 digits (1,797 images, no download), pixels scaled to [0, 1],
     stratified train/test split seeded by ``seed``."""
+    # scikit-learn takes about 1.2 s to import: loaded when the digits are, not by every command that
+    # imports the quality references (a `quality` run on the team's own weights never trains them)
+    from sklearn.datasets import load_digits  # reason: heavy import, only when the digits are loaded
+    from sklearn.model_selection import train_test_split  # reason: as above
+
     data = load_digits()
     x = data.data.astype(np.float64) / 16.0
     y = data.target.astype(np.int64)
