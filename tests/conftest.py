@@ -116,3 +116,16 @@ def _sparsepe_log_reaches_caplog(monkeypatch):
     stops propagation (explore.cli); later tests in the same worker read the log through caplog,
     which listens at the root logger: propagation is turned back on for each test."""
     monkeypatch.setattr(logging.getLogger("sparsepe"), "propagate", True)
+
+
+@pytest.fixture(scope="session")
+def synth_cache(request, tmp_path_factory):
+    """One synthesis cache for the tests that synthesise in this process (ppa, validate), never ~/.cache: pytest's cache directory of this
+    checkout (``.pytest_cache/d/ppa-cache/synth``), so a second run finds what the first
+    synthesised and the xdist workers of one run share it (entries are content-keyed and written
+    atomically, as for parallel sweep workers); ``pytest --cache-clear`` starts it empty. Without
+    pytest's cache plugin, a temporary directory. Its parent is what SPARSEPE_CACHE_DIR points at
+    for CLI subprocesses."""
+    cache = getattr(request.config, "cache", None)
+    root = cache.mkdir("ppa-cache") if cache is not None else tmp_path_factory.mktemp("ppa-cache")
+    return root / "synth"

@@ -84,15 +84,16 @@ def mac_rows(liberty: dict | None = None) -> list[Row]:
     return rows
 
 
-def operator_rows() -> list[Row]:
+def operator_rows(cache=None) -> list[Row]:
     """The integer operators of the two tables the toggle energy is fitted on (ppa.calibration): the
     8-bit multiply and 32-bit add are the fit (one constant per node for both, so neither is its own
     check); the 8-bit add and the 32-bit multiply are held out, at 45 nm (Horowitz, 0.9 V) and 7 nm
     (Jouppi, the node's nominal voltage). Each is the operator's own netlist (ppa.operators) costed
-    with the model's toggle energy."""
+    with the model's toggle energy (``cache``: the synthesis cache, default the tool's)."""
     rows = []
-    for nm, table, src in ((45, calibration.held_out_table(), "[S] Horowitz ISSCC 2014 (45 nm, 0.9 V)"),
-                           (7, calibration.node_scaling_crosscheck(), "[S] Jouppi et al. ISCA 2021 Table 2 (7 nm)")):
+    for nm, table, src in ((45, calibration.held_out_table(cache=cache), "[S] Horowitz ISSCC 2014 (45 nm, 0.9 V)"),
+                           (7, calibration.node_scaling_crosscheck(cache=cache),
+                            "[S] Jouppi et al. ISCA 2021 Table 2 (7 nm)")):
         for r in table:
             q = f"{r['operator']} energy (operator netlist)"
             if r["energy_anchor"]:
