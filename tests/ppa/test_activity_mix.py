@@ -91,7 +91,9 @@ def test_dense_mode_trace_on_the_dense_path_netlist(synth_cache):
 
 
 @pytest.mark.yosys
-def test_pe_activity_of_a_mix_is_the_mix_of_its_parts(synth_cache):
+def test_pe_activity_of_a_mix_is_the_mix_of_its_parts(tmp_path):
+    # a fresh cache: the recipe must be built (once) here, not found from an earlier run
+    synth_cache = tmp_path / "synth"
     p = PEParams()
     rng = np.random.default_rng(6)
     acts, w, clear = _dense_groups(rng, t=64 * 16)
