@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from hw.host import keep_library_caches
+from hw.host import cache_root, keep_library_caches
 
 
 def _have_postgres() -> bool:
@@ -119,13 +119,12 @@ def _sparsepe_log_reaches_caplog(monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def synth_cache(request, tmp_path_factory):
-    """One synthesis cache for the tests that synthesise in this process (ppa, validate), never ~/.cache: pytest's cache directory of this
-    checkout (``.pytest_cache/d/ppa-cache/synth``), so a second run finds what the first
-    synthesised and the xdist workers of one run share it (entries are content-keyed and written
-    atomically, as for parallel sweep workers); ``pytest --cache-clear`` starts it empty. Without
-    pytest's cache plugin, a temporary directory. Its parent is what SPARSEPE_CACHE_DIR points at
-    for CLI subprocesses."""
-    cache = getattr(request.config, "cache", None)
-    root = cache.mkdir("ppa-cache") if cache is not None else tmp_path_factory.mktemp("ppa-cache")
-    return root / "synth"
+def synth_cache():
+    """The synthesis cache of the tests that synthesise in this process (ppa, validate): the tool's
+    own, ``$SPARSEPE_CACHE_DIR/synth`` or ``~/.cache/sparsepe/synth`` (hw.host.cache_root), which the
+    command line and the explore tests use too. Entries are content-keyed and written atomically (as
+    for parallel sweep workers), so the xdist workers, later runs and sparsepe runs share what one
+    synthesised; nothing here corrupts an entry (the failure tests use their own directories). Its
+    parent is what SPARSEPE_CACHE_DIR points at for CLI subprocesses. Set SPARSEPE_CACHE_DIR to run
+    the suite on an empty cache."""
+    return cache_root() / "synth"
