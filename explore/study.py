@@ -341,9 +341,17 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
                 break
             time.sleep(WAIT_POLL_S)
             continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            study.optimize(objective, n_trials=1, gc_after_trial=False, catch=(TrialFailed,))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                study.optimize(objective, n_trials=1, gc_after_trial=False, catch=(TrialFailed,))
+        except ValueError:
+            # Optuna refuses to tell a trial that another worker has already failed as a dead
+            # worker's (and enqueued again): the retry evaluates it; this worker goes on
+            tid = objective.last_trial_id
+            if tid is None or study._storage.get_trial(tid).state != TrialState.FAIL:
+                raise
+            continue
         last = study._storage.get_trial(objective.last_trial_id) if objective.last_trial_id is not None else None
         if last is not None and last.state == TrialState.FAIL:
             failures += 1
