@@ -73,6 +73,8 @@ def main() -> None:
           f"hardware characterisation (prewarm, warm caches): {warm_s:.1f} s")
     print(f"{'workers':>7} {'trials':>7} {'wall s':>8} {'trials/s':>9} {'eval share':>10} {'target s':>9} {'ratio':>6}")
     steps = None
+    if args.dir is not None:
+        Path(args.dir).mkdir(parents=True, exist_ok=True)  # the journal's parent directory
     for w in args.workers:
         with tempfile.TemporaryDirectory(dir=args.dir) as d:
             spec = resolve_storage(None, Path(d))
