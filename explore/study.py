@@ -345,12 +345,15 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 study.optimize(objective, n_trials=1, gc_after_trial=False, catch=(TrialFailed,))
-        except ValueError:
-            # Optuna refuses to tell a trial that another worker has already failed as a dead
-            # worker's (and enqueued again): the retry evaluates it; this worker goes on
-            tid = objective.last_trial_id
-            if tid is None or study._storage.get_trial(tid).state != TrialState.FAIL:
+        except Exception:
+            # Another worker may have failed this trial as a dead worker's while it ran here (and
+            # enqueued its retry): Optuna then refuses this worker's writes to it ("Cannot tell a
+            # FAIL trial", UpdateFinishedTrialError, which also leaves this storage handle unable to
+            # replay its journal). Read the study afresh; if so, the retry evaluates the point.
+            fresh = open_study(cfg, opts, opts.seed + index, create=False)
+            if not _reaped(fresh, objective.last_trial_id):
                 raise
+            study = fresh
             continue
         last = study._storage.get_trial(objective.last_trial_id) if objective.last_trial_id is not None else None
         if last is not None and last.state == TrialState.FAIL:
@@ -363,6 +366,16 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
             failures = 0
         done += 1
     return done
+
+
+def _reaped(study: optuna.Study, trial_id: int | None) -> bool:
+    """Whether the trial ``trial_id`` was failed by another worker and enqueued again (its retry
+    names it in ``failed_trial``: explore.storage.fail_dead_local_trials, the heartbeat callback)."""
+    if trial_id is None:
+        return False
+    t = study._storage.get_trial(trial_id)
+    return t.state == TrialState.FAIL and any(
+        r.system_attrs.get("failed_trial") == t.number for r in study.get_trials(deepcopy=False))
 
 
 def _all_running_local(study: optuna.Study) -> bool:

@@ -22,7 +22,7 @@ from optuna.trial import TrialState
 
 from explore.config import load_config
 from explore.results import constraint_values, pareto_indices, summarise
-from explore.storage import WORKER_ATTR, open_storage, resolve_storage
+from explore.storage import WORKER_ATTR, fail_dead_local_trials, open_storage, resolve_storage
 from explore.study import run_study
 from hw.errors import InputError
 
@@ -325,6 +325,35 @@ def test_orphaned_running_trials_are_failed_and_retried(small_config, tmp_path, 
     assert len(_complete(study)) == 9
     retried = [t for t in study.get_trials(deepcopy=False) if t.system_attrs.get("failed_trial") == dead.number]
     assert retried and retried[0].params["rows"] == dead.params["rows"]
+
+
+def test_a_trial_failed_by_another_worker_while_it_runs_is_retried(small_config, tmp_path, monkeypatch, sweep):
+    """Another worker may take a live worker's trial for a dead one's and fail it (its retry
+    enqueued) while it is still being evaluated. The live worker must not crash on Optuna's refusal
+    of its later writes: it goes on, the retry evaluates the point, and the total ends exact."""
+    import socket
+
+    import tests.explore._analytic as analytic
+
+    real, out, hits = analytic.evaluate, tmp_path / "o", []
+
+    def evaluate(point, ctx):
+        if not hits:  # the first trial: a second handle on the journal reaps it, as another worker would
+            other = optuna.load_study(study_name="t", storage=open_storage(resolve_storage(None, out)))
+            (running,) = other.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+            # taken for a dead process's trial (a pid that cannot exist on this host)
+            other._storage.set_trial_system_attr(running._trial_id, WORKER_ATTR, f"{socket.gethostname()}:999999999:1")
+            assert fail_dead_local_trials(other) == 1
+            hits.append(running.number)
+        return real(point, ctx)
+
+    monkeypatch.setattr(analytic, "evaluate", evaluate)
+    study, _ = sweep(small_config(), out, trials=6)
+    states = {t.number: t.state for t in study.get_trials(deepcopy=False)}
+    assert hits and states[hits[0]] == TrialState.FAIL
+    retried = [t for t in study.get_trials(deepcopy=False) if t.system_attrs.get("failed_trial") == hits[0]]
+    assert retried and retried[0].state == TrialState.COMPLETE
+    assert len(_complete(study)) == 6
 
 
 TINY_SPACE = """\
