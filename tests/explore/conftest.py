@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomli_w
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,6 +48,24 @@ max_area_mm2 = 20.0
 [objectives]
 primary = "perf_per_watt"
 """
+
+#: One design, the 2:4 PE and its dense twin, on a 16x16 array at 7 nm: the [space] of the explore
+#: tests that evaluate a single point.
+ONE_POINT = {"rows": [16], "cols": [16], "sram_kb": [256], "clock_mhz": [400], "node_nm": [7],
+             "sparsity": ["2:4", "dense"], "pipeline": [1], "dataflow": ["ws"], "dram": ["lpddr5"]}
+
+#: The [fixed] settings those tests share: 45 C ambient, 2 C/W, four LPDDR5 channels.
+FIXED = {"ambient_c": 45.0, "theta_ja_c_per_w": 2.0, "dram_units": {"lpddr5": 4}}
+
+
+def space_toml(**axes) -> str:
+    """A ``[space]`` table in TOML: ONE_POINT with ``axes`` replaced."""
+    return tomli_w.dumps({"space": {**ONE_POINT, **axes}})
+
+
+def fixed_toml(*drop: str, **keys) -> str:
+    """A ``[fixed]`` table in TOML: FIXED without the keys ``drop``, with ``keys`` added or replaced."""
+    return tomli_w.dumps({"fixed": {**{k: v for k, v in FIXED.items() if k not in drop}, **keys}})
 
 
 @pytest.fixture

@@ -23,28 +23,20 @@ from hw.errors import InputError
 from ppa.activity import TraceMix, TraceRecipe
 from ppa.design import DesignPoint
 from sim.workloads import Workload, make_layer
+from tests.explore.conftest import fixed_toml, space_toml
 from tests.hw.test_verilog import _cli
 
 REPO = Path(__file__).resolve().parents[2]
 
-CONFIG = """
-[study]
-name = "trace"
-seed = 0
-[space]
-rows = [8]
-cols = [8]
-sram_kb = [256]
-clock_mhz = [800.0]
-node_nm = [7]
-sparsity = ["2:4", "dense"]
-pipeline = [1]
-dataflow = ["ws"]
-dram = ["lpddr5"]
-[fixed]
-ambient_c = 45.0
-dram_units = { lpddr5 = 4 }
-TRACE
+
+def _config(trace: str | None = None) -> str:
+    """Two workloads (a transformer, a CNN) on one 8x8 design; ``trace``: [fixed] activity_trace."""
+    keys = {} if trace is None else {"activity_trace": trace}
+    return ('[study]\nname = "trace"\nseed = 0\n' + space_toml(rows=[8], cols=[8], clock_mhz=[800.0])
+            + fixed_toml("theta_ja_c_per_w", **keys) + WORKLOADS)
+
+
+WORKLOADS = """
 [[workload]]
 name = "bert-base"
 weight = 1.0
@@ -60,9 +52,9 @@ POINT = dict(rows=8, cols=8, sram_kb=256, clock_mhz=800.0, node_nm=7, sparsity="
              dataflow="ws", dram="lpddr5")
 
 
-def _traces(monkeypatch, trace_line: str, sparsity: str):
+def _traces(monkeypatch, trace: str | None, sparsity: str):
     """The trace the evaluator hands ppa.model.estimate for each workload (no trace is built)."""
-    cfg = parse_config(tomllib.loads(CONFIG.replace("TRACE", trace_line)), source="<test>")
+    cfg = parse_config(tomllib.loads(_config(trace)), source="<test>")
     seen = []
     real = ev.estimate
     monkeypatch.setattr(ev, "estimate", lambda design, act, trace=None: (seen.append((trace, act)), real(design, act))[1])
@@ -71,7 +63,7 @@ def _traces(monkeypatch, trace_line: str, sparsity: str):
 
 
 def test_reference_is_the_default_and_picks_each_family(monkeypatch):
-    seen = _traces(monkeypatch, "", "2:4")
+    seen = _traces(monkeypatch, None, "2:4")
     (bert, bert_act), (resnet, resnet_act) = seen
     assert isinstance(bert, TraceMix) and isinstance(resnet, TraceMix)
     assert bert.label.startswith("transformer trace: char-level transformer LM")
@@ -87,10 +79,10 @@ def test_reference_is_the_default_and_picks_each_family(monkeypatch):
 
 
 def test_dense_design_gets_the_dense_model_and_synthetic_gets_none(monkeypatch):
-    (bert, _), (resnet, _) = _traces(monkeypatch, "", "dense")
+    (bert, _), (resnet, _) = _traces(monkeypatch, None, "dense")
     assert isinstance(bert, TraceRecipe) and "dense model, every layer, on the dense PE" in bert.label
     assert bert.label.startswith("transformer") and resnet.label.startswith("cnn")
-    assert [t for t, _ in _traces(monkeypatch, 'activity_trace = "synthetic"', "2:4")] == [None, None]
+    assert [t for t, _ in _traces(monkeypatch, "synthetic", "2:4")] == [None, None]
 
 
 def test_mlp_workload_gets_the_mlp_trace_and_float_is_encoded():
@@ -113,7 +105,7 @@ def test_unknown_trace_name_is_one_line_and_exit_2(tmp_path):
     with pytest.raises(InputError, match="unknown activity trace"):
         check_trace_choice("digits")
     cfg = tmp_path / "bad.toml"
-    cfg.write_text(CONFIG.replace("TRACE", 'activity_trace = "digits"'))
+    cfg.write_text(_config("digits"))
     r = _cli("sweep", str(cfg), "--out", str(tmp_path / "out"))
     assert r.returncode == 2, r.stderr
     lines = [x for x in r.stderr.splitlines() if x.strip()]

@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from explore.cli import COMMAND_MODULES
+from tests.explore.conftest import fixed_toml, space_toml
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,22 +39,7 @@ name = "walk"
 seed = 3
 trials = 4
 
-[space]
-rows = [4]
-cols = [4]
-sram_kb = [64]
-clock_mhz = [400]
-node_nm = [16]
-sparsity = ["2:4", "dense"]
-pipeline = [1]
-dataflow = ["ws"]
-dram = ["lpddr5"]
-
-[fixed]
-ambient_c = 45.0
-theta_ja_c_per_w = 2.0
-dram_units = { lpddr5 = 4 }
-
+""" + space_toml(rows=[4], cols=[4], sram_kb=[64], node_nm=[16]) + fixed_toml() + """
 [[workload]]
 name = "bert-base"
 weight = 1.0

@@ -14,25 +14,9 @@ import pytest
 
 import explore.evaluator as ev
 from explore.config import parse_config
+from tests.explore.conftest import fixed_toml, space_toml
 
-CONFIG = """
-[study]
-name = "detail"
-seed = 0
-[space]
-rows = [8]
-cols = [16]
-sram_kb = [256]
-clock_mhz = [800.0]
-node_nm = [7]
-sparsity = ["2:4", "dense"]
-pipeline = [1]
-dataflow = ["ws"]
-dram = ["lpddr5"]
-[fixed]
-ambient_c = 45.0
-theta_ja_c_per_w = 2.0
-dram_units = { lpddr5 = 4 }
+CONFIG = '[study]\nname = "detail"\nseed = 0\n' + space_toml(rows=[8], clock_mhz=[800.0]) + fixed_toml() + """
 [[workload]]
 name = "bert-base"
 weight = 3.0

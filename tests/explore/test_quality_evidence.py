@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from explore.storage import resolve_storage
+from tests.explore.conftest import fixed_toml, space_toml
 from tests.sim.test_quality_eval import equal_importance, two_strong, write_model
 
 CONFIG = """\
@@ -23,22 +24,7 @@ name = "q"
 seed = 1
 trials = {trials}
 
-[space]
-rows = [16]
-cols = [16]
-sram_kb = [256]
-clock_mhz = [300, 600]  # both within the 7 nm fmax
-node_nm = [7]
-sparsity = ["2:4", "dense"]
-pipeline = [1]
-dataflow = ["ws"]
-dram = ["lpddr5"]
-
-[fixed]
-ambient_c = 45.0
-theta_ja_c_per_w = 2.0
-dram_units = {{ lpddr5 = 4 }}
-
+{space}""" + fixed_toml() + """
 [[workload]]
 name = "{workload}"
 weight = 1.0
@@ -59,9 +45,16 @@ metric = "top-1 accuracy"
 """
 
 
-def _write(tmp: Path, limit: float, *, workload: str = "resnet50", quality: bool = True, trials: int = 6) -> Path:
+#: two clocks, both within the 7 nm fmax
+CLOCKS = [300, 600]
+
+
+def _write(tmp: Path, limit: float, *, workload: str = "resnet50", quality: bool = True, trials: int = 6,
+           **axes) -> Path:
+    """The config in ``tmp``: CONFIG with ``axes`` replacing the [space] ones."""
     p = tmp / "q.toml"
-    p.write_text(CONFIG.format(trials=trials, workload=workload, limit=limit, quality=QUALITY if quality else ""))
+    p.write_text(CONFIG.format(trials=trials, workload=workload, limit=limit, quality=QUALITY if quality else "",
+                               space=space_toml(**{"clock_mhz": CLOCKS, **axes})))
     return p
 
 
@@ -145,11 +138,9 @@ def test_model_evidence_can_ship_proxy_cannot(tmp_path, run_sweep):
     d = tmp_path / "model"
     d.mkdir()
     write_model(d, two_strong(weak=0.0))
-    cfg = _write(d, 0.05)
     # a 32 x 32 array with 4 MB of SRAM: here 2:4 beats the dense array on equal terms (perf/W,
     # fewer DRAM weight bytes), so the decision reaches the evidence rule
-    cfg.write_text(cfg.read_text().replace("rows = [16]", "rows = [32]").replace("cols = [16]", "cols = [32]")
-                   .replace("sram_kb = [256]", "sram_kb = [4096]"))
+    cfg = _write(d, 0.05, rows=[32], cols=[32], sram_kb=[4096])
     best, key, text = _report(d, run_sweep, cfg)
     assert key["params"]["sparsity"] == "2:4"
     assert key["comparison"]["primary_advantage"] > 1.0
@@ -189,7 +180,8 @@ def test_quality_section_is_validated(tmp_path, section, msg):
     from hw.errors import InputError
 
     p = tmp_path / "c.toml"
-    p.write_text(CONFIG.format(trials=2, workload="resnet50", limit=0.01, quality=section))
+    p.write_text(CONFIG.format(trials=2, workload="resnet50", limit=0.01, quality=section,
+                             space=space_toml(clock_mhz=CLOCKS)))
     with pytest.raises(InputError, match=msg):
         load_config(p)
 

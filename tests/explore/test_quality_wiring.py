@@ -28,6 +28,7 @@ from explore.results import constraint_values, summarise
 from hw.errors import InputError
 from sim.quality.precision import PrecisionQuality
 from sim.quality.stats import Interval
+from tests.explore.conftest import fixed_toml, space_toml
 from tests.sim.test_hf_import import MISTRAL_7B, OPT_125M, QWEN2_05B
 from tests.sim.test_onnx_import import build_model
 
@@ -37,20 +38,7 @@ name = "wire"
 seed = 0
 trials = 2
 
-[space]
-rows = [16]
-cols = [16]
-sram_kb = [256]
-clock_mhz = [400]
-node_nm = [7]
-sparsity = ["2:4", "dense"]
-pipeline = [1]
-dataflow = ["ws"]
-dram = ["lpddr5"]
-
-[fixed]
-dram_units = {{ lpddr5 = 4 }}
-
+""" + space_toml() + fixed_toml("ambient_c", "theta_ja_c_per_w") + """
 [[workload]]
 name = "resnet50"
 
@@ -178,21 +166,7 @@ def test_hook_timeout_is_not_part_of_the_problem(tmp_path):
 
 # ---- workloads matched to a reference by structure ---------------------------------------------------------
 
-PROXY_CONFIG = """\
-[space]
-rows = [16]
-cols = [16]
-sram_kb = [256]
-clock_mhz = [400]
-node_nm = [7]
-sparsity = ["2:4", "dense"]
-pipeline = [1]
-dataflow = ["ws"]
-dram = ["lpddr5"]
-
-[fixed]
-dram_units = {{ lpddr5 = 4 }}
-
+PROXY_CONFIG = space_toml() + fixed_toml("ambient_c", "theta_ja_c_per_w") + """
 {workloads}
 
 [limits]

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from explore.storage import resolve_storage
+from tests.explore.conftest import fixed_toml, space_toml
 
 ONE = """\
 [study]
@@ -23,22 +24,7 @@ name = "one"
 seed = 1
 trials = {trials}
 
-[space]
-rows = [16]
-cols = [16]
-sram_kb = [256]
-clock_mhz = {clock}
-node_nm = [7]
-sparsity = ["2:4"]
-pipeline = [1]
-dataflow = ["ws"]
-dram = ["lpddr5"]
-
-[fixed]
-ambient_c = 45.0
-theta_ja_c_per_w = 2.0
-dram_units = {{ lpddr5 = {units} }}
-
+{space}{fixed}
 [[workload]]
 name = "bert-base"
 params = {{ seq = 64 }}
@@ -70,8 +56,9 @@ power_mode = "MAXN"
 """
 
 
-def _write(path: Path, *, trials=2, clock="[400]", units=4, extra="") -> Path:
-    path.write_text(ONE.format(trials=trials, clock=clock, units=units, extra=extra))
+def _write(path: Path, *, trials=2, clock=None, units=4, extra="") -> Path:
+    path.write_text(ONE.format(trials=trials, space=space_toml(sparsity=["2:4"], clock_mhz=clock or [400]),
+                               fixed=fixed_toml(dram_units={"lpddr5": units}), extra=extra))
     return path
 
 
@@ -83,7 +70,7 @@ def _sweep(run_sweep, cfg: Path, out: Path, study="s", seed=1, trials=2) -> Path
 @pytest.fixture(scope="module")
 def review_study(tmp_path_factory, run_sweep):
     d = tmp_path_factory.mktemp("review")
-    cfg = _write(d / "review.toml", trials=3, clock="[300, 600]", units=1, extra=REVIEW_EXTRA)
+    cfg = _write(d / "review.toml", trials=3, clock=[300, 600], units=1, extra=REVIEW_EXTRA)
     out = d / "run"
     journal = _sweep(run_sweep, cfg, out, study="review", trials=3)
     return cfg, out, journal
@@ -277,7 +264,7 @@ def test_diff_dram_bandwidth_is_memory_at_the_first_layer_whose_stalls_changed(t
 
 
 def test_diff_same_seed_twice_is_no_divergence(tmp_path, run_sweep, run_cli):
-    cfg = _write(tmp_path / "c.toml", clock="[300, 600]", trials=2)
+    cfg = _write(tmp_path / "c.toml", clock=[300, 600], trials=2)
     a = _sweep(run_sweep, cfg, tmp_path / "a", seed=5)
     b = _sweep(run_sweep, cfg, tmp_path / "b", seed=5)
     res = json.loads(run_cli(["diff", str(a), str(b), "--json", "--threshold", "0%"]).stdout)
@@ -365,7 +352,7 @@ def test_grid_mode_best_json_has_owners_and_diffs_with_a_study(tmp_path, run_swe
     from explore.config import load_config
     from explore.runner import run_grid
 
-    cfg = _write(tmp_path / "g.toml", clock="[300, 600]")
+    cfg = _write(tmp_path / "g.toml", clock=[300, 600])
     best = run_grid(load_config(cfg), tmp_path / "grid")
     found = _check_one_owner_each(best["owners"], {})
     assert any(f["kind"] == "fallback" for f in found)
