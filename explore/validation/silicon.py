@@ -28,6 +28,11 @@ from ppa.model import default_traffic, estimate
 
 from explore.validation.row import Row, fit_row
 
+#: TPU v1's matrix unit: "a quarter" of the die [P: Jouppi et al. ISCA 2017, arXiv 1704.04760 section 2]
+TPU_V1_MXU_SHARE = 0.25
+#: TPU v1's die: "<= half the Haswell die size" with Haswell (E5-2699 v3) 662 mm^2 [P: same paper, Table 2]
+TPU_V1_DIE_BOUND_MM2 = 662.0 / 2
+
 #: figures whose model value depends on the clock power (ppa.model.clock_energy_per_ff_cycle_pj)
 CLOCK_POWER_FIGURES = ("power_w", "tops_per_w")
 
@@ -170,15 +175,24 @@ def chips() -> list[Chip]:
     chips = []
     # Google TPU v1 (Jouppi et al. ISCA 2017): 256 x 256 INT8 MACs, 28 nm, 700 MHz, 92 TOPS,
     # 24 MiB unified buffer (+ 4 MiB accumulators = 28 MiB on chip), 40 W busy, two DDR3 channels
-    # (34 GB/s; DDR4-class channels here). Die area NOT FOUND (published-figures §8b).
+    # (34 GB/s; DDR4-class channels here). Die area not published (published-figures §8b), only
+    # bounded: [P] arXiv 1704.04760 section 2, "the Matrix Multiply Unit is a quarter" of the die
+    # (Fig. 2's floor plan), and Table 2, "The TPU die is <= half the Haswell die size", Haswell
+    # E5-2699 v3 662 mm^2 in the same table: the matrix unit is at most 0.25 x 331 mm^2.
     chips.append(Chip(
         "TPU v1 (28 nm, 700 MHz)",
         DesignPoint(rows=128, cols=128, sparse=False, node_nm=28, clock_mhz=700, voltage_v=tech.nominal_voltage(28),
                     sram_kb=28 * 1024, sram_banks=8, dram="ddr4", dram_units=2, acc_bits=32, cooling="liquid"),
         {"peak_tops": (92.0, "array", "65,536 x 2 x 0.7 GHz"),
+         "array_area_mm2": (TPU_V1_MXU_SHARE * TPU_V1_DIE_BOUND_MM2, "array",
+                            "a quarter of a die <= half Haswell's 662 mm^2: an upper bound"),
          "power_w": (40.0, "chip", "busy"),
          "tops_per_w": (92.0 / 40.0, "chip", "peak TOPS / busy power")},
-        {"power_w": "published power is the busy chip (host interface, control, DDR3 I/O) at an undisclosed "
+        {"array_area_mm2": "the published figure is a floorplan share of a die only bounded from above (<= 331 "
+                            "mm^2), so 83 mm^2 is an upper bound, and the matrix unit's quarter holds its weight "
+                            "FIFO, weight shift registers and wiring as well as the MACs; the model's array is the "
+                            "synthesised PEs' cells at the realised density (as TPU v4i's row)",
+         "power_w": "published power is the busy chip (host interface, control, DDR3 I/O) at an undisclosed "
                     "voltage; the model runs the array 100 % busy at the 28 nm nominal 0.9 V [A]",
          "tops_per_w": "chip-scope power (see power_w)"},
         "in: the INT8 array, 28 MiB SRAM, a vector lane per column, DDR PHYs; out: host interface, the "
@@ -216,7 +230,10 @@ def chips() -> list[Chip]:
     ))
     chips.extend(nvdla_chips())
     # Google TPU v4i (Jouppi et al. ISCA 2021 section 3 / Fig. 6): 7 nm, 1.05 GHz, four 128 x 128 bf16
-    # MXUs (binary32 accumulation), "about 11 %" of a die "< 400 mm^2". Costed with the project's
+    # MXUs (binary32 accumulation), "about 11 %" of a die "< 400 mm^2" [S: published-figures §8b, "via a
+    # review"]. The paper's text gives the die (< 400 mm^2) and CMEM (28 %) in Fig. 6's caption but no
+    # MXU share (which may be printed only in the floor plan's image); an unsourced third-party model
+    # takes the MXUs as ~100 mm^2 (0.72 mm^2 per TOPS). Costed with the project's
     # synthesised bf16 PE (hw/fp.py, precision="bf16": bf16 multiplies, binary32 adds, RNE + FTZ),
     # 128 x 128 PEs of 4 MACs = 65,536 MACs = the four MXUs.
     chips.append(Chip(
@@ -225,7 +242,8 @@ def chips() -> list[Chip]:
                     sram_kb=0, dram="hbm2", dram_units=1, precision="bf16", vector_lanes=0),
         {"mxu_area_mm2": (0.11 * 400, "array", "about 11 % of a < 400 mm^2 die: an upper bound")},
         {"mxu_area_mm2": "the published figure is a floorplan share of a die only bounded from above (< 400 mm^2), "
-                         "so 44 mm^2 is an upper bound, and the share includes the MXUs' weight shift registers, "
+                         "so 44 mm^2 is an upper bound (and the 11 % is a review's reading of the floor plan: the "
+                         "paper's text gives the die and CMEM's 28 % only), and the share includes the MXUs' weight shift registers, "
                          "input/result FIFOs, transpose paths and wiring. The bf16 array is 3.3x the INT8 one where "
                          "Horowitz's operator areas give 12x, but not for a reduced float unit: at 45 nm the model's "
                          "binary32 adder is 0.95x Horowitz's FP32 add area, its INT32 add and INT8 multiply 3.2x his "

@@ -298,3 +298,18 @@ def test_eyeriss_power_is_compared_at_its_published_alexnet_throughput():
     assert p.reference == watts and p.held_out and p.within and p.model < a.power_w
     t = rows["tops_per_w (chip scope)"]
     assert t.reference == pytest.approx(2 * macs * clock_hz / 1e12 / watts) and t.held_out and t.within
+
+
+#: TPU v1 (Jouppi et al. ISCA 2017, arXiv 1704.04760): "the Matrix Multiply Unit is a quarter" of the
+#: die (section 2); "The TPU die is <= half the Haswell die size", Haswell E5-2699 v3 662 mm^2 (Table 2)
+TPU_V1_MXU_QUARTER, HASWELL_DIE_MM2 = 0.25, 662.0
+
+
+@pytest.mark.slow
+@pytest.mark.yosys
+def test_tpu_v1_matrix_unit_is_held_to_its_floorplan_bound():
+    rows = {r.quantity.split(": ")[1]: r for r in silicon.silicon_rows() if r.quantity.startswith("TPU v1")}
+    r = rows["array_area_mm2 (array scope)"]
+    assert r.reference == pytest.approx(TPU_V1_MXU_QUARTER * HASWELL_DIE_MM2 / 2) and r.held_out
+    # the model's array is the synthesised PEs alone, below the bound (a floorplan share with FIFOs and wiring)
+    assert r.model < r.reference and (r.within or "upper bound" in r.reason)
