@@ -38,6 +38,7 @@ from threadpoolctl import threadpool_limits
 from hw.errors import InputError
 from hw.host import cache_root, exclusive_lock, write_file
 from hw.nm import check_nm
+from sim.quality.digest import modules_digest
 from sim.quality.mlp import TrainConfig, load_digits_split
 from sim.quality.pruning import prune_layer
 
@@ -187,12 +188,8 @@ _CODE = ("cnn.py", "mlp.py", "pruning.py")
 
 
 def code_digest() -> str:
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for name in _CODE:
-        h.update((here / name).read_bytes())
-    h.update((here.parent / "asp_rules.py").read_bytes())
-    return h.hexdigest()[:16]
+    """Digest of the code the reference's results depend on (its cache key)."""
+    return modules_digest(_CODE)
 
 
 def cnn_experiment(seed: int = 0, n: int = 2, m: int = 4, *, epochs: int = CNN_EPOCHS,

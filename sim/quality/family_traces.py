@@ -46,6 +46,7 @@ from hw.precision import fp_format, is_float
 from sim.asp_rules import ACT_GEMM, CONV, DEPTHWISE
 from sim.quality.charlm import corpus, eval_windows, init_lm, layer_inputs, numpy_nll, train_lm
 from sim.quality.cnn import CNN_EPOCHS, TINY_EPOCHS, cnn_experiment, layer_gemms
+from sim.quality.digest import modules_digest
 from sim.quality.evidence import reference_family, reference_size, transformer_config
 from sim.quality.pruning import prune_layer
 from sim.quality.reference import reference_experiment
@@ -90,26 +91,14 @@ _LM_CODE = ("charlm.py", "pruning.py", "user_eval.py", "oneshot.py", "methods.py
 _LM_RECIPE = 1
 
 
-def _digest(names) -> str:
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for name in names:
-        h.update((here / name).read_bytes())
-    h.update((here.parent / "asp_rules.py").read_bytes())
-    return h.hexdigest()[:16]
+_digest = modules_digest
 
 
 def code_digest() -> str:
     """Digest of the code the streams depend on (the models' training and pruning, the stream
     layout, the encoding): part of an activity result's cache key."""
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for name in _CODE:
-        h.update((here / name).read_bytes())
-    for f in (here.parent / "asp_rules.py", here.parents[1] / "hw" / "golden.py", here.parents[1] / "hw" / "fp_golden.py",
-              here.parents[1] / "hw" / "precision.py"):
-        h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    hw = Path(__file__).resolve().parents[2] / "hw"
+    return modules_digest(_CODE, hw / "golden.py", hw / "fp_golden.py", hw / "precision.py")
 
 
 def _transformer_models(n: int, m: int) -> dict:

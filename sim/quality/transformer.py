@@ -56,6 +56,7 @@ from sim.quality.charlm import (
     DTYPE, TINY, VOCAB, LMConfig, corpus, eval_lm, eval_windows, init_lm, layer_inputs, lm_loss, train_lm,
     unigram_baseline,
 )
+from sim.quality.digest import modules_digest
 from sim.quality.method_names import METHODS
 from sim.quality.oneshot import prune_tensors
 from sim.quality.reference import DEFAULT_DESIGN, GemmShape, perf_latency_fn
@@ -180,12 +181,7 @@ _CODE = ("transformer.py", "charlm.py", "pruning.py", "methods.py", "layouts.py"
 
 def code_digest() -> str:
     """Digest of the code the reference's results depend on (its cache key)."""
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for name in _CODE:
-        h.update((here / name).read_bytes())
-    h.update((here.parent / "asp_rules.py").read_bytes())
-    return h.hexdigest()[:16]
+    return modules_digest(_CODE)
 
 
 def calibration_windows(train_ids: np.ndarray, cfg: LMConfig, rng: np.random.Generator) -> np.ndarray:
