@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
-#: this package's directory, and the repository's packages the quality references read
+#: the sim.quality package's directory
 HERE = Path(__file__).resolve().parent
 #: sim/asp_rules.py: which layers a 2:4 design prunes (every quality result depends on it)
 ASP_RULES = HERE.parent / "asp_rules.py"

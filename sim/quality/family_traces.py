@@ -91,9 +91,6 @@ _LM_CODE = ("charlm.py", "pruning.py", "user_eval.py", "oneshot.py", "methods.py
 _LM_RECIPE = 1
 
 
-_digest = modules_digest
-
-
 def code_digest() -> str:
     """Digest of the code the streams depend on (the models' training and pruning, the stream
     layout, the encoding): part of an activity result's cache key."""
@@ -110,7 +107,7 @@ def _transformer_models(n: int, m: int) -> dict:
     cfg = transformer_config()
     train_ids, test_ids, _, _ = corpus()
     x = eval_windows(test_ids, cfg)[0]
-    key = hashlib.sha256(json.dumps({"code": _digest(_LM_CODE), "recipe": _LM_RECIPE, "n": n, "m": m, "seed": SEED,
+    key = hashlib.sha256(json.dumps({"code": modules_digest(_LM_CODE), "recipe": _LM_RECIPE, "n": n, "m": m, "seed": SEED,
                                      "cfg": asdict(cfg)},
                                     sort_keys=True).encode()).hexdigest()[:24]
     path = cache_root() / "quality" / f"lm-trace-{key}.npz"
