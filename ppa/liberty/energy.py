@@ -54,8 +54,11 @@ from ppa.timing.opensta import measure_fo4
 LIBERTY_ENERGY_VERSION = "1"
 #: [A] clock wiring capacitance per sink (and per tree level) as a fraction of the pin load it
 #: serves. No placement here. Estimate behind the value: a leaf clock wire per flip-flop about the
-#: flip-flop pitch (sqrt of the cell area per flip-flop of a PE: ~30 um at 180 nm, ~1.2 um at 7 nm)
-#: at ~0.2 fF/um is 0.2x a 28 fF osu018 clock pin and 0.5x a ~0.5 fF 7 nm pin; we take 0.5.
+#: flip-flop pitch (sqrt of the cell area per flip-flop of a PE) at ~0.2 fF/um: ~30 um at 180 nm,
+#: 0.2x a 28 fF osu018 clock pin; ~3 um at 7 nm (the INT8 PE's ~9 um^2 of cells per flip-flop at
+#: ppa.tech's realised density), 1.3x ASAP7's 0.47 fF clock pin. One value serves every node; we
+#: take 0.5, between the two, so the 7 nm clock wiring is low by this estimate (docs/validation.md,
+#: "Not checked yet").
 CLOCK_WIRE_FRACTION = 0.5
 #: [A] a clock-tree buffer drives as many loads as keep its output transition within this many
 #: FO4 slews of the library (clock tree synthesis bounds the clock's transition; the data nets'
