@@ -191,6 +191,17 @@ def dram_rows() -> list[Row]:
     return rows
 
 
+#: PHY areas seen only as secondary copies (other tools' model constants and review notes quoting a
+#: paper's table), the primary text not read: printed beside the unvalidated rows, never a check
+PHY_AREA_LEADS = {
+    "hbm2": ("; secondary copies only, primary not read: 14.9 mm^2 per HBM2/2E-class stack (a cost model's "
+             "constant) and 29.6 mm^2 per HBM3 stack (a note on zkSpeed, ISCA 2025, Table 5: 59.2 mm^2 for two), "
+             "against this model's 11.1 mm^2"),
+    "lpddr5": ("; a secondary, uncited note: a 10 nm all-digital 16-bit LPDDR4 PHY test chip, 0.57 mm^2 with its "
+               "PLL, against this model's 1.0 mm^2 per x16 channel"),
+}
+
+
 def phy_rows() -> list[Row]:
     rows = []
     mw = 8.0  # mW per GB/s per pJ/bit
@@ -210,7 +221,7 @@ def phy_rows() -> list[Row]:
         rows.append(Row("phy", f"{p.name} area per GB/s", None, p.area_mm2 / d.gb_per_s, None, "mm^2 per GB/s",
                         p.source, held_out=False,
                         reason="no published PHY area was found in the sources searched: the figure is the bump/pad "
-                               "field derivation of ppa.phy, unvalidated"))
+                               "field derivation of ppa.phy, unvalidated" + PHY_AREA_LEADS.get(kind, "")))
     return rows
 
 
