@@ -91,3 +91,10 @@ DUARTE_CLOCK_SHARE = Reference(0.25, "share", "[P] Duarte et al. IEEE TVLSI 2002
 #: 400 W TDP: an upper bound on its leakage share (constant power also holds idle clocks, HBM refresh, I/O)
 A100_CONSTANT_POWER_SHARE = Reference(54.0 / 400.0, "share", "[S] Antepara et al. SC'25: A100 constant power 54 W of "
                                       "400 W TDP (upper bound on the leakage share)")
+
+
+# --- clock wiring -----------------------------------------------------------------------------------
+#: [P] OpenROAD-flow-scripts, flow/platforms/asap7/setRC.tcl: ``set_wire_rc -clock -resistance
+#: 5.13971E-02 -capacitance 1.44549E-01`` (Liberty units: fF per um), the ASAP7 platform's clock-net
+#: wire capacitance per um
+ASAP7_CLOCK_WIRE_FF_PER_UM = 0.144549

@@ -6,10 +6,14 @@ against one published figure (ppa.references, or the fit source for fit anchors)
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import replace
 
 from ppa import calibration, dram, phy, references, silicon_clock, sram, tech
 from ppa.liberty import asap7
+from ppa.liberty.energy import clock_with_leaf_wire
+from ppa.liberty.library import load_liberty
 from ppa.design import DesignPoint, PPAResult
 from ppa.model import estimate
 
@@ -271,6 +275,27 @@ def asap7_stage_row(res: PPAResult) -> Row:
                reason="" if _ok(model, ref) else "the default library's mapping differs from ASAP7's")
 
 
+def asap7_clock_row(res: PPAResult) -> Row:
+    """The clock energy per flip-flop per cycle the model charges at 7 nm (``res``), in logic-toggle
+    equivalents, against ASAP7's library with a leaf clock wire of one flip-flop pitch (the
+    design's own cell area per flip-flop) at the ASAP7 platform's clock-wire capacitance. ASAP7 is a
+    predictive library, not silicon: shown, never counted as a check."""
+    quantity = "clock energy per flip-flop per cycle (7 nm, 16 x 16 2:4 array), logic-toggle equivalents"
+    w = references.ASAP7_CLOCK_WIRE_FF_PER_UM
+    source = ("[D] the ASAP7 7 nm library (../shared/reference/asap7) with a leaf clock wire of one flip-flop "
+              f"pitch at {w:.3f} fF/um (OpenROAD-flow-scripts, platforms/asap7/setRC.tcl)")
+    model = res.details["clock_energy"]["toggles_per_ff_cycle"]
+    why = asap7.why_unavailable()
+    if why is not None:
+        return Row("power", quantity, 7, model, None, "toggles", source, held_out=False, reason=why)
+    pitch_um = math.sqrt(res.area_breakdown_mm2["pe_array"] * 1e6 / res.details["array_flip_flops"])
+    lib = load_liberty(asap7.merged_liberty_path())
+    _, ref = clock_with_leaf_wire(lib, w * pitch_um * 1e-3)
+    return Row("power", quantity, 7, model, ref, "toggles", source, held_out=False,
+               reason=(f"not a check: ASAP7 is a predictive library, not silicon, and the wire ({pitch_um:.1f} um per "
+                       "flip-flop) is an estimate; the model charges osu018's (180 nm) figure at every node"))
+
+
 def _vf_rows(nm: int, opp: tuple, src: str, picks: tuple[int, ...], fit: list[str] | None = None) -> list[Row]:
     v_top, f_top = opp[-1]
     vth = tech.VTH_V[tech.NODE_ALIASES.get(nm, nm)]
@@ -321,12 +346,14 @@ def power_rows(a100: DesignPoint, liberty: dict | None = None) -> list[Row]:
         why = (f"the SRAM takes {100 * sram_share:.0f} % of this design's core power (the default traffic at the "
                "silicon-derived SRAM energy), which leaves the clock a smaller share, and the stationary weight "
                "registers are clock-gated while they hold (the default); Duarte's quarter is of processors, "
-               "whose power is mostly logic and register files")
+               "whose power is mostly logic and register files. The clock per flip-flop is not cheap: see the "
+               "next row, osu018's figure against ASAP7's 7 nm library with its clock wiring")
     else:
         why = ("the clock's share is above Duarte's processor figure: every flip-flop outside the gated "
                "stationary weight registers is clocked every cycle")
     rows.append(Row("power", "clock-tree share of core power (7 nm, 16 x 16 2:4 array, every PE busy)", 7, share,
                     du.value, "share", du.source, held_out=True, reason=why))
+    rows.append(asap7_clock_row(res))
     res = estimate(with_liberty(a100, liberty))
     on_die = res.power_w - res.power_breakdown_w["dram"]
     share = (res.power_breakdown_w["leakage"] or 0.0) / on_die

@@ -54,11 +54,11 @@ from ppa.timing.opensta import measure_fo4
 LIBERTY_ENERGY_VERSION = "1"
 #: [A] clock wiring capacitance per sink (and per tree level) as a fraction of the pin load it
 #: serves. No placement here. Estimate behind the value: a leaf clock wire per flip-flop about the
-#: flip-flop pitch (sqrt of the cell area per flip-flop of a PE) at ~0.2 fF/um: ~30 um at 180 nm,
-#: 0.2x a 28 fF osu018 clock pin; ~3 um at 7 nm (the INT8 PE's ~9 um^2 of cells per flip-flop at
-#: ppa.tech's realised density), 1.3x ASAP7's 0.47 fF clock pin. One value serves every node; we
-#: take 0.5, between the two, so the 7 nm clock wiring is low by this estimate (docs/validation.md,
-#: "Not checked yet").
+#: flip-flop pitch (sqrt of the cell area per flip-flop of an array). At 180 nm, ~30 um at ~0.2
+#: fF/um is 0.2x a 28 fF osu018 clock pin. At 7 nm, ~1.3 um (a 16 x 16 2:4 array: 1.8 um^2 of cells
+#: per flip-flop at ppa.tech's realised density) at the ASAP7 platform's clock-wire 0.145 fF/um
+#: (ppa.references) is 0.4x ASAP7's 0.47 fF clock pin. We take 0.5. `sparsepe validate` shows the
+#: clock per flip-flop the model charges at 7 nm against ASAP7's library with that wire.
 CLOCK_WIRE_FRACTION = 0.5
 #: [A] a clock-tree buffer drives as many loads as keep its output transition within this many
 #: FO4 slews of the library (clock tree synthesis bounds the clock's transition; the data nets'
@@ -155,14 +155,16 @@ def net_energies(lib: LibertyLibrary, mapped_verilog: str, top: str, *, slew_ns:
     return out
 
 
-def clock_tree_pj_per_ff(lib: LibertyLibrary, *, sink_pf: float, slew_ns: float) -> tuple[float, str, int]:
+def clock_tree_pj_per_ff(lib: LibertyLibrary, *, sink_pf: float, slew_ns: float,
+                         wire_fraction: float = CLOCK_WIRE_FRACTION) -> tuple[float, str, int]:
     """Energy per flip-flop per cycle of a balanced tree over many flip-flops of clock-pin
     capacitance ``sink_pf``: each buffer drives as many loads as keep its output transition within
     ``CLOCK_MAX_SLEW_FO4`` x the library's FO4 slew, and the tree uses the clock buffer with the
     least energy per flip-flop. A level of buffers that each drive k loads costs 1/k of the level
     below per flip-flop (the geometric sum of the levels). Each buffer per cycle: two output edges
     of internal energy at its load, its input pin's internal energy (if any), its input capacitance
-    and that wiring switched once. Returns (pJ, buffer cell, flip-flops per leaf buffer)."""
+    and that wiring switched once. The wiring of each load is ``wire_fraction`` x its pin
+    capacitance. Returns (pJ, buffer cell, flip-flops per leaf buffer)."""
     v = lib.nominal_voltage_v
     max_slew = CLOCK_MAX_SLEW_FO4 * slew_ns
     best = None
@@ -175,10 +177,10 @@ def clock_tree_pj_per_ff(lib: LibertyLibrary, *, sink_pf: float, slew_ns: float)
             while k < 4096 and lib.output_transition_ns(buf, y, slew_ns=slew_ns, load_pf=(k + 1) * load_each) <= max_slew:
                 k += 1
             ro, fo = lib.pin_internal_pj(buf, y, slew_ns=slew_ns, load_pf=k * load_each)
-            return ro + fo + ri + fi + c_in * (1 + CLOCK_WIRE_FRACTION) * v * v, k
+            return ro + fo + ri + fi + c_in * (1 + wire_fraction) * v * v, k
 
-        e_leaf, k_leaf = level(sink_pf * (1 + CLOCK_WIRE_FRACTION))
-        e_up, k_up = level(c_in * (1 + CLOCK_WIRE_FRACTION))
+        e_leaf, k_leaf = level(sink_pf * (1 + wire_fraction))
+        e_up, k_up = level(c_in * (1 + wire_fraction))
         if k_up < 2:
             continue  # cannot drive two of itself within the transition bound: no tree of it
         # the leaf level, then the levels above it: a geometric series of ratio 1 / k_up
@@ -238,6 +240,20 @@ def _cached(path: str, sha: str, cache: str | None) -> LibraryEnergy:
     except (KeyError, TypeError):
         pass
     return compute(lib)
+
+
+def clock_with_leaf_wire(lib: LibertyLibrary, wire_pf: float, *, cache=None) -> tuple[float, float]:
+    """The library's clock energy per flip-flop per cycle with ``wire_pf`` of clock wiring per
+    flip-flop (and the same fraction of each tree buffer's input) in place of CLOCK_WIRE_FRACTION:
+    (pJ, toggle-equivalents of the library)."""
+    e = library_energy(lib, cache=cache)
+    ff, clk, _, _ = lib.register()
+    c = lib.pin_cap_pf(ff, clk)
+    f = wire_pf / c
+    tree, _, _ = clock_tree_pj_per_ff(lib, sink_pf=c, slew_ns=e.slew_ns, wire_fraction=f)
+    v = lib.nominal_voltage_v
+    pj = e.clock_pin_internal_pj + e.clock_pin_switching_pj + f * c * v * v + tree
+    return pj, pj / e.toggle_pj
 
 
 def library_energy(lib: LibertyLibrary, *, cache=None) -> LibraryEnergy:

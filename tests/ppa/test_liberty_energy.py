@@ -146,6 +146,24 @@ def test_osu018_clock_and_flop_toggle_equivalents_are_pinned(synth_cache):
 
 
 @pytest.mark.yosys
+@pytest.mark.sta
+def test_clock_with_a_leaf_wire_reproduces_the_library_figure_and_grows_with_the_wire(synth_cache):
+    """clock_with_leaf_wire at CLOCK_WIRE_FRACTION x the clock-pin capacitance is the library's own
+    clock figure (two paths: compute() and the re-costed tree); a longer wire costs its C V^2 and
+    more tree, never less."""
+    from ppa.liberty import energy as le
+
+    lib = _lib()
+    e = le.library_energy(lib, cache=synth_cache)
+    pj, toggles = le.clock_with_leaf_wire(lib, le.CLOCK_WIRE_FRACTION * OSU018_DFF_CLK_PF, cache=synth_cache)
+    assert pj == pytest.approx(e.clock_pj_per_ff_cycle, rel=1e-9)
+    assert toggles == pytest.approx(e.clock_toggles_per_ff_cycle, rel=1e-9)
+    longer, _ = le.clock_with_leaf_wire(lib, 2 * OSU018_DFF_CLK_PF, cache=synth_cache)
+    wire_cv2 = (2 - le.CLOCK_WIRE_FRACTION) * OSU018_DFF_CLK_PF * 1.8 ** 2
+    assert longer >= pj + wire_cv2 - 1e-12
+
+
+@pytest.mark.yosys
 def test_the_estimate_takes_the_clock_from_the_library(synth_cache):
     from ppa import tech
     from ppa.design import DesignPoint
