@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -332,6 +333,9 @@ def test_the_7nm_clock_is_shown_against_asap7_and_never_counted():
     assert not row.held_out and row.model == res.details["clock_energy"]["toggles_per_ff_cycle"]
     if asap7.why_unavailable() is not None:
         assert row.reference is None and row.reason == asap7.why_unavailable()
+        pytest.skip(row.reason)
+    if row.reference is None:  # the library's energies need OpenSTA (and Yosys) on a cold cache
+        assert "could not be read here" in row.reason and shutil.which("sta") is None
         pytest.skip(row.reason)
     # ASAP7's 7 nm figure with its clock wiring is below osu018's that the model charges (docs/validation.md)
     assert row.reason.startswith("not a check") and 1.5 < row.reference < row.model
