@@ -12,14 +12,10 @@ HERE = Path(__file__).resolve().parent
 ASP_RULES = HERE.parent / "asp_rules.py"
 
 
-def files_digest(paths: Iterable[Path]) -> str:
-    """The first 16 hex digits of the SHA-256 of the files' bytes, in the order given."""
-    h = hashlib.sha256()
-    for p in paths:
-        h.update(Path(p).read_bytes())
-    return h.hexdigest()[:16]
-
-
 def modules_digest(names: Iterable[str], *extra: Path) -> str:
-    """``files_digest`` of the sim.quality modules ``names``, then sim/asp_rules.py, then ``extra``."""
-    return files_digest([*(HERE / n for n in names), ASP_RULES, *extra])
+    """The first 16 hex digits of the SHA-256 of the bytes of the sim.quality modules ``names``,
+    then sim/asp_rules.py, then the files ``extra``, in that order."""
+    h = hashlib.sha256()
+    for p in [*(HERE / n for n in names), ASP_RULES, *extra]:
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
