@@ -345,13 +345,13 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 study.optimize(objective, n_trials=1, gc_after_trial=False, catch=(TrialFailed,))
-        except Exception:
+        except Exception as exc:
             # Another worker may have failed this trial as a dead worker's while it ran here (and
             # enqueued its retry): Optuna then refuses this worker's writes to it ("Cannot tell a
             # FAIL trial", UpdateFinishedTrialError, which also leaves this storage handle unable to
             # replay its journal). Read the study afresh; if so, the retry evaluates the point.
             fresh = open_study(cfg, opts, opts.seed + index, create=False)
-            if not _reaped(fresh, objective.last_trial_id):
+            if not _reaped(fresh, objective.last_trial_id, exc):
                 raise
             study = fresh
             continue
@@ -368,14 +368,24 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
     return done
 
 
-def _reaped(study: optuna.Study, trial_id: int | None) -> bool:
-    """Whether the trial ``trial_id`` was failed by another worker and enqueued again (its retry
-    names it in ``failed_trial``: explore.storage.fail_dead_local_trials, the heartbeat callback)."""
+def _reaped(study: optuna.Study, trial_id: int | None, exc: Exception) -> bool:
+    """Whether the trial ``trial_id`` was failed by another worker: it is FAIL and either its retry
+    names it in ``failed_trial`` (explore.storage.fail_dead_local_trials, the heartbeat callback) or
+    ``exc`` (or an exception it was raised from) is Optuna refusing this worker's write to a finished
+    trial (the reaper fails a trial before it enqueues the retry, and enqueues none once the retries
+    are spent; Optuna 5 may surface the refusal as an error of its own cleanup)."""
     if trial_id is None:
         return False
     t = study._storage.get_trial(trial_id)
-    return t.state == TrialState.FAIL and any(
-        r.system_attrs.get("failed_trial") == t.number for r in study.get_trials(deepcopy=False))
+    if t.state != TrialState.FAIL:
+        return False
+    chain, e = [], exc
+    while e is not None and len(chain) < 16:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    refused = any(isinstance(e, optuna.exceptions.UpdateFinishedTrialError)
+                  or (isinstance(e, ValueError) and str(e).startswith("Cannot tell a ")) for e in chain)
+    return refused or any(r.system_attrs.get("failed_trial") == t.number for r in study.get_trials(deepcopy=False))
 
 
 def _all_running_local(study: optuna.Study) -> bool:
