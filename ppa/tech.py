@@ -224,11 +224,11 @@ LEAKAGE_TEMP_COEFF_PER_K = math.log(2.5) / 40.0
 LEAKAGE_DECADES_PER_V = 0.100 / 0.100
 # --- Logic area: published logic densities x a realised-density factor ----------------------------
 # What our "transistors" are: ppa.synth counts the mapped generic-gate netlist with Yosys's
-# ``stat -tech cmos`` table (NAND2/NOR2 4, INV 2, AOI3/OAI3 6, AOI4/OAI4 8, XOR/XNOR 12, MUX 12,
-# DFF 16). That is the static-CMOS transistor count a foundry library cell of the same function has
-# (NAND2 4 transistors is exactly the cell Bohr's metric counts), except the flip-flop: a library
-# D flip-flop has about 20-24 transistors and a scan flip-flop more, so flip-flop-heavy logic is
-# UNDER-counted here by up to ~1.5x per flip-flop [A, stated, not corrected].
+# ``stat -tech cmos`` table (NAND2/NOR2 4, INV 2, AOI3/OAI3 6, AOI4/OAI4 8, XOR/XNOR 12, MUX 12).
+# That is the static-CMOS transistor count a foundry library cell of the same function has (NAND2 4
+# transistors is exactly the cell Bohr's metric counts), except the flip-flop, which Yosys counts
+# as 16: ppa.synth counts a library D flip-flop's 22 (osu018's DFFPOSX1, ppa.synth.FF_TRANSISTORS).
+# A scan flip-flop has more; designs here have no scan chains [A].
 #
 #: Peak logic density (million transistors per mm^2 = transistors per um^2) per model node, in
 #: Bohr's metric (Intel, Technology and Manufacturing Day 2017: 0.6 x NAND2 transistors / NAND2

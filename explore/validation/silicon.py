@@ -178,11 +178,14 @@ def chips() -> list[Chip]:
     # (34 GB/s; DDR4-class channels here). Die area not published (published-figures §8b), only
     # bounded: [P] arXiv 1704.04760 section 2, "the Matrix Multiply Unit is a quarter" of the die
     # (Fig. 2's floor plan), and Table 2, "The TPU die is <= half the Haswell die size", Haswell
-    # E5-2699 v3 662 mm^2 in the same table: the matrix unit is at most 0.25 x 331 mm^2.
+    # E5-2699 v3 662 mm^2 in the same table: the matrix unit is at most 0.25 x 331 mm^2. The matrix
+    # unit "holds one 64 KiB tile of weights plus one for double-buffering" [S: published-figures §12,
+    # ISCA 2017]: the double-buffered PE (hw.array, a shadow weight set per PE).
     chips.append(Chip(
         "TPU v1 (28 nm, 700 MHz)",
         DesignPoint(rows=128, cols=128, sparse=False, node_nm=28, clock_mhz=700, voltage_v=tech.nominal_voltage(28),
-                    sram_kb=28 * 1024, sram_banks=8, dram="ddr4", dram_units=2, acc_bits=32, cooling="liquid"),
+                    sram_kb=28 * 1024, sram_banks=8, dram="ddr4", dram_units=2, acc_bits=32, cooling="liquid",
+                    double_buffer=True),
         {"peak_tops": (92.0, "array", "65,536 x 2 x 0.7 GHz"),
          "array_area_mm2": (TPU_V1_MXU_SHARE * TPU_V1_DIE_BOUND_MM2, "array",
                             "a quarter of a die <= half Haswell's 662 mm^2: an upper bound"),
@@ -190,12 +193,15 @@ def chips() -> list[Chip]:
          "tops_per_w": (92.0 / 40.0, "chip", "peak TOPS / busy power")},
         {"array_area_mm2": "the published figure is a floorplan share of a die only bounded from above (<= 331 "
                             "mm^2), so 83 mm^2 is an upper bound, and the matrix unit's quarter holds its weight "
-                            "FIFO, weight shift registers and wiring as well as the MACs; the model's array is the "
-                            "synthesised PEs' cells at the realised density (as TPU v4i's row)",
+                            "FIFO and wiring as well as the MACs and their double-buffered weights (which the "
+                            "model's PEs hold); the model's array is the synthesised PEs' cells at the realised "
+                            "density (as TPU v4i's row), 4 MACs per PE sharing one partial-sum register where "
+                            "TPU v1's 256 x 256 cells have one each",
          "power_w": "published power is the busy chip (host interface, control, DDR3 I/O) at an undisclosed "
                     "voltage; the model runs the array 100 % busy at the 28 nm nominal 0.9 V [A]",
          "tops_per_w": "chip-scope power (see power_w)"},
-        "in: the INT8 array, 28 MiB SRAM, a vector lane per column, DDR PHYs; out: host interface, the "
+        "in: the INT8 array with double-buffered weights, 28 MiB SRAM, a vector lane per column, DDR PHYs; "
+        "out: host interface, the "
         "activation pipeline's real size, the DDR3 devices' I/O power",
     ))
     # Eyeriss v1 (Chen et al. JSSC 2017): 65 nm, 168 PEs, 16-bit fixed point, 108 KB global

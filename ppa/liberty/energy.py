@@ -55,7 +55,7 @@ LIBERTY_ENERGY_VERSION = "1"
 #: [A] clock wiring capacitance per sink (and per tree level) as a fraction of the pin load it
 #: serves. No placement here. Estimate behind the value: a leaf clock wire per flip-flop about the
 #: flip-flop pitch (sqrt of the cell area per flip-flop of an array). At 180 nm, ~30 um at ~0.2
-#: fF/um is 0.2x a 28 fF osu018 clock pin. At 7 nm, ~1.3 um (a 16 x 16 2:4 array: 1.8 um^2 of cells
+#: fF/um is 0.2x a 28 fF osu018 clock pin. At 7 nm, ~1.4 um (a 16 x 16 2:4 array: 1.9 um^2 of cells
 #: per flip-flop at ppa.tech's realised density) at the ASAP7 platform's clock-wire 0.145 fF/um
 #: (ppa.references) is 0.4x ASAP7's 0.47 fF clock pin. We take 0.5. `sparsepe validate` shows the
 #: clock per flip-flop the model charges at 7 nm against ASAP7's library with that wire.

@@ -1,11 +1,13 @@
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from hw.errors import InputError
-from ppa import synth
+from ppa import rtl, synth
+from ppa.liberty.library import OSU018_PATH
 from ppa.operators import operator_verilog
 
 pytestmark = pytest.mark.yosys
@@ -22,6 +24,29 @@ def test_counts_match_yosys_stat_and_ltp(tmp_path):
         out = subprocess.run(["yosys", "-p", f"read_verilog {src}; synth -flatten -noalumacc -top {top}; abc -g cmos; opt_clean; ltp -noff"],
                              capture_output=True, text=True, check=True).stdout
         assert res.logic_depth == int(re.findall(r"Longest topological path in \S+ \(length=(\d+)\)", out)[-1])
+    # with flip-flops: Yosys's count but for each flip-flop's 22 (a library's) against its 16
+    v, top = rtl.register_verilog(16)
+    reg = synth.synthesize(v, top, cache=tmp_path / "c")
+    assert reg.flip_flops == 16
+    assert reg.transistors == reg.yosys_transistors + 16 * (22 - 16)
+
+
+def test_flip_flop_count_is_the_liberty_librarys():
+    """The flip-flop's transistors, counted in the SPICE netlist of osu018 (the library the timing
+    maps to), not typed from ppa.synth."""
+    sp = Path(OSU018_PATH).with_suffix(".sp")
+    if not sp.exists():
+        pytest.skip(f"{sp} not installed (Debian qflow-tech-osu018)")
+    counts, name = {}, None
+    for line in sp.read_text().splitlines():
+        word = line.split()[:2]
+        if word and word[0].upper() == ".SUBCKT":
+            name, counts[word[1]] = word[1], 0
+        elif word and name and word[0][:1].upper() == "M":
+            counts[name] += 1
+    assert counts["DFFPOSX1"] == counts["DFFNEGX1"] == synth.FF_TRANSISTORS
+    assert counts["NAND2X1"] == synth.TRANSISTORS_PER_CELL["$_NAND_"]
+    assert counts["XOR2X1"] == synth.TRANSISTORS_PER_CELL["$_XOR_"]
 
 
 def test_cache_hit_and_location(tmp_path, monkeypatch):
