@@ -10,12 +10,14 @@ import math
 from dataclasses import replace
 
 from hw.errors import InputError
-from ppa import calibration, dram, phy, references, silicon_clock, sram, tech
+from hw.params import PEParams
+from ppa import calibration, dram, phy, references, rtl, silicon_clock, sram, synth, tech
 from ppa.liberty import asap7
 from ppa.liberty.energy import clock_with_leaf_wire
 from ppa.liberty.library import load_liberty
 from ppa.design import DesignPoint, PPAResult
 from ppa.model import estimate
+from ppa.timing.mapping import FASTEST_CLOCK_PS, mapped_cell_area_um2
 
 from explore.validation.row import Row, fit_row, ranged
 
@@ -273,6 +275,48 @@ def asap7_stage_row(res: PPAResult) -> Row:
     ref = estimate(replace(res.design, liberty=asap7.KEYWORD, liberty_node_nm=None)).details["timing"]["cycle_fo4"]
     return Row("timing", quantity, 7, model, ref, "FO4", source, held_out=True,
                reason="" if _ok(model, ref) else "the default library's mapping differs from ASAP7's")
+
+
+def asap7_area_rows() -> list[Row]:
+    """The 7 nm cell area of the INT8 dense PE and 2:4 PE as the model prices it (the synthesised
+    netlist's transistors at TSMC N7's peak logic density, ppa.tech, before placement utilisation and
+    post-layout growth) against the same PE mapped for area to the ASAP7 library's cells (Yosys + ABC,
+    ``stat -liberty``): held-out checks of the transistor count and the density together. And how
+    cell sizing is accounted for: the growth of a minimum-delay (fmax) mapping over the area
+    mapping on ASAP7 against the model's post-layout cell growth (shown, not counted)."""
+    source = ("[D] the PE mapped for area to the ASAP7 7 nm library's cells (../shared/reference/asap7, "
+              "Clark et al. 2016; Yosys + ABC, stat -liberty)")
+    why = asap7.why_unavailable()
+    rows, areas = [], {}
+    for sparse, name in ((False, "dense PE"), (True, "2:4 PE")):
+        v, top = rtl.pe_verilog(PEParams(), sparse), rtl.pe_name(sparse)
+        model = synth.synthesize(v, top).transistors * tech.cell_area_per_transistor_um2(7)
+        quantity = f"cell area of the INT8 {name} at 7 nm (transistors at N7's peak density)"
+        ref = None
+        if why is None:
+            try:  # maps with Yosys once per PE and mapping (then cached)
+                lib = load_liberty(asap7.merged_liberty_path())
+                ref = mapped_cell_area_um2(v, top, lib)
+                areas[sparse] = (v, top, lib, ref)
+            except InputError as e:
+                why = f"ASAP7's cell area could not be read here: {e}"
+        rows.append(Row("area", quantity, 7, model, ref, "um^2", source, held_out=True,
+                        reason=why if ref is None else "" if _ok(model, ref) else
+                        "the model's transistor count at N7's published density departs from ASAP7's cells"))
+    growth = tech.POST_LAYOUT_CELL_GROWTH
+    quantity = "cell-area growth of timing-driven sizing (the 2:4 PE at 7 nm)"
+    if True in areas:
+        v, top, lib, area = areas[True]
+        fast = mapped_cell_area_um2(v, top, lib, clock_ps=FASTEST_CLOCK_PS)
+        rows.append(Row("area", quantity, 7, growth, fast / area, "ratio",
+                        "[D] ASAP7: the PE mapped for minimum delay (buffered, up- and down-sized by ABC) over its "
+                        "area mapping", held_out=False,
+                        reason="not a check: the model's post-layout cell growth [A] (sizing, the clock tree, hold "
+                               "fixing, tap cells) against the sizing of a mapping for the PE's fmax, the most "
+                               "sizing a design needs; a design clocked below its fmax is sized less"))
+    else:
+        rows.append(Row("area", quantity, 7, growth, None, "ratio", source, held_out=False, reason=why))
+    return rows
 
 
 def asap7_clock_row(res: PPAResult) -> Row:

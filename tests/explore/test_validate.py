@@ -196,7 +196,7 @@ def test_full_validate_exits_0_and_counts_every_group(tmp_path):
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     groups = {r["group"] for r in rows}
-    assert groups == {"mac", "sram", "dram", "phy", "timing", "voltage", "power", "silicon"}
+    assert groups == {"mac", "sram", "dram", "phy", "timing", "area", "voltage", "power", "silicon"}
     silicon = {r["quantity"].split(":")[0] for r in rows if r["group"] == "silicon"}
     assert len(silicon) >= 6
     assert all(r["reason"] for r in rows if r["held_out"] and not r["within"])
@@ -314,6 +314,41 @@ def test_tpu_v1_matrix_unit_is_held_to_its_floorplan_bound():
     assert r.reference == pytest.approx(TPU_V1_MXU_QUARTER * HASWELL_DIE_MM2 / 2) and r.held_out
     # the model's array is the synthesised PEs alone, below the bound (a floorplan share with FIFOs and wiring)
     assert r.model < r.reference and (r.within or "upper bound" in r.reason)
+
+
+#: [S] TSMC N7 high-density logic: 91.2 MTr/mm^2 (WikiChip), i.e. 1 / 91.2 um^2 of cell per transistor
+N7_HD_MTR_PER_MM2 = 91.2
+
+
+@pytest.mark.yosys
+def test_cell_area_rows_hold_the_pes_to_asap7s_cells():
+    """The model's 7 nm cell area of each INT8 PE (its netlist's transistors at N7's density, typed
+    here) against the PE's ASAP7 mapping, re-summed here from the library's own cell areas."""
+    from hw.params import PEParams
+    from ppa import rtl, synth
+    from ppa.liberty import asap7
+    from ppa.liberty.library import cell_area, load_liberty
+    from ppa.timing.mapping import map_to_liberty
+
+    rows = {r.quantity: r for r in physics.asap7_area_rows()}
+    assert all(r.group == "area" and r.node_nm == 7 for r in rows.values())
+    growth = rows["cell-area growth of timing-driven sizing (the 2:4 PE at 7 nm)"]
+    assert not growth.held_out and growth.model == 1.25
+    for sparse, name in ((False, "dense PE"), (True, "2:4 PE")):
+        r = rows[f"cell area of the INT8 {name} at 7 nm (transistors at N7's peak density)"]
+        v, top = rtl.pe_verilog(PEParams(), sparse), rtl.pe_name(sparse)
+        assert r.held_out and r.model == pytest.approx(synth.synthesize(v, top).transistors / N7_HD_MTR_PER_MM2)
+        if asap7.why_unavailable() is not None:
+            assert r.reference is None and r.reason == asap7.why_unavailable()
+            continue
+        lib = load_liberty(asap7.merged_liberty_path())
+        mapped = map_to_liberty(v, top, lib)
+        assert r.reference == pytest.approx(sum(n * cell_area(lib.cell(c)) for c, n in mapped.cells.items()), rel=1e-3)
+        assert r.within, (r.model, r.reference)  # 0.93 (dense), 0.89 (2:4) when written
+    if asap7.why_unavailable() is None:  # sizing for fmax grows the cells more than the model's 1.25
+        assert 1.25 < growth.reference < 2.5
+    else:
+        pytest.skip(asap7.why_unavailable())
 
 
 #: [P] OpenROAD-flow-scripts flow/platforms/asap7/setRC.tcl: set_wire_rc -clock -capacitance 1.44549E-01 (fF/um)
