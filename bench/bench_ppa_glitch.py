@@ -1,0 +1,210 @@
+"""Glitches: how much switching a timed simulation adds to the zero-delay toggles the model counts.
+
+ppa.model costs switching activity as zero-delay toggles of the generic netlist (ppa.netlist), so a
+net that settles after several transitions within a cycle is charged once. This bench measures the
+difference with peer tools on each operator's netlist mapped to a real library:
+
+1. the operator (ppa.operators 8/32-bit add and multiply, hw.fp's bf16 FPMul and binary32 F32Add) is
+   mapped to osu018 for minimum delay, buffered and sized (ppa.timing.mapping, as the STA flow does);
+2. OpenSTA writes its SDF (the library's delays at each cell's load);
+3. Icarus Verilog runs the same random operands twice through the osu018 cell models: zero-delay,
+   and timed (``-gspecify``, ``$sdf_annotate``), one operand pair every 40 ns (longer than any
+   path);
+4. each net's transitions in the VCD are charged the library's energy per transition of that net
+   (ppa.liberty.energy.net_energies: 1/2 C V^2 of the pins it drives plus its driver's internal
+   energy); the operands' own input nets are not charged.
+
+It prints each operator's energy per operation both ways and the energy ratios between operators
+against Horowitz's 45 nm and Jouppi's 7 nm tables (published-figures.md section 3). Icarus applies a
+path delay to every pulse (no pulse rejection), so the timed figure is an upper bound on the
+glitches of this netlist. Not a target: it measures a mechanism the model leaves out (docs/validation.md,
+"Energy per operation").
+
+Needs Icarus (iverilog, vvp), OpenSTA (sta) and Debian's qflow-tech-osu018; skips with the reason
+otherwise. Run: PYTHONPATH=. python bench/bench_ppa_glitch.py [--ops mul8,add32,...] [--vectors 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench_ppa_precision import _fp_operands
+from hw.fp import F32Add, FPMul
+from hw.precision import FORMATS
+from hw.verilog import to_verilog
+from ppa import rtl
+from ppa.liberty.energy import net_energies
+from ppa.liberty.library import default_liberty_path, load_liberty
+from ppa.liberty.mapped import port_bits, module_body
+from ppa.timing.mapping import FASTEST_CLOCK_PS, map_to_liberty
+from ppa.timing.opensta import measure_fo4, run_sta
+
+PERIOD_NS = 40
+SEED = 7
+#: [S] energy per operation (pJ): Horowitz ISSCC 2014 (45 nm) and Jouppi et al. ISCA 2021 Table 2 (7 nm)
+HOROWITZ_PJ = {"mul8": 0.2, "add8": 0.03, "add32": 0.1, "mul32": 3.1, "f32_add": 0.9}
+JOUPPI_PJ = {"mul8": 0.07, "add8": 0.007, "add32": 0.03, "mul32": 1.48, "f32_add": 0.38, "bf16_mul": 0.21}
+RATIOS = (("mul8", "add32"), ("mul32", "mul8"), ("add8", "add32"), ("f32_add", "add32"), ("bf16_mul", "mul8"))
+
+
+def operator(name: str, rng: np.random.Generator, n: int):
+    """(Verilog, top, {port: operand array}) of one operator on ``n`` random operand pairs."""
+    if name in ("mul8", "add8", "add32", "mul32"):
+        kind, width = name[:3], int(name[3:])
+        v, top = rtl.operator_verilog(kind, width)
+        return v, top, {p: rng.integers(0, 1 << width, n, dtype=np.uint64) for p in ("a", "b")}
+    if name == "bf16_mul":
+        f = FORMATS["bf16"]
+        ops = [_fp_operands(rng, f.bits, f.exp_bits, f.man_bits, f.bias, (n,)) for _ in "ab"]
+        return to_verilog(FPMul(f), "fp_mul_bf16"), "fp_mul_bf16", dict(zip("ab", ops))
+    if name == "f32_add":
+        a = _fp_operands(rng, 32, 8, 23, 127, (n,))
+        b = _fp_operands(rng, 32, 8, 23, 127, (n,), around=(a >> 23) & 0xFF)
+        return to_verilog(F32Add(), "f32_add"), "f32_add", {"a": a, "b": b}
+    raise SystemExit(f"bench_ppa_glitch: error: unknown operator {name!r}")
+
+
+def testbench(top: str, ports: dict[str, tuple[str, int]], n: int, sdf: str, d: Path) -> str:
+    inputs = [(p, w) for p, (direction, w) in ports.items() if direction == "input"]
+    lines = ["`timescale 1ns/1ps", "module tb;"]
+    lines += [f"  reg [{w - 1}:0] {p}; reg [{w - 1}:0] mem_{p} [0:{n - 1}];" for p, w in inputs]
+    lines += [f"  wire [{w - 1}:0] {p};" for p, (direction, w) in ports.items() if direction == "output"]
+    lines += [f"  {top} dut(" + ", ".join(f".{p}({p})" for p in ports) + ");", "  integer i;", "  initial begin",
+              f'    if ($test$plusargs("sdf")) $sdf_annotate("{sdf}", dut);']
+    lines += [f'    $readmemh("{d / p}.hex", mem_{p}); {p} = 0;' for p, _ in inputs]
+    lines += [f"    #{PERIOD_NS};", f'    $dumpfile("{d / "run.vcd"}"); $dumpvars(1, dut);',
+              f"    for (i = 0; i < {n}; i = i + 1) begin"]
+    lines += [f"      {p} = mem_{p}[i];" for p, _ in inputs]
+    lines += [f"      #{PERIOD_NS};", "    end", "    $finish;", "  end", "endmodule", ""]
+    return "\n".join(lines)
+
+
+def vcd_transitions(path: Path, skip: set[str]) -> dict[str, int]:
+    """Transitions per net bit (``name`` or ``name[i]``, a leading backslash dropped) after the
+    initial dump, ports in ``skip`` left out."""
+    bits: dict[str, list[str]] = {}  # id -> net bit names, lowest bit last (the VCD's order)
+    last: dict[str, str] = {}
+    count: dict[str, int] = {}
+    started = False
+    with open(path) as f:
+        for line in f:
+            if line.startswith("$var"):
+                _, _, width, ident, name, *rest = line.split()
+                name = name.lstrip("\\")
+                w = int(width)
+                if w == 1:
+                    bits[ident] = [name]
+                else:
+                    msb, lsb = (int(x) for x in re.match(r"\[(\d+):(\d+)\]", rest[0]).groups())
+                    step = -1 if msb >= lsb else 1
+                    bits[ident] = [f"{name}[{b}]" for b in range(msb, lsb + step, step)]
+                continue
+            if line.startswith("#"):
+                started = started or int(line[1:]) > 0
+                continue
+            if not line.strip() or line[0] not in "01xzXZb":
+                continue
+            if line[0] == "b":
+                value, ident = line[1:].split()
+            else:
+                value, ident = line[0], line[1:].strip()
+            names = bits.get(ident)
+            if names is None:
+                continue
+            value = value.rjust(len(names), "0" if value[0] in "01" else value[0])
+            prev = last.get(ident)
+            last[ident] = value
+            if not started or prev is None:
+                continue
+            for name, x, y in zip(names, value, prev):
+                if x != y and name.split("[")[0] not in skip:
+                    count[name] = count.get(name, 0) + 1
+    return count
+
+
+def measure(name: str, n: int, lib, cells_v: str, slew_ns: float, rng) -> dict:
+    v, top, operands = operator(name, rng, n)
+    mapped = map_to_liberty(v, top, lib, clock_ps=FASTEST_CLOCK_PS)
+    body = module_body(mapped.verilog, top, where="bench_ppa_glitch").group(1)
+    ports = {}
+    for direction in ("input", "output"):
+        for p, _ in port_bits(body, direction):
+            ports[p] = (direction, ports.get(p, (direction, 0))[1] + 1)
+    ff, _, d_pin, _ = lib.register()
+    energy = {net: sw + internal for net, sw, internal in
+              net_energies(lib, mapped.verilog, top, slew_ns=slew_ns, output_load_pf=lib.pin_cap_pf(ff, d_pin))}
+    with tempfile.TemporaryDirectory(prefix="sparsepe-glitch-") as tmp:
+        d = Path(tmp)
+        (d / "mapped.v").write_text(mapped.verilog)
+        run_sta({"cells.lib": Path(lib.path).read_text(), "mapped.v": mapped.verilog},
+                f"read_liberty cells.lib\nread_verilog mapped.v\nlink_design {top}\n"
+                f"set_input_transition {slew_ns:.6f} [all_inputs]\n"
+                f"set_load {lib.pin_cap_pf(ff, d_pin):.6f} [all_outputs]\n"
+                f"write_sdf -no_timestamp -no_version {d / 'mapped.sdf'}")
+        for p, values in operands.items():
+            np.savetxt(d / f"{p}.hex", np.asarray(values, dtype=np.uint64), fmt="%x")
+        (d / "tb.v").write_text(testbench(top, ports, n, str(d / "mapped.sdf"), d))
+        out = {}
+        for timed in (False, True):
+            cmd = ["iverilog", "-g2005", *(["-gspecify"] if timed else []), "-o", str(d / "sim.vvp"), str(d / "tb.v"),
+                   str(d / "mapped.v"), cells_v]
+            subprocess.run(cmd, check=True, capture_output=True)
+            subprocess.run(["vvp", "-n", str(d / "sim.vvp"), *(["+sdf"] if timed else [])], check=True,
+                           capture_output=True)
+            tr = vcd_transitions(d / "run.vcd", skip={p for p, (dr, _) in ports.items() if dr == "input"})
+            missing = [net for net in tr if net not in energy]
+            if missing:
+                raise SystemExit(f"bench_ppa_glitch: error: {len(missing)} nets of {top} have no library energy, "
+                                 f"e.g. {missing[0]}")
+            out["timed" if timed else "zero"] = (sum(tr.values()) / n, sum(t * energy[k] for k, t in tr.items()) / n)
+    return {"name": name, "cells": sum(mapped.cells.values()), "zero_tr": out["zero"][0], "timed_tr": out["timed"][0],
+            "zero_fj": out["zero"][1] * 1e3, "timed_fj": out["timed"][1] * 1e3}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ops", default="mul8,add8,add32,bf16_mul,f32_add,mul32")
+    ap.add_argument("--vectors", type=int, default=400)
+    args = ap.parse_args(argv)
+    path = default_liberty_path()
+    missing = [t for t in ("iverilog", "vvp", "sta") if shutil.which(t) is None]
+    if path is None or missing:
+        print(f"bench_ppa_glitch: skipped: needs {', '.join(missing) or 'Debian qflow-tech-osu018'}")
+        return 0
+    cells_v = str(Path(path).with_suffix(".v"))
+    lib = load_liberty(path)
+    slew = measure_fo4(lib).slew_ns
+    rng = np.random.default_rng(SEED)
+    print(f"osu018 at {lib.nominal_voltage_v:g} V, timing-driven mapping (ABC sized for minimum delay), SDF by OpenSTA, "
+          f"Icarus; {args.vectors} random operand pairs per operator, one every {PERIOD_NS} ns\n")
+    print(f"{'operator':10} {'cells':>6} {'toggles/op zero-delay':>22} {'timed':>8} {'x':>5}   "
+          f"{'energy/op zero-delay (fJ)':>26} {'timed':>8} {'x':>5}")
+    res = {}
+    for name in args.ops.split(","):
+        t0 = time.time()
+        r = res[name] = measure(name, args.vectors, lib, cells_v, slew, rng)
+        print(f"{name:10} {r['cells']:6d} {r['zero_tr']:22.1f} {r['timed_tr']:8.1f} {r['timed_tr'] / r['zero_tr']:5.2f}   "
+              f"{r['zero_fj']:26.1f} {r['timed_fj']:8.1f} {r['timed_fj'] / r['zero_fj']:5.2f}   ({time.time() - t0:.0f} s)",
+              flush=True)
+    print("\nenergy ratios between operators (this netlist, osu018) against the published tables:")
+    print(f"{'ratio':22} {'zero-delay':>10} {'timed':>8} {'Horowitz 45 nm':>15} {'Jouppi 7 nm':>12}")
+    for x, y in RATIOS:
+        if x in res and y in res:
+            h = f"{HOROWITZ_PJ[x] / HOROWITZ_PJ[y]:.2f}" if x in HOROWITZ_PJ and y in HOROWITZ_PJ else "-"
+            j = f"{JOUPPI_PJ[x] / JOUPPI_PJ[y]:.2f}" if x in JOUPPI_PJ and y in JOUPPI_PJ else "-"
+            print(f"{x + ' / ' + y:22} {res[x]['zero_fj'] / res[y]['zero_fj']:10.2f} "
+                  f"{res[x]['timed_fj'] / res[y]['timed_fj']:8.2f} {h:>15} {j:>12}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
