@@ -13,7 +13,6 @@ the mapped cell area (``stat -liberty``).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import tempfile
 from dataclasses import dataclass
@@ -97,20 +96,3 @@ def map_to_liberty(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: flo
     return Mapped(mapped, dict(sorted(cells.items())), float(area[-1]) if area else 0.0,
                   abc_script.format(D="D") if clock_ps else "")
 
-
-def mapped_cell_area_um2(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: float | None = None,
-                         cache=None) -> float:
-    """The cell area of ``top`` mapped to ``lib`` (:func:`map_to_liberty`: for area without
-    ``clock_ps``, sized for that clock with it), in the library's area unit; computed once
-    (ppa.characterisation.cached, keyed by the Verilog, the scripts, the Yosys build and the
-    library's digest)."""
-    from ppa import characterisation  # it imports this module (through ppa.timing.sta)
-
-    h = hashlib.sha256()
-    for part in (verilog, top, repr(clock_ps), MAP_SCRIPT, TIMING_ABC_SCRIPT, _synth.yosys_id(), lib.sha256):
-        h.update(str(part).encode())
-        h.update(b"\0")
-    d = characterisation.cached("liberty-area", h.hexdigest()[:32],
-                                lambda: {"area_um2": map_to_liberty(verilog, top, lib, clock_ps=clock_ps).area_um2},
-                                cache=cache, what=f"the cell area of {top} on {lib.library}")
-    return float(d["area_um2"])
