@@ -12,12 +12,12 @@ from dataclasses import replace
 from hw.errors import InputError
 from hw.params import PEParams
 from ppa import calibration, dram, phy, references, rtl, silicon_clock, sram, synth, tech
+from ppa.design import DesignPoint, PPAResult
 from ppa.liberty import asap7
+from ppa.liberty.area import mapped_cell_area_um2
 from ppa.liberty.energy import clock_with_leaf_wire
 from ppa.liberty.library import load_liberty
-from ppa.design import DesignPoint, PPAResult
 from ppa.model import estimate
-from ppa.liberty.area import mapped_cell_area_um2
 from ppa.timing.mapping import FASTEST_CLOCK_PS
 
 from explore.validation.row import Row, fit_row, ranged
