@@ -5,7 +5,8 @@ net that settles after several transitions within a cycle is charged once. This 
 difference with peer tools on each operator's netlist mapped to a real library:
 
 1. the operator (ppa.operators 8/32-bit add and multiply, hw.fp's bf16 FPMul and binary32 F32Add) is
-   mapped to osu018 for minimum delay, buffered and sized (ppa.timing.mapping, as the STA flow does);
+   mapped to osu018 for minimum delay, buffered and sized (ppa.timing.mapping, as the STA flow does;
+   ``--mapping area``: for area);
 2. OpenSTA writes its SDF (the library's delays at each cell's load);
 3. Icarus Verilog runs the same random operands twice through the osu018 cell models: zero-delay,
    and timed (``-gspecify``, ``$sdf_annotate``), one operand pair every 40 ns (longer than any
@@ -131,9 +132,9 @@ def vcd_transitions(path: Path, skip: set[str]) -> dict[str, int]:
     return count
 
 
-def measure(name: str, n: int, lib, cells_v: str, slew_ns: float, rng) -> dict:
+def measure(name: str, n: int, lib, cells_v: str, slew_ns: float, rng, mapping: str = "delay") -> dict:
     v, top, operands = operator(name, rng, n)
-    mapped = map_to_liberty(v, top, lib, clock_ps=FASTEST_CLOCK_PS)
+    mapped = map_to_liberty(v, top, lib, clock_ps=FASTEST_CLOCK_PS if mapping == "delay" else None)
     body = module_body(mapped.verilog, top, where="bench_ppa_glitch").group(1)
     ports = {}
     for direction in ("input", "output"):
@@ -174,6 +175,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ops", default="mul8,add8,add32,bf16_mul,f32_add,mul32")
     ap.add_argument("--vectors", type=int, default=400)
+    ap.add_argument("--mapping", choices=("delay", "area"), default="delay",
+                    help="map for minimum delay, buffered and sized (the STA flow's netlist), or for area")
     args = ap.parse_args(argv)
     path = default_liberty_path()
     missing = [t for t in ("iverilog", "vvp", "sta") if shutil.which(t) is None]
@@ -184,14 +187,15 @@ def main(argv=None) -> int:
     lib = load_liberty(path)
     slew = measure_fo4(lib).slew_ns
     rng = np.random.default_rng(SEED)
-    print(f"osu018 at {lib.nominal_voltage_v:g} V, timing-driven mapping (ABC sized for minimum delay), SDF by OpenSTA, "
+    how = "timing-driven mapping (ABC sized for minimum delay)" if args.mapping == "delay" else "area mapping"
+    print(f"osu018 at {lib.nominal_voltage_v:g} V, {how}, SDF by OpenSTA, "
           f"Icarus; {args.vectors} random operand pairs per operator, one every {PERIOD_NS} ns\n")
     print(f"{'operator':10} {'cells':>6} {'toggles/op zero-delay':>22} {'timed':>8} {'x':>5}   "
           f"{'energy/op zero-delay (fJ)':>26} {'timed':>8} {'x':>5}")
     res = {}
     for name in args.ops.split(","):
         t0 = time.time()
-        r = res[name] = measure(name, args.vectors, lib, cells_v, slew, rng)
+        r = res[name] = measure(name, args.vectors, lib, cells_v, slew, rng, args.mapping)
         print(f"{name:10} {r['cells']:6d} {r['zero_tr']:22.1f} {r['timed_tr']:8.1f} {r['timed_tr'] / r['zero_tr']:5.2f}   "
               f"{r['zero_fj']:26.1f} {r['timed_fj']:8.1f} {r['timed_fj'] / r['zero_fj']:5.2f}   ({time.time() - t0:.0f} s)",
               flush=True)
