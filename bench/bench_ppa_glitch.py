@@ -8,12 +8,14 @@ difference with peer tools on each operator's netlist mapped to a real library:
    mapped to osu018 for minimum delay, buffered and sized (ppa.timing.mapping, as the STA flow does;
    ``--mapping area``: for area);
 2. OpenSTA writes its SDF (the library's delays at each cell's load);
-3. Icarus Verilog runs the same random operands twice through the osu018 cell models: zero-delay,
-   and timed (``-gspecify``, ``$sdf_annotate``), one operand pair every 40 ns (longer than any
-   path);
-4. each net's transitions in the VCD are charged the library's energy per transition of that net
-   (ppa.liberty.energy.net_energies: 1/2 C V^2 of the pins it drives plus its driver's internal
-   energy); the operands' own input nets are not charged.
+3. zero-delay: ppa.liberty.switching simulates the mapped netlist (flattened onto the cells'
+   functions) on random operands and charges each net's transitions the library's energy per
+   transition of that net (ppa.liberty.energy.net_energies: 1/2 C V^2 of the pins it drives plus
+   its driver's internal energy; the operands' own input nets are not charged);
+   tests/ppa/test_liberty_switching.py checks its transitions net by net against Icarus;
+4. timed: Icarus Verilog runs the same operands through the osu018 cell models with the SDF
+   (``-gspecify``, ``$sdf_annotate``), one operand pair every 40 ns (longer than any path), and
+   each net's transitions in its VCD are charged the same energies.
 
 It prints each operator's energy per operation both ways and the energy ratios between operators
 against Horowitz's 45 nm and Jouppi's 7 nm tables (published-figures.md section 3). Icarus applies a
@@ -45,7 +47,8 @@ from hw.verilog import to_verilog
 from ppa import rtl
 from ppa.liberty.energy import net_energies
 from ppa.liberty.library import default_liberty_path, load_liberty
-from ppa.liberty.mapped import port_bits, module_body
+from ppa.liberty.mapped import module_body, port_bits
+from ppa.liberty.switching import mapped_switching
 from ppa.timing.mapping import FASTEST_CLOCK_PS, map_to_liberty
 from ppa.timing.opensta import measure_fo4, run_sta
 
@@ -82,7 +85,7 @@ def testbench(top: str, ports: dict[str, tuple[str, int]], n: int, sdf: str, d: 
     lines += [f"  {top} dut(" + ", ".join(f".{p}({p})" for p in ports) + ");", "  integer i;", "  initial begin",
               f'    if ($test$plusargs("sdf")) $sdf_annotate("{sdf}", dut);']
     lines += [f'    $readmemh("{d / p}.hex", mem_{p}); {p} = 0;' for p, _ in inputs]
-    lines += [f"    #{PERIOD_NS};", f'    $dumpfile("{d / "run.vcd"}"); $dumpvars(1, dut);',
+    lines += [f"    #{PERIOD_NS};", f'    $dumpfile("{d / "run.vcd"}"); $dumpvars(1, dut); #1;',
               f"    for (i = 0; i < {n}; i = i + 1) begin"]
     lines += [f"      {p} = mem_{p}[i];" for p, _ in inputs]
     lines += [f"      #{PERIOD_NS};", "    end", "    $finish;", "  end", "endmodule", ""]
@@ -141,8 +144,15 @@ def measure(name: str, n: int, lib, cells_v: str, slew_ns: float, rng, mapping: 
         for p, _ in port_bits(body, direction):
             ports[p] = (direction, ports.get(p, (direction, 0))[1] + 1)
     ff, _, d_pin, _ = lib.register()
+    load = lib.pin_cap_pf(ff, d_pin)
     energy = {net: sw + internal for net, sw, internal in
-              net_energies(lib, mapped.verilog, top, slew_ns=slew_ns, output_load_pf=lib.pin_cap_pf(ff, d_pin))}
+              net_energies(lib, mapped.verilog, top, slew_ns=slew_ns, output_load_pf=load)}
+    ms = mapped_switching(mapped.verilog, top, lib, slew_ns=slew_ns, output_load_pf=load)
+    # cycle 0 at zero operands settles the netlist (the testbench's first 40 ns)
+    settled = {p: np.repeat(np.concatenate([np.zeros(1, np.uint64), np.asarray(x, np.uint64)])[:, None], 64, axis=1)
+               for p, x in operands.items()}
+    zero_pj, per = ms.energy_per_cycle_pj(settled, count_from=1)
+    out = {"zero": (float(per[ms.energy_pj > 0].sum()), zero_pj)}
     with tempfile.TemporaryDirectory(prefix="sparsepe-glitch-") as tmp:
         d = Path(tmp)
         (d / "mapped.v").write_text(mapped.verilog)
@@ -154,19 +164,15 @@ def measure(name: str, n: int, lib, cells_v: str, slew_ns: float, rng, mapping: 
         for p, values in operands.items():
             np.savetxt(d / f"{p}.hex", np.asarray(values, dtype=np.uint64), fmt="%x")
         (d / "tb.v").write_text(testbench(top, ports, n, str(d / "mapped.sdf"), d))
-        out = {}
-        for timed in (False, True):
-            cmd = ["iverilog", "-g2005", *(["-gspecify"] if timed else []), "-o", str(d / "sim.vvp"), str(d / "tb.v"),
-                   str(d / "mapped.v"), cells_v]
-            subprocess.run(cmd, check=True, capture_output=True)
-            subprocess.run(["vvp", "-n", str(d / "sim.vvp"), *(["+sdf"] if timed else [])], check=True,
-                           capture_output=True)
-            tr = vcd_transitions(d / "run.vcd", skip={p for p, (dr, _) in ports.items() if dr == "input"})
-            missing = [net for net in tr if net not in energy]
-            if missing:
-                raise SystemExit(f"bench_ppa_glitch: error: {len(missing)} nets of {top} have no library energy, "
-                                 f"e.g. {missing[0]}")
-            out["timed" if timed else "zero"] = (sum(tr.values()) / n, sum(t * energy[k] for k, t in tr.items()) / n)
+        subprocess.run(["iverilog", "-g2005", "-gspecify", "-o", str(d / "sim.vvp"), str(d / "tb.v"), str(d / "mapped.v"),
+                        cells_v], check=True, capture_output=True)
+        subprocess.run(["vvp", "-n", str(d / "sim.vvp"), "+sdf"], check=True, capture_output=True)
+        tr = vcd_transitions(d / "run.vcd", skip={p for p, (dr, _) in ports.items() if dr == "input"})
+        missing = [net for net in tr if net not in energy]
+        if missing:
+            raise SystemExit(f"bench_ppa_glitch: error: {len(missing)} nets of {top} have no library energy, "
+                             f"e.g. {missing[0]}")
+        out["timed"] = (sum(tr.values()) / n, sum(t * energy[k] for k, t in tr.items()) / n)
     return {"name": name, "cells": sum(mapped.cells.values()), "zero_tr": out["zero"][0], "timed_tr": out["timed"][0],
             "zero_fj": out["zero"][1] * 1e3, "timed_fj": out["timed"][1] * 1e3}
 
@@ -190,6 +196,7 @@ def main(argv=None) -> int:
     how = "timing-driven mapping (ABC sized for minimum delay)" if args.mapping == "delay" else "area mapping"
     print(f"osu018 at {lib.nominal_voltage_v:g} V, {how}, SDF by OpenSTA, "
           f"Icarus; {args.vectors} random operand pairs per operator, one every {PERIOD_NS} ns\n")
+    print("zero-delay: ppa.liberty.switching on the mapped netlist; timed: Icarus with OpenSTA's SDF\n")
     print(f"{'operator':10} {'cells':>6} {'toggles/op zero-delay':>22} {'timed':>8} {'x':>5}   "
           f"{'energy/op zero-delay (fJ)':>26} {'timed':>8} {'x':>5}")
     res = {}
