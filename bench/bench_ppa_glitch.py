@@ -18,7 +18,11 @@ difference with peer tools on each operator's netlist mapped to a real library:
    each net's transitions in its VCD are charged the same energies.
 
 It prints each operator's energy per operation both ways and the energy ratios between operators
-against Horowitz's 45 nm and Jouppi's 7 nm tables (published-figures.md section 3). Icarus applies a
+against Horowitz's 45 nm and Jouppi's 7 nm tables (published-figures.md section 3). Then what the
+model charges instead: the generic netlist's toggles (ppa.netlist, one energy per toggle) of the
+calibration operators (ppa.calibration's operands) and of the INT8 and BF16 dense PEs (ppa.activity's
+default trace), against the library energy of their mapped netlists on the same inputs, each
+relative to the calibration pair (the 8-bit multiply and 32-bit add, the model's fit anchors). Icarus applies a
 path delay to every pulse (no pulse rejection), so the timed figure is an upper bound on the
 glitches of this netlist. Not a target: it measures a mechanism the model leaves out (docs/validation.md,
 "Energy per operation").
@@ -43,8 +47,10 @@ import numpy as np
 from bench_ppa_precision import _fp_operands
 from hw.fp import F32Add, FPMul
 from hw.precision import FORMATS
+from hw.params import PEParams
 from hw.verilog import to_verilog
-from ppa import rtl
+from ppa import activity, rtl
+from ppa.calibration import CAL_CYCLES, CAL_INSTANCES, CAL_SEED, measure_operator
 from ppa.liberty.energy import net_energies
 from ppa.liberty.library import default_liberty_path, load_liberty
 from ppa.liberty.mapped import module_body, port_bits
@@ -177,6 +183,34 @@ def measure(name: str, n: int, lib, cells_v: str, slew_ns: float, rng, mapping: 
             "zero_fj": out["zero"][1] * 1e3, "timed_fj": out["timed"][1] * 1e3}
 
 
+def library_per_generic_toggle(lib, slew_ns: float, mapping: str) -> list[tuple[str, float, float]]:
+    """(design, generic toggles per cycle, library energy per cycle in pJ) of the calibration
+    operators on ppa.calibration's operands and of the dense INT8 and BF16 PEs on the default trace."""
+    ff, _, d_pin, _ = lib.register()
+    clock = FASTEST_CLOCK_PS if mapping == "delay" else None
+
+    def library_pj(v: str, top: str, inputs: dict) -> float:
+        mapped = map_to_liberty(v, top, lib, clock_ps=clock)
+        ms = mapped_switching(mapped.verilog, top, lib, slew_ns=slew_ns, output_load_pf=lib.pin_cap_pf(ff, d_pin))
+        return ms.energy_per_cycle_pj(inputs)[0]
+
+    out = []
+    for kind, width in (("mul", 8), ("add", 32), ("add", 8), ("mul", 32)):
+        rng = np.random.default_rng(CAL_SEED)  # ppa.calibration.measure_operator's operands
+        a, b = (rng.integers(0, 1 << width, (CAL_CYCLES, CAL_INSTANCES), dtype=np.uint64) for _ in "ab")
+        out.append((f"{kind}{width}", measure_operator(kind, width).toggles_per_op,
+                    library_pj(*rtl.operator_verilog(kind, width), {"a": a, "b": b})))
+    for precision in ("int8", "bf16"):
+        p = PEParams(precision=precision)
+        trace = activity.synthetic_trace(p, False)
+        tc, _, _ = activity.simulate_pe(p, False, trace)
+        inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
+        out.append((f"{precision} dense PE", tc.circuit_toggles / (tc.cycles * tc.instances),
+                    library_pj(rtl.pe_verilog(p, False), rtl.pe_name(False),
+                               {k: np.ascontiguousarray(x) for k, x in inputs.items()})))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ops", default="mul8,add8,add32,bf16_mul,f32_add,mul32")
@@ -214,6 +248,14 @@ def main(argv=None) -> int:
             j = f"{JOUPPI_PJ[x] / JOUPPI_PJ[y]:.2f}" if x in JOUPPI_PJ and y in JOUPPI_PJ else "-"
             print(f"{x + ' / ' + y:22} {res[x]['zero_fj'] / res[y]['zero_fj']:10.2f} "
                   f"{res[x]['timed_fj'] / res[y]['timed_fj']:8.2f} {h:>15} {j:>12}")
+    rows = library_per_generic_toggle(lib, slew, args.mapping)
+    e = {name: pj / tog for name, tog, pj in rows}
+    anchor = (e["mul8"] * e["add32"]) ** 0.5
+    print("\nwhat the model charges (zero-delay toggles of the generic netlist, one energy each) against the library "
+          "energy of the mapped netlist on the same inputs:")
+    print(f"{'design':16} {'generic toggles/cycle':>22} {'library fJ/cycle':>17} {'per toggle, / anchors':>22}")
+    for name, tog, pj in rows:
+        print(f"{name:16} {tog:22.1f} {pj * 1e3:17.1f} {e[name] / anchor:22.3f}")
     return 0
 
 
