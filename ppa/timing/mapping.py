@@ -89,10 +89,21 @@ def map_to_liberty(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: flo
         stat = (d / "stat.txt").read_text()
         mapped = (d / "mapped.v").read_text()
     area = re.findall(r"Chip area for (?:module|top module) '\\?\S+?':\s+([0-9.]+)", stat)
-    cells: dict[str, int] = {}
-    sect = stat.split("Number of cells:")[-1]
-    for m in re.finditer(r"^\s+(\S+)\s+(\d+)\s*$", sect, re.M):
-        cells[m.group(1)] = int(m.group(2))
-    return Mapped(mapped, dict(sorted(cells.items())), float(area[-1]) if area else 0.0,
+    return Mapped(mapped, stat_cells(stat), float(area[-1]) if area else 0.0,
                   abc_script.format(D="D") if clock_ps else "")
+
+
+def stat_cells(stat: str) -> dict[str, int]:
+    """Cell type -> count from the last module of a ``stat -liberty`` report, in either layout:
+    Yosys 0.23's (``Number of cells: N`` then ``CELL count`` lines) or the later one (``N area
+    cells`` then ``count area CELL`` lines)."""
+    cells: dict[str, int] = {}
+    if "Number of cells:" in stat:
+        for m in re.finditer(r"^\s+(\S+)\s+(\d+)\s*$", stat.split("Number of cells:")[-1], re.M):
+            cells[m.group(1)] = int(m.group(2))
+    else:
+        sect = re.split(r"^\s*\d+\s+[0-9.]+\s+cells\s*$", stat, flags=re.M)[-1]
+        for m in re.finditer(r"^\s+(\d+)\s+[0-9.]+\s+(\S+)\s*$", sect, re.M):
+            cells[m.group(2)] = int(m.group(1))
+    return dict(sorted(cells.items()))
 

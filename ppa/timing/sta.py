@@ -49,7 +49,7 @@ from ppa.timing.mapping import MAP_SCRIPT, TIMING_ABC_SCRIPT, Mapped, map_to_lib
 from ppa.timing.opensta import DEFAULT_PERIOD_NS, find_sta, measure_fo4, time_mapped
 
 #: Bump when the flow or the parsing changes, so old cache entries are not reused.
-STA_FLOW_VERSION = "2"  # 2: buffer trees on flip-flop / input nets (ppa.timing.buffer)
+STA_FLOW_VERSION = "3"  # 2: buffer trees on flip-flop / input nets (ppa.timing.buffer); 3: cell counts of either stat layout
 
 
 def tools(lib: LibertyLibrary) -> dict:

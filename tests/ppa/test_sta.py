@@ -464,3 +464,32 @@ def test_cli_sweep_bad_liberty_one_line_exit_2(tmp_path):
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and str(bad) in lines[0]
+
+
+def test_stat_cells_reads_both_yosys_layouts():
+    """`stat -liberty` as Yosys 0.23 prints it and as the yowasp wheel's 0.70 does (typed here)."""
+    from ppa.timing.mapping import stat_cells
+
+    old = """=== add8 ===
+
+   Number of wires:                 34
+   Number of cells:                 40
+     AND2X1                          3
+     XOR2X1                          5
+
+   Chip area for module '\\add8': 1412.000000
+"""
+    new = """=== add8 ===
+
+        +----------Local Count, excluding submodules.
+        |        +-Local Area, excluding submodules.
+        |        |
+       34        - wires
+       40     1412 cells
+        3       96   AND2X1
+        5      280   XOR2X1
+
+   Chip area for module '\\add8': 1412.000000
+     of which used for sequential elements: 0.000000 (0.00%)
+"""
+    assert stat_cells(old) == stat_cells(new) == {"AND2X1": 3, "XOR2X1": 5}
