@@ -158,14 +158,14 @@ def measure(name: str, n: int, lib, cells_v: str, slew_ns: float, rng, mapping: 
     settled = {p: np.repeat(np.concatenate([np.zeros(1, np.uint64), np.asarray(x, np.uint64)])[:, None], 64, axis=1)
                for p, x in operands.items()}
     zero_pj, per = ms.energy_per_cycle_pj(settled, count_from=1)
-    out = {"zero": (float(per[ms.energy_pj > 0].sum()), zero_pj)}
+    out = {"zero": (float(per @ ms.mapped_nets), zero_pj)}  # transitions of the mapped netlist's nets
     with tempfile.TemporaryDirectory(prefix="sparsepe-glitch-") as tmp:
         d = Path(tmp)
         (d / "mapped.v").write_text(mapped.verilog)
         run_sta({"cells.lib": Path(lib.path).read_text(), "mapped.v": mapped.verilog},
                 f"read_liberty cells.lib\nread_verilog mapped.v\nlink_design {top}\n"
                 f"set_input_transition {slew_ns:.6f} [all_inputs]\n"
-                f"set_load {lib.pin_cap_pf(ff, d_pin):.6f} [all_outputs]\n"
+                f"set_load {load:.6f} [all_outputs]\n"
                 f"write_sdf -no_timestamp -no_version {d / 'mapped.sdf'}")
         for p, values in operands.items():
             np.savetxt(d / f"{p}.hex", np.asarray(values, dtype=np.uint64), fmt="%x")

@@ -43,6 +43,7 @@ class MappedSwitching:
     library: str
     netlist: GateNetlist  # the mapped netlist flattened onto its cells' functions
     energy_pj: np.ndarray  # per net of ``netlist``: the library's energy per transition (0: not charged)
+    mapped_nets: np.ndarray  # per net of ``netlist``: how many cell-driven nets of the mapped netlist it is
 
     def energy_per_cycle_pj(self, inputs: dict[str, np.ndarray], *, count_from: int = 0) -> tuple[float, np.ndarray]:
         """Mean switching energy per cycle and instance (pJ) on ``inputs`` ((cycles, instances)
@@ -79,14 +80,17 @@ def mapped_switching(mapped_verilog: str, top: str, lib: LibertyLibrary, *, slew
     # a buffer cell's function joins its input and output nets into one: each transition of that
     # net is charged both mapped nets' energies (the buffer's input load and its own output)
     weights = np.zeros(netlist.n_nets)
+    nets = np.zeros(netlist.n_nets, dtype=np.int64)
     found = set()
     for idx, names in netlist.names.items():
         for name in {n.lstrip("\\") for n in names} & energy.keys():
             weights[idx] += energy[name]
+            nets[idx] += 1
             found.add(name)
     missing = sorted(set(energy) - found - constant)
     if missing:
         raise InputError(f"{len(missing)} nets of {top} not found after flattening onto {lib.library}, e.g. "
                          f"{missing[0]}", where="ppa.liberty.switching")
     weights[netlist.input_nets] = 0.0
-    return MappedSwitching(top, lib.library, netlist, weights)
+    nets[netlist.input_nets] = 0
+    return MappedSwitching(top, lib.library, netlist, weights, nets)

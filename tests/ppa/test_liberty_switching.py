@@ -73,7 +73,7 @@ def test_mapped_transitions_match_icarus_on_the_cell_models(tmp_path):
     energy, per = ms.energy_per_cycle_pj(ops, count_from=1)
     icarus = _icarus_transitions(mapped, top, str(Path(path).with_suffix(".v")), a, b, tmp_path)
     charged = np.nonzero(ms.energy_pj > 0)[0]
-    assert len(charged) > 200  # every cell-driven net of the multiplier
+    assert len(charged) > 200 and (ms.mapped_nets[charged] >= 1).all()  # every cell-driven net of the multiplier
     for idx in charged:
         names = [nm.lstrip("\\") for nm in ms.netlist.names[idx]]
         assert per[idx] * n == pytest.approx(max(icarus.get(nm, 0) for nm in names), abs=1e-9), names
