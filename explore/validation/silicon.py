@@ -4,8 +4,10 @@ architecture only (MAC count, precision, node, clock, on-chip SRAM, post-process
 DRAM type) and costed with ppa.model.estimate. One constant is fitted to one of these chips: the
 fixed control block (ppa.model.CONTROL_FIXED_TRANSISTORS) to NVDLA nv_small, whose row is shown as
 its fit anchor; every other figure is held out.
-Sources are in docs/published-silicon.md. Our PE covers M = 4 reduction elements per cycle (4
-multipliers and an adder tree), so a chip of N MACs is configured as R x C PEs with R x C x 4 = N.
+Sources are in docs/published-silicon.md. Our PE covers M reduction elements per cycle (M multipliers
+and an adder tree), so a chip of N MACs is configured as R x C PEs with R x C x M = N: M = 4, except
+TPU v1, a 256 x 256 systolic array of one-MAC cells, configured at its published geometry with the
+smallest PE the hardware builds (M = 2: 128 x 256 PEs, 256 deep by 256 wide).
 
 Scope of each published figure: "chip" (the whole die or package), "block" (the accelerator block
 without DRAM PHY; NVDLA's synthesis areas include its memories), "array" (the MAC array only),
@@ -180,10 +182,13 @@ def chips() -> list[Chip]:
     # (Fig. 2's floor plan), and Table 2, "The TPU die is <= half the Haswell die size", Haswell
     # E5-2699 v3 662 mm^2 in the same table: the matrix unit is at most 0.25 x 331 mm^2. The matrix
     # unit "holds one 64 KiB tile of weights plus one for double-buffering" [S: published-figures §12,
-    # ISCA 2017]: the double-buffered PE (hw.array, a shadow weight set per PE).
+    # ISCA 2017]: the double-buffered PE (hw.array, a shadow weight set per PE). Its 256 x 256 cells
+    # are one MAC each [V: ISCA 2017 abstract, via published-figures §8b: 65,536 8-bit MACs, a 256 x
+    # 256 systolic array]: PEs of M = 2 (hw's smallest) at 128 x 256 give its 256-deep, 256-wide array (M = 4 at
+    # 128 x 128 would be a 512 x 128 array with a quarter of its partial-sum registers).
     chips.append(Chip(
         "TPU v1 (28 nm, 700 MHz)",
-        DesignPoint(rows=128, cols=128, sparse=False, node_nm=28, clock_mhz=700, voltage_v=tech.nominal_voltage(28),
+        DesignPoint(rows=128, cols=256, n=1, m=2, sparse=False, node_nm=28, clock_mhz=700, voltage_v=tech.nominal_voltage(28),
                     sram_kb=28 * 1024, sram_banks=8, dram="ddr4", dram_units=2, acc_bits=32, cooling="liquid",
                     double_buffer=True),
         {"peak_tops": (92.0, "array", "65,536 x 2 x 0.7 GHz"),
@@ -195,12 +200,13 @@ def chips() -> list[Chip]:
                             "mm^2), so 83 mm^2 is an upper bound, and the matrix unit's quarter holds its weight "
                             "FIFO and wiring as well as the MACs and their double-buffered weights (which the "
                             "model's PEs hold); the model's array is the synthesised PEs' cells at the realised "
-                            "density (as TPU v4i's row), 4 MACs per PE sharing one partial-sum register where "
+                            "density (as TPU v4i's row), 2 MACs per PE sharing one partial-sum register where "
                             "TPU v1's 256 x 256 cells have one each",
          "power_w": "published power is the busy chip (host interface, control, DDR3 I/O) at an undisclosed "
                     "voltage; the model runs the array 100 % busy at the 28 nm nominal 0.9 V [A]",
          "tops_per_w": "chip-scope power (see power_w)"},
-        "in: the INT8 array with double-buffered weights, 28 MiB SRAM, a vector lane per column, DDR PHYs; "
+        "in: the INT8 array as 128 x 256 PEs of 2 MACs (TPU v1's 256 x 256 geometry) with double-buffered "
+        "weights, 28 MiB SRAM, a vector lane per column, DDR PHYs; "
         "out: host interface, the "
         "activation pipeline's real size, the DDR3 devices' I/O power",
     ))
