@@ -51,7 +51,6 @@ from hw.params import PEParams
 from hw.verilog import to_verilog
 from ppa import activity, rtl
 from ppa.calibration import CAL_CYCLES, CAL_INSTANCES, CAL_SEED, measure_operator
-from ppa.liberty.energy import net_energies
 from ppa.liberty.library import default_liberty_path, load_liberty
 from ppa.liberty.mapped import module_body, port_bits
 from ppa.liberty.switching import mapped_switching
@@ -151,9 +150,8 @@ def measure(name: str, n: int, lib, cells_v: str, slew_ns: float, rng, mapping: 
             ports[p] = (direction, ports.get(p, (direction, 0))[1] + 1)
     ff, _, d_pin, _ = lib.register()
     load = lib.pin_cap_pf(ff, d_pin)
-    energy = {net: sw + internal for net, sw, internal in
-              net_energies(lib, mapped.verilog, top, slew_ns=slew_ns, output_load_pf=load)}
     ms = mapped_switching(mapped.verilog, top, lib, slew_ns=slew_ns, output_load_pf=load)
+    energy = ms.net_energy_pj
     # cycle 0 at zero operands settles the netlist (the testbench's first 40 ns)
     settled = {p: np.repeat(np.concatenate([np.zeros(1, np.uint64), np.asarray(x, np.uint64)])[:, None], 64, axis=1)
                for p, x in operands.items()}

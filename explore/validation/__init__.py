@@ -3,8 +3,9 @@ published figures, with its fit sources and its held-out checks (rows: explore.v
 
 Groups: ``mac`` (operator energy), ``sram``, ``dram``, ``phy``, ``timing`` (7 nm stage timing of
 the PE), ``area`` (the PE's 7 nm cell area), ``voltage`` (voltage-frequency points), ``power``
-(clock and leakage shares), ``silicon`` (published accelerators). ``validate`` builds the rows; ``markdown`` renders them; ``write_markdown``
-puts them between the GENERATED markers of a file (docs/validation.md), leaving the rest of it alone.
+(clock and leakage shares), ``silicon`` (published accelerators). ``validate`` builds the rows;
+``markdown`` renders them; ``write_markdown`` puts them between the GENERATED markers of a file
+(docs/validation.md), leaving the rest of it alone.
 """
 
 from __future__ import annotations

@@ -184,8 +184,8 @@ def chips() -> list[Chip]:
     # unit "holds one 64 KiB tile of weights plus one for double-buffering" [S: published-figures §12,
     # ISCA 2017]: the double-buffered PE (hw.array, a shadow weight set per PE). Its 256 x 256 cells
     # are one MAC each [V: ISCA 2017 abstract, via published-figures §8b: 65,536 8-bit MACs, a 256 x
-    # 256 systolic array]: PEs of M = 2 (hw's smallest) at 128 x 256 give its 256-deep, 256-wide array (M = 4 at
-    # 128 x 128 would be a 512 x 128 array with a quarter of its partial-sum registers).
+    # 256 systolic array]: PEs of M = 2 (hw's smallest) at 128 x 256 give its 256-deep, 256-wide
+    # array (M = 4 at 128 x 128 would be a 512 x 128 array with a quarter of its partial-sum registers).
     chips.append(Chip(
         "TPU v1 (28 nm, 700 MHz)",
         DesignPoint(rows=128, cols=256, n=1, m=2, sparse=False, node_nm=28, clock_mhz=700, voltage_v=tech.nominal_voltage(28),

@@ -44,6 +44,7 @@ class MappedSwitching:
     netlist: GateNetlist  # the mapped netlist flattened onto its cells' functions
     energy_pj: np.ndarray  # per net of ``netlist``: the library's energy per transition (0: not charged)
     mapped_nets: np.ndarray  # per net of ``netlist``: how many cell-driven nets of the mapped netlist it is
+    net_energy_pj: dict[str, float]  # each cell-driven net of the mapped netlist, by name: its energy per transition
 
     def energy_per_cycle_pj(self, inputs: dict[str, np.ndarray], *, count_from: int = 0) -> tuple[float, np.ndarray]:
         """Mean switching energy per cycle and instance (pJ) on ``inputs`` ((cycles, instances)
@@ -93,4 +94,4 @@ def mapped_switching(mapped_verilog: str, top: str, lib: LibertyLibrary, *, slew
                          f"{missing[0]}", where="ppa.liberty.switching")
     weights[netlist.input_nets] = 0.0
     nets[netlist.input_nets] = 0
-    return MappedSwitching(top, lib.library, netlist, weights, nets)
+    return MappedSwitching(top, lib.library, netlist, weights, nets, energy)

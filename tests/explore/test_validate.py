@@ -304,6 +304,7 @@ def test_eyeriss_power_is_compared_at_its_published_alexnet_throughput():
 #: TPU v1 (Jouppi et al. ISCA 2017, arXiv 1704.04760): "the Matrix Multiply Unit is a quarter" of the
 #: die (section 2); "The TPU die is <= half the Haswell die size", Haswell E5-2699 v3 662 mm^2 (Table 2)
 TPU_V1_MXU_QUARTER, HASWELL_DIE_MM2 = 0.25, 662.0
+TPU_V1_CELLS = (256, 256)  # [V] ISCA 2017: a 256 x 256 systolic array of 8-bit MACs, weights double-buffered
 
 
 @pytest.mark.slow
@@ -314,6 +315,9 @@ def test_tpu_v1_matrix_unit_is_held_to_its_floorplan_bound():
     assert r.reference == pytest.approx(TPU_V1_MXU_QUARTER * HASWELL_DIE_MM2 / 2) and r.held_out
     # the model's array is the synthesised PEs alone, below the bound (a floorplan share with FIFOs and wiring)
     assert r.model < r.reference and (r.within or "upper bound" in r.reason)
+    # configured at the published geometry: 256 MACs deep (rows x MACs per PE), 256 columns, double-buffered
+    d = silicon.chips()[0].design
+    assert (d.rows * d.m, d.cols) == TPU_V1_CELLS and not d.sparse and d.double_buffer
 
 
 #: [S] TSMC N7 high-density logic: 91.2 MTr/mm^2 (WikiChip), i.e. 1 / 91.2 um^2 of cell per transistor
