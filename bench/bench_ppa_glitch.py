@@ -19,13 +19,14 @@ difference with peer tools on each operator's netlist mapped to a real library:
 
 It prints each operator's energy per operation both ways and the energy ratios between operators
 against Horowitz's 45 nm and Jouppi's 7 nm tables (published-figures.md section 3). Then what the
-model charges instead: the generic netlist's toggles (ppa.netlist, one energy per toggle) of the
+model charges instead: the generic netlist's toggles (ppa.netlist), each at its net's energy as an
+osu018 cell (ppa.liberty.gates; beside one energy per toggle, the model's former rule), of the
 calibration operators (ppa.calibration's operands) and of the INT8 and BF16 dense PEs (ppa.activity's
 default trace), against the library energy of their mapped netlists on the same inputs, each
 relative to the calibration pair (the 8-bit multiply and 32-bit add, the model's fit anchors). Icarus applies a
 path delay to every pulse (no pulse rejection), so the timed figure is an upper bound on the
-glitches of this netlist. Not a target: it measures a mechanism the model leaves out (docs/validation.md,
-"Energy per operation").
+glitches of this netlist. Not a target: it measures glitches, which the model leaves out, and
+timing-driven sizing, which it leaves out too (docs/validation.md, "Energy per operation").
 
 Needs Icarus (iverilog, vvp), OpenSTA (sta) and Debian's qflow-tech-osu018; skips with the reason
 otherwise. Run: PYTHONPATH=. python bench/bench_ppa_glitch.py [--ops mul8,add32,...] [--vectors 400]
@@ -181,9 +182,10 @@ def measure(name: str, n: int, lib, cells_v: str, slew_ns: float, rng, mapping: 
             "zero_fj": out["zero"][1] * 1e3, "timed_fj": out["timed"][1] * 1e3}
 
 
-def library_per_generic_toggle(lib, slew_ns: float, mapping: str) -> list[tuple[str, float, float]]:
-    """(design, generic toggles per cycle, library energy per cycle in pJ) of the calibration
-    operators on ppa.calibration's operands and of the dense INT8 and BF16 PEs on the default trace."""
+def library_per_generic_toggle(lib, slew_ns: float, mapping: str) -> list[tuple[str, float, float, float]]:
+    """(design, generic toggles per cycle, the model's toggle-equivalents per cycle (ppa.liberty.gates),
+    library energy per cycle of the mapped netlist in pJ) of the calibration operators on
+    ppa.calibration's operands and of the dense INT8 and BF16 PEs on the default trace."""
     ff, _, d_pin, _ = lib.register()
     clock = FASTEST_CLOCK_PS if mapping == "delay" else None
 
@@ -196,14 +198,16 @@ def library_per_generic_toggle(lib, slew_ns: float, mapping: str) -> list[tuple[
     for kind, width in (("mul", 8), ("add", 32), ("add", 8), ("mul", 32)):
         rng = np.random.default_rng(CAL_SEED)  # ppa.calibration.measure_operator's operands
         a, b = (rng.integers(0, 1 << width, (CAL_CYCLES, CAL_INSTANCES), dtype=np.uint64) for _ in "ab")
-        out.append((f"{kind}{width}", measure_operator(kind, width).toggles_per_op,
+        m = measure_operator(kind, width)
+        out.append((f"{kind}{width}", m.toggles_per_op, m.energy_per_op,
                     library_pj(*rtl.operator_verilog(kind, width), {"a": a, "b": b})))
     for precision in ("int8", "bf16"):
         p = PEParams(precision=precision)
         trace = activity.synthetic_trace(p, False)
         tc, _, _ = activity.simulate_pe(p, False, trace)
         inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
-        out.append((f"{precision} dense PE", tc.circuit_toggles / (tc.cycles * tc.instances),
+        n = tc.cycles * tc.instances
+        out.append((f"{precision} dense PE", tc.circuit_toggles / n, (tc.gate_energy + tc.ff_net_energy) / n,
                     library_pj(rtl.pe_verilog(p, False), rtl.pe_name(False),
                                {k: np.ascontiguousarray(x) for k, x in inputs.items()})))
     return out
@@ -247,13 +251,17 @@ def main(argv=None) -> int:
             print(f"{x + ' / ' + y:22} {res[x]['zero_fj'] / res[y]['zero_fj']:10.2f} "
                   f"{res[x]['timed_fj'] / res[y]['timed_fj']:8.2f} {h:>15} {j:>12}")
     rows = library_per_generic_toggle(lib, slew, args.mapping)
-    e = {name: pj / tog for name, tog, pj in rows}
-    anchor = (e["mul8"] * e["add32"]) ** 0.5
-    print("\nwhat the model charges (zero-delay toggles of the generic netlist, one energy each) against the library "
-          "energy of the mapped netlist on the same inputs:")
-    print(f"{'design':16} {'generic toggles/cycle':>22} {'library fJ/cycle':>17} {'per toggle, / anchors':>22}")
-    for name, tog, pj in rows:
-        print(f"{name:16} {tog:22.1f} {pj * 1e3:17.1f} {e[name] / anchor:22.3f}")
+    print("\nwhat the model charges (zero-delay toggles of the generic netlist, each at its net's energy as an osu018 "
+          "cell: ppa.liberty.gates) against the library energy of the mapped netlist on the same inputs, each per "
+          "generic toggle and relative to the calibration pair (8-bit multiply, 32-bit add); 'one energy' is the "
+          "model's former one energy per toggle:")
+    print(f"{'design':16} {'generic toggles/cycle':>22} {'model eq/cycle':>15} {'library fJ/cycle':>17} "
+          f"{'one energy':>11} {'model':>7} {'library':>8}")
+    lib_e = {name: pj / tog for name, tog, _, pj in rows}
+    mod_e = {name: eq / tog for name, tog, eq, _ in rows}
+    la, ma = (lib_e["mul8"] * lib_e["add32"]) ** 0.5, (mod_e["mul8"] * mod_e["add32"]) ** 0.5
+    for name, tog, eq, pj in rows:
+        print(f"{name:16} {tog:22.1f} {eq:15.1f} {pj * 1e3:17.1f} {1.0:11.3f} {mod_e[name] / ma:7.3f} {lib_e[name] / la:8.3f}")
     return 0
 
 

@@ -64,7 +64,8 @@ def fp_operator(kind: str, precision: str | FPFormat | None = None) -> dict:
         b = _fp_operands(rng, 32, 8, 23, 127, shape, around=(a >> 23) & 0xFF)
     res = synthesize(to_verilog(comp, top), top)
     tc, _ = GateNetlist(res.netlist(), top).simulate({"a": a.astype(np.uint64), "b": b.astype(np.uint64)})
-    return {"transistors": res.transistors, "toggles": tc.circuit_toggles / (CYCLES * INSTANCES), "depth": res.logic_depth}
+    return {"transistors": res.transistors, "toggles": (tc.gate_energy + tc.ff_net_energy) / (CYCLES * INSTANCES),
+            "depth": res.logic_depth}
 
 
 def _ratio_line(name, ours, ref, why=""):
@@ -81,9 +82,9 @@ def operators() -> None:
     n45 = tech.node(45, tech.HOROWITZ_V)
     t0 = time.time()
     m8, a32, m32 = measure_operator("mul", 8), measure_operator("add", 32), measure_operator("mul", 32)
-    ops = {"mul int8": {"transistors": m8.transistors, "toggles": m8.toggles_per_op},
-           "add int32": {"transistors": a32.transistors, "toggles": a32.toggles_per_op},
-           "mul int32": {"transistors": m32.transistors, "toggles": m32.toggles_per_op},
+    ops = {"mul int8": {"transistors": m8.transistors, "toggles": m8.energy_per_op},
+           "add int32": {"transistors": a32.transistors, "toggles": a32.energy_per_op},
+           "mul int32": {"transistors": m32.transistors, "toggles": m32.energy_per_op},
            "add fp32": fp_operator("add")}
     for p in FORMATS:
         ops[f"mul {p}"] = fp_operator("mul", p)

@@ -310,7 +310,9 @@ class PEActivity:
     logic_depth: int
     gates: int
     trace: str
-    w_input_toggles: float = 0.0  # toggles on in_w (+ in_meta) per PE-cycle (the OS weight bundle carries them)
+    w_input_toggles: float  # toggles on in_w (+ in_meta) per PE-cycle (the OS weight bundle carries them)
+    gate_energy: float  # gate-output toggles per PE-cycle, each weighted by its net's energy (ppa.liberty.gates): toggle-equivalents
+    ff_net_energy: float  # flip-flop output toggles per PE-cycle so weighted (the load each output drives)
 
     @property
     def toggles(self) -> float:
@@ -318,7 +320,7 @@ class PEActivity:
 
 
 #: the activity figures' own version (part of their cache key): bump when what they mean changes
-ACTIVITY_VERSION = "v3"
+ACTIVITY_VERSION = "v4"  # v4: gate_energy, ff_net_energy
 
 _MEM: dict[tuple, PEActivity] = {}
 
@@ -358,7 +360,8 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
         n = tc.cycles * tc.instances
         w_tog = (tc.port_toggles.get("in_w", 0) + tc.port_toggles.get("in_meta", 0)) / n
         return asdict(PEActivity(tc.gate_output_toggles / n, tc.ff_output_toggles / n, tc.port_toggles["in_act"] / n,
-                                 r.flip_flops, r.transistors, r.logic_depth, r.gates, label, w_tog))
+                                 r.flip_flops, r.transistors, r.logic_depth, r.gates, label, w_tog,
+                                 tc.gate_energy / n, tc.ff_net_energy / n))
 
     d = characterisation.cached("activity", synth.portable_key("activity", res.key, label, ACTIVITY_VERSION), compute,
                                 cache=cache, what=f"the switching activity of {res.top}")
@@ -371,7 +374,7 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
 
 
 #: the per PE-cycle figures of a PEActivity that a mix averages (the rest is the netlist's)
-_RATES = ("gate_toggles", "ff_toggles", "act_input_toggles", "w_input_toggles")
+_RATES = ("gate_toggles", "ff_toggles", "act_input_toggles", "w_input_toggles", "gate_energy", "ff_net_energy")
 
 
 def mix_activities(parts: list[tuple[PEActivity, float]], *, label: str = "") -> PEActivity:

@@ -97,8 +97,8 @@ def _dram_rows() -> list[Assumption]:
 
 
 def _logic_rows() -> list[Assumption]:
-    e_mul = tech.HOROWITZ_MUL8_PJ / tech.CAL_MUL8_TOGGLES_PER_OP
-    e_add = tech.HOROWITZ_ADD32_PJ / tech.CAL_ADD32_TOGGLES_PER_OP
+    e_mul = tech.HOROWITZ_MUL8_PJ / tech.CAL_MUL8_TOGGLE_EQ_PER_OP
+    e_add = tech.HOROWITZ_ADD32_PJ / tech.CAL_ADD32_TOGGLE_EQ_PER_OP
     return [
         Assumption("other_allowance", model.OTHER_ALLOWANCE, 0.05, 0.20, "fraction of core area", "A",
                    "global wiring, clock tree and I/O periphery: a stated factor of 2 either way", "ppa.model area (other)"),

@@ -13,8 +13,9 @@ areas (8-bit multiply 282 um^2, 8-bit add 36, 32-bit add 137, 32-bit multiply 34
 ``held_out_table`` reports the model's placed-block area and its peak cell area against each.
 
 Energy per operation = average circuit toggles per operation on uniformly random operands (every
-cycle a new random operand pair, 64-lane bit-parallel gate simulation of the synthesised netlist)
-x energy per toggle. No per-operator tuning.
+cycle a new random operand pair, 64-lane bit-parallel gate simulation of the synthesised netlist),
+each weighted by its net's energy as a cell of the default library (ppa.liberty.gates), x energy
+per toggle-equivalent. No per-operator tuning.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ class OperatorCost:
     kind: str
     width: int
     transistors: int
-    toggles_per_op: float
+    toggles_per_op: float  # gate-output toggles
     logic_depth: int
+    energy_per_op: float  # those toggles weighted by their nets' energies (ppa.liberty.gates), toggle-equivalents
 
     @property
     def name(self) -> str:
@@ -67,7 +69,9 @@ def measure_operator(kind: str, width: int, *, cache=None, seed: int = CAL_SEED,
     a = rng.integers(0, hi, (cycles, instances), dtype=np.uint64, endpoint=False)
     b = rng.integers(0, hi, (cycles, instances), dtype=np.uint64, endpoint=False)
     tc, _ = net.simulate({"a": a, "b": b})
-    return OperatorCost(kind, width, res.transistors, tc.circuit_toggles / (cycles * instances), res.logic_depth)
+    n = cycles * instances
+    return OperatorCost(kind, width, res.transistors, tc.circuit_toggles / n, res.logic_depth,
+                        (tc.gate_energy + tc.ff_net_energy) / n)
 
 
 def calibrate(*, cache=None) -> dict[str, float]:
@@ -83,7 +87,9 @@ def calibrate(*, cache=None) -> dict[str, float]:
         "transistors": m.transistors,
         "toggles_per_op": m.toggles_per_op,
         "add32_toggles_per_op": a32.toggles_per_op,
-        "e_toggle_45_pj": (e_pj / m.toggles_per_op * e32 / a32.toggles_per_op) ** 0.5,
+        "energy_per_op": m.energy_per_op,
+        "add32_energy_per_op": a32.energy_per_op,
+        "e_toggle_45_pj": (e_pj / m.energy_per_op * e32 / a32.energy_per_op) ** 0.5,
         "area_per_transistor_45_um2": 1.0 / (tech.INTEL_22NM_DENSITY_MTR_MM2 * math.prod(tech.INTEL_GP_M1P_NM[22])
                                              / math.prod(tech.INTEL_GP_M1P_NM[45])
                                              * tech.PLACEMENT_UTILISATION / tech.POST_LAYOUT_CELL_GROWTH),
@@ -99,13 +105,14 @@ def held_out_table(*, cache=None) -> list[dict]:
     rows = []
     for (kind, width), (e_ref, a_ref) in HOROWITZ_45NM.items():
         m = measure_operator(kind, width, cache=cache)
-        e = m.toggles_per_op * n45.toggle_energy_pj
+        e = m.energy_per_op * n45.toggle_energy_pj
         a = m.transistors * n45.area_per_transistor_um2
         a_cell = m.transistors * n45.cell_area_per_transistor_um2
         rows.append({
             "operator": m.name, "anchor": (kind, width) == ANCHOR,
             "energy_anchor": (kind, width) in ENERGY_ANCHORS,
-            "transistors": m.transistors, "toggles_per_op": m.toggles_per_op, "logic_depth": m.logic_depth,
+            "transistors": m.transistors, "toggles_per_op": m.toggles_per_op, "energy_per_op": m.energy_per_op,
+            "logic_depth": m.logic_depth,
             "energy_pj": e, "energy_ref_pj": e_ref, "energy_ratio": e / e_ref,
             "area_um2": a, "area_ref_um2": a_ref, "area_ratio": a / a_ref,
             "cell_area_um2": a_cell, "cell_area_ratio": a_cell / a_ref,
@@ -128,7 +135,7 @@ def node_scaling_crosscheck(*, cache=None) -> list[dict]:
     rows = []
     for (kind, width), e_ref in JOUPPI_7NM_PJ.items():
         m = measure_operator(kind, width, cache=cache)
-        e = m.toggles_per_op * n7.toggle_energy_pj
+        e = m.energy_per_op * n7.toggle_energy_pj
         rows.append({"operator": m.name, "energy_pj": e, "energy_ref_pj": e_ref, "energy_ratio": e / e_ref,
                      "voltage_v": n7.voltage_v, "energy_anchor": (kind, width) in ENERGY_ANCHORS})
     return rows

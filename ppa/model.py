@@ -45,9 +45,11 @@ top of the range the design is infeasible (more --pipeline stages are the remedy
 clock, the design runs at fmax at nominal voltage.
 
 Power (W)
-- dynamic: busy PE-cycles/s x toggles per PE-cycle (gate-level simulation on the trace; for a
-  sparse design on a workload, the PE-cycle-weighted mix of its N:M layers' trace and its dense
-  layers' trace on the fallback / dense path, ppa.activity.TraceMix) x energy per toggle; plus the registers outside the cells (activation forwarding and skew, the OS weight
+- dynamic: busy PE-cycles/s x toggle-equivalents per PE-cycle (gate-level simulation on the trace,
+  each net's toggles weighted by its energy as a cell of the default library, ppa.liberty.gates:
+  an XOR or a wide fan-out costs more than a NAND driving one gate; for a sparse design on a
+  workload, the PE-cycle-weighted mix of its N:M layers' trace and its dense layers' trace on the
+  fallback / dense path, ppa.activity.TraceMix) x energy per toggle-equivalent; plus the registers outside the cells (activation forwarding and skew, the OS weight
   bundle, the WS psum deskew), each at the toggle rate per bit of what it carries on the same
   trace, while busy; plus WS weight loading (R*R*C register bits written per tile, the mux toggle
   and the register toggle per changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one
@@ -55,7 +57,8 @@ Power (W)
   R(R+1)/2 words a column (row r only from the tile's word r on), the swap copies R*C words into
   the active set (both behind a multiplexer), and the column skew passes R words through c plain
   registers in column c. With a Liberty library (the STA path) a flip-flop output toggle costs
-  its net toggle plus the library's D- and Q-pin internal energy (``ff_extra_toggles``, ppa.liberty.energy;
+  its net's energy (the PE's: the load it drives; the edge registers': one toggle) plus the
+  library's D- and Q-pin internal energy (``ff_extra_toggles``, ppa.liberty.energy;
   1.24 toggle-equivalents in osu018); without one, osu018's figure (ppa.tech.FF_EXTRA_TOGGLES).
   Parts in ``details["dynamic_breakdown_w"]`` (pe, edge_registers, weight_load).
 - clock: every flip-flop of the array, every cycle, busy or idle (idle PEs pay their clock power),
@@ -341,7 +344,9 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     edge_toggles = ((edges["act_forward"] + edges["act_skew"]) * act_bit
                     + (edges["weight_forward"] + edges["weight_skew"]) * act.w_input_toggles / w_port_bits
                     + edges["psum_deskew"] * act.ff_toggles / max(act.flip_flops, 1)) * ff_tog  # per busy array-cycle
-    pe_dyn_w = pe_cycles_per_s * (act.gate_toggles + act.ff_toggles * ff_tog) * e_t * 1e-12
+    # the PE's own nets: each toggle at its net's energy (ppa.liberty.gates, toggle-equivalents), a
+    # flip-flop output toggle also its D- and Q-pin internal energy
+    pe_dyn_w = pe_cycles_per_s * (act.gate_energy + act.ff_net_energy + act.ff_toggles * (ff_tog - 1.0)) * e_t * 1e-12
     edge_dyn_w = busy * f_hz * edge_toggles * e_t * 1e-12
     # WS weight loading: a tile shifts R words down R rows, so R*R*C*B register bits are written
     # (B = weights + codes per PE, + the dense path's mode bit); a written bit toggles with the
@@ -482,6 +487,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "logic_depth": depth, "array_transistors": tr_total, "array_flip_flops": ffs,
             "pe_transistors": facts.pe_transistors, "gate_delay_ps": nd.gate_delay_ps,
             "toggle_energy_fj": e_t * 1e3, "toggles_per_pe_cycle": act.toggles,
+            "toggle_eq_per_pe_cycle": act.gate_energy + act.ff_net_energy,
             "theta_ja_k_per_w": theta, "dram": dd.name, "dram_gb_per_s": dram_bw,
             "dram_pj_per_bit": dd.pj_per_bit, "dram_energy_source": dd.energy_source,
             "dram_total_pj_per_bit": dd.pj_per_bit + ph.pj_per_bit,

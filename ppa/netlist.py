@@ -13,7 +13,9 @@ same convention as the settled per-timestep values in a VCD of the same netlist 
 zero-delay simulator (checked against Icarus in the tests). Cycle 0 compares against the
 all-zero state (flip-flops reset to 0, inputs 0), so its toggles are counted too.
 
-Gate semantics follow Yosys ``techlibs/common/simcells.v``.
+Gate semantics follow Yosys ``techlibs/common/simcells.v``. Each net also carries its energy per
+transition, its gates costed as the default library's cells (ppa.liberty.gates), so a run gives
+the toggles weighted by energy (``ToggleCounts.gate_energy``, ``ff_net_energy``) beside the counts.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hw.errors import InputError
+from ppa.liberty import gates as gate_energy
 
 _ONES = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 
@@ -59,6 +62,8 @@ class ToggleCounts:
     ff_output_toggles: int  # on flip-flop outputs
     input_toggles: int  # on primary-input nets (driven from outside; not charged to the circuit)
     port_toggles: dict  # input port -> toggles on its nets
+    gate_energy: float  # gate-output toggles, each weighted by its net's energy (ppa.liberty.gates), toggle-equivalents
+    ff_net_energy: float  # flip-flop output toggles so weighted (the load they drive; ppa.liberty.gates)
 
     @property
     def circuit_toggles(self) -> int:
@@ -142,6 +147,8 @@ class GateNetlist:
         self.gate_outputs = np.array(sorted(driven), dtype=np.int64)
         self.input_nets = np.array(sorted({b for p, bits in self.inputs.items() if p != clock for b in bits} - {0, 1}), dtype=np.int64)
         self.logic_depth = int(level.max()) if len(level) else 0
+        # each net's energy per transition, its gates costed as the default library's cells
+        self.net_energy, self.ff_nets = gate_energy.net_energies(mod, ids, self.n_nets)
 
     # ------------------------------------------------------------------------------------------
     def simulate(
@@ -211,7 +218,9 @@ class GateNetlist:
         ff_t = int(counts[np.unique(ffq)].sum()) if len(ffq) else 0
         in_t = int(counts[self.input_nets].sum()) if len(self.input_nets) else 0
         ports = {p: int(counts[[b for b in bits if b > 1]].sum()) for p, bits in self.inputs.items() if p != self.clock}
-        tc = ToggleCounts(counts, T - count_from, n_inst, gate_t, ff_t, in_t, ports)
+        e = counts * self.net_energy
+        ffe = float(e[self.ff_nets].sum())
+        tc = ToggleCounts(counts, T - count_from, n_inst, gate_t, ff_t, in_t, ports, float(e.sum()) - ffe, ffe)
         return tc, {name: v[:, :n_inst] for name, v in out_vals.items()}
 
 

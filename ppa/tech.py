@@ -76,27 +76,27 @@ NODES_NM = (65, 45, 32, 28, 22, 20, 16, 14, 10, 7)
 
 # --- Calibrated at TWO nodes --------------------------------------------------------------------
 # 45 nm: Horowitz ISSCC 2014, "45 nm, 0.9 V" (published-figures §3): 8-bit multiply 0.2 pJ, 282 um^2;
-# 32-bit add 0.1 pJ. The 8x8->16 unsigned multiplier of ppa.operators, through the ppa.synth flow,
-# maps to 2176 CMOS transistors and toggles 123.196 gate outputs per operation on uniformly random
-# operands; the 32-bit adder toggles 87.958 (seed 2014, 256 x 1024 operations;
-# ppa.calibration.calibrate() re-derives them, a test pins them). Horowitz figures via Kim et al.
-# 2023 Fig. 15 / H&P 6e Fig. 1.13 (published-figures §3).
+# 32-bit add 0.1 pJ. The 8x8->16 multiplier of ppa.operators (ppa.synth flow) maps to 2176 transistors
+# and toggles 123.196 gate outputs per operation on random operands, 131.582 toggle-equivalents (each
+# toggle at its net's osu018 energy, ppa.liberty.gates); the 32-bit adder 87.958 and 72.081 (seed 2014,
+# 256 x 1024 ops; ppa.calibration.calibrate() re-derives them, a test pins them). Horowitz figures via
+# Kim et al. 2023 Fig. 15 / H&P 6e Fig. 1.13 (published-figures §3).
 CAL_MUL8_TRANSISTORS = 2176
-CAL_MUL8_TOGGLES_PER_OP = 123.196
-CAL_ADD32_TOGGLES_PER_OP = 87.958
+CAL_MUL8_TOGGLE_EQ_PER_OP = 131.582
+CAL_ADD32_TOGGLE_EQ_PER_OP = 72.081
 HOROWITZ_MUL8_PJ = 0.2  # Horowitz ISSCC 2014, 45 nm, 0.9 V
 HOROWITZ_ADD32_PJ = 0.1  # Horowitz ISSCC 2014, 45 nm, 0.9 V
 HOROWITZ_MUL8_UM2 = 282.0  # Horowitz ISSCC 2014, 45 nm (area via Kim et al. 2023 / H&P 6e)
 HOROWITZ_V = 0.9  # [S] the voltage of Horowitz's table (published-figures §3)
-#: energy of one net toggle at 45 nm, 0.9 V (pJ) [D] = sqrt(0.2 / 123.196 x 0.1 / 87.958): the
-#: geometric mean of what the multiplier and the adder each imply (1.62 and 1.14 fJ)
-E_TOGGLE_45_PJ = math.sqrt(HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLES_PER_OP * HOROWITZ_ADD32_PJ / CAL_ADD32_TOGGLES_PER_OP)
+#: energy of one toggle-equivalent at 45 nm, 0.9 V (pJ) [D] = sqrt(0.2 / 131.582 x 0.1 / 72.081):
+#: the geometric mean of what the multiplier and the adder each imply (1.52 and 1.39 fJ)
+E_TOGGLE_45_PJ = math.sqrt(HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLE_EQ_PER_OP * HOROWITZ_ADD32_PJ / CAL_ADD32_TOGGLE_EQ_PER_OP)
 #: what Horowitz's 8-bit multiplier implies per transistor of our netlist (um^2) [D] = 282 / 2176:
 #: a CHECK of the logic area law, not its anchor (``horowitz_area_check``)
 HOROWITZ_AREA_PER_TRANSISTOR_45_UM2 = HOROWITZ_MUL8_UM2 / CAL_MUL8_TRANSISTORS
 # 7 nm: Jouppi et al. ISCA 2021 Table 2: 8-bit multiply 0.07 pJ, 32-bit add 0.03 pJ
-# (published-figures §3), at our 7 nm nominal 0.7 V [A]. The same operators and toggle counts as
-# at 45 nm, so the node correction K7 = sqrt(0.07/123.196 x 0.03/87.958) / (E_TOGGLE_45_PJ x
+# (published-figures §3), at our 7 nm nominal 0.7 V [A]. The same operators and toggle-equivalents
+# as at 45 nm, so the node correction K7 = sqrt(0.07/131.582 x 0.03/72.081) / (E_TOGGLE_45_PJ x
 # [E_S(7, 0.7) / E_S(45, 1.0)] / 0.9^2) = 4.73 [D] is the factor by which Stillmaker's device-level
 # 45 -> 7 nm energy scaling (about 18x at nominal) overshoots Jouppi's.
 JOUPPI_MUL8_7NM_PJ = 0.07
@@ -531,7 +531,7 @@ def fo4_ps(nm: int, v: float) -> float:
 #: the toggle energy at 7 nm / Jouppi's voltage without correction, relative to the 45 nm anchor
 def _k7() -> float:
     e7 = E_TOGGLE_45_PJ * (_energy_nom(7) / _energy(45, 1.0)) * (JOUPPI_V / _vnom(7)) ** 2 / _E45_AT_HOROWITZ_V
-    target = math.sqrt(JOUPPI_MUL8_7NM_PJ / CAL_MUL8_TOGGLES_PER_OP * JOUPPI_ADD32_7NM_PJ / CAL_ADD32_TOGGLES_PER_OP)
+    target = math.sqrt(JOUPPI_MUL8_7NM_PJ / CAL_MUL8_TOGGLE_EQ_PER_OP * JOUPPI_ADD32_7NM_PJ / CAL_ADD32_TOGGLE_EQ_PER_OP)
     return target / e7
 
 

@@ -7,7 +7,8 @@ Same method as the array and ppa.calibration's operators (no per-operator tuning
 * area per lane = netlist transistors x :attr:`ppa.tech.Node.area_per_transistor_um2`;
 * energy per operation of each class = average circuit toggles per operation on uniformly random
   operands (gate-level simulation of the mapped netlist, :class:`ppa.netlist.GateNetlist`, every
-  cycle a new operand pair, op select held at the class's code) x
+  cycle a new operand pair, op select held at the class's code), each weighted by its net's
+  energy as a cell of the default library (ppa.liberty.gates: toggle-equivalents), x
   :attr:`ppa.tech.Node.toggle_energy_pj` (the toggles computed once per netlist and cached,
   ppa.characterisation.cached). The classes of ``sim.vector`` map to the lane's
   operations: ``alu`` = the mean of add, multiply and max, ``red`` = add, ``exp`` = exp2,
@@ -39,7 +40,7 @@ class VectorLaneCost:
     width: int
     transistors: int
     logic_depth: int
-    toggles_per_op: dict  # lane op -> toggles per operation
+    toggles_per_op: dict  # lane op -> toggle-equivalents per operation (ppa.liberty.gates)
     area_um2: float  # one lane at the node
     energy_pj: dict  # sim.vector class -> pJ per operation at the node and voltage
     node_nm: int
@@ -55,12 +56,12 @@ class VectorLaneCost:
 
 
 #: the lane figures' own version (part of their cache key): bump when what they mean changes
-LANE_VERSION = "1"
+LANE_VERSION = "2"  # 2: toggle-equivalents
 
 
 @lru_cache(maxsize=16)
 def _measure(width: int, cache: str | None) -> tuple[int, int, tuple]:
-    """(transistors, logic depth, toggles per operation) of the ``width``-bit lane; the toggles
+    """(transistors, logic depth, toggle-equivalents per operation) of the ``width``-bit lane; they are
     computed once per netlist (ppa.characterisation.cached)."""
     res = characterisation.synthesis("hw.vector.VectorLane", width, f"vector_lane{width}",
                                      lambda: rtl.vector_lane_verilog(width)[0], cache=cache)
@@ -75,13 +76,13 @@ def _measure(width: int, cache: str | None) -> tuple[int, int, tuple]:
             b = rng.integers(0, hi, (_CYCLES, _INSTANCES), dtype=np.uint64)
             sel = np.full((_CYCLES, _INSTANCES), code, dtype=np.uint64)
             tc, _ = net.simulate({"a": a, "b": b, "op": sel}, count_from=1)
-            tog[op] = tc.circuit_toggles / ((_CYCLES - 1) * _INSTANCES)
-        return {"toggles_per_op": tog}
+            tog[op] = (tc.gate_energy + tc.ff_net_energy) / ((_CYCLES - 1) * _INSTANCES)
+        return {"toggle_eq_per_op": tog}
 
     key = portable_key("vector-lane", res.key, LANE_VERSION, repr((_SEED, _CYCLES, _INSTANCES)),
                        repr(sorted(OP_CODES.items())))
     tog = characterisation.cached("vector-lane", key, compute, cache=cache,
-                                  what=f"the toggles of {res.top}")["toggles_per_op"]
+                                  what=f"the toggles of {res.top}")["toggle_eq_per_op"]
     return res.transistors, res.logic_depth, tuple(sorted((k, float(v)) for k, v in tog.items()))
 
 

@@ -6,4 +6,6 @@
 - ``mapped``: a netlist of the library's cells as Yosys writes it (module body, ports, instances).
 - ``energy``: clock and flip-flop energy in the library's own toggle-equivalents, which ppa.model
   moves to a node the way ppa.timing moves FO4.
+- ``gates``: each net of a generic gate netlist (ppa.netlist) at its energy as the default
+  library's cells (osu018's figures, built in): the toggle-equivalents switching is costed in.
 """

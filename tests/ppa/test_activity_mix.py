@@ -28,20 +28,21 @@ def test_pe_cycle_shares_by_hand():
     assert pe_cycle_shares(p, 400.0, 0.0, False) == (1.0, 0.0)
 
 
-def _act(g, f, a, w):
-    return PEActivity(g, f, a, 100, 5000, 12, 300, "t", w)
+def _act(g, f, a, w, ge=0.0, fe=0.0):
+    return PEActivity(g, f, a, 100, 5000, 12, 300, "t", w, ge, fe)
 
 
 def test_mix_is_the_share_weighted_mean_by_hand():
-    a, b = _act(300.0, 40.0, 10.0, 2.0), _act(100.0, 20.0, 30.0, 8.0)
+    a, b = _act(300.0, 40.0, 10.0, 2.0, 330.0, 12.0), _act(100.0, 20.0, 30.0, 8.0, 90.0, 6.0)
     mix = mix_activities([(a, 3.0), (b, 1.0)], label="x")
     assert mix.gate_toggles == pytest.approx(0.75 * 300 + 0.25 * 100)
     assert mix.ff_toggles == pytest.approx(0.75 * 40 + 0.25 * 20)
     assert mix.act_input_toggles == pytest.approx(0.75 * 10 + 0.25 * 30)
     assert mix.w_input_toggles == pytest.approx(0.75 * 2 + 0.25 * 8)
+    assert (mix.gate_energy, mix.ff_net_energy) == pytest.approx((0.75 * 330 + 0.25 * 90, 0.75 * 12 + 0.25 * 6))
     assert (mix.flip_flops, mix.transistors, mix.trace) == (100, 5000, "x")
     with pytest.raises(InputError, match="one netlist"):
-        mix_activities([(a, 1.0), (PEActivity(1, 1, 1, 99, 5000, 12, 300, "t"), 1.0)])
+        mix_activities([(a, 1.0), (PEActivity(1, 1, 1, 99, 5000, 12, 300, "t", 1, 1, 1), 1.0)])
     with pytest.raises(InputError, match="positive share"):
         mix_activities([(a, 0.0)])
 

@@ -13,8 +13,9 @@ pytestmark = pytest.mark.yosys
 def test_calibration_reproduces_the_hard_coded_constants(synth_cache):
     c = calibrate(cache=synth_cache)
     assert c["transistors"] == tech.CAL_MUL8_TRANSISTORS
-    assert c["toggles_per_op"] == pytest.approx(tech.CAL_MUL8_TOGGLES_PER_OP, rel=1e-4)
-    assert c["add32_toggles_per_op"] == pytest.approx(tech.CAL_ADD32_TOGGLES_PER_OP, rel=1e-4)
+    assert c["energy_per_op"] == pytest.approx(tech.CAL_MUL8_TOGGLE_EQ_PER_OP, rel=1e-4)
+    assert c["add32_energy_per_op"] == pytest.approx(tech.CAL_ADD32_TOGGLE_EQ_PER_OP, rel=1e-4)
+    assert (c["toggles_per_op"], c["add32_toggles_per_op"]) == pytest.approx((123.196, 87.958), rel=1e-4)
     assert c["e_toggle_45_pj"] == pytest.approx(tech.E_TOGGLE_45_PJ, rel=1e-4)
     assert c["area_per_transistor_45_um2"] == pytest.approx(tech.AREA_PER_TRANSISTOR_45_UM2, rel=1e-12)
     assert c["horowitz_area_per_transistor_45_um2"] == pytest.approx(282.0 / 2176, rel=1e-12)

@@ -75,11 +75,11 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     else:
         assert det["sta"] is None and any("generic netlist timed by logical effort" in n for n in j["notes"])
     assert j["clock_mhz"] == pytest.approx(j["fmax_at_voltage_mhz"])  # no clock asked: fmax at the voltage
-    # one toggle at 0.9 V = geometric mean of Horowitz's 8-bit multiply (0.2 pJ / 123.196 toggles)
-    # and 32-bit add (0.1 pJ / 87.958 toggles), times (1.0 / 0.9)^2 (C V^2) at 1.0 V;
+    # one toggle-equivalent at 0.9 V = geometric mean of Horowitz's 8-bit multiply (0.2 pJ / 131.582)
+    # and 32-bit add (0.1 pJ / 72.081), times (1.0 / 0.9)^2 (C V^2) at 1.0 V;
     # one transistor = 1 / (45 nm logic density x realised fraction): Intel 22 nm 15.3 MTr/mm^2 x
     # (90 x 80) / (160 x 160) (gate x metal-1 pitch, 22 -> 45 nm) = 4.303 MTr/mm^2, x 0.70 / 1.25
-    e_t_pj = math.sqrt(0.2 / 123.196 * 0.1 / 87.958) / 0.9 ** 2
+    e_t_pj = math.sqrt(0.2 / 131.582 * 0.1 / 72.081) / 0.9 ** 2
     assert det["toggle_energy_fj"] == pytest.approx(e_t_pj * 1e3, rel=1e-9)
     a = j["area_breakdown_mm2"]
     a_t_um2 = 1.0 / (15.3 * (90 * 80) / (160 * 160) * 0.70 / 1.25)
