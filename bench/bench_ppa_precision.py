@@ -37,9 +37,6 @@ CYCLES, INSTANCES, SEED = 256, 64, 13
 JOUPPI_7NM_PJ = {"mul int8": 0.07, "add int32": 0.03, "mul bf16": 0.21, "add fp32": 0.38}
 HOROWITZ_45NM = {"mul int8": (0.2, 282), "add int32": (0.1, 137), "mul int32": (3.1, 3495), "mul fp16": (1.1, 1640),
                  "add fp32": (0.9, 4184), "mul fp32": (3.7, 7700)}
-#: IEEE binary16 (not a project precision): the operand format of Horowitz's 16-bit FP multiply, built here
-#: only to cost FPMul at that format against it
-FP16 = FPFormat("fp16", 5, 10, 15, ieee_specials=True, daz=False)
 
 
 def _fp_operands(rng, bits, exp_bits, man_bits, bias, shape, around=None):
@@ -88,7 +85,6 @@ def operators() -> None:
            "add fp32": fp_operator("add")}
     for p in FORMATS:
         ops[f"mul {p}"] = fp_operator("mul", p)
-    ops["mul fp16"] = fp_operator("mul", FP16)
     print(f"operators (synthesised and simulated in {time.time() - t0:.0f} s; 7 nm {n7.voltage_v} V):")
     print(f"  {'operator':14} {'transistors':>11} {'toggles/op':>10} {'E 7nm pJ':>9} {'A 7nm um2':>9} {'E 45nm pJ':>9} {'A 45nm um2':>10}")
     for k, o in ops.items():
@@ -125,6 +121,13 @@ def operators() -> None:
     print(_ratio_line("BF16 MAC / INT8 MAC (x + 32b +), energy (Jouppi)", mac_b,
                       (JOUPPI_7NM_PJ["mul bf16"] + JOUPPI_7NM_PJ["add fp32"]) / (JOUPPI_7NM_PJ["mul int8"] + JOUPPI_7NM_PJ["add int32"]),
                       "the two operator misses above, combined"))
+    print(_ratio_line("FP16 mul / INT8 mul, energy (Horowitz 45nm)", e["mul fp16"] / e["mul int8"],
+                      HOROWITZ_45NM["mul fp16"][0] / HOROWITZ_45NM["mul int8"][0],
+                      "Horowitz's fp16 multiply is 1.8x our fp16 FPMul where his 8-bit multiply is 1.0x ours"))
+    mac_h = (e["mul fp16"] + e["add fp32"]) / (e["mul int8"] + e["add int32"])
+    print(_ratio_line("FP16 MAC / INT8 MAC (x + 32b +), energy (Horowitz)", mac_h,
+                      (HOROWITZ_45NM["mul fp16"][0] + HOROWITZ_45NM["add fp32"][0])
+                      / (HOROWITZ_45NM["mul int8"][0] + HOROWITZ_45NM["add int32"][0])))
     print(_ratio_line("BF16 mul / INT8 mul, area", a["mul bf16"] / a["mul int8"], None,
                       f"Horowitz has FP16 only: FP16/INT8 mul area {HOROWITZ_45NM['mul fp16'][1] / HOROWITZ_45NM['mul int8'][1]:.1f}, "
                       f"energy {HOROWITZ_45NM['mul fp16'][0] / HOROWITZ_45NM['mul int8'][0]:.1f}; FP16 has a 11-bit significand, bf16 8"))

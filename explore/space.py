@@ -143,7 +143,7 @@ class Space(StrictModel):
     dram_gbps: Axis | None = None
     #: lanes of the vector unit beside the array (optional axis; not given: one lane per column)
     vector_lanes: Axis | None = None
-    precision: Axis | None = Field(None, description="operand formats: int8, int4, fp8-e4m3, fp8-e5m2, bf16 "
+    precision: Axis | None = Field(None, description="operand formats: int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16 "
                                    "(absent: fixed.act_bits / weight_bits integers)")
     double_buffer: Axis | None = Field(None, description="a shadow weight set per PE (hw.array double_buffer): "
                                        "[false, true] sweeps it; ws and is only (absent: false)")

@@ -2,9 +2,9 @@
 
 ``FPMul(fmt)`` (module ``fp_mul_<fmt>``): combinational ``a`` x ``b`` of operand format ``fmt`` ->
 ``out`` binary32 (exact significand product; RNE to binary32 is exact because the product has at
-most 16 significant bits; exponent overflow -> inf, a binary32-subnormal result -> signed zero;
-NaN/inf rules). Overflow/underflow logic is generated only when the format's exponent range can
-reach it (bf16), so FP8 multipliers carry none.
+most 22 significant bits (fp16; bf16 16, FP8 8); exponent overflow -> inf, a binary32-subnormal
+result -> signed zero; NaN/inf rules). Overflow/underflow logic is generated only when the format's
+exponent range can reach it (bf16), so FP8 and fp16 multipliers carry none.
 
 ``F32Add`` (module ``f32_add``): combinational binary32 ``a`` + ``b`` -> ``out`` with RNE and FTZ
 (inputs with a zero exponent field read as zero). Classic datapath: magnitude swap, alignment with

@@ -62,10 +62,10 @@ def fp_mul(a, w, fmt: FPFormat) -> np.ndarray:
     zero_a, zero_w = (ga == 0) & ~ia & ~na, (gw == 0) & ~iw & ~nw
     nan = na | nw | (ia & zero_w) | (iw & zero_a)
     inf = (ia | iw) & ~nan
-    sig = ga * gw                       # exact: at most 2 * sig_bits <= 16 bits
+    sig = ga * gw                       # exact: at most 2 * sig_bits <= 22 bits (fp16)
     top = _bitlen(sig) - 1              # position of the leading one
     ef = top + ea + ew + 127            # binary32 exponent field of the exact product
-    mant = np.where(sig > 0, (sig << np.maximum(23 - top, 0)) & 0x7FFFFF, 0)   # exact: top <= 15 < 23
+    mant = np.where(sig > 0, (sig << np.maximum(23 - top, 0)) & 0x7FFFFF, 0)   # exact: top <= 21 < 23
     out = (s << 31) | (np.clip(ef, 0, 255) << 23) | mant
     out = np.where(ef >= 255, (s << 31) | _F32_INF, out)           # |p| >= 2**128: RNE gives inf
     out = np.where((ef <= 0) | (sig == 0), s << 31, out)           # binary32 subnormal: FTZ; zero
@@ -257,7 +257,7 @@ def encode(values, fmt: FPFormat) -> np.ndarray:
     """Finite float values -> nearest operand bit patterns of ``fmt`` (ties to the even code),
     saturating at the largest finite value. For building operand traces and quantising models."""
     x = np.asarray(values, dtype=np.float64)
-    if fmt.bits == 16:                                   # bf16: RNE on the binary32 bit pattern
+    if fmt.exp_bits == 8:                                # bf16: RNE on the binary32 bit pattern
         with np.errstate(over="ignore"):
             b = np.clip(x, -fmt.max_finite, fmt.max_finite).astype(np.float32).view(np.uint32).astype(np.int64)
         b = (b + 0x7FFF + ((b >> 16) & 1)) >> 16

@@ -36,7 +36,7 @@ class PEParams:
     n: int = 2
     m: int = 4
     pipeline: int = 1
-    #: operand format (hw.precision): int8 (default), int4, fp8-e4m3, fp8-e5m2, bf16. Widths left
+    #: operand format (hw.precision): int8 (default), int4, fp8-e4m3, fp8-e5m2, fp16, bf16. Widths left
     #: None follow it (int8: 8, int4: 4, fp8: 8, bf16: 16; accumulator 32). Integer precisions accept
     #: explicit widths (the integer datapath is width-generic); a float format fixes its widths and
     #: a binary32 accumulator.

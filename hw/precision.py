@@ -6,6 +6,9 @@ accumulator, as before. Floating-point precisions follow:
 * ``fp8-e4m3``: OCP 8-bit Floating Point Specification (OFP8) rev. 1.0, E4M3: bias 7, subnormals,
   no infinities, NaN = S.1111.111 only, max normal 1.75 * 2**8 = 448.
 * ``fp8-e5m2``: OFP8 E5M2: bias 15, subnormals, IEEE-style infinities (S.11111.00) and NaNs.
+* ``fp16``: IEEE 754 binary16: bias 15, subnormals, infinities and NaNs; max normal 65504. Its
+  products (at most 22 significant bits, exponents inside binary32's normal range) are exact in
+  binary32.
 * ``bf16``: the top half of IEEE 754 binary32 (bias 127, inf/NaN as binary32); subnormal inputs are
   read as a zero of the same sign (DAZ).
 
@@ -73,22 +76,24 @@ class FPFormat:
         return (1 + frac / (1 << self.man_bits)) * 2.0 ** (top - self.bias)
 
 
-#: [P] OCP OFP8 spec rev 1.0 (2023) Table 1; [P] bfloat16 = binary32 with the low 16 bits dropped
-#: (Google TPU / Intel BF16 definition); DAZ on bf16 inputs is this tool's stated rule.
+#: [P] OCP OFP8 spec rev 1.0 (2023) Table 1; [P] IEEE 754-2008 binary16; [P] bfloat16 = binary32 with
+#: the low 16 bits dropped (Google TPU / Intel BF16 definition); DAZ on bf16 inputs is this tool's
+#: stated rule.
 FORMATS: dict[str, FPFormat] = {
     "fp8-e4m3": FPFormat("fp8-e4m3", 4, 3, 7, ieee_specials=False, daz=False),
     "fp8-e5m2": FPFormat("fp8-e5m2", 5, 2, 15, ieee_specials=True, daz=False),
+    "fp16": FPFormat("fp16", 5, 10, 15, ieee_specials=True, daz=False),
     "bf16": FPFormat("bf16", 8, 7, 127, ieee_specials=True, daz=True),
 }
 #: Integer precisions and their operand width.
 INT_BITS = {"int8": 8, "int4": 4}
-PRECISIONS = ("int8", "int4", "fp8-e4m3", "fp8-e5m2", "bf16")
+PRECISIONS = ("int8", "int4", "fp8-e4m3", "fp8-e5m2", "fp16", "bf16")
 CANONICAL_NAN = 0x7FC00000
 F32_BITS = 32
 
 ACCUMULATION_RULES = {
     "accumulator": "IEEE 754 binary32 (out_acc holds its 32 bits)",
-    "inputs": "decoded exactly, FP8 subnormals included; bf16 subnormal inputs read as zero (DAZ)",
+    "inputs": "decoded exactly, FP8 and fp16 subnormals included; bf16 subnormal inputs read as zero (DAZ)",
     "products": "exact, rounded to binary32 with round-to-nearest-even; a binary32-subnormal result is "
                 "flushed to a zero of the same sign (FTZ)",
     "additions": "one product at a time in increasing metadata index order (idx0 then idx1; dense-path PE: "
@@ -118,6 +123,6 @@ def fp_format(precision: str) -> FPFormat:
 
 
 def operand_bits(precision: str) -> int:
-    """Bits per activation / weight operand of a precision (bf16 16, fp8 8, int8 8, int4 4)."""
+    """Bits per activation / weight operand of a precision (fp16 and bf16 16, fp8 8, int8 8, int4 4)."""
     check_precision(precision)
     return FORMATS[precision].bits if precision in FORMATS else INT_BITS[precision]

@@ -78,7 +78,7 @@ class DesignPoint:
     #: gate the clock of the WS stationary weight registers while they hold (one ICG per PE); False:
     #: every flip-flop clocked every cycle
     clock_gating: bool = True
-    precision: str = "int8"  # operand format (hw.precision): int8, int4, fp8-e4m3, fp8-e5m2, bf16
+    precision: str = "int8"  # operand format (hw.precision): int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16
     #: lanes of the vector unit beside the array (hw.vector.VectorLane at act_bits, ppa.vector_cost);
     #: None: one per column (sim.perf.ArrayConfig's default), 0: no vector unit
     vector_lanes: int | None = None

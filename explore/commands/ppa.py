@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
         act_bits: Annotated[int, typer.Option("--act-bits", help="Activation width (signed).")] = 8,
         weight_bits: Annotated[int, typer.Option("--weight-bits", help="Weight width (signed).")] = 8,
         acc_bits: Annotated[int, typer.Option("--acc-bits", help="Accumulator width.")] = 32,
-        precision: Annotated[str, typer.Option("--precision", help="Operand format: int8, int4, fp8-e4m3, fp8-e5m2, bf16 "
+        precision: Annotated[str, typer.Option("--precision", help="Operand format: int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16 "
                                                "(the default widths follow it; float formats accumulate in binary32).")] = "int8",
         sparsity: Annotated[str, typer.Option("--sparsity", help="N:M pattern (e.g. 2:4), 'N:M+dense' (with the dense path) or 'dense'.")] = "2:4",
         dense_path: Annotated[bool, typer.Option("--dense-path", help="Sparse PE with a full-rate dense path (M multipliers; N:M at M/N groups per cycle).")] = False,

@@ -84,9 +84,9 @@ def check_precisions(precision: str) -> list[str]:
     """``--precision`` as a list: comma-separated, no empty entry."""
     precs = [p.strip() for p in precision.split(",")]
     if not any(precs):
-        raise InputError("empty: give a comma list of int8, int4, fp8-e4m3, fp8-e5m2, bf16", where="--precision")
+        raise InputError("empty: give a comma list of int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16", where="--precision")
     if not all(precs):
-        raise InputError(f"empty entry in {precision!r} (a comma list of int8, int4, fp8-e4m3, fp8-e5m2, bf16)",
+        raise InputError(f"empty entry in {precision!r} (a comma list of int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16)",
                          where="--precision")
     return precs
 

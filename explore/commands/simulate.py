@@ -207,8 +207,8 @@ def register(app: typer.Typer) -> None:
             "--vector-overlap", help="overlap the vector unit's work with the next layer's GEMMs "
                                      "(default: serialised with the array)")] = False,
         precision: Annotated[Optional[str], typer.Option(
-            "--precision", help="operand format: int8, int4, fp8-e4m3, fp8-e5m2 or bf16; sets the bytes moved per "
-                                "activation and weight (bf16 2, fp8/int8 1, int4 0.5)", show_default="int8")] = None,
+            "--precision", help="operand format: int8, int4, fp8-e4m3, fp8-e5m2, fp16 or bf16; sets the bytes moved per "
+                                "activation and weight (fp16/bf16 2, fp8/int8 1, int4 0.5)", show_default="int8")] = None,
         prune_lm_head: Annotated[bool, typer.Option(
             "--prune-lm-head", help="--hf-config: make an LM head tied to the embeddings a 2:4 target "
                                     "(default: kept dense, as the embeddings are)")] = False,

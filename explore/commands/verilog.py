@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         acc_bits: Annotated[Optional[int], typer.Option("--acc-bits", help="Accumulator width, >= act+weight bits "
                                                         "(default 32; binary32 for float precisions).")] = None,
         precision: Annotated[Optional[str], typer.Option(
-            "--precision", help="Operand format: int8, int4, fp8-e4m3, fp8-e5m2 or bf16 (float formats accumulate in "
+            "--precision", help="Operand format: int8, int4, fp8-e4m3, fp8-e5m2, fp16 or bf16 (float formats accumulate in "
                                 "binary32); it sets the operand widths, so --act-bits / --weight-bits may only repeat them.",
             show_default="int8")] = None,
         n: Annotated[int, typer.Option("--n", help="Kept weights per group (N of N:M).")] = 2,

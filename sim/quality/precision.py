@@ -10,7 +10,8 @@ Quantisation recipes:
 * ``fp8-e4m3`` / ``fp8-e5m2``: one per-tensor scale for the weights and one for each layer's input,
   mapping the tensor's max |value| (activations: on the calibration data) to the format's largest
   finite value; values are rounded to the nearest FP8 value (hw.fp_golden.encode, ties to even).
-* ``bf16``: weights and activations rounded to bf16 (RNE), no scale.
+* ``fp16`` / ``bf16``: weights and activations rounded to the format (RNE), no scale (as FP16 and
+  BF16 inference is deployed: a cast).
 
 FP accumulation is modelled with numpy float32 matrix products (binary32 sums; the hardware's
 index-order RNE/FTZ sums are bit-exact in hw.fp_golden, the order difference is far below the
@@ -37,6 +38,8 @@ from sim.quality.stats import Interval, loss_of, paired_interval
 __all__ = ["quantized_forward", "precision_quality", "PrecisionQuality", "CALIB_FRACTION", "check_gate_args",
            "quant_weights", "act_scale", "quant_acts"]
 
+#: the float formats used without a scale (a cast), as FP16 and BF16 inference is run
+UNSCALED = ("fp16", "bf16")
 #: [A] fraction of the training split held out for activation calibration (never the test set)
 CALIB_FRACTION = 0.2
 
@@ -50,13 +53,13 @@ def _fp_round(x: np.ndarray, precision: str) -> np.ndarray:
 
 
 def quant_weights(w: np.ndarray, precision: str) -> np.ndarray:
-    """``w`` (out, in) quantised to ``precision`` (float64 values): INT per output row, FP8 per tensor, BF16."""
+    """``w`` (out, in) quantised to ``precision`` (float64 values): INT per output row, FP8 per tensor, FP16 and BF16 cast."""
     if precision in INT_BITS:
         q = (1 << (INT_BITS[precision] - 1)) - 1
         scale = np.abs(w).max(axis=1, keepdims=True) / q
         scale = np.where(scale > 0, scale, 1.0)
         return np.clip(np.rint(w / scale), -q, q) * scale
-    if precision == "bf16":
+    if precision in UNSCALED:
         return _fp_round(w, precision)
     amax = np.abs(w).max()
     scale = amax / FORMATS[precision].max_finite if amax > 0 else 1.0
@@ -78,7 +81,7 @@ def quant_acts(a: np.ndarray, precision: str, scale: float) -> np.ndarray:
     if precision in INT_BITS:
         q = (1 << (INT_BITS[precision] - 1)) - 1
         return np.clip(np.rint(a / scale), -q, q) * scale
-    if precision == "bf16":
+    if precision in UNSCALED:
         return _fp_round(a, precision)
     return _fp_round(a / scale, precision) * scale
 

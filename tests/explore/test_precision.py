@@ -30,7 +30,7 @@ def test_precision_axis_parses_and_rejects_unknown():
     cfg = _cfg()
     assert cfg.space.precision == ["int8", "fp8-e4m3", "bf16"] and "precision" in cfg.space.active_axes()
     with pytest.raises(InputError, match="precision"):
-        _cfg(precision=["int8", "fp16"])
+        _cfg(precision=["int8", "fp64"])
     with pytest.raises(InputError, match="precision"):
         _cfg(precision={"min": 1, "max": 2})
 
@@ -56,7 +56,7 @@ def test_simulate_precision_moves_bytes_not_metadata():
         out[p] = d.get("totals", d)
     assert out["bf16"]["dram_weight_bytes"] == 2 * out["int8"]["dram_weight_bytes"]
     assert out["bf16"]["metadata_bytes"] == out["int8"]["metadata_bytes"]
-    bad = _cli("simulate", "--workload", "resnet50", "--precision", "fp16")
+    bad = _cli("simulate", "--workload", "resnet50", "--precision", "fp64")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 

@@ -204,6 +204,14 @@ def test_full_validate_exits_0_and_counts_every_group(tmp_path):
     for nm, table in ((45, HOROWITZ_OPS), (7, JOUPPI_OPS)):
         (mac,) = [r for r in rows if r["node_nm"] == nm and r["quantity"].startswith("INT8 MAC energy (dense PE, compute")]
         assert not mac["held_out"] and mac["reference"] == pytest.approx(table["8-bit multiply"] + table["32-bit add"])
+    # float MACs against the float operators of the same tables: FP16 at 45 nm (Horowitz: fp16 multiply
+    # 1.1 + fp32 add 0.9 pJ), BF16 at 7 nm (Jouppi: bf16 multiply 0.21 + fp32 add 0.38 pJ); Horowitz has no
+    # bf16, so the 45 nm BF16 row, shown against his fp16 figures, is not counted
+    mac = {(r["node_nm"], r["quantity"].split(" MAC")[0]): r for r in rows if " MAC energy (dense PE: " in r["quantity"]}
+    assert set(mac) == {(45, "FP16"), (45, "BF16"), (7, "BF16")}
+    assert mac[45, "FP16"]["held_out"] and mac[45, "FP16"]["reference"] == pytest.approx(1.1 + 0.9)
+    assert mac[7, "BF16"]["held_out"] and mac[7, "BF16"]["reference"] == pytest.approx(0.21 + 0.38)
+    assert not mac[45, "BF16"]["held_out"] and "not a check" in mac[45, "BF16"]["reason"]
 
 
 # pJ per operation: Horowitz ISSCC 2014 (45 nm, 0.9 V) and Jouppi et al. ISCA 2021 Table 2 (7 nm)

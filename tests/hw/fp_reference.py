@@ -1,5 +1,5 @@
 """An independent reference for the float PE datapath, built on numpy's float32/float64 arithmetic
-and ml_dtypes' decoders of OCP FP8 and bfloat16 (no bit manipulation of exponents or significands).
+and ml_dtypes' decoders of OCP FP8 and bfloat16, numpy's float16 for IEEE binary16 (no bit manipulation of exponents or significands).
 Used only by the tests: it must not share code with hw.fp_golden or hw.fp."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ _TINY = np.float32(np.finfo(np.float32).tiny)      # 2**-126, the smallest binar
 
 def _dtype(precision: str):
     return {"fp8-e4m3": ml_dtypes.float8_e4m3fn, "fp8-e5m2": ml_dtypes.float8_e5m2,
-            "bf16": ml_dtypes.bfloat16}[precision]
+            "bf16": ml_dtypes.bfloat16, "fp16": np.float16}[precision]
 
 
 def decode(bits, precision: str) -> np.ndarray:
     """Operand bit patterns -> float64 values (bf16 subnormals read as signed zero: DAZ)."""
-    raw = np.asarray(bits).astype(np.uint16 if precision == "bf16" else np.uint8)
+    raw = np.asarray(bits).astype(np.uint16 if precision in ("bf16", "fp16") else np.uint8)
     v = raw.view(_dtype(precision)).astype(np.float64)
     if precision == "bf16":
         v = np.where((v != 0) & (np.abs(v) < 2.0 ** -126), np.copysign(0.0, v), v)

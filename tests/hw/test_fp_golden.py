@@ -17,7 +17,7 @@ from tests.hw.fp_vectors import big_band, operands, specials
 
 pytestmark = pytest.mark.skipif(ref.ml_dtypes is None, reason="ml_dtypes (reference FP8/bf16 decoders) missing")
 
-FLOATS = ("fp8-e4m3", "fp8-e5m2", "bf16")
+FLOATS = ("fp8-e4m3", "fp8-e5m2", "fp16", "bf16")
 STREAMS, GROUPS = 2000, 50           # 10**5 groups per format
 
 
@@ -97,3 +97,18 @@ def test_stream_model_rules():
     assert acc.tolist() == [0x3F800000, 0x3F800000]       # -0 + 1 = 1; the illegal group adds nothing
     with pytest.raises(InputError):
         fp_pe_reference([[0x1FFFF, 0, 0, 0]], [[0, 0]], [4], [True], p)
+
+
+def test_encode_fp16_is_numpys_float16_cast():
+    """hw.fp_golden.encode (the nearest code among the format's decoded values, ties to the even
+    code) against numpy's IEEE binary16 cast (RNE), subnormals and saturation included; a value
+    that rounds to zero is +0 (one code per value)."""
+    from hw.fp_golden import encode
+
+    rng = np.random.default_rng(16)
+    x = rng.normal(0, 1, 200000) * np.exp2(rng.integers(-26, 17, 200000))
+    x = np.concatenate([x, [0.0, 65504.0, 65519.0, 65520.0, 1e6, -1e6, 2.0 ** -24, 1.5 * 2.0 ** -24, 2.0 ** -25]])
+    want = np.clip(x, -65504, 65504).astype(np.float16).view(np.uint16).astype(np.int64)
+    want = np.where(want == 0x8000, 0, want)
+    assert np.array_equal(encode(x, FORMATS["fp16"]), want)
+    assert (want == 0x7BFF).sum() >= 3 and ((want & 0x7C00) == 0).sum() > 100  # saturated, subnormal codes occur

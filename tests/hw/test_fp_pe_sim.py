@@ -14,7 +14,7 @@ from hw.pe import DensePE, SparsePE
 from hw.simulate import run_pe
 from tests.hw.fp_vectors import big_band, operands, specials
 
-FLOATS = ("fp8-e4m3", "fp8-e5m2", "bf16")
+FLOATS = ("fp8-e4m3", "fp8-e5m2", "fp16", "bf16")
 
 
 def _stream(rng, p: PEParams, t: int, a_lanes: int, w_lanes: int):
@@ -105,4 +105,4 @@ def test_fp_ports_and_params():
     with pytest.raises(InputError):
         PEParams(precision="bf16", act_bits=8)
     with pytest.raises(InputError):
-        PEParams(precision="fp16")
+        PEParams(precision="fp64")

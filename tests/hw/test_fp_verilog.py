@@ -38,7 +38,7 @@ def _vectors(p, t, seed, w_lanes):
 
 
 @pytest.mark.iverilog
-@pytest.mark.parametrize("precision,pipeline", [("bf16", 1), ("fp8-e4m3", 2), ("fp8-e5m2", 1)])
+@pytest.mark.parametrize("precision,pipeline", [("bf16", 1), ("fp8-e4m3", 2), ("fp8-e5m2", 1), ("fp16", 2)])
 def test_iverilog_fp_pes_match_golden(tmp_path, precision, pipeline):
     if shutil.which("iverilog") is None:
         pytest.skip("iverilog not installed")
@@ -112,5 +112,5 @@ def test_cli_precision_writes_fp_modules(tmp_path):
     r = _cli("verilog", "--out", str(tmp_path / "b"), "--precision", "bf16", "--json")
     ports = _ports(open(json.loads(r.stdout)["sparse_pe"]).read(), "sparse_pe")
     assert ports["in_act"][1] == 64 and ports["in_w"][1] == 32
-    bad = _cli("verilog", "--out", str(tmp_path / "x"), "--precision", "fp16")
+    bad = _cli("verilog", "--out", str(tmp_path / "x"), "--precision", "fp64")
     assert bad.returncode == 2 and "precision" in bad.stderr and "Traceback" not in bad.stderr

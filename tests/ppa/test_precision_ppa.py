@@ -11,7 +11,7 @@ from hw.params import PEParams
 from tests.ppa.test_cli_ppa import _run
 
 def test_cli_ppa_rejects_unknown_precision(tmp_path):
-    bad = _run(["--precision", "fp16", "--json"], tmp_path)
+    bad = _run(["--precision", "fp64", "--json"], tmp_path)
     assert bad.returncode == 2 and "precision" in bad.stderr and "Traceback" not in bad.stderr
 
 

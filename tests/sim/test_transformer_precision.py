@@ -34,7 +34,7 @@ def test_bf16_close_to_fp32_and_int4_worse_than_int8(tmp_path, monkeypatch):
     assert rows[("int4", "2:4")].delta.point > rows[("int8", "2:4")].delta.point + 1e-3
     assert rows[("int4", "2:4")].accuracy > rows[("int8", "2:4")].accuracy
     with pytest.raises(InputError):
-        transformer_precision_quality(["fp16"], ("2:4",), (0,), cfg=TINY)
+        transformer_precision_quality(["fp64"], ("2:4",), (0,), cfg=TINY)
 
 
 def test_team_model_per_precision(tmp_path):
