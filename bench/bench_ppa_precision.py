@@ -106,11 +106,11 @@ def operators() -> None:
                       "our bf16 multiplier is an exact 8x8 significand array, an exponent add and a normalise, "
                       "no rounding (1.6x the transistors of an 8x8 multiplier; fp16 FPMul 1.5x an 11x11); the published "
                       "FP multipliers cost more per partial-product bit than this flow's: Horowitz's fp16 multiply is "
-                      "2.1x our fp16 FPMul where his integer multiplies are 1.0-1.2x ours (lines above)"))
+                      "1.8x our fp16 FPMul where his integer multiplies are 0.8-1.0x ours (lines above)"))
     print(_ratio_line("FP32 add / INT32 add, energy (Jouppi 7nm)", e["add fp32"] / e["add int32"],
                       JOUPPI_7NM_PJ["add fp32"] / JOUPPI_7NM_PJ["add int32"],
-                      "Jouppi's INT32 add is 0.43x, Horowitz's 0.5x their INT8 multiply (ours 0.71x); our FP32 add is "
-                      "0.91x Horowitz's absolute energy, and Horowitz's FP32/INT32 ratio is 9"))
+                      "Jouppi's INT32 add is 0.43x, Horowitz's 0.5x their INT8 multiply (ours 0.55x); our FP32 add is "
+                      "0.95x Horowitz's absolute energy, and Horowitz's FP32/INT32 ratio is 9"))
     print(_ratio_line("FP32 add / INT32 add, energy (Horowitz 45nm)", e["add fp32"] / e["add int32"],
                       HOROWITZ_45NM["add fp32"][0] / HOROWITZ_45NM["add int32"][0]))
     print(_ratio_line("FP32 add / INT32 add, area (Horowitz 45nm)", a["add fp32"] / a["add int32"],

@@ -25,11 +25,13 @@ def test_numpy_forward_matches_the_training_forward(tmp_path, monkeypatch):
 def test_bf16_close_to_fp32_and_int4_worse_than_int8(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARSEPE_CACHE_DIR", str(tmp_path))
     rows = {(r.precision, r.sparsity): r for r in
-            transformer_precision_quality(["fp32", "bf16", "int8", "int4"], ("2:4",), (0,), cfg=TINY)}
-    fp32, bf16 = rows[("fp32", "2:4")], rows[("bf16", "2:4")]
-    # BF16 2:4 within 0.1 % NLL of FP32 2:4 (both measured against the same dense FP32 model)
+            transformer_precision_quality(["fp32", "bf16", "fp16", "int8", "int4"], ("2:4",), (0,), cfg=TINY)}
+    fp32, bf16, fp16 = rows[("fp32", "2:4")], rows[("bf16", "2:4")], rows[("fp16", "2:4")]
+    # BF16 2:4 within 0.1 % NLL of FP32 2:4 (both measured against the same dense FP32 model); FP16,
+    # three more significand bits, closer still
     assert abs(bf16.accuracy / fp32.accuracy - 1) < 1e-3
     assert abs(bf16.delta.point - fp32.delta.point) < 1e-3
+    assert abs(fp16.accuracy / fp32.accuracy - 1) < abs(bf16.accuracy / fp32.accuracy - 1)
     # INT4 loses clearly more than INT8 (measured on the same 2:4 model)
     assert rows[("int4", "2:4")].delta.point > rows[("int8", "2:4")].delta.point + 1e-3
     assert rows[("int4", "2:4")].accuracy > rows[("int8", "2:4")].accuracy
