@@ -100,10 +100,11 @@ def _clock_terms():
 
 
 def _pe_energy_pj(a, e_t: float) -> float:
-    """Energy per PE-cycle: gate toggles, flip-flop toggles (with the library's pin energy) and
-    the clock of every flip-flop."""
+    """Energy per PE-cycle, as ppa.model charges the PE: gate and flip-flop output toggles at their
+    nets' energies (toggle-equivalents, ppa.liberty.gates), the library's pin energy per flip-flop
+    output toggle, and the clock of every flip-flop."""
     clk, ff_extra, _ = _clock_terms()
-    return (a.gate_toggles + a.ff_toggles * (1 + ff_extra) + a.flip_flops * clk) * e_t
+    return (a.gate_energy + a.ff_net_energy + a.ff_toggles * ff_extra + a.flip_flops * clk) * e_t
 
 
 def kinds(sizes=(2, 4, 8)) -> None:
