@@ -38,7 +38,10 @@ from hw.golden import compress_nm, decompress_nm, dense_to_sparse_stream, fallba
 
 from hw.params import PEParams
 from ppa import characterisation, rtl, synth
+from ppa.liberty import sizing
+from ppa.liberty.library import LibertyLibrary
 from ppa.netlist import GateNetlist, ToggleCounts
+from ppa.timing.mapping import MAP_SCRIPT, TIMING_ABC_SCRIPT
 
 # Default synthetic trace (module docstring): sizes and seed, and two stated assumptions [A].
 DEFAULT_CYCLES = 128
@@ -278,10 +281,9 @@ def dense_path_trace(params: PEParams, trace: PETrace) -> PETrace:
     return PETrace(fold(trace.acts, params.m), fold(trace.weights, params.n), meta, clear, valid)
 
 
-def simulate_pe(params: PEParams, sparse: bool, trace: PETrace, *, cache=None,
-                outputs: tuple[str, ...] = (), dense_path: bool = False) -> tuple[ToggleCounts, dict, synth.SynthResult]:
-    res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
-    net = _netlist(str(res.netlist_file()), rtl.pe_name(sparse, dense_path))
+def pe_inputs(params: PEParams, sparse: bool, trace: PETrace, *, dense_path: bool = False) -> dict:
+    """The PE's input ports per cycle and instance (ppa.netlist.GateNetlist.simulate's ``inputs``)
+    on ``trace`` (a sparse-PE trace is folded for the dense-path PE)."""
     if dense_path:
         trace = dense_path_trace(params, trace)
     inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
@@ -289,7 +291,14 @@ def simulate_pe(params: PEParams, sparse: bool, trace: PETrace, *, cache=None,
         inputs["in_meta"] = trace.meta
     if dense_path:   # N:M mode unless the trace says otherwise (dense_groups_trace)
         inputs["in_dense"] = np.zeros_like(trace.clear) if trace.dense is None else trace.dense
-    tc, outs = net.simulate({k: np.ascontiguousarray(v) for k, v in inputs.items()}, outputs=outputs)
+    return {k: np.ascontiguousarray(v) for k, v in inputs.items()}
+
+
+def simulate_pe(params: PEParams, sparse: bool, trace: PETrace, *, cache=None,
+                outputs: tuple[str, ...] = (), dense_path: bool = False) -> tuple[ToggleCounts, dict, synth.SynthResult]:
+    res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
+    net = _netlist(str(res.netlist_file()), rtl.pe_name(sparse, dense_path))
+    tc, outs = net.simulate(pe_inputs(params, sparse, trace, dense_path=dense_path), outputs=outputs)
     return tc, outs, res
 
 
@@ -393,6 +402,24 @@ def mix_activities(parts: list[tuple[PEActivity, float]], *, label: str = "") ->
         vals[name] = sum(getattr(a, name) * w for a, w in parts) / total
     vals["trace"] = label or " + ".join(f"{w / total:.3f} x {a.trace}" for a, w in parts)
     return PEActivity(**vals)
+
+
+def pe_sizing_factor(params: PEParams, sparse: bool, lib: LibertyLibrary, *, cache=None,
+                     dense_path: bool = False) -> float:
+    """The PE's sizing factor on ``lib`` (ppa.liberty.sizing): its switching energy mapped for
+    minimum delay over its area mapping, on the default trace, over the calibration pair's same
+    ratio. Computed once per netlist and library (ppa.characterisation.cached)."""
+    res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
+    top = rtl.pe_name(sparse, dense_path)
+    key = synth.portable_key("sizing", res.key, lib.sha256, sizing.SIZING_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT,
+                             repr(sizing.FASTEST_CLOCK_PS), repr(sizing.ANCHOR_INSTANCES), "default-v4")
+
+    def compute() -> dict:
+        inputs = pe_inputs(params, sparse, synthetic_trace(params, sparse), dense_path=dense_path)
+        return {"pe_speed_over_area": sizing.speed_over_area(rtl.pe_verilog(params, sparse, dense_path), top, lib, inputs)}
+
+    d = characterisation.cached("sizing", key, compute, cache=cache, what=f"the sizing factor of {top} on {lib.library}")
+    return d["pe_speed_over_area"] / sizing.anchor_ratio(lib, cache=cache)
 
 
 @lru_cache(maxsize=64)

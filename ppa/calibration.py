@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ppa import tech
+from ppa.tech import CAL_CYCLES, CAL_INSTANCES, CAL_SEED  # the random operands (re-exported)
 from ppa.netlist import GateNetlist
 from ppa.operators import operator_verilog
 from ppa.synth import synthesize
@@ -39,9 +40,6 @@ HOROWITZ_45NM = {
 }
 ANCHOR = ("mul", 8)  # the 8-bit multiply: the Horowitz area check of ppa.tech.horowitz_area_check; energy anchors: ENERGY_ANCHORS
 ENERGY_ANCHORS = (("mul", 8), ("add", 32))
-CAL_SEED = 2014
-CAL_CYCLES = 256
-CAL_INSTANCES = 1024
 
 
 @dataclass
@@ -97,15 +95,17 @@ def calibrate(*, cache=None) -> dict[str, float]:
     }
 
 
-def held_out_table(*, cache=None) -> list[dict]:
+def held_out_table(*, cache=None, sizing=None) -> list[dict]:
     """Each operator costed at 45 nm / 0.9 V (Horowitz's voltage) with the hard-coded calibration,
     against Horowitz. Area: ``area_um2`` is the placed block (realised density), ``cell_area_um2``
-    the peak-density cell area; ``area_ratio`` / ``cell_area_ratio`` against Horowitz's figure."""
+    the peak-density cell area; ``area_ratio`` / ``cell_area_ratio`` against Horowitz's figure.
+    ``sizing``: (kind, width) -> the operator's sizing factor (ppa.liberty.sizing), as ppa.model
+    charges a PE on the STA path; None: as mapped for area."""
     n45 = tech.node(45, tech.HOROWITZ_V)
     rows = []
     for (kind, width), (e_ref, a_ref) in HOROWITZ_45NM.items():
         m = measure_operator(kind, width, cache=cache)
-        e = m.energy_per_op * n45.toggle_energy_pj
+        e = m.energy_per_op * n45.toggle_energy_pj * (sizing(kind, width) if sizing else 1.0)
         a = m.transistors * n45.area_per_transistor_um2
         a_cell = m.transistors * n45.cell_area_per_transistor_um2
         rows.append({
@@ -126,16 +126,17 @@ def held_out_table(*, cache=None) -> list[dict]:
 JOUPPI_7NM_PJ = {("mul", 8): 0.07, ("add", 8): 0.007, ("add", 32): 0.03, ("mul", 32): 1.48}
 
 
-def node_scaling_crosscheck(*, cache=None) -> list[dict]:
+def node_scaling_crosscheck(*, cache=None, sizing=None) -> list[dict]:
     """Each operator costed at 7 nm, nominal voltage, with the toggle energy of ppa.tech (Horowitz
     at 45 nm, Stillmaker's shape, the node correction that puts the geometric mean of the 8-bit
     multiply and the 32-bit add on Jouppi's), against Jouppi's 7 nm table: those two are the
-    anchors (their ratios multiply to 1), the 8-bit add and the 32-bit multiply are held out."""
+    anchors (their ratios multiply to 1), the 8-bit add and the 32-bit multiply are held out.
+    ``sizing``: as for :func:`held_out_table`."""
     n7 = tech.node(7)
     rows = []
     for (kind, width), e_ref in JOUPPI_7NM_PJ.items():
         m = measure_operator(kind, width, cache=cache)
-        e = m.energy_per_op * n7.toggle_energy_pj
+        e = m.energy_per_op * n7.toggle_energy_pj * (sizing(kind, width) if sizing else 1.0)
         rows.append({"operator": m.name, "energy_pj": e, "energy_ref_pj": e_ref, "energy_ratio": e / e_ref,
                      "voltage_v": n7.voltage_v, "energy_anchor": (kind, width) in ENERGY_ANCHORS})
     return rows

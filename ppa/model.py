@@ -333,6 +333,16 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     # Q-pin internal energy in toggle-equivalents (ppa.liberty.energy); without one, the net alone
     lib_e = library_energy(design, timing, cache=cache)
     ff_tog = 1.0 + (lib_e.ff_extra_toggles if lib_e is not None else tech.FF_EXTRA_TOGGLES)
+    # the PE's logic sized as the netlist the STA times (ppa.liberty.sizing); the generic path: as mapped for area
+    sizing_factor, sizing_source = 1.0, "none: generic timing path (the netlist as mapped for area)"
+    if lib_e is not None:
+        lib = resolve_liberty(design)
+        try:
+            sizing_factor = activity.pe_sizing_factor(p, design.sparse, lib, cache=cache, dense_path=design.dense_path)
+            sizing_source = f"{lib.library}: minimum-delay over area mapping, over the calibration pair's (ppa.liberty.sizing)"
+        except _synth.SynthesisError as exc:
+            sizing_source = f"none: the sizing mapping failed ({exc})"
+            notes.append(f"switching energy: the PE's sizing factor was not measured ({exc}); costed as mapped for area")
     pe_cycles_per_s = R * C * busy * f_hz
     # registers outside the PE cells (facts.edge_terms): each toggles at the rate of what it
     # carries, measured on the same trace at the PE's ports [D]: activation bits at in_act's rate
@@ -346,7 +356,8 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                     + edges["psum_deskew"] * act.ff_toggles / max(act.flip_flops, 1)) * ff_tog  # per busy array-cycle
     # the PE's own nets: each toggle at its net's energy (ppa.liberty.gates, toggle-equivalents), a
     # flip-flop output toggle also its D- and Q-pin internal energy
-    pe_dyn_w = pe_cycles_per_s * (act.gate_energy + act.ff_net_energy + act.ff_toggles * (ff_tog - 1.0)) * e_t * 1e-12
+    pe_dyn_w = pe_cycles_per_s * (act.gate_energy * sizing_factor + act.ff_net_energy
+                                  + act.ff_toggles * (ff_tog - 1.0)) * e_t * 1e-12
     edge_dyn_w = busy * f_hz * edge_toggles * e_t * 1e-12
     # WS weight loading: a tile shifts R words down R rows, so R*R*C*B register bits are written
     # (B = weights + codes per PE, + the dense path's mode bit); a written bit toggles with the
@@ -488,6 +499,9 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
             "pe_transistors": facts.pe_transistors, "gate_delay_ps": nd.gate_delay_ps,
             "toggle_energy_fj": e_t * 1e3, "toggles_per_pe_cycle": act.toggles,
             "toggle_eq_per_pe_cycle": act.gate_energy + act.ff_net_energy,
+            "switching_energy": {"method": "zero-delay toggles of the generic netlist at their nets' osu018 cell "
+                                           "energies (ppa.liberty.gates)",
+                                 "sizing_factor": sizing_factor, "sizing_source": sizing_source},
             "theta_ja_k_per_w": theta, "dram": dd.name, "dram_gb_per_s": dram_bw,
             "dram_pj_per_bit": dd.pj_per_bit, "dram_energy_source": dd.energy_source,
             "dram_total_pj_per_bit": dd.pj_per_bit + ph.pj_per_bit,

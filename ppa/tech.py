@@ -77,10 +77,11 @@ NODES_NM = (65, 45, 32, 28, 22, 20, 16, 14, 10, 7)
 # --- Calibrated at TWO nodes --------------------------------------------------------------------
 # 45 nm: Horowitz ISSCC 2014, "45 nm, 0.9 V" (published-figures §3): 8-bit multiply 0.2 pJ, 282 um^2;
 # 32-bit add 0.1 pJ. The 8x8->16 multiplier of ppa.operators (ppa.synth flow) maps to 2176 transistors
-# and toggles 123.196 gate outputs per operation on random operands, 131.582 toggle-equivalents (each
-# toggle at its net's osu018 energy, ppa.liberty.gates); the 32-bit adder 87.958 and 72.081 (seed 2014,
-# 256 x 1024 ops; ppa.calibration.calibrate() re-derives them, a test pins them). Horowitz figures via
-# Kim et al. 2023 Fig. 15 / H&P 6e Fig. 1.13 (published-figures §3).
+# and toggles 123.196 gate outputs per operation on random operands (CAL_*: seed, cycles x instances),
+# 131.582 toggle-equivalents (each toggle at its net's osu018 energy, ppa.liberty.gates); the 32-bit
+# adder 87.958 and 72.081 (ppa.calibration.calibrate() re-derives them, a test pins them). Horowitz
+# figures via Kim et al. 2023 Fig. 15 / H&P 6e Fig. 1.13 (published-figures §3).
+CAL_SEED, CAL_CYCLES, CAL_INSTANCES = 2014, 256, 1024
 CAL_MUL8_TRANSISTORS = 2176
 CAL_MUL8_TOGGLE_EQ_PER_OP = 131.582
 CAL_ADD32_TOGGLE_EQ_PER_OP = 72.081
@@ -88,8 +89,7 @@ HOROWITZ_MUL8_PJ = 0.2  # Horowitz ISSCC 2014, 45 nm, 0.9 V
 HOROWITZ_ADD32_PJ = 0.1  # Horowitz ISSCC 2014, 45 nm, 0.9 V
 HOROWITZ_MUL8_UM2 = 282.0  # Horowitz ISSCC 2014, 45 nm (area via Kim et al. 2023 / H&P 6e)
 HOROWITZ_V = 0.9  # [S] the voltage of Horowitz's table (published-figures §3)
-#: energy of one toggle-equivalent at 45 nm, 0.9 V (pJ) [D] = sqrt(0.2 / 131.582 x 0.1 / 72.081):
-#: the geometric mean of what the multiplier and the adder each imply (1.52 and 1.39 fJ)
+#: one toggle-equivalent at 45 nm, 0.9 V (pJ) [D]: sqrt(0.2 / 131.582 x 0.1 / 72.081), multiply 1.52 / add 1.39 fJ
 E_TOGGLE_45_PJ = math.sqrt(HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLE_EQ_PER_OP * HOROWITZ_ADD32_PJ / CAL_ADD32_TOGGLE_EQ_PER_OP)
 #: what Horowitz's 8-bit multiplier implies per transistor of our netlist (um^2) [D] = 282 / 2176:
 #: a CHECK of the logic area law, not its anchor (``horowitz_area_check``)

@@ -296,9 +296,10 @@ MODEL_LIMITS = (
     ("area", "transistor counts of the generic-gate netlist times a per-node area per transistor; bench_silicon "
      "prints the comparison with published accelerators"),
     ("switching energy", "zero-delay toggles of the generic-gate netlist on the trace, each at its net's energy as an "
-     "osu018 cell (ppa.liberty.gates): no glitches, and no gate sizing for the clock (bench_ppa_glitch: a netlist "
-     "sized for minimum delay costs about the same for INT8 PEs and 1.4x for BF16 ones, so float designs near "
-     "their fmax are costed low)"),
+     "osu018 cell (ppa.liberty.gates), times the PE's sizing factor on the STA path (its netlist sized for minimum "
+     "delay over its area mapping, ppa.liberty.sizing: 1.00 for the INT8 dense PE, 1.37 for the BF16 one; on the "
+     "generic timing path 1); no glitches; the sizing is for minimum delay whatever the clock, so a design clocked "
+     "well below its fmax is costed high"),
     ("clock tree and clock gating", "clock energy per flip-flop from the Liberty library's clock-pin energy, pin "
      "capacitance and a balanced tree of its clock buffer (ppa.liberty.energy), with an assumed wiring share (0.5 x the "
      "pin load; no placement), moved to the node in toggle-equivalents; without a library, osu018's figures; the WS weight registers are clock-gated "

@@ -16,7 +16,9 @@ from ppa.design import DesignPoint, PPAResult
 from ppa.liberty import asap7
 from ppa.liberty.area import mapped_cell_area_um2
 from ppa.liberty.energy import clock_with_leaf_wire
-from ppa.liberty.library import load_liberty
+from ppa.liberty import sizing
+from ppa.liberty.library import default_liberty, load_liberty
+from ppa.timing.opensta import find_sta
 from ppa.model import estimate
 from ppa.timing.mapping import FASTEST_CLOCK_PS
 
@@ -100,10 +102,14 @@ def operator_rows(cache=None) -> list[Row]:
     8-bit multiply and 32-bit add are the fit (one constant per node for both, so neither is its own
     check); the 8-bit add and the 32-bit multiply are held out, at 45 nm (Horowitz, 0.9 V) and 7 nm
     (Jouppi, the node's nominal voltage). Each is the operator's own netlist (ppa.operators) costed
-    with the model's toggle energy (``cache``: the synthesis cache, default the tool's)."""
+    with the model's toggle energy (``cache``: the synthesis cache, default the tool's) and, when the
+    default library and OpenSTA are installed, its sizing factor (ppa.liberty.sizing), as the MAC
+    rows' PEs on the STA path."""
     rows = []
-    for nm, table, src in ((45, calibration.held_out_table(cache=cache), "[S] Horowitz ISSCC 2014 (45 nm, 0.9 V)"),
-                           (7, calibration.node_scaling_crosscheck(cache=cache),
+    lib = default_liberty() if find_sta() is not None else None
+    sz = (lambda kind, width: sizing.operator_sizing_factor(kind, width, lib)) if lib is not None else None
+    for nm, table, src in ((45, calibration.held_out_table(cache=cache, sizing=sz), "[S] Horowitz ISSCC 2014 (45 nm, 0.9 V)"),
+                           (7, calibration.node_scaling_crosscheck(cache=cache, sizing=sz),
                             "[S] Jouppi et al. ISCA 2021 Table 2 (7 nm)")):
         for r in table:
             q = f"{r['operator']} energy (operator netlist)"

@@ -8,4 +8,7 @@
   moves to a node the way ppa.timing moves FO4.
 - ``gates``: each net of a generic gate netlist (ppa.netlist) at its energy as the default
   library's cells (osu018's figures, built in): the toggle-equivalents switching is costed in.
+- ``switching``: a mapped netlist simulated at zero delay with each net's library energy.
+- ``sizing``: how much more a netlist sized for minimum delay switches than one mapped for area
+  (the sizing factor ppa.model applies to a PE on the STA path).
 """
