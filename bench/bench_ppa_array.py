@@ -69,7 +69,7 @@ def main() -> None:
     rows = {}
     for sparse in (True, False):
         a = activity.pe_activity(p, sparse)
-        e = _pe_energy_pj(a, n45.toggle_energy_pj)
+        e = _pe_energy_pj(a, n45.toggle_energy_pj, p, sparse)
         rows[sparse] = (a.transistors * n45.area_per_transistor_um2, e / p.m, fmax_mhz(a.logic_depth, 45, 1.0, cycle_fo4=_generic_fo4(p, sparse)), a.logic_depth)
     for sparse, (area, epm, fm, depth) in rows.items():
         print(f"  {'sparse' if sparse else 'dense ':6}: area {area:7.0f} um^2  energy/effective MAC {epm:.3f} pJ  fmax {fm:6.0f} MHz (depth {depth})")
@@ -79,7 +79,7 @@ def main() -> None:
     # for free from a pruned model, without any sparse hardware.
     tr = activity.synthetic_trace(p, False, dense_model="pruned")
     a = activity.pe_activity(p, False, tr)
-    e_pruned = _pe_energy_pj(a, n45.toggle_energy_pj) / p.m
+    e_pruned = _pe_energy_pj(a, n45.toggle_energy_pj, p, False) / p.m
     print(f"  dense PE on the 2:4-pruned model: energy/effective MAC {e_pruned:.3f} pJ; "
           f"sparse/dense-on-pruned {s[1] / e_pruned:.3f}")
     dec = decoder_transistors(p.n, p.m, None) * n45.area_per_transistor_um2
@@ -88,23 +88,32 @@ def main() -> None:
           f"{s[0] - half_dense:.0f} um^2 = {100 * (s[0] - half_dense) / half_dense:.0f} % overhead for 2:4 support (derived)")
 
 
+def _library():
+    """The osu018 Liberty when it and OpenSTA are installed (ppa.model's STA path), else None."""
+    lib = default_liberty()
+    return lib if lib is not None and find_sta() is not None else None
+
+
 def _clock_terms():
     """(clock toggle-equivalents per flip-flop per cycle, extra per flip-flop output toggle, source):
-    the osu018 Liberty's (ppa.liberty.energy) when it and OpenSTA are installed, as ppa.model
-    uses them, else the stated assumption."""
-    lib = default_liberty()
-    if lib is not None and find_sta() is not None:
+    the osu018 Liberty's (ppa.liberty.energy) on the STA path, as ppa.model uses them, else the
+    stated assumption."""
+    lib = _library()
+    if lib is not None:
         e = liberty_energy.library_energy(lib)
-        return e.clock_toggles_per_ff_cycle, e.ff_extra_toggles, f"clock and flip-flop energy from {lib.library}"
+        return (e.clock_toggles_per_ff_cycle, e.ff_extra_toggles,
+                f"clock and flip-flop energy and the PEs' sizing factors from {lib.library}")
     return tech.CLOCK_TOGGLES_PER_FF_CYCLE, tech.FF_EXTRA_TOGGLES, "clock and flip-flop energy: osu018's figures (ppa.tech; no Liberty/OpenSTA)"
 
 
-def _pe_energy_pj(a, e_t: float) -> float:
-    """Energy per PE-cycle, as ppa.model charges the PE: gate and flip-flop output toggles at their
-    nets' energies (toggle-equivalents, ppa.liberty.gates), the library's pin energy per flip-flop
-    output toggle, and the clock of every flip-flop."""
+def _pe_energy_pj(a, e_t: float, p, sparse: bool, dense_path: bool = False) -> float:
+    """Energy per PE-cycle, as ppa.model charges the PE: gate toggle-equivalents (ppa.liberty.gates)
+    at the PE's sizing factor on the STA path (ppa.liberty.sizing), flip-flop output nets, the
+    library's pin energy per flip-flop output toggle, and the clock of every flip-flop."""
     clk, ff_extra, _ = _clock_terms()
-    return (a.gate_energy + a.ff_net_energy + a.ff_toggles * ff_extra + a.flip_flops * clk) * e_t
+    lib = _library()
+    s = activity.pe_sizing_factor(p, sparse, lib, dense_path=dense_path) if lib is not None else 1.0
+    return (a.gate_energy * s + a.ff_net_energy + a.ff_toggles * ff_extra + a.flip_flops * clk) * e_t
 
 
 def kinds(sizes=(2, 4, 8)) -> None:
@@ -126,7 +135,7 @@ def kinds(sizes=(2, 4, 8)) -> None:
     for kind, sparse, dp, macs in (("sparse", True, False, p.m), ("dense", False, False, p.m),
                                    ("dense_path", True, True, p.m * p.m // p.n)):
         a = activity.pe_activity(p, sparse, dense_path=dp)
-        e = _pe_energy_pj(a, n45.toggle_energy_pj)
+        e = _pe_energy_pj(a, n45.toggle_energy_pj, p, sparse, dp)
         print(f"  {kind:10s} area {a.transistors * n45.area_per_transistor_um2:7.0f} um^2 "
               f"({a.transistors * n45.area_per_transistor_um2 / macs:6.0f} per effective MAC/cycle), "
               f"energy/effective MAC {e / macs:.3f} pJ, depth {a.logic_depth}")

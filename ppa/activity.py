@@ -408,7 +408,10 @@ def pe_sizing_factor(params: PEParams, sparse: bool, lib: LibertyLibrary, *, cac
                      dense_path: bool = False) -> float:
     """The PE's sizing factor on ``lib`` (ppa.liberty.sizing): its switching energy mapped for
     minimum delay over its area mapping, on the default trace, over the calibration pair's same
-    ratio. Computed once per netlist and library (ppa.characterisation.cached)."""
+    ratio. Computed once per netlist and library (ppa.characterisation.cached; memoised here)."""
+    memo = (params, sparse, dense_path, lib.sha256, str(synth.cache_dir(cache)))
+    if memo in _SIZING:
+        return _SIZING[memo]
     res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
     top = rtl.pe_name(sparse, dense_path)
     key = synth.portable_key("sizing", res.key, lib.sha256, sizing.SIZING_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT,
@@ -419,7 +422,11 @@ def pe_sizing_factor(params: PEParams, sparse: bool, lib: LibertyLibrary, *, cac
         return {"pe_speed_over_area": sizing.speed_over_area(rtl.pe_verilog(params, sparse, dense_path), top, lib, inputs)}
 
     d = characterisation.cached("sizing", key, compute, cache=cache, what=f"the sizing factor of {top} on {lib.library}")
-    return d["pe_speed_over_area"] / sizing.anchor_ratio(lib, cache=cache)
+    _SIZING[memo] = d["pe_speed_over_area"] / sizing.anchor_ratio(lib, cache=cache)
+    return _SIZING[memo]
+
+
+_SIZING: dict[tuple, float] = {}
 
 
 @lru_cache(maxsize=64)
