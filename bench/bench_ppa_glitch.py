@@ -54,6 +54,7 @@ from ppa import activity, rtl
 from ppa.calibration import CAL_CYCLES, CAL_INSTANCES, CAL_SEED, measure_operator
 from ppa.liberty.library import default_liberty_path, load_liberty
 from ppa.liberty.mapped import module_body, port_bits
+from ppa.liberty import sizing
 from ppa.liberty.switching import mapped_switching
 from ppa.timing.mapping import FASTEST_CLOCK_PS, map_to_liberty
 from ppa.timing.opensta import measure_fo4, run_sta
@@ -186,13 +187,8 @@ def library_per_generic_toggle(lib, slew_ns: float, mapping: str) -> list[tuple[
     """(design, generic toggles per cycle, the model's toggle-equivalents per cycle (ppa.liberty.gates),
     library energy per cycle of the mapped netlist in pJ) of the calibration operators on
     ppa.calibration's operands and of the dense INT8 and BF16 PEs on the default trace."""
-    ff, _, d_pin, _ = lib.register()
-    clock = FASTEST_CLOCK_PS if mapping == "delay" else None
-
-    def library_pj(v: str, top: str, inputs: dict) -> float:
-        mapped = map_to_liberty(v, top, lib, clock_ps=clock)
-        ms = mapped_switching(mapped.verilog, top, lib, slew_ns=slew_ns, output_load_pf=lib.pin_cap_pf(ff, d_pin))
-        return ms.energy_per_cycle_pj(inputs)[0]
+    def library_pj(v: str, top: str, inputs: dict) -> float:  # at the library's FO4 slew (slew_ns)
+        return sizing.switching_pj(v, top, lib, inputs, speed=mapping == "delay")
 
     out = []
     for kind, width in (("mul", 8), ("add", 32), ("add", 8), ("mul", 32)):
