@@ -49,7 +49,9 @@ Power (W)
   each net's toggles weighted by its energy as a cell of the default library, ppa.liberty.gates:
   an XOR or a wide fan-out costs more than a NAND driving one gate; for a sparse design on a
   workload, the PE-cycle-weighted mix of its N:M layers' trace and its dense layers' trace on the
-  fallback / dense path, ppa.activity.TraceMix) x energy per toggle-equivalent; plus the registers outside the cells (activation forwarding and skew, the OS weight
+  fallback / dense path, ppa.activity.TraceMix; on the STA path the gates' share times the PE's
+  sizing factor, ppa.liberty.sizing: its minimum-delay netlist against its area mapping) x energy
+  per toggle-equivalent; plus the registers outside the cells (activation forwarding and skew, the OS weight
   bundle, the WS psum deskew), each at the toggle rate per bit of what it carries on the same
   trace, while busy; plus WS weight loading (R*R*C register bits written per tile, the mux toggle
   and the register toggle per changed bit; tiles from ``WorkloadActivity.weight_tiles``, else one
