@@ -7,7 +7,7 @@ Prints, in one run:
    step vs the acceptance targets and vs the published dense-vs-2:4 deltas of Mishra et al. 2021;
 2. retained |w| share of 2:4 on Gaussian weights vs the order-statistics integral;
 3. wall time of one reference run vs the 60 s budget;
-4. the transformer reference (proxy: a char-level LM, sim.quality.transformer), one-shot delta of
+4. the transformer reference (proxy: a char-level LM, sim.quality.references.transformer), one-shot delta of
    magnitude, wanda and sparsegpt at 2:4 and 4:8 over 3 seeds with 95 % intervals, next to the
    published LLaMA-2-7B WikiText2 rows (Sun et al. 2024, locuslab/wanda README): ordering and
    ratios of the deltas;
@@ -31,10 +31,10 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim.quality.reference import reference_experiment  # noqa: E402
-from sim.quality.evidence import transformer_evidence  # noqa: E402
-from sim.quality.methods import METHODS, sparsegpt_prune, wanda_prune  # noqa: E402
-from sim.quality.pruning import prune_nm  # noqa: E402
+from sim.quality.references.reference import reference_experiment  # noqa: E402
+from sim.quality.evidence.evidence import transformer_evidence  # noqa: E402
+from sim.quality.prune.methods import METHODS, sparsegpt_prune, wanda_prune  # noqa: E402
+from sim.quality.prune.pruning import prune_nm  # noqa: E402
 
 #: LLaMA-2-7B WikiText2 perplexity, one-shot ([V] locuslab/wanda README; published-figures.md sec. 10).
 LLAMA2_7B_DENSE = 5.12

@@ -1,4 +1,4 @@
-"""Benchmark: the cost of running the team's hooks in a child process (sim.quality.hooks).
+"""Benchmark: the cost of running the team's hooks in a child process (sim.quality.team.hooks).
 
     python bench/bench_quality_hooks.py [--reps 3]
 
@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim.quality.hooks import TeamHook  # noqa: E402
+from sim.quality.team.hooks import TeamHook  # noqa: E402
 
 D_MODEL, D_FF, LAYERS, VOCAB = 768, 3072, 12, 50257  # GPT-2 small (Radford et al. 2019, 124 M parameters)
 

@@ -1,6 +1,6 @@
 """The data a design's PE is simulated on for switching activity ([fixed] activity_trace).
 
-* ``"reference"`` (the default): real data of the workload's family (sim.quality.family_traces:
+* ``"reference"`` (the default): real data of the workload's family (sim.quality.traces.family_traces:
   a transformer workload -> the char-level transformer LM, a CNN -> the digits CNN, an MLP -> the
   digits MLP). A dense design runs the family's dense model on the dense PE. A sparse design runs
   the ASP fine-tuned model: its pruned layers on the sparse PE, and the layers ASP leaves dense on
@@ -26,8 +26,8 @@ from hw.errors import InputError
 from hw.params import PEParams
 from ppa.activity import ACC_LEN, TraceMix, TraceRecipe, dense_groups_trace, trace_from_arrays
 from ppa.design import DesignPoint
-from sim.quality.evidence import reference_size
-from sim.quality.family_traces import (
+from sim.quality.evidence.evidence import reference_size
+from sim.quality.traces.family_traces import (
     FAMILIES, MODEL_NAMES, TRACE_CYCLES, activity_family, code_digest, family_models, family_streams,
 )
 
@@ -59,7 +59,7 @@ def _numbers(p: PEParams) -> str:
 
 def family_recipe(family: str, params: PEParams, part: str, *, dense_path: bool = False,
                   dataflow: str = "ws") -> TraceRecipe:
-    """The trace of one part (sim.quality.family_traces.PARTS) of a family's reference model for
+    """The trace of one part (sim.quality.traces.family_traces.PARTS) of a family's reference model for
     the PE ``params`` (``part="fallback"``: on the sparse PE's dense fallback, or with
     ``dense_path`` in the dense path's dense mode), in the stream order of the array's costed
     ``dataflow`` (``os``: weights streamed every cycle; ``ws``: held while the samples pass, a new

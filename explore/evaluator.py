@@ -52,11 +52,11 @@ from ppa.design import DesignPoint, WorkloadActivity
 from ppa.model import estimate
 from ppa.vector_cost import workload_vector_ops
 from sim.perf import ArrayConfig, simulate, simulate_grid
-from sim.quality.reference import reference_experiment
-from sim.quality.evidence import (
+from sim.quality.references.reference import reference_experiment
+from sim.quality.evidence.evidence import (
     digits_evidence, guardrail_verdict, mix_evidence, reference_families, transformer_evidence,
 )
-from sim.quality.user_eval import model_evidence
+from sim.quality.team.user_eval import model_evidence
 from sim.serving import serve_llm, serve_seeds
 from sim.workloads import get_workload, list_workloads
 
@@ -85,7 +85,7 @@ class EvalContext:
     workloads: list[_Wl]
     quality: dict[tuple[int, int], float] = field(default_factory=dict)  # (n, m) -> quality_delta
     quality_results: dict[tuple[int, int], Any] = field(default_factory=dict)  # (n, m) -> sim.quality.ReferenceResult
-    quality_evidence: dict[tuple[int, int], dict] = field(default_factory=dict)  # (n, m) -> sim.quality.evidence dict
+    quality_evidence: dict[tuple[int, int], dict] = field(default_factory=dict)  # (n, m) -> sim.quality.evidence.evidence dict
 
 
 _CONTEXTS: dict[str, EvalContext] = {}
@@ -128,20 +128,20 @@ def make_context(cfg: SweepConfig) -> EvalContext:
 
 
 def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
-    """The quality evidence for N:M (sim.quality.evidence), computed once per pattern and kept in
+    """The quality evidence for N:M (sim.quality.evidence.evidence), computed once per pattern and kept in
     the context; sets ``ctx.quality[(n, m)]`` (the point loss, the ``quality_delta`` metric).
 
     * [quality] weights + eval: the team's model scored by the team's eval (``"model"``): dense vs
-      one-shot / fine-tuned N:M (sim.quality.user_eval.model_evidence), pruned by [quality] method
+      one-shot / fine-tuned N:M (sim.quality.team.user_eval.model_evidence), pruned by [quality] method
       with [quality] calibration (relative to the config file), each call of the team's code
       limited to [quality] hook_timeout. A failing eval is an InputError here, at context
       creation, before any trial runs;
     * otherwise the reference of each workload family in the mix (``"proxy"``), told by the
-      workload's structure (sim.quality.evidence.reference_family: attention layers -> the
+      workload's structure (sim.quality.evidence.evidence.reference_family: attention layers -> the
       char-level transformer, else the digits MLP; ``workloads`` gives each workload's why), each over
-      sim.quality.evidence.REFERENCE_SEEDS seeds, equal latency on sim.perf (the 16x16 WS
+      sim.quality.evidence.evidence.REFERENCE_SEEDS seeds, equal latency on sim.perf (the 16x16 WS
       reference array with N:M sparse PEs against the same array with dense PEs, as
-      ``sparsepe quality``). With several families (sim.quality.evidence.mix_evidence) the limit
+      ``sparsepe quality``). With several families (sim.quality.evidence.evidence.mix_evidence) the limit
       is tested on each family's own metric, never on one family's delta against another's; the
       per-family evidence and verdicts are in ``families``, the binding family's at the top.
     """
@@ -457,7 +457,7 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
       of each workload on this design (sim.perf.simulate; its totals are simulate_grid's);
     * ``workloads``: {workload name: sim.workloads.Workload};
     * ``quality``: None when the config sets no max_quality_delta; else, for a sparse design,
-      the quality evidence of its N:M (sim.quality.evidence: ``evidence`` "proxy"/"model",
+      the quality evidence of its N:M (sim.quality.evidence.evidence: ``evidence`` "proxy"/"model",
       ``quality_delta``, ``quality_delta_interval`` (95 %), ``quality_delta_ci`` (its pessimistic
       end), the pruning schedule and fine-tune recipe, both models' sizes and latencies) and the
       guardrail verdict on the pessimistic end (``guardrail_ok``, ``guardrail``,

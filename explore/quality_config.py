@@ -10,9 +10,9 @@ from pydantic import Field, model_validator
 
 from explore.space import StrictModel
 from hw.errors import InputError
-from sim.quality.calibration import is_function_spec
-from sim.quality.hooks import DEFAULT_HOOK_TIMEOUT, HookTimeout, check_hook_timeout
-from sim.quality.method_names import CALIBRATED, METHODS
+from sim.quality.prune.calibration import is_function_spec
+from sim.quality.team.hooks import DEFAULT_HOOK_TIMEOUT, HookTimeout, check_hook_timeout
+from sim.quality.prune.method_names import CALIBRATED, METHODS
 
 __all__ = ["Quality"]
 
@@ -24,9 +24,9 @@ class Quality(StrictModel):
     importable from the config's directory, or ``"file.py:function"``); ``finetuned``: the team's
     N:M fine-tuned weights (optional); ``metric``: the eval metric's name, for reports;
     ``method``: magnitude, wanda or sparsegpt (default: sparsegpt with calibration, else
-    magnitude; sim.quality.oneshot); ``calibration``: a ``.npz`` / ``.safetensors`` file or
-    ``MODULE:FUNCTION`` (sim.quality.calibration); ``hook_timeout``: seconds each call of the eval
-    and the calibration function may take (default sim.quality.hooks.DEFAULT_HOOK_TIMEOUT). Paths
+    magnitude; sim.quality.prune.oneshot); ``calibration``: a ``.npz`` / ``.safetensors`` file or
+    ``MODULE:FUNCTION`` (sim.quality.prune.calibration); ``hook_timeout``: seconds each call of the eval
+    and the calibration function may take (default sim.quality.team.hooks.DEFAULT_HOOK_TIMEOUT). Paths
     are relative to the config file. Without this section the quality limit binds on a reference
     model of the workload family (``"proxy"`` evidence)."""
 

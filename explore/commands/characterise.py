@@ -46,7 +46,7 @@ from ppa.design import DesignPoint
 from ppa.liberty.library import default_liberty_path
 from ppa.model import estimate
 from ppa.timing.opensta import find_sta
-from sim.quality.transformer import RESULT_FILES
+from sim.quality.references.transformer import RESULT_FILES
 
 #: the sweep configs characterised when none is given: the examples, but the float precisions
 #: (examples/precision.toml says it synthesises each float PE and array on first use: their
@@ -136,7 +136,7 @@ def characterise_configs(configs: list[Path], out: Path, *, workers: int, log, y
 
 def copy_quality_references(dest: Path) -> list[Path]:
     """The quality reference results the configs' contexts read or trained here
-    (sim.quality.transformer.RESULT_FILES), copied to ``dest``."""
+    (sim.quality.references.transformer.RESULT_FILES), copied to ``dest``."""
     make_dir(dest)
     out = []
     for name, src in sorted(RESULT_FILES.items()):

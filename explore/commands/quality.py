@@ -5,24 +5,24 @@
 [--hook-timeout SECONDS] [--reference [--family mlp|transformer]] [--seed S] [--json]``
 
 * ``--weights MODEL --eval MODULE:FUNCTION [--finetuned PRUNED]`` scores the team's own model
-  with the team's own eval (``"model"`` evidence, sim.quality.user_eval): dense, one-shot N:M and
+  with the team's own eval (``"model"`` evidence, sim.quality.team.user_eval): dense, one-shot N:M and
   fine-tuned weights; JSON keys ``dense_metric``, ``oneshot_metric``, ``finetuned_metric``,
   ``delta``, ``delta_ci``, ``pruned_tensors``, ``skipped_tensors``, ``evidence``, ``method``,
   ``calibration`` (``source``, ``samples``, ``inputs``), ``layouts`` (tensor -> reduction axis);
-* ``--calib``, ``--method``, ``--layout``: how the one-shot model is pruned (sim.quality.oneshot:
+* ``--calib``, ``--method``, ``--layout``: how the one-shot model is pruned (sim.quality.prune.oneshot:
   sparsegpt by default when calibration inputs are given, else magnitude; the layout of each
-  tensor, sim.quality.layouts); ``--save-pruned`` writes the one-shot weights;
+  tensor, sim.quality.prune.layouts); ``--save-pruned`` writes the one-shot weights;
 * ``--reference`` runs the built-in experiment (digits MLP: dense, one-shot N:M, ASP fine-tune,
   gradual, dense model of equal latency) in a few seconds; ``--family transformer`` the
   char-level transformer LM reference instead (cached; about a minute cold; with the one-shot
-  delta of every pruning method), both over sim.quality.evidence.REFERENCE_SEEDS seeds with a
+  delta of every pruning method), both over sim.quality.evidence.evidence.REFERENCE_SEEDS seeds with a
   95 % interval (``evidence: "proxy"``);
 * ``--weights FILE`` alone (.npz / .safetensors) prunes every weight and reports per-layer
   retained magnitude share, relative output error and SNR on the calibration inputs (else seeded
-  N(0, 1)) (sim.quality.layer_report);
+  N(0, 1)) (sim.quality.team.layer_report);
 * ``--max-quality-delta`` sets the guardrail on the equal-latency delta (fraction, 0.015 = 1.5 points);
 * ``--hook-timeout`` limits each call of the team's code (``--eval``, ``--calib MODULE:FUNCTION``),
-  which runs in a child process (sim.quality.hooks): a hook that hangs, exits, raises, prints to
+  which runs in a child process (sim.quality.team.hooks): a hook that hangs, exits, raises, prints to
   stdout or returns a wrong value is one line ``sparsepe: error: <hook>: <what it did>``, exit 2.
 
 Ctrl-C prints one line ``sparsepe: interrupted`` and exits with 130; the hook's process is killed.
@@ -44,16 +44,16 @@ from rich.table import Table
 from explore.config import MAX_SEED
 from explore.safety import dumps
 from hw.errors import InputError
-from sim.quality.calibration import is_function_spec
-from sim.quality.evidence import digits_evidence, guardrail_verdict, transformer_evidence
-from sim.quality.layer_report import weights_report
-from sim.quality.hooks import DEFAULT_HOOK_TIMEOUT, HookTimeout, check_hook_timeout
-from sim.quality.layouts import parse_layout_rules
-from sim.quality.method_names import METHODS
-from sim.quality.precision import precision_quality
-from sim.quality.reference import check_guardrail, parse_nm
-from sim.quality.user_eval import model_evidence
-from sim.quality.weights import check_save_path, save_tensors
+from sim.quality.prune.calibration import is_function_spec
+from sim.quality.evidence.evidence import digits_evidence, guardrail_verdict, transformer_evidence
+from sim.quality.team.layer_report import weights_report
+from sim.quality.team.hooks import DEFAULT_HOOK_TIMEOUT, HookTimeout, check_hook_timeout
+from sim.quality.prune.layouts import parse_layout_rules
+from sim.quality.prune.method_names import METHODS
+from sim.quality.evidence.precision import precision_quality
+from sim.quality.references.reference import check_guardrail, parse_nm
+from sim.quality.team.user_eval import model_evidence
+from sim.quality.team.weights import check_save_path, save_tensors
 
 
 def _check_common(nm: str, seed: int, max_quality_delta: float, method: str | None, layouts, save_pruned,
@@ -271,7 +271,7 @@ def _print_human(result: dict) -> None:
 @contextmanager
 def interrupt_line():
     """Ctrl-C: exit 130, whose one line ``sparsepe: interrupted`` explore.cli prints (the hooks'
-    child processes are killed on the way out: sim.quality.hooks)."""
+    child processes are killed on the way out: sim.quality.team.hooks)."""
     try:
         yield
     except KeyboardInterrupt:

@@ -16,9 +16,9 @@ from explore.report.document import Section, Table
 from explore.report.format import fmt
 from explore.space import parse_sparsity
 from hw.errors import InputError
-from sim.quality.evidence import limit_excess, reference_families, transformer_config
-from sim.quality.precision import precision_quality
-from sim.quality.transformer_precision import transformer_precision_quality
+from sim.quality.evidence.evidence import limit_excess, reference_families, transformer_config
+from sim.quality.evidence.precision import precision_quality
+from sim.quality.evidence.transformer_precision import transformer_precision_quality
 
 __all__ = ["policy_rows", "section_precision", "family_quality", "mix_families"]
 

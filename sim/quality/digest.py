@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
-#: the sim.quality package's directory
+#: the sim.quality package's directory (module names are relative to it: "references/transformer.py")
 HERE = Path(__file__).resolve().parent
 #: sim/asp_rules.py: which layers a 2:4 design prunes (every quality result depends on it)
 ASP_RULES = HERE.parent / "asp_rules.py"

@@ -82,7 +82,7 @@ def test_detail_metrics_are_evaluate_and_the_parts_re_add():
 
 
 def test_detail_quality_is_the_transformer_reference_run_once(monkeypatch):
-    import sim.quality.evidence as qe
+    import sim.quality.evidence.evidence as qe
 
     calls = []
     real = qe.transformer_evidence

@@ -394,7 +394,7 @@ def _npz_with_header(path: Path, shape: tuple[int, ...], payload: bytes = b"") -
 
 
 def test_lying_npz_header_is_refused_before_allocation(tmp_path, capsys):
-    from sim.quality.weights import load_tensors
+    from sim.quality.team.weights import load_tensors
 
     p = tmp_path / "lie.npz"
     _npz_with_header(p, (300_000, 300_000), b"\0" * 64)  # declares 360 GB, holds 64 bytes
@@ -411,7 +411,7 @@ def test_zip_bomb_npz_is_refused_from_declared_sizes(tmp_path, monkeypatch):
     """A zip bomb: members that compress ~1000:1. The declared (uncompressed) sizes are summed and
     checked against the cap before any member is read. The cap is lowered here so that the test
     file stays small (a real bomb of 286 GiB and the 16 GiB cap work the same way)."""
-    import sim.quality.weights as W
+    import sim.quality.team.weights as W
 
     p = tmp_path / "bomb.npz"
     np.savez_compressed(p, **{f"w{i}": np.zeros((512, 512), np.float32) for i in range(5)})  # 5 MiB -> ~5 KiB
@@ -426,7 +426,7 @@ def test_zip_bomb_npz_is_refused_from_declared_sizes(tmp_path, monkeypatch):
 
 
 def test_valid_npz_still_loads(tmp_path):
-    from sim.quality.weights import load_tensors
+    from sim.quality.team.weights import load_tensors
 
     p = tmp_path / "ok.npz"
     w = np.arange(32, dtype=np.float32).reshape(4, 8)

@@ -61,7 +61,7 @@ def test_simulate_precision_moves_bytes_not_metadata():
 
 
 def test_quantizers_follow_their_recipes():
-    from sim.quality.precision import quant_weights, quantized_forward
+    from sim.quality.evidence.precision import quant_weights, quantized_forward
 
     rng = np.random.default_rng(0)
     w = rng.normal(size=(6, 32))
@@ -72,7 +72,7 @@ def test_quantizers_follow_their_recipes():
     assert np.isclose(np.abs(e4).max(), np.abs(w).max())          # per-tensor scale: max -> 448
     b = quant_weights(w, "bf16")
     assert np.allclose(b, w, rtol=2 ** -8) and not np.array_equal(b, w)
-    from sim.quality.mlp import init_mlp
+    from sim.quality.references.mlp import init_mlp
 
     model = init_mlp([64, 32, 10], rng)
     x = rng.random((50, 64))
@@ -84,7 +84,7 @@ def test_quantizers_follow_their_recipes():
 
 def test_precision_policy_section_names_the_recommendation():
     from explore.report.precision import section_precision
-    from sim.quality.precision import precision_quality
+    from sim.quality.evidence.precision import precision_quality
 
     def rec(number, prec, energy, latency, feasible=True):
         return {"number": number, "feasible": feasible, "params": {"precision": prec, "sparsity": "2:4"},

@@ -26,8 +26,8 @@ from explore.report.owners import artifact_frames
 from explore.report.precision import policy_rows, section_precision
 from explore.results import constraint_values, summarise
 from hw.errors import InputError
-from sim.quality.precision import PrecisionQuality
-from sim.quality.stats import Interval
+from sim.quality.evidence.precision import PrecisionQuality
+from sim.quality.evidence.stats import Interval
 from tests.explore.conftest import fixed_toml, space_toml
 from tests.sim.test_hf_import import MISTRAL_7B, OPT_125M, QWEN2_05B
 from tests.sim.test_onnx_import import build_model

@@ -15,8 +15,8 @@ from hw.fp_golden import bits_to_f32, decode, fp_pe_reference
 from hw.golden import decode_meta, pe_reference
 from hw.params import PEParams
 from hw.precision import fp_format
-from sim.quality import cnn
-from sim.quality.family_traces import activity_family, family_models, family_streams
+from sim.quality.references import cnn
+from sim.quality.traces.family_traces import activity_family, family_models, family_streams
 from sim.workloads import Workload, get_workload, make_layer
 
 

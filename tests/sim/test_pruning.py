@@ -10,7 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 from hw.errors import InputError
 from sim.asp_rules import weight_verdict
-from sim.quality.pruning import (
+from sim.quality.prune.pruning import (
     cubic_sparsity, gradual_nm_mask, is_nm, nm_mask, prune_layer, prune_nm,
 )
 

@@ -9,11 +9,11 @@ import pytest
 
 from hw.errors import InputError
 from sim.perf import ArrayConfig
-from sim.quality.reference import (
+from sim.quality.references.reference import (
     analytic_latency_fn, check_guardrail, equal_latency_width, mlp_gemms, parse_nm, perf_latency_fn, quality_loss,
     reference_experiment,
 )
-from sim.quality.pruning import is_nm
+from sim.quality.prune.pruning import is_nm
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pytest
 from safetensors.numpy import save_file
 
 from hw.errors import InputError
-from sim.quality.user_eval import load_eval, model_evidence, prune_for_eval
+from sim.quality.team.user_eval import load_eval, model_evidence, prune_for_eval
 
 REPO = Path(__file__).resolve().parents[2]
 

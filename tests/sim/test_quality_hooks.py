@@ -21,12 +21,12 @@ import pytest
 from safetensors.numpy import save_file
 
 from hw.errors import InputError
-from sim.quality.calibration import calibration_from_function, calibration_from_hook
-from sim.quality.hooks import HookTimeout, Opaque, TeamHook
-from sim.quality.oneshot import prune_tensors
-from sim.quality.stats import paired_interval
-from sim.quality.user_eval import model_evidence
-from sim.quality.weights import load_tensors
+from sim.quality.prune.calibration import calibration_from_function, calibration_from_hook
+from sim.quality.team.hooks import HookTimeout, Opaque, TeamHook
+from sim.quality.prune.oneshot import prune_tensors
+from sim.quality.evidence.stats import paired_interval
+from sim.quality.team.user_eval import model_evidence
+from sim.quality.team.weights import load_tensors
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
@@ -306,7 +306,7 @@ def test_child_dies_with_its_parent(tmp_path):
     """SIGKILL of the tool: the hook's process (in its own session) follows within seconds."""
     write_team(tmp_path)
     pid_file = tmp_path / "hook.pid"
-    code = ("import sys, numpy as np; from sim.quality.hooks import TeamHook; "
+    code = ("import sys, numpy as np; from sim.quality.team.hooks import TeamHook; "
             f"h = TeamHook('team_hooks:hang', {str(tmp_path)!r}); h.call({{'w': np.zeros(4)}})")
     proc = subprocess.Popen([sys.executable, "-c", code], env={**ENV, "HOOK_PID_FILE": str(pid_file)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -8,9 +8,9 @@ import pytest
 import hw.golden as golden
 from hw.errors import InputError
 from hw.params import PEParams
-from sim.quality.reference import analytic_latency_fn, reference_experiment
-from sim.quality.pruning import is_nm, prune_nm
-from sim.quality.traces import layer_trace, quantize_symmetric, reference_traces
+from sim.quality.references.reference import analytic_latency_fn, reference_experiment
+from sim.quality.prune.pruning import is_nm, prune_nm
+from sim.quality.traces.traces import layer_trace, quantize_symmetric, reference_traces
 
 
 def test_quantize_symmetric_bounds_and_error():

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from hw.errors import InputError
-from sim.quality.calibration import block_of, calibration_from_arrays
-from sim.quality.layouts import parse_layout_rules, resolve_layouts
-from sim.quality.methods import magnitude_prune, sparsegpt_prune, wanda_prune
-from sim.quality.oneshot import prune_tensors
+from sim.quality.prune.calibration import block_of, calibration_from_arrays
+from sim.quality.prune.layouts import parse_layout_rules, resolve_layouts
+from sim.quality.prune.methods import magnitude_prune, sparsegpt_prune, wanda_prune
+from sim.quality.prune.oneshot import prune_tensors
 from tests.sim.pruning_reference import sparsegpt_reference, wanda_reference
 
 

@@ -18,8 +18,8 @@ from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 from hw.errors import InputError
-from sim.quality.oneshot import prune_tensors
-from sim.quality.user_eval import model_evidence
+from sim.quality.prune.oneshot import prune_tensors
+from sim.quality.team.user_eval import model_evidence
 from tests.sim.test_quality_methods import gpt2_checkpoint, groups_ok
 
 REPO = Path(__file__).resolve().parents[2]

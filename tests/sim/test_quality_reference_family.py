@@ -6,7 +6,7 @@ import pytest
 
 from sim.importers.hf import load_hf_config
 from sim.importers.onnx import load_onnx
-from sim.quality.evidence import reference_family
+from sim.quality.evidence.evidence import reference_family
 from sim.workloads import get_workload
 from tests.sim.test_hf_import import GPT2_SMALL, MISTRAL_7B, OPT_125M, QWEN2_05B
 from tests.sim.test_onnx_import import build_model

@@ -16,14 +16,14 @@ import pydoc_data.topics as t
 import pytest
 from autograd import grad
 
-import sim.quality.charlm as charlm
+import sim.quality.references.charlm as charlm
 from sim.perf import ArrayConfig
-from sim.quality.pruning import is_nm, reduction_axis
-from sim.quality.stats import loss_of, paired_interval
-from sim.quality.transformer import (
+from sim.quality.prune.pruning import is_nm, reduction_axis
+from sim.quality.evidence.stats import loss_of, paired_interval
+from sim.quality.references.transformer import (
     TINY, LMConfig, VOCAB, corpus, init_lm, lm_loss, train_lm, transformer_experiment, unigram_baseline,
 )
-from sim.quality.user_eval import prune_for_eval
+from sim.quality.team.user_eval import prune_for_eval
 
 
 def test_corpus_is_pydoc_topics_with_its_digest():

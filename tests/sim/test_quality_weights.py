@@ -7,8 +7,8 @@ import pytest
 from safetensors.numpy import save_file
 
 from hw.errors import InputError
-from sim.quality.layer_report import CALIB_SAMPLES, layer_quality, weights_report
-from sim.quality.weights import load_tensors
+from sim.quality.team.layer_report import CALIB_SAMPLES, layer_quality, weights_report
+from sim.quality.team.weights import load_tensors
 
 
 def _model(rng):

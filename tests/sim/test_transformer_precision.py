@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from hw.errors import InputError
-from sim.quality.transformer import TINY, corpus, eval_lm, eval_windows
-from sim.quality.transformer_precision import quantized_nll, trained_models, transformer_precision_quality
+from sim.quality.references.transformer import TINY, corpus, eval_lm, eval_windows
+from sim.quality.evidence.transformer_precision import quantized_nll, trained_models, transformer_precision_quality
 
 
 def test_numpy_forward_matches_the_training_forward(tmp_path, monkeypatch):
@@ -41,7 +41,7 @@ def test_bf16_close_to_fp32_and_int4_worse_than_int8(tmp_path, monkeypatch):
 
 def test_team_model_per_precision(tmp_path):
     from tests.sim.test_quality_eval import two_strong, write_model
-    from sim.quality.user_precision import model_precision_quality, quantize_tensors
+    from sim.quality.team.user_precision import model_precision_quality, quantize_tensors
 
     w = two_strong()
     path = write_model(tmp_path, w)

@@ -1,4 +1,4 @@
-"""Quality gates per precision: the digits reference MLP (sim.quality.reference) evaluated at each
+"""Quality gates per precision: the digits reference MLP (sim.quality.references.reference) evaluated at each
 operand precision, combined with N:M pruning, against the dense FP32 model of the same seed.
 
 Quantisation recipes:
@@ -18,8 +18,8 @@ index-order RNE/FTZ sums are bit-exact in hw.fp_golden, the order difference is 
 accuracy resolution of a 450-image test set). Biases stay FP32; the logits' argmax decides.
 
 The delta is the accuracy lost against the dense FP32 model, with a paired percentile-bootstrap
-interval over seeds and test images (sim.quality.stats.paired_interval). Gate: the interval's upper
-end is at most ``max_delta`` (default sim.quality.reference.DEFAULT_MAX_QUALITY_DELTA).
+interval over seeds and test images (sim.quality.evidence.stats.paired_interval). Gate: the interval's upper
+end is at most ``max_delta`` (default sim.quality.references.reference.DEFAULT_MAX_QUALITY_DELTA).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ import numpy as np
 from hw.errors import InputError
 from hw.fp_golden import decode, encode
 from hw.precision import FORMATS, INT_BITS, check_precision
-from sim.quality.mlp import MLP
-from sim.quality.reference import DEFAULT_MAX_QUALITY_DELTA, parse_nm, reference_experiment
-from sim.quality.stats import Interval, loss_of, paired_interval
+from sim.quality.references.mlp import MLP
+from sim.quality.references.reference import DEFAULT_MAX_QUALITY_DELTA, parse_nm, reference_experiment
+from sim.quality.evidence.stats import Interval, loss_of, paired_interval
 
 __all__ = ["quantized_forward", "precision_quality", "PrecisionQuality", "CALIB_FRACTION", "check_gate_args",
            "quant_weights", "act_scale", "quant_acts"]
@@ -132,7 +132,7 @@ class PrecisionQuality:
 
 def check_gate_args(precisions, seeds, max_delta: float | None) -> float:
     """Validate a per-precision quality run's arguments (fp32 or a hw.precision format; at least one
-    seed); returns the gate's limit (sim.quality.reference's default when None)."""
+    seed); returns the gate's limit (sim.quality.references.reference's default when None)."""
     for p in precisions:
         if p != "fp32":
             check_precision(p, where="--precision")

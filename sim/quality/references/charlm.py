@@ -1,4 +1,4 @@
-"""The character-level transformer LM of the transformer reference (sim.quality.transformer): its
+"""The character-level transformer LM of the transformer reference (sim.quality.references.transformer): its
 corpus, model, training and evaluation, in numpy with ``autograd`` (one cohesive model, kept
 apart from the experiment that runs it).
 
@@ -11,12 +11,12 @@ apart from the experiment that runs it).
   position embeddings, ``layers`` blocks of causal multi-head attention and a ReLU FFN
   (``4 d``), final LayerNorm, untied output head. Weights in PyTorch layout ``(out, in)``, named
   like a PyTorch state dict, so the pruning is exactly the one the team's own weights get
-  (sim.quality.oneshot: QKV, output and FFN projections are N:M; the embeddings, the
+  (sim.quality.prune.oneshot: QKV, output and FFN projections are N:M; the embeddings, the
   ``vocab``-row head (fails ASP's size(0) % 8) and the LayerNorms stay dense).
 * **Training**: Adam (Kingma & Ba 2015 defaults), linear learning-rate decay to 10 %, gradients by
   ``autograd`` (reverse-mode automatic differentiation on numpy; no hand-written backward pass).
 * **Plain numpy forward** (:func:`numpy_nll`): the same network with every weight GEMM through a
-  callback, used to quantise the GEMMs (sim.quality.transformer_precision) and to collect each
+  callback, used to quantise the GEMMs (sim.quality.evidence.transformer_precision) and to collect each
   projection's inputs (:func:`layer_inputs`, the calibration inputs of wanda and sparsegpt).
 """
 
@@ -33,8 +33,8 @@ from autograd import value_and_grad
 from autograd.tracer import getval
 from threadpoolctl import threadpool_limits
 
-from sim.quality.pruning import cubic_sparsity, gradual_nm_mask, reduction_axis
-from sim.quality.user_eval import prune_for_eval
+from sim.quality.prune.pruning import cubic_sparsity, gradual_nm_mask, reduction_axis
+from sim.quality.team.user_eval import prune_for_eval
 
 __all__ = ["VOCAB", "DTYPE", "LMConfig", "TINY", "corpus", "unigram_baseline", "init_lm", "layers_of", "lm_loss",
            "train_lm", "eval_windows", "eval_lm", "numpy_nll", "layer_inputs", "GEMM_WEIGHTS"]

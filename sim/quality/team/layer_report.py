@@ -1,6 +1,6 @@
 """Per-layer report of pruning a user weight file (``sparsepe quality --weights FILE`` without an eval).
 
-Every weight (sim.quality.weights.classify) is pruned one-shot N:M (sim.quality.oneshot: the
+Every weight (sim.quality.team.weights.classify) is pruned one-shot N:M (sim.quality.prune.oneshot: the
 ASP rules, the tensor's layout, the method), and each layer gets the retained magnitude share
 ``sum|W_p| / sum|W|``, the relative output error ``||X W^T - X W_p^T||_F / ||X W^T||_F`` and the
 output SNR ``10 log10(||X W^T||^2 / ||X (W - W_p)^T||^2)`` dB, with W in ``(out, in)`` form (per
@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 
 from hw.errors import InputError
-from sim.quality.calibration import Calibration, calibration_from_arrays, calibration_from_spec
-from sim.quality.hooks import HookTimeout
-from sim.quality.layouts import Layout, LayoutRule
-from sim.quality.oneshot import OneShot, prune_tensors
-from sim.quality.pruning import kind_for_shape
-from sim.quality.weights import classify, load_tensors
+from sim.quality.prune.calibration import Calibration, calibration_from_arrays, calibration_from_spec
+from sim.quality.team.hooks import HookTimeout
+from sim.quality.prune.layouts import Layout, LayoutRule
+from sim.quality.prune.oneshot import OneShot, prune_tensors
+from sim.quality.prune.pruning import kind_for_shape
+from sim.quality.team.weights import classify, load_tensors
 
 __all__ = ["LayerQuality", "layer_quality", "weights_report", "CALIB_SAMPLES"]
 
@@ -92,7 +92,7 @@ def _row(name: str, w: np.ndarray, shot: OneShot, x: np.ndarray | None, rng: np.
 def layer_quality(name: str, w: np.ndarray, n: int = 2, m: int = 4, *, calib: np.ndarray | None = None,
                   rng: np.random.Generator | None = None, method: str | None = None,
                   layout_rules: list[LayoutRule] | None = None) -> LayerQuality:
-    """Prune one layer (sim.quality.oneshot) and measure what pruning did to its output."""
+    """Prune one layer (sim.quality.prune.oneshot) and measure what pruning did to its output."""
     w = np.asarray(w)
     cal = None if calib is None else calibration_from_arrays({name: calib}, "calib")
     shot = prune_tensors({name: w}, n, m, method=method, calibration=cal, layout_rules=layout_rules)
@@ -104,7 +104,7 @@ def weights_report(path: str | Path, n: int = 2, m: int = 4, *, seed: int = 0,
                    layout_rules: list[LayoutRule] | None = None,
                    hook_timeout: HookTimeout | None = None) -> tuple[dict, OneShot]:
     """(the per-layer report of pruning every weight of a user file, the pruned checkpoint);
-    ``hook_timeout``: the limit of each call of a calibration function (sim.quality.hooks)."""
+    ``hook_timeout``: the limit of each call of a calibration function (sim.quality.team.hooks)."""
     tensors = load_tensors(path)
     weights, skipped = classify(path, tensors)
     if isinstance(calibration, Calibration) or calibration is None:

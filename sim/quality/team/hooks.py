@@ -1,7 +1,7 @@
 """The team's hooks (``--eval``, ``--calib MODULE:FUNCTION``, the ``[quality]`` eval of a sweep)
 run in a child process with a time limit.
 
-One persistent child per hook (sim.quality.team_code runs there): it imports the team's module
+One persistent child per hook (sim.quality.team.team_code runs there): it imports the team's module
 once and answers every call (the dense, one-shot and fine-tuned evals; the calibration function
 once per block in sequential mode). The weights go to the child through a memory file (memfd),
 written once by the tool and mapped by the child without a copy, and only the tensors that
@@ -45,8 +45,8 @@ from pathlib import Path
 import numpy as np
 
 from hw.errors import InputError
-from sim.quality import team_code
-from sim.quality.team_code import OPAQUE, recv_msg, send_msg
+from sim.quality.team import team_code
+from sim.quality.team.team_code import OPAQUE, recv_msg, send_msg
 
 __all__ = ["DEFAULT_HOOK_TIMEOUT", "MAX_HOOK_TIMEOUT", "HookTimeout", "TeamHook", "Opaque", "check_hook_timeout",
            "printable"]

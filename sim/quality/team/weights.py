@@ -4,7 +4,7 @@ allocation), tell weights from the other tensors, write pruned weights back.
 Which tensors are weights (stated rule, for the per-layer report):
 
 * floating-point tensors with two or more axes are layer weights (their layout:
-  sim.quality.layouts);
+  sim.quality.prune.layouts);
 * one-axis tensors whose name marks them as a bias or a normalisation parameter (a name part
   ``bias``, or containing ``norm``, ``ln``, ``bn``, ``running_``, ``num_batches``) are not
   weights and are listed as skipped;

@@ -2,11 +2,11 @@
 
 Every function takes the weight as a matrix ``W`` of shape ``(out, K)`` whose *last* axis is the
 reduction axis, laid out so that each group of M consecutive columns is one N:M group
-(sim.quality.layouts maps a checkpoint tensor to this form and back), and keeps at most N weights
+(sim.quality.prune.layouts maps a checkpoint tensor to this form and back), and keeps at most N weights
 per group. Calibration inputs ``X`` are ``(samples, K)`` in the same column order.
 
 * ``magnitude``: the N largest ``|W_ij|`` of each group (NVIDIA ASP ``m4n2_1d``;
-  sim.quality.pruning.nm_mask, ties to the lower index). No calibration data.
+  sim.quality.prune.pruning.nm_mask, ties to the lower index). No calibration data.
 * ``wanda`` (Sun, Liu, Bair & Kolter, "A Simple and Effective Pruning Approach for Large Language
   Models", ICLR 2024): score ``S_ij = |W_ij| * ||X_j||_2`` over the calibration rows; the N largest
   scores of each group are kept (the reference code, ``lib/prune.py`` of locuslab/wanda, ranks
@@ -39,8 +39,8 @@ import scipy.linalg
 
 from hw.errors import InputError
 from hw.nm import check_nm
-from sim.quality.method_names import CALIBRATED, METHODS
-from sim.quality.pruning import nm_mask, top_n_of_groups
+from sim.quality.prune.method_names import CALIBRATED, METHODS
+from sim.quality.prune.pruning import nm_mask, top_n_of_groups
 
 __all__ = ["METHODS", "CALIBRATED", "magnitude_prune", "wanda_scores", "wanda_prune", "sparsegpt_prune",
            "layer_hessian", "prune_matrix", "PERCDAMP", "BLOCKSIZE"]

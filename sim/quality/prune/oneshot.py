@@ -4,13 +4,13 @@ Which tensors are pruned (stated rule, NVIDIA ASP's whitelist of Linear/Conv wei
 
 * floating-point tensors with two or more axes, whose name does not mark an embedding table
   (``embed``, ``wte``, ``wpe``: ASP does not prune ``nn.Embedding``), whose layout is known
-  (sim.quality.layouts; an unknown layout is skipped with its reason, never guessed) and whose
+  (sim.quality.prune.layouts; an unknown layout is skipped with its reason, never guessed) and whose
   PyTorch-layout shape ``(out, in, ...)`` (per expert for stacked experts) passes the shared ASP
   verdict (sim.asp_rules.weight_verdict: size(0) % 8, size(1) % 16, K % M), are N:M-pruned in
   groups of M along their reduction axis;
 * every other tensor is kept unchanged and listed in ``skipped`` with the reason.
 
-Methods (sim.quality.methods): ``magnitude``, ``wanda``, ``sparsegpt``. The default is
+Methods (sim.quality.prune.methods): ``magnitude``, ``wanda``, ``sparsegpt``. The default is
 ``sparsegpt`` when calibration inputs exist, else ``magnitude``. A calibrated method prunes a
 tensor for which the calibration gives no inputs by magnitude, and says so in ``methods``.
 
@@ -28,10 +28,10 @@ import numpy as np
 from hw.errors import InputError
 from hw.nm import check_nm
 from sim.asp_rules import weight_verdict
-from sim.quality.calibration import Calibration, block_of, check_inputs, match_keys
-from sim.quality.layouts import Layout, LayoutRule, resolve_layouts
-from sim.quality.methods import CALIBRATED, METHODS, PERCDAMP, prune_matrix
-from sim.quality.pruning import kind_for_shape
+from sim.quality.prune.calibration import Calibration, block_of, check_inputs, match_keys
+from sim.quality.prune.layouts import Layout, LayoutRule, resolve_layouts
+from sim.quality.prune.methods import CALIBRATED, METHODS, PERCDAMP, prune_matrix
+from sim.quality.prune.pruning import kind_for_shape
 
 __all__ = ["OneShot", "prune_tensors", "choose_method", "EMBEDDING_NAME"]
 

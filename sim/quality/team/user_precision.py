@@ -1,13 +1,13 @@
-"""The team's own model (``[quality] weights + eval``, sim.quality.user_eval) scored per precision.
+"""The team's own model (``[quality] weights + eval``, sim.quality.team.user_eval) scored per precision.
 
 The team's eval is a black box that takes weights, so only the weights can be quantised here:
-[A] weight-only quantisation with the recipes of sim.quality.precision (INT8/INT4 symmetric
+[A] weight-only quantisation with the recipes of sim.quality.evidence.precision (INT8/INT4 symmetric
 per-output-channel, FP8 one per-tensor scale, BF16 RNE) on every tensor the one-shot pass prunes
-(sim.quality.oneshot; the output channels of its layout, sim.quality.layouts). Activations stay in
+(sim.quality.prune.oneshot; the output channels of its layout, sim.quality.prune.layouts). Activations stay in
 the eval's own precision, so the delta is a lower bound on the deployed loss of a precision that
 also quantises activations.
 The delta is against the dense FP32 weights' score, with a paired bootstrap interval when the eval
-returns per-sample scores (sim.quality.stats).
+returns per-sample scores (sim.quality.evidence.stats).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.quality.hooks import HookTimeout
-from sim.quality.layouts import Layout
-from sim.quality.precision import check_gate_args, quant_weights
-from sim.quality.stats import loss_of, paired_interval
-from sim.quality.user_eval import check_finite_loss, load_and_prune, run_eval
-from sim.quality.weights import load_tensors
+from sim.quality.team.hooks import HookTimeout
+from sim.quality.prune.layouts import Layout
+from sim.quality.evidence.precision import check_gate_args, quant_weights
+from sim.quality.evidence.stats import loss_of, paired_interval
+from sim.quality.team.user_eval import check_finite_loss, load_and_prune, run_eval
+from sim.quality.team.weights import load_tensors
 
 __all__ = ["quantize_tensors", "model_precision_quality"]
 
@@ -29,7 +29,7 @@ __all__ = ["quantize_tensors", "model_precision_quality"]
 def quantize_tensors(tensors: dict[str, np.ndarray], names, precision: str,
                      layouts: dict[str, Layout] | None = None) -> dict[str, np.ndarray]:
     """A copy of ``tensors`` with ``names`` quantised (weight-only) to ``precision`` (dtype kept).
-    The output channels are those of the tensor's layout (sim.quality.layouts: axis 0 of an
+    The output channels are those of the tensor's layout (sim.quality.prune.layouts: axis 0 of an
     ``(out, in, ...)`` tensor, axis 1 of a GPT-2 Conv1D ``(in, out)``, per expert); without
     ``layouts``, axis 0."""
     out = dict(tensors)
@@ -53,7 +53,7 @@ def model_precision_quality(weights_path: str | Path, eval_spec: str, precisions
                             hook_timeout: HookTimeout | None = None) -> list[dict]:
     """One row per (precision, model): the dense weights and the N:M model (the team's fine-tuned
     weights when given, else one-shot pruned), weight-only quantised, scored by the team's eval
-    (in its child process, each call within ``hook_timeout``: sim.quality.hooks):
+    (in its child process, each call within ``hook_timeout``: sim.quality.team.hooks):
     {"precision", "sparsity", "metric", "quality_delta", "quality_delta_interval", "pass", "max_delta"}."""
     max_delta = check_gate_args(precisions, (seed,), max_delta)
     hook, dense, oneshot, masks, _, shot = load_and_prune(weights_path, eval_spec, n, m, base_dir,

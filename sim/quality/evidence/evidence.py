@@ -7,7 +7,7 @@ Every evidence dict carries:
 * ``evidence``: ``"proxy"`` (a reference model stands in for the deployed one) or ``"model"``;
 * ``reference``: ``"digits-mlp"``, ``"char-transformer"`` or ``"team eval"``; ``metric``,
   ``higher_is_better``;
-* ``quality_delta``: the quality lost by the sparse model (sim.quality.stats.loss_of; positive =
+* ``quality_delta``: the quality lost by the sparse model (sim.quality.evidence.stats.loss_of; positive =
   sparse is worse), the point estimate; ``quality_delta_interval``: its 95 % interval
   ``[low, high]`` (None when it cannot be computed); ``quality_delta_ci``: the pessimistic end
   (``high``; the point estimate when there is no interval), which the guardrail tests;
@@ -30,10 +30,10 @@ import numpy as np
 from hw.errors import InputError
 from sim.asp_rules import ACT_GEMM
 from sim.perf import ArrayConfig
-from sim.quality.method_names import METHODS
-from sim.quality.reference import DEFAULT_DESIGN, check_guardrail, perf_latency_fn, reference_experiment
-from sim.quality.stats import loss_of, paired_interval
-from sim.quality.transformer import TINY, LMConfig, transformer_experiment
+from sim.quality.prune.method_names import METHODS
+from sim.quality.references.reference import DEFAULT_DESIGN, check_guardrail, perf_latency_fn, reference_experiment
+from sim.quality.evidence.stats import loss_of, paired_interval
+from sim.quality.references.transformer import TINY, LMConfig, transformer_experiment
 
 __all__ = ["REFERENCE_SEEDS", "reference_family", "reference_families", "digits_evidence", "transformer_evidence",
            "reference_evidence", "mix_evidence", "limit_excess",
@@ -54,7 +54,7 @@ def reference_size() -> str:
 
 
 def transformer_config():
-    """The transformer reference's configuration: ``sim.quality.transformer.LMConfig()``, or its
+    """The transformer reference's configuration: ``sim.quality.references.transformer.LMConfig()``, or its
     ``TINY`` variant when :func:`reference_size` is ``tiny`` (results are labelled with the config)."""
     return TINY if reference_size() == "tiny" else LMConfig()
 
@@ -92,7 +92,7 @@ def digits_evidence(n: int = 2, m: int = 4, *, seed: int = 0, seeds: int = REFER
     """The digits MLP reference over ``seeds`` seeds: (evidence dict, [ReferenceResult per seed]).
 
     Equal latency: the sparse model is timed on ``sparse_arch`` and the dense candidates on
-    ``dense_arch`` (``sim.perf.ArrayConfig``; default: sim.quality.DEFAULT_DESIGN with N:M sparse
+    ``dense_arch`` (``sim.perf.ArrayConfig``; default: sim.quality.references.reference.DEFAULT_DESIGN with N:M sparse
     PEs and the same array with dense PEs), or with explicit latency functions."""
     if sparse_arch is not None or dense_arch is not None:
         sparse_arch = sparse_arch or ArrayConfig(**DEFAULT_DESIGN, n=n, m=m)

@@ -33,7 +33,7 @@ from hw.nm import check_nm
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM, weight_verdict
 from sim.perf import ArrayConfig, simulate
 from sim.workloads import Workload, make_layer
-from sim.quality.mlp import (
+from sim.quality.references.mlp import (
     TrainConfig, accuracy, asp_masks, init_mlp, load_digits_split, train, train_gradual,
 )
 

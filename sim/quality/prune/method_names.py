@@ -1,4 +1,4 @@
-"""The names of the one-shot pruning methods (sim.quality.methods implements them), in a module of
+"""The names of the one-shot pruning methods (sim.quality.prune.methods implements them), in a module of
 their own so that a config can be checked against them without loading the linear algebra."""
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""Quality gates per precision for the char-level transformer reference (sim.quality.transformer),
-the transformer counterpart of sim.quality.precision (digits MLP).
+"""Quality gates per precision for the char-level transformer reference (sim.quality.references.transformer),
+the transformer counterpart of sim.quality.evidence.precision (digits MLP).
 
-Models: for each seed, the dense control and the N:M ASP fine-tune of sim.quality.transformer's
+Models: for each seed, the dense control and the N:M ASP fine-tune of sim.quality.references.transformer's
 recipe (same seeds, same random streams as its ``_seed_run``), trained in FP32 and kept in memory
 and on disk (``cache_dir()/transformer-weights-<key>.npz``, keyed by the code digest, the config,
 the seed and N:M), so that each precision is only a quantisation at inference.
 
-Quantisation (the recipes of sim.quality.precision, applied to every GEMM with a weight operand:
+Quantisation (the recipes of sim.quality.evidence.precision, applied to every GEMM with a weight operand:
 attention qkv and output projections, FFN fc1/fc2 and the LM head): INT8/INT4 symmetric
 per-output-channel weights and symmetric per-tensor activations calibrated on held-out training
 text (the last ``CALIB_FRACTION`` of the training split, never the test split) layer by layer
@@ -14,9 +14,9 @@ through the quantised network; FP8 per-tensor scales; BF16 RNE. [A] The embeddin
 norms, the softmax and the two activation-by-activation attention products (QK^T, PV) stay FP32:
 the PE array computes weight GEMMs; these small per-token operations run in the vector unit.
 
-Score: per-window mean NLL (nats/char) on the held-out windows of sim.quality.transformer; the
+Score: per-window mean NLL (nats/char) on the held-out windows of sim.quality.references.transformer; the
 delta is the relative NLL increase against the dense FP32 model of the same seed
-(sim.quality.stats.loss_of(dense, q, False)), with a paired percentile-bootstrap interval over seeds
+(sim.quality.evidence.stats.loss_of(dense, q, False)), with a paired percentile-bootstrap interval over seeds
 and windows. Gate: the interval's upper end is at most ``max_delta``.
 """
 
@@ -32,14 +32,14 @@ from threadpoolctl import threadpool_limits
 
 from hw.host import write_file
 from hw.precision import check_precision
-from sim.quality.charlm import GEMM_WEIGHTS, LMConfig, corpus, eval_windows, init_lm, numpy_nll, train_lm
-from sim.quality.precision import (
+from sim.quality.references.charlm import GEMM_WEIGHTS, LMConfig, corpus, eval_windows, init_lm, numpy_nll, train_lm
+from sim.quality.evidence.precision import (
     CALIB_FRACTION, PrecisionQuality, act_scale, check_gate_args, quant_acts, quant_weights,
 )
-from sim.quality.reference import parse_nm
-from sim.quality.stats import loss_of, paired_interval
-from sim.quality.transformer import cache_dir, code_digest
-from sim.quality.user_eval import prune_for_eval
+from sim.quality.references.reference import parse_nm
+from sim.quality.evidence.stats import loss_of, paired_interval
+from sim.quality.references.transformer import cache_dir, code_digest
+from sim.quality.team.user_eval import prune_for_eval
 
 __all__ = ["transformer_precision_quality", "quantized_nll", "trained_models", "GEMM_WEIGHTS"]
 
@@ -50,7 +50,7 @@ def _weights_key(cfg, seed: int, n: int, m: int) -> str:
 
 
 def trained_models(seed: int, n: int, m: int, cfg=None, *, use_cache: bool = True) -> dict[str, dict]:
-    """{"dense": params, "finetuned": params}: sim.quality.transformer's dense control and N:M ASP
+    """{"dense": params, "finetuned": params}: sim.quality.references.transformer's dense control and N:M ASP
     fine-tune of ``seed`` (same recipe and random streams), FP32."""
     cfg = LMConfig() if cfg is None else cfg
     path = cache_dir() / f"transformer-weights-{_weights_key(cfg, seed, n, m)}.npz"
@@ -103,7 +103,7 @@ def quantized_nll(p: dict, precision: str, windows, calib_windows, heads: int) -
 def transformer_precision_quality(precisions, sparsities=("2:4", "dense"), seeds=(0, 1, 2), *,
                                   max_delta: float | None = None, cfg=None,
                                   use_cache: bool = True) -> list[PrecisionQuality]:
-    """One row per (precision, sparsity), like sim.quality.precision.precision_quality, on the
+    """One row per (precision, sparsity), like sim.quality.evidence.precision.precision_quality, on the
     char-level transformer: ``accuracy`` holds the mean NLL (nats/char, lower is better), ``delta`` the
     relative NLL increase against the dense FP32 model of the same seed."""
     cfg = LMConfig() if cfg is None else cfg

@@ -1,11 +1,11 @@
 """The team's own code, called by name (``MODULE:FUNCTION``: the eval, the calibration inputs),
-run in a child process: the child side of sim.quality.hooks.
+run in a child process: the child side of sim.quality.team.hooks.
 
 ``MODULE`` is an importable module, a module file next to the config (or in the working
 directory), or a ``.py`` path; a module file is loaded under a name derived from its path, so two
 configs with the same module name in different directories never mix.
 
-sim.quality.hooks starts this file as a script (``python -P team_code.py FD PARENT_PID``): it
+sim.quality.team.hooks starts this file as a script (``python -P team_code.py FD PARENT_PID``): it
 imports only the standard library and numpy, so the child starts in a fraction of a second and
 never imports the tool's own modules. Protocol on the socket ``FD`` (each message its length in
 8 bytes, then its bytes: :func:`send_msg`), each message a pickle unless noted:

@@ -10,13 +10,13 @@ Sources:
 
 * a file (``.npz`` / ``.safetensors``) with those arrays: inputs of the dense model;
 * ``MODULE:FUNCTION`` (the team's code, run in a child process with a time limit:
-  sim.quality.hooks). A function without parameters, ``fn()``, returns the dense model's inputs.
+  sim.quality.team.hooks). A function without parameters, ``fn()``, returns the dense model's inputs.
   A function with one parameter, ``fn(weights)``, gets the current weights (a dict like the
   checkpoint's) and returns the inputs *that* model produces: pruning then runs in SparseGPT's sequential mode (Frantar & Alistarh 2023, sec. 3.5 / the
   reference code's ``llama_sequential``): tensors are pruned block by block (a block = the tensor
   names up to their first numeric part, ``transformer.h.3``, in the order the function returns
   them), and each block's inputs come from the model whose earlier blocks are already pruned;
-* the built-in references bring their own (sim.quality.transformer).
+* the built-in references bring their own (sim.quality.references.transformer).
 
 Checks, each an InputError naming the source and the tensor, made on the first inputs before any
 weight is pruned: a key that matches no tensor, a non-float or wrongly shaped array, a width that is
@@ -33,10 +33,10 @@ from pathlib import Path
 import numpy as np
 
 from hw.errors import InputError
-from sim.quality.hooks import HookTimeout, Opaque, TeamHook
-from sim.quality.layouts import Layout
-from sim.quality.team_code import takes_weights
-from sim.quality.weights import load_tensors
+from sim.quality.team.hooks import HookTimeout, Opaque, TeamHook
+from sim.quality.prune.layouts import Layout
+from sim.quality.team.team_code import takes_weights
+from sim.quality.team.weights import load_tensors
 
 __all__ = ["Calibration", "calibration_from_spec", "calibration_from_arrays", "calibration_from_function",
            "calibration_from_hook", "is_function_spec", "match_keys", "check_inputs", "block_of", "DENSE_INPUTS",
@@ -87,7 +87,7 @@ def calibration_from_function(fn: Callable, source: str) -> Calibration:
 
 def calibration_from_hook(spec: str, base_dir: str | Path | None = None, *,
                           timeout: HookTimeout | None = None) -> Calibration:
-    """The team's ``MODULE:FUNCTION`` in a child process (sim.quality.hooks): ``fn(weights)``
+    """The team's ``MODULE:FUNCTION`` in a child process (sim.quality.team.hooks): ``fn(weights)``
     (sequential) or ``fn()`` (dense inputs); ``close()`` the result when done."""
     source = f"function {spec}"
     hook = TeamHook(spec, base_dir, what="calibration", timeout=timeout)
@@ -112,7 +112,7 @@ def is_function_spec(spec: str | Path) -> bool:
 def calibration_from_spec(spec: str | Path, base_dir: str | Path | None = None, *,
                           timeout: HookTimeout | None = None) -> Calibration:
     """``--calib`` / ``[quality] calibration``: a ``.npz`` / ``.safetensors`` file, else
-    ``MODULE:FUNCTION`` (``timeout``: the limit of each call, sim.quality.hooks)."""
+    ``MODULE:FUNCTION`` (``timeout``: the limit of each call, sim.quality.team.hooks)."""
     text = str(spec)
     if Path(text).suffix.lower() in _FILE_SUFFIXES:
         p = Path(text)

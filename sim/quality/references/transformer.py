@@ -1,14 +1,14 @@
-"""The transformer reference: a small character-level transformer LM (sim.quality.charlm) trained
+"""The transformer reference: a small character-level transformer LM (sim.quality.references.charlm) trained
 here, pruned N:M.
 
-Reference for transformer workloads; the digits MLP (sim.quality.reference) stays the reference
+Reference for transformer workloads; the digits MLP (sim.quality.references.reference) stays the reference
 for MLP/CNN workloads.
 
 * **Runs**, each seed: dense pre-training; from the pre-trained weights, one-shot N:M by each
-  pruning method (sim.quality.methods: magnitude = ASP ``m4n2_1d``, wanda, sparsegpt), with the
+  pruning method (sim.quality.prune.methods: magnitude = ASP ``m4n2_1d``, wanda, sparsegpt), with the
   reference's own calibration inputs: ``CALIB_WINDOWS`` windows of ``ctx`` characters drawn from
   the training split, each projection's inputs taken from the model whose earlier blocks are
-  already pruned (SparseGPT's sequential mode, sim.quality.calibration); a dense control trained
+  already pruned (SparseGPT's sequential mode, sim.quality.prune.calibration); a dense control trained
   ``finetune_steps`` more steps; the ASP fine-tune of the magnitude mask with the mask fixed (the
   NVIDIA ASP recipe: re-run the optimiser from the pruned weights, ``finetune_steps`` steps);
   gradual pruning from the dense model, Zhu & Gupta (2017) cubic ramp over 75 % of the same steps;
@@ -16,7 +16,7 @@ for MLP/CNN workloads.
   *dense* design does not exceed the sparse model's on the sparse design, ``sim.perf``), trained
   like the dense baseline.
 * **Metric**: perplexity (and bits per character) on the held-out split; the quality loss is the
-  relative perplexity increase ``ppl_sparse / ppl_dense - 1`` (sim.quality.stats), with a 95 %
+  relative perplexity increase ``ppl_sparse / ppl_dense - 1`` (sim.quality.evidence.stats), with a 95 %
   interval from the seeds x a bootstrap over the held-out windows. The one-shot delta of each
   method is against the pre-trained dense model it was pruned from (as the published one-shot
   tables, e.g. Sun et al. 2024 Table 3: LLaMA-2-7B dense 5.12, 2:4 magnitude 54.59, wanda 11.02,
@@ -51,16 +51,16 @@ from hw.host import cache_root, die_with_parent, exclusive_lock, json_text, writ
 from hw.nm import check_nm
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM, weight_verdict
 from sim.perf import ArrayConfig
-from sim.quality.calibration import calibration_from_function
-from sim.quality.charlm import (
+from sim.quality.prune.calibration import calibration_from_function
+from sim.quality.references.charlm import (
     DTYPE, TINY, VOCAB, LMConfig, corpus, eval_lm, eval_windows, init_lm, layer_inputs, lm_loss, train_lm,
     unigram_baseline,
 )
 from sim.quality.digest import modules_digest
-from sim.quality.method_names import METHODS
-from sim.quality.oneshot import prune_tensors
-from sim.quality.reference import DEFAULT_DESIGN, GemmShape, perf_latency_fn
-from sim.quality.user_eval import prune_for_eval
+from sim.quality.prune.method_names import METHODS
+from sim.quality.prune.oneshot import prune_tensors
+from sim.quality.references.reference import DEFAULT_DESIGN, GemmShape, perf_latency_fn
+from sim.quality.team.user_eval import prune_for_eval
 
 __all__ = ["LMConfig", "TINY", "VOCAB", "DTYPE", "corpus", "init_lm", "lm_loss", "train_lm", "eval_lm",
            "eval_windows", "unigram_baseline", "lm_gemms", "TransformerResult", "transformer_experiment", "cache_dir",
@@ -162,7 +162,7 @@ def cache_dir() -> Path:
 
 
 #: the reference results shipped with the package (package data)
-SHIPPED_DIR = Path(__file__).resolve().with_name("shipped")
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "shipped"
 
 
 def shipped_dir() -> Path | None:
@@ -175,8 +175,8 @@ def shipped_dir() -> Path | None:
 
 
 #: The modules whose code decides the reference's results (the cache key).
-_CODE = ("transformer.py", "charlm.py", "pruning.py", "methods.py", "layouts.py", "calibration.py", "oneshot.py",
-         "user_eval.py")
+_CODE = ("references/transformer.py", "references/charlm.py", "prune/pruning.py", "prune/methods.py",
+         "prune/layouts.py", "prune/calibration.py", "prune/oneshot.py", "team/user_eval.py")
 
 
 def code_digest() -> str:

@@ -1,27 +1,27 @@
 """Real-data PE input streams per workload family, for activity-based power (ppa.activity).
 
 A workload's family is read from its structure, with the quality references' own mapping
-(sim.quality.evidence.reference_family): attention (activation x activation) layers ->
+(sim.quality.evidence.evidence.reference_family): attention (activation x activation) layers ->
 ``transformer``; otherwise convolution layers -> ``cnn``; otherwise ``mlp``. Each family has a
 reference model trained here, whose layers give the streams:
 
-* ``transformer``: the char-level LM of sim.quality.transformer (seed 0 of its recipe): the
+* ``transformer``: the char-level LM of sim.quality.references.transformer (seed 0 of its recipe): the
   sparse design's streams come from its ASP fine-tuned model (magnitude 2:4 mask, fixed-mask
   fine-tune), the dense design's from the dense pre-trained model; activations are each
   projection's real inputs on held-out windows; the attention products (scores, context: always
   dense) of :data:`ATTENTION_WINDOWS` windows join the layers run dense;
-* ``cnn``: the digits CNN of sim.quality.cnn (ASP fine-tuned / dense), its im2col activations;
-* ``mlp``: the digits MLP of sim.quality.reference (ASP fine-tuned / dense baseline).
+* ``cnn``: the digits CNN of sim.quality.references.cnn (ASP fine-tuned / dense), its im2col activations;
+* ``mlp``: the digits MLP of sim.quality.references.reference (ASP fine-tuned / dense baseline).
 
 Three parts (:data:`PARTS`): ``sparse`` (the layers ASP prunes, kept values + metadata, as the
 sparse PE takes them), ``fallback`` (the layers ASP leaves dense in the same fine-tuned model, as
 dense groups of M: they run on the sparse design's dense fallback or dense path) and ``dense``
 (every layer of the dense model, dense groups, for the dense PE).
 
-Numbers: integer precisions quantise as sim.quality.traces does (symmetric, per output row for
+Numbers: integer precisions quantise as sim.quality.traces.traces does (symmetric, per output row for
 weights, per tensor for activations, after pruning); float precisions take the float values
 before any quantisation, encoded to the PE's format by hw.fp_golden.encode (round to nearest
-even). Each layer's stream is in its dataflow's order (``os``: sim.quality.traces.LayerTrace.pe_stream's,
+even). Each layer's stream is in its dataflow's order (``os``: sim.quality.traces.traces.LayerTrace.pe_stream's,
 a dot product's K/M groups in order, a clear on its first; ``ws``: one weight group held while the
 samples stream past). Samples (images, tokens) are taken evenly over the
 held-out data so that a part has about ``cycles`` PE-cycles; a reduction not a multiple of M (the
@@ -44,14 +44,14 @@ from hw.golden import compress_nm
 from hw.host import cache_root, write_file
 from hw.precision import fp_format, is_float
 from sim.asp_rules import ACT_GEMM, CONV, DEPTHWISE
-from sim.quality.charlm import corpus, eval_windows, init_lm, layer_inputs, numpy_nll, train_lm
-from sim.quality.cnn import CNN_EPOCHS, TINY_EPOCHS, cnn_experiment, layer_gemms
+from sim.quality.references.charlm import corpus, eval_windows, init_lm, layer_inputs, numpy_nll, train_lm
+from sim.quality.references.cnn import CNN_EPOCHS, TINY_EPOCHS, cnn_experiment, layer_gemms
 from sim.quality.digest import modules_digest
-from sim.quality.evidence import reference_family, reference_size, transformer_config
-from sim.quality.pruning import prune_layer
-from sim.quality.reference import reference_experiment
-from sim.quality.traces import quantize_symmetric
-from sim.quality.user_eval import prune_for_eval
+from sim.quality.evidence.evidence import reference_family, reference_size, transformer_config
+from sim.quality.prune.pruning import prune_layer
+from sim.quality.references.reference import reference_experiment
+from sim.quality.traces.traces import quantize_symmetric
+from sim.quality.team.user_eval import prune_for_eval
 
 __all__ = ["FAMILIES", "PARTS", "TRACE_CYCLES", "activity_family", "family_models", "family_streams",
            "code_digest", "MODEL_NAMES", "ORDERS"]
@@ -63,14 +63,14 @@ ORDERS = ("os", "ws")
 #: PE-cycles of one part's stream [A]: 2^18, 512 bit-lanes x 512 cycles of ppa's simulation
 TRACE_CYCLES = 1 << 18
 #: what each family's reference model is called in a trace's label
-MODEL_NAMES = {"mlp": "digits MLP (sim.quality.reference)", "cnn": "digits CNN (sim.quality.cnn)",
-               "transformer": "char-level transformer LM (sim.quality.transformer)"}
+MODEL_NAMES = {"mlp": "digits MLP (sim.quality.references.reference)", "cnn": "digits CNN (sim.quality.references.cnn)",
+               "transformer": "char-level transformer LM (sim.quality.references.transformer)"}
 #: seed of the reference models the streams come from
 SEED = 0
 
 
 def activity_family(workload) -> tuple[str, str]:
-    """(family, why) of a ``sim.workloads.Workload``: sim.quality.evidence.reference_family's
+    """(family, why) of a ``sim.workloads.Workload``: sim.quality.evidence.evidence.reference_family's
     ``transformer``; else ``cnn`` when it has convolution layers, else ``mlp``."""
     fam, why = reference_family(workload)
     if fam == "transformer":
@@ -81,25 +81,27 @@ def activity_family(workload) -> tuple[str, str]:
     return "mlp", "no attention or convolution layers: the digits MLP reference"
 
 
-_CODE = ("family_traces.py", "traces.py", "cnn.py", "mlp.py", "reference.py", "charlm.py", "pruning.py",
-         "user_eval.py", "oneshot.py", "methods.py", "layouts.py", "calibration.py")
+_CODE = ("traces/family_traces.py", "traces/traces.py", "references/cnn.py", "references/mlp.py",
+         "references/reference.py", "references/charlm.py", "prune/pruning.py", "team/user_eval.py",
+         "prune/oneshot.py", "prune/methods.py", "prune/layouts.py", "prune/calibration.py")
 
 
 #: the code the transformer trace models' training depends on, and the version of the recipe
 #: :func:`_transformer_models` runs (bump it when that function changes)
-_LM_CODE = ("charlm.py", "pruning.py", "user_eval.py", "oneshot.py", "methods.py", "layouts.py", "calibration.py")
+_LM_CODE = ("references/charlm.py", "prune/pruning.py", "team/user_eval.py", "prune/oneshot.py",
+            "prune/methods.py", "prune/layouts.py", "prune/calibration.py")
 _LM_RECIPE = 1
 
 
 def code_digest() -> str:
     """Digest of the code the streams depend on (the models' training and pruning, the stream
     layout, the encoding): part of an activity result's cache key."""
-    hw = Path(__file__).resolve().parents[2] / "hw"
+    hw = Path(__file__).resolve().parents[3] / "hw"
     return modules_digest(_CODE, hw / "golden.py", hw / "fp_golden.py", hw / "precision.py")
 
 
 def _transformer_models(n: int, m: int) -> dict:
-    """Seed SEED of sim.quality.transformer's recipe (its _seed_run): dense pre-training, the
+    """Seed SEED of sim.quality.references.transformer's recipe (its _seed_run): dense pre-training, the
     magnitude (ASP) one-shot mask, the dense control (run for its random stream), the fixed-mask
     fine-tune; the held-out windows. Both models are cached on disk
     (``<sparsepe cache>/quality/lm-trace-<key>.npz``, keyed by the training code's digest,
@@ -219,7 +221,7 @@ def _layer_stream(w, x, n: int, m: int, *, compressed: bool, precision: str, wei
     """One layer's PE stream: (acts (T, M), weights (T, N or M), meta (T,) or None, clear (T,));
     ``w`` pruned already when compressed. ``order`` (:data:`ORDERS`): ``os``, one dot product after
     the other (a row's K/M groups in order, a clear on its first; the weights change every cycle,
-    sim.quality.traces.LayerTrace.pe_stream's order); ``ws``, a PE holds one weight group while
+    sim.quality.traces.traces.LayerTrace.pe_stream's order); ``ws``, a PE holds one weight group while
     the samples' activations stream past (the weights change once per group of samples) and a new
     accumulation starts every ``acc_len`` cycles (ppa.activity's stated ACC_LEN)."""
     w, x = _pad(w, m), _pad(x, m)

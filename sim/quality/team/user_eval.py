@@ -6,12 +6,12 @@ the team's own evaluation. A dict carries ``{"metric": float, "per_sample": [...
 higher is better); per-sample scores give the delta a 95 % bootstrap interval.
 
 Which tensors are pruned, along which axis and by which method (magnitude, wanda, sparsegpt;
-sparsegpt by default when calibration inputs are given): sim.quality.oneshot. Tensors that are not
+sparsegpt by default when calibration inputs are given): sim.quality.prune.oneshot. Tensors that are not
 pruned are passed to the eval unchanged and listed in ``skipped_tensors`` with the reason.
 
 The eval sees the dense weights, the one-shot pruned weights and (when given) the team's own
 fine-tuned pruned weights, which must keep N:M on every tensor the one-shot pass prunes, along the
-same axis. It runs in a child process with a time limit (sim.quality.hooks): whatever it does
+same axis. It runs in a child process with a time limit (sim.quality.team.hooks): whatever it does
 (hang, exit, raise, print to stdout, return a wrong value) is one InputError naming it. Scores
 must be finite and at most :data:`MAX_SCORE` in magnitude.
 """
@@ -25,13 +25,13 @@ from pathlib import Path
 import numpy as np
 
 from hw.errors import InputError
-from sim.quality.calibration import Calibration, calibration_from_spec
-from sim.quality.hooks import HookTimeout, TeamHook
-from sim.quality.layouts import LayoutRule
-from sim.quality.oneshot import OneShot, prune_tensors
-from sim.quality.pruning import is_nm
-from sim.quality.stats import loss_of, paired_interval
-from sim.quality.weights import check_save_path, load_tensors, save_tensors
+from sim.quality.prune.calibration import Calibration, calibration_from_spec
+from sim.quality.team.hooks import HookTimeout, TeamHook
+from sim.quality.prune.layouts import LayoutRule
+from sim.quality.prune.oneshot import OneShot, prune_tensors
+from sim.quality.prune.pruning import is_nm
+from sim.quality.evidence.stats import loss_of, paired_interval
+from sim.quality.team.weights import check_save_path, load_tensors, save_tensors
 
 __all__ = ["Score", "load_eval", "run_eval", "prune_for_eval", "model_evidence", "load_and_prune", "MAX_SCORE",
            "check_finite_loss"]
@@ -51,7 +51,7 @@ class Score:
 
 
 def load_eval(spec: str, base_dir: str | Path | None = None, timeout: HookTimeout | None = None) -> TeamHook:
-    """The team's eval ``"module:function"`` in its child process (sim.quality.hooks); close it
+    """The team's eval ``"module:function"`` in its child process (sim.quality.team.hooks); close it
     (or use it as a context manager) when done."""
     return TeamHook(spec, base_dir, what="eval", timeout=timeout)
 
@@ -108,7 +108,7 @@ def check_finite_loss(value: float, dense: Score, sparse: Score, where: str) -> 
 def prune_for_eval(tensors: dict[str, np.ndarray], n: int, m: int, **kw
                    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, str]]:
     """(one-shot pruned tensors, masks of the pruned ones, skipped name -> reason); keywords as
-    sim.quality.oneshot.prune_tensors (magnitude without calibration)."""
+    sim.quality.prune.oneshot.prune_tensors (magnitude without calibration)."""
     shot = prune_tensors(tensors, n, m, **kw)
     return shot.tensors, shot.masks, shot.skipped
 
@@ -171,10 +171,10 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
     """Score dense, one-shot N:M and (given) fine-tuned weights with the team's eval.
 
     ``method``, ``calibration`` (a Calibration, a file or ``MODULE:FUNCTION`` relative to
-    ``base_dir``) and ``layout_rules``: how the one-shot model is pruned (sim.quality.oneshot);
+    ``base_dir``) and ``layout_rules``: how the one-shot model is pruned (sim.quality.prune.oneshot);
     ``save_pruned``: a ``.safetensors`` path the one-shot weights are written to (same names, dtypes
     and layouts as the dense file); ``hook_timeout``: the time limit of each call of the eval and
-    of the calibration function (sim.quality.hooks).
+    of the calibration function (sim.quality.team.hooks).
 
     Returns the JSON of ``sparsepe quality --weights --eval``: ``dense_metric``,
     ``oneshot_metric``, ``finetuned_metric`` (None without fine-tuned weights), ``delta`` (the
@@ -182,7 +182,7 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
     given, else the one-shot one), ``delta_ci`` ([low, high], 95 %, paired bootstrap over the
     per-sample scores; None when the eval gives none), ``pruned_tensors``, ``skipped_tensors``,
     ``evidence`` ("model"), and the loss the sweep bounds (``quality_delta``, with its pessimistic
-    end ``quality_delta_ci``; see sim.quality.stats); ``method``, ``calibration`` (``source``,
+    end ``quality_delta_ci``; see sim.quality.evidence.stats); ``method``, ``calibration`` (``source``,
     ``samples``, ``inputs``), ``layouts`` (tensor -> reduction axis) and ``pruned_file``."""
     if save_pruned is not None:
         check_save_path(save_pruned)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.quality.pruning import cubic_sparsity, gradual_nm_mask, prune_layer
+from sim.quality.prune.pruning import cubic_sparsity, gradual_nm_mask, prune_layer
 
 __all__ = ["MLP", "TrainConfig", "init_mlp", "train", "accuracy", "asp_masks", "train_gradual", "load_digits_split"]
 

@@ -1,19 +1,19 @@
 """The CNN reference: a small convolutional network on the digits images the MLP reference uses,
 trained here with ``autograd``, pruned N:M by the ASP recipe; the CNN workloads' activity trace
-(sim.quality.family_traces) takes its im2col activations and pruned weights.
+(sim.quality.traces.family_traces) takes its im2col activations and pruned weights.
 
-* **Data**: scikit-learn's bundled 8x8 digits, the split of sim.quality.mlp.load_digits_split
+* **Data**: scikit-learn's bundled 8x8 digits, the split of sim.quality.references.mlp.load_digits_split
   (seeded, stratified, 450 test images), pixels in [0, 1], one channel, NHWC.
 * **Model** [A] (sizes chosen to train in seconds on one core): conv1 3x3, 1 -> 16 channels,
   ReLU; conv2 3x3, 16 -> 32, ReLU (both stride 1, zero padding 1); 2x2 average pooling; fc1
   512 -> 64, ReLU; fc2 64 -> 10 logits. Every convolution runs as a GEMM on its im2col patches
   (``(images * H * W, R * S * Cin)``, input channel fastest), so its weight matrix is
   ``(Cout, R * S * Cin)`` and an N:M group of the reduction is M input channels of one tap: the
-  axis ASP groups a convolution's weight along (sim.quality.pruning.reduction_axis).
-* **Training**: Adam (Kingma & Ba 2015 defaults, :class:`sim.quality.mlp.TrainConfig`), softmax
+  axis ASP groups a convolution's weight along (sim.quality.prune.pruning.reduction_axis).
+* **Training**: Adam (Kingma & Ba 2015 defaults, :class:`sim.quality.references.mlp.TrainConfig`), softmax
   cross-entropy, He-normal initialisation, gradients by ``autograd``; ``CNN_EPOCHS`` epochs.
 * **ASP recipe** (NVIDIA apex ``contrib/sparsity``, as the MLP reference): dense training, one-shot
-  N:M magnitude pruning of every layer the shared ASP verdict allows (sim.quality.pruning.prune_layer:
+  N:M magnitude pruning of every layer the shared ASP verdict allows (sim.quality.prune.pruning.prune_layer:
   conv1 has one input channel and fc2 ten outputs, both stay dense; conv2 and fc1 are pruned), then
   fine-tuning with the masks fixed, the same optimiser and epoch count.
 
@@ -39,8 +39,8 @@ from hw.errors import InputError
 from hw.host import cache_root, exclusive_lock, write_file
 from hw.nm import check_nm
 from sim.quality.digest import modules_digest
-from sim.quality.mlp import TrainConfig, load_digits_split
-from sim.quality.pruning import prune_layer
+from sim.quality.references.mlp import TrainConfig, load_digits_split
+from sim.quality.prune.pruning import prune_layer
 
 __all__ = ["CNN_EPOCHS", "TINY_EPOCHS", "CNNResult", "cnn_experiment", "im2col", "gemm_weight", "layer_gemms", "accuracy_of",
            "code_digest", "LAYERS"]
@@ -184,7 +184,7 @@ class CNNResult:
 
 
 #: modules whose code decides the result (its cache key)
-_CODE = ("cnn.py", "mlp.py", "pruning.py")
+_CODE = ("references/cnn.py", "references/mlp.py", "prune/pruning.py")
 
 
 def code_digest() -> str:

@@ -20,8 +20,8 @@ import numpy as np
 
 from hw.errors import InputError
 from hw.golden import compress_nm, decompress_nm, gemm_nm, wrap_signed
-from sim.quality.pruning import prune_layer
-from sim.quality.reference import reference_experiment
+from sim.quality.prune.pruning import prune_layer
+from sim.quality.references.reference import reference_experiment
 
 __all__ = ["LayerTrace", "quantize_symmetric", "layer_trace", "reference_traces"]
 
