@@ -205,14 +205,14 @@ def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks:
         notes.append(f"bank of {bank_kb:g} KB below the CACTI fit (>= 32 KB): 32 KB energy/time, area and leakage pro rata")
         scale_cap = bank_kb / FIT_KB[0]
         bank_kb = FIT_KB[0]
-    # 22/20 nm is one node in ppa.tech; CACTI's 22 nm point stands for both; 28 nm is inside the
-    # ln(node) fit; 65 nm is extrapolated in ln(node)
-    fit_nm = {20: 22, 22: 22, 28: 28, 32: 32, 45: 45, 65: 65}.get(nm, 22)
-    if nm == 65:
-        notes.append("65 nm is above the CACTI runs (22-45 nm): fit extrapolated in ln(node)")
-    v = _raw(bank_kb, fit_nm)
-    if nm < 20:
-        ref, tgt = tech.node(20), tech.node(nm)
+    # the node's registry row (ppa.tech.NODE_SPECS) names the CACTI fit node (22/20 nm: CACTI's 22 nm
+    # point; 28 nm inside the ln(node) fit; 65 nm extrapolated) and, below CACTI's nodes, the row scaled from
+    spec = tech.node_spec(nm)
+    if spec.sram_fit_nm > CACTI7_POINTS[:, 0].max():
+        notes.append(f"{nm} nm is above the CACTI runs (22-45 nm): fit extrapolated in ln(node)")
+    v = _raw(bank_kb, spec.sram_fit_nm)
+    if spec.sram_scaled_from is not None:
+        ref, tgt = tech.node(spec.sram_scaled_from), tech.node(nm)
         a = tgt.area_factor / ref.area_factor
         v["area_mm2"] *= a
         v["leakage_mw"] *= a
@@ -221,7 +221,8 @@ def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks:
         v["write_pj"] *= e
         v["access_ns"] *= tgt.delay_factor / ref.delay_factor
         v["cycle_ns"] *= tgt.delay_factor / ref.delay_factor
-        notes.append(f"{nm} nm is below CACTI 7's 22 nm: 22 nm fit scaled by ppa.tech node factors")
+        notes.append(f"{nm} nm is below CACTI 7's {spec.sram_fit_nm} nm: {spec.sram_fit_nm} nm fit scaled by "
+                     "ppa.tech node factors")
     vnom = tech.nominal_voltage(nm)
     vs = vnom if voltage_v is None else tech.sram_voltage(nm, vnom, voltage_v)
     if vs != vnom:

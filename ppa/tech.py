@@ -44,35 +44,16 @@ not extrapolate.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from hw.errors import InputError
 from ppa.override import assumed
 
-# --- Stillmaker & Baas 2017 coefficients (HP models; nodeScale depCoeffDict / areaDict) ---------
-# node: (delay a, b, c, d), (energy e, f, g), nominal V, area factor relative to 45 nm
-_NODES: dict[int, tuple[tuple[float, float, float, float], tuple[float, float, float], float, float]] = {
-    # 65 nm bulk (published-figures §4); 1.1 V [A]: PTM 65 nm nominal; area 1 / (65->45 0.66)
-    65: ((-53.3, 230.4, -333.9, 178.6), (3.755, -4.398, 1.975), 1.1, 1.0 / 0.66),
-    45: ((-501.6, 1567, -1619, 566.1), (1.018, -0.3107, 0.1539), 1.0, 1.0),  # 1.0 V: PTM nominal (published-figures §4)
-    32: ((-1047, 2982, -2797, 873.5), (0.8367, -0.4341, 0.1701), 0.9, 0.46),  # 0.9 V: PTM nominal (assumed)
-    20: ((0, 34.63, -66.37, 41.15), (0.373, -0.1582, 0.04104), 0.9, 0.21),  # 0.9 V: PTM nominal (assumed)
-    16: ((0, 24.8, -47.52, 28.87), (0.2958, -0.1241, 0.03024), 0.85, 0.19),  # 0.85 V: fpga21-scaled-tech (PTM HP)
-    14: ((-40.66, 109.2, -100.6, 35.92), (0.2363, -0.09675, 0.02239), 0.8, 0.17),  # 0.8 V: PTM nominal (published-figures §4)
-    10: ((-34.95, 93.65, -85.99, 30.4), (0.2068, -0.09311, 0.02375), 0.75, 0.10),  # 0.75 V: PTM nominal (published-figures §4)
-    7: ((-28.58, 76.6, -70.26, 24.69), (0.1776, -0.09097, 0.02447), 0.7, 0.059),  # 0.7 V: PTM nominal (published-figures §4)
-}
-#: Stillmaker 90 nm bulk (published-figures §4), nominal 1.2 V [A]: used only by the FO4 check
-#: against IBM's 90 nm Cell SPE (``ppa.silicon_clock.fo4_check``), not offered as a node.
-_CHECK_ONLY = {90: ((-60.34, 262.5, -384.2, 210.9), (4.762, -4.781, 2.092), 1.2, 1.0 / 0.35)}
-#: 28 nm is not in Stillmaker-Baas. [D] It is interpolated between 32 nm and 20 nm in log(node):
-#: t = ln(32/28) / ln(32/20) = 0.284; nominal delay, nominal energy and area factor are
-#: exp((1-t) ln x32 + t ln x20); nominal 0.9 V [A] (both neighbours' PTM nominal; TSMC 28HP/HPM
-#: core 0.9 V). Checked: TPU v1 and NVDLA areas in bench/bench_silicon.py.
-_INTERPOLATED = {28: (32, 20)}
-#: node names accepted; 22 is the same Stillmaker model as 20 ("22/20 nm").
-NODE_ALIASES = {22: 20}
-NODES_NM = (65, 45, 32, 28, 22, 20, 16, 14, 10, 7)
+# Per-node figures (Stillmaker & Baas 2017 HP coefficients, nominal voltage, Vth, logic density, SRAM
+# fit node, each with its source) are one ``NodeSpec`` row per node in ``NODE_SPECS`` (after the logic
+# area constants); NODES_NM, NODE_ALIASES, VTH_V and LOGIC_DENSITY_MTR_MM2 derive from the rows.
 
 # --- Calibrated at TWO nodes --------------------------------------------------------------------
 # 45 nm: Horowitz ISSCC 2014, "45 nm, 0.9 V" (published-figures §3): 8-bit multiply 0.2 pJ, 282 um^2;
@@ -171,7 +152,7 @@ def fit_vth(points, alpha: float) -> float:
     return (lo + hi) / 2
 
 
-#: Threshold voltage per node (V) for the alpha-power law:
+#: Threshold voltage per node (V) for the alpha-power law (``NodeSpec.vth_v``; 90 nm as 65 nm):
 #: [P] 45 nm 0.469 and 22/20 nm 0.503: PTM HP NMOS ``vth0`` (45nm.pm "PTM High Performance 45nm
 #:     Metal Gate / High-K / Strained-Si", 22nm.pm, copies in verilog-to-routing vtr_flow/tech).
 #: [D] 32 and 28 nm: log-node interpolation between those two.
@@ -182,8 +163,7 @@ def fit_vth(points, alpha: float) -> float:
 #:     voltage as Stillmaker's fit there (Vth = Vn - alpha / (1/Vn - s), s = D'(Vn)/D(Vn)); 65 nm 0.443 V
 #:     sits next to PTM's 45 nm 0.469 V. The same slope gave 7 nm 0.264 V (1.78x MT8192's frequency at
 #:     0.61 V): the 16-10 nm values (0.19-0.23 V) likely fall as gently; no silicon of theirs was fitted.
-VTH_V = {65: 0.443, 45: 0.469, 32: 0.485, 28: 0.491, 20: 0.503, 16: 0.205, 14: 0.188, 10: 0.231,
-         7: fit_vth(vf_curve(MT8195_GPU_OPP), ALPHA), 90: 0.312}
+VTH_7NM_V = fit_vth(vf_curve(MT8195_GPU_OPP), ALPHA)
 
 # --- Minimum voltages ---------------------------------------------------------------------------
 #: [S] logic Vmin = 0.73 x nominal: the hold-time Vmin of flip-flops in Intel's 22 nm tri-gate
@@ -230,7 +210,8 @@ LEAKAGE_DECADES_PER_V = 0.100 / 0.100
 # as 16: ppa.synth counts a library D flip-flop's 22 (osu018's DFFPOSX1, ppa.synth.FF_TRANSISTORS).
 # A scan flip-flop has more; designs here have no scan chains [A].
 #
-#: Peak logic density (million transistors per mm^2 = transistors per um^2) per model node, in
+#: Peak logic density (million transistors per mm^2 = transistors per um^2) per model node
+#: (``NodeSpec.density_mtr_mm2``), in
 #: Bohr's metric (Intel, Technology and Manufacturing Day 2017: 0.6 x NAND2 transistors / NAND2
 #: cell area + 0.4 x scan-flip-flop transistors / SFF cell area; minimum-size cells, cell area
 #: only, no routing or utilisation). Sources (docs/published-silicon.md, "Logic density"):
@@ -262,16 +243,6 @@ def _pitch_scaled_density(intel_nm: int) -> float:
     return INTEL_22NM_DENSITY_MTR_MM2 * (g22 * m22) / (g * m)
 
 
-LOGIC_DENSITY_MTR_MM2: dict[int, float] = {
-    65: _pitch_scaled_density(65),  # [D] 2.38
-    45: _pitch_scaled_density(45),  # [D] 4.30
-    32: _pitch_scaled_density(32),  # [D] 8.70
-    20: INTEL_22NM_DENSITY_MTR_MM2,  # [S] Intel 22 nm
-    16: 28.0,  # [S] foundry 14/16 nm, Intel's estimate (TSMC 16FF+ 28.9, WikiChip)
-    14: 37.5,  # [S] Intel 14 nm
-    10: 50.0,  # [S] foundry 10 nm, Intel's estimate (TSMC 10FF 52.5, WikiChip)
-    7: 91.2,  # [S] TSMC N7 HD (WikiChip)
-}
 #: Realised density of a placed-and-routed block relative to the library's peak:
 #: [S] placement utilisation 0.70: the ASAP7 7 nm reference block closed in Cadence Innovus
 #:     (17.1-21.1) at 70.1-70.4 % final density (Centre-for-Hardware-Security/asap7_reference_design);
@@ -288,14 +259,174 @@ POST_LAYOUT_CELL_GROWTH = 1.25
 REALISED_DENSITY_FRACTION = PLACEMENT_UTILISATION / POST_LAYOUT_CELL_GROWTH
 
 
+# --- The node registry: one row per process node ---------------------------------------------------
+@dataclass(frozen=True)
+class NodeSpec:
+    """One process node: every per-node figure the model reads, each field group with its source. An
+    interpolated row names ``between`` = (larger, smaller) Stillmaker rows instead of delay / energy, and
+    every figure it leaves out is log-linear in log(node) between theirs. ``alias_of``: another name for
+    that row. ``offered``: False for a node only a check uses. ``sram_fit_nm``: the node ppa.sram's CACTI
+    fit is evaluated at; ``sram_scaled_from``: below CACTI's nodes, the row that SRAM is scaled from."""
+
+    nm: int
+    delay: tuple[float, float, float, float] | None = None  # Stillmaker a, b, c, d: a V^3 + b V^2 + c V + d
+    energy: tuple[float, float, float] | None = None  # Stillmaker e, f, g: e V^2 + f V + g
+    nominal_v: float | None = None
+    area_factor: float | None = None  # Stillmaker area relative to 45 nm (the SRAM's node scaling only)
+    vth_v: float | None = None
+    density_mtr_mm2: float | None = None  # peak logic density, Bohr's metric
+    sram_fit_nm: int | None = None
+    sram_scaled_from: int | None = None
+    between: tuple[int, int] | None = None
+    alias_of: int | None = None
+    offered: bool = True
+    model_source: str = ""  # delay, energy, area factor (or the interpolation / alias)
+    voltage_source: str = ""
+    vth_source: str = ""
+    density_source: str = ""
+    sram_source: str = ""
+
+
+_SB = "[S] Stillmaker & Baas 2017 HP fit (nodeScale.py, published-figures §4)"
+_PTM4 = "PTM nominal (published-figures §4)"
+_VTH_PTM, _VTH_SLOPE = "[P] PTM HP NMOS vth0", "[D] alpha-power slope at nominal = Stillmaker's"
+_PITCH, _CACTI = "[D] Intel 22 nm 15.3 x Intel GP x M1P pitch law", "[T] CACTI 7 run at this node"
+_BELOW = "[D] CACTI's 22 nm fit x ppa.tech's factors relative to 20 nm"
+_ROWS = (
+    NodeSpec(65, (-53.3, 230.4, -333.9, 178.6), (3.755, -4.398, 1.975), 1.1, 1.0 / 0.66, 0.443, _pitch_scaled_density(65),
+             65, model_source=_SB + "; area 1 / (65->45 0.66)", voltage_source="[A] PTM 65 nm nominal",
+             vth_source=_VTH_SLOPE, density_source=_PITCH, sram_source="[D] CACTI fit extrapolated in ln(node)"),
+    NodeSpec(45, (-501.6, 1567, -1619, 566.1), (1.018, -0.3107, 0.1539), 1.0, 1.0, 0.469, _pitch_scaled_density(45), 45,
+             model_source=_SB, voltage_source="[S] " + _PTM4, vth_source=_VTH_PTM + " (45nm.pm)",
+             density_source=_PITCH, sram_source=_CACTI),
+    NodeSpec(32, (-1047, 2982, -2797, 873.5), (0.8367, -0.4341, 0.1701), 0.9, 0.46, 0.485, _pitch_scaled_density(32), 32,
+             model_source=_SB, voltage_source="[A] PTM nominal", vth_source="[D] log-node between 45 and 20 nm",
+             density_source=_PITCH, sram_source=_CACTI),
+    NodeSpec(28, vth_v=0.491, sram_fit_nm=28, between=(32, 20), model_source="[D] log-node between 32 and 20 nm",
+             voltage_source="[A] both neighbours' 0.9 V; TSMC 28HP/HPM core 0.9 V",
+             vth_source="[D] log-node between 45 and 20 nm", density_source="[D] log-node between 32 and 20 nm",
+             sram_source="[D] inside the CACTI fit's ln(node) range"),
+    NodeSpec(22, alias_of=20, model_source="[S] Stillmaker's '22/20 nm' is one model", voltage_source="as 20 nm",
+             vth_source="as 20 nm", density_source="as 20 nm", sram_source="as 20 nm"),
+    NodeSpec(20, (0, 34.63, -66.37, 41.15), (0.373, -0.1582, 0.04104), 0.9, 0.21, 0.503, INTEL_22NM_DENSITY_MTR_MM2, 22,
+             model_source=_SB, voltage_source="[A] PTM nominal", vth_source=_VTH_PTM + " (22nm.pm)",
+             density_source="[S] Intel 22 nm (Intel 2017)", sram_source="[T] CACTI 7 run at 22 nm"),
+    NodeSpec(16, (0, 24.8, -47.52, 28.87), (0.2958, -0.1241, 0.03024), 0.85, 0.19, 0.205, 28.0, 22, 20,
+             model_source=_SB, voltage_source="[S] fpga21-scaled-tech (PTM HP)", vth_source=_VTH_SLOPE,
+             density_source="[S] foundry 14/16 nm, Intel's estimate (TSMC 16FF+ 28.9)", sram_source=_BELOW),
+    NodeSpec(14, (-40.66, 109.2, -100.6, 35.92), (0.2363, -0.09675, 0.02239), 0.8, 0.17, 0.188, 37.5, 22, 20,
+             model_source=_SB, voltage_source="[S] " + _PTM4, vth_source=_VTH_SLOPE,
+             density_source="[S] Intel 14 nm (Intel 2017)", sram_source=_BELOW),
+    NodeSpec(10, (-34.95, 93.65, -85.99, 30.4), (0.2068, -0.09311, 0.02375), 0.75, 0.10, 0.231, 50.0, 22, 20,
+             model_source=_SB, voltage_source="[S] " + _PTM4, vth_source=_VTH_SLOPE,
+             density_source="[S] foundry 10 nm, Intel's estimate (TSMC 10FF 52.5)", sram_source=_BELOW),
+    NodeSpec(7, (-28.58, 76.6, -70.26, 24.69), (0.1776, -0.09097, 0.02447), 0.7, 0.059, VTH_7NM_V, 91.2, 22, 20,
+             model_source=_SB, voltage_source="[S] " + _PTM4, vth_source="[D] fitted to MT8195's GPU OPP table",
+             density_source="[S] TSMC N7 HD (WikiChip)", sram_source=_BELOW),
+    NodeSpec(90, (-60.34, 262.5, -384.2, 210.9), (4.762, -4.781, 2.092), 1.2, 1.0 / 0.35, 0.312, offered=False,
+             model_source=_SB + " (only ppa.silicon_clock.fo4_check, IBM's Cell SPE)",
+             voltage_source="[A] 90 nm bulk nominal", vth_source=_VTH_SLOPE),
+)
+#: the registry: node name (nm) -> its row; ``registered`` adds rows for a block
+NODE_SPECS: dict[int, NodeSpec] = {s.nm: s for s in _ROWS}
+NODE_ALIASES: dict[int, int] = {}  # node name -> the row it is another name for ("22/20 nm")
+VTH_V: dict[int, float] = {}  # model node -> threshold voltage
+LOGIC_DENSITY_MTR_MM2: dict[int, float] = {}  # model node -> published peak logic density (rows that give one)
+NODES_NM: tuple[int, ...] = ()  # the nodes offered, largest first
+
+
+def _derive() -> None:
+    """Rebuild the tables above from NODE_SPECS (in place, so importers of the dicts see a change)."""
+    global NODES_NM
+    NODES_NM = tuple(sorted((nm for nm, s in NODE_SPECS.items() if s.offered), reverse=True))
+    NODE_ALIASES.clear()
+    NODE_ALIASES.update({nm: s.alias_of for nm, s in NODE_SPECS.items() if s.alias_of is not None})
+    models = [s for s in NODE_SPECS.values() if s.alias_of is None]
+    VTH_V.clear()
+    VTH_V.update({s.nm: _interp_field(s.nm, "vth_v") for s in models})
+    LOGIC_DENSITY_MTR_MM2.clear()
+    LOGIC_DENSITY_MTR_MM2.update({s.nm: s.density_mtr_mm2 for s in models if s.density_mtr_mm2 is not None})
+
+
+@contextmanager
+def registered(*specs: NodeSpec) -> Iterator[None]:
+    """The registry with the rows ``specs`` added for the block (a hypothetical node); the tables derived
+    from it follow, and are restored on exit. Modules that copied NODES_NM at import do not see them."""
+    known = dict(NODE_SPECS)
+    clash = [s.nm for s in specs if s.nm in known]
+    if clash:
+        raise InputError(f"node {clash[0]} nm is already registered", where="ppa.tech.registered")
+    try:
+        NODE_SPECS.update({s.nm: s for s in specs})
+        _derive()
+        yield
+    finally:
+        NODE_SPECS.clear()
+        NODE_SPECS.update(known)
+        _derive()
+
+
+def model_nm(nm: int) -> int:
+    """The registry row a node name stands for (an alias's target, else the node itself)."""
+    return NODE_SPECS[nm].alias_of or nm if nm in NODE_SPECS else nm
+
+
+def node_spec(nm) -> NodeSpec:
+    """The row of an offered node (``check_node``), its alias resolved."""
+    return NODE_SPECS[model_nm(check_node(nm))]
+
+
+def _interp(nm: int, fn: Callable[[int], float]) -> float:
+    """``fn`` of an interpolated row: log-linear in log(node) between its ``between`` rows."""
+    lo, hi = NODE_SPECS[nm].between
+    t = math.log(lo / nm) / math.log(lo / hi)
+    return math.exp((1 - t) * math.log(fn(lo)) + t * math.log(fn(hi)))
+
+
+def _interp_field(nm: int, name: str) -> float:
+    """A row's field (nominal_v, vth_v, density_mtr_mm2, area_factor), interpolated when the row leaves it
+    out; equal neighbours give their value."""
+    value = getattr(NODE_SPECS[nm], name)
+    if value is not None:
+        return value
+    lo, hi = (getattr(NODE_SPECS[n], name) for n in NODE_SPECS[nm].between)
+    return lo if lo == hi else _interp(nm, lambda n: getattr(NODE_SPECS[n], name))
+
+
+def _delay(nm: int, v: float) -> float:
+    """Stillmaker-Baas delay polynomial (Stillmaker rows only)."""
+    a, b, c, d = NODE_SPECS[nm].delay
+    return ((a * v + b) * v + c) * v + d
+
+
+def _energy(nm: int, v: float) -> float:
+    """Stillmaker-Baas energy polynomial (Stillmaker rows only)."""
+    e, f, g = NODE_SPECS[nm].energy
+    return (e * v + f) * v + g
+
+
+def _vnom(nm: int) -> float:
+    return _interp_field(nm, "nominal_v")
+
+
+def _area(nm: int) -> float:
+    return _interp_field(nm, "area_factor")
+
+
+def _delay_nom(nm: int) -> float:
+    return _interp(nm, _delay_nom) if NODE_SPECS[nm].delay is None else _delay(nm, _vnom(nm))
+
+
+def _energy_nom(nm: int) -> float:
+    return _interp(nm, _energy_nom) if NODE_SPECS[nm].energy is None else _energy(nm, _vnom(nm))
+
+
 def logic_density_mtr_mm2(nm: int) -> float:
     """Published (peak, cell-area) logic density of the node, MTr/mm^2 (= transistors per um^2)."""
-    m = NODE_ALIASES.get(nm, nm)
-    if m in _INTERPOLATED:
-        lo, hi = _INTERPOLATED[m]
-        t = math.log(lo / m) / math.log(lo / hi)
-        return math.exp((1 - t) * math.log(LOGIC_DENSITY_MTR_MM2[lo]) + t * math.log(LOGIC_DENSITY_MTR_MM2[hi]))
-    return LOGIC_DENSITY_MTR_MM2[m]
+    return _interp_field(model_nm(nm), "density_mtr_mm2")
+
+
+_derive()
 
 
 def realised_density_fraction() -> float:
@@ -429,53 +560,6 @@ class Node:
     def cycle_time_ps(self, logic_depth: int) -> float:
         """Critical path: logic depth x gate delay + register overhead."""
         return (logic_depth + REGISTER_OVERHEAD_GATES) * self.gate_delay_ps
-
-
-def _coeffs(nm: int):
-    return _NODES[nm] if nm in _NODES else _CHECK_ONLY[nm]
-
-
-def _delay(nm: int, v: float) -> float:
-    """Stillmaker-Baas delay polynomial (Stillmaker nodes only)."""
-    a, b, c, d = _coeffs(nm)[0]
-    return ((a * v + b) * v + c) * v + d
-
-
-def _energy(nm: int, v: float) -> float:
-    """Stillmaker-Baas energy polynomial (Stillmaker nodes only)."""
-    e, f, g = _coeffs(nm)[1]
-    return (e * v + f) * v + g
-
-
-def _interp(nm: int, fn) -> float:
-    lo, hi = _INTERPOLATED[nm]
-    t = math.log(lo / nm) / math.log(lo / hi)
-    return math.exp((1 - t) * math.log(fn(lo)) + t * math.log(fn(hi)))
-
-
-def _vnom(nm: int) -> float:
-    if nm in _INTERPOLATED:
-        lo, hi = _INTERPOLATED[nm]
-        return _coeffs(lo)[2] if _coeffs(lo)[2] == _coeffs(hi)[2] else _interp(nm, lambda n: _coeffs(n)[2])
-    return _coeffs(nm)[2]
-
-
-def _delay_nom(nm: int) -> float:
-    if nm in _INTERPOLATED:
-        return _interp(nm, lambda n: _delay(n, _coeffs(n)[2]))
-    return _delay(nm, _coeffs(nm)[2])
-
-
-def _energy_nom(nm: int) -> float:
-    if nm in _INTERPOLATED:
-        return _interp(nm, lambda n: _energy(n, _coeffs(n)[2]))
-    return _energy(nm, _coeffs(nm)[2])
-
-
-def _area(nm: int) -> float:
-    if nm in _INTERPOLATED:
-        return _interp(nm, lambda n: _coeffs(n)[3])
-    return _coeffs(nm)[3]
 
 
 #: Stillmaker energy factor of 45 nm at Horowitz's 0.9 V relative to 45 nm / 1.0 V, under C V^2

@@ -99,5 +99,90 @@ def test_unknown_node_message() -> None:
         tech.check_node(12)
 
 
+# --- the contract every row meets ---------------------------------------------------------------------
+_SOURCES = ("model_source", "voltage_source", "vth_source", "density_source", "sram_source")
+ROWS = sorted(tech.NODE_SPECS.values(), key=lambda s: -s.nm)
+MODEL_ROWS = [s for s in ROWS if s.alias_of is None and s.offered]
+
+
+@pytest.mark.parametrize("spec", ROWS, ids=lambda s: f"{s.nm}nm")
+def test_row_contract(spec: tech.NodeSpec) -> None:
+    # a source for each field group the row gives (a check-only row has no density or SRAM)
+    groups = _SOURCES if spec.offered else _SOURCES[:3]
+    assert all(getattr(spec, g).strip() for g in groups), spec.nm
+    if spec.alias_of is not None:  # an alias carries no figures of its own and points at a model row
+        target = tech.NODE_SPECS[spec.alias_of]
+        assert target.alias_of is None and target.offered
+        assert all(getattr(spec, f.name) is None for f in fields(spec)
+                   if f.name not in ("nm", "alias_of", "offered") and not f.name.endswith("_source"))
+        return
+    if spec.between is None:  # a Stillmaker row: both polynomials, nominal voltage and area factor
+        assert len(spec.delay) == 4 and len(spec.energy) == 3 and spec.nominal_v > 0 and spec.area_factor > 0
+    else:  # an interpolated row lies strictly between two Stillmaker rows
+        lo, hi = spec.between
+        assert lo > spec.nm > hi and spec.delay is None and spec.energy is None
+        assert tech.NODE_SPECS[lo].delay is not None and tech.NODE_SPECS[hi].delay is not None
+    vth, vnom = tech.VTH_V[spec.nm], tech._vnom(spec.nm)
+    assert 0 < vth < vnom
+    if spec.offered:
+        # the SRAM fit node is a CACTI run node or the row's own node (inside or beyond the ln(node) fit)
+        assert spec.sram_fit_nm in set(sram.CACTI7_POINTS[:, 0].astype(int)) | {spec.nm}
+        if spec.sram_scaled_from is not None:  # scaled from a row the fit covers, at the same fit node
+            ref = tech.NODE_SPECS[spec.sram_scaled_from]
+            assert ref.sram_scaled_from is None and ref.sram_fit_nm == spec.sram_fit_nm and ref.nm > spec.nm
+        assert tech.logic_density_mtr_mm2(spec.nm) > 0 and spec.nm in tech.NODES_NM
+
+
+def _pairs(values: list[float]) -> list[tuple[float, float]]:
+    return list(zip(values, values[1:]))
+
+
+def test_across_nodes_what_the_data_has() -> None:
+    nms = [s.nm for s in MODEL_ROWS]  # 65 .. 7 nm, largest first
+    # logic density rises and Stillmaker's area factor and nominal switching energy fall as nm falls
+    assert all(a < b for a, b in _pairs([tech.logic_density_mtr_mm2(n) for n in nms]))
+    assert all(a > b for a, b in _pairs([tech._area(n) for n in nms]))
+    assert all(a > b for a, b in _pairs([tech.node(n).toggle_energy_pj for n in nms]))
+    # nominal voltage never rises as nm falls (planar and FinFET rows alike)
+    assert all(a >= b for a, b in _pairs([tech.nominal_voltage(n) for n in nms]))
+    # NOT monotone in the data: FO4 at nominal falls 65 -> 45 nm, then rises to 7 nm (the ASAP7 anchor at
+    # 0.7 V); Vth (16 nm 0.205 < 10 nm 0.231 V); Stillmaker's nominal delay (20 nm slower than 32 nm)
+    fo4 = [tech.fo4_nominal_ps(n) for n in nms]
+    assert fo4[0] > fo4[1] and all(a < b for a, b in _pairs(fo4[1:]))
+    assert tech.VTH_V[16] < tech.VTH_V[10] and tech._delay_nom(20) > tech._delay_nom(32)
+
+
+# --- a new node is one row ------------------------------------------------------------------------------
+TOY_12NM = tech.NodeSpec(12, vth_v=0.2, sram_fit_nm=22, sram_scaled_from=20, between=(14, 10),
+                         model_source="[D] toy: log-node between 14 and 10 nm", voltage_source="[D] toy: interpolated",
+                         vth_source="[A] toy", density_source="[D] toy: interpolated", sram_source="[D] toy: as 10 nm")
+
+
+def test_toy_node_is_one_row() -> None:
+    from ppa.design import DesignPoint
+    from ppa.model import estimate
+    with tech.registered(TOY_12NM):
+        assert tech.NODES_NM == (65, 45, 32, 28, 22, 20, 16, 14, 12, 10, 7)
+        test_row_contract(TOY_12NM)
+        t = math.log(14 / 12) / math.log(14 / 10)
+        vnom = math.exp((1 - t) * math.log(0.8) + t * math.log(0.75))
+        assert tech.nominal_voltage(12) == pytest.approx(vnom, rel=1e-15)
+        assert tech.logic_density_mtr_mm2(12) == pytest.approx(37.5 ** (1 - t) * 50.0 ** t, rel=1e-12)
+        assert tech.fo4_ps(12, tech.vmin_v(12)) > tech.fo4_nominal_ps(12)
+        for name in ("toggle_energy_pj", "area_per_transistor_um2", "leakage_density_w_mm2", "gate_delay_ps"):
+            lo, mid, hi = (getattr(tech.node(n), name) for n in (14, 12, 10))
+            assert min(lo, hi) < mid < max(lo, hi), name
+        cost = sram.sram(256, 12)
+        assert sram.sram(256, 14).area_mm2 > cost.area_mm2 > sram.sram(256, 10).area_mm2
+        r14, r12, r10 = (estimate(DesignPoint(node_nm=n)) for n in (14, 12, 10))
+        assert r14.area_mm2 > r12.area_mm2 > r10.area_mm2 and r12.power_w > 0 and r12.design.node_nm == 12
+        with pytest.raises(InputError, match="already registered"):
+            with tech.registered(TOY_12NM):
+                pass
+    assert 12 not in tech.NODE_SPECS and 12 not in tech.NODES_NM and 12 not in tech.VTH_V
+    with pytest.raises(InputError, match="unknown technology node 12"):
+        tech.node(12)
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     PINS.write_text(json.dumps(current_pins(), indent=1, sort_keys=True) + "\n")
