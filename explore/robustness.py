@@ -15,7 +15,10 @@ In every sample each side's best design is picked again among its designs that m
 under that sample, and the advantage is best sparse / best dense - 1 on the objective (oriented so
 that > 0 favours sparse; -1 when no sparse design meets the limits but a dense one does, +inf when
 only sparse ones do, undefined when no design of either side does). Reported: the advantage at the
-model's values, its median and 5-95 % interval over the joint samples where it is defined,
+model's values, its median and 5-95 % interval over the joint samples where both sides have a
+feasible design (``advantage_samples`` of them; the samples without a feasible design of one side
+are counted beside it, and where none has both the interval is null with
+``advantage_interval_reason``),
 P(advantage >= [decision] margin) over all of them (a sample without any feasible design counts
 against it), and the assumptions whose range alone flips the verdict (sparse >= margin, or not)
 with the value where it flips. With several objectives, the same for
@@ -100,13 +103,21 @@ def _adv(r: float) -> float | None:
     return float(r - 1.0) if math.isfinite(r) else None
 
 
-def _summary(r: np.ndarray, layout: dict, ranges: dict[str, Assumption], margin: float) -> dict[str, Any]:
+def summarise(r: np.ndarray, layout: dict, ranges: dict[str, Assumption], margin: float) -> dict[str, Any]:
+    """The robustness figures of one objective from its ratios ``r`` (best sparse / best dense per
+    sample, as :func:`_ratios` gives them; ``layout`` says which entries are the nominal point, the
+    joint samples and each assumption's grid). Every figure is a finite number or None."""
     joint = r[layout["joint"]]
     ok0 = bool(r[0] >= 1.0 + margin)
-    defined = joint[~np.isnan(joint)]
-    finite = np.where(np.isfinite(defined), defined, 1e12)  # +inf (no feasible dense) sorts above everything
-    p05, med, p95 = ((float(x) - 1.0 for x in np.percentile(finite, [5, 50, 95])) if len(finite)
-                     else (math.nan, math.nan, math.nan))
+    # the interval is over the samples where both sides have a feasible design: elsewhere the advantage
+    # does not exist (no dense design: no ratio; no sparse design: -100 % by convention), and those samples
+    # are counted beside it, never folded in as a stand-in number
+    both = joint[np.isfinite(joint) & (joint > 0.0)]
+    p05: float | None
+    med: float | None
+    p95: float | None
+    p05, med, p95 = ((float(x) - 1.0 for x in np.percentile(both, [5, 50, 95])) if len(both)
+                     else (None, None, None))
     tornado, flips = [], []
     for name, sl in layout["grid"].items():
         g, vals = r[sl], np.geomspace(ranges[name].low, ranges[name].high, GRID_POINTS)
@@ -126,6 +137,9 @@ def _summary(r: np.ndarray, layout: dict, ranges: dict[str, Assumption], margin:
     flips.sort(key=lambda f: abs(math.log(f["value"] / ranges[f["name"]].value)))
     return {
         "advantage_nominal": _adv(r[0]), "advantage_median": med, "advantage_p05": p05, "advantage_p95": p95,
+        "advantage_samples": int(len(both)),
+        "advantage_interval_reason": (None if len(both) else
+                                      "no joint sample leaves a feasible design on both sides"),
         "p_advantage_ge_margin": float(np.mean(np.nan_to_num(joint, nan=0.0) >= 1.0 + margin)),
         "samples": int(len(joint)),
         "samples_without_feasible_design": int(np.sum(np.isnan(joint))),
@@ -141,8 +155,19 @@ def verdict_line(rob: dict[str, Any]) -> str:
     def pc(x: float | None, digits: int) -> str:
         return "n/a" if x is None or not math.isfinite(x) else f"{x * 100:+.{digits}f} %"
     adv = rob.get("advantage_nominal")
-    head = (f"sparse {pc(adv, 1)} (5-95 %: {pc(rob['advantage_p05'], 0)[:-2]} ... {pc(rob['advantage_p95'], 0)}), "
-            f"P(>= {rob['margin'] * 100:g} %) = {rob['p_advantage_ge_margin']:.2f}")
+    n, both = rob["samples"], rob.get("advantage_samples", rob["samples"])
+    if rob["advantage_p05"] is None:
+        interval = f"5-95 %: n/a, {rob.get('advantage_interval_reason') or 'no sample has both sides feasible'}"
+    else:
+        interval = f"5-95 %: {pc(rob['advantage_p05'], 0)[:-2]} ... {pc(rob['advantage_p95'], 0)}"
+    one_sided = rob.get("samples_without_feasible_dense", 0) + rob.get("samples_without_feasible_sparse", 0)
+    if one_sided:   # samples where one side alone has a design: the interval leaves them out, counted here
+        lack = [f"{what} in {k}" for what, k in
+                (("no feasible dense design", rob.get("samples_without_feasible_dense", 0)),
+                 ("no feasible sparse design", rob.get("samples_without_feasible_sparse", 0)),
+                 ("no feasible design of either side", rob.get("samples_without_feasible_design", 0))) if k]
+        interval += f" over the {both} of {n} samples with both sides feasible; " + ", ".join(lack)
+    head = f"sparse {pc(adv, 1)} ({interval}), P(>= {rob['margin'] * 100:g} %) = {rob['p_advantage_ge_margin']:.2f}"
     if not rob["flip_points"]:
         return head + "; no single range flips it"
     parts = [f"{f['name']} {f['op']} {f['value']:.3g}" for f in rob["flip_points"][:LINE_FLIPS]]
@@ -173,7 +198,7 @@ def robustness(records: list[dict[str, Any]], cfg: SweepConfig, ev: Evaluator) -
         sparse = np.array([is_sparse(designs[k]["params"]) for k in chosen])
         r = _ratios([metrics[k] for k in chosen], cfg, sparse, o, d, S)
         per.append({"objective": o, "direction": d, "designs_per_side": [len(tops[o][0]), len(tops[o][1])],
-                    **_summary(r, layout, ranges, cfg.decision.margin)})
+                    **summarise(r, layout, ranges, cfg.decision.margin)})
     out = {k: v for k, v in per[0].items() if k not in ("objective", "direction")}
     out.update({"objective": objectives[0], "margin": cfg.decision.margin, "min_confidence": cfg.decision.min_confidence,
                 "seed": cfg.study.seed, "method": "Latin hypercube, log-uniform within each range (scipy.stats.qmc)",

@@ -1,0 +1,96 @@
+"""No figure is a sentinel: a quantity that does not exist is shown as what it is.
+
+The robustness interval is over the joint samples where both sides have a feasible design; the
+samples where one side has none are counted beside it; JSON carries null and a reason, never a large
+number standing in for 'no dense design'. And no output of an example sweep holds a value of 1e11
+or more, NaN or inf.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explore.robustness import summarise, verdict_line
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+#: a number as the outputs print it: digits with optional thousands commas, decimals and exponent
+NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+#: the words a NaN or an infinity prints as (Python, JSON, numpy, pandas)
+NON_FINITE = re.compile(r"(?<![A-Za-z_])(?:nan|NaN|NAN|inf|Infinity|-Infinity|INF)(?![A-Za-z_])")
+LAYOUT = {"joint": slice(1, None), "grid": {}}
+
+
+def _ratios(*parts: tuple[float, int]) -> np.ndarray:
+    """A nominal ratio then joint samples: ``(ratio, count)`` pairs (inf: no feasible dense design,
+    0: no feasible sparse design, NaN: no design of either side)."""
+    return np.array([1.2] + [v for v, k in parts for _ in range(k)])
+
+
+def _scan(text: str, where: str) -> None:
+    """Fails on a number of magnitude 1e11 or more, or a NaN/inf word, in ``text``."""
+    for m in NUMBER.finditer(text):
+        value = float(m.group().replace(",", ""))
+        assert abs(value) < 1e11, f"{where}: {m.group()!r} at {m.start()}: {text[max(0, m.start() - 80):m.end()]!r}"
+    bad = NON_FINITE.search(text)
+    assert bad is None, f"{where}: {bad.group()!r}: {text[max(0, bad.start() - 80):bad.end() + 20]!r}"
+
+
+def test_samples_without_a_dense_design_are_counted_not_folded_into_the_interval():
+    r = _ratios((1.10, 150), (1.30, 71), (math.inf, 35))
+    s = summarise(r, LAYOUT, {}, 0.05)
+    assert s["advantage_samples"] == 221 and s["samples_without_feasible_dense"] == 35
+    # the 95th percentile is over the 221 samples with both sides: at most the largest real ratio
+    assert s["advantage_p95"] == pytest.approx(0.30) and s["advantage_p05"] == pytest.approx(0.10)
+    assert s["advantage_interval_reason"] is None
+    json.dumps(s, allow_nan=False)   # raises on NaN or inf
+    line = verdict_line({**s, "margin": 0.05})
+    assert "5-95 %: +10 ... +30 %" in line
+    assert "over the 221 of 256 samples with both sides feasible; no feasible dense design in 35" in line
+    _scan(line, "verdict line")
+
+
+def test_the_interval_is_null_with_a_reason_when_no_sample_has_both_sides():
+    s = summarise(_ratios((math.inf, 20), (0.0, 4), (math.nan, 8)), LAYOUT, {}, 0.05)
+    assert s["advantage_p05"] is None and s["advantage_median"] is None and s["advantage_p95"] is None
+    assert s["advantage_samples"] == 0 and "no joint sample" in s["advantage_interval_reason"]
+    text = json.dumps(s, allow_nan=False)
+    _scan(text, "summary JSON")
+    line = verdict_line({**s, "margin": 0.05})
+    assert "5-95 %: n/a, no joint sample leaves a feasible design on both sides" in line
+    assert ("no feasible dense design in 20, no feasible sparse design in 4, "
+            "no feasible design of either side in 8") in line
+
+
+def test_a_sweep_with_every_sample_two_sided_prints_the_interval_alone():
+    s = summarise(_ratios((1.10, 100), (1.20, 100), (math.nan, 56)), LAYOUT, {}, 0.05)
+    line = verdict_line({**s, "margin": 0.05})
+    assert line.startswith("sparse +20.0 % (5-95 %: +10 ... +20 %), P(>= 5 %) = ")
+
+
+def test_scan_catches_the_sentinel_it_is_for():
+    with pytest.raises(AssertionError):
+        _scan("sparse +57.1 % (5-95 %: +54 ... +99999999999900 %)", "old line")
+    with pytest.raises(AssertionError):
+        _scan('{"advantage_p95": NaN}', "json")
+    _scan("inference 1,234.5 Infinite-loop pinf", "words")   # words that merely contain the letters
+
+
+@pytest.mark.yosys
+def test_default_example_outputs_hold_no_sentinel(tmp_path, run_cli):
+    out = tmp_path / "out"
+    p = run_cli(["sweep", str(EXAMPLES / "default.toml"), "--out", str(out)], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    _scan(p.stdout + p.stderr, "terminal")
+    files = [out / n for n in ("report.md", "best.json", "trials.csv", "report.html")]
+    for f in files:
+        assert f.is_file(), f
+        text = f.read_text()
+        if f.suffix == ".html":   # the inlined plotly.js and figure data carry their own numbers: scan the text
+            text = re.sub(r"<script\b.*?</script>", "", text, flags=re.S)
+        _scan(text, f.name)
