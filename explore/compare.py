@@ -31,15 +31,12 @@ from typing import Any, Callable
 import optuna
 
 from explore.config import SweepConfig
+from explore.metrics import ENTRY_METRICS, TWIN_INPUTS
 from explore.results import Evaluator, constraint_values, stored_value
 from explore.sampler import make_sampler, sparsity_sides, suggest_point
 from explore.space import axis_choices, dense_twin_sparsity, design_key, parse_sparsity
 from explore.twins import TWIN_METRICS, DensePool, iso_array_point, twin_metrics
 
-#: What each entry of ``comparison`` carries (the best.json keys, plus p99, TOPS/mm2
-#: and the trial it came from).
-ENTRY_METRICS = ("latency_ms", "p99_latency_ms", "energy_per_inference_mj", "area_mm2", "power_w", "perf_per_watt",
-                 "effective_tops")
 #: The sampler names ``search`` reports.
 SAMPLER_NAMES = {"tpe": "tpe + incumbent neighbourhood steps", "nsga2": "nsga2", "random": "random",
                  "exhaustive": "exhaustive (every point of the discretised space)"}
@@ -178,8 +175,7 @@ def study_twin_metrics(records: list[dict[str, Any]], pool_records: list[dict[st
 
 def _columns(metrics: list[dict[str, Any]]) -> dict[str, Any]:
     """The metrics twin_metrics reads, as columns."""
-    keys = ("latency_ms", "perf_per_watt", "area_mm2", "energy_per_inference_mj")
-    return {k: [float(m.get(k, math.nan)) for m in metrics] for k in keys}
+    return {k: [float(m.get(k, math.nan)) for m in metrics] for k in TWIN_INPUTS}
 
 
 def comparison(records: list[dict[str, Any]], cfg: SweepConfig, chosen: dict[str, Any] | None,

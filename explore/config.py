@@ -17,7 +17,8 @@ Layout of a config (every section but ``[study]`` and ``[objectives]`` is requir
                        batch, phase, context; prune_lm_head)
     [limits]           the constraints, one Optuna constraint per limit
     [serving]          batching of the serving simulation behind the p99 limit (optional)
-    [objectives]       primary (perf_per_watt) and optional secondary objectives (Pareto front)
+    [objectives]       primary (any objective of explore.metrics.OBJECTIVES; default perf_per_watt) and
+                       optional secondary objectives (Pareto front)
     [quality]          the team's own model and eval behind the quality limit (optional):
                        weights, eval = "module:function", finetuned, metric, method, calibration,
                        hook_timeout
@@ -43,8 +44,9 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from explore.metrics import DEFAULT_PRIMARY, OBJECTIVES
 from explore.quality_config import Quality
 from explore.safety import check_study_name
 from explore.space import (
@@ -65,18 +67,6 @@ from ppa.liberty.library import load_liberty
 from sim.importers.hf import load_hf_config
 from sim.importers.onnx import load_onnx
 from sim.workloads import get_workload
-
-#: Objectives: name -> Optuna direction. ``perf_per_watt`` is effective TOPS/W on the weighted
-#: workload mix (the primary objective); the others may be added as secondary objectives.
-OBJECTIVES = {
-    "perf_per_watt": "maximize",
-    "effective_tops": "maximize",
-    "area_mm2": "minimize",
-    "power_w": "minimize",
-    "latency_ms": "minimize",
-    "p99_latency_ms": "minimize",
-    "energy_per_inference_mj": "minimize",
-}
 
 #: Limits -> the name of the Optuna constraint it becomes (``metric - limit``, feasible when <= 0).
 LIMIT_CONSTRAINTS = {
@@ -320,15 +310,26 @@ class Limits(StrictModel):
 
 
 class Objectives(StrictModel):
-    primary: Literal["perf_per_watt"] = "perf_per_watt"
+    """The study's objectives (explore.metrics.OBJECTIVES): ``primary`` (perf_per_watt unless named)
+    picks the best design and the verdict's advantage; ``secondary`` ones make a Pareto front."""
+
+    primary: str = DEFAULT_PRIMARY
     secondary: list[str] = Field(default_factory=list)
+
+    @field_validator("primary")
+    @classmethod
+    def _known_primary(cls, v: str) -> str:
+        if v not in OBJECTIVES:
+            raise ValueError(f"unknown primary objective {v!r} (known: {', '.join(OBJECTIVES)})")
+        return v
 
     @field_validator("secondary")
     @classmethod
-    def _known(cls, v: list[str]) -> list[str]:
+    def _known(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        primary = info.data.get("primary", DEFAULT_PRIMARY)
         for name in v:
-            if name not in OBJECTIVES or name == "perf_per_watt":
-                known = ", ".join(k for k in OBJECTIVES if k != "perf_per_watt")
+            if name not in OBJECTIVES or name == primary:
+                known = ", ".join(k for k in OBJECTIVES if k != primary)
                 raise ValueError(f"unknown secondary objective {name!r} (known: {known})")
         if len(set(v)) != len(v):
             raise ValueError(f"duplicate secondary objectives {v}")

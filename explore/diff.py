@@ -37,17 +37,12 @@ from typing import Annotated, Any, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from explore.metrics import DIFF_METRICS
 from explore.space import design_key
 from hw.errors import InputError
 from hw.host import json_text, mask_passwords, printable
 from sim.inputs import MAX_INPUT_FILE_BYTES, read_json
 
-#: Design-level metrics compared (the issue's list: cycles, stalls, utilisation, fallback, energy,
-#: area, fmax, T_j, p99, quality; and the objectives they make up).
-DESIGN_METRICS = ("total_cycles", "latency_ms", "stall_fraction", "utilization", "fallback_fraction",
-                  "effective_speedup", "energy_per_inference_mj", "power_w", "area_mm2", "fmax_mhz", "tj_c",
-                  "power_density_w_mm2", "p99_latency_ms", "p95_latency_ms", "ttft_p99_ms", "tpot_p99_ms",
-                  "quality_delta", "perf_per_watt", "effective_tops", "dram_bytes")
 #: Per-layer metrics compared, aligned by (workload, layer).
 LAYER_METRICS = ("cycles", "stall_cycles", "utilization", "sparse", "dram_bytes")
 
@@ -370,7 +365,7 @@ def diff_runs(a: Run, b: Run, threshold: float = DEFAULT_THRESHOLD) -> dict[str,
     _check_workloads(a, b)
     changes: list[dict[str, Any]] = []
     one_sided = []
-    for k in DESIGN_METRICS:
+    for k in DIFF_METRICS:
         if k not in a.metrics and k not in b.metrics:
             continue
         if (k in a.metrics) != (k in b.metrics):  # one kind of run does not report it: not a change
@@ -404,7 +399,7 @@ def diff_runs(a: Run, b: Run, threshold: float = DEFAULT_THRESHOLD) -> dict[str,
     shared = [k for k in a.designs if k in b.designs]
     shared_moved = 0
     for k in shared:
-        if any(_moved(a.designs[k].get(m), b.designs[k].get(m), threshold)[0] for m in DESIGN_METRICS
+        if any(_moved(a.designs[k].get(m), b.designs[k].get(m), threshold)[0] for m in DIFF_METRICS
                if m in a.designs[k] or m in b.designs[k]):
             shared_moved += 1
     mech, rule = _mechanism(first, changes)

@@ -12,14 +12,13 @@ from typing import Any
 import numpy as np
 
 from explore.config import LIMIT_CONSTRAINTS
+from explore.metrics import units
 from explore.results import PPA_CONSTRAINT, TIMING_CONSTRAINT
 
 #: metric -> limit key (reverse of LIMIT_CONSTRAINTS).
 METRIC_LIMIT = {v: k for k, v in LIMIT_CONSTRAINTS.items()}
 #: The unit each constraint's metric is printed in.
-UNITS = {"stall_fraction": "", "tj_c": "C", "power_density_w_mm2": "W/mm^2", "area_mm2": "mm^2",
-         "p99_latency_ms": "ms", "quality_delta": "(fraction)", TIMING_CONSTRAINT: "MHz",
-         PPA_CONSTRAINT: ""}
+UNITS = {**units(tuple(LIMIT_CONSTRAINTS.values())), TIMING_CONSTRAINT: "MHz", PPA_CONSTRAINT: ""}
 
 
 def fmt(v: Any, digits: int = 4) -> str:

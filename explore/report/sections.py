@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from explore.metrics import BY_NAME, REPORT_METRICS
 from explore.report.data import StudyData
 from explore.report.document import Section, Table
 from explore.report.figures import FEASIBLE_LABEL, Figure, Line
@@ -28,13 +29,6 @@ from ppa import tech, thermal
 
 #: Sensitivity: at most this many values per axis in the one-at-a-time sweeps.
 OAT_MAX_VALUES = 8
-#: Metrics shown for a design wherever they exist, in this order.
-KEY_METRICS = ("perf_per_watt", "effective_tops", "power_w", "area_mm2", "clock_mhz", "fmax_at_voltage_mhz",
-               "voltage_v", "tj_c", "power_density_w_mm2", "stall_fraction", "speedup_vs_dense_design",
-               "speedup_vs_iso_area_dense", "perf_per_watt_vs_dense_design", "area_vs_dense_design",
-               "effective_speedup", "ideal_speedup",
-               "fallback_fraction", "latency_ms", "p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms",
-               "p95_latency_ms", "ttft_p99_ms", "tpot_p99_ms", "energy_per_inference_mj", "quality_delta")
 
 
 def _status(rec: dict[str, Any]) -> str:
@@ -85,9 +79,9 @@ def section_summary(data: StudyData) -> Section:
         b = best["best"]
         s.paras.append(f"Best feasible design: trial {b['number']}: {point_label(b['params'])}.")
         t = Table("Best feasible design", ["metric", "value"], [])
-        for k in KEY_METRICS:
+        for k in REPORT_METRICS:
             if k in b["metrics"]:
-                t.rows.append([k, fmt(b["metrics"][k])])
+                t.rows.append([k, fmt(b["metrics"][k], BY_NAME[k].digits)])
         s.tables.append(t)
         tight = best["tightest_limit"]
         slack = -float(tight["constraint"])
@@ -200,7 +194,8 @@ def section_best(data: StudyData, det: Detail | None, subject: str,
     if ppa is None:
         s.paras.append(f"The evaluator ({data.evaluator}) gives no ppa.model estimate for a design "
                        "(evaluate_detail), so the area and power breakdowns are not shown; the totals are:")
-        s.tables.append(Table("Totals", ["metric", "value"], [[k, fmt(m[k])] for k in KEY_METRICS if k in m]))
+        s.tables.append(Table("Totals", ["metric", "value"], [[k, fmt(m[k], BY_NAME[k].digits)] for k in REPORT_METRICS
+                                                               if k in m]))
         return s
     # breakdowns from the evaluator's metrics (power averaged over the workload mix, as power_w is)
     area = {k: float(m[f"area_{k}_mm2"]) if f"area_{k}_mm2" in m else float(v) for k, v in ppa.area_breakdown_mm2.items()}
