@@ -38,7 +38,7 @@ from __future__ import annotations
 from explore.validation.silicon import (CLOCK_POWER_FIGURES, SKIPPED, chips, lsq_slope, measured_activity,
                                         model_figures)
 from explore.validation.silicon import estimate_with_fallback as estimate
-from ppa import tech
+from ppa import calibration, tech
 
 
 def _verdict(fig: str, scope: str, ratio: float) -> tuple[bool, float]:
@@ -119,7 +119,7 @@ def main() -> None:
     print("\nPublished 7 nm matrix-unit TOPS/W (published-figures §8b) not configured:")
     for what, why in SKIPPED:
         print(f"- {what}: {why}")
-    h = tech.horowitz_area_check()
+    h = calibration.horowitz_area_check()
     print(f"\nArea note: logic area per transistor = 1 / (the node's published peak logic density x "
           f"{tech.REALISED_DENSITY_FRACTION:.2f} realised fraction: {tech.PLACEMENT_UTILISATION:.2f} placement "
           f"utilisation / {tech.POST_LAYOUT_CELL_GROWTH:.2f} post-layout cell growth), ppa.tech: "

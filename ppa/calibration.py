@@ -38,7 +38,7 @@ HOROWITZ_45NM = {
     ("add", 32): (0.1, 137.0),
     ("mul", 32): (3.1, 3495.0),
 }
-ANCHOR = ("mul", 8)  # the 8-bit multiply: the Horowitz area check of ppa.tech.horowitz_area_check; energy anchors: ENERGY_ANCHORS
+ANCHOR = ("mul", 8)  # the 8-bit multiply: its area is the check of horowitz_area_check below; energy anchors: ENERGY_ANCHORS
 ENERGY_ANCHORS = (("mul", 8), ("add", 32))
 
 
@@ -140,3 +140,16 @@ def node_scaling_crosscheck(*, cache=None, sizing=None) -> list[dict]:
         rows.append({"operator": m.name, "energy_pj": e, "energy_ref_pj": e_ref, "energy_ratio": e / e_ref,
                      "voltage_v": n7.voltage_v, "energy_anchor": (kind, width) in ENERGY_ANCHORS})
     return rows
+
+
+def horowitz_area_check(transistors: int = tech.CAL_MUL8_TRANSISTORS) -> dict:
+    """Our 8-bit multiplier (``transistors`` from ppa.synth) at 45 nm under the density law, against
+    Horowitz's 282 um^2: block area (realised density) and cell area (peak density, no utilisation).
+    Horowitz's figure is a cell-area figure, so the block ratio is expected above 1 by about
+    1 / tech.REALISED_DENSITY_FRACTION times the cell ratio."""
+    block = transistors * tech.area_per_transistor_um2(45)
+    cell = transistors * tech.cell_area_per_transistor_um2(45)
+    return {"transistors": transistors, "model_block_um2": block, "model_cell_um2": cell,
+            "horowitz_um2": tech.HOROWITZ_MUL8_UM2, "block_ratio": block / tech.HOROWITZ_MUL8_UM2,
+            "cell_ratio": cell / tech.HOROWITZ_MUL8_UM2,
+            "horowitz_density_mtr_mm2": transistors / tech.HOROWITZ_MUL8_UM2}

@@ -1,7 +1,8 @@
 """Published figures the PPA model is checked against (``sparsepe validate``), each with its source.
 
 The figures the model is FITTED to stay with the constants they set (ppa.tech, ppa.sram, ppa.dram,
-ppa.phy); this module holds the figures that check them. Tags: [P] primary text read (abstract,
+ppa.phy); this module holds the figures that check them, and the published V-f tables together
+(MT8195's, with its curve fit, sets ppa.tech's 7 nm Vth). Tags: [P] primary text read (abstract,
 paper, vendor file); [S] a secondary copy naming the primary; [D] derived, formula shown.
 A reference given as a range has ``low`` and ``high`` (its ``value`` is their geometric mean).
 """
@@ -71,6 +72,38 @@ PAM4_HBM_PHY_PJ_PER_BIT = Reference(0.41, "pJ/bit", "[P] 40 nm PAM-4 next-genera
 #: 2.171 GHz (Linux mt8192.dtsi clock-frequency) [P]
 PE_7NM_FMAX_BOUND_MHZ = Reference(2500.0, "MHz", "bound for a 7 nm pipeline-1 PE: shipped 7 nm silicon clocks at 1.05 "
                                   "(TPU v4i), 1.41 (A100), 2.17 GHz (MT8192 Cortex-A76)")
+#: [P] 7 nm-family silicon the 7 nm Vth is fitted to: MediaTek MT8195 (TSMC N6) Mali-G57 GPU operating
+#: points, Linux arch/arm64/boot/dts/mediatek/mt8195.dtsi gpu_opp_table (patch "arm64: dts: mt8195:
+#: Add panfrost node for Mali-G57 Valhall Natt GPU", Collabora, LKML 2023-02-23): (V, MHz).
+MT8195_GPU_OPP = ((0.625, 390.0), (0.63125, 410.0), (0.63125, 431.0), (0.6375, 473.0), (0.6375, 515.0),
+                  (0.64375, 556.0), (0.65, 598.0), (0.65, 640.0), (0.6625, 670.0), (0.675, 700.0), (0.6875, 730.0),
+                  (0.7, 760.0), (0.7125, 790.0), (0.725, 820.0), (0.7375, 850.0), (0.75, 880.0))
+
+
+def vf_curve(opp) -> list[tuple[float, float]]:
+    """The (V, MHz) points of an OPP table where the voltage sets the frequency: above its floor, i.e.
+    above the highest voltage two operating points share (where frequency is lowered below the
+    curve), plus that voltage's highest frequency."""
+    volts = [v for v, _ in opp]
+    floor = max((v for v in volts if volts.count(v) > 1), default=min(volts))
+    return sorted((v, max(f for w, f in opp if w == v)) for v in set(volts) if v >= floor)
+
+
+def fit_vth(points, alpha: float) -> float:
+    """[D] Least-squares Vth of the alpha-power law on log frequency relative to the top point of
+    ``points`` ((V, MHz)); golden-section search over 0 < Vth < the lowest voltage."""
+    (vt_top, ft_top), lo, hi = max(points), 0.0, min(v for v, _ in points) - 1e-3
+
+    def sse(vt: float) -> float:
+        top = vt_top / (vt_top - vt) ** alpha
+        return sum((math.log(top * (v - vt) ** alpha / v) - math.log(f / ft_top)) ** 2 for v, f in points)
+    g = (math.sqrt(5) - 1) / 2
+    while hi - lo > 1e-7:
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        lo, hi = (lo, b) if sse(a) < sse(b) else (a, hi)
+    return (lo + hi) / 2
+
+
 #: [P] MediaTek MT8192 (TSMC 7 nm, per MediaTek's product brief [S, not re-read]) Mali-G57 GPU operating
 #: points, Linux arch/arm64/boot/dts/mediatek/mt8192.dtsi gpu_opp_table: (V, MHz)
 MT8192_GPU_OPP = ((0.60625, 358.0), (0.618750, 399.0), (0.631250, 440.0), (0.643750, 482.0), (0.656250, 523.0),

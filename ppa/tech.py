@@ -33,7 +33,7 @@ Which law is used where
   for placement utilisation and post-layout cell growth (``REALISED_DENSITY_FRACTION``); see
   ``logic_density_mtr_mm2``. Stillmaker's area factors (``Node.area_factor``) are kept for the
   SRAM's node scaling only (ppa.sram, checked against CACTI). Horowitz's 45 nm 8-bit multiplier
-  (282 um^2) is a check, no longer the anchor (``horowitz_area_check``).
+  (282 um^2) is a check, no longer the anchor (``ppa.calibration.horowitz_area_check``).
 
 Voltage range of a node: [Vmin, Vnom]. Vmin is the logic minimum voltage ``vmin_v(nm)``; the SRAM
 has its own minimum ``sram_vmin_v(nm)`` and, by default, its own rail at max(SRAM Vmin, logic V)
@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 from hw.errors import InputError
 from ppa.override import assumed
+from ppa.references import MT8195_GPU_OPP, fit_vth, vf_curve  # the 7 nm Vth's fit
 
 # Per-node figures (Stillmaker & Baas 2017 HP coefficients, nominal voltage, Vth, logic density, SRAM
 # fit node, each with its source) are one ``NodeSpec`` row per node in ``NODE_SPECS`` (after the logic
@@ -73,7 +74,7 @@ HOROWITZ_V = 0.9  # [S] the voltage of Horowitz's table (published-figures §3)
 #: one toggle-equivalent at 45 nm, 0.9 V (pJ) [D]: sqrt(0.2 / 131.582 x 0.1 / 72.081), multiply 1.52 / add 1.39 fJ
 E_TOGGLE_45_PJ = math.sqrt(HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLE_EQ_PER_OP * HOROWITZ_ADD32_PJ / CAL_ADD32_TOGGLE_EQ_PER_OP)
 #: what Horowitz's 8-bit multiplier implies per transistor of our netlist (um^2) [D] = 282 / 2176:
-#: a CHECK of the logic area law, not its anchor (``horowitz_area_check``)
+#: a CHECK of the logic area law, not its anchor (``ppa.calibration.horowitz_area_check``)
 HOROWITZ_AREA_PER_TRANSISTOR_45_UM2 = HOROWITZ_MUL8_UM2 / CAL_MUL8_TRANSISTORS
 # 7 nm: Jouppi et al. ISCA 2021 Table 2: 8-bit multiply 0.07 pJ, 32-bit add 0.03 pJ
 # (published-figures §3), at our 7 nm nominal 0.7 V [A]. The same operators and toggle-equivalents
@@ -120,38 +121,6 @@ REGISTER_OVERHEAD_GATES = 3.0
 #: [S] velocity-saturation index of the alpha-power law, the short-channel value of Sakurai &
 #: Newton (IEEE JSSC 25(2), 1990).
 ALPHA = 1.3
-#: [P] 7 nm-family silicon the 7 nm Vth is fitted to: MediaTek MT8195 (TSMC N6) Mali-G57 GPU operating
-#: points, Linux arch/arm64/boot/dts/mediatek/mt8195.dtsi gpu_opp_table (patch "arm64: dts: mt8195:
-#: Add panfrost node for Mali-G57 Valhall Natt GPU", Collabora, LKML 2023-02-23): (V, MHz).
-MT8195_GPU_OPP = ((0.625, 390.0), (0.63125, 410.0), (0.63125, 431.0), (0.6375, 473.0), (0.6375, 515.0),
-                  (0.64375, 556.0), (0.65, 598.0), (0.65, 640.0), (0.6625, 670.0), (0.675, 700.0), (0.6875, 730.0),
-                  (0.7, 760.0), (0.7125, 790.0), (0.725, 820.0), (0.7375, 850.0), (0.75, 880.0))
-
-
-def vf_curve(opp) -> list[tuple[float, float]]:
-    """The (V, MHz) points of an OPP table where the voltage sets the frequency: above its floor, i.e.
-    above the highest voltage two operating points share (where frequency is lowered below the
-    curve), plus that voltage's highest frequency."""
-    volts = [v for v, _ in opp]
-    floor = max((v for v in volts if volts.count(v) > 1), default=min(volts))
-    return sorted((v, max(f for w, f in opp if w == v)) for v in set(volts) if v >= floor)
-
-
-def fit_vth(points, alpha: float) -> float:
-    """[D] Least-squares Vth of the alpha-power law on log frequency relative to the top point of
-    ``points`` ((V, MHz)); golden-section search over 0 < Vth < the lowest voltage."""
-    (vt_top, ft_top), lo, hi = max(points), 0.0, min(v for v, _ in points) - 1e-3
-
-    def sse(vt: float) -> float:
-        top = vt_top / (vt_top - vt) ** alpha
-        return sum((math.log(top * (v - vt) ** alpha / v) - math.log(f / ft_top)) ** 2 for v, f in points)
-    g = (math.sqrt(5) - 1) / 2
-    while hi - lo > 1e-7:
-        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-        lo, hi = (lo, b) if sse(a) < sse(b) else (a, hi)
-    return (lo + hi) / 2
-
-
 #: Threshold voltage per node (V) for the alpha-power law (``NodeSpec.vth_v``; 90 nm as 65 nm):
 #: [P] 45 nm 0.469 and 22/20 nm 0.503: PTM HP NMOS ``vth0`` (45nm.pm "PTM High Performance 45nm
 #:     Metal Gate / High-K / Strained-Si", 22nm.pm, copies in verilog-to-routing vtr_flow/tech).
@@ -454,19 +423,6 @@ def area_per_transistor_um2(nm: int) -> float:
 #: the law's block area per transistor at 45 nm (um^2), the name kept from when it
 #: was Horowitz's 282 / 2210 before the flow's -noalumacc, 282 / 2176 now); ppa.calibration.calibrate() re-derives it
 AREA_PER_TRANSISTOR_45_UM2 = area_per_transistor_um2(45)
-
-
-def horowitz_area_check(transistors: int = CAL_MUL8_TRANSISTORS) -> dict:
-    """Our 8-bit multiplier (``transistors`` from ppa.synth) at 45 nm under the density law, against
-    Horowitz's 282 um^2: block area (realised density) and cell area (peak density, no utilisation).
-    Horowitz's figure is a cell-area figure, so the block ratio is expected above 1 by about
-    1 / REALISED_DENSITY_FRACTION times the cell ratio."""
-    block = transistors * area_per_transistor_um2(45)
-    cell = transistors * cell_area_per_transistor_um2(45)
-    return {"transistors": transistors, "model_block_um2": block, "model_cell_um2": cell,
-            "horowitz_um2": HOROWITZ_MUL8_UM2, "block_ratio": block / HOROWITZ_MUL8_UM2,
-            "cell_ratio": cell / HOROWITZ_MUL8_UM2,
-            "horowitz_density_mtr_mm2": transistors / HOROWITZ_MUL8_UM2}
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ docs/published-silicon.md, independently of ppa/."""
 
 import pytest
 
-from ppa import tech
+from ppa import calibration, tech
 
 #: [S] published peak logic densities (MTr/mm^2, Bohr's NAND2 + scan-flip-flop metric)
 INTEL_22, INTEL_14, INTEL_10 = 15.3, 37.5, 100.8  # Intel, Technology and Manufacturing Day 2017
@@ -84,7 +84,7 @@ def test_realised_7nm_density_is_below_a_whole_chip_bound():
 
 
 def test_horowitz_multiplier_check():
-    h = tech.horowitz_area_check()
+    h = calibration.horowitz_area_check()
     a45 = 1.0 / (INTEL_22 * GP_M1P[22] / GP_M1P[45])
     assert h["model_cell_um2"] == pytest.approx(2176 * a45, rel=1e-12)
     assert h["model_block_um2"] == pytest.approx(2176 * a45 / 0.56, rel=1e-12)
