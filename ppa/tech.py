@@ -1,44 +1,24 @@
 """Technology nodes: voltage, delay, energy, area and leakage scaling, and the calibrated
-per-transistor / per-toggle constants.
+per-transistor / per-toggle constants; one :class:`NodeSpec` row per node (``NODE_SPECS``).
 
-Which law is used where
-- Node-to-node at nominal voltage: Stillmaker & Baas, "Scaling equations for the accurate
-  prediction of CMOS device performance from 180 nm to 7 nm", Integration 58 (2017) 74-81 (delay
-  a V^3 + b V^2 + c V + d, energy e V^2 + f V + g, HP models, area factors; coefficients as
-  transcribed in UCLA NanoCAD ``nodeScale.py``, published-figures.md section 4). Only the values
-  AT NOMINAL voltage are used: the cubic delay fits are not physical away from it (the 45 nm and
-  32 nm fits even slow down towards nominal).
-- Gate delay (FO4) at nominal voltage: two anchors, a 45 nm value and the FO4 measured on the
-  ASAP7 7 nm library, log-linear in log(node) between them (``fo4_nominal_ps``); above 45 nm,
-  Stillmaker's nominal delay ratio from the 45 nm value. Stillmaker's own 45 -> 7 nm delay ratio
-  is 4.3x faster than ASAP7 measures, so it no longer sets the FinFET nodes. Held out: TSMC's 7 nm
-  Cortex-A72 chiplet, and every 7 nm design is capped at the clock published 7 nm silicon reaches
-  at its voltage (ppa.silicon_clock).
-- Delay versus voltage, Vmin..Vnom: the alpha-power law (Sakurai & Newton, IEEE JSSC 25(2), 1990),
-  delay ~ V / (V - Vth)^alpha, alpha = 1.3, with a per-node Vth (table ``VTH_V`` below); the 7 nm
-  Vth is fitted to a published 7 nm-family V-f table (MT8195's GPU, TSMC N6). Checked against
-  published V-f tables it was not fitted to (MT8192's GPU, 7 nm; RK3399 Cortex-A72 cluster, 28 nm;
-  ``sparsepe validate``, tests/ppa/test_voltage.py).
-- Switching energy versus voltage: C V^2 (``(V / Vnom)^2``), the exact law for full-swing CMOS
-  switching.
-- Energy between nodes: calibrated at BOTH ends, each on the two operators a MAC is made of, the
-  8-bit multiply and the 32-bit (accumulator) add, geometric mean of the two. 45 nm: Horowitz
-  (ISSCC 2014, "45 nm, 0.9 V"): 0.2 pJ and 0.1 pJ. 7 nm: Jouppi et al. (ISCA 2021, Table 2):
-  0.07 pJ and 0.03 pJ, taken at our 7 nm nominal 0.7 V [A: the table gives no voltage]. In between, Stillmaker's shape times
-  a node correction K(nm) that is 1 at 45 nm, K7 at 7 nm and log-linear in log(node) between
-  (``node_correction``); K = 1 above 45 nm (Stillmaker alone).
-- Leakage: per node, voltage and temperature (``Node.leakage_w``), see the constants below.
-- Logic area per transistor: published peak standard-cell logic densities per node (Bohr's
-  NAND2 + scan-flip-flop metric; ``LOGIC_DENSITY_MTR_MM2``) divided by a realised-density factor
-  for placement utilisation and post-layout cell growth (``REALISED_DENSITY_FRACTION``); see
-  ``logic_density_mtr_mm2``. Stillmaker's area factors (``Node.area_factor``) are kept for the
-  SRAM's node scaling only (ppa.sram, checked against CACTI). Horowitz's 45 nm 8-bit multiplier
-  (282 um^2) is a check, no longer the anchor (``ppa.calibration.horowitz_area_check``).
+Which law is used where (each section below gives its sources and checks):
+- Node to node at nominal voltage: Stillmaker & Baas, Integration 58 (2017) 74-81, HP delay and
+  energy fits (as transcribed in UCLA NanoCAD ``nodeScale.py``, published-figures.md section 4),
+  used AT NOMINAL voltage only (the cubic delay fits are not physical away from it).
+- Gate delay (FO4) at nominal: a 45 nm value and ASAP7's measured 7 nm FO4, log-linear in log(node)
+  between (``fo4_nominal_ps``); above 45 nm Stillmaker's delay ratio. Held out: TSMC's 7 nm
+  Cortex-A72 chiplet; 7 nm designs are capped at published 7 nm silicon's clock (ppa.silicon_clock).
+- Delay versus voltage, Vmin..Vnom: the alpha-power law (Sakurai & Newton, JSSC 1990), alpha 1.3,
+  per-node Vth; the 7 nm Vth fitted to MT8195's GPU V-f table, checked on MT8192 and RK3399.
+- Switching energy versus voltage: C V^2. Between nodes: calibrated at both ends on the 8-bit
+  multiply and 32-bit add (Horowitz ISSCC 2014 at 45 nm; Jouppi et al. ISCA 2021 at 7 nm, taken at
+  0.7 V [A]), Stillmaker's shape times a node correction K(nm) in between (``node_correction``).
+- Leakage: per node, voltage and temperature (``Node.leakage_w``). Logic area per transistor:
+  published peak logic densities (Bohr's metric) over a realised-density factor
+  (``REALISED_DENSITY_FRACTION``); Stillmaker's area factors scale the SRAM only (ppa.sram).
 
-Voltage range of a node: [Vmin, Vnom]. Vmin is the logic minimum voltage ``vmin_v(nm)``; the SRAM
-has its own minimum ``sram_vmin_v(nm)`` and, by default, its own rail at max(SRAM Vmin, logic V)
-(``sram_voltage``). Nothing runs below Vmin: ``node`` raises InputError. Above Vnom the model does
-not extrapolate.
+Voltage range of a node: [Vmin, Vnom]; the SRAM has its own minimum and rail (``sram_voltage``). Nothing
+runs below Vmin (``node`` raises InputError); above Vnom the model does not extrapolate.
 """
 
 from __future__ import annotations
@@ -52,17 +32,12 @@ from hw.errors import InputError
 from ppa.override import assumed
 from ppa.references import MT8195_GPU_OPP, fit_vth, vf_curve  # the 7 nm Vth's fit
 
-# Per-node figures (Stillmaker & Baas 2017 HP coefficients, nominal voltage, Vth, logic density, SRAM
-# fit node, each with its source) are one ``NodeSpec`` row per node in ``NODE_SPECS`` (after the logic
-# area constants); NODES_NM, NODE_ALIASES, VTH_V and LOGIC_DENSITY_MTR_MM2 derive from the rows.
-
 # --- Calibrated at TWO nodes --------------------------------------------------------------------
-# 45 nm: Horowitz ISSCC 2014, "45 nm, 0.9 V" (published-figures §3): 8-bit multiply 0.2 pJ, 282 um^2;
-# 32-bit add 0.1 pJ. The 8x8->16 multiplier of ppa.operators (ppa.synth flow) maps to 2176 transistors
-# and toggles 123.196 gate outputs per operation on random operands (CAL_*: seed, cycles x instances),
-# 131.582 toggle-equivalents (each toggle at its net's osu018 energy, ppa.liberty.gates); the 32-bit
-# adder 87.958 and 72.081 (ppa.calibration.calibrate() re-derives them, a test pins them). Horowitz
-# figures via Kim et al. 2023 Fig. 15 / H&P 6e Fig. 1.13 (published-figures §3).
+# 45 nm: Horowitz ISSCC 2014, "45 nm, 0.9 V" (published-figures §3, via Kim et al. 2023 Fig. 15 / H&P 6e
+# Fig. 1.13): 8-bit multiply 0.2 pJ, 282 um^2; 32-bit add 0.1 pJ. ppa.operators' 8x8->16 multiplier maps to
+# 2176 transistors and toggles 123.196 gate outputs per operation on random operands (CAL_*), 131.582
+# toggle-equivalents (each at its net's osu018 energy, ppa.liberty.gates); the 32-bit adder 87.958 and
+# 72.081 (ppa.calibration.calibrate() re-derives them, a test pins them).
 CAL_SEED, CAL_CYCLES, CAL_INSTANCES = 2014, 256, 1024
 CAL_MUL8_TRANSISTORS = 2176
 CAL_MUL8_TOGGLE_EQ_PER_OP = 131.582
@@ -105,16 +80,12 @@ GATE_DELAY_45_PS = math.sqrt(13.01 * 23.84)
 #: 4.3x less; the ASAP7 library is the 7 nm data the model's 7 nm timing is held to.
 FO4_7NM_PS = 19.48
 FO4_7NM_V = 0.7
-#: Between 45 and 7 nm [D]: the FO4 at each node's nominal voltage is log-linear in log(node)
-#: between the two anchors (as ``node_correction`` for energy). Stillmaker's shape is not used in
-#: between: its 45 -> 7 nm ratio is the one ASAP7 refutes, and its 20 nm fit is slower than its
-#: 32 nm one. Result at nominal: 17.6 (45 nm, 1.0 V) .. 18.5 (22/20 nm, 0.9 V), 18.6 (16 nm,
-#: 0.85 V) .. 19.48 ps (7 nm, 0.7 V): the library FO4 barely moved while the supply fell; at one
-#: voltage the newer node is faster (7 nm at 1.0 V: 14.1 ps by the alpha-power law).
+#: Between 45 and 7 nm [D]: the FO4 at nominal voltage is log-linear in log(node) between the two anchors (as
+#: ``node_correction``), not Stillmaker's shape (its 45 -> 7 nm ratio is the one ASAP7 refutes). At nominal:
+#: 17.6 ps (45 nm, 1.0 V) .. 18.6 (16 nm, 0.85 V) .. 19.48 (7 nm, 0.7 V); at 1.0 V, 7 nm gives 14.1 ps.
 FO4_ANCHORS_NM = (45, 7)
 
-#: flip-flop overhead (clock-to-Q + setup) in gate delays: a labelled assumption [A], the usual
-#: 3-4 FO4 of textbook pipelining analyses; we take 3.
+#: flip-flop overhead (clock-to-Q + setup) in gate delays [A]: textbook pipelining's 3-4 FO4; we take 3.
 REGISTER_OVERHEAD_GATES = 3.0
 
 # --- Delay versus voltage: alpha-power law ------------------------------------------------------
@@ -147,20 +118,16 @@ LOGIC_VMIN_FRACTION = 0.73
 SRAM_VMIN_OFFSET_V = 0.15
 
 # --- Leakage ---------------------------------------------------------------------------------
-# Logic leakage per mm^2 of standard-cell area, from the leakage of a drive-1 inverter in a logic
-# library at each anchor node (not CACTI's ITRS-HP SRAM-macro leakage density, 324-346 mW/mm^2 at
-# 360 K, 17x to 70x these, an SRAM figure):
-# [P] 45 nm: Nangate 45 nm Open Cell Library (FreePDK45), typical corner 1.1 V, 25 C: INV_X1
-#     cell_leakage_power 14.353185 nW (NangateOpenCellLibrary_typical.lib) on 0.532 um^2 (1.4 um
-#     row x 0.38 um) = 26.98 mW/mm^2.
+# Logic leakage per mm^2 of standard-cell area, from a logic library's drive-1 inverter at each anchor node
+# (not CACTI's ITRS-HP SRAM-macro leakage density, 324-346 mW/mm^2 at 360 K, 17x to 70x these):
+# [P] 45 nm: Nangate 45 nm Open Cell Library (FreePDK45), typical 1.1 V, 25 C: INV_X1 cell_leakage_power
+#     14.353185 nW (NangateOpenCellLibrary_typical.lib) on 0.532 um^2 (1.4 um row x 0.38 um) = 26.98 mW/mm^2.
 # [P] 7 nm: ASAP7 RVT TT (0.7 V, 25 C; ../shared/reference/asap7, asap7sc7p5t_INVBUF_RVT_TT_nldm_220122):
 #     INVx1_ASAP7_75t_R leakage 51.1588 pW on 0.04374 um^2 = 1.170 mW/mm^2.
-# Each is taken to its node's nominal voltage with ``leakage_voltage_factor`` and to
-# LEAKAGE_T_REF_C with the temperature law below [D]; other nodes: log-linear in log(node) between
-# the two anchors (as ppa.tech.node_correction), so 20-7 nm each get their own figure; 65 nm takes
-# 45 nm's [A: planar, the same library family]. Both are a cell library's figures: placed logic
-# (ppa.tech.Node.leakage_w) leaks as its cells; RVT at 7 nm (the library the 7 nm timing uses);
-# LVT/SLVT cells leak 10-100x more [A, stated]. SRAM macros keep CACTI's leakage (ppa.sram).
+# Each taken to its node's nominal voltage (``leakage_voltage_factor``) and to LEAKAGE_T_REF_C [D]; other
+# nodes log-linear in log(node) between the anchors; 65 nm takes 45 nm's [A: planar, same library family].
+# Placed logic leaks as its cells; RVT at 7 nm (the library the 7 nm timing uses); LVT/SLVT cells leak
+# 10-100x more [A, stated]. SRAM macros keep CACTI's leakage (ppa.sram).
 LOGIC_LEAK_45_W_MM2, LOGIC_LEAK_45_V, LOGIC_LEAK_45_C = 14.353185e-9 / 0.532e-6, 1.1, 25.0
 LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C = 51.1588e-12 / 0.04374e-6, 0.7, 25.0
 LEAKAGE_T_REF_C = 360.0 - 273.15
@@ -179,23 +146,16 @@ LEAKAGE_DECADES_PER_V = 0.100 / 0.100
 # as 16: ppa.synth counts a library D flip-flop's 22 (osu018's DFFPOSX1, ppa.synth.FF_TRANSISTORS).
 # A scan flip-flop has more; designs here have no scan chains [A].
 #
-#: Peak logic density (million transistors per mm^2 = transistors per um^2) per model node
-#: (``NodeSpec.density_mtr_mm2``), in
-#: Bohr's metric (Intel, Technology and Manufacturing Day 2017: 0.6 x NAND2 transistors / NAND2
-#: cell area + 0.4 x scan-flip-flop transistors / SFF cell area; minimum-size cells, cell area
-#: only, no routing or utilisation). Sources (docs/published-silicon.md, "Logic density"):
-#: [S] 20 (22/20 nm): Intel 22 nm 15.3; 14: Intel 14 nm 37.5 (both Intel 2017 via Ars Technica);
-#: [S] 16: "around 28" for competing 14/16 nm foundry processes (Intel's estimate, same source;
-#:     TSMC 16FF+ 28.9 per WikiChip); 10: "around 50" for competing 10 nm (Intel's estimate;
-#:     TSMC 10FF 52.5 per WikiChip); 7: TSMC N7 high-density library 91.2 (WikiChip);
-#: [D] 65, 45, 32 nm (planar; no retrievable published density): Intel 22 nm's 15.3 scaled by
-#:     Intel's contacted-gate-pitch x metal-1-pitch product (``INTEL_GP_M1P_NM``), i.e. the same
-#:     cell architecture at each node's pitches: 65 nm 2.38, 45 nm 4.30, 32 nm 8.70; checked: the
-#:     Nangate 45 nm Open Cell Library's NOR2_X1 / SDFF_X1 cells give 5.10 in Bohr's metric;
-#: [D] 28 nm: log-node interpolation between 32 and 20 nm, as for its other figures (10.2); checked:
-#:     TSMC 28 nm's pitches (CPP 117, metal 90 nm, WikiChip) under the pitch law give 10.5.
-#: Check of the pitch law: 22 -> 14 nm it predicts 30.3 against Intel's published 37.5 (0.81x;
-#: FinFET cells also lost tracks) -- tests/ppa/test_density.py.
+#: Peak logic density (MTr/mm^2) per model node (``NodeSpec.density_mtr_mm2``) in Bohr's metric (Intel,
+#: Technology and Manufacturing Day 2017: 0.6 x NAND2 + 0.4 x scan-flip-flop transistors per cell area;
+#: minimum-size cells, no routing or utilisation). Sources (docs/published-silicon.md, "Logic density"):
+#: [S] 20 (22/20 nm): Intel 22 nm 15.3; 14: Intel 14 nm 37.5 (both Intel 2017 via Ars Technica); 16: "around
+#:     28" for foundry 14/16 nm (Intel's estimate; TSMC 16FF+ 28.9 per WikiChip); 10: "around 50" (Intel's
+#:     estimate; TSMC 10FF 52.5 per WikiChip); 7: TSMC N7 high-density library 91.2 (WikiChip);
+#: [D] 65, 45, 32 nm (planar, no published density): Intel 22 nm's 15.3 scaled by Intel's gate pitch x
+#:     metal-1 pitch (``INTEL_GP_M1P_NM``): 2.38, 4.30, 8.70; checked: Nangate 45 nm NOR2_X1 / SDFF_X1 give
+#:     5.10; 28 nm: log-node between 32 and 20 nm (10.2); checked: TSMC 28 nm pitches give 10.5.
+#: Pitch-law check: 22 -> 14 nm predicts 30.3 against Intel's 37.5 (0.81x) -- tests/ppa/test_density.py.
 INTEL_22NM_DENSITY_MTR_MM2 = 15.3
 #: [S] Intel contacted gate pitch and metal-1 pitch (nm) of its 65/45/32/22/14/10 nm processes (Intel
 #: IEDM/VLSI process papers via WikiChip (22, 32 nm), an IEDM 2007 summary (45 nm gate pitch),
