@@ -42,9 +42,15 @@ import math
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from explore.metrics import DEFAULT_PRIMARY, OBJECTIVES
 from explore.quality_config import Quality
@@ -59,14 +65,12 @@ from explore.space import (
     is_integer_axis,
     parse_sparsity,
 )
+from explore.workload_config import MAX_WORKLOAD_WEIGHT, MIN_WORKLOAD_WEIGHT, Workload  # noqa: F401
 from hw.errors import InputError
 from hw.params import PEParams
 from ppa.assumptions import Assumption, with_ranges
 from ppa.liberty import asap7
 from ppa.liberty.library import load_liberty
-from sim.importers.hf import load_hf_config
-from sim.importers.onnx import load_onnx
-from sim.workloads import get_workload
 
 #: Limits -> the name of the Optuna constraint it becomes (``metric - limit``, feasible when <= 0).
 LIMIT_CONSTRAINTS = {
@@ -92,9 +96,6 @@ MAX_THETA_JA = 1000.0
 MAX_SEED = 2**32 - 1
 #: Most trials of one study. [A] each trial is one journal record set; 100,000 is ~100x a big sweep.
 MAX_TRIALS = 100_000
-#: Workload weight range. [A] a weight ratio above 1e12 is numerically meaningless in the weighted
-#: mix (double precision keeps ~16 digits), and tiny weights underflow the report's shares.
-MIN_WORKLOAD_WEIGHT, MAX_WORKLOAD_WEIGHT = 1e-6, 1e6
 #: Most requests of the serving simulation: sim.serving.MAX_REQUESTS (100,000; ~0.2 s per point).
 MAX_SERVING_REQUESTS = 100_000
 #: Longest batching timeout, ms. [A] one minute; an SLA in the minutes is not a serving SLA.
@@ -221,55 +222,6 @@ class Context(StrictModel):
     runtime_version: str | None = None
     power_mode: str | None = None
     notes: str | None = None
-
-
-class Workload(StrictModel):
-    """One workload of the mix: a built-in ``name`` (``params`` go to ``sim.workloads.get_workload``),
-    an ``onnx`` model file (``input_shapes`` {input: "1x3x224x224"}, ``params`` may give ``batch``)
-    or a Hugging Face ``hf_config`` file (``params``: seq, batch, phase, context; ``prune_lm_head``:
-    a tied LM head is a 2:4 target too). File paths are relative to the config file; ``name``
-    defaults to the file's stem."""
-
-    name: str | None = None
-    weight: float = Field(1.0, ge=MIN_WORKLOAD_WEIGHT, le=MAX_WORKLOAD_WEIGHT)
-    params: dict[str, Any] = Field(default_factory=dict)
-    onnx: str | None = None
-    input_shapes: dict[str, Union[str, list[int]]] = Field(default_factory=dict)
-    hf_config: str | None = None
-    #: an hf_config workload: prune a tied LM head too (sim.importers.hf; not a 2:4 target by default)
-    prune_lm_head: bool = Field(False, strict=True)
-
-    @model_validator(mode="after")
-    def _source(self) -> "Workload":
-        files = [x for x in (self.onnx, self.hf_config) if x is not None]
-        if len(files) > 1:
-            raise ValueError("give one of onnx or hf_config, not both")
-        if self.prune_lm_head and self.hf_config is None:
-            raise ValueError("prune_lm_head applies to an hf_config workload")
-        if not files and not self.name:
-            raise ValueError("give name (a built-in workload), onnx or hf_config")
-        if self.input_shapes and self.onnx is None:
-            raise ValueError("input_shapes applies to an onnx workload")
-        if self.name is None:
-            p = Path(files[0])
-            object.__setattr__(self, "name", p.parent.name if p.stem == "config" and p.parent.name else p.stem)
-        return self
-
-    def build(self, **override: Any):
-        """The sim.workloads.Workload (``override`` replaces params, e.g. ``batch`` for serving)."""
-        params = {**self.params, **override}
-        if self.onnx is not None:
-            extra = set(params) - {"batch"}
-            if extra:
-                raise InputError(f"unknown params {sorted(extra)} for an onnx workload (batch)", where=self.onnx)
-            return load_onnx(self.onnx, dict(self.input_shapes), params.get("batch"))
-        if self.hf_config is not None:
-            extra = set(params) - {"seq", "batch", "phase", "context"}
-            if extra:
-                raise InputError(f"unknown params {sorted(extra)} for an hf_config workload (seq, batch, phase, "
-                                 "context)", where=self.hf_config)
-            return load_hf_config(self.hf_config, **params, prune_lm_head=self.prune_lm_head)
-        return get_workload(self.name, **params)
 
 
 class Limits(StrictModel):
@@ -539,13 +491,12 @@ def with_liberty(cfg: "SweepConfig", liberty: str | None, liberty_node: int | No
 def _check_workload(w: Workload, source: str) -> None:
     """Check the workload name (and params) against the workload library (sim.workloads); an onnx or
     hf_config path relative to the config file becomes absolute and the file is read now."""
-    for attr in ("onnx", "hf_config"):
-        v = getattr(w, attr)
-        if v is not None:
-            p = Path(v).expanduser()
-            if not p.is_absolute() and source not in ("<memory>", ""):
-                p = Path(source).resolve().parent / p
-            object.__setattr__(w, attr, str(p))
+    imp = w.importer()
+    if imp is not None:
+        p = Path(w.option(imp.field)).expanduser()
+        if not p.is_absolute() and source not in ("<memory>", ""):
+            p = Path(source).resolve().parent / p
+        w.set_option(imp.field, str(p))
     try:
         w.build()
     except InputError as exc:

@@ -4,7 +4,8 @@
 the Hugging Face importer) by name; :func:`load_workload`
 reads the native TOML / CSV format. The data model is :mod:`sim.layers`; the importers of other
 formats (:mod:`sim.importers`: SCALE-Sim, ONNX, Hugging Face) build on it and never import this
-module, which re-exports the names below so that one import serves every caller.
+module, which re-exports the names below so that one import serves every caller. Every other format is
+one entry of :mod:`sim.importers.registry` (:func:`importers` lists them; :func:`register_importer` adds one).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from hw.errors import InputError
 from sim.importers import load_scalesim_config, load_scalesim_topology
 from sim.importers.hf import load_hf_config
+from sim.importers.registry import Importer, importers, register_importer
 from sim.inputs import MAX_LAYER_DIM, read_text
 from sim.layers import ConvGeometry, Layer, Workload, conv_layer, make_layer, total_dense_macs
 from sim.networks import GPT2_CONFIGS, LLAMA_CONFIGS, MOE_CONFIGS, bert, gpt2, llama, resnet50, transformer_ops
@@ -163,5 +165,5 @@ def load_workload(path: str | Path) -> Workload:
 __all__ = [
     "ConvGeometry", "Layer", "Workload", "make_layer", "conv_layer", "bert", "gpt2", "llama", "resnet50",
     "get_workload", "list_workloads", "load_workload", "load_scalesim_topology", "load_scalesim_config",
-    "total_dense_macs", "transformer_ops",
+    "total_dense_macs", "transformer_ops", "Importer", "importers", "register_importer",
 ]

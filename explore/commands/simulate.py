@@ -18,8 +18,8 @@ from explore.space import sparsity_option
 from hw.errors import InputError
 from hw.host import printable
 from hw.precision import check_precision, operand_bits
-from sim.importers.hf import load_hf_config
-from sim.importers.onnx import load_onnx, parse_shapes
+from sim.importers.onnx import parse_shapes
+from sim.importers.registry import importer_named
 from sim.inputs import read_text
 from sim.perf import ArrayConfig, simulate
 from sim.workloads import get_workload, load_scalesim_config, load_scalesim_topology, load_workload
@@ -48,14 +48,14 @@ def load_model_workload(onnx: Path | None = None, input_shape: list[str] | None 
                         ("--prune-lm-head", prune_lm_head or None)):
             if v is not None:
                 raise InputError(f"{flag} applies to --hf-config, not --onnx", where=flag)
-        return load_onnx(onnx, parse_shapes(input_shape), batch)
+        return importer_named("onnx").load(onnx, {"batch": batch}, {"input_shapes": parse_shapes(input_shape)})
     if input_shape:
         raise InputError("--input-shape applies to --onnx", where="--input-shape")
     if context is not None and (phase or "prefill") != "decode":
         raise InputError(f"applies to --phase decode (the KV cache one decode step reads), not --phase "
                          f"{printable(phase or 'prefill')}", where="--context")
-    return load_hf_config(hf_config, seq=seq, batch=1 if batch is None else batch, phase=phase or "prefill",
-                          context=context, prune_lm_head=prune_lm_head)
+    params = {"seq": seq, "batch": 1 if batch is None else batch, "phase": phase or "prefill", "context": context}
+    return importer_named("hf").load(hf_config, params, {"prune_lm_head": prune_lm_head})
 
 
 def run(workload: str | None, topology: Path | None, scalesim_config: Path | None, rows: int | None,
@@ -185,12 +185,11 @@ def register(app: typer.Typer) -> None:
         sram_port_bytes: Annotated[Optional[float], typer.Option(
             "--sram-port-bytes", help="bytes per cycle of one bank's port; inf removes the SRAM port limit",
             show_default="64")] = None,
-        onnx: Annotated[Optional[Path], typer.Option("--onnx", help="an ONNX model file (weights may stay external)")] = None,
+        onnx: Annotated[Optional[Path], typer.Option("--onnx", help=importer_named("onnx").description)] = None,
         input_shape: Annotated[Optional[list[str]], typer.Option(
             "--input-shape", help="NAME=1x3x224x224: the shape of an ONNX graph input (repeat per input)")] = None,
         hf_config: Annotated[Optional[Path], typer.Option(
-            "--hf-config", help="a Hugging Face config.json (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, "
-                                "qwen3_moe, deepseek_v2, deepseek_v3, gpt2, bert, opt)")] = None,
+            "--hf-config", help=importer_named("hf").description)] = None,
         batch: Annotated[Optional[int], typer.Option(
             "--batch", help="sequences / images per pass (--onnx: a symbolic leading dimension)",
             show_default="1")] = None,

@@ -45,6 +45,7 @@ Nothing is downloaded: the config file (or dict) is all that is read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -52,9 +53,9 @@ from hw.errors import InputError
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM
 from sim.importers.mla import mla_attention
 from sim.inputs import read_json
-from sim.layers import Workload, make_layer
-from sim.networks import moe_block, transformer_ops
-from sim.vector import make_op
+from sim.layers import Layer, Workload, make_layer
+from sim.networks import MoEBlock, moe_block, transformer_ops
+from sim.vector import VectorOp, make_op
 
 MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v2",
                "deepseek_v3", "gpt2", "bert", "opt")
@@ -160,6 +161,58 @@ def _moe(cfg: dict, mt: str, L: int, ffn: int | None, where: str) -> dict | None
                 score_bias=mt == "deepseek_v3" and cfg.get("topk_method") == "noaux_tc", layers=idx)
 
 
+#: what a family reader returns: kv heads, head size, MLP width, the transformer_ops arch, tied LM head
+Family = tuple[int, int, int | None, dict, bool]
+
+
+def _llama_like(cfg: dict, mt: str, where: str, d: int, heads: int, max_pos: int) -> Family:
+    """RMSNorm + RoPE + SwiGLU decoders (LLAMA_LIKE) and DeepSeek (its attention is sim.importers.mla's)."""
+    kvh = _get(cfg, where, "num_key_value_heads", default=heads, required=False)
+    hd = _get(cfg, where, "head_dim", default=d // heads, required=False)
+    dense_ffn = mt not in ("qwen2_moe", "qwen3_moe") or bool(cfg.get("mlp_only_layers")) or \
+        cfg.get("decoder_sparse_step", 1) != 1
+    ffn = _get(cfg, where, "intermediate_size", required=dense_ffn, default=None if dense_ffn else 0)
+    qwen2 = mt in ("qwen2", "qwen2_moe")
+    arch = dict(norm="rms", act=str(cfg.get("hidden_act", "silu")), gated=True, pre_norm=True, rope=True,
+                qkv_bias=bool(cfg.get("attention_bias", qwen2)), o_bias=bool(cfg.get("attention_bias", False))
+                and not qwen2, mlp_bias=bool(cfg.get("mlp_bias", False)), positions=0)
+    if mt in DEEPSEEK:  # latent attention: its projections, biases and RoPE are sim.importers.mla's
+        arch.update(rope=False, qkv_bias=False, o_bias=False)
+    return kvh, hd, ffn, arch, bool(cfg.get("tie_word_embeddings", False))
+
+
+def _gpt2(cfg: dict, mt: str, where: str, d: int, heads: int, max_pos: int) -> Family:
+    ffn = _get(cfg, where, "n_inner", default=4 * d, required=False)
+    arch = dict(norm="layer", act=str(cfg.get("activation_function", "gelu_new")), gated=False, pre_norm=True,
+                qkv_bias=True, o_bias=True, mlp_bias=True, positions=max_pos or 1024)
+    return heads, d // heads, ffn, arch, bool(cfg.get("tie_word_embeddings", True))
+
+
+def _opt(cfg: dict, mt: str, where: str, d: int, heads: int, max_pos: int) -> Family:
+    ffn = _get(cfg, where, "ffn_dim")
+    if cfg.get("word_embed_proj_dim", d) != d:
+        raise InputError("word_embed_proj_dim != hidden_size (OPT-350m's projections) is not modelled", where=where)
+    bias = bool(cfg.get("enable_bias", True))
+    pre = bool(cfg.get("do_layer_norm_before", True))
+    # OPT's learned positions have 2 extra rows (the offset of OPTLearnedPositionalEmbedding)
+    arch = dict(norm="layer", act=str(cfg.get("activation_function", "relu")), gated=False, pre_norm=pre,
+                qkv_bias=bias, o_bias=bias, mlp_bias=bias, positions=(max_pos or 2048) + 2, final_norm=pre)
+    return heads, d // heads, ffn, arch, bool(cfg.get("tie_word_embeddings", True))
+
+
+def _bert(cfg: dict, mt: str, where: str, d: int, heads: int, max_pos: int) -> Family:
+    ffn = _get(cfg, where, "intermediate_size")
+    arch = dict(norm="layer", act=str(cfg.get("hidden_act", "gelu")), gated=False, pre_norm=False, qkv_bias=True,
+                o_bias=True, mlp_bias=True, positions=max_pos or 512,
+                token_types=_get(cfg, where, "type_vocab_size", default=2, required=False), embed_norm=True,
+                final_norm=False)
+    return heads, d // heads, ffn, arch, True
+
+
+#: model_type -> the reader of its family's sizes and architecture
+_FAMILY_READERS = {**{mt: _llama_like for mt in LLAMA_LIKE + DEEPSEEK}, "gpt2": _gpt2, "opt": _opt, "bert": _bert}
+
+
 def load_hf_config(config: str | Path | dict, seq: int | None = None, batch: int = 1, phase: str = "prefill",
                    context: int | None = None, *, n: int = 2, m: int = 4, prune_lm_head: bool = False,
                    name: str | None = None) -> Workload:
@@ -184,45 +237,7 @@ def load_hf_config(config: str | Path | dict, seq: int | None = None, batch: int
     explicit_hd = (mt in LLAMA_LIKE and cfg.get("head_dim") is not None) or mt in DEEPSEEK
     if not explicit_hd and d % heads:
         raise InputError(f"the hidden size {d} is not a multiple of the {heads} attention heads", where=where)
-    ffn = None
-    if mt in LLAMA_LIKE or mt in DEEPSEEK:
-        kvh = _get(cfg, where, "num_key_value_heads", default=heads, required=False)
-        hd = _get(cfg, where, "head_dim", default=d // heads, required=False)
-        dense_ffn = mt not in ("qwen2_moe", "qwen3_moe") or bool(cfg.get("mlp_only_layers")) or \
-            cfg.get("decoder_sparse_step", 1) != 1
-        ffn = _get(cfg, where, "intermediate_size", required=dense_ffn, default=None if dense_ffn else 0)
-        qwen2 = mt in ("qwen2", "qwen2_moe")
-        arch = dict(norm="rms", act=str(cfg.get("hidden_act", "silu")), gated=True, pre_norm=True, rope=True,
-                    qkv_bias=bool(cfg.get("attention_bias", qwen2)), o_bias=bool(cfg.get("attention_bias", False))
-                    and not qwen2, mlp_bias=bool(cfg.get("mlp_bias", False)), positions=0)
-        if mt in DEEPSEEK:  # latent attention: its projections, biases and RoPE are sim.importers.mla's
-            arch.update(rope=False, qkv_bias=False, o_bias=False)
-        tied = bool(cfg.get("tie_word_embeddings", False))
-    elif mt == "gpt2":
-        kvh, hd = heads, d // heads
-        ffn = _get(cfg, where, "n_inner", default=4 * d, required=False)
-        arch = dict(norm="layer", act=str(cfg.get("activation_function", "gelu_new")), gated=False, pre_norm=True,
-                    qkv_bias=True, o_bias=True, mlp_bias=True, positions=max_pos or 1024)
-        tied = bool(cfg.get("tie_word_embeddings", True))
-    elif mt == "opt":
-        kvh, hd = heads, d // heads
-        ffn = _get(cfg, where, "ffn_dim")
-        if cfg.get("word_embed_proj_dim", d) != d:
-            raise InputError("word_embed_proj_dim != hidden_size (OPT-350m's projections) is not modelled", where=where)
-        bias = bool(cfg.get("enable_bias", True))
-        pre = bool(cfg.get("do_layer_norm_before", True))
-        # OPT's learned positions have 2 extra rows (the offset of OPTLearnedPositionalEmbedding)
-        arch = dict(norm="layer", act=str(cfg.get("activation_function", "relu")), gated=False, pre_norm=pre,
-                    qkv_bias=bias, o_bias=bias, mlp_bias=bias, positions=(max_pos or 2048) + 2, final_norm=pre)
-        tied = bool(cfg.get("tie_word_embeddings", True))
-    else:  # bert
-        kvh, hd = heads, d // heads
-        ffn = _get(cfg, where, "intermediate_size")
-        arch = dict(norm="layer", act=str(cfg.get("hidden_act", "gelu")), gated=False, pre_norm=False, qkv_bias=True,
-                    o_bias=True, mlp_bias=True, positions=max_pos or 512,
-                    token_types=_get(cfg, where, "type_vocab_size", default=2, required=False), embed_norm=True,
-                    final_norm=False)
-        tied = True
+    kvh, hd, ffn, arch, tied = _FAMILY_READERS[mt](cfg, mt, where, d, heads, max_pos)
     if heads % kvh:
         raise InputError(f"num_attention_heads {heads} is not a multiple of num_key_value_heads {kvh}", where=where)
     window, n_win = _sliding(cfg, mt, L, where)
@@ -239,8 +254,6 @@ def load_hf_config(config: str | Path | dict, seq: int | None = None, batch: int
                          f"{max_pos} learned positions", where="--context" if decode else "--seq")
     q_len = 1 if decode else seq
     M = batch * q_len
-    qd, kv = heads * hd, kvh * hd
-    group = heads // kvh
     mk = lambda name, kind, MM, N, K, ws=None, count=L: make_layer(  # noqa: E731
         name, kind, MM, N, K, weight_shape=ws, count=count, n=n, m=m, where=f"{where}: {name}")
     # attention: (name suffix, layers, keys each query is scored against)
@@ -258,21 +271,9 @@ def load_hf_config(config: str | Path | dict, seq: int | None = None, batch: int
         kv_elems = mla.kv_cache_elements
         score_heads, score_kvh = heads, heads
     else:
-        if gpt2:  # Conv1D c_attn: one fused (3d x d) weight
-            layers.append(mk("qkv_proj", WEIGHT_GEMM, M, 3 * d, d, (3 * d, d)))
-        else:
-            layers += [mk("q_proj", WEIGHT_GEMM, M, qd, d, (qd, d)), mk("k_proj", WEIGHT_GEMM, M, kv, d, (kv, d)),
-                       mk("v_proj", WEIGHT_GEMM, M, kv, d, (kv, d))]
-        # one GEMM per KV head and sequence; the group's query heads stack along M
-        for suffix, n_l, keys in groups:
-            layers += [mk(f"attn_scores{suffix}", ACT_GEMM, group * q_len, keys, hd, count=n_l * kvh * batch),
-                       mk(f"attn_context{suffix}", ACT_GEMM, group * q_len, hd, keys, count=n_l * kvh * batch)]
-        layers.append(mk("o_proj", WEIGHT_GEMM, M, d, qd, (d, qd)))
-        kv_elems = 2 * kvh * hd * batch * sum(n_l * keys for _, n_l, keys in groups) if decode else 0
+        layers, extra_ops, kv_elems = _gqa_attention(mt, mk, L=L, M=M, d=d, heads=heads, kvh=kvh, hd=hd, q_len=q_len,
+                                                     batch=batch, groups=groups, decode=decode)
         score_heads, score_kvh = heads, kvh
-        if mt in ("qwen3", "qwen3_moe"):  # RMSNorm of each query and key head (head_dim scale each)
-            extra_ops += [make_op("q_norm", "RMSNormalization", (M * heads, hd), [(M * heads, hd)], count=L, params=hd),
-                          make_op("k_norm", "RMSNormalization", (M * kvh, hd), [(M * kvh, hd)], count=L, params=hd)]
     n_moe = len(moe["layers"]) if moe else 0
     n_dense = L - n_moe
     block = None
@@ -290,17 +291,9 @@ def load_hf_config(config: str | Path | dict, seq: int | None = None, batch: int
         layers += block.layers
         extra_ops += block.ops
     if mt == "bert":
-        # pooler: dense + tanh on the [CLS] token of each sequence
-        layers.append(mk("pooler", WEIGHT_GEMM, batch, d, d, (d, d), count=1))
-        extra_ops += [make_op("pooler_bias", "Add", (batch, d), [(batch, d)], params=d),
-                      make_op("pooler_tanh", "Tanh", (batch, d), [(batch, d)])]
-        if any(str(a).endswith(("MaskedLM", "PreTraining")) for a in cfg.get("architectures") or []):
-            layers += [mk("mlm_transform", WEIGHT_GEMM, M, d, d, (d, d), count=1),
-                       mk("lm_head", WEIGHT_GEMM, M, vocab, d, (vocab, d), count=1)]
-            extra_ops += [make_op("mlm_bias", "Add", (M, d), [(M, d)], params=d),
-                          make_op("mlm_act", "Gelu", (M, d), [(M, d)]),
-                          make_op("mlm_norm", "LayerNormalization", (M, d), [(M, d)], params=2 * d),
-                          make_op("lm_head_bias", "Add", (M, vocab), [(M, vocab)], params=vocab)]
+        bert_layers, bert_ops = _bert_heads(cfg, mk, batch=batch, M=M, d=d, vocab=vocab)
+        layers += bert_layers
+        extra_ops += bert_ops
     else:
         layers.append(mk("lm_head", WEIGHT_GEMM, M, vocab, d, (vocab, d), count=1))
     if tied and not prune_lm_head:
@@ -314,14 +307,62 @@ def load_hf_config(config: str | Path | dict, seq: int | None = None, batch: int
                           **arch)
     wl_name = f"{stem}-decode(context={ctx},batch={batch})" if decode else f"{stem}-prefill(seq={seq},batch={batch})"
     w = Workload(wl_name, tuple(layers), tuple(ops) + tuple(extra_ops), kv_cache_elements=kv_elems)
+    return _with_param_counts(w, block, tied, vocab * d)
+
+
+def _gqa_attention(mt: str, mk: Callable[..., Layer], *, L: int, M: int, d: int, heads: int, kvh: int, hd: int,
+                   q_len: int, batch: int, groups: list[tuple[str, int, int]],
+                   decode: bool) -> tuple[list[Layer], list[VectorOp], int]:
+    """Grouped-query attention: the projections, one score and one value GEMM per KV head and sequence
+    (``groups``: name suffix, layers, keys each query is scored against), Qwen3's head norms; and the
+    KV cache elements one decode step reads."""
+    qd, kv = heads * hd, kvh * hd
+    group = heads // kvh
+    layers, extra_ops = [], []
+    if mt == "gpt2":  # Conv1D c_attn: one fused (3d x d) weight
+        layers.append(mk("qkv_proj", WEIGHT_GEMM, M, 3 * d, d, (3 * d, d)))
+    else:
+        layers += [mk("q_proj", WEIGHT_GEMM, M, qd, d, (qd, d)), mk("k_proj", WEIGHT_GEMM, M, kv, d, (kv, d)),
+                   mk("v_proj", WEIGHT_GEMM, M, kv, d, (kv, d))]
+    # one GEMM per KV head and sequence; the group's query heads stack along M
+    for suffix, n_l, keys in groups:
+        layers += [mk(f"attn_scores{suffix}", ACT_GEMM, group * q_len, keys, hd, count=n_l * kvh * batch),
+                   mk(f"attn_context{suffix}", ACT_GEMM, group * q_len, hd, keys, count=n_l * kvh * batch)]
+    layers.append(mk("o_proj", WEIGHT_GEMM, M, d, qd, (d, qd)))
+    kv_elems = 2 * kvh * hd * batch * sum(n_l * keys for _, n_l, keys in groups) if decode else 0
+    if mt in ("qwen3", "qwen3_moe"):  # RMSNorm of each query and key head (head_dim scale each)
+        extra_ops += [make_op("q_norm", "RMSNormalization", (M * heads, hd), [(M * heads, hd)], count=L, params=hd),
+                      make_op("k_norm", "RMSNormalization", (M * kvh, hd), [(M * kvh, hd)], count=L, params=hd)]
+    return layers, extra_ops, kv_elems
+
+
+def _bert_heads(cfg: dict, mk: Callable[..., Layer], *, batch: int, M: int, d: int,
+                vocab: int) -> tuple[list[Layer], list[VectorOp]]:
+    """BERT's pooler (dense + tanh on each sequence's [CLS] token) and, when ``architectures`` names
+    one, its masked-LM head."""
+    layers = [mk("pooler", WEIGHT_GEMM, batch, d, d, (d, d), count=1)]
+    ops = [make_op("pooler_bias", "Add", (batch, d), [(batch, d)], params=d),
+           make_op("pooler_tanh", "Tanh", (batch, d), [(batch, d)])]
+    if any(str(a).endswith(("MaskedLM", "PreTraining")) for a in cfg.get("architectures") or []):
+        layers += [mk("mlm_transform", WEIGHT_GEMM, M, d, d, (d, d), count=1),
+                   mk("lm_head", WEIGHT_GEMM, M, vocab, d, (vocab, d), count=1)]
+        ops += [make_op("mlm_bias", "Add", (M, d), [(M, d)], params=d),
+                make_op("mlm_act", "Gelu", (M, d), [(M, d)]),
+                make_op("mlm_norm", "LayerNormalization", (M, d), [(M, d)], params=2 * d),
+                make_op("lm_head_bias", "Add", (M, vocab), [(M, vocab)], params=vocab)]
+    return layers, ops
+
+
+def _with_param_counts(w: Workload, block: MoEBlock | None, tied: bool, table: int) -> Workload:
+    """``w`` with the parameters the model stores and one token uses, where they differ from its layers'."""
     total, active = w.weight_params, None
     if block is not None:  # the layers carry the experts the batch touches; the model has them all
         total = total - block.touched_expert_params + block.expert_params
         active = total - (block.expert_params - block.active_expert_params)
-    if tied and any(l.name == "lm_head" for l in layers):
+    if tied and any(l.name == "lm_head" for l in w.layers):
         # the table is the LM head's weight: count it once, with the embedding
-        total -= vocab * d
-        active = None if active is None else active - vocab * d
+        total -= table
+        active = None if active is None else active - table
     if total != w.weight_params or active is not None:
         w = replace(w, stored_weight_params=total, active_param_count=active)
     return w
