@@ -94,6 +94,8 @@ peak_tops = 2 x R x C x that x clock (dense-equivalent operations).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ppa import activity, dram, phy, sram, tech, thermal, vector_cost
 from ppa import silicon_clock
 from ppa.clock_gating import ICGS_PER_PE, clock_gating
@@ -238,32 +240,24 @@ def default_traffic(design: DesignPoint, busy_cycles: float) -> tuple[float, flo
     return sram_rd, sram_wr, (sram_rd + sram_wr) / DEFAULT_DRAM_REUSE
 
 
-def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None) -> PPAResult:
-    """Area, operating point, power and thermal feasibility of one design point.
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Where the design runs: the stage timing, voltage, clock, fmax at that voltage and at the top of
+    the range, the published-silicon cap (or None), the node at that voltage and the clock in Hz."""
 
-    ``trace``: real data for the PE (else the default synthetic trace): an activity.PETrace, an
-    activity.TraceRecipe (built only if its activity is not cached), or an activity.TraceMix (a
-    sparse design's N:M layers and dense layers, each on its trace, mixed by the PE-cycles the
-    workload's MACs take on each path: activity.pe_cycle_shares).
-    Fast after the first call for a PE configuration (synthesis and activity are cached)."""
-    p = design.validate()
-    R, C = design.rows, design.cols
-    notes: list[str] = []
-    reasons: list[str] = []
-    kind, cdf = design.kind, design.cost_dataflow
-    facts = array_facts(p, design.sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=cdf,
-                        double_buffer=design.double_buffer)
-    depth = facts.depth(R)
-    if facts.note and R > len(facts.row_transistors):
-        notes.append(facts.note)
-    if design.dataflow == "is":
-        notes.append("dataflow is: costed as the weight-stationary array (hw/ has no input-stationary array RTL)")
-    # OS streams a new weight group every cycle; WS holds weights (activity.W_HOLD)
-    act = activity.pe_activity(p, design.sparse, trace, cache=cache, dense_path=design.dense_path,
-                               w_hold=1 if cdf == "os" else activity.W_HOLD)
-    shape = array_shape(p, kind)
+    timing: StageTiming
+    v: float
+    clk: float
+    f_at_v: float
+    f_top: float
+    silicon_mhz: float | None
+    nd: tech.Node
+    f_hz: float
 
-    # operating point
+
+def operating_point_of(p, design: DesignPoint, facts, depth: int, notes: list[str], reasons: list[str], *,
+                       cache=None) -> OperatingPoint:
+    """The operating point phase of :func:`estimate` (notes and reasons appended in its order)."""
     timing = stage_timing(p, design, facts, cache=cache)
     if timing.source == "generic":
         notes.append(GENERIC_TIMING_NOTE)
@@ -278,8 +272,37 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                      "FO4 per cycle, ppa.silicon_clock); the stage itself times faster")
     nd = tech.node(design.node_nm, v)
     f_hz = clk * 1e6
+    return OperatingPoint(timing, v, clk, f_at_v, f_top, silicon_mhz, nd, f_hz)
 
-    # area
+
+@dataclass(frozen=True)
+class AreaBreakdown:
+    """The area phase: array, decoder, SRAM, vector, control and PHY areas (mm^2) and what they rest on."""
+
+    tr_total: float
+    a_t: float
+    pe_mm2: float
+    dec_mm2: float
+    v_sram: float
+    macros: list[tuple[str, sram.SramCost]]
+    sram_mm2: float
+    lanes: int
+    vlane: object
+    vec_tr: float
+    vec_mm2: float
+    ctrl_tr: float
+    ctrl_mm2: float
+    ph: object
+    phy_mm2: float
+    other_mm2: float
+    area: float
+    min_die: float
+    die_phy_limited: bool
+
+
+def area_of(p, design: DesignPoint, facts, op: OperatingPoint, notes: list[str], *, cache=None) -> AreaBreakdown:
+    """The area phase of :func:`estimate` (notes appended in its order)."""
+    R, C, nd, v = design.rows, design.cols, op.nd, op.v
     tr_total = facts.transistors(p, R, C)
     dec_tr = facts.decoder_transistors * facts.decoders(R, C)
     a_t = nd.area_per_transistor_um2 * 1e-6  # mm^2
@@ -313,8 +336,28 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                      f"of die edge, i.e. at least {min_die:.2f} mm^2; the logic needs {area:.2f} mm^2 (difference in 'other')")
         other_mm2 += min_die - area
         area = min_die
+    return AreaBreakdown(tr_total, a_t, pe_mm2, dec_mm2, v_sram, macros, sram_mm2, lanes, vlane, vec_tr, vec_mm2, ctrl_tr, ctrl_mm2, ph, phy_mm2, other_mm2, area, min_die, die_phy_limited)
 
-    # activity
+
+@dataclass(frozen=True)
+class Workload:
+    """The activity phase: effective MACs per busy PE-cycle, the busy fraction, runtime (s) and cycles,
+    effective MACs and the SRAM read/write and DRAM bytes moved in that runtime."""
+
+    mac_per_pe_cycle: float
+    busy: float
+    runtime_s: float
+    cycles: float
+    eff_macs: float
+    sram_rd: float
+    sram_wr: float
+    dram_b: float
+
+
+def activity_of(p, design: DesignPoint, shape, op: OperatingPoint, activity_in: WorkloadActivity | None,
+                notes: list[str]) -> Workload:
+    """The activity phase of :func:`estimate`: the workload's, else the default (DEFAULT_SPARSITY_NOTE)."""
+    R, C, f_hz = design.rows, design.cols, op.f_hz
     # effective (dense-equivalent) MACs per busy PE-cycle: M; the dense path in N:M mode covers M/N groups
     mac_per_pe_cycle = shape.act_lanes
     if activity_in is None:
@@ -330,6 +373,45 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         runtime_s = cycles / f_hz
         eff_macs = activity_in.effective_macs
         sram_rd, sram_wr, dram_b = activity_in.sram_read_bytes, activity_in.sram_write_bytes, activity_in.dram_bytes
+    return Workload(mac_per_pe_cycle, busy, runtime_s, cycles, eff_macs, sram_rd, sram_wr, dram_b)
+
+
+def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None) -> PPAResult:
+    """Area, operating point, power and thermal feasibility of one design point.
+
+    ``trace``: real data for the PE (else the default synthetic trace): an activity.PETrace, an
+    activity.TraceRecipe (built only if its activity is not cached), or an activity.TraceMix (a
+    sparse design's N:M layers and dense layers, each on its trace, mixed by the PE-cycles the
+    workload's MACs take on each path: activity.pe_cycle_shares).
+    Fast after the first call for a PE configuration (synthesis and activity are cached)."""
+    p = design.validate()
+    R, C = design.rows, design.cols
+    notes: list[str] = []
+    reasons: list[str] = []
+    kind, cdf = design.kind, design.cost_dataflow
+    facts = array_facts(p, design.sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=cdf,
+                        double_buffer=design.double_buffer)
+    depth = facts.depth(R)
+    if facts.note and R > len(facts.row_transistors):
+        notes.append(facts.note)
+    if design.dataflow == "is":
+        notes.append("dataflow is: costed as the weight-stationary array (hw/ has no input-stationary array RTL)")
+    # OS streams a new weight group every cycle; WS holds weights (activity.W_HOLD)
+    act = activity.pe_activity(p, design.sparse, trace, cache=cache, dense_path=design.dense_path,
+                               w_hold=1 if cdf == "os" else activity.W_HOLD)
+    shape = array_shape(p, kind)
+
+    op = operating_point_of(p, design, facts, depth, notes, reasons, cache=cache)
+    timing, v, clk, f_at_v, f_top = op.timing, op.v, op.clk, op.f_at_v, op.f_top
+    silicon_mhz, nd, f_hz = op.silicon_mhz, op.nd, op.f_hz
+    ar = area_of(p, design, facts, op, notes, cache=cache)
+    (tr_total, a_t, pe_mm2, dec_mm2, v_sram, macros, sram_mm2, lanes, vlane, vec_tr, vec_mm2, ctrl_tr, ctrl_mm2, ph, phy_mm2, other_mm2, area, min_die, die_phy_limited) = (
+        ar.tr_total, ar.a_t, ar.pe_mm2, ar.dec_mm2, ar.v_sram, ar.macros, ar.sram_mm2, ar.lanes, ar.vlane, ar.vec_tr, ar.vec_mm2, ar.ctrl_tr, ar.ctrl_mm2, ar.ph, ar.phy_mm2, ar.other_mm2, ar.area, ar.min_die, ar.die_phy_limited)
+
+    # activity
+    wl = activity_of(p, design, shape, op, activity_in, notes)
+    (mac_per_pe_cycle, busy, runtime_s, cycles, eff_macs, sram_rd, sram_wr, dram_b) = (
+        wl.mac_per_pe_cycle, wl.busy, wl.runtime_s, wl.cycles, wl.eff_macs, wl.sram_rd, wl.sram_wr, wl.dram_b)
     e_t = nd.toggle_energy_pj
     # a flip-flop output toggle: its net toggle, plus (with a Liberty library) the library's D- and
     # Q-pin internal energy in toggle-equivalents (ppa.liberty.energy); without one, the net alone
