@@ -376,49 +376,6 @@ def activity_of(p, design: DesignPoint, shape, op: OperatingPoint, activity_in: 
     return Workload(mac_per_pe_cycle, busy, runtime_s, cycles, eff_macs, sram_rd, sram_wr, dram_b)
 
 
-@dataclass(frozen=True)
-class Thermal:
-    """The thermal phase: logic leakage at the reference temperature, theta_ja, the junction solution and
-    what rests on it (leakage, total power, power density, energy per MAC; None in thermal runaway)."""
-
-    logic_leak_ref: float
-    theta: float
-    th: thermal.ThermalResult
-    leak_w: float | None
-    total: float | None
-    density: float | None
-    epm: float | None
-
-
-def thermal_of(design: DesignPoint, nd: tech.Node, logic_transistors: float, area: float, sram_leak_ref: float,
-               on_die_dyn: float, dram_w: float, runtime_s: float, eff_macs: float,
-               reasons: list[str]) -> Thermal:
-    """The thermal phase of :func:`estimate` (on-die power only; DRAM dissipates off die; reasons
-    appended in its order)."""
-    logic_leak_ref = nd.leakage_w(logic_transistors, tech.LEAKAGE_T_REF_C)
-    leak_ref = logic_leak_ref + sram_leak_ref
-    theta = design.theta_ja if design.theta_ja is not None else thermal.theta_ja(design.cooling, area)
-    th = thermal.solve_tj(on_die_dyn, leak_ref, theta, design.t_ambient_c)
-    if th.runaway:
-        reasons.append(f"thermal runaway: no stable junction temperature with theta_ja {theta:.3g} K/W "
-                       f"(dynamic {on_die_dyn:.3g} W, leakage {leak_ref:.3g} W at {tech.LEAKAGE_T_REF_C:.0f} C)")
-        leak_w = None
-        total = None
-        density = None
-        epm = None
-    else:
-        leak_w = th.leakage_w
-        total = on_die_dyn + leak_w + dram_w
-        density = (on_die_dyn + leak_w) / area
-        epm = total * runtime_s / eff_macs * 1e12 if eff_macs else None
-        if th.tj_c > design.tj_max_c:
-            reasons.append(f"junction temperature {th.tj_c:.1f} C above the {design.tj_max_c:g} C limit")
-        limit = thermal.COOLING_LIMIT_W_PER_MM2[design.cooling]
-        if density > limit:
-            reasons.append(f"power density {density:.2f} W/mm^2 above the {design.cooling} cooling limit {limit:g} W/mm^2")
-    return Thermal(logic_leak_ref, theta, th, leak_w, total, density, epm)
-
-
 def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None) -> PPAResult:
     """Area, operating point, power and thermal feasibility of one design point.
 
@@ -568,11 +525,28 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     phy_w = dram_b * 8 * ph.pj_per_bit * 1e-12 / runtime_s + ph.static_w * design.dram_units
 
     # thermal + leakage (on-die power only; DRAM dissipates off die)
+    logic_leak_ref = nd.leakage_w(tr_total + vec_tr + ctrl_tr, tech.LEAKAGE_T_REF_C)
+    leak_ref = logic_leak_ref + sram_leak_ref
     on_die_dyn = dyn_w + clk_w + sram_w + phy_w + vec_w
-    tm = thermal_of(design, nd, tr_total + vec_tr + ctrl_tr, area, sram_leak_ref, on_die_dyn, dram_w, runtime_s,
-                    eff_macs, reasons)
-    (logic_leak_ref, theta, th, leak_w, total, density, epm) = (
-        tm.logic_leak_ref, tm.theta, tm.th, tm.leak_w, tm.total, tm.density, tm.epm)
+    theta = design.theta_ja if design.theta_ja is not None else thermal.theta_ja(design.cooling, area)
+    th = thermal.solve_tj(on_die_dyn, leak_ref, theta, design.t_ambient_c)
+    if th.runaway:
+        reasons.append(f"thermal runaway: no stable junction temperature with theta_ja {theta:.3g} K/W "
+                       f"(dynamic {on_die_dyn:.3g} W, leakage {leak_ref:.3g} W at {tech.LEAKAGE_T_REF_C:.0f} C)")
+        leak_w = None
+        total = None
+        density = None
+        epm = None
+    else:
+        leak_w = th.leakage_w
+        total = on_die_dyn + leak_w + dram_w
+        density = (on_die_dyn + leak_w) / area
+        epm = total * runtime_s / eff_macs * 1e12 if eff_macs else None
+        if th.tj_c > design.tj_max_c:
+            reasons.append(f"junction temperature {th.tj_c:.1f} C above the {design.tj_max_c:g} C limit")
+        limit = thermal.COOLING_LIMIT_W_PER_MM2[design.cooling]
+        if density > limit:
+            reasons.append(f"power density {density:.2f} W/mm^2 above the {design.cooling} cooling limit {limit:g} W/mm^2")
     peak_tops = 2 * R * C * mac_per_pe_cycle * f_hz / 1e12
     return PPAResult(
         design=design,
