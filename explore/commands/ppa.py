@@ -9,32 +9,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from explore.commands.design_options import (
+    ACC_BITS, COLS, DATAFLOW, PIPELINE, PRECISION, ROWS, SPARSITY, SRAM_BANKS, SRAM_KB, AccBits, ClockMhz, Cols,
+    Dataflow, DenseFlag, DoubleBuffer, Liberty, LibertyNode, Pipeline, Precision, Rows, Sparsity, SramBanks, SramKb,
+    parse_sparsity_dp,
+)
 from explore.config import MAX_AMBIENT_C, MAX_DRAM_UNITS, MAX_THETA_JA, MIN_AMBIENT_C
 from explore.flags import finite, in_range
 from explore.safety import dumps
-from explore.space import MAX_ARRAY_SIDE, MAX_CLOCK_MHZ, MAX_SRAM_KB, MIN_CLOCK_MHZ, sparsity_option
-from hw.errors import InputError
-from hw.precision import check_precision
 from ppa.design import DesignPoint
-from ppa.liberty.library import MAX_LIBERTY_NODE_NM
 from ppa.model import estimate
-
-
-def parse_sparsity(text: str) -> tuple[bool, int, int]:
-    """``"2:4"`` -> (True, 2, 4); ``"dense"`` -> (False, 2, 4): the dense PE covers the same M."""
-    return sparsity_option(text)
-
-
-def parse_sparsity_dp(text: str) -> tuple[bool, int, int, bool]:
-    """As :func:`parse_sparsity`, plus ``"N:M+dense"`` (the sparse PE with a full-rate dense path)
-    -> (True, N, M, True)."""
-    t = str(text).strip()
-    if t.lower().replace(" ", "").endswith("+dense"):
-        sparse, n, m = parse_sparsity(t[: t.lower().rindex("+")])
-        if not sparse:
-            raise InputError(f"the dense path is a mode of an N:M PE, got {text!r}", where="--sparsity")
-        return True, n, m, True
-    return (*parse_sparsity(t), False)
 
 
 def _fmt(v, unit="", digits=4):
@@ -48,45 +32,41 @@ def _fmt(v, unit="", digits=4):
 def register(app: typer.Typer) -> None:
     @app.command("ppa")
     def ppa_cmd(
-        rows: Annotated[int, typer.Option("--rows", help="Array rows R.", callback=in_range("--rows", 1, MAX_ARRAY_SIDE))] = 16,
-        cols: Annotated[int, typer.Option("--cols", help="Array columns C.", callback=in_range("--cols", 1, MAX_ARRAY_SIDE))] = 16,
-        sram_kb: Annotated[float, typer.Option("--sram-kb", help="On-chip SRAM (KB).", callback=in_range("--sram-kb", 0, MAX_SRAM_KB))] = 256.0,
-        clock_mhz: Annotated[Optional[float], typer.Option("--clock-mhz", help="Requested clock (MHz); default: fmax at nominal V.", callback=in_range("--clock-mhz", MIN_CLOCK_MHZ, MAX_CLOCK_MHZ))] = None,
+        rows: Rows = ROWS,
+        cols: Cols = COLS,
+        sram_kb: SramKb = SRAM_KB,
+        clock_mhz: ClockMhz = None,
         node: Annotated[int, typer.Option("--node", help="Technology node (nm): 45, 32, 22, 20, 16, 14, 10, 7.")] = 7,
         act_bits: Annotated[int, typer.Option("--act-bits", help="Activation width (signed).")] = 8,
         weight_bits: Annotated[int, typer.Option("--weight-bits", help="Weight width (signed).")] = 8,
-        acc_bits: Annotated[int, typer.Option("--acc-bits", help="Accumulator width.")] = 32,
-        precision: Annotated[str, typer.Option("--precision", help="Operand format: int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16 "
-                                               "(the default widths follow it; float formats accumulate in binary32).")] = "int8",
-        sparsity: Annotated[str, typer.Option("--sparsity", help="N:M pattern (e.g. 2:4), 'N:M+dense' (with the dense path) or 'dense'.")] = "2:4",
-        dense_path: Annotated[bool, typer.Option("--dense-path", help="Sparse PE with a full-rate dense path (M multipliers; N:M at M/N groups per cycle).")] = False,
-        dataflow: Annotated[str, typer.Option("--dataflow", help="Array dataflow: ws or os (each costed from its own array RTL); is is costed as ws.")] = "ws",
-        pipeline: Annotated[int, typer.Option("--pipeline", help="Register stages in the PE.")] = 1,
+        acc_bits: AccBits = ACC_BITS,
+        precision: Precision = PRECISION,
+        sparsity: Sparsity = SPARSITY,
+        dense_path: DenseFlag = False,
+        dataflow: Dataflow = DATAFLOW,
+        pipeline: Pipeline = PIPELINE,
         voltage: Annotated[Optional[float], typer.Option("--voltage", help="Force a supply voltage (V).", callback=finite("--voltage"))] = None,
         dram_kind: Annotated[str, typer.Option("--dram", help="ddr4, lpddr5, hbm2, hbm2e, hbm3.")] = "hbm2",
         dram_units: Annotated[int, typer.Option("--dram-units", help="DRAM stacks/channels.", callback=in_range("--dram-units", 1, MAX_DRAM_UNITS))] = 1,
         cooling: Annotated[str, typer.Option("--cooling", help="air or liquid.")] = "air",
         theta_ja: Annotated[Optional[float], typer.Option("--theta-ja", help="Junction-to-ambient K/W (overrides --cooling's package model).", callback=in_range("--theta-ja", 1e-9, MAX_THETA_JA))] = None,
         t_ambient: Annotated[float, typer.Option("--t-ambient", help="Ambient temperature (C).", callback=in_range("--t-ambient", MIN_AMBIENT_C, MAX_AMBIENT_C))] = 25.0,
-        sram_banks: Annotated[int, typer.Option("--sram-banks", help="SRAM banks (2: the ping and pong halves of the double buffer, as sparsepe simulate and sweep assume).", callback=in_range("--sram-banks", 1, 64))] = 2,
+        sram_banks: SramBanks = SRAM_BANKS,
         sram_model: Annotated[str, typer.Option("--sram-model", help="SRAM read energy source: silicon (Horowitz 45 nm / "
                                                 "Jouppi 7 nm tables, the default) or cacti (the CACTI 7 fit).")] = "silicon",
-        liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells, or asap7 (the ASAP7 7 nm library): timing from OpenSTA on it (default: osu018 when installed).")] = None,
-        liberty_node: Annotated[Optional[int], typer.Option("--liberty-node", help="Process node (nm) of the --liberty file when the file does not state it.", callback=in_range("--liberty-node", 1, MAX_LIBERTY_NODE_NM))] = None,
+        liberty: Liberty = None,
+        liberty_node: LibertyNode = None,
         vector_lanes: Annotated[Optional[int], typer.Option(
             "--vector-lanes", help="Lanes of the vector unit (synthesised hw.vector lane each; 0: none).",
             show_default="--cols")] = None,
         clock_gating: Annotated[bool, typer.Option(
             "--clock-gating/--no-clock-gating",
             help="Gate the clock of the weight-stationary weight registers while they hold (one gating cell per PE).")] = True,
-        double_buffer: Annotated[bool, typer.Option(
-            "--double-buffer", help="A shadow weight set per PE, loaded while the array computes (ws or is; "
-                                    "costed from the double-buffered array RTL).")] = False,
+        double_buffer: DoubleBuffer = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
-        check_precision(precision, where="--precision")
-        sparse, n, m, dp = parse_sparsity_dp(sparsity)
+        sparse, n, m, dp = parse_sparsity_dp(sparsity)  # --precision and --sparsity passed their checks
         dense_path = dense_path or dp
         # each flag's own range is checked as it is read (explore.flags); here what relates flags
         d = DesignPoint(rows=rows, cols=cols, sram_kb=sram_kb, clock_mhz=clock_mhz, node_nm=node,

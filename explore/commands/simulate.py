@@ -12,12 +12,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from explore.commands.design_options import (
+    COLS, ROWS, SRAM_KB, AccBits, ClockMhz, Cols, Dataflow, DoubleBuffer, Pipeline, Precision, Rows, Sparsity,
+    SramBanks, SramKb,
+)
 from explore.safety import dumps
 from explore.safety import rich_markup as esc
 from explore.space import sparsity_option
 from hw.errors import InputError
 from hw.host import printable
-from hw.precision import check_precision, operand_bits
+from hw.precision import operand_bits
 from sim.importers.onnx import parse_shapes
 from sim.importers.registry import importer_named
 from sim.inputs import read_text
@@ -82,13 +86,13 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
     else:
         wl = get_workload(workload) if workload else _load_topology(topology)
     sp = _parse_sparsity(sparsity) if sparsity is not None else None
-    if dataflow is not None and dataflow not in ("ws", "os", "is"):
-        raise InputError(f"unknown dataflow {dataflow!r} (ws, os or is)", where="--dataflow")
+    if scalesim_config is None:  # the shared defaults (design_options); a --scalesim-config brings its own
+        rows, cols = ROWS if rows is None else rows, COLS if cols is None else cols
+        sram_kb = SRAM_KB if sram_kb is None else sram_kb
     over = dict(rows=rows, cols=cols, clock_mhz=clock_mhz, dram_gbps=dram_gbps, dataflow=dataflow, acc_bits=acc_bits,
                 pipeline=pipeline, sram_banks=sram_banks, vector_lanes=vector_lanes,
                 vector_overlap=True if vector_overlap else None, double_buffer=True if double_buffer else None)
     if precision is not None:   # bytes moved per operand follow the format (metadata stays log2(M) bits)
-        check_precision(precision, where="--precision")
         over.update(act_bits=operand_bits(precision), weight_bits=operand_bits(precision))
     if sram_port_bytes is not None and not (sram_port_bytes > 0):
         raise InputError(f"must be a positive number of bytes per cycle, or inf for no limit, got {sram_port_bytes!r}",
@@ -155,33 +159,21 @@ def register(app: typer.Typer) -> None:
     def simulate_cmd(
         workload: Annotated[Optional[str], typer.Option("--workload", help="built-in workload name")] = None,
         topology: Annotated[Optional[Path], typer.Option("--topology", help="SCALE-Sim topology CSV or native workload (.csv/.toml)")] = None,
-        scalesim_config: Annotated[Optional[Path], typer.Option("--scalesim-config", help="SCALE-Sim .cfg (array, SRAM, dataflow, sparsity)")] = None,
-        rows: Annotated[Optional[int], typer.Option(
-            "--rows", help="PE rows of the array (the reduction side in WS)",
-            show_default="32, or ArrayHeight of --scalesim-config")] = None,
-        cols: Annotated[Optional[int], typer.Option(
-            "--cols", help="PE columns of the array (output channels in WS)",
-            show_default="32, or ArrayWidth of --scalesim-config")] = None,
-        sram_kb: Annotated[Optional[float], typer.Option(
-            "--sram-kb", help="total SRAM in KiB, split equally into the ifmap, filter and ofmap buffers",
-            show_default="192 = 3 x 64, or the --scalesim-config sizes")] = None,
-        clock_mhz: Annotated[Optional[float], typer.Option(
-            "--clock-mhz", help="array clock in MHz (converts DRAM GB/s into bytes per cycle)",
-            show_default="1000")] = None,
+        scalesim_config: Annotated[Optional[Path], typer.Option(
+            "--scalesim-config", help="SCALE-Sim .cfg: its array, SRAM sizes, dataflow and sparsity replace the "
+                                      "defaults of --rows, --cols, --sram-kb, --dataflow and --sparsity")] = None,
+        rows: Rows = None,  # None: the .cfg's ArrayHeight, else ROWS (run)
+        cols: Cols = None,
+        sram_kb: SramKb = None,
+        clock_mhz: ClockMhz = None,
         dram_gbps: Annotated[Optional[float], typer.Option(
             "--dram-gbps", help="DRAM bandwidth in GB/s, one bus shared by all operands",
             show_default="64")] = None,
-        dataflow: Annotated[Optional[str], typer.Option("--dataflow", help="ws, os or is", show_default="ws, or Dataflow of --scalesim-config")] = None,
-        sparsity: Annotated[Optional[str], typer.Option("--sparsity", help="N:M (e.g. 2:4) or dense", show_default="2:4")] = None,
-        acc_bits: Annotated[Optional[int], typer.Option(
-            "--acc-bits", help="accumulator width: partial sums that leave the array before the reduction "
-                               "completes move at this width", show_default="32")] = None,
-        pipeline: Annotated[Optional[int], typer.Option(
-            "--pipeline", help="PE register stages (hw PEParams.pipeline); each fold pays pipeline - 1 cycles",
-            show_default="1")] = None,
-        sram_banks: Annotated[Optional[int], typer.Option(
-            "--sram-banks", help="banks per SRAM buffer, each with one port of --sram-port-bytes per cycle",
-            show_default="2")] = None,
+        dataflow: Dataflow = None,
+        sparsity: Sparsity = None,
+        acc_bits: AccBits = None,
+        pipeline: Pipeline = None,
+        sram_banks: SramBanks = None,
         sram_port_bytes: Annotated[Optional[float], typer.Option(
             "--sram-port-bytes", help="bytes per cycle of one bank's port; inf removes the SRAM port limit",
             show_default="64")] = None,
@@ -205,15 +197,11 @@ def register(app: typer.Typer) -> None:
         vector_overlap: Annotated[bool, typer.Option(
             "--vector-overlap", help="overlap the vector unit's work with the next layer's GEMMs "
                                      "(default: serialised with the array)")] = False,
-        precision: Annotated[Optional[str], typer.Option(
-            "--precision", help="operand format: int8, int4, fp8-e4m3, fp8-e5m2, fp16 or bf16; sets the bytes moved per "
-                                "activation and weight (fp16/bf16 2, fp8/int8 1, int4 0.5)", show_default="int8")] = None,
+        precision: Precision = None,
         prune_lm_head: Annotated[bool, typer.Option(
             "--prune-lm-head", help="--hf-config: make an LM head tied to the embeddings a 2:4 target "
                                     "(default: kept dense, as the embeddings are)")] = False,
-        double_buffer: Annotated[bool, typer.Option(
-            "--double-buffer", help="a shadow weight set per PE: a ws/is fold costs max(weight load, stream), "
-                                    "the fill and drain of consecutive folds overlap")] = False,
+        double_buffer: DoubleBuffer = False,
         as_json: Annotated[bool, typer.Option("--json", help="print one JSON object to stdout")] = False,
     ) -> None:
         """Cycles, stalls, traffic and effective N:M speedup of a workload on one array."""

@@ -18,12 +18,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from explore.commands.design_options import Liberty, LibertyNode
 from explore.config import MAX_SEED, MAX_TRIALS, SweepConfig, grid_size, load_config, with_liberty
 from explore.flags import in_range, one_of, study_name
 from explore.safety import check_out_dir, check_study_name, dumps, rich_markup
 from explore.space import axis_choices, dense_twin_sparsity
 from hw.errors import InputError
-from ppa.liberty.library import MAX_LIBERTY_NODE_NM
 
 
 #: Most local worker processes. [A] each is a Python process with its own models in memory; 64 is
@@ -154,10 +154,8 @@ def sweep(
         "--exhaustive", help=f"evaluate every point of both sides, sparse and dense (at most {MAX_EXHAUSTIVE_POINTS:,})")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default results/<study>)")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print best.json to stdout")] = False,
-    liberty: Annotated[Optional[str], typer.Option("--liberty", help="Liberty (.lib) file of your standard cells, or asap7 (the ASAP7 7 nm library): timing from OpenSTA on it (overrides fixed.liberty)")] = None,
-    liberty_node: Annotated[Optional[int], typer.Option(
-        "--liberty-node", help="process node (nm) of the Liberty file when the file does not state it",
-        callback=in_range("--liberty-node", 1, MAX_LIBERTY_NODE_NM))] = None,
+    liberty: Liberty = None,  # overrides fixed.liberty
+    liberty_node: LibertyNode = None,
 ) -> None:
     """Search the design space for the best feasible perf-per-watt."""
     # CLI values first (each flag checked as it is read: explore.flags), then the config; nothing is

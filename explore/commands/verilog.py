@@ -8,11 +8,14 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
+from explore.commands.design_options import (
+    DATAFLOW, PIPELINE, AccBits, ArrayCols, ArrayRows, Dataflow, Pipeline, Precision,
+)
 from explore.safety import check_out_dir, dumps, rich_markup
 from hw.errors import InputError
 from hw.host import printable
-from hw.params import MAX_DIM, PEParams
-from hw.precision import check_precision, operand_bits
+from hw.params import PEParams
+from hw.precision import operand_bits
 
 
 def register(app: typer.Typer) -> None:
@@ -23,18 +26,14 @@ def register(app: typer.Typer) -> None:
                                                         "precisions; default: the precision's width).")] = None,
         weight_bits: Annotated[Optional[int], typer.Option("--weight-bits", help="Weight width (default: the "
                                                            "precision's width).")] = None,
-        acc_bits: Annotated[Optional[int], typer.Option("--acc-bits", help="Accumulator width, >= act+weight bits "
-                                                        "(default 32; binary32 for float precisions).")] = None,
-        precision: Annotated[Optional[str], typer.Option(
-            "--precision", help="Operand format: int8, int4, fp8-e4m3, fp8-e5m2, fp16 or bf16 (float formats accumulate in "
-                                "binary32); it sets the operand widths, so --act-bits / --weight-bits may only repeat them.",
-            show_default="int8")] = None,
+        acc_bits: AccBits = None,  # None: ACC_BITS, binary32 for float precisions (hw.params.PEParams)
+        precision: Precision = None,  # None: PRECISION; given, --act-bits / --weight-bits may only repeat its width
         n: Annotated[int, typer.Option("--n", help="Kept weights per group (N of N:M).")] = 2,
         m: Annotated[int, typer.Option("--m", help="Group size (M of N:M), a power of two.")] = 4,
-        pipeline: Annotated[int, typer.Option("--pipeline", help="Register stages in the PE (>= 1).")] = 1,
-        rows: Annotated[Optional[int], typer.Option("--rows", help="Array rows R (with --cols).")] = None,
-        cols: Annotated[Optional[int], typer.Option("--cols", help="Array columns C (with --rows).")] = None,
-        dataflow: Annotated[str, typer.Option("--dataflow", help="Array dataflow: ws or os.")] = "ws",
+        pipeline: Pipeline = PIPELINE,
+        rows: ArrayRows = None,
+        cols: ArrayCols = None,
+        dataflow: Dataflow = DATAFLOW,
         dense_path: Annotated[bool, typer.Option("--dense-path", help="Also write sparse_pe_dp.v (the sparse PE with a "
                                                  "full-rate dense path: M multipliers, N:M at M/N groups per cycle) "
                                                  "and, with --rows/--cols, sparse_array_dp.v.")] = False,
@@ -51,7 +50,6 @@ def register(app: typer.Typer) -> None:
                  "double_buffer": "--double-buffer"}
         try:
             if precision is not None:  # the format fixes the operand widths: a different width contradicts it
-                check_precision(precision, where="precision")
                 ob = operand_bits(precision)
                 for name, v in (("act_bits", act_bits), ("weight_bits", weight_bits)):
                     if v is not None and v != ob:
@@ -61,10 +59,7 @@ def register(app: typer.Typer) -> None:
                               pipeline=pipeline, precision=precision or "int8")
             if (rows is None) != (cols is None):
                 raise InputError("give both --rows and --cols, or neither", where="rows/cols")
-            if rows is not None:  # the array's own limits, before anything is written
-                for flag, v in (("rows", rows), ("cols", cols)):
-                    if not 1 <= v <= MAX_DIM:
-                        raise InputError(f"must be an integer between 1 and {MAX_DIM}, got {v}", where=flag)
+            if rows is not None:  # hw has ws and os arrays (each flag's range passed explore.flags)
                 if dataflow not in ("ws", "os"):
                     raise InputError(f"must be 'ws' or 'os', got {dataflow!r}", where="dataflow")
             if double_buffer and (rows is None or dataflow != "ws"):
