@@ -327,12 +327,8 @@ def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...] | str] |
     return _map_nodes(onnx, model, p.stem, where, shapes, elem, inits, consts, missing_ext, n, m)
 
 
-def _map_nodes(onnx, model, stem: str, where: str, shapes: dict, elem: dict, inits: dict, consts: dict,
-               missing_ext: list[str], n: int, m: int) -> Workload:
-    g = model.graph
-    weights = {**inits, **consts}
-    # the quantized format of a weight (its initializer's type), carried through folded ops
-    wq: dict[str, str] = {k: QUANTIZED_TYPES[t] for k, t in elem.items() if k in weights and t in QUANTIZED_TYPES}
+def _fold_weights(g, weights: dict, wq: dict[str, str], shapes: dict) -> set[int]:
+    """The nodes folded at load time; their outputs join ``weights`` (and ``wq``, their quantized format)."""
     # weights that pass through a constant-foldable op (a QDQ model's DequantizeLinear, a Transpose or
     # Cast of an initializer) stay weights: the op is folded at load time and costs nothing per inference
     folded: set[int] = set()
@@ -345,6 +341,12 @@ def _map_nodes(onnx, model, stem: str, where: str, shapes: dict, elem: dict, ini
                     weights[o] = tuple(shapes[o])
                     if ins[0] in wq:
                         wq[o] = wq[ins[0]]
+    return folded
+
+
+def _qdq_activations(g, folded: set[int], elem: dict) -> tuple[dict[str, str], set[int]]:
+    """The activations behind a DequantizeLinear with their quantized format, and the DequantizeLinear
+    nodes fused into the GEMMs that consume them."""
     consumers: dict[str, list] = {}
     producer: dict[str, object] = {}
     for idx, node in enumerate(g.node):
@@ -369,6 +371,17 @@ def _map_nodes(onnx, model, stem: str, where: str, shapes: dict, elem: dict, ini
             outs_of_graph = {o.name for o in g.output}
             if cons and node.output[0] not in outs_of_graph and all(c.op_type in QDQ_CONSUMERS for c in cons):
                 fused.add(idx)
+    return aq, fused
+
+
+def _map_nodes(onnx, model, stem: str, where: str, shapes: dict, elem: dict, inits: dict, consts: dict,
+               missing_ext: list[str], n: int, m: int) -> Workload:
+    g = model.graph
+    weights = {**inits, **consts}
+    # the quantized format of a weight (its initializer's type), carried through folded ops
+    wq: dict[str, str] = {k: QUANTIZED_TYPES[t] for k, t in elem.items() if k in weights and t in QUANTIZED_TYPES}
+    folded = _fold_weights(g, weights, wq, shapes)
+    aq, fused = _qdq_activations(g, folded, elem)
 
     layers: list = []
     ops: list[VectorOp] = []
