@@ -19,8 +19,9 @@ import pytest
 from explore.robustness import summarise, verdict_line
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-#: a number as the outputs print it: digits with optional thousands commas, decimals and exponent
-NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+#: a number as the outputs print it: digits with optional thousands commas, decimals and exponent, not
+#: part of a word (a hex digest such as "fc926e60" is no number; a trailing "x" ratio is kept)
+NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![A-Za-wyz0-9_])")
 #: the words a NaN or an infinity prints as (Python, JSON, numpy, pandas)
 NON_FINITE = re.compile(r"(?<![A-Za-z_])(?:nan|NaN|NAN|inf|Infinity|-Infinity|INF)(?![A-Za-z_])")
 LAYOUT = {"joint": slice(1, None), "grid": {}}
@@ -77,8 +78,10 @@ def test_scan_catches_the_sentinel_it_is_for():
     with pytest.raises(AssertionError):
         _scan("sparse +57.1 % (5-95 %: +54 ... +99999999999900 %)", "old line")
     with pytest.raises(AssertionError):
+        _scan("1.2e12x faster", "a ratio")
+    with pytest.raises(AssertionError):
         _scan('{"advantage_p95": NaN}', "json")
-    _scan("inference 1,234.5 Infinite-loop pinf", "words")   # words that merely contain the letters
+    _scan("inference 1,234.5 Infinite-loop pinf sha256 37d06970fc926e60", "words")   # words, digests
 
 
 @pytest.mark.yosys
