@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from pathlib import Path
 from typing import Any
 
@@ -100,12 +101,14 @@ def trial_rows(study: optuna.Study, cfg: SweepConfig) -> tuple[list[str], list[d
 
 
 def write_trials_csv(path: Path, header: list[str], rows: list[dict[str, Any]]) -> None:
-    """trials.csv, written atomically and never through a symlink (explore.safety.write_text)."""
+    """trials.csv, written atomically and never through a symlink (explore.safety.write_text). A
+    metric that does not exist for a trial (a NaN or infinite float) is an empty cell, as CSV readers
+    (pandas, spreadsheets) take a missing value."""
     f = io.StringIO(newline="")
     w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow(r)
+        w.writerow({k: "" if isinstance(v, float) and not math.isfinite(v) else v for k, v in r.items()})
     write_text(path, f.getvalue())
 
 

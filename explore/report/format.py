@@ -31,8 +31,8 @@ def fmt(v: Any, digits: int = 4) -> str:
         return f"{int(v):,}"
     if isinstance(v, (float, np.floating)):
         f = float(v)
-        if not math.isfinite(f):
-            return str(f)
+        if not math.isfinite(f):   # not applicable (a vector layer's array utilisation) or undefined
+            return "n/a"
         if 1000 <= abs(f) < 1e15:
             return f"{f:,.0f}"
         return f"{f:.{digits}g}"
