@@ -348,16 +348,12 @@ def _qdq_activations(g, folded: set[int], elem: dict) -> tuple[dict[str, str], s
     """The activations behind a DequantizeLinear with their quantized format, and the DequantizeLinear
     nodes fused into the GEMMs that consume them."""
     consumers: dict[str, list] = {}
-    producer: dict[str, object] = {}
     for idx, node in enumerate(g.node):
         if idx in folded:
             continue
         for x in node.input:
             if x:
                 consumers.setdefault(x, []).append(node)
-        for o in node.output:
-            if o:
-                producer[o] = node
     # activations behind a DequantizeLinear: their quantized format (the QDQ pair's precision)
     aq: dict[str, str] = {}
     fused: set[int] = set()
