@@ -1,17 +1,19 @@
 """What ppa.model.estimate costs and what it returns: a design point (:class:`DesignPoint`, checked
 by its ``validate``), the activity of a workload on it as explore/ passes it in from sim/
-(:class:`WorkloadActivity`), and the estimate (:class:`PPAResult`)."""
+(:class:`WorkloadActivity`), the estimate (:class:`PPAResult`), and the frozen result of each phase
+of ppa.model.estimate: operating point -> area -> activity -> power -> thermal
+(:class:`OperatingPoint`, :class:`AreaBreakdown`, :class:`Workload`, :class:`Power`, :class:`Thermal`)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from hw.errors import InputError
 from hw.params import PEParams
 from ppa import dram, sram, tech, thermal
 from ppa.array_cost import pe_kind
-from ppa.timing.stage import resolve_liberty
+from ppa.timing.stage import StageTiming, resolve_liberty
 
 
 @dataclass
@@ -212,3 +214,108 @@ class PPAResult:
             "details": self.details,
         }
 
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Where the design runs: the stage timing, voltage, clock, fmax at that voltage and at the top of
+    the range, the published-silicon cap (or None), the node at that voltage and the clock in Hz."""
+
+    timing: StageTiming
+    v: float
+    clk: float
+    f_at_v: float
+    f_top: float
+    silicon_mhz: float | None
+    nd: tech.Node
+    f_hz: float
+
+
+@dataclass(frozen=True)
+class AreaBreakdown:
+    """The area phase: array, decoder, SRAM, vector, control and PHY areas (mm^2) and what they rest on."""
+
+    tr_total: float
+    a_t: float
+    pe_mm2: float
+    dec_mm2: float
+    v_sram: float
+    macros: list[tuple[str, sram.SramCost]]
+    sram_mm2: float
+    lanes: int
+    vlane: object
+    vec_tr: float
+    vec_mm2: float
+    ctrl_tr: float
+    ctrl_mm2: float
+    ph: object
+    phy_mm2: float
+    other_mm2: float
+    area: float
+    min_die: float
+    die_phy_limited: bool
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The activity phase: effective MACs per busy PE-cycle, the busy fraction, runtime (s) and cycles,
+    effective MACs and the SRAM read/write and DRAM bytes moved in that runtime."""
+
+    mac_per_pe_cycle: float
+    busy: float
+    runtime_s: float
+    cycles: float
+    eff_macs: float
+    sram_rd: float
+    sram_wr: float
+    dram_b: float
+
+
+@dataclass(frozen=True)
+class Power:
+    """The power phase: toggle energy, the timing library's energies (or None), the switching-energy
+    sizing factor and its source, dynamic parts (PE, edge registers, weight load, their sum; vector),
+    flip-flops, clock energy per flip-flop cycle, the clock gating and clock power, SRAM power and its
+    leakage at LEAKAGE_T_REF_C, the DRAM type, its power and bandwidth (GB/s), PHY power, the largest
+    SRAM macro (or None). Watts unless named otherwise."""
+
+    e_t: float
+    lib_e: object
+    sizing_factor: float
+    sizing_source: str
+    pe_dyn_w: float
+    edge_dyn_w: float
+    load_w: float
+    dyn_w: float
+    vec_w: float
+    ffs: float
+    e_ff: float
+    gate: object
+    clk_w: float
+    sram_w: float
+    sram_leak_ref: float
+    dd: object
+    dram_w: float
+    dram_bw: float
+    phy_w: float
+    largest: object
+
+
+@dataclass(frozen=True)
+class Thermal:
+    """The thermal phase: logic and total leakage at LEAKAGE_T_REF_C, on-die dynamic power, theta_ja,
+    the junction solution, and (None on thermal runaway) leakage, total power, density, pJ per MAC."""
+
+    logic_leak_ref: float
+    leak_ref: float
+    on_die_dyn: float
+    theta: float
+    th: thermal.ThermalResult
+    leak_w: float | None
+    total: float | None
+    density: float | None
+    epm: float | None
+
+
+def fields_of(phase) -> tuple:
+    """A phase's fields in declaration order (not dataclasses.astuple, which copies nested dataclasses)."""
+    return tuple(getattr(phase, f.name) for f in fields(phase))

@@ -94,19 +94,33 @@ peak_tops = 2 x R x C x that x clock (dense-equivalent operations).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ppa import activity, dram, phy, sram, tech, thermal, vector_cost
-from ppa import silicon_clock
-from ppa.clock_gating import ICGS_PER_PE, clock_gating
+from ppa import activity, dram, phy, silicon_clock, sram, tech, thermal, vector_cost
 from ppa import synth as _synth
 from ppa.array_cost import array_facts, array_shape
-from ppa.design import DesignPoint, PPAResult, WorkloadActivity
+from ppa.clock_gating import ICGS_PER_PE, clock_gating
+from ppa.design import (
+    AreaBreakdown,
+    DesignPoint,
+    OperatingPoint,
+    Power,
+    PPAResult,
+    Thermal,
+    Workload,
+    WorkloadActivity,
+    fields_of,
+)
 from ppa.liberty import energy as liberty_energy
 from ppa.override import assumed, in_force
 from ppa.timing import sta
-from ppa.timing.stage import (CLOCK_UNCERTAINTY_FRACTION, GENERIC_TIMING_NOTE, WIRE_ALLOWANCE, StageTiming,
-                              cycle_time_ps, resolve_liberty, stage_timing)
+from ppa.timing.stage import (
+    CLOCK_UNCERTAINTY_FRACTION,
+    GENERIC_TIMING_NOTE,
+    WIRE_ALLOWANCE,
+    StageTiming,
+    cycle_time_ps,
+    resolve_liberty,
+    stage_timing,
+)
 
 OTHER_ALLOWANCE = 0.10  # [A] global wiring, clock tree, I/O periphery, fraction of the rest
 #: [D] fixed control block: DMA engines, sequencers, configuration registers, host interface and the
@@ -240,21 +254,6 @@ def default_traffic(design: DesignPoint, busy_cycles: float) -> tuple[float, flo
     return sram_rd, sram_wr, (sram_rd + sram_wr) / DEFAULT_DRAM_REUSE
 
 
-@dataclass(frozen=True)
-class OperatingPoint:
-    """Where the design runs: the stage timing, voltage, clock, fmax at that voltage and at the top of
-    the range, the published-silicon cap (or None), the node at that voltage and the clock in Hz."""
-
-    timing: StageTiming
-    v: float
-    clk: float
-    f_at_v: float
-    f_top: float
-    silicon_mhz: float | None
-    nd: tech.Node
-    f_hz: float
-
-
 def operating_point_of(p, design: DesignPoint, facts, depth: int, notes: list[str], reasons: list[str], *,
                        cache=None) -> OperatingPoint:
     """The operating point phase of :func:`estimate` (notes and reasons appended in its order)."""
@@ -274,30 +273,6 @@ def operating_point_of(p, design: DesignPoint, facts, depth: int, notes: list[st
     f_hz = clk * 1e6
     return OperatingPoint(timing, v, clk, f_at_v, f_top, silicon_mhz, nd, f_hz)
 
-
-@dataclass(frozen=True)
-class AreaBreakdown:
-    """The area phase: array, decoder, SRAM, vector, control and PHY areas (mm^2) and what they rest on."""
-
-    tr_total: float
-    a_t: float
-    pe_mm2: float
-    dec_mm2: float
-    v_sram: float
-    macros: list[tuple[str, sram.SramCost]]
-    sram_mm2: float
-    lanes: int
-    vlane: object
-    vec_tr: float
-    vec_mm2: float
-    ctrl_tr: float
-    ctrl_mm2: float
-    ph: object
-    phy_mm2: float
-    other_mm2: float
-    area: float
-    min_die: float
-    die_phy_limited: bool
 
 
 def area_of(p, design: DesignPoint, facts, op: OperatingPoint, notes: list[str], *, cache=None) -> AreaBreakdown:
@@ -339,20 +314,6 @@ def area_of(p, design: DesignPoint, facts, op: OperatingPoint, notes: list[str],
     return AreaBreakdown(tr_total, a_t, pe_mm2, dec_mm2, v_sram, macros, sram_mm2, lanes, vlane, vec_tr, vec_mm2, ctrl_tr, ctrl_mm2, ph, phy_mm2, other_mm2, area, min_die, die_phy_limited)
 
 
-@dataclass(frozen=True)
-class Workload:
-    """The activity phase: effective MACs per busy PE-cycle, the busy fraction, runtime (s) and cycles,
-    effective MACs and the SRAM read/write and DRAM bytes moved in that runtime."""
-
-    mac_per_pe_cycle: float
-    busy: float
-    runtime_s: float
-    cycles: float
-    eff_macs: float
-    sram_rd: float
-    sram_wr: float
-    dram_b: float
-
 
 def activity_of(p, design: DesignPoint, shape, op: OperatingPoint, activity_in: WorkloadActivity | None,
                 notes: list[str]) -> Workload:
@@ -376,42 +337,58 @@ def activity_of(p, design: DesignPoint, shape, op: OperatingPoint, activity_in: 
     return Workload(mac_per_pe_cycle, busy, runtime_s, cycles, eff_macs, sram_rd, sram_wr, dram_b)
 
 
-def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None) -> PPAResult:
-    """Area, operating point, power and thermal feasibility of one design point.
 
-    ``trace``: real data for the PE (else the default synthetic trace): an activity.PETrace, an
-    activity.TraceRecipe (built only if its activity is not cached), or an activity.TraceMix (a
-    sparse design's N:M layers and dense layers, each on its trace, mixed by the PE-cycles the
-    workload's MACs take on each path: activity.pe_cycle_shares).
-    Fast after the first call for a PE configuration (synthesis and activity are cached)."""
-    p = design.validate()
-    R, C = design.rows, design.cols
-    notes: list[str] = []
-    reasons: list[str] = []
-    kind, cdf = design.kind, design.cost_dataflow
-    facts = array_facts(p, design.sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=cdf,
-                        double_buffer=design.double_buffer)
-    depth = facts.depth(R)
-    if facts.note and R > len(facts.row_transistors):
-        notes.append(facts.note)
-    if design.dataflow == "is":
-        notes.append("dataflow is: costed as the weight-stationary array (hw/ has no input-stationary array RTL)")
-    # OS streams a new weight group every cycle; WS holds weights (activity.W_HOLD)
-    act = activity.pe_activity(p, design.sparse, trace, cache=cache, dense_path=design.dense_path,
-                               w_hold=1 if cdf == "os" else activity.W_HOLD)
-    shape = array_shape(p, kind)
+def _sram_power(p, design: DesignPoint, shape, macros, wl: Workload, activity_in: WorkloadActivity | None,
+                notes: list[str]) -> tuple[float, float]:
+    """(SRAM access power, SRAM leakage at LEAKAGE_T_REF_C) of the power phase (W)."""
+    R, C, cdf = design.rows, design.cols, design.cost_dataflow
+    sram_rd, sram_wr, cycles, runtime_s = wl.sram_rd, wl.sram_wr, wl.cycles, wl.runtime_s
+    if macros:
+        costs = dict(macros)
+        if "sram" in costs:
+            sram_j = sram_rd * costs["sram"].read_pj_per_byte() + sram_wr * costs["sram"].write_pj_per_byte()
+        else:
+            # reads: activations from ifmap, weights from filter; writes: partial sums to ofmap. With
+            # the default traffic the split is known; with a workload's totals the reads are split
+            # between ifmap and filter by capacity [A].
+            per_buffer = activity_in.sram_buffer_bytes if activity_in is not None else None
+            if activity_in is None:
+                # the default traffic above, split by what each buffer holds
+                act_rd = cycles * (C if cdf == "os" else R) * shape.act_lanes * p.act_bits / 8
+                rd = {"ifmap": act_rd, "filter": sram_rd - act_rd}
+            elif per_buffer:
+                rd = {k: rw[0] for k, rw in per_buffer.items()}
+            else:
+                cap = {k: c.kb for k, c in costs.items() if k in ("ifmap", "filter")}
+                tot = sum(cap.values())
+                rd = {k: sram_rd * kb / tot for k, kb in cap.items()} if tot else {}
+            sram_j = sum(b * costs[k].read_pj_per_byte() for k, b in rd.items() if k in costs)
+            if per_buffer:
+                sram_j += sum(rw[1] * costs[k].write_pj_per_byte() for k, rw in per_buffer.items() if k in costs)
+                if any(k not in costs and rw[1] for k, rw in per_buffer.items()):
+                    notes.append("an SRAM buffer of 0 KB gets traffic: that traffic is not costed")
+            else:
+                wr_buf = costs.get("ofmap") or costs.get("ifmap") or next(iter(costs.values()))
+                sram_j += sram_wr * wr_buf.write_pj_per_byte()
+            if any(k not in costs and b for k, b in rd.items()):
+                notes.append("an SRAM buffer of 0 KB gets traffic: that traffic is not costed")
+        sram_w = sram_j * 1e-12 / runtime_s
+        sram_leak_ref = sum(c.leakage_mw for _, c in macros) * 1e-3  # CACTI HP leakage at 360 K = LEAKAGE_T_REF_C
+    else:
+        if sram_rd or sram_wr:
+            notes.append("no SRAM configured (--sram-kb 0): SRAM traffic not costed")
+        sram_w, sram_leak_ref = 0.0, 0.0
+    return sram_w, sram_leak_ref
 
-    op = operating_point_of(p, design, facts, depth, notes, reasons, cache=cache)
-    timing, v, clk, f_at_v, f_top = op.timing, op.v, op.clk, op.f_at_v, op.f_top
-    silicon_mhz, nd, f_hz = op.silicon_mhz, op.nd, op.f_hz
-    ar = area_of(p, design, facts, op, notes, cache=cache)
-    (tr_total, a_t, pe_mm2, dec_mm2, v_sram, macros, sram_mm2, lanes, vlane, vec_tr, vec_mm2, ctrl_tr, ctrl_mm2, ph, phy_mm2, other_mm2, area, min_die, die_phy_limited) = (
-        ar.tr_total, ar.a_t, ar.pe_mm2, ar.dec_mm2, ar.v_sram, ar.macros, ar.sram_mm2, ar.lanes, ar.vlane, ar.vec_tr, ar.vec_mm2, ar.ctrl_tr, ar.ctrl_mm2, ar.ph, ar.phy_mm2, ar.other_mm2, ar.area, ar.min_die, ar.die_phy_limited)
 
-    # activity
-    wl = activity_of(p, design, shape, op, activity_in, notes)
-    (mac_per_pe_cycle, busy, runtime_s, cycles, eff_macs, sram_rd, sram_wr, dram_b) = (
-        wl.mac_per_pe_cycle, wl.busy, wl.runtime_s, wl.cycles, wl.eff_macs, wl.sram_rd, wl.sram_wr, wl.dram_b)
+def power_of(p, design: DesignPoint, facts, shape, act, op: OperatingPoint, ar: AreaBreakdown, wl: Workload,
+             activity_in: WorkloadActivity | None, notes: list[str], reasons: list[str], *, cache=None) -> Power:
+    """The power phase of :func:`estimate`: switching, clock, vector, SRAM, DRAM and PHY power (notes and
+    reasons appended in its order)."""
+    R, C, cdf = design.rows, design.cols, design.cost_dataflow
+    timing, clk, nd, f_hz = op.timing, op.clk, op.nd, op.f_hz
+    vlane, macros, ph = ar.vlane, ar.macros, ar.ph
+    busy, runtime_s, dram_b = wl.busy, wl.runtime_s, wl.dram_b
     e_t = nd.toggle_energy_pj
     # a flip-flop output toggle: its net toggle, plus (with a Liberty library) the library's D- and
     # Q-pin internal energy in toggle-equivalents (ppa.liberty.energy); without one, the net alone
@@ -478,41 +455,7 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
     gate = clock_gating(ffs, gated_bits, R * C * ICGS_PER_PE if gated_bits else 0,
                         min(1.0, load_edges_per_s / f_hz), design.clock_gating)
     clk_w = gate.ff_cycles * e_ff * 1e-12 * f_hz
-    if macros:
-        costs = dict(macros)
-        if "sram" in costs:
-            sram_j = sram_rd * costs["sram"].read_pj_per_byte() + sram_wr * costs["sram"].write_pj_per_byte()
-        else:
-            # reads: activations from ifmap, weights from filter; writes: partial sums to ofmap. With
-            # the default traffic the split is known; with a workload's totals the reads are split
-            # between ifmap and filter by capacity [A].
-            per_buffer = activity_in.sram_buffer_bytes if activity_in is not None else None
-            if activity_in is None:
-                # the default traffic above, split by what each buffer holds
-                act_rd = cycles * (C if cdf == "os" else R) * shape.act_lanes * p.act_bits / 8
-                rd = {"ifmap": act_rd, "filter": sram_rd - act_rd}
-            elif per_buffer:
-                rd = {k: rw[0] for k, rw in per_buffer.items()}
-            else:
-                cap = {k: c.kb for k, c in costs.items() if k in ("ifmap", "filter")}
-                tot = sum(cap.values())
-                rd = {k: sram_rd * kb / tot for k, kb in cap.items()} if tot else {}
-            sram_j = sum(b * costs[k].read_pj_per_byte() for k, b in rd.items() if k in costs)
-            if per_buffer:
-                sram_j += sum(rw[1] * costs[k].write_pj_per_byte() for k, rw in per_buffer.items() if k in costs)
-                if any(k not in costs and rw[1] for k, rw in per_buffer.items()):
-                    notes.append("an SRAM buffer of 0 KB gets traffic: that traffic is not costed")
-            else:
-                wr_buf = costs.get("ofmap") or costs.get("ifmap") or next(iter(costs.values()))
-                sram_j += sram_wr * wr_buf.write_pj_per_byte()
-            if any(k not in costs and b for k, b in rd.items()):
-                notes.append("an SRAM buffer of 0 KB gets traffic: that traffic is not costed")
-        sram_w = sram_j * 1e-12 / runtime_s
-        sram_leak_ref = sum(c.leakage_mw for _, c in macros) * 1e-3  # CACTI HP leakage at 360 K = LEAKAGE_T_REF_C
-    else:
-        if sram_rd or sram_wr:
-            notes.append("no SRAM configured (--sram-kb 0): SRAM traffic not costed")
-        sram_w, sram_leak_ref = 0.0, 0.0
+    sram_w, sram_leak_ref = _sram_power(p, design, shape, macros, wl, activity_in, notes)
     dd = dram.dram(design.dram)
     dram_w = dram_b * 8 * dd.pj_per_bit * 1e-12 / runtime_s
     dram_bw = dram_b / runtime_s / 1e9
@@ -524,6 +467,17 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         notes.append(f"SRAM cycle {slowest.cycle_ns:.2f} ns is longer than the clock period {1e3 / clk:.2f} ns: bank it (--sram-banks)")
     phy_w = dram_b * 8 * ph.pj_per_bit * 1e-12 / runtime_s + ph.static_w * design.dram_units
 
+    return Power(e_t, lib_e, sizing_factor, sizing_source, pe_dyn_w, edge_dyn_w, load_w, dyn_w, vec_w, ffs, e_ff, gate,
+                 clk_w, sram_w, sram_leak_ref, dd, dram_w, dram_bw, phy_w, largest)
+
+
+def thermal_of(design: DesignPoint, op: OperatingPoint, ar: AreaBreakdown, wl: Workload, pw: Power,
+               reasons: list[str]) -> Thermal:
+    """The thermal phase of :func:`estimate`: leakage at the junction temperature it sets, total power,
+    density and energy per MAC (None on thermal runaway; reasons appended in its order)."""
+    nd, area, tr_total, vec_tr, ctrl_tr = op.nd, ar.area, ar.tr_total, ar.vec_tr, ar.ctrl_tr
+    dyn_w, clk_w, sram_w, phy_w, vec_w, dram_w, sram_leak_ref = pw.dyn_w, pw.clk_w, pw.sram_w, pw.phy_w, pw.vec_w, pw.dram_w, pw.sram_leak_ref
+    runtime_s, eff_macs = wl.runtime_s, wl.eff_macs
     # thermal + leakage (on-die power only; DRAM dissipates off die)
     logic_leak_ref = nd.leakage_w(tr_total + vec_tr + ctrl_tr, tech.LEAKAGE_T_REF_C)
     leak_ref = logic_leak_ref + sram_leak_ref
@@ -547,6 +501,21 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
         limit = thermal.COOLING_LIMIT_W_PER_MM2[design.cooling]
         if density > limit:
             reasons.append(f"power density {density:.2f} W/mm^2 above the {design.cooling} cooling limit {limit:g} W/mm^2")
+    return Thermal(logic_leak_ref, leak_ref, on_die_dyn, theta, th, leak_w, total, density, epm)
+
+
+def result_of(design: DesignPoint, p, facts, shape, act, trace, depth: int, op: OperatingPoint, ar: AreaBreakdown,
+              wl: Workload, pw: Power, tm: Thermal, notes: list[str], reasons: list[str]) -> PPAResult:
+    """The PPAResult of :func:`estimate` from its phases, with the details explore/ and ppa.recost read."""
+    R, C, kind, cdf = design.rows, design.cols, design.kind, design.cost_dataflow
+    timing, v, clk, f_at_v, f_top, silicon_mhz, nd, f_hz = fields_of(op)
+    (tr_total, a_t, pe_mm2, dec_mm2, v_sram, macros, sram_mm2, lanes, vlane, vec_tr, vec_mm2, ctrl_tr, ctrl_mm2,
+     ph, phy_mm2, other_mm2, area, min_die, die_phy_limited) = fields_of(ar)
+    mac_per_pe_cycle, runtime_s, eff_macs, dram_b = wl.mac_per_pe_cycle, wl.runtime_s, wl.eff_macs, wl.dram_b
+    (e_t, lib_e, sizing_factor, sizing_source, pe_dyn_w, edge_dyn_w, load_w, dyn_w, vec_w, ffs, e_ff, gate, clk_w,
+     sram_w, sram_leak_ref, dd, dram_w, dram_bw, phy_w, largest) = fields_of(pw)
+    logic_leak_ref, theta, th, leak_w, total, density, epm = (tm.logic_leak_ref, tm.theta, tm.th, tm.leak_w, tm.total,
+                                                               tm.density, tm.epm)
     peak_tops = 2 * R * C * mac_per_pe_cycle * f_hz / 1e12
     return PPAResult(
         design=design,
@@ -634,3 +603,35 @@ def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, t
                        "clock_uncertainty_fraction": CLOCK_UNCERTAINTY_FRACTION},
         },
     )
+
+
+
+def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None) -> PPAResult:
+    """Area, operating point, power and thermal feasibility of one design point.
+
+    ``trace``: real data for the PE (else the default synthetic trace): an activity.PETrace, an
+    activity.TraceRecipe (built only if its activity is not cached), or an activity.TraceMix (a
+    sparse design's N:M layers and dense layers, each on its trace, mixed by the PE-cycles the
+    workload's MACs take on each path: activity.pe_cycle_shares).
+    Fast after the first call for a PE configuration (synthesis and activity are cached)."""
+    p = design.validate()
+    notes: list[str] = []
+    reasons: list[str] = []
+    kind, cdf = design.kind, design.cost_dataflow
+    facts = array_facts(p, design.sparse, _synth.cache_key(cache), rows=design.rows, kind=kind, dataflow=cdf,
+                        double_buffer=design.double_buffer)
+    depth = facts.depth(design.rows)
+    if facts.note and design.rows > len(facts.row_transistors):
+        notes.append(facts.note)
+    if design.dataflow == "is":
+        notes.append("dataflow is: costed as the weight-stationary array (hw/ has no input-stationary array RTL)")
+    # OS streams a new weight group every cycle; WS holds weights (activity.W_HOLD)
+    act = activity.pe_activity(p, design.sparse, trace, cache=cache, dense_path=design.dense_path,
+                               w_hold=1 if cdf == "os" else activity.W_HOLD)
+    shape = array_shape(p, kind)
+    op = operating_point_of(p, design, facts, depth, notes, reasons, cache=cache)
+    ar = area_of(p, design, facts, op, notes, cache=cache)
+    wl = activity_of(p, design, shape, op, activity_in, notes)
+    pw = power_of(p, design, facts, shape, act, op, ar, wl, activity_in, notes, reasons, cache=cache)
+    tm = thermal_of(design, op, ar, wl, pw, reasons)
+    return result_of(design, p, facts, shape, act, trace, depth, op, ar, wl, pw, tm, notes, reasons)
