@@ -19,12 +19,17 @@
   compiled Yosys, behind amaranth's built-in Yosys; matplotlib's config and font list), so nothing
   lands in ``~/.cache`` or ``~/.config``; :func:`tool_env` gives Yosys and OpenSTA their scratch
   directory as HOME and TMPDIR.
+* :func:`code_fingerprint` -- the code of a Python source file without its layout, comments and
+  docstrings (``ast.dump`` of the parsed module, docstrings removed): what the code-keyed caches
+  (ppa.characterisation.code_version, sim.quality.digest) hash, so reformatting a file (``ruff
+  format``) or editing a comment keeps every shipped result valid while a code change does not.
 * :func:`die_with_parent` -- a child process asks the Linux kernel for SIGKILL when its parent dies
   (``PR_SET_PDEATHSIG``), so a sweep's workers never outlive a killed sweep.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import ctypes
 import fcntl
@@ -249,3 +254,23 @@ def die_with_parent(parent_pid: int) -> bool:
     if os.getppid() != parent_pid:  # the parent died before the request took effect
         os._exit(1)
     return True
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    """``tree`` with the docstring (a leading string statement) of its module, classes and
+    functions removed."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def code_fingerprint(path: Path | str) -> bytes:
+    """The code of the Python source ``path``: ``ast.dump`` of its parsed module with every
+    docstring removed (no line numbers, no comments, no layout). Two files that differ only in
+    formatting, comments or docstrings have the same fingerprint."""
+    tree = ast.parse(Path(path).read_bytes(), filename=str(path))
+    return ast.dump(_strip_docstrings(tree)).encode()
