@@ -114,6 +114,9 @@ class Workload:
     #: attention layers' second operand carries the traffic in the cycle model
     kv_cache_elements: int = 0
     active_param_count: int | None = None
+    #: what an importer found beyond the layers (ONNX: the Q/DQ nodes fused, the experts), for
+    #: ``simulate --json``; not part of the workload's identity
+    import_report: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __len__(self) -> int:
         return len(self.layers)
