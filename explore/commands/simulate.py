@@ -22,6 +22,7 @@ from explore.space import sparsity_option
 from hw.errors import InputError
 from hw.host import printable
 from hw.precision import operand_bits
+from sim.importers.hf import hf_summary
 from sim.importers.onnx import parse_shapes
 from sim.importers.registry import importer_named
 from sim.inputs import read_text
@@ -85,6 +86,10 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
         wl = load_model_workload(onnx, input_shape, hf_config, batch, seq, phase, context, prune_lm_head)
     else:
         wl = get_workload(workload) if workload else _load_topology(topology)
+    hf = hf_summary(hf_config, wl) if hf_config is not None else None
+    quant = hf["quantization"] if hf else None
+    if precision is None and quant is not None and quant.precision is not None:
+        precision = quant.precision  # the operand format the checkpoint's quantization_config gives
     sp = _parse_sparsity(sparsity) if sparsity is not None else None
     if scalesim_config is None:  # the shared defaults (design_options); a --scalesim-config brings its own
         rows, cols = ROWS if rows is None else rows, COLS if cols is None else cols
@@ -115,6 +120,9 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
         out = res.to_dict()
         if wl.active_param_count is not None:  # a mixture of experts: the parameters one token uses
             out["active_params"] = wl.active_params
+        if hf is not None:  # with and without the embeddings; the quantization_config read
+            out["params"] = hf["params"]
+            out["quantization"] = quant.to_dict() if quant is not None else None
         sys.stdout.write(dumps(out) + "\n")
         return
     t = Table(title=f"{esc(res.workload)} on {arch.rows}x{arch.cols} {arch.dataflow.upper()} "
@@ -142,6 +150,13 @@ def run(workload: str | None, topology: Path | None, scalesim_config: Path | Non
             f"{'overlapped across layers' if arch.vector_overlap else 'serialised with the array'}); "
             f"weight parameters {res.weight_params:,}"
             + (f" ({wl.active_params:,} per token)" if wl.active_param_count is not None else ""))
+    if hf is not None:
+        p = hf["params"]
+        c.print(f"parameters {p['weight_params']:,}, {p['active_params']:,} per token; without the "
+                f"{p['embedding_params']:,} input-embedding parameters {p['weight_params_excluding_embeddings']:,} "
+                f"and {p['active_params_excluding_embeddings']:,} per token ({esc(p['published_convention'])})")
+        if quant is not None:
+            c.print(esc(quant.note))
     for u in res.unsupported_ops:
         c.print(f"unsupported: {u['op_type']} x{u['count']} ({'; '.join(u['shapes'])}): {u['reason']}")
     bw = arch.sram_bytes_per_cycle
