@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +91,11 @@ def check_study_name(name: str, where: str = "--study") -> str:
         raise InputError(f"a study name is a name, not a path: no '/' or '\\', got {name!r}", where=where)
     if ".." in name or name in (".", ".."):
         raise InputError(f"a study name may not contain '..', got {name!r}", where=where)
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise InputError(f"a study name may not contain control characters, got {name!r}", where=where)
+    bad = next((c for c in name if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")), None)
+    if bad is not None:  # control, bidi / format (U+202E), surrogate, private-use, unassigned, line separators
+        raise InputError(f"a study name may not contain control or formatting characters (U+{ord(bad):04X} "
+                         f"{unicodedata.name(bad, 'unnamed')} at position {name.index(bad)}), got {name!r}",
+                         where=where)
     return name
 
 
