@@ -590,6 +590,10 @@ class NetworkResult:
     vector: dict[str, np.ndarray] = field(default_factory=dict)
     weight_params: int = 0
     unsupported_ops: list[dict] = field(default_factory=list)
+    #: each layer's operand format as the importer found it (None: the array's own), and what the
+    #: importer found beyond the layers (sim.layers.Workload.import_report), both for to_dict
+    precisions: list = field(default_factory=list)
+    import_report: dict = field(default_factory=dict)
 
     @property
     def total_cycles(self) -> int:
@@ -615,6 +619,8 @@ class NetworkResult:
                    "sram_stall_cycles": int(self.layers["sram_stall_cycles"][i]),
                    "utilization": round(float(self.layers["utilization"][i]), 6),
                    "sparse": bool(self.layers["sparse"][i]), "fallback_reason": self.fallback_reasons[i]}
+            if self.precisions:
+                row["precision"] = self.precisions[i]
             for k in _PER_LAYER_SUM:
                 row[k] = float(self.layers[k][i])
             row["unit"] = "array"
@@ -637,7 +643,7 @@ class NetworkResult:
                 "vector_layers": vlay, "vector_lanes": self.arch.effective_vector_lanes,
                 "unsupported_ops": [{"op_type": u["op_type"], "count": int(u["count"]), "reason": u["reason"],
                                      "shapes": list(u["shapes"])} for u in self.unsupported_ops],
-                "weight_params": int(self.weight_params), **tot}
+                "weight_params": int(self.weight_params), **self.import_report, **tot}
 
     def to_json(self, **kw) -> str:
         return json_text(self.to_dict(), **kw)
@@ -674,7 +680,8 @@ def simulate(workload: Workload, arch: ArrayConfig | None = None) -> NetworkResu
                          la["count"], _fallback_reasons(workload, arch, layers["sparse"]), layers,
                          {k: float(np.asarray(v).reshape(-1)[0]) for k, v in tot.items()},
                          list(workload.vector_ops), {k: np.asarray(v[0]) for k, v in vr.items()},
-                         workload.weight_params, workload.unsupported_ops)
+                         workload.weight_params, workload.unsupported_ops, [l.precision for l in workload.layers],
+                         dict(workload.import_report))
 
 
 def simulate_grid(workload: Workload, params: dict[str, np.ndarray | list], base: ArrayConfig | None = None
