@@ -21,6 +21,7 @@ could not resolve; it asks for ``--input-shape`` only for an input that was not 
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 
@@ -146,7 +147,11 @@ def fold(onnx, model, where: str):
     except ImportError as exc:  # pragma: no cover - a pinned dependency
         raise InputError("onnxscript is not installed (pip install onnxscript): sparsepe folds an ONNX graph's "
                          "constants with it", where=where) from None
+    quiet = [logging.getLogger(name) for name in ("onnxscript", "onnx_ir")]
+    levels = [lg.level for lg in quiet]
     try:
+        for lg in quiet:  # a node the reference evaluator cannot fold is left as it is: not a warning to print
+            lg.setLevel(logging.ERROR)
         m = ir.serde.deserialize_model(model)
         fold_constants(m, onnx_shape_inference=True, input_size_limit=FOLD_INPUT_LIMIT, should_fold=_should_fold)
         RemoveUnusedNodesPass()(m)
@@ -156,6 +161,9 @@ def fold(onnx, model, where: str):
         raise InputError(f"constant folding failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
                          f" ({type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''})",
                          where=where) from None
+    finally:
+        for lg, lv in zip(quiet, levels):
+            lg.setLevel(lv)
 
 
 def infer(onnx, model, where: str) -> tuple[dict[str, list], dict[str, int]]:
