@@ -15,25 +15,33 @@ as the parser reads them, so the first wrong input in argument order is the one 
 line printed for an error has its URL credentials masked (``postgresql://u:***@host``) and its
 control characters escaped (hw.host.printable). The caches libraries keep on their own go into the
 tool's cache directory (hw.host.keep_library_caches). Ctrl-C prints ``sparsepe: interrupted`` and exits
-with code 130.
+with code 130, SIGTERM ``sparsepe: terminated (SIGTERM)`` and 143, within 2 s whatever the command was
+doing (explore.interrupt: installed before the command's imports when this module is the program).
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
 import os
 import sys
-from typing import Annotated, Any
+from pathlib import Path
 
-import click.exceptions
-import typer
-from typer.core import TyperGroup, TyperOption
-from typer.exceptions import Abort as TyperAbort
+from explore import interrupt
 
-from explore.provenance import model_code_version, package_version
-from hw.errors import InputError
-from hw.host import keep_library_caches, mask_passwords, printable
+if __name__ == "__main__" or Path(sys.argv[0] if sys.argv else "").name == "sparsepe":
+    interrupt.install()  # the program itself: a signal during the imports below is answered too
+
+import importlib  # noqa: E402 - after the handlers, on purpose
+import logging  # noqa: E402
+from typing import Annotated, Any  # noqa: E402
+
+import click.exceptions  # noqa: E402
+import typer  # noqa: E402
+from typer.core import TyperGroup, TyperOption  # noqa: E402
+from typer.exceptions import Abort as TyperAbort  # noqa: E402
+
+from explore.provenance import model_code_version, package_version  # noqa: E402
+from hw.errors import InputError  # noqa: E402
+from hw.host import keep_library_caches, mask_passwords, printable  # noqa: E402
 
 try:  # the click that typer 0.29 vendors; a typer that uses click itself has none
     from typer._click import exceptions as typer_click_exceptions
@@ -195,9 +203,9 @@ def _fail(where: str | None, what: str, code: int = 2) -> None:
 
 
 def _interrupted() -> None:
-    """Ctrl-C: one line, exit code 130 (what the study stored so far is kept)."""
-    print("sparsepe: interrupted", file=sys.stderr)
-    sys.exit(INTERRUPTED_EXIT)
+    """Ctrl-C (or SIGTERM): one line, exit code 130 (143); what the study stored so far is kept."""
+    interrupt.finish()
+    sys.exit(interrupt.exit_code())
 
 
 def _usage_where(exc) -> str:
@@ -225,7 +233,24 @@ def main(argv: list[str] | None = None) -> None:
     Every failure is one line on stderr: bad input (:class:`InputError`, a bad flag value, an
     unknown option or command, an unreadable or read-only path) exits with code 2; an unexpected
     exception exits with code 1 (``SPARSEPE_TRACEBACK=1`` shows its traceback). Only ``--help``
-    and a command given without arguments print help."""
+    and a command given without arguments print help. Once a SIGINT or SIGTERM has come, the
+    command ends as interrupted whatever the signal's KeyboardInterrupt turned into on its way out
+    (an error of a library's cleanup, a swallowed exception, a normal return): one line, 130 / 143."""
+    interrupt.install()
+    try:
+        _main(argv)
+    except BaseException:
+        if interrupt.received() is not None:
+            _interrupted()
+        raise
+    finally:
+        interrupt.uninstall()  # no-op after a signal; in-process callers (tests) get their handlers back
+    if interrupt.received() is not None:
+        _interrupted()
+
+
+def _main(argv: list[str] | None) -> None:
+    """:func:`main` without the signal handling."""
     _log_to_stderr()
     keep_library_caches()  # nothing of the libraries' own lands in ~/.cache or ~/.config
     usage, abort, click_exc = _click_exceptions()

@@ -428,7 +428,9 @@ def _spawn_worker(opts: SweepOptions, index: int) -> subprocess.Popen:
 
 #: Seconds interrupted workers get to stop on their own (a Ctrl-C at the terminal reaches them
 #: too; each marks its running trial FAIL), then to stop after SIGINT, before they are killed.
-STOP_GRACE_S = (1.0, 5.0, 5.0)
+#: [A] within explore.interrupt.DEADLINE_S (1.6 s): an interrupted run ends within 2 s; a worker
+#: killed mid-trial leaves that trial RUNNING with a dead tag, which a rerun fails and re-runs.
+STOP_GRACE_S = (0.3, 0.8, 0.3)
 
 
 def stop_workers(procs: list[subprocess.Popen]) -> None:

@@ -6,12 +6,16 @@ analytic objective (tests/explore/_analytic.py) in the sweep's own process and i
 
 from __future__ import annotations
 
-import functools
-import sys
+from explore import interrupt
 
-import explore.study as study_module
-from explore.cli import main
-from explore.study import SweepOptions
+interrupt.install()  # as the sparsepe entry does before its imports: a signal during them is answered too
+
+import functools  # noqa: E402 - after the handlers, on purpose
+import sys  # noqa: E402
+
+import explore.study as study_module  # noqa: E402
+from explore.cli import main  # noqa: E402
+from explore.study import SweepOptions  # noqa: E402
 
 if __name__ == "__main__":
     # the sweep command imports SweepOptions from explore.study when it runs
