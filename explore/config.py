@@ -67,6 +67,7 @@ from explore.space import (
 )
 from explore.workload_config import MAX_WORKLOAD_WEIGHT, MIN_WORKLOAD_WEIGHT, Workload  # noqa: F401
 from hw.errors import InputError
+from hw.host import printable
 from hw.params import PEParams
 from ppa.assumptions import Assumption, with_ranges
 from ppa.liberty import asap7
@@ -421,6 +422,45 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return "".join(parts)
 
 
+#: pydantic's strict type errors -> what the key takes (types are strict: no string for a number)
+_TYPE_NAMES = {"int_type": "an integer", "float_type": "a number", "bool_type": "true or false",
+               "string_type": "a string", "dict_type": "a table", "list_type": "a list", "model_type": "a table"}
+
+
+def _field_range(loc: tuple[Any, ...]) -> str:
+    """The allowed range of the field at ``loc`` (its ge/gt/le/lt bounds): " in [1, 100000]", " > 0", ""."""
+    model: Any = SweepConfig
+    info = None
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        fields = getattr(model, "model_fields", None)
+        if not fields or part not in fields:
+            return ""
+        info = fields[part]
+        ann = info.annotation
+        model = next((a for a in [ann, *getattr(ann, "__args__", ())] if isinstance(a, type)
+                      and hasattr(a, "model_fields")), None)
+    if info is None:
+        return ""
+    num = lambda x: str(x) if isinstance(x, int) else f"{x:g}"  # noqa: E731
+    bound = {k: getattr(m, k) for m in info.metadata for k in ("ge", "gt", "le", "lt") if getattr(m, k, None) is not None}
+    lo = ("[", bound["ge"]) if "ge" in bound else ("(", bound["gt"]) if "gt" in bound else None
+    hi = ("]", bound["le"]) if "le" in bound else (")", bound["lt"]) if "lt" in bound else None
+    if lo and hi:
+        return f" in {lo[0]}{num(lo[1])}, {num(hi[1])}{hi[0]}"
+    if lo:
+        return f" {'>=' if lo[0] == '[' else '>'} {num(lo[1])}"
+    if hi:
+        return f" {'<=' if hi[0] == ']' else '<'} {num(hi[1])}"
+    return ""
+
+
+def _got(v: Any) -> str:
+    kind = {str: "a string", bool: "a boolean", int: "an integer", float: "a number"}.get(type(v))
+    return f"got {printable(repr(v))}" + (f" ({kind})" if kind else "")
+
+
 def _one_line(exc: ValidationError) -> str:
     errs = exc.errors()
     # For union axes pydantic reports one error per member; an unknown key wins, else the first.
@@ -428,8 +468,15 @@ def _one_line(exc: ValidationError) -> str:
         if e["type"] == "extra_forbidden":
             return f"{_loc(e['loc'])}: unknown key"
     e = errs[0]
-    msg = e["msg"].removeprefix("Value error, ")
     where = _loc(e["loc"])
+    scalar = where and not isinstance(e.get("input"), (dict, list))
+    if e["type"] in _TYPE_NAMES and scalar:
+        return f"{where}: must be {_TYPE_NAMES[e['type']]}{_field_range(e['loc'])}, {_got(e.get('input'))}"
+    if e["type"] in ("greater_than_equal", "greater_than", "less_than_equal", "less_than") and scalar:
+        return f"{where}: must be{_field_range(e['loc']) or ' ' + e['msg'].lower()}, {_got(e.get('input'))}"
+    msg = e["msg"].removeprefix("Value error, ")
+    if e["type"] == "literal_error" and scalar:
+        msg = f"{msg}, {_got(e.get('input'))}"
     # a section validator names its key first ("rows.step: ..."): make it the dotted key
     m = re.match(r"([A-Za-z_][\w.]*): (.*)", msg)
     if m and where in ("space", "fixed", "limits", "serving", "study", "quality"):
@@ -440,7 +487,7 @@ def _one_line(exc: ValidationError) -> str:
 def parse_config(data: dict[str, Any], source: str = "<memory>") -> SweepConfig:
     """Validate a config dict (as read from TOML); raise InputError naming ``source`` and the key."""
     try:
-        cfg = SweepConfig.model_validate({**data})
+        cfg = SweepConfig.model_validate({**data}, strict=True)  # strict: no string for a number
     except ValidationError as exc:
         raise InputError(_one_line(exc), where=source) from None
     except InputError as exc:
@@ -501,7 +548,12 @@ def _check_workload(w: Workload, source: str) -> None:
         w.build()
     except InputError as exc:
         msg = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
-        raise InputError(f"workload {w.name!r}: {msg}", where=source) from None
+        at = exc.where or ""
+        for flag in ("--seq", "--batch", "--context", "--phase"):  # simulate's flags are params keys here
+            at, msg = at.replace(flag, f"params.{flag[2:]}"), msg.replace(flag, f"params.{flag[2:]}")
+        # the file (a missing file, or where in it) stays named
+        raise InputError(f"workload {w.name!r}: {at + ': ' if at and at != 'workload' else ''}{msg}",
+                         where=source) from None
     except TypeError as exc:
         raise InputError(f"workload {w.name!r}: bad params: {exc}", where=source) from None
     except (ValueError, ArithmeticError, MemoryError) as exc:
