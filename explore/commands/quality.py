@@ -47,7 +47,7 @@ from hw.errors import InputError
 from sim.quality.prune.calibration import is_function_spec
 from sim.quality.evidence.evidence import digits_evidence, guardrail_verdict, transformer_evidence
 from sim.quality.team.layer_report import weights_report
-from sim.quality.team.hooks import DEFAULT_HOOK_TIMEOUT, HookTimeout, check_hook_timeout
+from sim.quality.team.hooks import DEFAULT_HOOK_TIMEOUT, HookRaised, HookTimeout, check_hook_timeout
 from sim.quality.prune.layouts import parse_layout_rules
 from sim.quality.prune.method_names import METHODS
 from sim.quality.evidence.precision import precision_quality
@@ -271,11 +271,16 @@ def _print_human(result: dict) -> None:
 @contextmanager
 def interrupt_line():
     """Ctrl-C: exit 130, whose one line ``sparsepe: interrupted`` explore.cli prints (the hooks'
-    child processes are killed on the way out: sim.quality.team.hooks)."""
+    child processes are killed on the way out: sim.quality.team.hooks). A team hook that raised:
+    its traceback trimmed to the team's files on stderr, before explore.cli's one error line."""
     try:
         yield
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+    except HookRaised as exc:  # the team's traceback (its own files' frames), then the one-line error
+        for line in exc.traceback_lines():
+            print(line, file=sys.stderr)
+        raise
 
 
 def register(app: typer.Typer) -> None:

@@ -147,6 +147,9 @@ def test_bad_eval_is_one_line_exit_2(tmp_path, spec, msg):
                        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
+    if "raised" in msg:  # a hook that raised: its traceback in the team's files first (issue 38 item 4)
+        assert "traceback in the team's code" in lines[0] and 'team_eval.py", line ' in lines[1], r.stderr
+        lines = lines[-1:]
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error:"), r.stderr
     assert msg in lines[0] and spec.split(":")[0] in lines[0]
     assert r.stdout == ""

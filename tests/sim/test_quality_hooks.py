@@ -67,6 +67,13 @@ def keyboard(weights):
 def raises(weights):
     raise RuntimeError("the eval server is down")
 
+def through_a_library(weights):
+    import team_helpers
+    return team_helpers.summarise(weights)
+
+def calib_raises():
+    return {"fc.weight": 1 / 0}
+
 def killed(weights):
     os.kill(os.getpid(), signal.SIGKILL)
 
@@ -147,6 +154,9 @@ def write_team(tmp: Path, *, samples: int = 200) -> Path:
     np.savez(tmp / "evaldata.npz", x=x, y=np.argmax(x @ w.T, axis=1))
     (tmp / "team_hooks.py").write_text(HOOKS_SRC)
     (tmp / "hang_at_import.py").write_text("import time\ntime.sleep(3600)\n")
+    # a second file of the team's; the error is raised inside the standard library (json's encoder)
+    (tmp / "team_helpers.py").write_text("import json\n\ndef summarise(weights):\n"
+                                         "    return json.dumps({k: v for k, v in weights.items()})\n")
     (tmp / "prints_at_import.py").write_text("print('hello from import')\ndef score(weights):\n    return 1.0\n")
     path = tmp / "model.safetensors"
     save_file({"fc.weight": w.astype(np.float32), "fc.bias": np.zeros(16, np.float32),
@@ -160,10 +170,13 @@ def run_cli(args, cwd: Path, timeout: float = 120, env: dict | None = None) -> s
                           cwd=cwd, timeout=timeout, env={**ENV, **(env or {})})
 
 
-def assert_one_error_line(r: subprocess.CompletedProcess, *fragments: str) -> str:
+def assert_one_error_line(r: subprocess.CompletedProcess, *fragments: str, traceback: bool = False) -> str:
     """Exit 2, exactly one stderr line ``sparsepe: error: ...`` holding every fragment, and a
-    stdout that is empty or one JSON document (never the hook's output)."""
+    stdout that is empty or one JSON document (never the hook's output). ``traceback``: a hook that
+    raised, whose trimmed traceback (:func:`team_traceback`) comes before that line."""
     lines = r.stderr.splitlines()
+    if traceback:
+        lines = lines[len(team_traceback(r)):]
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error: "), r.stderr
     for f in fragments:
@@ -172,6 +185,19 @@ def assert_one_error_line(r: subprocess.CompletedProcess, *fragments: str) -> st
         json.loads(r.stdout)
     return lines[0]
 
+
+def team_traceback(r: subprocess.CompletedProcess) -> list[str]:
+    """The stderr lines before the error line: the header, then ``  File "...", line N, in fn``
+    and the line's text for each frame in the team's files."""
+    lines = r.stderr.splitlines()
+    head = lines[:-1]
+    assert head and "traceback in the team's code (most recent call last):" in head[0], r.stderr
+    assert all(ln.startswith("  File ") or ln.startswith("    ") for ln in head[1:]), r.stderr
+    return head
+
+
+#: the hooks that raise: their traceback is shown, trimmed to the team's files
+RAISING = {"sys_exit", "keyboard", "raises"}
 
 EVAL_CASES = [
     ("os_exit", ["exited with status 0 instead of returning"]),
@@ -198,9 +224,35 @@ EVAL_CASES = [
 def test_misbehaving_eval_is_one_line_exit_2(tmp_path, fn, fragments):
     path = write_team(tmp_path)
     r = run_cli(["--weights", str(path), "--eval", f"team_hooks:{fn}", "--json", "--hook-timeout", "30"], tmp_path)
-    line = assert_one_error_line(r, f"eval 'team_hooks:{fn}'", *fragments)
+    line = assert_one_error_line(r, f"eval 'team_hooks:{fn}'", *fragments, traceback=fn in RAISING)
     assert "Warning" not in line and "Traceback" not in r.stderr
+    if fn in RAISING:
+        tb = team_traceback(r)
+        assert f"team_hooks.py\", line" in tb[1] and f"in {fn}" in tb[1] and len(tb) == 3, tb
     assert r.stdout == ""
+
+
+@pytest.mark.parametrize("hook,frames,error", [
+    (["--eval", "team_hooks:through_a_library"],
+     [("team_hooks.py", "through_a_library", "return team_helpers.summarise(weights)"),
+      ("team_helpers.py", "summarise", "return json.dumps({k: v for k, v in weights.items()})")],
+     "on the dense weights: raised TypeError: Object of type ndarray is not JSON serializable"),
+    (["--calib", "team_hooks:calib_raises"], [("team_hooks.py", "calib_raises", 'return {"fc.weight": 1 / 0}')],
+     "raised ZeroDivisionError: division by zero")], ids=["eval-through-a-library", "calib"])
+def test_a_raising_hook_shows_its_traceback_in_the_teams_files(tmp_path, hook, frames, error):
+    """Issue 38 item 4: the frames in the team's files (file, line, the line's text), outermost
+    first, none of the tool's or the standard library's (json's encoder raised), then the one line."""
+    path = write_team(tmp_path)
+    r = run_cli(["--weights", str(path), *hook, "--json"], tmp_path)
+    assert_one_error_line(r, error, traceback=True)
+    tb = team_traceback(r)[1:]
+    assert len(tb) == 2 * len(frames), r.stderr
+    src = {f: (tmp_path / f).read_text().splitlines() for f, _, _ in frames}
+    for (file, fn, text), (where, line) in zip(frames, zip(tb[::2], tb[1::2])):
+        assert where.startswith(f'  File "{tmp_path / file}", line ') and where.endswith(f"in {fn}"), where
+        number = int(where.split(", line ")[1].split(",")[0])
+        assert src[file][number - 1].strip() == text == line.strip()
+    assert "json" + os.sep + "encoder.py" not in r.stderr and "team_code.py" not in r.stderr
 
 
 @pytest.mark.parametrize("args,fragments", [

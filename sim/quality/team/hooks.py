@@ -48,8 +48,8 @@ from hw.errors import InputError
 from sim.quality.team import team_code
 from sim.quality.team.team_code import OPAQUE, recv_msg, send_msg
 
-__all__ = ["DEFAULT_HOOK_TIMEOUT", "MAX_HOOK_TIMEOUT", "HookTimeout", "TeamHook", "Opaque", "check_hook_timeout",
-           "printable"]
+__all__ = ["DEFAULT_HOOK_TIMEOUT", "MAX_HOOK_TIMEOUT", "HookRaised", "HookTimeout", "TeamHook", "Opaque",
+           "check_hook_timeout", "printable"]
 
 #: Seconds a call of a team hook (or its import) may take [A]: generous for an eval over a
 #: validation set on CPU; ``--hook-timeout`` / ``[quality] hook_timeout`` change it.
@@ -99,6 +99,34 @@ def printable(text, limit: int = _QUOTE) -> str:
     """The team's text safe for one terminal line: control characters escaped, cut to ``limit``."""
     s = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
     return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+class HookRaised(InputError):
+    """The team's function raised: the one-line error, and ``frames``, its traceback trimmed to the
+    frames in the team's files (file, line, function, the line's text; outermost first)."""
+
+    def __init__(self, message: str, *, where: str | None, frames: list[tuple[str, int, str, str]]):
+        super().__init__(message, where=where)
+        self.frames = frames
+
+    def traceback_lines(self) -> list[str]:
+        """The frames as a traceback reads (``File "f", line N, in fn`` and the line's text), each
+        line safe for the terminal; empty when no frame is in the team's files."""
+        if not self.frames:
+            return []
+        out = [f"{printable(self.where or 'the hook')}: traceback in the team's code (most recent call last):"]
+        for file, line, fn, text in self.frames:
+            out.append(f'  File "{printable(file, 2 * _QUOTE)}", line {line}, in {printable(fn, 60)}')
+            if text:
+                out.append(f"    {printable(text, 2 * _QUOTE)}")
+        return out
+
+
+def _frames(reply: tuple) -> list[tuple[str, int, str, str]]:
+    """The frames of a ``raised`` reply (none from an older child, or malformed ones dropped)."""
+    raw = reply[3] if len(reply) > 3 and isinstance(reply[3], list) else []
+    return [(str(f[0]), int(f[1]), str(f[2]), str(f[3])) for f in raw
+            if isinstance(f, (list, tuple)) and len(f) == 4 and isinstance(f[1], int)]
 
 
 class _PlainUnpickler(pickle.Unpickler):
@@ -264,7 +292,7 @@ class TeamHook:
             if reply[0] == "raised":
                 kind, msg = printable(reply[1], 60), printable(reply[2])
                 hint = " (a hook must return a value, not exit)" if kind == "SystemExit" else ""
-                raise InputError(f"raised {kind}: {msg}{hint}", where=where)
+                raise HookRaised(f"raised {kind}: {msg}{hint}", where=where, frames=_frames(reply))
             raise InputError(printable(reply[1], 2 * _QUOTE), where=where)
         except BaseException:
             self.close()

@@ -18,7 +18,8 @@ never imports the tool's own modules. Protocol on the socket ``FD`` (each messag
   privately (no copy), keeps the weights between calls, so a tensor that did not change is not
   sent again, and hands the function a fresh copy;
   child -> parent ``("ok", value)`` (the return value as plain data: :func:`plain`),
-  ``("raised", type name, first line of the message)`` or ``("bad", what)``.
+  ``("raised", type name, first line of the message, frames)`` (``frames``: the traceback's
+  frames in the team's files, :func:`team_frames`) or ``("bad", what)``.
 
 The child ignores SIGINT (the parent stops it), dies with its parent (PR_SET_PDEATHSIG on Linux),
 and writes nothing to its own stdout: what reaches fd 1 is the team's code printing.
@@ -40,13 +41,15 @@ import signal
 import socket
 import struct
 import sys
+import sysconfig
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 __all__ = ["HookLoadError", "load_function", "takes_weights", "first_line", "describe", "plain", "OPAQUE", "serve",
-           "send_msg", "recv_msg"]
+           "send_msg", "recv_msg", "team_frames"]
 
 #: Tag of a value that is not plain data (an object of the team's own class, a generator, ...):
 #: ``(OPAQUE, type name)``. Tuples never occur otherwise in :func:`plain`'s output (lists do).
@@ -54,6 +57,8 @@ OPAQUE = "__sparsepe_opaque__"
 _MAX_DEPTH = 32
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _LEN = struct.Struct("!Q")
+#: most frames of a traceback sent back, and the longest line text of one
+_MAX_FRAMES, _MAX_LINE = 30, 240
 
 
 class HookLoadError(ValueError):
@@ -132,6 +137,35 @@ def takes_weights(fn: Callable) -> bool:
     except (TypeError, ValueError):
         return False
     return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """The interpreter's standard library and site-packages directories (not the team's files)."""
+    paths = sysconfig.get_paths()
+    dirs = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(str(Path(d).resolve()) + os.sep for d in dirs if d)
+
+
+def team_frames(exc: BaseException, fn: Callable, base_dir: str | None) -> list[tuple[str, int, str, str]]:
+    """The frames of ``exc``'s traceback in the team's files, outermost first, each (file, line,
+    function, the line's text): files in the directory of the team's module (``fn``'s file) or of
+    ``base_dir``, or anywhere outside the interpreter's standard library and site-packages; never
+    this file's own frames."""
+    own = str(Path(__file__).resolve())
+    team_dirs = [str(Path(d).resolve()) + os.sep for d in
+                 (os.path.dirname(getattr(getattr(fn, "__code__", None), "co_filename", "") or ""), base_dir) if d]
+    libs = _library_dirs()
+    out = []
+    for fs in traceback.extract_tb(exc.__traceback__):
+        name = fs.filename
+        if name.startswith("<"):
+            continue  # <frozen importlib._bootstrap>, <string>
+        full = str(Path(name).resolve())
+        if full == own:
+            continue
+        if any(full.startswith(d) for d in team_dirs) or not any(full.startswith(d) for d in libs):
+            out.append((name, fs.lineno or 0, fs.name, (fs.line or "").strip()[:_MAX_LINE]))
+    return out[-_MAX_FRAMES:]
 
 
 def plain(x, depth: int = 0):
@@ -280,7 +314,11 @@ def serve(sock: socket.socket) -> None:
             out = fn({k: state[k].copy() for k in head["names"]}) if head["with_weights"] else fn()
             msg = ("ok", plain(out))
         except BaseException as exc:  # noqa: BLE001 - the team's code may raise anything, SystemExit too
-            msg = ("raised", type(exc).__name__, describe(exc))
+            try:
+                frames = team_frames(exc, fn, init["base_dir"])
+            except Exception:  # noqa: BLE001 - a traceback that cannot be read: the one-line error alone
+                frames = []
+            msg = ("raised", type(exc).__name__, describe(exc), frames)
         _reply(sock, msg)
 
 
