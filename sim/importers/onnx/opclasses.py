@@ -40,7 +40,9 @@ OP_CLASSES: dict[str, tuple[str, float, float, float, float]] = {
     "ThresholdedRelu": (_E, 2, 0, 0, 0), "Shrink": (_E, 3, 0, 0, 0), "HardSigmoid": (_E, 3, 0, 0, 0),
     "HardSwish": (_E, 4, 0, 0, 0), "Softsign": (_E, 2, 0, 1, 0),  # x / (1 + |x|)
     "BatchNormalization": (_E, 2, 0, 0, 0), "DequantizeLinear": (_E, 2, 0, 0, 0),
-    "QuantizeLinear": (_E, 3, 0, 1, 0), "Col2Im": (_E, 1, 0, 0, 0),
+    # y = saturate(round(x / scale) + zp) with the scale a constant: x * (1 / scale) folded at compile
+    # time, round, add, clip (4 ALU, no divide; sim.vector's generic recipe divides)
+    "QuantizeLinear": (_E, 4, 0, 0, 0), "Col2Im": (_E, 1, 0, 0, 0),
     # [A] a counter-based generator (Philox-style): a few integer ops per sample, then a scale
     **{op: (_E, 4, 0, 0, 0) for op in ("RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
                                        "Bernoulli")},
@@ -67,8 +69,9 @@ OP_CLASSES: dict[str, tuple[str, float, float, float, float]] = {
                                        "ReduceSumSquare", "GlobalLpPool")},
     **{op: (_R, 0, 1, 0, 1) for op in ("ReduceLogSum", "ReduceLogSumExp")},
     **{op: (_R, 2, 1, 1, 2) for op in ("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss")},
-    # DynamicQuantizeLinear: a min and a max reduction over the tensor, then QuantizeLinear's scale pass
-    "DynamicQuantizeLinear": (_R, 3, 0, 1, 2),
+    # DynamicQuantizeLinear: a min and a max reduction over the tensor, then the scale pass
+    # y = saturate(round(x / scale) + zp): one scale per tensor, so x * (1 / scale), round, add, clip (4 ALU)
+    "DynamicQuantizeLinear": (_R, 4, 0, 0, 2),
     **{op: (_P, 0, 0, 0, 0) for op in ("MaxPool", "AveragePool", "LpPool", "MaxRoiPool", "RoiAlign", "MaxUnpool")},
     # sampling: [D] bilinear interpolation, 3 lerps per output element
     **{op: (_E, 6, 0, 0, 0) for op in ("GridSample", "AffineGrid")},
@@ -86,15 +89,18 @@ OP_CLASSES: dict[str, tuple[str, float, float, float, float]] = {
                                        "ConcatFromSequence", "SplitToSequence", "Optional", "OptionalGetElement",
                                        "OptionalHasElement")},
 }
+#: Operators whose entry here replaces sim.vector's recipe (a compiler's lowering is cheaper).
+OVERRIDE = {"QuantizeLinear"}
 #: Tensor-level extra work of DynamicQuantizeLinear: scale = (max - min) / 255 and the zero point
-#: round(-min / scale) clipped to [0, 255]: [D] onnx DynamicQuantizeLinear-11, 4 ALU ops and a divide.
-DQL_SCALAR = (4.0, 1.0)
+#: round(-min / scale) clipped to [0, 255], and the reciprocal of the scale: [D] onnx
+#: DynamicQuantizeLinear-11, 4 ALU ops and 2 divides.
+DQL_SCALAR = (4.0, 2.0)
 
 
 def vector_op(name: str, op: str, out_shape, in_shapes, *, params: int = 0, window: int | None = None,
               row: int | None = None, attrs: dict | None = None) -> VectorOp:
     """The vector-unit entry of an ai.onnx operator (any operator of :data:`OP_CLASSES` but the GEMMs)."""
-    if known_op(op):
+    if known_op(op) and op not in OVERRIDE:
         return make_op(name, op, out_shape, in_shapes, params=params, window=window, row=row, attrs=attrs)
     cls, alu, ex, dv, red = OP_CLASSES[op]
     base = make_op(name, "Identity", out_shape, in_shapes, params=params)

@@ -6,7 +6,8 @@
   prologue reads the quantized tensor; a vector operator converts on load), and a ``QuantizeLinear``
   of a computed tensor into the operator that makes it (requantization in the GEMM's epilogue, or the
   vector operator's store). What stays: the ``QuantizeLinear`` of a graph input (the model's input
-  conversion, one real pass) and a ``DequantizeLinear`` that is itself a graph output.
+  conversion, one real pass) and a ``DequantizeLinear`` that is itself a graph output, unless it
+  follows a fused ``QuantizeLinear`` (the pair is the producer's store writing float).
 * ``quantize_dynamic``: ``MatMulInteger``/``ConvInteger`` are GEMMs; the ``Cast`` to float and the
   ``Mul`` by the scales that follow one of them, read nothing but its output and a per-channel
   scale, are the GEMM's epilogue. ``DynamicQuantizeLinear`` stays on the vector unit: a min/max
@@ -85,6 +86,7 @@ def lower(g, folded: set[int], elem: dict, weights: dict, shapes: dict) -> Lower
                 consumers.setdefault(x, []).append(idx)
     graph_out = {o.name for o in g.output}
     epilogue_of: set[str] = set()  # tensors made by an integer GEMM or its fused epilogue
+    requantized: set[str] = set()  # outputs of the QuantizeLinear nodes fused into their producer
     for idx, node in enumerate(g.node):
         if idx in folded or node.domain not in ("", "ai.onnx", "com.microsoft"):
             continue
@@ -93,11 +95,14 @@ def lower(g, folded: set[int], elem: dict, weights: dict, shapes: dict) -> Lower
             t = QUANTIZED_TYPES.get(elem.get(node.input[0], 0))
             if t:
                 out.aq[o] = t
-            if consumers.get(o) and o not in graph_out:
+            # into its consumers; or, a graph output behind a fused Q (a Q -> DQ pair after an operator),
+            # into that operator's store, which then writes the float output
+            if (consumers.get(o) and o not in graph_out) or node.input[0] in requantized:
                 out.fused.add(idx)
                 out.fused_qdq.append(node.name or o)
         elif op == "QuantizeLinear" and o:
             if node.input[0] in producer and node.input[0] not in weights:
+                requantized.add(o)
                 out.fused.add(idx)
                 out.fused_qdq.append(node.name or o)
         elif op in INTEGER_GEMMS and o:
