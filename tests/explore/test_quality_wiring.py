@@ -142,8 +142,8 @@ def test_hook_timeout_limits_the_eval_and_is_named(tmp_path):
     ("hook_timeout = -5", "quality.hook_timeout: must be a number of seconds > 0"),
     ("hook_timeout = 1e9", "quality.hook_timeout: must be a number of seconds > 0 and <= 604800"),
     ("hook_timeout = nan", "quality.hook_timeout: Input should be a finite number"),
-    ("hook_timeout = true", "quality.hook_timeout: Input should be a valid number"),
-    ('hook_timeout = "10"', "quality.hook_timeout: Input should be a valid number"),
+    ("hook_timeout = true", "quality.hook_timeout: must be a number, got True (a boolean)"),
+    ('hook_timeout = "10"', "quality.hook_timeout: must be a number, got '10' (a string)"),
 ])
 def test_quality_settings_are_validated(tmp_path, extra, msg):
     with pytest.raises(InputError, match=msg.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
@@ -226,7 +226,7 @@ def test_hf_workload_prune_lm_head(tmp_path):
 
 @pytest.mark.parametrize("workload, msg", [
     ('[[workload]]\nname = "resnet50"\nprune_lm_head = true', "prune_lm_head applies to an hf_config workload"),
-    ('[[workload]]\nhf_config = "qwen2.json"\nprune_lm_head = "yes"', r"workload\[0\]\.prune_lm_head: Input should be a valid boolean"),
+    ('[[workload]]\nhf_config = "qwen2.json"\nprune_lm_head = "yes"', r"workload\[0\]\.prune_lm_head: must be true or false, got .yes. \(a string\)"),
 ])
 def test_prune_lm_head_is_validated(tmp_path, workload, msg):
     (tmp_path / "qwen2.json").write_text(json.dumps(QWEN2_05B))
