@@ -57,6 +57,9 @@ TPE_STARTUP_TRIALS = 10
 #: After start-up, every INCUMBENT_EVERY-th trial of the "tpe" sampler evaluates an untried one-step
 #: neighbour of the best feasible design (explore.sampler); measured with bench_sweep_efficiency.py.
 INCUMBENT_EVERY = 2
+#: The sampler name of a sweep that evaluates every point of its discretised space (explore.study.
+#: exhaustive_points): each point is an enqueued trial, so both sides get all of theirs.
+EXHAUSTIVE = "exhaustive"
 #: NSGA-II population size (Optuna's default).
 NSGA2_POPULATION = 50
 
@@ -313,7 +316,7 @@ def _base_sampler(name: str, seed: int, keep: Any = None) -> optuna.samplers.Bas
         return IncumbentSearchSampler(tpe, seed=seed, startup=TPE_STARTUP_TRIALS, every=INCUMBENT_EVERY, keep=keep)
     if name == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, population_size=NSGA2_POPULATION)
-    if name == "random":
+    if name in ("random", EXHAUSTIVE):  # exhaustive: every point is enqueued (explore.study); nothing is drawn
         return optuna.samplers.RandomSampler(seed=seed)
     raise InputError(f"unknown sampler {name!r} (tpe, nsga2, random)", where="--sampler")
 
@@ -322,7 +325,7 @@ def make_sampler(name: str, seed: int, n_objectives: int, space: Space | None = 
     """The sweep's sampler ``name`` seeded ``seed``; with a ``space`` that offers both sparse and dense
     PEs, one per side under a :class:`SideBalancedSampler` (equal search effort)."""
     seed = int(seed) % 2**32  # numpy's seed range; worker and resume offsets wrap around
-    sides = sparsity_sides(space) if space is not None else {}
+    sides = sparsity_sides(space) if space is not None and name != EXHAUSTIVE else {}
     if all(sides.get(s) for s in SIDES):
         def make(side: str) -> optuna.samplers.BaseSampler:
             opts = set(map(str, sides[side]))

@@ -119,9 +119,17 @@ def _search(cfg: SweepConfig, config: Path, storage: str | None, out_dir: Path, 
     from explore import evaluator  # reason: the models load once the flags, the config and the storage have passed
     from explore.report.build import write_report  # reason: the report stack loads once the input has passed
     from explore.runner import export_study  # reason: the models load once the input has passed
-    from explore.study import SweepOptions, run_study  # reason: the models load once the input has passed
+    from explore.study import EXHAUSTIVE_FACTOR, SweepOptions, exhaustive_points, run_study  # reason: the models load once the input has passed
     evaluator.make_context(cfg)  # bad workloads / models fail here, before anything is written
     check_out_dir(out_dir)
+    points = exhaustive_points(cfg, n_trials)
+    mode = {"mode": "search", "trial_budget": n_trials}
+    if points is not None:  # a space of at most a few times the budget: every point, no sampler's luck
+        sampler = "exhaustive"
+        mode = {"mode": "exhaustive", "trial_budget": n_trials, "points": len(points),
+                "reason": f"the discretised space has {len(points):,} points (both sides), at most "
+                          f"{EXHAUSTIVE_FACTOR}x the {n_trials}-trial budget: every point was evaluated"}
+        notes.append(f"exhaustive: {mode['reason']}")
     opts = SweepOptions(
         config_path=str(config), storage=spec, study_name=name, trials=n_trials, seed=seed,
         sampler=sampler, workers=workers, out_dir=str(out_dir),
@@ -129,7 +137,7 @@ def _search(cfg: SweepConfig, config: Path, storage: str | None, out_dir: Path, 
     )
     st = run_study(opts, cfg)
     best = export_study(st, cfg, out_dir, extra={"study": name, "storage": redact(spec.url), "sampler": sampler,
-                                                 "seed": seed})
+                                                 "seed": seed, "search_mode": mode})
     notes.append(f"report: {write_report(spec.url, name, out_dir)}")
     if spec.kind == "journal":
         notes.append(f"dashboard: optuna-dashboard {spec.url}")

@@ -8,9 +8,9 @@ CPython's own start-up, none of the tool's code), it gets, after a random delay 
 imports, the prewarm, the trials, the robustness sampling and the report, either SIGINT to its
 group (Ctrl-C) or SIGTERM to its own process (``kill``). A run is lost unless:
 
-* it ends within 2 s of the signal with exit code 130 (SIGINT) or 143 (SIGTERM), and its stderr is
-  exactly one line (``sparsepe: interrupted`` / ``sparsepe: terminated (SIGTERM)``), or the run had
-  already finished (exit 0) when the signal came;
+* it ends within 2 s of the signal with exit code 130 (SIGINT) or 143 (SIGTERM), and what it writes
+  after the progress lines it printed before the signal is one line (``sparsepe: interrupted`` /
+  ``sparsepe: terminated (SIGTERM)``), no traceback; or it had finished (exit 0) as the signal came;
 * no process of its group is left;
 * every trial that was COMPLETE just before the signal is COMPLETE afterwards;
 * (every fifth run) a rerun of the same command exits 0 and holds the target of COMPLETE trials,
@@ -75,7 +75,7 @@ def _complete(out: Path) -> set[int]:
 def _command(cfg: Path, out: Path, workers: int) -> list[str]:
     # sh -c '... &' starts the sweep with SIGINT ignored, as a script's background job is
     return ["sh", "-c", f'exec {sys.executable} -m tests.explore._signal_sweep sweep "$0" --out "$1" '
-            f'--trials {TRIALS} --workers {workers} & wait', str(cfg), str(out)]
+            f'--trials {TRIALS} --workers {workers} & wait $!', str(cfg), str(out)]
 
 
 def _run(cfg: Path, out: Path, workers: int, env: dict) -> subprocess.Popen:
@@ -124,7 +124,7 @@ def _one(k: int, rng: random.Random, tmp: Path, env: dict) -> str | None:
         want = {signal.SIGINT: (130, "sparsepe: interrupted"), signal.SIGTERM: (143, "sparsepe: terminated (SIGTERM)")}[sig]
         if sh.returncode == 0 and "results:" in err:
             pass  # it had finished its report as the signal came
-        elif (sh.returncode, lines) != (want[0], [want[1]]):
+        elif sh.returncode != want[0] or lines[-1:] != [want[1]] or err.count(want[1]) != 1 or "Traceback" in err:
             return f"run {k} (workers {workers}, {sig.name} {t_sig - t0:.2f} s in): exit {sh.returncode}, stderr {err[-400:]!r}"
         elif took > DEADLINE_S:
             return f"run {k} (workers {workers}, {sig.name} {t_sig - t0:.2f} s in): ended {took:.2f} s after the signal"
