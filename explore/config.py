@@ -633,6 +633,8 @@ def config_fingerprint(cfg: SweepConfig) -> str:
         for k in ("method", "calibration"):
             if q[k] is None:
                 q.pop(k)
+        if not q.get("prune_lm_head"):  # added later: at its default, as before it
+            q.pop("prune_lm_head", None)
     for w in body["workload"]:  # prune_lm_head added later: at its default, as before it
         if not w.get("prune_lm_head"):
             w.pop("prune_lm_head", None)

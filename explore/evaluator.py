@@ -154,7 +154,8 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
             ev = model_evidence(q.path(q.weights, cfg.source), q.eval,
                                 finetuned_path=None if q.finetuned is None else q.path(q.finetuned, cfg.source),
                                 n=n, m=m, seed=QUALITY_SEED, base_dir=q.base_dir(cfg.source), metric_name=q.metric,
-                                method=q.method, calibration=q.calibration, hook_timeout=q.timeout())
+                                method=q.method, calibration=q.calibration, hook_timeout=q.timeout(),
+                                prune_lm_head=q.prune_lm_head)
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: [quality]") from None
     else:

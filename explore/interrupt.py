@@ -43,8 +43,9 @@ __all__ = ["DEADLINE_S", "EXIT_CODES", "Interrupted", "exit_code", "finish", "in
 
 #: Seconds from the first signal to a forced exit. [A] the contract is "ended within 2 s"; the
 #: orderly path (workers stopped within explore.study.STOP_GRACE_S, the line, interpreter exit)
-#: normally takes well under a second; 1.6 s leaves the forced exit 0.4 s to kill and exit.
-DEADLINE_S = 1.6
+#: normally takes well under a second; 1.2 s leaves the forced exit 0.8 s to kill and exit (under two
+#: CPU hogs the forced exit took up to 0.7 s: 3 of 50 stress runs ended 2.1-2.3 s after a 1.6 s deadline).
+DEADLINE_S = 1.2
 #: Exit code per signal: 128 + the signal's number, as a shell reports a process it ended.
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 _LINES = {signal.SIGINT: "sparsepe: interrupted", signal.SIGTERM: "sparsepe: terminated (SIGTERM)"}

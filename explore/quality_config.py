@@ -26,7 +26,9 @@ class Quality(StrictModel):
     ``method``: magnitude, wanda or sparsegpt (default: sparsegpt with calibration, else
     magnitude; sim.quality.prune.oneshot); ``calibration``: a ``.npz`` / ``.safetensors`` file or
     ``MODULE:FUNCTION`` (sim.quality.prune.calibration); ``hook_timeout``: seconds each call of the eval
-    and the calibration function may take (default sim.quality.team.hooks.DEFAULT_HOOK_TIMEOUT). Paths
+    and the calibration function may take (default sim.quality.team.hooks.DEFAULT_HOOK_TIMEOUT);
+    ``prune_lm_head``: prune an LM head tied to the input embedding (kept dense by default, the rule of
+    a workload's ``prune_lm_head`` and of ``quality --prune-lm-head``; sim.quality.prune.tied). Paths
     are relative to the config file. Without this section the quality limit binds on a reference
     model of the workload family (``"proxy"`` evidence)."""
 
@@ -37,13 +39,14 @@ class Quality(StrictModel):
     method: Literal[METHODS] | None = None  # type: ignore[valid-type]
     calibration: str | None = None
     hook_timeout: Annotated[float, Field(strict=True)] | None = None  # strict: true or "10" are not seconds
+    prune_lm_head: bool = Field(False, strict=True)
 
     @model_validator(mode="after")
     def _check(self) -> "Quality":
         if (self.weights is None) != (self.eval is None):
             raise ValueError("weights and eval go together (the eval scores the weights)")
-        for key in ("finetuned", "method", "calibration", "hook_timeout"):
-            if getattr(self, key) is not None and self.weights is None:
+        for key in ("finetuned", "method", "calibration", "hook_timeout", "prune_lm_head"):
+            if getattr(self, key) not in (None, False) and self.weights is None:
                 raise ValueError(f"{key} needs weights and eval (it applies to the team's model)")
         if self.eval is not None and ":" not in self.eval:
             raise ValueError(f"eval must be 'module:function', got {self.eval!r}")

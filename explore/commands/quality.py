@@ -57,7 +57,8 @@ from sim.quality.team.weights import check_save_path, save_tensors
 
 
 def _check_common(nm: str, seed: int, max_quality_delta: float, method: str | None, layouts, save_pruned,
-                  weights: Path | None, calib: str | None, reference: bool, eval_spec: str | None):
+                  weights: Path | None, calib: str | None, reference: bool, eval_spec: str | None,
+                  prune_lm_head: bool = False):
     """Every argument checked before any work: (n, m, layout rules)."""
     n, m = parse_nm(nm)
     if seed < 0:
@@ -69,7 +70,7 @@ def _check_common(nm: str, seed: int, max_quality_delta: float, method: str | No
         raise InputError(f"unknown pruning method {method!r} (known: {', '.join(METHODS)})", where="--method")
     rules = parse_layout_rules(layouts)
     for flag, given in (("--method", method is not None), ("--calib", calib is not None), ("--layout", bool(rules)),
-                        ("--save-pruned", save_pruned is not None)):
+                        ("--save-pruned", save_pruned is not None), ("--prune-lm-head", prune_lm_head)):
         if given and weights is None:
             raise InputError("prunes the team's weights: give --weights FILE (the references bring their own "
                              "calibration data and report every method)", where=flag)
@@ -105,10 +106,11 @@ def check_hooks(hook_timeout: float | None, eval_spec: str | None, calib: str | 
 def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib: str | None,
                 max_quality_delta: float, progress=None, *, eval_spec: str | None = None,
                 finetuned: Path | None = None, family: str = "mlp", method: str | None = None,
-                layouts=(), save_pruned: Path | None = None, hook_timeout: HookTimeout | None = None) -> dict:
+                layouts=(), save_pruned: Path | None = None, hook_timeout: HookTimeout | None = None,
+                prune_lm_head: bool = False) -> dict:
     """Everything ``sparsepe quality`` prints with ``--json``, as one dict."""
     n, m, rules = _check_common(nm, seed, max_quality_delta, method, layouts, save_pruned, weights, calib, reference,
-                                eval_spec)
+                                eval_spec, prune_lm_head)
     if finetuned is not None and eval_spec is None:
         raise InputError("--finetuned needs --weights and --eval", where="--finetuned")
     if eval_spec is not None:
@@ -116,7 +118,7 @@ def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib
             raise InputError("--eval needs --weights (the model it scores)", where="--eval")
         out = model_evidence(weights, eval_spec, finetuned_path=finetuned, n=n, m=m, seed=seed, method=method,
                              calibration=calib, layout_rules=rules, save_pruned=save_pruned,
-                             hook_timeout=hook_timeout)
+                             hook_timeout=hook_timeout, prune_lm_head=prune_lm_head)
         ok, msg = guardrail_verdict(out, max_quality_delta)
         out.update({"max_quality_delta": max_quality_delta, "guardrail_ok": ok, "guardrail": msg})
         return out
@@ -134,13 +136,14 @@ def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib
     out: dict = {"nm": f"{n}:{m}", "seed": seed}
     if weights is not None:
         rep, shot = weights_report(weights, n, m, seed=seed, calibration=calib, method=method, layout_rules=rules,
-                                   hook_timeout=hook_timeout)
+                                   hook_timeout=hook_timeout, prune_lm_head=prune_lm_head)
         if save_pruned is not None:
             save_tensors(save_pruned, shot.tensors, source=weights, note=shot.schedule())
         out.update({"weights_file": rep["file"], "calibration": rep["calibration"], "layers": rep["layers"],
                     "skipped": rep["skipped"], "layers_pruned": rep["layers_pruned"],
                     "layers_dense": rep["layers_dense"], "method": rep["method"], "layouts": rep["layouts"],
-                    "pruned_file": None if save_pruned is None else str(save_pruned)})
+                    "pruned_file": None if save_pruned is None else str(save_pruned),
+                    "tied_lm_head": rep["tied_lm_head"]})
     if reference:
         ev, results = digits_evidence(n, m, seed=seed, progress=progress)
         res = results[0]
@@ -318,6 +321,10 @@ def register(app: typer.Typer) -> None:
             "--precision", help="Quality gate per operand precision (comma list of int8, int4, fp8-e4m3, fp8-e5m2, "
             "bf16): the digits reference MLP, dense and --nm pruned, at each precision against dense FP32, "
             "3 seeds from --seed, each delta with its 95 % interval.")] = None,
+        prune_lm_head: Annotated[bool, typer.Option(
+            "--prune-lm-head", help="Prune an LM head tied to the input embedding (found from config.json's "
+            "tie_word_embeddings beside --weights, or from the tensors), and the embedding with it; by default it "
+            "is kept dense, as simulate --hf-config keeps it.")] = False,
         hook_timeout: Annotated[Optional[float], typer.Option(
             "--hook-timeout", help=f"Seconds each call of the team's code (--eval, --calib MODULE:FUNCTION) may take "
             f"in its child process before it is stopped (default {DEFAULT_HOOK_TIMEOUT:g}).")] = None,
@@ -342,7 +349,8 @@ def register(app: typer.Typer) -> None:
                 else:
                     result = run_quality(weights, nm, reference, seed, calib, max_quality_delta, progress,
                                          eval_spec=eval_spec, finetuned=finetuned, family=family, method=method,
-                                         layouts=layout or (), save_pruned=save_pruned, hook_timeout=limit)
+                                         layouts=layout or (), save_pruned=save_pruned, hook_timeout=limit,
+                                         prune_lm_head=prune_lm_head)
                 if precs is not None:
                     rows = precision_quality(precs, (nm, "dense"), (seed, seed + 1, seed + 2),
                                              max_delta=max_quality_delta)

@@ -50,8 +50,8 @@ def test_config_ranges_are_shown(tmp_path):
     ("[assumptions]\nlpddr5_phy_area_mm2 = { low = 2.0, high = 1.0 }",
      "assumptions.lpddr5_phy_area_mm2: low 2 is above high 1"),
     ("[assumptions]\nnot_a_constant = { low = 1.0, high = 2.0 }", "assumptions.not_a_constant: unknown assumption"),
-    ("[decision]\nmin_confidence = 0", "decision.min_confidence: Input should be greater than 0"),
-    ("[decision]\nmin_confidence = 1.5", "decision.min_confidence: Input should be less than or equal to 1"),
+    ("[decision]\nmin_confidence = 0", "decision.min_confidence: must be in (0, 1], got 0 (an integer)"),
+    ("[decision]\nmin_confidence = 1.5", "decision.min_confidence: must be in (0, 1], got 1.5 (a number)"),
 ])
 def test_bad_config_is_one_line_exit_2(tmp_path, extra, message):
     p = _config(tmp_path, extra)

@@ -84,10 +84,8 @@ def test_scan_catches_the_sentinel_it_is_for():
     _scan("inference 1,234.5 Infinite-loop pinf sha256 37d06970fc926e60", "words")   # words, digests
 
 
-@pytest.mark.yosys
-def test_default_example_outputs_hold_no_sentinel(tmp_path, run_cli):
-    out = tmp_path / "out"
-    p = run_cli(["sweep", str(EXAMPLES / "default.toml"), "--out", str(out)], cwd=tmp_path)
+def _scan_outputs(p, out: Path) -> None:
+    """Every output of a sweep: the terminal, report.md, best.json, trials.csv, report.html."""
     assert p.returncode == 0, p.stderr[-2000:]
     _scan(p.stdout + p.stderr, "terminal")
     files = [out / n for n in ("report.md", "best.json", "trials.csv", "report.html")]
@@ -97,3 +95,30 @@ def test_default_example_outputs_hold_no_sentinel(tmp_path, run_cli):
         if f.suffix == ".html":   # the inlined plotly.js and figure data carry their own numbers: scan the text
             text = re.sub(r"<script\b.*?</script>", "", text, flags=re.S)
         _scan(text, f.name)
+
+
+@pytest.mark.yosys
+def test_default_example_outputs_hold_no_sentinel(tmp_path, run_cli):
+    out = tmp_path / "out"
+    _scan_outputs(run_cli(["sweep", str(EXAMPLES / "default.toml"), "--out", str(out)], cwd=tmp_path), out)
+
+
+#: The other examples, each at 40 trials (the robustness sampling, where a side can lose every
+#: feasible design, runs in full whatever the trial count; llama.toml printed +99999999999900 % here).
+OTHER_EXAMPLES = sorted(p.name for p in EXAMPLES.glob("*.toml") if p.name != "default.toml")
+
+
+@pytest.mark.slow
+@pytest.mark.yosys
+@pytest.mark.parametrize("example", OTHER_EXAMPLES)
+def test_every_example_outputs_hold_no_sentinel(tmp_path, run_cli, example):
+    out = tmp_path / "out"
+    p = run_cli(["sweep", str(EXAMPLES / example), "--out", str(out), "--trials", "40"], cwd=tmp_path, timeout=900)
+    _scan_outputs(p, out)
+    rob = json.loads((out / "best.json").read_text()).get("robustness") or {}
+    one_sided = sum(rob.get(k) or 0 for k in ("samples_without_feasible_dense", "samples_without_feasible_sparse",
+                                              "samples_without_feasible_design"))
+    if one_sided:   # the robustness line counts the samples without a design beside the interval
+        line = " ".join((p.stdout + p.stderr).split())
+        n = rob["advantage_samples"]
+        assert f"over the {n} of {rob['samples']} samples with both sides feasible" in line, line[-1500:]

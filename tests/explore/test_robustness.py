@@ -165,7 +165,9 @@ def test_sweep_writes_robustness_equal_search_and_the_report_section(tmp_path):
     assert r.returncode == 0, r.stderr
     best = json.loads((tmp_path / "out" / "best.json").read_text())
     search = best["comparison"]["search"]
-    assert search["sparse"]["trials"] == search["dense"]["trials"] == 8
+    # 2 x 2 shapes x 2 PE kinds = 8 points <= 4 x 16 trials: evaluated exhaustively, 4 per side
+    assert best["search_mode"]["mode"] == "exhaustive" and best["search_mode"]["points"] == 8
+    assert search["sparse"]["trials"] == search["dense"]["trials"] == 4
     assert search["sparse"]["sampler"] == search["dense"]["sampler"]
     rob = best["robustness"]
     for k in ("advantage_median", "advantage_p05", "advantage_p95", "p_advantage_ge_margin", "samples", "flips", "tornado"):

@@ -8,6 +8,8 @@ Which tensors are pruned (stated rule, NVIDIA ASP's whitelist of Linear/Conv wei
   PyTorch-layout shape ``(out, in, ...)`` (per expert for stacked experts) passes the shared ASP
   verdict (sim.asp_rules.weight_verdict: size(0) % 8, size(1) % 16, K % M), are N:M-pruned in
   groups of M along their reduction axis;
+* an LM head tied to the input embedding table (sim.quality.prune.tied) is kept dense unless
+  ``prune_lm_head``, the rule of ``simulate --hf-config``; pruned, its tied copy follows it;
 * every other tensor is kept unchanged and listed in ``skipped`` with the reason.
 
 Methods (sim.quality.prune.methods): ``magnitude``, ``wanda``, ``sparsegpt``. The default is
@@ -32,6 +34,7 @@ from sim.quality.prune.calibration import Calibration, block_of, check_inputs, m
 from sim.quality.prune.layouts import Layout, LayoutRule, resolve_layouts
 from sim.quality.prune.methods import CALIBRATED, METHODS, PERCDAMP, prune_matrix
 from sim.quality.prune.pruning import kind_for_shape
+from sim.quality.prune.tied import tied_heads
 
 __all__ = ["OneShot", "prune_tensors", "choose_method", "EMBEDDING_NAME"]
 
@@ -55,6 +58,10 @@ class OneShot:
     m: int
     calibration: dict = field(default_factory=dict)
     inputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # the dense model's, checked
+    tied: dict[str, str] = field(default_factory=dict)  # LM head -> how it is tied and what was done
+
+    def tied_json(self) -> list[dict]:
+        return [{"name": k, "tie": v} for k, v in self.tied.items()]
 
     def layouts_json(self) -> dict[str, int]:
         """{tensor: reduction axis} of the pruned tensors."""
@@ -126,11 +133,21 @@ def _prune_one(w: np.ndarray, lay: Layout, method: str, n: int, m: int, x: np.nd
 
 def prune_tensors(tensors: dict[str, np.ndarray], n: int, m: int, *, method: str | None = None,
                   calibration: Calibration | None = None, layout_rules: list[LayoutRule] | None = None,
-                  percdamp: float = PERCDAMP) -> OneShot:
-    """One-shot N:M pruning of a checkpoint (see the module docstring)."""
+                  percdamp: float = PERCDAMP, prune_lm_head: bool = False, tie: bool | None = None) -> OneShot:
+    """One-shot N:M pruning of a checkpoint (see the module docstring); ``tie``: the config's
+    ``tie_word_embeddings`` when known (sim.quality.prune.tied.config_tie)."""
     check_nm(n, m)
     method = choose_method(method, calibration)
     cand, skipped = _candidates(tensors)
+    heads = tied_heads(tensors, EMBEDDING_NAME, tie)
+    tied: dict[str, str] = {}
+    for head, (_, why) in heads.items():
+        if prune_lm_head:
+            tied[head] = f"tied to the input embedding ({why}): pruned (--prune-lm-head), the embedding with it"
+        elif head in cand:
+            del cand[head]
+            skipped[head] = tied[head] = (f"LM head tied to the input embedding ({why}): kept dense, as simulate "
+                                          "--hf-config keeps it (--prune-lm-head prunes it and the embedding with it)")
     raw, keys = {}, {}
     if calibration is not None:
         raw = calibration.fetch(dict(tensors))
@@ -178,7 +195,11 @@ def prune_tensors(tensors: dict[str, np.ndarray], n: int, m: int, *, method: str
             x = inputs.get(name) if methods[name] != "magnitude" else None
             out[name], masks[name] = _prune_one(tensors[name], lay, methods[name], n, m, x, percdamp)
         stage_count = 0
-    masks = {k: masks[k] for k in prunable}  # the checkpoint's order
+    for head, (table, _) in heads.items():   # --prune-lm-head: a stored copy of the table stays equal to the head
+        if prune_lm_head and table is not None and head in masks:
+            out[table], masks[table], prunable[table], methods[table] = out[head], masks[head], prunable[head], methods[head]
+            skipped.pop(table, None)
+    masks = {k: masks[k] for k in prunable if k in masks}  # the checkpoint's order
     cal: dict = {"source": None, "samples": 0, "inputs": None}
     if calibration is not None:
         rows = [int(np.shape(raw[k])[-2]) for k in keys if keys[k] in prunable]
@@ -188,7 +209,8 @@ def prune_tensors(tensors: dict[str, np.ndarray], n: int, m: int, *, method: str
             cal["calls"] = max(1, stage_count)
         if rows and min(rows) != max(rows):
             cal["samples_max"] = max(rows)
-    return OneShot(out, masks, skipped, {k: prunable[k] for k in masks}, methods, method, n, m, cal, dense_inputs)
+    return OneShot(out, masks, skipped, {k: prunable[k] for k in masks}, methods, method, n, m, cal, dense_inputs,
+                   tied)
 
 
 def tensors_shapes(tensors: dict[str, np.ndarray]) -> dict[str, tuple[int, ...]]:

@@ -176,7 +176,7 @@ def shipped_dir() -> Path | None:
 
 #: The modules whose code decides the reference's results (the cache key).
 _CODE = ("references/transformer.py", "references/charlm.py", "prune/pruning.py", "prune/methods.py",
-         "prune/layouts.py", "prune/calibration.py", "prune/oneshot.py", "team/user_eval.py")
+         "prune/layouts.py", "prune/calibration.py", "prune/oneshot.py", "prune/tied.py", "team/user_eval.py")
 
 
 def code_digest() -> str:

@@ -21,6 +21,7 @@ from sim.quality.prune.calibration import Calibration, calibration_from_arrays, 
 from sim.quality.team.hooks import HookTimeout
 from sim.quality.prune.layouts import Layout, LayoutRule
 from sim.quality.prune.oneshot import OneShot, prune_tensors
+from sim.quality.prune.tied import config_tie
 from sim.quality.prune.pruning import kind_for_shape
 from sim.quality.team.weights import classify, load_tensors
 
@@ -102,19 +103,25 @@ def layer_quality(name: str, w: np.ndarray, n: int = 2, m: int = 4, *, calib: np
 def weights_report(path: str | Path, n: int = 2, m: int = 4, *, seed: int = 0,
                    calibration: Calibration | str | Path | None = None, method: str | None = None,
                    layout_rules: list[LayoutRule] | None = None,
-                   hook_timeout: HookTimeout | None = None) -> tuple[dict, OneShot]:
+                   hook_timeout: HookTimeout | None = None, prune_lm_head: bool = False) -> tuple[dict, OneShot]:
     """(the per-layer report of pruning every weight of a user file, the pruned checkpoint);
-    ``hook_timeout``: the limit of each call of a calibration function (sim.quality.team.hooks)."""
+    ``hook_timeout``: the limit of each call of a calibration function (sim.quality.team.hooks); an
+    LM head tied to the input embedding is kept dense unless ``prune_lm_head`` (sim.quality.prune.tied)."""
     tensors = load_tensors(path)
     weights, skipped = classify(path, tensors)
+    kw = {"method": method, "layout_rules": layout_rules, "prune_lm_head": prune_lm_head, "tie": config_tie(path)}
     if isinstance(calibration, Calibration) or calibration is None:
         cal = calibration
-        shot = prune_tensors(tensors, n, m, method=method, calibration=cal, layout_rules=layout_rules)
+        shot = prune_tensors(tensors, n, m, calibration=cal, **kw)
     else:
         with calibration_from_spec(calibration, timeout=hook_timeout) as cal:
-            shot = prune_tensors(tensors, n, m, method=method, calibration=cal, layout_rules=layout_rules)
+            shot = prune_tensors(tensors, n, m, calibration=cal, **kw)
     rows = [_row(name, w, shot, shot.inputs.get(name), np.random.default_rng([seed, i]))
             for i, (name, w) in enumerate(weights.items())]
+    if not shot.masks and rows and all(r.name in shot.tied for r in rows):
+        raise InputError(f"its only weight, {rows[0].name!r}, is an LM head tied to the input embedding, kept dense "
+                         "as simulate --hf-config keeps it: give --prune-lm-head to prune it (and the embedding "
+                         "with it)", where=str(path))
     if not shot.masks:
         first = rows[0]
         raise InputError(f"shape {tuple(first.shape)} cannot be tiled by {n}:{m} groups under the ASP rules "
@@ -130,4 +137,5 @@ def weights_report(path: str | Path, n: int = 2, m: int = 4, *, seed: int = 0,
         "layers": [r.to_json() for r in rows],
         "skipped": [{"name": k, "reason": v} for k, v in skipped.items()],
         "layers_pruned": len(pruned), "layers_dense": len(rows) - len(pruned),
+        "tied_lm_head": shot.tied_json(),
     }, shot

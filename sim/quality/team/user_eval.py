@@ -29,6 +29,7 @@ from sim.quality.prune.calibration import Calibration, calibration_from_spec
 from sim.quality.team.hooks import HookTimeout, TeamHook
 from sim.quality.prune.layouts import LayoutRule
 from sim.quality.prune.oneshot import OneShot, prune_tensors
+from sim.quality.prune.tied import config_tie
 from sim.quality.prune.pruning import is_nm
 from sim.quality.evidence.stats import loss_of, paired_interval
 from sim.quality.team.weights import check_save_path, load_tensors, save_tensors
@@ -138,21 +139,26 @@ def _check_finetuned(path, dense: dict[str, np.ndarray], ft: dict[str, np.ndarra
 
 def load_and_prune(weights_path: str | Path, eval_spec: str, n: int, m: int, base_dir: str | Path | None = None, *,
                    method: str | None = None, calibration: Calibration | str | Path | None = None,
-                   layout_rules: list[LayoutRule] | None = None, hook_timeout: HookTimeout | None = None):
+                   layout_rules: list[LayoutRule] | None = None, hook_timeout: HookTimeout | None = None,
+                   prune_lm_head: bool = False):
     """(the eval's TeamHook, dense tensors, one-shot N:M tensors, masks, skipped tensors with
     reasons, OneShot) of the team's weights file; one InputError when the file holds no tensor or
-    none can be pruned N:M. Every input is checked before any tensor is pruned. The caller closes
+    none can be pruned N:M. Every input is checked before any tensor is pruned. An LM head tied to
+    the input embedding (``config.json`` beside the weights, or the checkpoint's tensors:
+    sim.quality.prune.tied) is kept dense unless ``prune_lm_head``. The caller closes
     the hook (``with hook:``); a calibration function given by name is closed here."""
     hook = load_eval(eval_spec, base_dir, hook_timeout)
     try:
         dense = load_tensors(weights_path)
         if not dense:
             raise InputError("no tensors in the file", where=str(weights_path))
+        kw = {"method": method, "layout_rules": layout_rules, "prune_lm_head": prune_lm_head,
+              "tie": config_tie(weights_path)}
         if isinstance(calibration, Calibration) or calibration is None:
-            shot = prune_tensors(dense, n, m, method=method, calibration=calibration, layout_rules=layout_rules)
+            shot = prune_tensors(dense, n, m, calibration=calibration, **kw)
         else:
             with calibration_from_spec(calibration, base_dir, timeout=hook_timeout) as cal:
-                shot = prune_tensors(dense, n, m, method=method, calibration=cal, layout_rules=layout_rules)
+                shot = prune_tensors(dense, n, m, calibration=cal, **kw)
         if not shot.masks:
             raise InputError(f"no tensor can be pruned {n}:{m} under the ASP rules "
                              f"({'; '.join(f'{k}: {v}' for k, v in list(shot.skipped.items())[:3])})",
@@ -167,7 +173,8 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
                    n: int = 2, m: int = 4, seed: int = 0, base_dir: str | Path | None = None,
                    metric_name: str | None = None, method: str | None = None,
                    calibration: Calibration | str | Path | None = None, layout_rules: list[LayoutRule] | None = None,
-                   save_pruned: str | Path | None = None, hook_timeout: HookTimeout | None = None) -> dict:
+                   save_pruned: str | Path | None = None, hook_timeout: HookTimeout | None = None,
+                   prune_lm_head: bool = False) -> dict:
     """Score dense, one-shot N:M and (given) fine-tuned weights with the team's eval.
 
     ``method``, ``calibration`` (a Calibration, a file or ``MODULE:FUNCTION`` relative to
@@ -183,12 +190,14 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
     per-sample scores; None when the eval gives none), ``pruned_tensors``, ``skipped_tensors``,
     ``evidence`` ("model"), and the loss the sweep bounds (``quality_delta``, with its pessimistic
     end ``quality_delta_ci``; see sim.quality.evidence.stats); ``method``, ``calibration`` (``source``,
-    ``samples``, ``inputs``), ``layouts`` (tensor -> reduction axis) and ``pruned_file``."""
+    ``samples``, ``inputs``), ``layouts`` (tensor -> reduction axis), ``pruned_file`` and
+    ``tied_lm_head`` (each LM head tied to the input embedding: name, how it is tied, what was done;
+    ``prune_lm_head`` prunes it, else it is kept dense)."""
     if save_pruned is not None:
         check_save_path(save_pruned)
     hook, dense, oneshot, masks, skipped, shot = load_and_prune(
         weights_path, eval_spec, n, m, base_dir, method=method, calibration=calibration, layout_rules=layout_rules,
-        hook_timeout=hook_timeout)
+        hook_timeout=hook_timeout, prune_lm_head=prune_lm_head)
     with hook:
         ft = None
         if finetuned_path is not None:
@@ -235,7 +244,7 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
         "pruned_tensors": shot.pruned_json(),
         "skipped_tensors": [{"name": k, "reason": v} for k, v in skipped.items()],
         "method": shot.method, "calibration": shot.calibration, "layouts": shot.layouts_json(),
-        "pruned_file": None if save_pruned is None else str(save_pruned),
+        "pruned_file": None if save_pruned is None else str(save_pruned), "tied_lm_head": shot.tied_json(),
         "pruning_schedule": shot.schedule() + (
             "; fine-tuned by the team (weights given, checked to keep N:M)" if s_ft is not None
             else "; no fine-tuning (no --finetuned weights given)"),

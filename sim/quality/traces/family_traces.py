@@ -83,12 +83,12 @@ def activity_family(workload) -> tuple[str, str]:
 
 _CODE = ("traces/family_traces.py", "traces/traces.py", "references/cnn.py", "references/mlp.py",
          "references/reference.py", "references/charlm.py", "prune/pruning.py", "team/user_eval.py",
-         "prune/oneshot.py", "prune/methods.py", "prune/layouts.py", "prune/calibration.py")
+         "prune/oneshot.py", "prune/tied.py", "prune/methods.py", "prune/layouts.py", "prune/calibration.py")
 
 
 #: the code the transformer trace models' training depends on, and the version of the recipe
 #: :func:`_transformer_models` runs (bump it when that function changes)
-_LM_CODE = ("references/charlm.py", "prune/pruning.py", "team/user_eval.py", "prune/oneshot.py",
+_LM_CODE = ("references/charlm.py", "prune/pruning.py", "team/user_eval.py", "prune/oneshot.py", "prune/tied.py",
             "prune/methods.py", "prune/layouts.py", "prune/calibration.py")
 _LM_RECIPE = 1
 
