@@ -50,6 +50,7 @@ def test_the_128_point_space_of_the_issue_is_exhaustive_at_40_trials():
     assert exhaustive_points(cfg, 31) is None                   # 128 > 4 x 31: searched
 
 
+@pytest.mark.slow   # 128 points and a resume: 35-40 s; the other tests here cover the rule in the default tier
 @pytest.mark.yosys
 def test_the_sweep_evaluates_every_point_says_so_and_resumes(tmp_path, run_cli):
     cfg = tmp_path / "ex.toml"

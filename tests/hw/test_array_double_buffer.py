@@ -226,7 +226,9 @@ def test_iverilog_dense_path_modes(tmp_path):
 #: 2x2, which already has a top row, a neighbour to the right and below (2x3 adds no other kind of
 #: connection, and took 29 s of processor time against 21 s, mostly Amaranth elaborating float PEs).
 LINT = [(PEParams(), (2, 3)), (PEParams(), (5, 4)), (PEParams(pipeline=4, n=4, m=8, acc_bits=16), (2, 3)),
-        (PEParams(n=1, m=4, act_bits=3, weight_bits=5, acc_bits=8), (5, 4)), (PEParams(precision="bf16", pipeline=2), (2, 2))]
+        (PEParams(n=1, m=4, act_bits=3, weight_bits=5, acc_bits=8), (5, 4)),
+        # the BF16 array takes Verilator 30-90 s: the slow tier (the BF16 PE lints in the default tier)
+        pytest.param(PEParams(precision="bf16", pipeline=2), (2, 2), marks=pytest.mark.slow)]
 
 
 @pytest.mark.verilator

@@ -88,7 +88,9 @@ def test_verilator_lint_fp(tmp_path, precision):
 
 @pytest.mark.verilator
 @pytest.mark.parametrize("precision,dataflow,pipeline",
-                         [("bf16", "ws", 1), ("fp8-e4m3", "os", 2)])
+                         # 30-70 s of Verilator each: the slow tier; the float PEs lint in the default tier
+                         [pytest.param("bf16", "ws", 1, marks=pytest.mark.slow),
+                          pytest.param("fp8-e4m3", "os", 2, marks=pytest.mark.slow)])
 def test_verilator_lint_fp_arrays(tmp_path, precision, dataflow, pipeline):
     """The 2x2 float arrays lint clean under the same waivers as the float PEs (no waiver for Yosys
     temporaries: the WS top row's +0 base takes no adder, E4M3 generates no infinity terms)."""

@@ -115,8 +115,9 @@ def test_iverilog_dense_pe_matches_golden(tmp_path, p):
     assert acc == ref.tolist() and not any(err)
 
 
-LINT_CASES = [PEParams(), PEParams(pipeline=4, n=4, m=8, acc_bits=16),
-              PEParams(n=1, m=4, act_bits=3, weight_bits=5, acc_bits=8), PEParams(pipeline=2, n=2, m=8)]
+LINT_CASES = [PEParams(), pytest.param(PEParams(pipeline=4, n=4, m=8, acc_bits=16), marks=pytest.mark.slow),
+              PEParams(n=1, m=4, act_bits=3, weight_bits=5, acc_bits=8),
+              pytest.param(PEParams(pipeline=2, n=2, m=8), marks=pytest.mark.slow)]  # slow: 15-20 s of Verilator
 
 
 @pytest.mark.verilator
