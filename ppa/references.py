@@ -183,7 +183,7 @@ INTEL_GP_M1P_NM = {65: (220.0, 210.0), 45: (160.0, 160.0), 32: (112.5, 112.5), 2
                    14: (70.0, 52.0), 10: (54.0, 36.0)}
 
 
-def _pitch_scaled_density(intel_nm: int) -> float:
+def pitch_scaled_density(intel_nm: int) -> float:
     """[D] Intel 22 nm density x (GP x M1P at 22 nm) / (GP x M1P at ``intel_nm``)."""
     g22, m22 = INTEL_GP_M1P_NM[22]
     g, m = INTEL_GP_M1P_NM[intel_nm]

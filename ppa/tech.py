@@ -138,7 +138,7 @@ SRAM_VMIN_OFFSET_V = 0.15
 from ppa.references import (  # noqa: E402,F401  (re-exported: ppa.tech.<name> as before)
     LOGIC_LEAK_45_W_MM2, LOGIC_LEAK_45_V, LOGIC_LEAK_45_C, LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C,
     LEAKAGE_T_REF_C, LEAKAGE_TEMP_COEFF_PER_K, LEAKAGE_DECADES_PER_V, INTEL_22NM_DENSITY_MTR_MM2, INTEL_GP_M1P_NM,
-    _pitch_scaled_density, PLACEMENT_UTILISATION, POST_LAYOUT_CELL_GROWTH, REALISED_DENSITY_FRACTION)
+    pitch_scaled_density, PLACEMENT_UTILISATION, POST_LAYOUT_CELL_GROWTH, REALISED_DENSITY_FRACTION)
 
 
 # --- The node registry: one row per process node ---------------------------------------------------
@@ -176,13 +176,13 @@ _VTH_PTM, _VTH_SLOPE = "[P] PTM HP NMOS vth0", "[D] alpha-power slope at nominal
 _PITCH, _CACTI = "[D] Intel 22 nm 15.3 x Intel GP x M1P pitch law", "[T] CACTI 7 run at this node"
 _BELOW = "[D] CACTI's 22 nm fit x ppa.tech's factors relative to 20 nm"
 _ROWS = (
-    NodeSpec(65, (-53.3, 230.4, -333.9, 178.6), (3.755, -4.398, 1.975), 1.1, 1.0 / 0.66, 0.443, _pitch_scaled_density(65),
+    NodeSpec(65, (-53.3, 230.4, -333.9, 178.6), (3.755, -4.398, 1.975), 1.1, 1.0 / 0.66, 0.443, pitch_scaled_density(65),
              65, model_source=_SB + "; area 1 / (65->45 0.66)", voltage_source="[A] PTM 65 nm nominal",
              vth_source=_VTH_SLOPE, density_source=_PITCH, sram_source="[D] CACTI fit extrapolated in ln(node)"),
-    NodeSpec(45, (-501.6, 1567, -1619, 566.1), (1.018, -0.3107, 0.1539), 1.0, 1.0, 0.469, _pitch_scaled_density(45), 45,
+    NodeSpec(45, (-501.6, 1567, -1619, 566.1), (1.018, -0.3107, 0.1539), 1.0, 1.0, 0.469, pitch_scaled_density(45), 45,
              model_source=_SB, voltage_source="[S] " + _PTM4, vth_source=_VTH_PTM + " (45nm.pm)",
              density_source=_PITCH, sram_source=_CACTI),
-    NodeSpec(32, (-1047, 2982, -2797, 873.5), (0.8367, -0.4341, 0.1701), 0.9, 0.46, 0.485, _pitch_scaled_density(32), 32,
+    NodeSpec(32, (-1047, 2982, -2797, 873.5), (0.8367, -0.4341, 0.1701), 0.9, 0.46, 0.485, pitch_scaled_density(32), 32,
              fo4_between=(45, 20), model_source=_SB + "; node FO4 log-node between 45 and 20 nm (HP32's 0.669 is faster "
              "than HP20's 0.757; 0.889 lies in Stillmaker's HP..LP range 0.669..4.70)", voltage_source="[A] PTM nominal", vth_source="[D] log-node between 45 and 20 nm",
              density_source=_PITCH, sram_source=_CACTI),
