@@ -566,6 +566,7 @@ def result_of(design: DesignPoint, p, facts, shape, act, trace, depth: int, op: 
             "effective_macs_per_s": eff_macs / runtime_s,
             "vmin_v": tech.vmin_v(design.node_nm), "sram_vmin_v": tech.sram_vmin_v(design.node_nm),
             "sram_voltage_v": v_sram, "fo4_ps": nd.fo4_ps, "node_correction": nd.node_correction,
+            "realised_path_factor": nd.gate_delay_ps / nd.fo4_ps,  # timing FO4 / node FO4 (ppa.tech FO4_ANCHORS_NM)
             "sram_macros_kb": {name: c.kb for name, c in macros},
             "phy": {"type": ph.name, "units": design.dram_units, "area_mm2_each": ph.area_mm2,
                     "pj_per_bit": ph.pj_per_bit, "static_w_each": ph.static_w, "source": ph.source},

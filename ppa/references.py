@@ -131,3 +131,76 @@ A100_CONSTANT_POWER_SHARE = Reference(54.0 / 400.0, "share", "[S] Antepara et al
 #: 5.13971E-02 -capacitance 1.44549E-01`` (Liberty units: fF per um), the ASAP7 platform's clock-net
 #: wire capacitance per um
 ASAP7_CLOCK_WIRE_FF_PER_UM = 0.144549
+
+
+# ================================================================================================
+# ppa.tech's leakage and logic-area constants (moved here from ppa.tech, which re-exports them)
+# --- Leakage ---------------------------------------------------------------------------------
+# Logic leakage per mm^2 of standard-cell area, from a logic library's drive-1 inverter at each anchor node
+# (not CACTI's ITRS-HP SRAM-macro leakage density, 324-346 mW/mm^2 at 360 K, 17x to 70x these):
+# [P] 45 nm: Nangate 45 nm Open Cell Library (FreePDK45), typical 1.1 V, 25 C: INV_X1 cell_leakage_power
+#     14.353185 nW (NangateOpenCellLibrary_typical.lib) on 0.532 um^2 (1.4 um row x 0.38 um) = 26.98 mW/mm^2.
+# [P] 7 nm: ASAP7 RVT TT (0.7 V, 25 C; ../shared/reference/asap7, asap7sc7p5t_INVBUF_RVT_TT_nldm_220122):
+#     INVx1_ASAP7_75t_R leakage 51.1588 pW on 0.04374 um^2 = 1.170 mW/mm^2.
+# Each taken to its node's nominal voltage (``leakage_voltage_factor``) and to LEAKAGE_T_REF_C [D]; other
+# nodes log-linear in log(node) between the anchors; 65 nm takes 45 nm's [A: planar, same library family].
+# Placed logic leaks as its cells; RVT at 7 nm (the library the 7 nm timing uses); LVT/SLVT cells leak
+# 10-100x more [A, stated]. SRAM macros keep CACTI's leakage (ppa.sram).
+LOGIC_LEAK_45_W_MM2, LOGIC_LEAK_45_V, LOGIC_LEAK_45_C = 14.353185e-9 / 0.532e-6, 1.1, 25.0
+LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C = 51.1588e-12 / 0.04374e-6, 0.7, 25.0
+LEAKAGE_T_REF_C = 360.0 - 273.15
+# Temperature dependence: exponential, 2.5x between 90 C and 130 C (Liao, Li, He, ISLPED 2003),
+# i.e. k = ln(2.5) / 40 K = 0.0229 / K. Not the unsourced "doubles every 10 C" rule.
+LEAKAGE_TEMP_COEFF_PER_K = math.log(2.5) / 40.0
+#: Voltage dependence [A]: P_leak = V I_off, I_off ~ 10^(DIBL (V - Vnom) / SS) with DIBL 100 mV/V
+#: and subthreshold swing 100 mV/decade, typical short-channel values (labelled, not cited): one
+#: decade of I_off per volt of supply.
+LEAKAGE_DECADES_PER_V = 0.100 / 0.100
+# --- Logic area: published logic densities x a realised-density factor ----------------------------
+# What our "transistors" are: ppa.synth counts the mapped generic-gate netlist with Yosys's
+# ``stat -tech cmos`` table (NAND2/NOR2 4, INV 2, AOI3/OAI3 6, AOI4/OAI4 8, XOR/XNOR 12, MUX 12).
+# That is the static-CMOS transistor count a foundry library cell of the same function has (NAND2 4
+# transistors is exactly the cell Bohr's metric counts), except the flip-flop, which Yosys counts
+# as 16: ppa.synth counts a library D flip-flop's 22 (osu018's DFFPOSX1, ppa.synth.FF_TRANSISTORS).
+# A scan flip-flop has more; designs here have no scan chains [A].
+#
+#: Peak logic density (MTr/mm^2) per model node (``NodeSpec.density_mtr_mm2``) in Bohr's metric (Intel,
+#: Technology and Manufacturing Day 2017: 0.6 x NAND2 + 0.4 x scan-flip-flop transistors per cell area;
+#: minimum-size cells, no routing or utilisation). Sources (docs/published-silicon.md, "Logic density"):
+#: [S] 20 (22/20 nm): Intel 22 nm 15.3; 14: Intel 14 nm 37.5 (both Intel 2017 via Ars Technica); 16: "around
+#:     28" for foundry 14/16 nm (Intel's estimate; TSMC 16FF+ 28.9 per WikiChip); 10: "around 50" (Intel's
+#:     estimate; TSMC 10FF 52.5 per WikiChip); 7: TSMC N7 high-density library 91.2 (WikiChip);
+#: [D] 65, 45, 32 nm (planar, no published density): Intel 22 nm's 15.3 scaled by Intel's gate pitch x
+#:     metal-1 pitch (``INTEL_GP_M1P_NM``): 2.38, 4.30, 8.70; checked: Nangate 45 nm NOR2_X1 / SDFF_X1 give
+#:     5.10; 28 nm: log-node between 32 and 20 nm (10.2); checked: TSMC 28 nm pitches give 10.5.
+#: Pitch-law check: 22 -> 14 nm predicts 30.3 against Intel's 37.5 (0.81x) -- tests/ppa/test_density.py.
+INTEL_22NM_DENSITY_MTR_MM2 = 15.3
+#: [S] Intel contacted gate pitch and metal-1 pitch (nm) of its 65/45/32/22/14/10 nm processes (Intel
+#: IEDM/VLSI process papers via WikiChip (22, 32 nm), an IEDM 2007 summary (45 nm gate pitch),
+#: S. Jones, SemiWiki 2014 (65 nm gate pitch), Intel 2017 via KitGuru / Electronics Weekly (14, 10 nm);
+#: the 65 and 45 nm metal-1 pitches not re-read; docs/published-silicon.md)
+INTEL_GP_M1P_NM = {65: (220.0, 210.0), 45: (160.0, 160.0), 32: (112.5, 112.5), 22: (90.0, 80.0),
+                   14: (70.0, 52.0), 10: (54.0, 36.0)}
+
+
+def pitch_scaled_density(intel_nm: int) -> float:
+    """[D] Intel 22 nm density x (GP x M1P at 22 nm) / (GP x M1P at ``intel_nm``)."""
+    g22, m22 = INTEL_GP_M1P_NM[22]
+    g, m = INTEL_GP_M1P_NM[intel_nm]
+    return INTEL_22NM_DENSITY_MTR_MM2 * (g22 * m22) / (g * m)
+
+
+#: Realised density of a placed-and-routed block relative to the library's peak:
+#: [S] placement utilisation 0.70: the ASAP7 7 nm reference block closed in Cadence Innovus
+#:     (17.1-21.1) at 70.1-70.4 % final density (Centre-for-Hardware-Security/asap7_reference_design);
+#:     60-80 % is the usual range for timing-driven blocks.
+#: [A] post-layout cell growth 1.25: buffering and upsizing for timing, the clock tree, hold fixing,
+#:     tap and tie cells, none of which the pre-layout generic netlist holds, add about a quarter to
+#:     its cell area; and real netlists use cells above the minimum size Bohr's metric counts.
+#: [D] fraction = 0.70 / 1.25 = 0.56. Checked (not fitted) against whole-chip densities, which are
+#: upper bounds for logic because they include SRAM (a 6T bitcell of 0.027 um^2 at N7 packs 222
+#: transistors per um^2, published-figures §5.2): NVIDIA A100 54.2 B transistors / 826 mm^2 = 65.6
+#: MTr/mm^2 = 0.72 of N7's 91.2 (docs/published-silicon.md).
+PLACEMENT_UTILISATION = 0.70
+POST_LAYOUT_CELL_GROWTH = 1.25
+REALISED_DENSITY_FRACTION = PLACEMENT_UTILISATION / POST_LAYOUT_CELL_GROWTH

@@ -40,6 +40,13 @@ def a72_7nm_check() -> list[dict]:
     return rows
 
 
+#: [D] how a production 7 nm design may differ from the unsized ASAP7 RVT corner the timing FO4 is anchored
+#: on (ppa.tech FO4_ANCHORS_NM): the A72 chiplet (production N7, its own sizing, Vt mix and 1.2 V) lands at
+#: 28.2 timing FO4 per cycle; for it to have 15-30 FO4 of a production corner, that corner's FO4 must be
+#: 28.2 / 30 = 0.94x to 28.2 / 15 = 1.88x the ASAP7 one: an LVT/SLVT corner much faster than ASAP7's RVT
+#: (0.94x or less) would put a 4 GHz core above 30 FO4. The model takes 1.0x (the corner itself).
+PRODUCTION_7NM_BOUNDS = tuple(min(r["fo4_per_cycle"] for r in a72_7nm_check()) / n for n in A72_FO4_PER_CYCLE_RANGE[::-1])
+
 #: FO4 per cycle of the fastest published silicon per node (the fewest, over its points): a design of
 #: that node cannot clock faster at a voltage than this many FO4 at that voltage (``silicon_limit_mhz``)
 SILICON_LIMIT_FO4_PER_CYCLE = {7: min(r["fo4_per_cycle"] for r in a72_7nm_check())}

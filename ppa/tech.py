@@ -5,9 +5,12 @@ Which law is used where (each section below gives its sources and checks):
 - Node to node at nominal voltage: Stillmaker & Baas, Integration 58 (2017) 74-81, HP delay and
   energy fits (as transcribed in UCLA NanoCAD ``nodeScale.py``, published-figures.md section 4),
   used AT NOMINAL voltage only (the cubic delay fits are not physical away from it).
-- Gate delay (FO4) at nominal: a 45 nm value and ASAP7's measured 7 nm FO4, log-linear in log(node)
-  between (``fo4_nominal_ps``); above 45 nm Stillmaker's delay ratio. Held out: TSMC's 7 nm
-  Cortex-A72 chiplet; 7 nm designs are capped at published 7 nm silicon's clock (ppa.silicon_clock).
+- Node FO4 at nominal (``node_fo4_nominal_ps``, ``Node.fo4_ps``, ppa ``details.fo4_ps``): the 45 nm value x
+  the node's delay ratio (``node_delay_ratio``: Stillmaker at every row, 5 nm from TSMC N5's speed gain),
+  strictly falling from 180 to 5 nm. The timing FO4 a design's stage is clocked in (``fo4_nominal_ps``,
+  ``Node.gate_delay_ps``): the 45 nm value and ASAP7's measured 7 nm FO4, log-linear in log(node) between;
+  their ratio at 7 nm is ``REALISED_PATH_FACTOR_7NM`` (see there). Held out: TSMC's 7 nm Cortex-A72
+  chiplet; 7 nm designs are capped at published 7 nm silicon's clock (ppa.silicon_clock).
 - Delay versus voltage, Vmin..Vnom: the alpha-power law (Sakurai & Newton, JSSC 1990), alpha 1.3,
   per-node Vth; the 7 nm Vth fitted to MT8195's GPU V-f table, checked on MT8192 and RK3399.
 - Switching energy versus voltage: C V^2. Between nodes: calibrated at both ends on the 8-bit
@@ -80,10 +83,24 @@ GATE_DELAY_45_PS = math.sqrt(13.01 * 23.84)
 #: 4.3x less; the ASAP7 library is the 7 nm data the model's 7 nm timing is held to.
 FO4_7NM_PS = 19.48
 FO4_7NM_V = 0.7
-#: Between 45 and 7 nm [D]: the FO4 at nominal voltage is log-linear in log(node) between the two anchors (as
-#: ``node_correction``), not Stillmaker's shape (its 45 -> 7 nm ratio is the one ASAP7 refutes). At nominal:
-#: 17.6 ps (45 nm, 1.0 V) .. 18.6 (16 nm, 0.85 V) .. 19.48 (7 nm, 0.7 V); at 1.0 V, 7 nm gives 14.1 ps.
+#: The TIMING FO4 (the unit a stage's cycle_fo4 is multiplied by) between 45 and 7 nm [D]: log-linear in
+#: log(node) between the two anchors (17.6 ps at 45 nm, 1.0 V .. 19.48 at 7 nm, 0.7 V); below 7 nm times
+#: the node-delay ratio to 7 nm. The NODE FO4 (``node_fo4_nominal_ps``) is 45 nm's x ``node_delay_ratio``:
+#: 4.56 ps at 7 nm. Their ratio, ``REALISED_PATH_FACTOR_7NM`` = 19.48 / 4.56 = 4.27 [D], is what a real
+#: 7 nm path costs per device FO4 that Stillmaker's PTM-MG device fits leave out: the cells' own
+#: extracted parasitics (ASAP7's FO4 is timed from its extracted cell views) and 7 nm finFET middle-of-line
+#: capacitance. A production 7 nm design differs from this unsized RVT INVx1 corner by threshold flavour,
+#: sizing and voltage (ppa.silicon_clock.PRODUCTION_7NM_BOUNDS: TSMC's N7 A72 chiplet, production silicon,
+#: bounds that difference to 0.94-1.88x of this corner's FO4, so the production 7 nm corner is taken
+#: as this one [D]); the STA of a design already maps for delay (timing-driven sizing in ABC). The
+#: difference applies to the timing FO4 only, never to a user's Liberty file, which STA times at its own
+#: corner. Between the nodes the factor is 1 at 45 nm and log-linear in log(node) to 7 nm.
 FO4_ANCHORS_NM = (45, 7)
+#: [S] TSMC N5 against N7: "15% faster speed at the same power" (Yeap et al., "5nm CMOS Production
+#: Technology Platform featuring full-fledged EUV, and High Mobility Channel FinFETs with densest
+#: 0.021um2 SRAM cells for Mobile SoC and High Performance Computing Applications", IEDM 2019, 36.7),
+#: also "30% power reduction" at the same speed and 1.84x logic density: the 5 nm row's delay, energy, density.
+N5_SPEED_GAIN, N5_POWER_FACTOR, N5_DENSITY_GAIN = 1.15, 0.70, 1.84
 
 #: flip-flop overhead (clock-to-Q + setup) in gate delays [A]: textbook pipelining's 3-4 FO4; we take 3.
 REGISTER_OVERHEAD_GATES = 3.0
@@ -117,75 +134,11 @@ LOGIC_VMIN_FRACTION = 0.73
 #: ISSCC 2006). Capped at nominal.
 SRAM_VMIN_OFFSET_V = 0.15
 
-# --- Leakage ---------------------------------------------------------------------------------
-# Logic leakage per mm^2 of standard-cell area, from a logic library's drive-1 inverter at each anchor node
-# (not CACTI's ITRS-HP SRAM-macro leakage density, 324-346 mW/mm^2 at 360 K, 17x to 70x these):
-# [P] 45 nm: Nangate 45 nm Open Cell Library (FreePDK45), typical 1.1 V, 25 C: INV_X1 cell_leakage_power
-#     14.353185 nW (NangateOpenCellLibrary_typical.lib) on 0.532 um^2 (1.4 um row x 0.38 um) = 26.98 mW/mm^2.
-# [P] 7 nm: ASAP7 RVT TT (0.7 V, 25 C; ../shared/reference/asap7, asap7sc7p5t_INVBUF_RVT_TT_nldm_220122):
-#     INVx1_ASAP7_75t_R leakage 51.1588 pW on 0.04374 um^2 = 1.170 mW/mm^2.
-# Each taken to its node's nominal voltage (``leakage_voltage_factor``) and to LEAKAGE_T_REF_C [D]; other
-# nodes log-linear in log(node) between the anchors; 65 nm takes 45 nm's [A: planar, same library family].
-# Placed logic leaks as its cells; RVT at 7 nm (the library the 7 nm timing uses); LVT/SLVT cells leak
-# 10-100x more [A, stated]. SRAM macros keep CACTI's leakage (ppa.sram).
-LOGIC_LEAK_45_W_MM2, LOGIC_LEAK_45_V, LOGIC_LEAK_45_C = 14.353185e-9 / 0.532e-6, 1.1, 25.0
-LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C = 51.1588e-12 / 0.04374e-6, 0.7, 25.0
-LEAKAGE_T_REF_C = 360.0 - 273.15
-# Temperature dependence: exponential, 2.5x between 90 C and 130 C (Liao, Li, He, ISLPED 2003),
-# i.e. k = ln(2.5) / 40 K = 0.0229 / K. Not the unsourced "doubles every 10 C" rule.
-LEAKAGE_TEMP_COEFF_PER_K = math.log(2.5) / 40.0
-#: Voltage dependence [A]: P_leak = V I_off, I_off ~ 10^(DIBL (V - Vnom) / SS) with DIBL 100 mV/V
-#: and subthreshold swing 100 mV/decade, typical short-channel values (labelled, not cited): one
-#: decade of I_off per volt of supply.
-LEAKAGE_DECADES_PER_V = 0.100 / 0.100
-# --- Logic area: published logic densities x a realised-density factor ----------------------------
-# What our "transistors" are: ppa.synth counts the mapped generic-gate netlist with Yosys's
-# ``stat -tech cmos`` table (NAND2/NOR2 4, INV 2, AOI3/OAI3 6, AOI4/OAI4 8, XOR/XNOR 12, MUX 12).
-# That is the static-CMOS transistor count a foundry library cell of the same function has (NAND2 4
-# transistors is exactly the cell Bohr's metric counts), except the flip-flop, which Yosys counts
-# as 16: ppa.synth counts a library D flip-flop's 22 (osu018's DFFPOSX1, ppa.synth.FF_TRANSISTORS).
-# A scan flip-flop has more; designs here have no scan chains [A].
-#
-#: Peak logic density (MTr/mm^2) per model node (``NodeSpec.density_mtr_mm2``) in Bohr's metric (Intel,
-#: Technology and Manufacturing Day 2017: 0.6 x NAND2 + 0.4 x scan-flip-flop transistors per cell area;
-#: minimum-size cells, no routing or utilisation). Sources (docs/published-silicon.md, "Logic density"):
-#: [S] 20 (22/20 nm): Intel 22 nm 15.3; 14: Intel 14 nm 37.5 (both Intel 2017 via Ars Technica); 16: "around
-#:     28" for foundry 14/16 nm (Intel's estimate; TSMC 16FF+ 28.9 per WikiChip); 10: "around 50" (Intel's
-#:     estimate; TSMC 10FF 52.5 per WikiChip); 7: TSMC N7 high-density library 91.2 (WikiChip);
-#: [D] 65, 45, 32 nm (planar, no published density): Intel 22 nm's 15.3 scaled by Intel's gate pitch x
-#:     metal-1 pitch (``INTEL_GP_M1P_NM``): 2.38, 4.30, 8.70; checked: Nangate 45 nm NOR2_X1 / SDFF_X1 give
-#:     5.10; 28 nm: log-node between 32 and 20 nm (10.2); checked: TSMC 28 nm pitches give 10.5.
-#: Pitch-law check: 22 -> 14 nm predicts 30.3 against Intel's 37.5 (0.81x) -- tests/ppa/test_density.py.
-INTEL_22NM_DENSITY_MTR_MM2 = 15.3
-#: [S] Intel contacted gate pitch and metal-1 pitch (nm) of its 65/45/32/22/14/10 nm processes (Intel
-#: IEDM/VLSI process papers via WikiChip (22, 32 nm), an IEDM 2007 summary (45 nm gate pitch),
-#: S. Jones, SemiWiki 2014 (65 nm gate pitch), Intel 2017 via KitGuru / Electronics Weekly (14, 10 nm);
-#: the 65 and 45 nm metal-1 pitches not re-read; docs/published-silicon.md)
-INTEL_GP_M1P_NM = {65: (220.0, 210.0), 45: (160.0, 160.0), 32: (112.5, 112.5), 22: (90.0, 80.0),
-                   14: (70.0, 52.0), 10: (54.0, 36.0)}
-
-
-def _pitch_scaled_density(intel_nm: int) -> float:
-    """[D] Intel 22 nm density x (GP x M1P at 22 nm) / (GP x M1P at ``intel_nm``)."""
-    g22, m22 = INTEL_GP_M1P_NM[22]
-    g, m = INTEL_GP_M1P_NM[intel_nm]
-    return INTEL_22NM_DENSITY_MTR_MM2 * (g22 * m22) / (g * m)
-
-
-#: Realised density of a placed-and-routed block relative to the library's peak:
-#: [S] placement utilisation 0.70: the ASAP7 7 nm reference block closed in Cadence Innovus
-#:     (17.1-21.1) at 70.1-70.4 % final density (Centre-for-Hardware-Security/asap7_reference_design);
-#:     60-80 % is the usual range for timing-driven blocks.
-#: [A] post-layout cell growth 1.25: buffering and upsizing for timing, the clock tree, hold fixing,
-#:     tap and tie cells, none of which the pre-layout generic netlist holds, add about a quarter to
-#:     its cell area; and real netlists use cells above the minimum size Bohr's metric counts.
-#: [D] fraction = 0.70 / 1.25 = 0.56. Checked (not fitted) against whole-chip densities, which are
-#: upper bounds for logic because they include SRAM (a 6T bitcell of 0.027 um^2 at N7 packs 222
-#: transistors per um^2, published-figures §5.2): NVIDIA A100 54.2 B transistors / 826 mm^2 = 65.6
-#: MTr/mm^2 = 0.72 of N7's 91.2 (docs/published-silicon.md).
-PLACEMENT_UTILISATION = 0.70
-POST_LAYOUT_CELL_GROWTH = 1.25
-REALISED_DENSITY_FRACTION = PLACEMENT_UTILISATION / POST_LAYOUT_CELL_GROWTH
+# --- Leakage and logic area: the constants and their sources live in ppa.references ---------------
+from ppa.references import (  # noqa: E402,F401  (re-exported: ppa.tech.<name> as before)
+    LOGIC_LEAK_45_W_MM2, LOGIC_LEAK_45_V, LOGIC_LEAK_45_C, LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C,
+    LEAKAGE_T_REF_C, LEAKAGE_TEMP_COEFF_PER_K, LEAKAGE_DECADES_PER_V, INTEL_22NM_DENSITY_MTR_MM2, INTEL_GP_M1P_NM,
+    pitch_scaled_density, PLACEMENT_UTILISATION, POST_LAYOUT_CELL_GROWTH, REALISED_DENSITY_FRACTION)
 
 
 # --- The node registry: one row per process node ---------------------------------------------------
@@ -209,6 +162,7 @@ class NodeSpec:
     between: tuple[int, int] | None = None
     alias_of: int | None = None
     offered: bool = True
+    fo4_between: tuple[int, int] | None = None  # node FO4 log-node between these rows, not the row's own fit
     model_source: str = ""  # delay, energy, area factor (or the interpolation / alias)
     voltage_source: str = ""
     vth_source: str = ""
@@ -222,14 +176,15 @@ _VTH_PTM, _VTH_SLOPE = "[P] PTM HP NMOS vth0", "[D] alpha-power slope at nominal
 _PITCH, _CACTI = "[D] Intel 22 nm 15.3 x Intel GP x M1P pitch law", "[T] CACTI 7 run at this node"
 _BELOW = "[D] CACTI's 22 nm fit x ppa.tech's factors relative to 20 nm"
 _ROWS = (
-    NodeSpec(65, (-53.3, 230.4, -333.9, 178.6), (3.755, -4.398, 1.975), 1.1, 1.0 / 0.66, 0.443, _pitch_scaled_density(65),
+    NodeSpec(65, (-53.3, 230.4, -333.9, 178.6), (3.755, -4.398, 1.975), 1.1, 1.0 / 0.66, 0.443, pitch_scaled_density(65),
              65, model_source=_SB + "; area 1 / (65->45 0.66)", voltage_source="[A] PTM 65 nm nominal",
              vth_source=_VTH_SLOPE, density_source=_PITCH, sram_source="[D] CACTI fit extrapolated in ln(node)"),
-    NodeSpec(45, (-501.6, 1567, -1619, 566.1), (1.018, -0.3107, 0.1539), 1.0, 1.0, 0.469, _pitch_scaled_density(45), 45,
+    NodeSpec(45, (-501.6, 1567, -1619, 566.1), (1.018, -0.3107, 0.1539), 1.0, 1.0, 0.469, pitch_scaled_density(45), 45,
              model_source=_SB, voltage_source="[S] " + _PTM4, vth_source=_VTH_PTM + " (45nm.pm)",
              density_source=_PITCH, sram_source=_CACTI),
-    NodeSpec(32, (-1047, 2982, -2797, 873.5), (0.8367, -0.4341, 0.1701), 0.9, 0.46, 0.485, _pitch_scaled_density(32), 32,
-             model_source=_SB, voltage_source="[A] PTM nominal", vth_source="[D] log-node between 45 and 20 nm",
+    NodeSpec(32, (-1047, 2982, -2797, 873.5), (0.8367, -0.4341, 0.1701), 0.9, 0.46, 0.485, pitch_scaled_density(32), 32,
+             fo4_between=(45, 20), model_source=_SB + "; node FO4 log-node between 45 and 20 nm (HP32's 0.669 is faster "
+             "than HP20's 0.757; 0.889 lies in Stillmaker's HP..LP range 0.669..4.70)", voltage_source="[A] PTM nominal", vth_source="[D] log-node between 45 and 20 nm",
              density_source=_PITCH, sram_source=_CACTI),
     NodeSpec(28, vth_v=0.491, sram_fit_nm=28, between=(32, 20), model_source="[D] log-node between 32 and 20 nm",
              voltage_source="[A] both neighbours' 0.9 V; TSMC 28HP/HPM core 0.9 V",
@@ -252,6 +207,17 @@ _ROWS = (
     NodeSpec(7, (-28.58, 76.6, -70.26, 24.69), (0.1776, -0.09097, 0.02447), 0.7, 0.059, VTH_7NM_V, 91.2, 22, 20,
              model_source=_SB, voltage_source="[S] " + _PTM4, vth_source="[D] fitted to MT8195's GPU OPP table",
              density_source="[S] TSMC N7 HD (WikiChip)", sram_source=_BELOW),
+    NodeSpec(5, tuple(c / N5_SPEED_GAIN for c in (-28.58, 76.6, -70.26, 24.69)),
+             tuple(c * N5_POWER_FACTOR for c in (0.1776, -0.09097, 0.02447)), 0.7, 0.059 / N5_DENSITY_GAIN, VTH_7NM_V,
+             91.2 * N5_DENSITY_GAIN, 22, 20, model_source="[S] 7 nm's Stillmaker fit / 1.15 (delay), x 0.70 (energy), "
+             "area / 1.84: TSMC N5 vs N7 (Yeap et al., IEDM 2019)", voltage_source="[A] as 7 nm",
+             vth_source="[A] as 7 nm", density_source="[D] TSMC N7 HD x 1.84 (Yeap et al.)", sram_source=_BELOW),
+    NodeSpec(180, (0, 97.09, -356.7, 406.5), (0, 24.64, -17.98), 1.8, 40 / 2.2, 0.45, offered=False,
+             model_source=_SB + " (only the node-FO4 law; nodeScale.py '180')", voltage_source="[A] 0.18 um nominal",
+             vth_source="[A] typical 0.18 um NMOS; only nominal FO4 is used"),
+    NodeSpec(130, (-76.65, 334.9, -493.4, 275.8), (7.171, -6.709, 2.904), 1.3, 1.0 / 0.16, 0.4, offered=False,
+             model_source=_SB + " (only the node-FO4 law)", voltage_source="[A] 130 nm nominal",
+             vth_source="[A] only nominal FO4 is used"),
     NodeSpec(90, (-60.34, 262.5, -384.2, 210.9), (4.762, -4.781, 2.092), 1.2, 1.0 / 0.35, 0.312, offered=False,
              model_source=_SB + " (only ppa.silicon_clock.fo4_check, IBM's Cell SPE)",
              voltage_source="[A] 90 nm bulk nominal", vth_source=_VTH_SLOPE),
@@ -438,7 +404,8 @@ class Node:
 
     @property
     def fo4_ps(self) -> float:
-        return self.gate_delay_ps
+        """The node's FO4 at this voltage (ps): ``node_fo4_ps`` (falls with the node; not the timing unit)."""
+        return node_fo4_ps(self.model_nm, self.voltage_v)
 
     @property
     def toggle_energy_pj(self) -> float:
@@ -498,12 +465,42 @@ def stillmaker_delay_ratio(nm: int) -> float:
 
 
 def fo4_nominal_ps(nm: int) -> float:
-    """FO4 at the node's nominal voltage (ps): the 45 nm and ASAP7 7 nm anchors, log-linear in
-    log(node) between them; above 45 nm the 45 nm value times Stillmaker's nominal delay ratio."""
+    """TIMING FO4 at the node's nominal voltage (ps): the 45 nm and ASAP7 7 nm anchors, log-linear in
+    log(node) between them; above 45 nm the 45 nm value times Stillmaker's nominal delay ratio, below 7 nm
+    the 7 nm value times ``node_delay_ratio`` relative to 7 nm."""
     nm = NODE_ALIASES.get(nm, nm)
     w45, w7 = fo4_anchor_weights(nm)
     f45 = assumed("fo4_45nm_ps", GATE_DELAY_45_PS) * (stillmaker_delay_ratio(nm) if nm >= FO4_ANCHORS_NM[0] else 1.0)
-    return f45 ** w45 * assumed("fo4_7nm_ps", FO4_7NM_PS) ** w7
+    below = node_delay_ratio(nm) / node_delay_ratio(FO4_ANCHORS_NM[1]) if nm < FO4_ANCHORS_NM[1] else 1.0
+    return f45 ** w45 * assumed("fo4_7nm_ps", FO4_7NM_PS) ** w7 * below
+
+
+def node_delay_ratio(nm: int) -> float:
+    """The node's FO4 at nominal voltage relative to 45 nm at 1.0 V: Stillmaker's nominal delay ratio
+    (a row's ``fo4_between``, or an interpolated row: log-linear in log(node) between two rows)."""
+    nm = NODE_ALIASES.get(nm, nm)
+    spec = NODE_SPECS[nm]
+    if spec.fo4_between is not None:
+        lo, hi = spec.fo4_between
+        t = math.log(lo / nm) / math.log(lo / hi)
+        return node_delay_ratio(lo) ** (1 - t) * node_delay_ratio(hi) ** t
+    return _interp(nm, node_delay_ratio) if spec.delay is None else stillmaker_delay_ratio(nm)
+
+
+def node_fo4_nominal_ps(nm: int) -> float:
+    """The NODE FO4 at nominal voltage (ps): 45 nm's x ``node_delay_ratio``; strictly falls 180 -> 5 nm."""
+    return assumed("fo4_45nm_ps", GATE_DELAY_45_PS) * node_delay_ratio(nm)
+
+
+def node_fo4_ps(nm: int, v: float) -> float:
+    """``node_fo4_nominal_ps`` moved to supply ``v`` by the alpha-power law."""
+    nm = NODE_ALIASES.get(nm, nm)
+    return node_fo4_nominal_ps(nm) * alpha_power_delay(v, nm) / alpha_power_delay(_vnom(nm), nm)
+
+
+def realised_path_factor(nm: int) -> float:
+    """Timing FO4 over node FO4 at nominal (1 at and above 45 nm; REALISED_PATH_FACTOR_7NM at and below 7 nm)."""
+    return fo4_nominal_ps(nm) / node_fo4_nominal_ps(nm)
 
 
 def fo4_anchor_weights(nm: int) -> tuple[float, float]:
@@ -536,6 +533,8 @@ def _k7() -> float:
 
 
 NODE_CORRECTION_7NM = _k7()
+#: [D] timing FO4 over node FO4 at 7 nm, 0.7 V: 19.48 / 4.56 = 4.27 (see FO4_ANCHORS_NM)
+REALISED_PATH_FACTOR_7NM = FO4_7NM_PS / (GATE_DELAY_45_PS * _delay(7, 0.7) / _delay(45, 1.0))
 
 
 def node_correction(nm: int) -> float:
@@ -543,7 +542,7 @@ def node_correction(nm: int) -> float:
     nm = NODE_ALIASES.get(nm, nm)
     if nm >= 45:
         return 1.0
-    t = math.log(45 / nm) / math.log(45 / 7)
+    t = min(1.0, math.log(45 / nm) / math.log(45 / 7))  # [A] below 7 nm as 7 nm
     return NODE_CORRECTION_7NM ** t
 
 
@@ -562,7 +561,7 @@ def leakage_density_w_mm2(nm: int) -> float:
     d7 = at_ref(LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C, 7)
     if m >= 45:
         return d45
-    t = math.log(45 / m) / math.log(45 / 7)
+    t = min(1.0, math.log(45 / m) / math.log(45 / 7))  # [A] below 7 nm as 7 nm
     return math.exp((1 - t) * math.log(d45) + t * math.log(d7))
 
 

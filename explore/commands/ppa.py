@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         cols: Cols = COLS,
         sram_kb: SramKb = SRAM_KB,
         clock_mhz: ClockMhz = None,
-        node: Annotated[int, typer.Option("--node", help="Technology node (nm): 45, 32, 22, 20, 16, 14, 10, 7.")] = 7,
+        node: Annotated[int, typer.Option("--node", help="Technology node (nm): 65, 45, 32, 28, 22, 20, 16, 14, 10, 7, 5.")] = 7,
         act_bits: Annotated[int, typer.Option("--act-bits", help="Activation width (signed).")] = 8,
         weight_bits: Annotated[int, typer.Option("--weight-bits", help="Weight width (signed).")] = 8,
         acc_bits: AccBits = ACC_BITS,

@@ -17,7 +17,7 @@ def validate(
     markdown: Annotated[Optional[str], typer.Option(
         "--markdown", help="Write the generated tables into FILE between its GENERATED markers (docs/validation.md).")] = None,
     group: Annotated[Optional[list[str]], typer.Option(
-        "--group", help="Only these groups (repeatable): mac, sram, dram, phy, timing, area, voltage, power, silicon.")] = None,
+        "--group", help="Only these groups (repeatable): mac, sram, dram, phy, timing, area, voltage, power, silicon, clock.")] = None,
     node: Annotated[Optional[list[int]], typer.Option(
         "--node", help="Only rows at these nodes (nm, repeatable); node-independent rows are kept.")] = None,
     liberty: Annotated[Optional[str], typer.Option(

@@ -31,6 +31,7 @@ class Row:
     fit_sources: list[str] = field(default_factory=list)
     low: float | None = None  # a reference range (the reference is its geometric mean)
     high: float | None = None
+    bound: str = ""  # one-sided: "at_least" (model >= reference) or "at_most_1.5x" (model <= 1.5 x reference)
 
     @property
     def ratio(self) -> float | None:
@@ -42,6 +43,10 @@ class Row:
     def within(self) -> bool:
         if self.model is None or self.reference is None:
             return False
+        if self.bound == "at_least":
+            return self.model >= self.reference * (1 - 1e-9)
+        if self.bound == "at_most_1.5x":
+            return self.model <= self.reference * TOLERANCE
         if self.low is not None and self.high is not None:
             return self.low / TOLERANCE <= self.model <= self.high * TOLERANCE
         r = self.ratio

@@ -196,7 +196,8 @@ def test_full_validate_exits_0_and_counts_every_group(tmp_path):
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     groups = {r["group"] for r in rows}
-    assert groups == {"mac", "sram", "dram", "phy", "timing", "area", "voltage", "power", "silicon"}
+    # issue 37: the held-out clock rows of shipped designs are a group of their own ("clock")
+    assert groups == {"mac", "sram", "dram", "phy", "timing", "area", "voltage", "power", "silicon", "clock"}
     silicon = {r["quantity"].split(":")[0] for r in rows if r["group"] == "silicon"}
     assert len(silicon) >= 6
     assert all(r["reason"] for r in rows if r["held_out"] and not r["within"])
@@ -404,3 +405,29 @@ def test_the_asap7_clock_figure_stated_in_the_docs_is_pinned():
     assert row.model == pytest.approx(4.02, abs=0.005)
     assert row.reference == pytest.approx(2.66, abs=0.005)
     assert "(1.4 um per flip-flop)" in row.reason
+
+
+def test_one_sided_rows_score_one_side_only():
+    """issue 37: a clock that must be reached holds only at or above it; a bound holds up to 1.5x it."""
+    reach = Row("clock", "q", 14, 1999.0, 2000.0, "MHz", "", True, bound="at_least")
+    assert not reach.within and Row("clock", "q", 14, 2000.0, 2000.0, "MHz", "", True, bound="at_least").within
+    assert Row("clock", "q", 14, 9000.0, 2000.0, "MHz", "", True, bound="at_least").within
+    cap = Row("clock", "q", 7, 1600.0, 1050.0, "MHz", "", True, bound="at_most_1.5x")
+    assert not cap.within and Row("clock", "q", 7, 10.0, 1050.0, "MHz", "", True, bound="at_most_1.5x").within
+
+
+def test_shipped_clock_rows_are_mapped_and_sourced():
+    from explore.validation import clocks
+    designs = {s.name: s for s in clocks.shipped()}
+    assert set(designs) == {"Tesla FSD NPU", "Google TPU v1", "Google TPU v4i", "NVIDIA A100 SXM4",
+                            "NVIDIA H100 SXM5", "Eyeriss v1"}
+    for s in designs.values():
+        assert s.source and s.mapping and s.design.voltage_v == tech_nominal(s.design.node_nm)
+    fsd = designs["Tesla FSD NPU"].design
+    assert (fsd.node_nm, fsd.rows * fsd.cols * fsd.m, fsd.cols, fsd.sparse) == (14, 96 * 96, 96, False)
+    assert designs["NVIDIA H100 SXM5"].design.node_nm == 5 and designs["NVIDIA H100 SXM5"].mhz == 1980.0
+
+
+def tech_nominal(nm):
+    from ppa import tech
+    return tech.nominal_voltage(nm)

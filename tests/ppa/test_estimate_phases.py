@@ -1,6 +1,11 @@
 """ppa.model.estimate pinned bit for bit: the full PPAResult (every field, the
 details dict included) of varied design points, recorded once from the estimate before it was split
-into its phases (tests/ppa/estimate_pins.json, generated from commit d6e396b)."""
+into its phases (tests/ppa/estimate_pins.json, generated from commit d6e396b).
+
+Issue 37 changed two details keys only, every other figure bit for bit as before: ``fo4_ps`` is now the
+NODE FO4 (ppa.tech.node_fo4_ps: 7 nm 19.48 -> 4.5635, 16 nm 23.745 -> 11.488 at 0.63 V, 28 nm 41.807 ->
+34.631 at 0.66 V; 45 nm unchanged) and ``realised_path_factor`` (timing FO4 / node FO4) is new; fmax is
+unchanged, clocked in the timing FO4 ``gate_delay_ps``."""
 
 from __future__ import annotations
 

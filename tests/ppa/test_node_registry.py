@@ -94,8 +94,32 @@ def test_figures_equal_pins() -> None:
         assert now[group] == values, group
 
 
+def test_node_fo4_falls_strictly_from_180_to_5nm_within_stillmaker() -> None:
+    """issue 37 item 1: the node FO4 at nominal voltage falls strictly over every row (check-only 180, 130,
+    90 nm included), each ratio to 45 nm inside Stillmaker's HP..LP range at nominal (nodeScale.py), 5 nm
+    TSMC N5's 1.15x over 7 nm; every row names its source."""
+    hp_lp = {32: (0.669, 4.70), 20: (0.757, 1.134), 16: (0.512, 0.83), 14: (0.361, 0.62), 10: (0.307, 0.60),
+             7: (0.259, 0.579)}
+    rows = sorted((s for s in tech.NODE_SPECS.values() if s.alias_of is None), key=lambda s: -s.nm)
+    assert [s.nm for s in rows][0] == 180 and rows[-1].nm == 5
+    fo4 = [tech.node_fo4_nominal_ps(s.nm) for s in rows]
+    assert all(a > b for a, b in _pairs(fo4)), list(zip([s.nm for s in rows], fo4))
+    for s in rows:
+        assert s.model_source and s.voltage_source and s.vth_source
+        r = tech.node_delay_ratio(s.nm)
+        if s.nm in hp_lp:
+            lo, hi = hp_lp[s.nm]
+            assert lo - 2e-3 <= r <= hi + 2e-3, s.nm
+        elif s.delay is not None and s.nm > 5:  # one Stillmaker fit (bulk nodes): its own nominal ratio
+            assert r == pytest.approx(tech.stillmaker_delay_ratio(s.nm), rel=1e-12)
+    assert tech.node_delay_ratio(5) == pytest.approx(tech.node_delay_ratio(7) / tech.N5_SPEED_GAIN, rel=1e-12)
+    # ppa's offered nodes: details.fo4_ps (Node.fo4_ps) falls strictly from 65 to 5 nm
+    offered = [tech.node(n).fo4_ps for n in tech.NODES_NM if n != 22]
+    assert all(a > b for a, b in _pairs(offered))
+
+
 def test_unknown_node_message() -> None:
-    with pytest.raises(InputError, match=r"unknown technology node 12 nm; known: 65, 45, 32, 28, 22, 20, 16, 14, 10, 7"):
+    with pytest.raises(InputError, match=r"unknown technology node 12 nm; known: 65, 45, 32, 28, 22, 20, 16, 14, 10, 7, 5"):
         tech.check_node(12)
 
 
@@ -145,9 +169,9 @@ def test_across_nodes_what_the_data_has() -> None:
     assert all(a > b for a, b in _pairs([tech.node(n).toggle_energy_pj for n in nms]))
     # nominal voltage never rises as nm falls (planar and FinFET rows alike)
     assert all(a >= b for a, b in _pairs([tech.nominal_voltage(n) for n in nms]))
-    # NOT monotone in the data: FO4 at nominal falls 65 -> 45 nm, then rises to 7 nm (the ASAP7 anchor at
-    # 0.7 V); Vth (16 nm 0.205 < 10 nm 0.231 V); Stillmaker's nominal delay (20 nm slower than 32 nm)
-    fo4 = [tech.fo4_nominal_ps(n) for n in nms]
+    # NOT monotone in the data: the TIMING FO4 at nominal falls 65 -> 45 nm, then rises to 7 nm (the ASAP7
+    # anchor at 0.7 V); Vth (16 nm 0.205 < 10 nm 0.231 V); Stillmaker's nominal delay (20 nm slower than 32 nm)
+    fo4 = [tech.fo4_nominal_ps(n) for n in nms if n >= 7]
     assert fo4[0] > fo4[1] and all(a < b for a, b in _pairs(fo4[1:]))
     assert tech.VTH_V[16] < tech.VTH_V[10] and tech._delay_nom(20) > tech._delay_nom(32)
 
@@ -162,7 +186,7 @@ def test_toy_node_is_one_row() -> None:
     from ppa.design import DesignPoint
     from ppa.model import estimate
     with tech.registered(TOY_12NM):
-        assert tech.NODES_NM == (65, 45, 32, 28, 22, 20, 16, 14, 12, 10, 7)
+        assert tech.NODES_NM == (65, 45, 32, 28, 22, 20, 16, 14, 12, 10, 7, 5)  # issue 37: 5 nm added
         test_row_contract(TOY_12NM)
         t = math.log(14 / 12) / math.log(14 / 10)
         vnom = math.exp((1 - t) * math.log(0.8) + t * math.log(0.75))

@@ -53,7 +53,7 @@ def test_leakage_temperature_coefficient_is_liao():
     assert ratio == pytest.approx(2.5)
 
 
-@pytest.mark.parametrize("nm", [5, 90, "7", 7.5, True])
+@pytest.mark.parametrize("nm", [3, 90, "7", 7.5, True])  # issue 37: 5 nm is a node now (was 5)
 def test_unknown_node(nm):
     with pytest.raises(InputError, match="node"):
         tech.node(nm)
