@@ -16,7 +16,7 @@ def _run(args, cache):
 
 
 @pytest.mark.parametrize("args,where", [
-    (["--node", "5"], "--node"), (["--rows", "-4"], "--rows"), (["--sram-kb", "-1"], "--sram-kb"),
+    (["--node", "3"], "--node"), (["--rows", "-4"], "--rows"), (["--sram-kb", "-1"], "--sram-kb"),
     (["--voltage", "1.3"], "--voltage"), (["--sparsity", "3:4"], "--sparsity"), (["--sparsity", "half"], "--sparsity"),
     (["--clock-mhz", "-5"], "--clock-mhz"),
     (["--sparsity", "dense", "--dense-path"], "--dense-path"), (["--sparsity", "dense+dense"], "--sparsity"),

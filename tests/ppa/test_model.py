@@ -146,7 +146,7 @@ def test_workload_activity_sets_the_energy(synth_cache):
 
 
 def test_bad_design_points():
-    for kw, where in (({"rows": -1}, "rows"), ({"node_nm": 5}, "node"), ({"sram_kb": -3}, "sram"),
+    for kw, where in (({"rows": -1}, "rows"), ({"node_nm": 3}, "node"), ({"sram_kb": -3}, "sram"),
                       ({"voltage_v": 2.0}, "voltage"), ({"dram": "sdram"}, "dram")):
         with pytest.raises(InputError, match=where):
             DesignPoint(**kw).validate()
