@@ -238,15 +238,33 @@ def main(argv: list[str] | None = None) -> None:
     (an error of a library's cleanup, a swallowed exception, a normal return): one line, 130 / 143."""
     interrupt.install()
     try:
-        _main(argv)
-    except BaseException:
+        try:
+            _main(argv)
+        except BaseException:
+            if interrupt.received() is not None:
+                _interrupted()
+            raise
+        finally:
+            if argv is not None:  # in-process callers (tests) get their handlers back; no-op after a signal
+                interrupt.uninstall()
         if interrupt.received() is not None:
             _interrupted()
-        raise
-    finally:
-        interrupt.uninstall()  # no-op after a signal; in-process callers (tests) get their handlers back
-    if interrupt.received() is not None:
-        _interrupted()
+    except SystemExit as exc:
+        if argv is not None:
+            raise
+        interrupt.end_process(_exit_status(exc.code))
+    if argv is None:  # the console script: the handlers stay to the process's end (interrupt.end_process)
+        interrupt.end_process(0)
+
+
+def _exit_status(code) -> int:
+    """sys.exit's argument as an exit status (None: 0; a message: printed, 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
 
 
 def _main(argv: list[str] | None) -> None:

@@ -31,6 +31,7 @@ FAIL or, after a forced exit, RUNNING with a dead worker's tag, and a rerun re-r
 
 from __future__ import annotations
 
+import atexit
 import os
 import select
 import signal
@@ -39,7 +40,8 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["DEADLINE_S", "EXIT_CODES", "Interrupted", "exit_code", "finish", "install", "line", "received"]
+__all__ = ["DEADLINE_S", "EXIT_CODES", "Interrupted", "end_process", "exit_code", "finish", "install", "line",
+           "received"]
 
 #: Seconds from the first signal to a forced exit. [A] the contract is "ended within 2 s"; the
 #: orderly path (workers stopped within explore.study.STOP_GRACE_S, the line, interpreter exit)
@@ -153,6 +155,32 @@ def _force_exit() -> None:
         except OSError:
             pass
     os._exit(exit_code())
+
+
+def _note_only(signum: int, frame) -> None:
+    _note(signum)
+
+
+def end_process(code: int) -> None:
+    """End a ``sparsepe`` process whose command has returned ``code``, with the handlers still in
+    place to the last instruction. CPython's own finalisation puts SIGINT and SIGTERM back to their
+    default actions before the process is gone, so a signal in that window would kill the process
+    without the line (exit -2 / -15). Here a signal during the teardown (the atexit functions:
+    temporary directories, pools, logging) is only noted, and the process then ends as interrupted
+    (the line, 130 / 143); the watcher still forces the exit at the deadline if the teardown hangs."""
+    if _S.owner == os.getpid():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _note_only)
+    try:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - a closed stream or a failing exit function: the exit code stands
+        pass
+    if _S.signum is not None and _S.owner == os.getpid():
+        finish()
+        os._exit(exit_code())
+    os._exit(code)
 
 
 def _on_signal(signum: int, frame) -> None:

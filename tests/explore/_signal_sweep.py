@@ -20,4 +20,4 @@ from explore.study import SweepOptions  # noqa: E402
 if __name__ == "__main__":
     # the sweep command imports SweepOptions from explore.study when it runs
     study_module.SweepOptions = functools.partial(SweepOptions, evaluator="tests.explore._analytic")
-    main(sys.argv[1:])
+    main()  # as the console script: argv from sys.argv, the handlers kept to the end

@@ -73,23 +73,25 @@ def _complete(out: Path) -> set[int]:
 
 
 def _command(cfg: Path, out: Path, workers: int) -> list[str]:
-    # sh -c '... &' starts the sweep with SIGINT ignored, as a script's background job is
-    return ["sh", "-c", f'exec {sys.executable} -m tests.explore._signal_sweep sweep "$0" --out "$1" '
-            f'--trials {TRIALS} --workers {workers} & wait $!', str(cfg), str(out)]
+    return [sys.executable, "-m", "tests.explore._signal_sweep", "sweep", str(cfg), "--out", str(out),
+            "--trials", str(TRIALS), "--workers", str(workers)]
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run(cfg: Path, out: Path, workers: int, env: dict) -> subprocess.Popen:
-    # the sweep is the shell's only child; it is the one we signal (its pid is read from /proc)
+    # started with SIGINT ignored, as a script's background job is (sh -c 'cmd &'), in a group of
+    # its own; no shell stays between (dash dies of the group's SIGINT itself, and its exit status
+    # would hide the sweep's)
     return subprocess.Popen(_command(cfg, out, workers), env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_ignore_sigint)
 
 
 def _sweep_pid(sh: subprocess.Popen) -> int | None:
-    try:
-        kids = Path(f"/proc/{sh.pid}/task/{sh.pid}/children").read_text().split()
-    except OSError:
-        return None
-    return int(kids[0]) if kids else None
+    return sh.pid
 
 
 def _one(k: int, rng: random.Random, tmp: Path, env: dict) -> str | None:
