@@ -333,6 +333,7 @@ class StudySection(StrictModel):
     sampler: Literal["tpe", "nsga2", "random"] = "tpe"
     seed: int = Field(0, ge=0, le=MAX_SEED)
     trials: int = Field(150, ge=1, le=MAX_TRIALS)
+    settle: bool = True  # after the budget, settle each side to a local optimum (explore.settle)
 
     @field_validator("name")
     @classmethod

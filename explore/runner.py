@@ -23,6 +23,7 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
+from explore.settle import SETTLE_ATTR
 from explore.compare import (
     build_comparison,
     is_sparse,
@@ -87,7 +88,8 @@ def study_comparison(study: optuna.Study, cfg: SweepConfig, records: list[dict[s
     sub = stored_substudy(study.user_attrs.get(SUBSTUDY_ATTR), cfg, sides["sparse"]) if needs_dense_substudy(cfg) else None
     chosen = best.get("best") if best.get("feasible") else None
     sampler = str((study.user_attrs.get("sweep") or {}).get("sampler", cfg.study.sampler))
-    comp, sub_new = build_comparison(records, cfg, chosen, ev, sides, sampler, substudy=sub)
+    comp, sub_new = build_comparison(records, cfg, chosen, ev, sides, sampler, substudy=sub,
+                                     settled=study.user_attrs.get(SETTLE_ATTR))
     if sub is None and sub_new is not None:
         study.set_user_attr(SUBSTUDY_ATTR, storable_substudy(cfg, sides["sparse"], sub_new))
     pool = records + list(sub_new or [])

@@ -275,8 +275,10 @@ class SideBalancedSampler(BaseSampler):
                     self._done[t.number] = s
             if t.number != trial.number and s in counts:
                 counts[s] += 1
-        side = min(self._sides, key=lambda s: (counts[s], SIDES.index(s)))
-        self._side[trial.number] = side
+        fixed = (trial.system_attrs.get("fixed_params") or {}).get("sparsity")
+        # an enqueued trial (explore.settle, --exhaustive) belongs to its fixed PE's side
+        side = next((k for k, o in self._options.items() if fixed in o), None) if fixed is not None else None
+        self._side[trial.number] = side or min(self._sides, key=lambda s: (counts[s], SIDES.index(s)))
         base, view = self._view(study, trial.number)
         base.before_trial(view, trial)
 

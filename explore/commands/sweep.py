@@ -6,6 +6,9 @@ Pareto set for several objectives, or ``feasible: false`` with the binding limit
 report (:func:`explore.report.build.write_report`; not in --grid mode). Exit code 0 even when no design is feasible.
 ``--exhaustive`` evaluates every point of both sides (sparse and dense PEs; the dense twins of the
 sparse options when the space offers no dense PE) when that is at most :data:`MAX_EXHAUSTIVE_POINTS`.
+A search is then settled (explore.settle; ``--no-settle`` or ``study.settle = false`` stops at the
+budget): each side's best design's untried one- and two-step neighbours are evaluated until none is
+left, so the verdict does not depend on where the sampler's budget ended.
 """
 
 from __future__ import annotations
@@ -136,6 +139,10 @@ def _search(cfg: SweepConfig, config: Path, storage: str | None, out_dir: Path, 
         liberty=cfg.fixed.liberty if liberty_given else None, liberty_node=liberty_node,
     )
     st = run_study(opts, cfg)
+    if points is None and cfg.study.settle:  # searched: settle each side to a local optimum (explore.settle), not the sampler's luck
+        from explore.settle import settle_note, settle_sweep  # reason: the models load once the input has passed
+        mode["settle"] = settle_sweep(opts, cfg, st)
+        notes.append(settle_note(mode["settle"]))
     best = export_study(st, cfg, out_dir, extra={"study": name, "storage": redact(spec.url), "sampler": sampler,
                                                  "seed": seed, "search_mode": mode})
     notes.append(f"report: {write_report(spec.url, name, out_dir)}")
@@ -160,6 +167,8 @@ def sweep(
     grid: Annotated[bool, typer.Option("--grid", help="evaluate the whole discretised space (vectorised)")] = False,
     exhaustive: Annotated[bool, typer.Option(
         "--exhaustive", help=f"evaluate every point of both sides, sparse and dense (at most {MAX_EXHAUSTIVE_POINTS:,})")] = False,
+    settle: Annotated[Optional[bool], typer.Option(
+        "--settle/--no-settle", help="after the budget, settle each side to a local optimum (default: study.settle)")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default results/<study>)")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print best.json to stdout")] = False,
     liberty: Liberty = None,  # overrides fixed.liberty
@@ -177,6 +186,8 @@ def sweep(
         raise InputError("is the node of a Liberty file that does not state its own: give it with --liberty FILE "
                          "(or fixed.liberty)", where="--liberty-node")
     cfg = with_liberty(cfg, liberty, liberty_node)
+    if settle is not None:
+        cfg = cfg.model_copy(update={"study": cfg.study.model_copy(update={"settle": settle})})
     name = study or cfg.study.name or config.stem
     if study is None and cfg.study.name is None:  # the file stem as the name
         check_study_name(name, where=f"{config} (its file name as the study name; set study.name)")

@@ -37,6 +37,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from explore.settle import SETTLE_ATTR
 from explore.compare import build_comparison, is_sparse, needs_dense_substudy, stored_substudy
 from explore.config import config_fingerprint
 from explore.report.bottleneck import section_bottleneck
@@ -166,7 +167,8 @@ def stored_comparison(data: StudyData, ev: Evaluator) -> tuple[dict[str, Any], d
            if needs_dense_substudy(data.cfg) else None)
     chosen = data.best.get("best") if data.best.get("feasible") else None
     sampler = str(data.sweep.get("sampler", data.cfg.study.sampler))
-    comp, sub = build_comparison(data.records, data.cfg, chosen, ev, sides, sampler, substudy=sub)
+    comp, sub = build_comparison(data.records, data.cfg, chosen, ev, sides, sampler, substudy=sub,
+                                 settled=data.user_attrs.get(SETTLE_ATTR))
     return comp, robustness(data.records + list(sub or []), data.cfg, ev)
 
 

@@ -94,7 +94,8 @@ def test_sweep_writes_trials_and_best(cfg_path, tmp_path, run_cli):
     assert r.returncode == 0, r.stderr
     out = tmp_path / "results" / "cli"  # default --out is results/<study>
     rows = _rows(out / "trials.csv")
-    assert len(rows) == 12 and all(row["state"] == "COMPLETE" for row in rows)
+    extra = json.loads((out / "best.json").read_text())["search_mode"]["settle"]["extra_trials"]
+    assert len(rows) == 12 + extra and all(row["state"] == "COMPLETE" for row in rows)   # the budget, then settling
     for col in ("rows", "clock_mhz", "perf_per_watt", "c_stall_fraction", "c_tj_c", "c_timing", "feasible",
                 "power_w", "area_mm2", "tj_c", "stall_fraction"):
         assert col in rows[0]
@@ -144,9 +145,10 @@ def test_sigkill_then_rerun_via_cli(cfg_path, tmp_path, sweep_inproc, cli_env):
     assert r.exit_code == 0
     st = optuna.load_study(study_name="cli", storage=open_storage(spec, create=False))
     done = {t.number: t.values for t in st.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))}
-    assert len(done) == 60
+    extra = json.loads((out / "best.json").read_text())["search_mode"]["settle"]["extra_trials"]
+    assert len(done) == 60 + extra   # the budget, then settling (explore.settle)
     assert all(done[k] == v for k, v in before.items())
-    assert sum(row["state"] == "COMPLETE" for row in _rows(out / "trials.csv")) == 60
+    assert sum(row["state"] == "COMPLETE" for row in _rows(out / "trials.csv")) == 60 + extra
 
 
 def test_grid_mode_matches_brute_force_over_its_rows(tmp_path, run_cli):
