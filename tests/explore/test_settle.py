@@ -134,3 +134,27 @@ def test_a_sweep_settles_reports_it_and_a_rerun_queues_nothing(tmp_path, run_cli
     p = run_cli(["sweep", str(cfg), "--out", str(out)], cwd=tmp_path)   # resume: settled already
     assert p.returncode == 0, p.stderr[-2000:]
     assert len(open(out / "trials.csv").read().splitlines()) == n_before
+
+
+def test_each_kind_of_design_gets_its_own_walk():
+    """The best trial is a two-step optimum of its kind (y); the better optimum is in kind x, more
+    than two steps away: the walk from the best of kind x finds it."""
+    cfg = parse_config({"study": {"name": "toy", "seed": 0, "trials": 2}, "space": {**ONE_POINT},
+                        "fixed": FIXED, "workload": [{"name": "resnet50", "weight": 1.0}]})
+    study = optuna.create_study(direction="maximize", sampler=make_sampler("tpe", 0, 1, cfg.space))
+
+    def objective(trial):
+        a, b = trial.suggest_int("a", 0, 9), trial.suggest_int("b", 0, 9)
+        kind = trial.suggest_categorical("kind", ["x", "y"])
+        trial.suggest_categorical("sparsity", ["2:4", "dense"])
+        goal, offset = (8, 0.0) if kind == "x" else (1, -5.0)
+        return -100.0 * (a - b) ** 2 - (a + b - 2 * goal) ** 2 + offset
+
+    for s in ("2:4", "dense"):
+        study.enqueue_trial({"a": 1, "b": 1, "kind": "y", "sparsity": s})
+        study.enqueue_trial({"a": 0, "b": 0, "kind": "x", "sparsity": s})
+    study.optimize(objective, n_trials=4)
+    info = settle(study, cfg.space, lambda n: study.optimize(objective, n_trials=n), cap=2000)
+    assert info["converged"] and info["walks"] >= 4      # per side: the best (kind y) and the best of kind x
+    for side in ("sparse", "dense"):
+        assert info["sides"][side]["before"] == -5.0 and info["sides"][side]["after"] == 0.0
