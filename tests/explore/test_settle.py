@@ -74,13 +74,19 @@ def _toy_study(space_cfg):
     return study, objective
 
 
-def test_settle_escapes_a_one_step_optimum_and_converges_on_each_side():
+def _started_toy():
+    """The toy study with one trial per side at the diagonal start (1, 1)."""
     cfg = parse_config({"study": {"name": "toy", "seed": 0, "trials": 2}, "space": {**ONE_POINT},
                         "fixed": FIXED, "workload": [{"name": "resnet50", "weight": 1.0}]})
     study, objective = _toy_study(cfg)
     for s in ("2:4", "dense"):
         study.enqueue_trial({"a": 1, "b": 1, "sparsity": s})
     study.optimize(objective, n_trials=2)
+    return cfg, study, objective
+
+
+def test_settle_escapes_a_one_step_optimum_and_converges_on_each_side():
+    cfg, study, objective = _started_toy()
     info = settle(study, cfg.space, lambda n: study.optimize(objective, n_trials=n), cap=1000)
     best = {s: max((t for t in study.trials if t.params["sparsity"] == s), key=lambda t: t.value).params
             for s in ("2:4", "dense")}
@@ -96,12 +102,7 @@ def test_settle_escapes_a_one_step_optimum_and_converges_on_each_side():
 
 
 def test_the_cap_bounds_it_and_says_it_did_not_converge():
-    cfg = parse_config({"study": {"name": "toy", "seed": 0, "trials": 2}, "space": {**ONE_POINT},
-                        "fixed": FIXED, "workload": [{"name": "resnet50", "weight": 1.0}]})
-    study, objective = _toy_study(cfg)
-    for s in ("2:4", "dense"):
-        study.enqueue_trial({"a": 1, "b": 1, "sparsity": s})
-    study.optimize(objective, n_trials=2)
+    cfg, study, objective = _started_toy()
     info = settle(study, cfg.space, lambda n: study.optimize(objective, n_trials=n), cap=10)
     assert info["extra_trials"] == 10 and not info["converged"]
 
