@@ -50,6 +50,7 @@ from rich.console import Console
 
 from explore.sampler import neighbours, sparsity_sides
 from explore.space import Space, design_key
+from explore.study import trial_point as _design  # a design as trial parameters (OS: no double_buffer)
 from explore.study import run_worker
 
 __all__ = ["settle", "side_options", "incumbent", "candidates"]
@@ -69,11 +70,6 @@ def side_options(space: Space) -> dict[str, frozenset[str]]:
     offers one side only (the study is that side)."""
     sides = {k: frozenset(map(str, v)) for k, v in sparsity_sides(space).items() if v}
     return sides if len(sides) > 1 else {"all": frozenset().union(*sides.values()) if sides else frozenset()}
-
-
-def _design(params: dict[str, Any]) -> dict[str, Any]:
-    """Trial parameters as a design: an OS point has no ``double_buffer`` (explore.study._point)."""
-    return {k: v for k, v in params.items() if not (k == "double_buffer" and params.get("dataflow") == "os")}
 
 
 def _params(t: FrozenTrial) -> dict[str, Any]:
@@ -221,7 +217,7 @@ def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: i
                 elif _rank(t, sign) < _rank(w["at"], sign):  # another walk found a better one of its kind
                     w.update(at=t, done=False)
         batch: list[dict[str, Any]] = []
-        queued = {design_key(_design(p)) for p in batch}
+        queued: set[str] = set()
         for w in walks.values():
             if w["done"]:
                 continue

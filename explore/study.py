@@ -102,11 +102,11 @@ def exhaustive_points(cfg: SweepConfig, budget: int) -> list[dict[str, Any]] | N
         return None
     cols = grid_columns(cfg)
     names = [a for a in cfg.space.active_axes() if a in cols]
-    return [_point({a: (cols[a][i].item() if hasattr(cols[a][i], "item") else cols[a][i]) for a in names})
+    return [trial_point({a: (cols[a][i].item() if hasattr(cols[a][i], "item") else cols[a][i]) for a in names})
             for i in range(len(cols[names[0]]))]
 
 
-def _point(p: dict[str, Any]) -> dict[str, Any]:
+def trial_point(p: dict[str, Any]) -> dict[str, Any]:
     """A design as trial parameters: an OS point has no ``double_buffer`` (suggest_point)."""
     return {k: v for k, v in p.items() if not (k == "double_buffer" and p.get("dataflow") == "os")}
 
@@ -120,7 +120,7 @@ def _enqueue_points(study: optuna.Study, cfg: SweepConfig, points: list[dict[str
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.WAITING)):
         p = {**{k: v for k, v in t.user_attrs.items() if k in names}, **t.params,
              **(t.system_attrs.get("fixed_params") or {})}
-        have.add(design_key(_point({a: p[a] for a in names if a in p})))
+        have.add(design_key(trial_point({a: p[a] for a in names if a in p})))
         queued += t.state == TrialState.WAITING
         n_complete += t.state == TrialState.COMPLETE
     for p in points:
