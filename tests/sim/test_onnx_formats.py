@@ -239,6 +239,42 @@ def test_qoperator_contrib_ops_are_typed_and_costed_as_their_float_counterparts(
     assert ops["avgpool"].alu > 0 and ops["sigmoid"].exp == B * F_ * Hh * Hh and not w.unsupported_ops
 
 
+def test_shape_arithmetic_after_a_qlinear_op_folds_with_dynamic_axes(tmp_path):
+    """BERT's QOperator export with dynamic axes: positions = arange(seq) read off the LayerNorm after a
+    QLinearAdd (Shape -> Gather -> Range), twice deep: a second QLinearMul after the first Range's
+    consumer feeds another Shape -> Gather -> Range. The folding knows no com.microsoft schema, so the
+    shapes behind them come from the typing surrogate, one round per layer of QLinear outputs."""
+    B, S, D, N = 2, 16, 32, 48
+    ids = helper.make_tensor_value_info("ids", I64, ["batch", "seq"])
+    s, z = "s", "z"
+    inits = [_arr("tok", np.zeros((100, D), np.uint8)), _arr("pos", np.zeros((64, D), np.float32)),
+             _arr(s, np.float32(0.05)), _arr(z, np.uint8(128)), _arr("one", np.array(1, np.int64)),
+             _arr("zero", np.array(0, np.int64)), _arr("ax0", np.array([0], np.int64)),
+             _arr("g", np.ones(D, np.float32)), _arr("w", np.zeros((D, N), np.float32))]
+    ms = dict(domain="com.microsoft")
+    nodes = [_n("Gather", ["tok", "ids"], ["te"]),
+             _n("QLinearAdd", ["te", s, z, "te", s, z, s, z], ["qa"], name="add", **ms),
+             _dq("dq", "qa", s, z, "e"),
+             _n("LayerNormalization", ["e", "g"], ["ln"], axis=-1),
+             _n("Shape", ["ln"], ["sh"]), _n("Gather", ["sh", "one"], ["n"], axis=0),
+             _n("Range", ["zero", "n", "one"], ["r"]), _n("Unsqueeze", ["r", "ax0"], ["pid"]),
+             _n("Gather", ["pos", "pid"], ["pe"]), _n("Add", ["ln", "pe"], ["h"]),
+             _q("q2", "h", s, z, "qh"),
+             _n("QLinearMul", ["qh", s, z, "qh", s, z, s, z], ["qm"], name="mul", **ms),
+             _dq("dq2", "qm", s, z, "m"),
+             _n("Shape", ["m"], ["sh2"]), _n("Gather", ["sh2", "one"], ["n2"], axis=0),
+             _n("Range", ["zero", "n2", "one"], ["r2"]), _n("Unsqueeze", ["r2", "ax0"], ["pid2"]),
+             _n("Gather", ["pos", "pid2"], ["pe2"]), _n("Add", ["m", "pe2"], ["h2"]),
+             _n("MatMul", ["h2", "w"], ["y"], name="proj")]
+    path = _save(tmp_path / "qop_range.onnx", nodes, [ids], inits, domains=("com.microsoft",))
+    w = load_onnx(path, {"ids": (B, S)})
+    (L,) = w.layers
+    assert (L.M, L.N, L.K) == (B * S, N, D) and _macs(w) == B * S * D * N
+    ops = {o.name: o for o in w.vector_ops}
+    assert (ops["add"].op_type, ops["add"].elements) == ("Add", B * S * D)
+    assert (ops["mul"].op_type, ops["mul"].elements) == ("Mul", B * S * D)
+
+
 def test_qgemm_alone_matches_gemm(tmp_path):
     M, K, N = 8, 64, 32
     a = helper.make_tensor_value_info("a", TensorProto.UINT8, [K, M])  # transA

@@ -55,7 +55,7 @@ from pathlib import Path
 
 from hw.errors import InputError
 from sim.importers.onnx.mapping import map_nodes
-from sim.importers.onnx.prepare import check_model, fold, infer, read_needed_external
+from sim.importers.onnx.prepare import check_model, fold_contrib, infer, read_needed_external
 from sim.importers.onnx.quant import QUANTIZED_TYPES
 from sim.importers.onnx.shapes import bind_inputs, dims_of, parse_shape, parse_shapes
 from sim.layers import Workload
@@ -111,7 +111,7 @@ def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...] | str] |
         sum(math.prod(s) for s in _constants(onnx, model.graph)[0].values())
     bind_inputs(model.graph, stored, shapes_in, batch, where)
     missing_ext = read_needed_external(onnx, model, p.parent, where)
-    model = fold(onnx, model, where)
+    model = fold_contrib(onnx, model, where)
     g = model.graph
     inits = {t.name: tuple(int(d) for d in t.dims) for t in g.initializer}
     consts, const_type = _constants(onnx, g)

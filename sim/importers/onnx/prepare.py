@@ -14,6 +14,13 @@
 4. ONNX shape inference (with data propagation) runs over the folded graph, with the com.microsoft
    operators typed from their schemas (:mod:`sim.importers.onnx.contrib`).
 
+The folding's own per-node inference knows no com.microsoft schema, so in a QOperator graph
+exported with dynamic axes the shape arithmetic downstream of a QLinear operator (``Shape`` of the
+``LayerNormalization`` after a ``QLinearAdd`` -> ``Gather`` -> ``Range``) stays unfolded.
+:func:`fold_contrib` therefore alternates: infer over the typing surrogate, write the concrete
+shapes of the com.microsoft outputs into the graph's ``value_info`` (:func:`annotate_contrib`), fold
+again, until a round resolves nothing new (at most :data:`CONTRIB_ROUNDS`).
+
 A dimension still unresolved after that is an input error (:func:`unresolved_message`) naming the
 chain of nodes from the graph input it depends on, and the first node whose output the folding
 could not resolve; it asks for ``--input-shape`` only for an input that was not given.
@@ -45,6 +52,9 @@ VALUE_INPUTS = {"Reshape": (1,), "Expand": (1,), "Tile": (1,), "Slice": (1, 2, 3
                 "TopK": (1,), "Range": (0, 1, 2), "Split": (1,), "OneHot": (1,), "CenterCropPad": (1,),
                 "Col2Im": (1, 2), **{f"Reduce{r}": (1,) for r in ("Mean", "Sum", "Max", "Min", "Prod", "L1", "L2",
                                                                     "LogSum", "LogSumExp", "SumSquare")}}
+#: Rounds of contrib annotation and folding (each resolves the shape arithmetic behind one more layer
+#: of com.microsoft outputs; [A] two sufficed for every onnxruntime QOperator export measured).
+CONTRIB_ROUNDS = 8
 #: Small integer initializers are read from external data too when present (shape arithmetic may need
 #: them); [A] 1,024 elements bounds a shape tensor with room to spare.
 SMALL_INT_ELEMENTS = 1024
@@ -164,6 +174,45 @@ def fold(onnx, model, where: str):
     finally:
         for lg, lv in zip(quiet, levels):
             lg.setLevel(lv)
+
+
+def _concrete(s) -> bool:
+    return s is not None and all(isinstance(x, int) and x >= 0 for x in s)
+
+
+def annotate_contrib(onnx, model, where: str) -> int:
+    """Write into ``model``'s ``value_info`` the shapes that inference over the typing surrogate gives
+    the com.microsoft operators' outputs, where the graph does not hold them concretely already.
+    Returns how many outputs it resolved (0: nothing new)."""
+    g = model.graph
+    outs = {o for n in g.node if n.domain == "com.microsoft" for o in n.output if o}
+    if not outs:
+        return 0
+    shapes, elem = infer(onnx, model, where)
+    have = {vi.name: vi for vi in g.value_info}
+    resolved = 0
+    for o in sorted(outs):
+        s = shapes.get(o)
+        if not _concrete(s) or o not in elem or (o in have and _concrete(shape_of(have[o]))):
+            continue
+        vi = onnx.helper.make_tensor_value_info(o, elem[o], [int(x) for x in s])
+        if o in have:
+            have[o].CopyFrom(vi)
+        else:
+            g.value_info.append(vi)
+        resolved += 1
+    return resolved
+
+
+def fold_contrib(onnx, model, where: str):
+    """Steps 3-4 for a graph with com.microsoft operators: fold, annotate their outputs, fold again
+    until nothing new resolves (the module docstring). A graph without them is folded once."""
+    model = fold(onnx, model, where)
+    for _ in range(CONTRIB_ROUNDS):
+        if not annotate_contrib(onnx, model, where):
+            break
+        model = fold(onnx, model, where)
+    return model
 
 
 def infer(onnx, model, where: str) -> tuple[dict[str, list], dict[str, int]]:
