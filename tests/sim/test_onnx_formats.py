@@ -163,7 +163,7 @@ def test_qdq_gemm_chain_fuses_into_the_int8_array_path(tmp_path):
     assert d["fused_qdq"]["count"] == 7 and {r["precision"] for r in d["layers"]} == {"int8"}
 
 
-def test_dynamic_quantize_linear_is_a_reduction_and_a_scale_pass(tmp_path):
+def test_dynamic_quantize_linear_is_a_reduction_and_a_scale_pass_on_load(tmp_path):
     """quantize_dynamic's MatMul: DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul(scales) -> Add(bias)."""
     M, K, N = 32, 64, 96
     x = helper.make_tensor_value_info("x", F, [M, K])
@@ -180,13 +180,20 @@ def test_dynamic_quantize_linear_is_a_reduction_and_a_scale_pass(tmp_path):
     ops = {o.name: o for o in w.vector_ops}
     assert set(ops) == {"dql", "scale", "bias"} and not w.unsupported_ops
     d = ops["dql"]
-    # [D] a min and a max over all M*K inputs, then one multiply-round-add-clip per element
-    assert (d.red, d.alu, d.elements) == (2 * M * K, 4 * M * K + 4, M * K) and d.supported
+    # [D] a min and a max over all M*K inputs; its only reader is an integer GEMM, so the scale pass
+    # (multiply, round, add, clip) is that GEMM's operand load: 4 scalar ALU ops (scale, zero point) remain
+    assert (d.red, d.alu, d.elements) == (2 * M * K, 4, M * K) and d.supported
+    assert w.import_report["quantize_on_load"] == {"count": 1, "names": ["dql"]}
+    # read by something other than an integer GEMM (here also the graph's output), the pass stays
+    alone = load_onnx(_save(tmp_path / "dql_alone.onnx", nodes[:1], [x]))
+    (da,) = alone.vector_ops
+    assert (da.red, da.alu) == (2 * M * K, 4 * M * K + 4) and alone.import_report["quantize_on_load"]["count"] == 0
     q = {o.name: o for o in load_onnx(_save(tmp_path / "q.onnx", [_n("QuantizeLinear", ["x", "ws", "wz"], ["y"],
                                                                        name="q")], [x], inits[:3])).vector_ops}["q"]
     r = simulate(w, ArrayConfig())
     cyc = dict(zip([o.name for o in r.vector_ops], r.vector["vector_op_cycles"]))
-    assert d.ops > q.ops and cyc["dql"] > 0
+    # standalone it is more work than a QuantizeLinear of a known scale (which has no reductions)
+    assert da.ops > q.ops and cyc["dql"] > 0
 
 
 def _qop_graph(tmp_path):

@@ -57,6 +57,8 @@ class Mapper:
     layers: list = field(default_factory=list)
     ops: list = field(default_factory=list)
     used: dict = field(default_factory=dict)
+    #: names of the DynamicQuantizeLinear nodes whose scale pass is an integer GEMM's operand load
+    on_load: set = field(default_factory=set)
 
     def uniq(self, base: str) -> str:
         base = base or "node"
@@ -206,7 +208,7 @@ class Mapper:
         elif op == "LayerNormalization" and out_shape:
             row = math.prod(out_shape[int(a.get("axis", -1)):])
         self.ops.append(vector_op(nm, op, out_shape, self.act_in(data), params=params, window=window, row=row,
-                                  attrs=a))
+                                  attrs=a, on_load=(node.name or (outs[0] if outs else "")) in self.on_load))
 
     def node(self, idx: int, node) -> None:
         op = node.op_type
@@ -237,6 +239,7 @@ def map_nodes(onnx, model, stem: str, where: str, shapes: dict, elem: dict, init
     low = lower(g, folded | experts.nodes, elem, weights, shapes)
     mp = Mapper(g, lambda node: {x.name: onnx.helper.get_attribute_value(x) for x in node.attribute}, where, shapes,
                 elem, weights, inits, wq, low.aq, given, missing_ext, experts, n, m)
+    mp.on_load = set(low.quantize_on_load)
     skip = folded | low.fused | experts.nodes
     for idx, node in enumerate(g.node):
         if idx not in skip:
@@ -244,7 +247,8 @@ def map_nodes(onnx, model, stem: str, where: str, shapes: dict, elem: dict, init
     if not mp.layers and not mp.ops:
         raise InputError("no operators found", where=where)
     report = {"fused_qdq": {"count": len(low.fused_qdq), "names": low.fused_qdq},
-              "fused_epilogue": {"count": len(low.fused_epilogue), "names": low.fused_epilogue}}
+              "fused_epilogue": {"count": len(low.fused_epilogue), "names": low.fused_epilogue},
+              "quantize_on_load": {"count": len(low.quantize_on_load), "names": low.quantize_on_load}}
     if experts.found:
         report["moe"] = experts.summary()
     return Workload(stem, tuple(mp.layers), tuple(mp.ops), stored_weight_params=int(stored_params)), report

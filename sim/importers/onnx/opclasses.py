@@ -98,8 +98,10 @@ DQL_SCALAR = (4.0, 2.0)
 
 
 def vector_op(name: str, op: str, out_shape, in_shapes, *, params: int = 0, window: int | None = None,
-              row: int | None = None, attrs: dict | None = None) -> VectorOp:
-    """The vector-unit entry of an ai.onnx operator (any operator of :data:`OP_CLASSES` but the GEMMs)."""
+              row: int | None = None, attrs: dict | None = None, on_load: bool = False) -> VectorOp:
+    """The vector-unit entry of an ai.onnx operator (any operator of :data:`OP_CLASSES` but the GEMMs).
+    ``on_load``: a DynamicQuantizeLinear whose scale pass is its integer GEMMs' operand load
+    (:mod:`sim.importers.onnx.quant`): its reductions and scalar work only."""
     if known_op(op) and op not in OVERRIDE:
         return make_op(name, op, out_shape, in_shapes, params=params, window=window, row=row, attrs=attrs)
     cls, alu, ex, dv, red = OP_CLASSES[op]
@@ -116,7 +118,7 @@ def vector_op(name: str, op: str, out_shape, in_shapes, *, params: int = 0, wind
     if op == "DynamicQuantizeLinear":
         a0, d0 = DQL_SCALAR
         n_in = max(reads, E)
-        return _with(base, op, alu=alu * n_in + a0, div=dv * n_in + d0, red=red * n_in)
+        return _with(base, op, alu=(0 if on_load else alu * n_in) + a0, div=dv * n_in + d0, red=red * n_in)
     if cls == _R:
         return _with(base, op, alu=alu * E, exp=ex * reads, div=dv * E, red=red * reads)
     k = max(1, len(in_shapes) - 1) if op in ("Sum", "Mean", "Max", "Min") else 1

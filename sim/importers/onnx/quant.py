@@ -10,8 +10,12 @@
   follows a fused ``QuantizeLinear`` (the pair is the producer's store writing float).
 * ``quantize_dynamic``: ``MatMulInteger``/``ConvInteger`` are GEMMs; the ``Cast`` to float and the
   ``Mul`` by the scales that follow one of them, read nothing but its output and a per-channel
-  scale, are the GEMM's epilogue. ``DynamicQuantizeLinear`` stays on the vector unit: a min/max
-  reduction and a scale pass (:data:`sim.importers.onnx.opclasses.OP_CLASSES`).
+  scale, are the GEMM's epilogue. ``DynamicQuantizeLinear`` is a min/max reduction and a scale pass
+  (:data:`sim.importers.onnx.opclasses.OP_CLASSES`). When every reader of its quantized output is an
+  integer GEMM, the scale pass (multiply, round, add the zero point, clip) is that GEMM's operand
+  load, as the float export's activations are converted entering the same INT8 array: only the
+  min/max reduction and the scalar scale arithmetic, the work a static scale does not need, stay on
+  the vector unit (``quantize_on_load``).
 * QOperator: QLinearMatMul, QLinearConv and QGemm are GEMMs; the other QLinear operators are their
   float counterparts (:data:`sim.importers.onnx.contrib.QLINEAR_VECTOR`).
 """
@@ -44,6 +48,8 @@ class Lowering:
     aq: dict[str, str] = field(default_factory=dict)
     fused_qdq: list[str] = field(default_factory=list)
     fused_epilogue: list[str] = field(default_factory=list)
+    #: DynamicQuantizeLinear nodes (by name) whose scale pass is their integer GEMMs' operand load
+    quantize_on_load: list[str] = field(default_factory=list)
 
 
 def fold_weights(g, weights: dict, wq: dict[str, str], shapes: dict) -> set[int]:
@@ -105,6 +111,11 @@ def lower(g, folded: set[int], elem: dict, weights: dict, shapes: dict) -> Lower
                 requantized.add(o)
                 out.fused.add(idx)
                 out.fused_qdq.append(node.name or o)
+        elif op == "DynamicQuantizeLinear" and o:
+            readers = [g.node[i] for i in consumers.get(o, [])]
+            if readers and o not in graph_out and all(r.op_type in INTEGER_GEMMS and r.input[0] == o
+                                                      for r in readers):
+                out.quantize_on_load.append(node.name or o)
         elif op in INTEGER_GEMMS and o:
             epilogue_of.add(o)
         elif op in _EPILOGUE and o:
