@@ -119,20 +119,23 @@ def _read(config: str | Path | dict) -> tuple[dict, str, str]:
 def _sliding(cfg: dict, mt: str, L: int, types: list[str] | None, where: str) -> tuple[int | None, int]:
     """(window, number of windowed layers) of the config."""
     sw = cfg.get("sliding_window")
-    if sw is None:
+    windowed = mt in ("mistral", "mixtral") or (mt in QWEN and cfg.get("use_sliding_window", False))
+    if sw is None or not windowed:
+        # a value the model does not use is not read (transformers' Qwen2MoeConfig() writes
+        # sliding_window 0 beside use_sliding_window false)
         return None, 0
     if isinstance(sw, bool) or not isinstance(sw, int) or sw <= 0:
         raise InputError(f"sliding_window must be a positive integer or null, got {sw!r}", where=where)
     if mt in ("mistral", "mixtral"):
         return sw, L
-    if mt in QWEN and cfg.get("use_sliding_window", False):
+    if mt in QWEN:
         if types is not None:
             return sw, sum(t == "sliding_attention" for t in types)
         first = cfg.get("max_window_layers", QWEN_MAX_WINDOW_LAYERS)
         if isinstance(first, bool) or not isinstance(first, int) or first < 0:
             raise InputError(f"max_window_layers must be a non-negative integer, got {first!r}", where=where)
         return sw, max(0, L - first)
-    return None, 0  # llama, gpt2, opt, bert, deepseek: no sliding window in the model
+    return None, 0
 
 
 def _moe(cfg: dict, mt: str, L: int, lkey: str, ffn: int | None, where: str) -> dict | None:

@@ -231,6 +231,12 @@ def test_sliding_window_limits_attention_and_the_kv_cache():
     # Qwen2: the window applies only with use_sliding_window, from max_window_layers on
     assert load_hf_config({**QWEN2_05B, "sliding_window": 1024}, phase="decode", context=4096).kv_cache_elements == \
         2 * 24 * 2 * 64 * 4096
+    # a window the model does not use is not read: transformers' Qwen2MoeConfig() writes 0 beside
+    # use_sliding_window false (it was "sliding_window must be a positive integer or null, got 0")
+    assert load_hf_config({**QWEN2_05B, "sliding_window": 0}, phase="decode", context=4096).kv_cache_elements == \
+        2 * 24 * 2 * 64 * 4096
+    with pytest.raises(InputError, match="sliding_window must be a positive integer"):
+        load_hf_config({**MISTRAL_7B, "sliding_window": 0})
     q = load_hf_config({**QWEN2_05B, "sliding_window": 1024, "use_sliding_window": True, "max_window_layers": 16},
                        phase="decode", context=4096)
     assert q.kv_cache_elements == 2 * 2 * 64 * (16 * 4096 + 8 * 1024)

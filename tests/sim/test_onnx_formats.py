@@ -321,6 +321,32 @@ def test_gathered_experts_with_batched_matmul_are_weight_gemms(tmp_path):
     assert r.effective_speedup > 1.05  # the expert GEMMs are pruned
 
 
+def test_qlinear_matmul_over_a_quantized_expert_stack_is_a_weight_gemm(tmp_path):
+    """QOperator over the batched_mm experts: the stack is quantized to INT8, gathered by the router's
+    ids, and multiplied by QLinearMatMul: still the expert weights (it was an error: "QLinearMatMul
+    over the expert weights ... is not modelled")."""
+    T, D, E, k, Fd = 16, 256, 8, 2, 128
+    x = helper.make_tensor_value_info("x", F, [T, D])
+    inits = [_arr("router", np.zeros((D, E), np.float32)), _arr("k", np.array([k], np.int64)),
+             _arr("up_q", np.zeros((E, D, Fd), np.int8)), _arr("flat", np.array([-1], np.int64)),
+             _arr("rows", np.array([T * k, 1, D], np.int64)), _arr("rep", np.array([T, k, D], np.int64)),
+             _arr("ax1", np.array([1], np.int64)), _arr("s", np.float32(0.05)), _arr("z", np.uint8(128)),
+             _arr("ws", np.float32(0.01)), _arr("wz", np.int8(0))]
+    nodes = [_n("MatMul", ["x", "router"], ["logits"], name="router"),
+             _n("TopK", ["logits", "k"], ["vals", "idx"], name="topk"),
+             _n("Reshape", ["idx", "flat"], ["ids"], name="ids"),
+             _n("Gather", ["up_q", "ids"], ["wsel"], name="gather_up", axis=0),
+             _n("QuantizeLinear", ["x", "s", "z"], ["xq"], name="xq"),
+             _n("Unsqueeze", ["xq", "ax1"], ["xu"]), _n("Expand", ["xu", "rep"], ["xr"]),
+             _n("Reshape", ["xr", "rows"], ["xs"]),
+             _n("QLinearMatMul", ["xs", "s", "z", "wsel", "ws", "wz", "s", "z"], ["y"], name="up_proj")]
+    w = load_onnx(_save(tmp_path / "moe_qop.onnx", nodes, [x], inits))
+    ups = [l for l in w.layers if l.name.startswith("up_proj")]
+    assert ups and all(l.sparsifiable and l.weight_shape == (Fd, D) and l.precision == "int8" for l in ups)
+    assert sum(l.dense_macs for l in ups) == T * k * D * Fd
+    assert w.import_report["moe"]["top_k"] == k and w.import_report["moe"]["expert_tensors"] == ["up_q"]
+
+
 @pytest.mark.parametrize("case,match", [
     ("ir99", "ir_version 99 is outside"), ("opset99", "opset_import ai.onnx version 99 is outside"),
     ("opset1", "opset_import ai.onnx version 1 is outside 7"), ("dupout", "graph output 'y' is listed twice"),

@@ -8,7 +8,7 @@ matrices and routes the rows to them; so here:
 * a ``Gather`` along axis 0 of an initializer of rank >= 3 by activation indices is an *expert gather*;
   it and the Transpose / Reshape / Cast / Squeeze / Unsqueeze / DequantizeLinear of its output are
   not costed (the GEMM reads the expert's weight where it is stored);
-* a MatMul with an expert-gathered operand is a weight GEMM of the per-expert matrix, its rows (the
+* a MatMul (or MatMulInteger, QLinearMatMul) with an expert-gathered operand is a weight GEMM of the per-expert matrix, its rows (the
   S token-expert pairs) spread over the experts the batch touches, as :func:`sim.networks.moe_block`
   does for ``--hf-config``: round(:func:`sim.networks.expected_experts`) instances, q or q + 1 rows
   each, so the MACs are exact and each matrix is a 2:4 target under the ASP rules;
@@ -29,6 +29,9 @@ from sim.networks import expected_experts
 
 #: Operators through which an expert-gathered tensor stays one (their other inputs are constants).
 PASS_THROUGH = {"Transpose", "Reshape", "Cast", "Squeeze", "Unsqueeze", "DequantizeLinear", "Identity"}
+#: The batched matrix products over a gathered expert stack: the float one, quantize_dynamic's
+#: (MatMulInteger) and QOperator's (QLinearMatMul of the quantized stack)
+BATCHED_PRODUCTS = {"MatMul", "MatMulInteger", "QLinearMatMul"}
 
 
 @dataclass
@@ -97,8 +100,9 @@ def find_experts(onnx, g, weights: dict, shapes: dict, folded: set[int]) -> Expe
 def expert_layers(ex: ExpertWeights, src: tuple[str, int], nm: str, op: str, A: str, Bn: str, sa: list, sb: list,
                   a: dict, where: str, loc: str, n: int, m: int) -> list:
     """The weight GEMMs of a batched MatMul over gathered expert matrices (see the module docstring)."""
-    if op != "MatMul":
-        raise InputError(f"{op} over the expert weights {src[0]!r} is not modelled (a MatMul is)", where=where)
+    if op not in BATCHED_PRODUCTS:
+        raise InputError(f"{op} over the expert weights {src[0]!r} is not modelled (batched "
+                         f"{', '.join(sorted(BATCHED_PRODUCTS))} are)", where=where)
     if len(sa) < 2 or len(sb) < 2 or sa[-1] != sb[-2]:
         raise InputError(f"{op} {nm!r}: inner dimensions differ ({sa} x {sb})", where=where)
     if Bn in ex.gathered:  # X (S, rows, K) @ W (S, K, N)
