@@ -347,6 +347,38 @@ def test_qlinear_matmul_over_a_quantized_expert_stack_is_a_weight_gemm(tmp_path)
     assert w.import_report["moe"]["top_k"] == k and w.import_report["moe"]["expert_tensors"] == ["up_q"]
 
 
+def test_qdq_around_a_gathered_expert_stack_keeps_the_experts(tmp_path):
+    """QDQ over the batched_mm experts: onnxruntime quantizes the stack (DequantizeLinear of an INT8
+    initializer), Gather shares its input's quantization, and the gathered matrices get a
+    QuantizeLinear -> DequantizeLinear pair before the MatMul. The pair is the expert weight's load,
+    not two passes over every token's gathered matrices (it was 105x the float export's cycles on a
+    Mixtral-style export, and no expert GEMM)."""
+    T, D, E, k, Fd = 16, 256, 8, 2, 128
+    x = helper.make_tensor_value_info("x", F, [T, D])
+    inits = [_arr("router", np.zeros((D, E), np.float32)), _arr("k", np.array([k], np.int64)),
+             _arr("up_q", np.zeros((E, D, Fd), np.int8)), _arr("flat", np.array([-1], np.int64)),
+             _arr("rows", np.array([T * k, 1, D], np.int64)), _arr("rep", np.array([T, k, D], np.int64)),
+             _arr("ax1", np.array([1], np.int64)), _arr("s", np.float32(0.05)), _arr("z", np.uint8(128)),
+             _arr("ws", np.float32(0.01)), _arr("wz", np.int8(0))]
+    nodes = [_n("MatMul", ["x", "router"], ["logits"], name="router"),
+             _n("TopK", ["logits", "k"], ["vals", "idx"], name="topk"),
+             _n("Reshape", ["idx", "flat"], ["ids"], name="ids"),
+             _n("DequantizeLinear", ["up_q", "ws", "wz"], ["up"], name="up_dq"),
+             _n("Gather", ["up", "ids"], ["wsel"], name="gather_up", axis=0),
+             _n("QuantizeLinear", ["wsel", "ws", "wz"], ["wsel_q"], name="wsel_q"),
+             _n("DequantizeLinear", ["wsel_q", "ws", "wz"], ["wsel_dq"], name="wsel_dq"),
+             _n("QuantizeLinear", ["x", "s", "z"], ["xq"], name="xq"),
+             _n("DequantizeLinear", ["xq", "s", "z"], ["xdq"], name="xdq"),
+             _n("Unsqueeze", ["xdq", "ax1"], ["xu"]), _n("Expand", ["xu", "rep"], ["xr"]),
+             _n("Reshape", ["xr", "rows"], ["xs"]), _n("MatMul", ["xs", "wsel_dq"], ["y"], name="up_proj")]
+    w = load_onnx(_save(tmp_path / "moe_qdq.onnx", nodes, [x], inits))
+    ups = [l for l in w.layers if l.name.startswith("up_proj")]
+    assert ups and all(l.sparsifiable and l.weight_shape == (Fd, D) for l in ups)
+    assert sum(l.dense_macs for l in ups) == T * k * D * Fd
+    assert not {"wsel_q", "wsel_dq", "gather_up"} & {o.name for o in w.vector_ops}
+    assert w.import_report["moe"]["expert_gemms"] == [l.name for l in ups]
+
+
 @pytest.mark.parametrize("case,match", [
     ("ir99", "ir_version 99 is outside"), ("opset99", "opset_import ai.onnx version 99 is outside"),
     ("opset1", "opset_import ai.onnx version 1 is outside 7"), ("dupout", "graph output 'y' is listed twice"),

@@ -6,10 +6,10 @@ the router's ids and multiplies with a batched MatMul. A compiler keeps the expe
 matrices and routes the rows to them; so here:
 
 * a ``Gather`` along axis 0 of an initializer of rank >= 3 by activation indices is an *expert gather*;
-  it and the Transpose / Reshape / Cast / Squeeze / Unsqueeze / DequantizeLinear of its output are
-  not costed (the GEMM reads the expert's weight where it is stored);
-* a MatMul (or MatMulInteger, QLinearMatMul) with an expert-gathered operand is a weight GEMM of the per-expert matrix, its rows (the
-  S token-expert pairs) spread over the experts the batch touches, as :func:`sim.networks.moe_block`
+  it and the Transpose / Reshape / Cast / Squeeze / Unsqueeze / QuantizeLinear / DequantizeLinear of
+  its output are not costed (the GEMM reads the expert's weight where it is stored);
+* a MatMul (or MatMulInteger, QLinearMatMul) with an expert-gathered operand is a weight GEMM of the
+  per-expert matrix, its rows (the S token-expert pairs) spread over the experts the batch touches, as :func:`sim.networks.moe_block`
   does for ``--hf-config``: round(:func:`sim.networks.expected_experts`) instances, q or q + 1 rows
   each, so the MACs are exact and each matrix is a 2:4 target under the ASP rules;
 * top-k is read from the graph's ``TopK`` nodes (their constant ``k``); the import report names the
@@ -28,7 +28,10 @@ from sim.layers import make_layer
 from sim.networks import expected_experts
 
 #: Operators through which an expert-gathered tensor stays one (their other inputs are constants).
-PASS_THROUGH = {"Transpose", "Reshape", "Cast", "Squeeze", "Unsqueeze", "DequantizeLinear", "Identity"}
+#: QuantizeLinear is one too: onnxruntime's QDQ format gives the gathered matrices a QuantizeLinear ->
+#: DequantizeLinear pair (Gather shares its input's quantization), the stored INT8 weight's load.
+PASS_THROUGH = {"Transpose", "Reshape", "Cast", "Squeeze", "Unsqueeze", "QuantizeLinear", "DequantizeLinear",
+                "Identity"}
 #: The batched matrix products over a gathered expert stack: the float one, quantize_dynamic's
 #: (MatMulInteger) and QOperator's (QLinearMatMul of the quantized stack)
 BATCHED_PRODUCTS = {"MatMul", "MatMulInteger", "QLinearMatMul"}
