@@ -9,9 +9,10 @@ matrices and routes the rows to them; so here:
   it and the Transpose / Reshape / Cast / Squeeze / Unsqueeze / QuantizeLinear / DequantizeLinear of
   its output are not costed (the GEMM reads the expert's weight where it is stored);
 * a MatMul (or MatMulInteger, QLinearMatMul) with an expert-gathered operand is a weight GEMM of the
-  per-expert matrix, its rows (the S token-expert pairs) spread over the experts the batch touches, as :func:`sim.networks.moe_block`
-  does for ``--hf-config``: round(:func:`sim.networks.expected_experts`) instances, q or q + 1 rows
-  each, so the MACs are exact and each matrix is a 2:4 target under the ASP rules;
+  per-expert matrix, its rows (the S token-expert pairs) spread over the experts the batch touches,
+  as :func:`sim.networks.moe_block` does for ``--hf-config``: round(:func:`sim.networks.expected_experts`)
+  instances, q or q + 1 rows each, so the MACs are exact and each matrix is a 2:4 target under the
+  ASP rules;
 * top-k is read from the graph's ``TopK`` nodes (their constant ``k``); the import report names the
   expert tensors, E and top-k.
 """
