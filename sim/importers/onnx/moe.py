@@ -1,11 +1,13 @@
-"""Mixture-of-experts exports: expert weights reached through ``Gather(expert_stack, expert_ids)``.
+"""Mixture-of-experts exports: expert weights reached through ``Gather(expert_stack, expert_ids)``
+(the dynamo exporter writes ``GatherND`` by (S, 1) indices, the same rows).
 
 transformers' ``batched_mm`` experts path (the one that exports) stacks every expert's matrix in one
 initializer of shape (E, out, in) (or (E, in, out)), gathers the matrix of each token-expert pair with
 the router's ids and multiplies with a batched MatMul. A compiler keeps the experts as E weight
 matrices and routes the rows to them; so here:
 
-* a ``Gather`` along axis 0 of an initializer of rank >= 3 by activation indices is an *expert gather*;
+* a ``Gather`` along axis 0 (or a ``GatherND`` whose indices address axis 0 alone) of an initializer of
+  rank >= 3 by activation indices is an *expert gather*;
   it and the Transpose / Reshape / Cast / Squeeze / Unsqueeze / QuantizeLinear / DequantizeLinear of
   its output are not costed (the GEMM reads the expert's weight where it is stored);
 * a MatMul (or MatMulInteger, QLinearMatMul) with an expert-gathered operand is a weight GEMM of the
@@ -79,9 +81,14 @@ def find_experts(onnx, g, weights: dict, shapes: dict, folded: set[int]) -> Expe
         if idx in folded or node.domain not in ("", "ai.onnx") or not node.output:
             continue
         ins = [x for x in node.input if x]
-        if node.op_type == "Gather" and len(ins) == 2 and ins[0] in weights and ins[1] not in weights:
-            axis = next((onnx.helper.get_attribute_value(a) for a in node.attribute if a.name == "axis"), 0)
-            if len(weights[ins[0]]) >= 3 and int(axis) == 0:
+        if node.op_type in ("Gather", "GatherND") and len(ins) == 2 and ins[0] in weights and ins[1] not in weights:
+            attr = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            if node.op_type == "Gather":
+                first = int(attr.get("axis", 0)) == 0
+            else:  # the dynamo exporter: GatherND by (S, 1) indices, i.e. rows of axis 0
+                ids = shapes.get(ins[1])
+                first = int(attr.get("batch_dims", 0)) == 0 and bool(ids) and ids[-1] == 1
+            if len(weights[ins[0]]) >= 3 and first:
                 out.gathered[node.output[0]] = (ins[0], int(weights[ins[0]][0]))
                 out.nodes.add(idx)
         elif node.op_type in PASS_THROUGH and ins and ins[0] in out.gathered \
