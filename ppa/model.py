@@ -111,6 +111,7 @@ from ppa.design import (
 )
 from ppa.liberty import energy as liberty_energy
 from ppa.override import assumed, in_force
+from ppa.references import VT_CHOICES, vt_flavour
 from ppa.timing import sta
 from ppa.timing.stage import (
     CLOCK_UNCERTAINTY_FRACTION,
@@ -163,38 +164,41 @@ def _cycle_fo4(depth: int, cycle_fo4: float | None) -> float:
     return cycle_fo4
 
 
-def fmax_mhz(depth: int, node_nm: int, voltage_v: float, *, cycle_fo4: float | None = None) -> float:
+def fmax_mhz(depth: int, node_nm: int, voltage_v: float, *, cycle_fo4: float | None = None, vt: str = "rvt") -> float:
     """fmax of a stage of ``cycle_fo4`` FO4 (ppa.timing.stage.stage_timing; ``depth`` is informative)
     at the node and voltage: 1 / ppa.timing.stage.cycle_time_ps(cycle_fo4, FO4 of the node at that
     voltage), at most the clock published silicon of the node reaches at that voltage
-    (ppa.silicon_clock.silicon_limit_mhz; 7 nm: TSMC's A72 chiplet moved along the alpha-power law)."""
-    f = 1e6 / cycle_time_ps(_cycle_fo4(depth, cycle_fo4), tech.node(node_nm, voltage_v).gate_delay_ps)
+    (ppa.silicon_clock.silicon_limit_mhz; 7 nm: TSMC's A72 chiplet moved along the alpha-power law).
+    ``vt``: the cells' threshold-voltage flavour (ppa.references VT_FLAVOURS), a factor on the FO4; the silicon cap stays."""
+    f = 1e6 / cycle_time_ps(_cycle_fo4(depth, cycle_fo4),
+                            tech.node(node_nm, voltage_v).gate_delay_ps * vt_flavour(vt).delay)
     cap = silicon_clock.silicon_limit_mhz(node_nm, voltage_v)
     return f if cap is None else min(f, cap)
 
 
 def operating_point(depth: int, node_nm: int, clock_mhz: float | None, voltage_v: float | None = None, *,
-                    cycle_fo4: float | None = None):
+                    cycle_fo4: float | None = None, vt: str = "rvt"):
     """(voltage, clock, fmax at that voltage, fmax at the top of the range, reason or None)."""
     cf = _cycle_fo4(depth, cycle_fo4)
     lo, hi = tech.voltage_range(node_nm)
-    f_top = max(fmax_mhz(depth, node_nm, v, cycle_fo4=cf) for v in tech.voltage_grid(node_nm))
+    f_top = max(fmax_mhz(depth, node_nm, v, cycle_fo4=cf, vt=vt) for v in tech.voltage_grid(node_nm))
     if voltage_v is not None:
-        f = fmax_mhz(depth, node_nm, voltage_v, cycle_fo4=cf)
+        f = fmax_mhz(depth, node_nm, voltage_v, cycle_fo4=cf, vt=vt)
         clk = f if clock_mhz is None else clock_mhz
-        reason = None if clk <= f * (1 + 1e-9) else f"clock {clk:.0f} MHz above fmax {f:.0f} MHz at the forced {voltage_v:g} V"
+        reason = None if clk <= f * (1 + 1e-9) else f"clock {clk:.0f} MHz above fmax {f:.0f} MHz at the forced {voltage_v:g} V ({vt} cells)"
         return voltage_v, clk, f, f_top, reason
     if clock_mhz is None:
-        f_hi = fmax_mhz(depth, node_nm, hi, cycle_fo4=cf)
+        f_hi = fmax_mhz(depth, node_nm, hi, cycle_fo4=cf, vt=vt)
         return hi, f_hi, f_hi, f_top, None
     for v in tech.voltage_grid(node_nm):
-        f = fmax_mhz(depth, node_nm, v, cycle_fo4=cf)
+        f = fmax_mhz(depth, node_nm, v, cycle_fo4=cf, vt=vt)
         if f >= clock_mhz:
             return v, clock_mhz, f, f_top, None
-    f_hi = fmax_mhz(depth, node_nm, hi, cycle_fo4=cf)
+    f_hi = fmax_mhz(depth, node_nm, hi, cycle_fo4=cf, vt=vt)
     return hi, clock_mhz, f_hi, f_top, (
         f"clock {clock_mhz:.0f} MHz above fmax {f_top:.0f} MHz at the maximum {hi:g} V of {node_nm} nm "
-        f"(critical stage {cf:.1f} FO4, logic depth {depth}); choose more --pipeline stages or a lower clock")
+        f"(critical stage {cf:.1f} FO4, logic depth {depth}, {vt} cells); choose more --pipeline stages or a lower "
+        "clock")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -260,8 +264,14 @@ def operating_point_of(p, design: DesignPoint, facts, depth: int, notes: list[st
     timing = stage_timing(p, design, facts, cache=cache)
     if timing.source == "generic":
         notes.append(GENERIC_TIMING_NOTE)
-    v, clk, f_at_v, f_top, why = operating_point(depth, design.node_nm, design.clock_mhz, design.voltage_v,
-                                                 cycle_fo4=timing.cycle_fo4)
+    # the threshold-voltage flavour (ppa.references VT_FLAVOURS): as given, else the lowest-leakage one that meets the clock
+    tried = [design.vt] if design.vt is not None or design.clock_mhz is None else list(VT_CHOICES)
+    for vt in tried:
+        v, clk, f_at_v, f_top, why = operating_point(depth, design.node_nm, design.clock_mhz, design.voltage_v,
+                                                     cycle_fo4=timing.cycle_fo4, vt=vt_flavour(vt).name)
+        if not why:
+            break
+    vt = vt_flavour(vt).name
     if why:
         reasons.append(why)
     silicon_mhz = silicon_clock.silicon_limit_mhz(design.node_nm, v)
@@ -271,7 +281,9 @@ def operating_point_of(p, design: DesignPoint, facts, depth: int, notes: list[st
                      "FO4 per cycle, ppa.silicon_clock); the stage itself times faster")
     nd = tech.node(design.node_nm, v)
     f_hz = clk * 1e6
-    return OperatingPoint(timing, v, clk, f_at_v, f_top, silicon_mhz, nd, f_hz)
+    return OperatingPoint(timing, v, clk, f_at_v, f_top, silicon_mhz, nd, f_hz, vt,
+                          "given" if design.vt is not None else "no clock asked" if design.clock_mhz is None
+                          else "the lowest-leakage flavour that meets the clock")
 
 
 
@@ -389,7 +401,8 @@ def power_of(p, design: DesignPoint, facts, shape, act, op: OperatingPoint, ar: 
     timing, clk, nd, f_hz = op.timing, op.clk, op.nd, op.f_hz
     vlane, macros, ph = ar.vlane, ar.macros, ar.ph
     busy, runtime_s, dram_b = wl.busy, wl.runtime_s, wl.dram_b
-    e_t = nd.toggle_energy_pj
+    e_vt = op.flavour.energy  # the cells' threshold-voltage flavour (ppa.references VT_FLAVOURS): logic, clock and vector
+    e_t = nd.toggle_energy_pj * e_vt
     # a flip-flop output toggle: its net toggle, plus (with a Liberty library) the library's D- and
     # Q-pin internal energy in toggle-equivalents (ppa.liberty.energy); without one, the net alone
     lib_e = library_energy(design, timing, cache=cache)
@@ -441,9 +454,9 @@ def power_of(p, design: DesignPoint, facts, shape, act, op: OperatingPoint, ar: 
     dyn_w = pe_dyn_w + edge_dyn_w + load_w
     # the vector unit: its operations x the lane's measured energy per operation class
     vec_ops = activity_in.vector_ops if activity_in is not None else None
-    vec_w = vlane.energy_j(vec_ops) / runtime_s if (vlane is not None and vec_ops) else 0.0
+    vec_w = vlane.energy_j(vec_ops) / runtime_s * e_vt if (vlane is not None and vec_ops) else 0.0
     ffs = facts.flip_flops(p, R, C)
-    e_ff = clock_energy_per_ff_cycle_pj(nd, lib_e)
+    e_ff = clock_energy_per_ff_cycle_pj(nd, lib_e) * e_vt
     # WS stationary registers (hw.array: reset-less, enabled by w_load): gated while held, clocked on
     # the R load edges of each tile; double-buffered, the active set (weights and codes) is enabled
     # by the swap, one edge a tile, and the shadow set (with its reset) is not counted as gated
@@ -479,7 +492,7 @@ def thermal_of(design: DesignPoint, op: OperatingPoint, ar: AreaBreakdown, wl: W
     dyn_w, clk_w, sram_w, phy_w, vec_w, dram_w, sram_leak_ref = pw.dyn_w, pw.clk_w, pw.sram_w, pw.phy_w, pw.vec_w, pw.dram_w, pw.sram_leak_ref
     runtime_s, eff_macs = wl.runtime_s, wl.eff_macs
     # thermal + leakage (on-die power only; DRAM dissipates off die)
-    logic_leak_ref = nd.leakage_w(tr_total + vec_tr + ctrl_tr, tech.LEAKAGE_T_REF_C)
+    logic_leak_ref = nd.leakage_w(tr_total + vec_tr + ctrl_tr, tech.LEAKAGE_T_REF_C) * op.flavour.leakage  # ppa.references VT_FLAVOURS
     leak_ref = logic_leak_ref + sram_leak_ref
     on_die_dyn = dyn_w + clk_w + sram_w + phy_w + vec_w
     theta = design.theta_ja if design.theta_ja is not None else thermal.theta_ja(design.cooling, area)
@@ -508,7 +521,7 @@ def result_of(design: DesignPoint, p, facts, shape, act, trace, depth: int, op: 
               wl: Workload, pw: Power, tm: Thermal, notes: list[str], reasons: list[str]) -> PPAResult:
     """The PPAResult of :func:`estimate` from its phases, with the details explore/ and ppa.recost read."""
     R, C, kind, cdf = design.rows, design.cols, design.kind, design.cost_dataflow
-    timing, v, clk, f_at_v, f_top, silicon_mhz, nd, f_hz = fields_of(op)
+    timing, v, clk, f_at_v, f_top, silicon_mhz, nd, f_hz = fields_of(op)[:8]
     (tr_total, a_t, pe_mm2, dec_mm2, v_sram, macros, sram_mm2, lanes, vlane, vec_tr, vec_mm2, ctrl_tr, ctrl_mm2,
      ph, phy_mm2, other_mm2, area, min_die, die_phy_limited) = fields_of(ar)
     mac_per_pe_cycle, runtime_s, eff_macs, dram_b = wl.mac_per_pe_cycle, wl.runtime_s, wl.eff_macs, wl.dram_b
@@ -568,6 +581,9 @@ def result_of(design: DesignPoint, p, facts, shape, act, trace, depth: int, op: 
             "sram_voltage_v": v_sram, "fo4_ps": nd.fo4_ps, "node_correction": nd.node_correction,
             "realised_path_factor": nd.gate_delay_ps / nd.fo4_ps,  # timing FO4 / node FO4 (ppa.tech FO4_ANCHORS_NM)
             "sram_macros_kb": {name: c.kb for name, c in macros},
+            "vt": {"flavour": op.vt, "choice": op.vt_choice, "delay_factor": op.flavour.delay,
+                   "leakage_factor": op.flavour.leakage, "energy_factor": op.flavour.energy,
+                   "source": "ppa.references VT_FLAVOURS: ASAP7 TT 0.7 V LVT / SLVT against RVT cells, every logic cell in the flavour"},
             "phy": {"type": ph.name, "units": design.dram_units, "area_mm2_each": ph.area_mm2,
                     "pj_per_bit": ph.pj_per_bit, "static_w_each": ph.static_w, "source": ph.source},
             "min_die_mm2": min_die, "die_phy_limited": die_phy_limited,
@@ -576,6 +592,7 @@ def result_of(design: DesignPoint, p, facts, shape, act, trace, depth: int, op: 
             "terms": {"overrides": in_force(), "node_nm": design.node_nm, "clock_mhz": clk,
                       "clock_given": design.clock_mhz is not None, "voltage_v": v,
                       "voltage_forced": design.voltage_v is not None, "cycle_fo4": timing.cycle_fo4,
+                      "vt_delay": op.flavour.delay,
                       "sram_voltage_v": v_sram, "sram_voltage_forced": design.sram_voltage_v is not None,
                       "logic_mm2": pe_mm2 + dec_mm2 + vec_mm2, "mm2_per_transistor": a_t,
                       "logic_transistors": tr_total + vec_tr, "sram_mm2": sram_mm2, "dram": design.dram,
@@ -598,7 +615,7 @@ def result_of(design: DesignPoint, p, facts, shape, act, trace, depth: int, op: 
                               "toggles_per_ff_cycle": tech.CLOCK_TOGGLES_PER_FF_CYCLE,
                               "ff_extra_toggles": tech.FF_EXTRA_TOGGLES, "pj_per_ff_cycle": clock_energy_per_ff_cycle_pj(nd)}),
             "timing": {"source": timing.source, "stage": timing.stage, "cycle_fo4": timing.cycle_fo4,
-                       "fo4_ps_at_point": nd.gate_delay_ps, "cycle_time_ps_at_fmax": 1e6 / f_at_v,
+                       "fo4_ps_at_point": nd.gate_delay_ps * op.flavour.delay, "cycle_time_ps_at_fmax": 1e6 / f_at_v,
                        "silicon_limit_mhz": silicon_mhz,
                        "wire_allowance": WIRE_ALLOWANCE,
                        "clock_uncertainty_fraction": CLOCK_UNCERTAINTY_FRACTION},

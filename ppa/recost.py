@@ -9,7 +9,8 @@ estimate composes, without synthesis, STA or activity simulation:
 
 * timing: the stage's fmax on the node's voltage grid (ppa.model.fmax_mhz, at the estimate's values)
   before the silicon clock cap, scaled by FO4 x (1 + wire) / (1 - uncertainty) (the node's FO4 by
-  the two anchors as ppa.tech.fo4_nominal_ps weighs them), then capped; the lowest grid voltage that meets the clock, as
+  the two anchors as ppa.tech.fo4_nominal_ps weighs them) and by the cells' threshold-voltage flavour
+  (the one the estimate chose: the design's cells stay what they are), then capped; the lowest grid voltage that meets the clock, as
   ppa.model.operating_point chooses it; above the top of the range, the clock is not met;
 * area: logic (with the fixed control block's transistors) x (growth / utilisation), SRAM, PHYs x
   their area, the allowances, the PHY-edge minimum die; the logic leakage in proportion to the
@@ -94,7 +95,7 @@ def recost(terms: dict, samples: dict[str, np.ndarray], n: int) -> dict[str, np.
     # timing: every grid fmax before the silicon cap scales by 1 / s; the node's FO4 moves with each
     # anchor's ratio to the power of its weight (ppa.tech.fo4_nominal_ps), then the cap applies
     w45, w7 = tech.fo4_anchor_weights(nm)
-    s = (ratio("fo4_45nm_ps") ** w45 * ratio("fo4_7nm_ps") ** w7
+    s = (ratio("fo4_45nm_ps") ** w45 * ratio("fo4_7nm_ps") ** w7 * terms.get("vt_delay", 1.0)  # the cells' flavour (ppa.references VT_FLAVOURS)
          * (1 + x["wire_allowance"]) / (1 + used["wire_allowance"])
          * (1 - used["clock_uncertainty_fraction"]) / (1 - x["clock_uncertainty_fraction"]))
     grid, f0, cap = _fmax_grid(nm, float(terms["cycle_fo4"]), tuple(sorted(terms["overrides"].items())))

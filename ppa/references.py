@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hw.errors import InputError
+
 
 @dataclass(frozen=True)
 class Reference:
@@ -145,7 +147,7 @@ ASAP7_CLOCK_WIRE_FF_PER_UM = 0.144549
 # Each taken to its node's nominal voltage (``leakage_voltage_factor``) and to LEAKAGE_T_REF_C [D]; other
 # nodes log-linear in log(node) between the anchors; 65 nm takes 45 nm's [A: planar, same library family].
 # Placed logic leaks as its cells; RVT at 7 nm (the library the 7 nm timing uses); LVT/SLVT cells leak
-# 10-100x more [A, stated]. SRAM macros keep CACTI's leakage (ppa.sram).
+# 9.6x / 97x more (VT_FLAVOURS below). SRAM macros keep CACTI's leakage (ppa.sram).
 LOGIC_LEAK_45_W_MM2, LOGIC_LEAK_45_V, LOGIC_LEAK_45_C = 14.353185e-9 / 0.532e-6, 1.1, 25.0
 LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C = 51.1588e-12 / 0.04374e-6, 0.7, 25.0
 LEAKAGE_T_REF_C = 360.0 - 273.15
@@ -204,3 +206,76 @@ def pitch_scaled_density(intel_nm: int) -> float:
 PLACEMENT_UTILISATION = 0.70
 POST_LAYOUT_CELL_GROWTH = 1.25
 REALISED_DENSITY_FRACTION = PLACEMENT_UTILISATION / POST_LAYOUT_CELL_GROWTH
+
+# --- threshold-voltage flavours of the logic cells (DesignPoint.vt, ppa --vt) --------------------------
+# Threshold-voltage flavours of the logic cells: ``rvt`` (regular), ``lvt`` (low), ``slvt`` (super-low).
+#
+# A product team meets a fast clock with faster cells before it adds pipeline stages: the same cells
+# with a lower threshold voltage switch faster, leak more and take a little more energy per toggle.
+# The choice is a design parameter (``DesignPoint.vt``; ``sparsepe ppa --vt``). Left unset, the model
+# picks what a team would for the clock asked: the lowest-leakage flavour, in the order rvt, lvt,
+# slvt, that meets the clock in the node's voltage range (``ppa.model.operating_point_of``); with no
+# clock asked, rvt. ``ppa --json`` reports the flavour and how it was chosen in ``details.vt``.
+#
+# The factors multiply the timing FO4 (every stage of the critical path), the logic's leakage density
+# and its toggle energy (logic, flip-flops and clock, and the vector unit). The whole logic is taken in
+# the one flavour: a multi-Vt flow that swaps only the critical paths gets most of the speed for a
+# fraction of the leakage, so the leakage here is an upper bound of a design at that speed. SRAM
+# macros keep their own cells (ppa.sram). Area is unchanged: the flavours are the same cells with
+# another implant (identical areas in the library).
+#
+# Source [P]: ASAP7 7 nm predictive PDK, TT corner, 0.7 V, 25 C, NLDM libraries of the same releases
+# (asap7sc7p5t INVBUF 220122, SIMPLE 211120, SEQ 220123); RVT in ../shared/reference/asap7, LVT and SLVT
+# from The-OpenROAD-Project/OpenROAD-flow-scripts ``flow/platforms/asap7/lib``. Read with bilinear NLDM
+# interpolation (as OpenSTA does), each stage at its self-consistent FO4 slew; the RVT INVx1 FO4 read so is
+# 19.55 ps against OpenSTA's 19.48 ps on the same library (ppa.tech FO4_7NM_PS). Per cell, LVT / RVT and
+# SLVT / RVT:
+#
+# ========================================  ============  ============
+#                                           LVT / RVT     SLVT / RVT
+# ========================================  ============  ============
+# INVx1 FO4 (19.55 / 15.72 / 13.42 ps)      0.804         0.686
+# NAND2x1 A->Y at 4 INVx1 loads             0.788         0.663
+# NOR2x1 B->Y FO4                           0.792         0.667
+# FAx1 A->CON at 4 INVx1 loads              0.793         0.668
+# DFFHQNx1 CLK->QN at 4 INVx1 loads         0.775         0.640
+# leakage INVx1/x2, NAND2, FA, DFF          9.35-9.83     93.6-99.8
+# FO4 stage energy (4 Cin V^2 + internal)   1.051         1.140
+# DFF clock-pin energy per cycle            1.04          1.17
+# cell area                                 1.00          1.00
+# ========================================  ============  ============
+#
+# Taken: delay 0.79 / 0.66 (the geometric mean of the five delay rows, 0.790 and 0.664), leakage 9.6 / 97
+# (the middle of the rows), toggle energy 1.05 / 1.14 (the FO4 stage's; the clock pins' 1.04 / 1.17 are
+# within 3 %). The ratios are ASAP7's at 0.7 V; the model applies them at every node and voltage [A]: the
+# alpha-power law keeps one threshold per node (ppa.tech VTH_V), so the flavour moves delay by the same
+# factor at every voltage, which overstates the gain at low voltage a little (a lower threshold also
+# flattens the delay-voltage curve).
+
+
+@dataclass(frozen=True)
+class VtFlavour:
+    name: str
+    delay: float  # x the timing FO4
+    leakage: float  # x the logic leakage density
+    energy: float  # x the logic toggle energy
+
+
+#: In order of leakage: the automatic choice tries them in this order.
+VT_FLAVOURS = {
+    "rvt": VtFlavour("rvt", 1.0, 1.0, 1.0),
+    "lvt": VtFlavour("lvt", 0.79, 9.6, 1.05),
+    "slvt": VtFlavour("slvt", 0.66, 97.0, 1.14),
+}
+VT_CHOICES = tuple(VT_FLAVOURS)
+
+
+def vt_flavour(name: str | None) -> VtFlavour:
+    """The flavour ``name`` (None: rvt)."""
+    if name is None:
+        return VT_FLAVOURS["rvt"]
+    try:
+        return VT_FLAVOURS[str(name).lower()]
+    except KeyError:
+        raise InputError(f"unknown threshold-voltage flavour {name!r}; choose one of {', '.join(VT_CHOICES)}",
+                         where="--vt") from None

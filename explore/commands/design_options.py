@@ -26,12 +26,13 @@ from hw.errors import InputError
 from hw.params import MAX_ACC_BITS, MAX_PIPELINE
 from hw.precision import PRECISIONS, check_precision
 from ppa.liberty.library import MAX_LIBERTY_NODE_NM
+from ppa.references import VT_CHOICES
 
 __all__ = [
     "ACC_BITS", "COLS", "DATAFLOW", "DATAFLOWS", "PIPELINE", "PRECISION", "ROWS", "SIMULATE_CLOCK_MHZ", "SPARSITY",
     "SRAM_BANKS", "SRAM_KB", "AccBits", "ArrayCols", "ArrayRows", "ClockMhz", "Cols", "Dataflow", "DenseFlag",
     "DoubleBuffer", "Liberty", "LibertyNode", "Pipeline", "Precision", "Rows", "Sparsity", "SramBanks", "SramKb",
-    "parse_sparsity_dp",
+    "Vt", "parse_sparsity_dp",
 ]
 
 ROWS = 16
@@ -124,3 +125,7 @@ Liberty = Annotated[Optional[str], typer.Option(
                       "OpenSTA on it (sweep: overrides fixed.liberty)")]
 LibertyNode = Annotated[Optional[int], _int(
     "--liberty-node", 1, MAX_LIBERTY_NODE_NM, "process node (nm) of the Liberty file when the file does not state it")]
+Vt = Annotated[Optional[str], typer.Option(
+    "--vt", help=f"threshold-voltage flavour of the logic cells: {', '.join(VT_CHOICES)} (faster cells leak "
+                 "more); default: the lowest-leakage flavour that meets --clock-mhz (rvt with no clock)",
+    callback=one_of("--vt", VT_CHOICES), show_default="auto")]

@@ -12,7 +12,7 @@ from rich.table import Table
 from explore.commands.design_options import (
     ACC_BITS, COLS, DATAFLOW, PIPELINE, PRECISION, ROWS, SPARSITY, SRAM_BANKS, SRAM_KB, AccBits, ClockMhz, Cols,
     Dataflow, DenseFlag, DoubleBuffer, Liberty, LibertyNode, Pipeline, Precision, Rows, Sparsity, SramBanks, SramKb,
-    parse_sparsity_dp,
+    Vt, parse_sparsity_dp,
 )
 from explore.config import MAX_AMBIENT_C, MAX_DRAM_UNITS, MAX_THETA_JA, MIN_AMBIENT_C
 from explore.flags import finite, in_range
@@ -63,6 +63,7 @@ def register(app: typer.Typer) -> None:
             "--clock-gating/--no-clock-gating",
             help="Gate the clock of the weight-stationary weight registers while they hold (one gating cell per PE).")] = True,
         double_buffer: DoubleBuffer = False,
+        vt: Vt = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
@@ -75,7 +76,7 @@ def register(app: typer.Typer) -> None:
                         cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
                         voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node, dataflow=dataflow,
                         dense_path=dense_path, vector_lanes=vector_lanes, precision=precision, sram_model=sram_model,
-                        clock_gating=clock_gating, double_buffer=double_buffer)
+                        clock_gating=clock_gating, double_buffer=double_buffer, vt=vt)
         d.validate()
         err = Console(stderr=True)
         with err.status("synthesising and simulating the PE (cached after the first run)..."):
@@ -94,6 +95,8 @@ def register(app: typer.Typer) -> None:
             t.add_row(f"  {k}", _fmt(v, " mm^2"))
         t.add_row("fmax (best over the voltage range)", _fmt(res.fmax_mhz, " MHz"))
         t.add_row("operating point", f"{res.clock_mhz:.0f} MHz @ {res.voltage_v:g} V")
+        vt_d = res.details["vt"]
+        t.add_row("cells (threshold voltage)", f"{vt_d['flavour']} ({vt_d['choice']})")
         tm, st = res.details.get("timing") or {}, res.details.get("sta")
         if tm:
             t.add_row("critical stage", f"{tm['cycle_fo4']:.1f} FO4 ({tm['source']}: {tm['stage']})")

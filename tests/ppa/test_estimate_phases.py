@@ -1,6 +1,7 @@
 """ppa.model.estimate pinned bit for bit: the full PPAResult (every field, the
 details dict included) of varied design points, recorded once from the estimate before it was split
-into its phases (tests/ppa/estimate_pins.json, generated from commit d6e396b).
+into its phases (tests/ppa/estimate_pins.json, generated from commit d6e396b; the threshold-voltage
+flavour's keys and the auto_vt_slvt point added with it, every earlier figure unchanged).
 
 Issue 37 changed two details keys only, every other figure bit for bit as before: ``fo4_ps`` is now the
 NODE FO4 (ppa.tech.node_fo4_ps: 7 nm 19.48 -> 4.5635, 16 nm 23.745 -> 11.488 at 0.63 V, 28 nm 41.807 ->
@@ -37,7 +38,9 @@ POINTS: dict[str, tuple[dict, dict | None]] = {
                                       "clock_gating": False, "clock_mhz": 300.0}, None),
     "thermal_runaway": ({"rows": 64, "cols": 64, "node_nm": 7, "sram_kb": 4096, "theta_ja": 500.0}, None),
     "hot_phy_limited": ({"rows": 8, "cols": 8, "node_nm": 7, "sram_kb": 64, "dram": "hbm2", "dram_units": 4,
-                         "theta_ja": 40.0, "clock_mhz": 1000.0}, None),
+                         "theta_ja": 40.0, "clock_mhz": 1000.0, "vt": "rvt"}, None),
+    # the clock rvt cells miss: the automatic threshold-voltage choice (ppa.references VT_FLAVOURS) takes slvt
+    "auto_vt_slvt": ({"rows": 8, "cols": 8, "node_nm": 7, "sram_kb": 64, "clock_mhz": 1000.0}, None),
 }
 
 
@@ -83,4 +86,5 @@ def test_the_pins_cover_the_phases_branches():
     assert any(r["power_w"] is None for r in pinned.values())  # thermal runaway
     assert any(r["details"]["die_phy_limited"] for r in pinned.values())
     assert len({r["details"]["node_nm"] for r in pinned.values()}) >= 4
+    assert {r["details"]["vt"]["flavour"] for r in pinned.values()} >= {"rvt", "slvt"}  # the automatic choice
 

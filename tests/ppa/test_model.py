@@ -111,8 +111,12 @@ def test_requested_clock_selects_lowest_voltage_and_infeasible_above_fmax(synth_
     fast = estimate(DesignPoint(rows=2, cols=2, sram_kb=32, node_nm=7, clock_mhz=fmax * 0.95), cache=synth_cache)
     assert slow.voltage_v < fast.voltage_v <= 0.7
     assert slow.fmax_at_voltage_mhz >= fmax / 3
-    too_fast = estimate(DesignPoint(rows=2, cols=2, sram_kb=32, node_nm=7, clock_mhz=fmax * 1.2), cache=synth_cache)
+    too_fast = estimate(DesignPoint(rows=2, cols=2, sram_kb=32, node_nm=7, clock_mhz=fmax * 1.2, vt="rvt"),
+                        cache=synth_cache)
     assert not too_fast.feasible and any("pipeline" in r for r in too_fast.infeasible_reasons)
+    # with the flavour left to the model, faster cells meet it (ppa.references VT_FLAVOURS: lvt 1 / 0.79)
+    auto = estimate(DesignPoint(rows=2, cols=2, sram_kb=32, node_nm=7, clock_mhz=fmax * 1.2), cache=synth_cache)
+    assert auto.feasible and auto.details["vt"]["flavour"] == "lvt"
     piped = estimate(DesignPoint(rows=2, cols=2, sram_kb=32, node_nm=7, pipeline=3), cache=synth_cache)
     assert piped.fmax_mhz > fmax
 
