@@ -146,6 +146,9 @@ class Fixed(StrictModel):
         None, ge=1, le=1000, description="process node (nm) of the liberty file when the file does not state it"
     )
     clock_gating: bool = Field(True, description="gate the clock of the WS weight registers while they hold")
+    vt: Literal["rvt", "lvt", "slvt"] | None = Field(
+        None, description="threshold-voltage flavour of the logic cells (ppa.references VT_FLAVOURS); default: per "
+        "design, the lowest-leakage flavour that meets its clock")
 
     @field_validator("dram_type")
     @classmethod

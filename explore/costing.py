@@ -46,6 +46,7 @@ def ppa_columns(results: list[Any]) -> dict[str, np.ndarray]:
         "fmax_at_voltage_mhz": np.array([r.fmax_at_voltage_mhz for r in results], float),
         "voltage_v": np.array([r.voltage_v for r in results], float),
         "peak_tops": np.array([r.peak_tops for r in results], float),
+        "vt_delay_factor": np.array([r.details["vt"]["delay_factor"] for r in results], float),
         "runaway": np.array([r.tj_c is None for r in results], bool),
         "ppa_bad": np.array([bool(ppa_only_reasons(r)) for r in results], bool),
     }
@@ -65,6 +66,7 @@ def recost_columns(r: Any, samples: dict[str, np.ndarray], n: int) -> dict[str, 
     out = {k: c[k] for k in ("area_mm2", "fmax_mhz", "fmax_at_voltage_mhz", "voltage_v", "power_w", "tj_c",
                              "power_density_w_mm2")}
     out["peak_tops"] = np.full(n, r.peak_tops)
+    out["vt_delay_factor"] = np.full(n, r.details["vt"]["delay_factor"])  # recost keeps the chosen cells
     out["runaway"] = c["runaway"]
     out["ppa_bad"] = c["runaway"] | c["density_violated"] | c["bandwidth_violated"]
     for part in POWER_PARTS:
@@ -112,7 +114,7 @@ def aggregate(per_wl: list[dict[str, np.ndarray]], sims: list[dict[str, np.ndarr
     out = {k: last[k].copy() for k in last if k.startswith("area_")}
     out.update({"fmax_mhz": last["fmax_mhz"].copy(), "fmax_at_voltage_mhz": last["fmax_at_voltage_mhz"].copy(),
                 "ppa_infeasible": ppa_bad.astype(float), "voltage_v": last["voltage_v"].copy(),
-                "peak_tops": last["peak_tops"].copy()})
+                "peak_tops": last["peak_tops"].copy(), "vt_delay_factor": last["vt_delay_factor"].copy()})
     out["power_w"] = energy / time_s
     for p in POWER_PARTS:
         out[f"power_{p}_w"] = parts[p] / time_s

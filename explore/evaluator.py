@@ -247,7 +247,7 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
         pipeline=int(d["pipeline"][i]), dram=dram_type,
         dram_units=units, cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
         t_ambient_c=f.ambient_c, sram_banks=f.sram_banks, liberty=f.liberty, liberty_node_nm=f.liberty_node,
-        clock_gating=f.clock_gating,
+        clock_gating=f.clock_gating, vt=f.vt,
         sram_buffers_kb=(float(sim["sram_ifmap_kb"][i]), float(sim["sram_filter_kb"][i]), float(sim["sram_ofmap_kb"][i])),
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else thermal.TJ_MAX_C_DEFAULT,
         vector_lanes=int(d["vector_lanes"][i]) if "vector_lanes" in d else None,

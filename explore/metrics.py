@@ -79,6 +79,8 @@ METRICS: tuple[Metric, ...] = (
     _m("fmax_mhz", "MHz", "maximize", "highest clock the design's critical stage meets", "costing"),
     _m("fmax_at_voltage_mhz", "MHz", "maximize", "fmax at the voltage chosen for the clock", "costing"),
     _m("voltage_v", "V", "minimize", "supply voltage that meets the clock", "costing"),
+    _m("vt_delay_factor", "", "maximize", "the logic cells' threshold-voltage flavour as its delay factor: 1 rvt, "
+       "0.79 lvt, 0.66 slvt (ppa.references VT_FLAVOURS; higher leaks less)", "costing"),
     _m("tj_c", "C", "minimize", "junction temperature, hottest workload", "costing"),
     _m("power_density_w_mm2", "W/mm^2", "minimize", "power density, hottest workload", "costing"),
     _m("stall_fraction", "", "minimize", "share of cycles stalled on memory, worst workload", "costing"),
@@ -124,7 +126,8 @@ DIFF_METRICS = ("total_cycles", "latency_ms", "stall_fraction", "utilization", "
                 "quality_delta", "perf_per_watt", "effective_tops", "dram_bytes")
 #: Metrics the report shows for a design wherever they exist, in this order (explore.report.sections).
 REPORT_METRICS = ("perf_per_watt", "effective_tops", "power_w", "area_mm2", "clock_mhz", "fmax_at_voltage_mhz",
-                  "voltage_v", "tj_c", "power_density_w_mm2", "stall_fraction", "speedup_vs_dense_design",
+                  "voltage_v", "vt_delay_factor", "tj_c", "power_density_w_mm2", "stall_fraction",
+                  "speedup_vs_dense_design",
                   "speedup_vs_iso_area_dense", "perf_per_watt_vs_dense_design", "area_vs_dense_design",
                   "effective_speedup", "ideal_speedup",
                   "fallback_fraction", "latency_ms", "p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms",

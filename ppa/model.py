@@ -266,12 +266,11 @@ def operating_point_of(p, design: DesignPoint, facts, depth: int, notes: list[st
         notes.append(GENERIC_TIMING_NOTE)
     # the threshold-voltage flavour (ppa.references VT_FLAVOURS): as given, else the lowest-leakage one that meets the clock
     tried = [design.vt] if design.vt is not None or design.clock_mhz is None else list(VT_CHOICES)
-    for vt in tried:
+    for vt in (vt_flavour(x).name for x in tried):
         v, clk, f_at_v, f_top, why = operating_point(depth, design.node_nm, design.clock_mhz, design.voltage_v,
-                                                     cycle_fo4=timing.cycle_fo4, vt=vt_flavour(vt).name)
+                                                     cycle_fo4=timing.cycle_fo4, vt=vt)
         if not why:
             break
-    vt = vt_flavour(vt).name
     if why:
         reasons.append(why)
     silicon_mhz = silicon_clock.silicon_limit_mhz(design.node_nm, v)
@@ -284,7 +283,6 @@ def operating_point_of(p, design: DesignPoint, facts, depth: int, notes: list[st
     return OperatingPoint(timing, v, clk, f_at_v, f_top, silicon_mhz, nd, f_hz, vt,
                           "given" if design.vt is not None else "no clock asked" if design.clock_mhz is None
                           else "the lowest-leakage flavour that meets the clock")
-
 
 
 def area_of(p, design: DesignPoint, facts, op: OperatingPoint, notes: list[str], *, cache=None) -> AreaBreakdown:
@@ -326,7 +324,6 @@ def area_of(p, design: DesignPoint, facts, op: OperatingPoint, notes: list[str],
     return AreaBreakdown(tr_total, a_t, pe_mm2, dec_mm2, v_sram, macros, sram_mm2, lanes, vlane, vec_tr, vec_mm2, ctrl_tr, ctrl_mm2, ph, phy_mm2, other_mm2, area, min_die, die_phy_limited)
 
 
-
 def activity_of(p, design: DesignPoint, shape, op: OperatingPoint, activity_in: WorkloadActivity | None,
                 notes: list[str]) -> Workload:
     """The activity phase of :func:`estimate`: the workload's, else the default (DEFAULT_SPARSITY_NOTE)."""
@@ -347,7 +344,6 @@ def activity_of(p, design: DesignPoint, shape, op: OperatingPoint, activity_in: 
         eff_macs = activity_in.effective_macs
         sram_rd, sram_wr, dram_b = activity_in.sram_read_bytes, activity_in.sram_write_bytes, activity_in.dram_bytes
     return Workload(mac_per_pe_cycle, busy, runtime_s, cycles, eff_macs, sram_rd, sram_wr, dram_b)
-
 
 
 def _sram_power(p, design: DesignPoint, shape, macros, wl: Workload, activity_in: WorkloadActivity | None,
@@ -621,7 +617,6 @@ def result_of(design: DesignPoint, p, facts, shape, act, trace, depth: int, op: 
                        "clock_uncertainty_fraction": CLOCK_UNCERTAINTY_FRACTION},
         },
     )
-
 
 
 def estimate(design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None) -> PPAResult:

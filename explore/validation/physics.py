@@ -427,8 +427,8 @@ def power_rows(a100: DesignPoint, liberty: dict | None = None) -> list[Row]:
     rows.append(Row("power", "leakage share of on-die power (A100-sized INT8 array, 40 MB SRAM, 7 nm)", 7, share,
                     a.value, "share", a.source, held_out=True,
                     reason="" if _ok(share, a.value) else
-                    f"the model's logic leaks as ASAP7's {res.details['vt']['flavour'].upper()} cells (the "
-                    f"{res.details['vt']['choice']}; a GPU mixes flavours), "
+                    f"the model's logic leaks as ASAP7's {res.details['vt']['flavour'].upper()} cells "
+                    f"({res.details['vt']['choice']}; a GPU mixes flavours), "
                     f"its INT8 array alone dissipates {on_die:.0f} W and leaks at its own junction temperature "
                     f"({res.tj_c:.0f} C, liquid cooling), and the model has no idle GPU units; the reference is "
                     "whole-GPU constant power (idle clocks, HBM refresh, I/O), an upper bound"))

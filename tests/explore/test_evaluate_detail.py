@@ -76,7 +76,7 @@ def test_detail_metrics_are_evaluate_and_the_parts_re_add():
         from ppa.vector_cost import workload_vector_ops
 
         e = sum(n * p.details["vector_unit"]["energy_pj_per_op"][c] for c, n in
-                workload_vector_ops(det["workloads"][name]).items()) * 1e-12
+                workload_vector_ops(det["workloads"][name]).items()) * 1e-12 * p.details["vt"]["energy_factor"]
         assert math.isclose(p.power_breakdown_w["vector"], e / (net.total_cycles / clk_hz), rel_tol=1e-12)
     assert m["tj_c"] == max(p.tj_c for p in det["ppa"].values())
 
