@@ -12,7 +12,10 @@ until it converges instead of for a fixed number of turns:
    (dataflow, memory type: the structurally different kinds of design, which one- and two-step
    moves cannot cross with the sizes that go with them; such a walk keeps its value, and starts only
    from a feasible design: one walk per side and kind, restarted when another walk finds a better
-   design of its kind). "Best" is the first objective among feasible trials; a side
+   design of its kind). The best feasible design on each threshold-voltage flavour of its cells (the
+   model's choice per design, ppa.references VT_FLAVOURS: a clock a step above a flavour's reach takes
+   the next, leakier cells, which splits the landscape alike) starts a free walk too. "Best" is the
+   first objective among feasible trials; a side
    or kind with no feasible trial starts from the trial that violates its limits least, so it walks
    towards feasibility instead of reporting "no feasible design" where a neighbour would be one.
 2. A walk moves to its best known better one-step neighbour (explore.sampler.neighbours, kept to
@@ -60,6 +63,8 @@ __all__ = ["settle", "side_options", "incumbent", "candidates"]
 #: optimum, and with one walk per side and kind settling took 151-300+ extra trials; at 2x, 4 of 10
 #: seeds stopped at the cap (bench/bench_search_balance.py).
 CAP_FACTOR = 3
+#: The trial metric that names the cells' threshold-voltage flavour (explore.metrics: its delay factor).
+VT_ATTR = "vt_delay_factor"
 
 #: Trial states whose design counts as tried (a failed design is not retried: it would fail again).
 _TRIED = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING, TrialState.PRUNED, TrialState.FAIL)
@@ -179,6 +184,14 @@ def _starts(trials: list[FrozenTrial], dists: dict[str, BaseDistribution], optio
             group = [t for t in done if t.params.get(name) == c and _violation(t) <= 0]
             if group:  # a kind with no feasible design is left to the free walk
                 out.append((min(group, key=lambda t: _rank(t, sign)), (name, c)))
+    # the cells' threshold-voltage flavour is the model's choice per design, not an axis, but it splits the
+    # landscape alike: a clock one step above a flavour's reach needs the next, leakier cells, so the best
+    # design of each flavour starts a free walk of its own (its key names the flavour; it may leave it)
+    best_vt = out[0][0].user_attrs.get(VT_ATTR)
+    for vt in sorted({t.user_attrs.get(VT_ATTR) for t in done} - {None, best_vt}):
+        group = [t for t in done if t.user_attrs.get(VT_ATTR) == vt and _violation(t) <= 0]
+        if group:
+            out.append((min(group, key=lambda t: _rank(t, sign)), (VT_ATTR, vt)))
     return out
 
 
@@ -225,7 +238,8 @@ def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: i
             fix = w["fix"]
 
             def step(p: dict[str, Any]) -> list[dict[str, Any]]:
-                return [c for c in _step(p, dists, options) if fix is None or c.get(fix[0]) == fix[1]]
+                free = fix is None or fix[0] == VT_ATTR  # a flavour's walk is free (the flavour is no axis)
+                return [c for c in _step(p, dists, options) if free or c.get(fix[0]) == fix[1]]
 
             while True:  # move while a known neighbour is better; else queue the untried ring
                 at = w["at"]
