@@ -13,6 +13,7 @@ from hw.errors import InputError
 from hw.params import PEParams
 from ppa import dram, sram, tech, thermal
 from ppa.array_cost import pe_kind
+from ppa.references import VT_CHOICES, VtFlavour, vt_flavour
 from ppa.timing.stage import StageTiming, resolve_liberty
 
 
@@ -90,8 +91,8 @@ class DesignPoint:
     vector_bits: int | None = None
     #: a shadow weight set per PE (hw.array.SparseArray(double_buffer=True)); WS, and IS costed as WS
     double_buffer: bool = False
-    #: threshold-voltage flavour of the logic cells (ppa.references, threshold-voltage flavours: rvt, lvt, slvt); None: the lowest-leakage
-    #: flavour that meets the clock (rvt with no clock asked)
+    #: threshold-voltage flavour of the logic cells (ppa.references VT_FLAVOURS: rvt, lvt, slvt); None: the
+    #: lowest-leakage flavour that meets the clock (rvt with no clock asked)
     vt: str | None = None
 
     @property
@@ -126,8 +127,8 @@ class DesignPoint:
         tech.check_node(self.node_nm)
         if self.dataflow not in ("ws", "os", "is"):
             raise InputError(f"must be ws, os or is, got {self.dataflow!r}", where="--dataflow")
-        if self.vt is not None and self.vt not in ("rvt", "lvt", "slvt"):  # ppa.references.VT_CHOICES
-            raise InputError(f"must be rvt, lvt or slvt, got {self.vt!r}", where="--vt")
+        if self.vt is not None and self.vt not in VT_CHOICES:
+            raise InputError(f"must be {', '.join(VT_CHOICES[:-1])} or {VT_CHOICES[-1]}, got {self.vt!r}", where="--vt")
         if not isinstance(self.clock_gating, bool):
             raise InputError(f"must be True or False, got {self.clock_gating!r}", where="clock_gating")
         if not isinstance(self.dense_path, bool) or not isinstance(self.sparse, bool):
@@ -237,9 +238,7 @@ class OperatingPoint:
     vt_choice: str = "given"  # how it was chosen
 
     @property
-    def flavour(self):
-        from ppa.references import vt_flavour  # noqa: PLC0415 - the figures module, only here
-
+    def flavour(self) -> VtFlavour:
         return vt_flavour(self.vt)
 
 

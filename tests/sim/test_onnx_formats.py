@@ -321,21 +321,28 @@ def test_gathered_experts_with_batched_matmul_are_weight_gemms(tmp_path):
     assert r.effective_speedup > 1.05  # the expert GEMMs are pruned
 
 
+def _router(D: int, E: int, k: int, ids_shape: list[int]) -> tuple[list, list]:
+    """The batched_mm experts' routing, as transformers exports it: router MatMul -> TopK(k) -> the ids
+    reshaped to ``ids_shape`` (``ids``); returns (initializers, nodes)."""
+    inits = [_arr("router", np.zeros((D, E), np.float32)), _arr("k", np.array([k], np.int64)),
+             _arr("ids_shape", np.array(ids_shape, np.int64))]
+    nodes = [_n("MatMul", ["x", "router"], ["logits"], name="router"),
+             _n("TopK", ["logits", "k"], ["vals", "idx"], name="topk"),
+             _n("Reshape", ["idx", "ids_shape"], ["ids"], name="ids")]
+    return inits, nodes
+
+
 def test_gathernd_of_the_expert_stack_is_an_expert_gather(tmp_path):
     """The dynamo exporter's batched_mm experts: GatherND(W[E, N, K], ids[S, 1]) -> W_sel (S, N, K) @ x (S, K, 1)
     (it was no expert found: 1,024 activation x activation GEMMs, effective speedup 1.001 on Mixtral)."""
     T, D, E, k, Fd = 16, 256, 8, 2, 128
     x = helper.make_tensor_value_info("x", F, [T, D])
-    inits = [_arr("router", np.zeros((D, E), np.float32)), _arr("k", np.array([k], np.int64)),
-             _arr("up", np.zeros((E, Fd, D), np.float32)), _arr("col", np.array([T * k, 1], np.int64)),
-             _arr("rows", np.array([T * k, D, 1], np.int64)), _arr("rep", np.array([T, k, D], np.int64)),
-             _arr("ax1", np.array([1], np.int64))]
-    nodes = [_n("MatMul", ["x", "router"], ["logits"], name="router"),
-             _n("TopK", ["logits", "k"], ["vals", "idx"], name="topk"),
-             _n("Reshape", ["idx", "col"], ["ids"], name="ids"),
-             _n("GatherND", ["up", "ids"], ["wsel"], name="gather_up"),
-             _n("Unsqueeze", ["x", "ax1"], ["xu"]), _n("Expand", ["xu", "rep"], ["xr"]),
-             _n("Reshape", ["xr", "rows"], ["xs"]), _n("MatMul", ["wsel", "xs"], ["y"], name="up_proj")]
+    inits, nodes = _router(D, E, k, [T * k, 1])
+    inits += [_arr("up", np.zeros((E, Fd, D), np.float32)), _arr("rows", np.array([T * k, D, 1], np.int64)),
+              _arr("rep", np.array([T, k, D], np.int64)), _arr("ax1", np.array([1], np.int64))]
+    nodes += [_n("GatherND", ["up", "ids"], ["wsel"], name="gather_up"),
+              _n("Unsqueeze", ["x", "ax1"], ["xu"]), _n("Expand", ["xu", "rep"], ["xr"]),
+              _n("Reshape", ["xr", "rows"], ["xs"]), _n("MatMul", ["wsel", "xs"], ["y"], name="up_proj")]
     w = load_onnx(_save(tmp_path / "moe_nd.onnx", nodes, [x], inits))
     ups = [l for l in w.layers if l.name.startswith("up_proj")]
     assert ups and all(l.sparsifiable and l.weight_shape == (Fd, D) for l in ups)
@@ -349,19 +356,16 @@ def test_qlinear_matmul_over_a_quantized_expert_stack_is_a_weight_gemm(tmp_path)
     over the expert weights ... is not modelled")."""
     T, D, E, k, Fd = 16, 256, 8, 2, 128
     x = helper.make_tensor_value_info("x", F, [T, D])
-    inits = [_arr("router", np.zeros((D, E), np.float32)), _arr("k", np.array([k], np.int64)),
-             _arr("up_q", np.zeros((E, D, Fd), np.int8)), _arr("flat", np.array([-1], np.int64)),
-             _arr("rows", np.array([T * k, 1, D], np.int64)), _arr("rep", np.array([T, k, D], np.int64)),
-             _arr("ax1", np.array([1], np.int64)), _arr("s", np.float32(0.05)), _arr("z", np.uint8(128)),
-             _arr("ws", np.float32(0.01)), _arr("wz", np.int8(0))]
-    nodes = [_n("MatMul", ["x", "router"], ["logits"], name="router"),
-             _n("TopK", ["logits", "k"], ["vals", "idx"], name="topk"),
-             _n("Reshape", ["idx", "flat"], ["ids"], name="ids"),
-             _n("Gather", ["up_q", "ids"], ["wsel"], name="gather_up", axis=0),
-             _n("QuantizeLinear", ["x", "s", "z"], ["xq"], name="xq"),
-             _n("Unsqueeze", ["xq", "ax1"], ["xu"]), _n("Expand", ["xu", "rep"], ["xr"]),
-             _n("Reshape", ["xr", "rows"], ["xs"]),
-             _n("QLinearMatMul", ["xs", "s", "z", "wsel", "ws", "wz", "s", "z"], ["y"], name="up_proj")]
+    inits, nodes = _router(D, E, k, [-1])
+    inits += [_arr("up_q", np.zeros((E, D, Fd), np.int8)), _arr("rows", np.array([T * k, 1, D], np.int64)),
+              _arr("rep", np.array([T, k, D], np.int64)), _arr("ax1", np.array([1], np.int64)),
+              _arr("s", np.float32(0.05)), _arr("z", np.uint8(128)), _arr("ws", np.float32(0.01)),
+              _arr("wz", np.int8(0))]
+    nodes += [_n("Gather", ["up_q", "ids"], ["wsel"], name="gather_up", axis=0),
+              _n("QuantizeLinear", ["x", "s", "z"], ["xq"], name="xq"),
+              _n("Unsqueeze", ["xq", "ax1"], ["xu"]), _n("Expand", ["xu", "rep"], ["xr"]),
+              _n("Reshape", ["xr", "rows"], ["xs"]),
+              _n("QLinearMatMul", ["xs", "s", "z", "wsel", "ws", "wz", "s", "z"], ["y"], name="up_proj")]
     w = load_onnx(_save(tmp_path / "moe_qop.onnx", nodes, [x], inits))
     ups = [l for l in w.layers if l.name.startswith("up_proj")]
     assert ups and all(l.sparsifiable and l.weight_shape == (Fd, D) and l.precision == "int8" for l in ups)
@@ -377,22 +381,19 @@ def test_qdq_around_a_gathered_expert_stack_keeps_the_experts(tmp_path):
     Mixtral-style export, and no expert GEMM)."""
     T, D, E, k, Fd = 16, 256, 8, 2, 128
     x = helper.make_tensor_value_info("x", F, [T, D])
-    inits = [_arr("router", np.zeros((D, E), np.float32)), _arr("k", np.array([k], np.int64)),
-             _arr("up_q", np.zeros((E, D, Fd), np.int8)), _arr("flat", np.array([-1], np.int64)),
-             _arr("rows", np.array([T * k, 1, D], np.int64)), _arr("rep", np.array([T, k, D], np.int64)),
-             _arr("ax1", np.array([1], np.int64)), _arr("s", np.float32(0.05)), _arr("z", np.uint8(128)),
-             _arr("ws", np.float32(0.01)), _arr("wz", np.int8(0))]
-    nodes = [_n("MatMul", ["x", "router"], ["logits"], name="router"),
-             _n("TopK", ["logits", "k"], ["vals", "idx"], name="topk"),
-             _n("Reshape", ["idx", "flat"], ["ids"], name="ids"),
-             _n("DequantizeLinear", ["up_q", "ws", "wz"], ["up"], name="up_dq"),
-             _n("Gather", ["up", "ids"], ["wsel"], name="gather_up", axis=0),
-             _n("QuantizeLinear", ["wsel", "ws", "wz"], ["wsel_q"], name="wsel_q"),
-             _n("DequantizeLinear", ["wsel_q", "ws", "wz"], ["wsel_dq"], name="wsel_dq"),
-             _n("QuantizeLinear", ["x", "s", "z"], ["xq"], name="xq"),
-             _n("DequantizeLinear", ["xq", "s", "z"], ["xdq"], name="xdq"),
-             _n("Unsqueeze", ["xdq", "ax1"], ["xu"]), _n("Expand", ["xu", "rep"], ["xr"]),
-             _n("Reshape", ["xr", "rows"], ["xs"]), _n("MatMul", ["xs", "wsel_dq"], ["y"], name="up_proj")]
+    inits, nodes = _router(D, E, k, [-1])
+    inits += [_arr("up_q", np.zeros((E, D, Fd), np.int8)), _arr("rows", np.array([T * k, 1, D], np.int64)),
+              _arr("rep", np.array([T, k, D], np.int64)), _arr("ax1", np.array([1], np.int64)),
+              _arr("s", np.float32(0.05)), _arr("z", np.uint8(128)), _arr("ws", np.float32(0.01)),
+              _arr("wz", np.int8(0))]
+    nodes += [_n("DequantizeLinear", ["up_q", "ws", "wz"], ["up"], name="up_dq"),
+              _n("Gather", ["up", "ids"], ["wsel"], name="gather_up", axis=0),
+              _n("QuantizeLinear", ["wsel", "ws", "wz"], ["wsel_q"], name="wsel_q"),
+              _n("DequantizeLinear", ["wsel_q", "ws", "wz"], ["wsel_dq"], name="wsel_dq"),
+              _n("QuantizeLinear", ["x", "s", "z"], ["xq"], name="xq"),
+              _n("DequantizeLinear", ["xq", "s", "z"], ["xdq"], name="xdq"),
+              _n("Unsqueeze", ["xdq", "ax1"], ["xu"]), _n("Expand", ["xu", "rep"], ["xr"]),
+              _n("Reshape", ["xr", "rows"], ["xs"]), _n("MatMul", ["xs", "wsel_dq"], ["y"], name="up_proj")]
     w = load_onnx(_save(tmp_path / "moe_qdq.onnx", nodes, [x], inits))
     ups = [l for l in w.layers if l.name.startswith("up_proj")]
     assert ups and all(l.sparsifiable and l.weight_shape == (Fd, D) for l in ups)
