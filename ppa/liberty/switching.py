@@ -35,6 +35,16 @@ FLATTEN_SCRIPT = ("read_liberty -overwrite {lib}; read_verilog {src}; hierarchy 
                   "write_json {json}")
 
 
+def flat_name(net: str) -> str:
+    """A net of the mapped Verilog as Yosys's JSON of the flattened netlist names it: an escaped
+    identifier loses its backslash and terminating space (``\\u0.y [3]`` -> ``u0.y[3]``: the names
+    ``synth -flatten`` gives a submodule's ports); a plain name is unchanged."""
+    if net.startswith("\\"):
+        ident, _, rest = net[1:].partition(" ")
+        return ident + rest.strip()
+    return net
+
+
 @dataclass
 class MappedSwitching:
     """A mapped netlist ready to simulate, with each net's library energy per transition."""
@@ -82,13 +92,14 @@ def mapped_switching(mapped_verilog: str, top: str, lib: LibertyLibrary, *, slew
     # net is charged both mapped nets' energies (the buffer's input load and its own output)
     weights = np.zeros(netlist.n_nets)
     nets = np.zeros(netlist.n_nets, dtype=np.int64)
+    by_flat = {flat_name(net): net for net in energy}
     found = set()
     for idx, names in netlist.names.items():
-        for name in {n.lstrip("\\") for n in names} & energy.keys():
-            weights[idx] += energy[name]
+        for name in {n.lstrip("\\") for n in names} & by_flat.keys():
+            weights[idx] += energy[by_flat[name]]
             nets[idx] += 1
-            found.add(name)
-    missing = sorted(set(energy) - found - constant)
+            found.add(by_flat[name])
+    missing = sorted(net for net in energy if net not in found and flat_name(net) not in constant)
     if missing:
         raise InputError(f"{len(missing)} nets of {top} not found after flattening onto {lib.library}, e.g. "
                          f"{missing[0]}", where="ppa.liberty.switching")

@@ -79,3 +79,37 @@ def test_mapped_transitions_match_icarus_on_the_cell_models(tmp_path):
         assert per[idx] * n == pytest.approx(max(icarus.get(nm, 0) for nm in names), abs=1e-9), names
     # the energy is those transitions at the library's per-net energies, inputs not charged
     assert energy == pytest.approx(float(per @ ms.energy_pj)) and not ms.energy_pj[ms.netlist.input_nets].any()
+
+
+ESCAPED = """
+module sub(input [3:0] a, input [3:0] b, output [3:0] y); assign y = a + b; endmodule
+module top(input clk, input [3:0] a, input [3:0] b, input [3:0] c, output reg [3:0] q);
+  wire [3:0] t; reg [3:0] r;
+  sub u0(.a(a ^ c), .b(b & c), .y(t));
+  always @(posedge clk) begin r <= t; q <= r ^ a; end
+endmodule
+"""
+
+
+def test_escaped_net_names_of_a_flattened_submodule_are_charged():
+    """``synth -flatten`` names a submodule's ports ``\\u0.y [3]`` in the mapped Verilog and
+    ``u0.y[3]`` in the flattened JSON (the float adders of a bf16 array at pipeline 2 failed here):
+    each is charged its library energy, and its transitions are those of (a ^ c) + (b & c)."""
+    path = default_liberty_path()
+    if path is None:
+        pytest.skip("needs Debian's qflow-tech-osu018")
+    lib = load_liberty(path)
+    mapped = map_to_liberty(ESCAPED, "top", lib, clock_ps=1.0).verilog
+    assert "\\u0.y " in mapped
+    ms = mapped_switching(mapped, "top", lib, slew_ns=0.1, output_load_pf=0.01)
+    rng = np.random.default_rng(5)
+    n = 200
+    ops = {p: rng.integers(0, 16, n, dtype=np.uint64) for p in "abc"}
+    inputs = {p: np.repeat(x[:, None], 64, axis=1) for p, x in ops.items()}
+    _, per = ms.energy_per_cycle_pj(inputs, count_from=1)
+    t = ((ops["a"] ^ ops["c"]) + (ops["b"] & ops["c"])) & 15
+    for bit in range(4):
+        idx = [i for i, names in ms.netlist.names.items() if f"u0.y[{bit}]" in {nm.lstrip("\\") for nm in names}]
+        assert len(idx) == 1 and ms.energy_pj[idx[0]] > 0 and ms.mapped_nets[idx[0]] >= 1
+        toggles = int(np.count_nonzero(((t[1:] ^ t[:-1]) >> np.uint64(bit)) & np.uint64(1)))
+        assert per[idx[0]] * (n - 1) == pytest.approx(toggles, abs=1e-9)  # cycles 1..n-1 counted
