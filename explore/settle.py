@@ -226,9 +226,12 @@ def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: i
             for t, fix in _starts(trials, dists, options, sign):  # one walk per side and kind
                 w = walks.get(side + repr(fix))
                 if w is None:
-                    walks[side + repr(fix)] = {"side": side, "at": t, "fix": fix, "done": False}
-                elif _rank(t, sign) < _rank(w["at"], sign):  # another walk found a better one of its kind
-                    w.update(at=t, done=False)
+                    walks[side + repr(fix)] = {"side": side, "at": t, "start": t, "fix": fix, "done": False}
+                elif t.number != w["start"].number:
+                    # the kind's best changed (another walk found it): walk again from there, even when this
+                    # walk has left the kind for a better design, so that a resumed study, whose walks start
+                    # from the kinds' bests, finds every start's neighbourhood tried
+                    w.update(at=t, start=t, done=False)
         batch: list[dict[str, Any]] = []
         queued: set[str] = set()
         for w in walks.values():
