@@ -7,6 +7,8 @@ from __future__ import annotations
 import itertools
 import json
 
+import numpy as np
+
 import optuna
 import pytest
 import tomli_w
@@ -14,7 +16,7 @@ from optuna.distributions import CategoricalDistribution, IntDistribution
 
 from explore.config import parse_config
 from explore.sampler import make_sampler
-from explore.settle import candidates, settle
+from explore.settle import VT_ATTR, candidates, settle
 from explore.space import design_key
 
 from tests.explore.conftest import FIXED, ONE_POINT
@@ -98,6 +100,36 @@ def test_settle_escapes_a_one_step_optimum_and_converges_on_each_side():
     assert info["extra_trials"] == len(study.trials) - 2 < 200   # a local search, not the 200-point grid
     # nothing left: a second call queues nothing
     again = settle(study, cfg.space, lambda n: study.optimize(objective, n_trials=n), cap=1000)
+    assert again["extra_trials"] == 0 and again["converged"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_second_settle_queues_nothing_when_flavours_split_the_landscape(seed):
+    """Random landscapes whose designs each get a threshold-voltage flavour (the free walks from each
+    flavour's best may leave it): settling again starts from the kinds' bests as they ended, and
+    finds every neighbourhood tried. A walk that was restarted only when the new best of its kind
+    beat the walk's own point left such starts unexplored (7 of these 20 seeds queued more trials)."""
+    rng = np.random.default_rng(seed)
+    value, flavour = rng.normal(size=(6, 6, 2)), rng.choice([1.0, 0.79, 0.66], size=(6, 6))
+    cfg = parse_config({"study": {"name": "toy", "seed": 0, "trials": 2}, "space": {**ONE_POINT},
+                        "fixed": FIXED, "workload": [{"name": "resnet50", "weight": 1.0}]})
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=seed))
+
+    def objective(trial):
+        a, b = trial.suggest_int("a", 0, 5), trial.suggest_int("b", 0, 5)
+        s = trial.suggest_categorical("sparsity", ["2:4", "dense"])
+        trial.set_constraint("limit", 0.0)
+        trial.set_user_attr(VT_ATTR, float(flavour[a, b]))
+        return float(value[a, b, int(s == "dense")])
+
+    def run(n):
+        study.optimize(objective, n_trials=n)
+
+    run(8)
+    first = settle(study, cfg.space, run, cap=1000)
+    assert first["converged"]
+    again = settle(study, cfg.space, run, cap=1000)
     assert again["extra_trials"] == 0 and again["converged"]
 
 
