@@ -8,7 +8,6 @@ import itertools
 import json
 
 import numpy as np
-
 import optuna
 import pytest
 import tomli_w
@@ -76,10 +75,14 @@ def _toy_study(space_cfg):
     return study, objective
 
 
+def _toy_cfg():
+    return parse_config({"study": {"name": "toy", "seed": 0, "trials": 2}, "space": {**ONE_POINT},
+                         "fixed": FIXED, "workload": [{"name": "resnet50", "weight": 1.0}]})
+
+
 def _started_toy():
     """The toy study with one trial per side at the diagonal start (1, 1)."""
-    cfg = parse_config({"study": {"name": "toy", "seed": 0, "trials": 2}, "space": {**ONE_POINT},
-                        "fixed": FIXED, "workload": [{"name": "resnet50", "weight": 1.0}]})
+    cfg = _toy_cfg()
     study, objective = _toy_study(cfg)
     for s in ("2:4", "dense"):
         study.enqueue_trial({"a": 1, "b": 1, "sparsity": s})
@@ -111,8 +114,7 @@ def test_a_second_settle_queues_nothing_when_flavours_split_the_landscape(seed):
     beat the walk's own point left such starts unexplored (7 of these 20 seeds queued more trials)."""
     rng = np.random.default_rng(seed)
     value, flavour = rng.normal(size=(6, 6, 2)), rng.choice([1.0, 0.79, 0.66], size=(6, 6))
-    cfg = parse_config({"study": {"name": "toy", "seed": 0, "trials": 2}, "space": {**ONE_POINT},
-                        "fixed": FIXED, "workload": [{"name": "resnet50", "weight": 1.0}]})
+    cfg = _toy_cfg()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=seed))
 
@@ -172,8 +174,7 @@ def test_a_sweep_settles_reports_it_and_a_rerun_queues_nothing(tmp_path, run_cli
 def test_each_kind_of_design_gets_its_own_walk():
     """The best trial is a two-step optimum of its kind (y); the better optimum is in kind x, more
     than two steps away: the walk from the best of kind x finds it."""
-    cfg = parse_config({"study": {"name": "toy", "seed": 0, "trials": 2}, "space": {**ONE_POINT},
-                        "fixed": FIXED, "workload": [{"name": "resnet50", "weight": 1.0}]})
+    cfg = _toy_cfg()
     study = optuna.create_study(direction="maximize", sampler=make_sampler("tpe", 0, 1, cfg.space))
 
     def objective(trial):
