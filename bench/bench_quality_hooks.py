@@ -81,9 +81,14 @@ def main() -> int:
     t_start = best(lambda: TeamHook("bench_eval:zero", tmp).close(), args.reps)
     print(f"child start (interpreter, numpy, the team's module): {t_start * 1e3:.0f} ms")
     rng = np.random.default_rng(1)
-    cases = {"tiny (16x32 + 16)": {"fc.weight": np.ones((16, 32), np.float32), "fc.bias": np.zeros(16, np.float32)},
-             "one 4096x4096 fp32 layer": {"w": rng.standard_normal((4096, 4096), dtype=np.float32)},
-             "GPT-2 small, 124 M fp32": gpt2_small()}
+    cases = {
+        "tiny (16x32 + 16)": {
+            "fc.weight": np.ones((16, 32), np.float32),
+            "fc.bias": np.zeros(16, np.float32),
+        },
+        "one 4096x4096 fp32 layer": {"w": rng.standard_normal((4096, 4096), dtype=np.float32)},
+        "GPT-2 small, 124 M fp32": gpt2_small(),
+    }
     ok = True
     for name, w in cases.items():
         mb = sum(v.nbytes for v in w.values()) / 2**20
@@ -100,9 +105,11 @@ def main() -> int:
         changed = sum(w[k].nbytes for k in block) / 2**20
         met = t_first <= 2 * t_in + 1.0 and t_same <= t_in + 0.05
         ok &= met
-        print(f"{name}: {mb:.1f} MB; in process {t_in * 1e3:.1f} ms; child first call {t_first * 1e3:.1f} ms "
-              f"(+{(t_first - t_in) * 1e3:.1f}); nothing changed {t_same * 1e3:.1f} ms (+{(t_same - t_in) * 1e3:.1f}); "
-              f"{changed:.1f} MB changed {t_block * 1e3:.1f} ms; {'MET' if met else 'MISSED'}")
+        print(
+            f"{name}: {mb:.1f} MB; in process {t_in * 1e3:.1f} ms; child first call {t_first * 1e3:.1f} ms "
+            f"(+{(t_first - t_in) * 1e3:.1f}); nothing changed {t_same * 1e3:.1f} ms (+{(t_same - t_in) * 1e3:.1f}); "
+            f"{changed:.1f} MB changed {t_block * 1e3:.1f} ms; {'MET' if met else 'MISSED'}"
+        )
     return 0 if ok else 1
 
 

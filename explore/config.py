@@ -113,19 +113,30 @@ class Fixed(StrictModel):
     act_bits: int = Field(8, description="activation width, bits")
     weight_bits: int = Field(8, description="weight width, bits")
     acc_bits: int = Field(32, ge=8, le=64, description="accumulator width, bits")
-    ambient_c: float = Field(45.0, ge=MIN_AMBIENT_C, le=MAX_AMBIENT_C,
-                             description="ambient temperature, C (HotSpot 6.0 default 318.15 K)")
+    ambient_c: float = Field(
+        45.0,
+        ge=MIN_AMBIENT_C,
+        le=MAX_AMBIENT_C,
+        description="ambient temperature, C (HotSpot 6.0 default 318.15 K)",
+    )
     cooling: Literal["air", "liquid"] = Field("air", description="package + cooling stack of ppa.thermal")
-    theta_ja_c_per_w: float | None = Field(None, gt=0, le=MAX_THETA_JA, description="override the cooling's theta_ja, K/W")
+    theta_ja_c_per_w: float | None = Field(
+        None, gt=0, le=MAX_THETA_JA, description="override the cooling's theta_ja, K/W"
+    )
     dram_units: dict[str, int] = Field(
         default_factory=dict,
         description="DRAM type -> number of units (HBM stacks, LPDDR x16 channels, DDR4 channels); "
         "bandwidth = units x the type's per-unit GB/s",
     )
 
-    sram_banks: int = Field(2, ge=1, le=64, description="SRAM banks per buffer, one 64 B port each: the cycle model's "
-                            "port bandwidth limit (sim.perf) and the macros ppa.sram costs; 2 = the ping and pong "
-                            "halves of the double buffer")
+    sram_banks: int = Field(
+        2,
+        ge=1,
+        le=64,
+        description="SRAM banks per buffer, one 64 B port each: the cycle model's "
+        "port bandwidth limit (sim.perf) and the macros ppa.sram costs; 2 = the ping and pong "
+        "halves of the double buffer",
+    )
     activity_trace: Literal["synthetic", "reference"] = Field(
         "reference",
         description="data the PE netlist is simulated on for switching activity: 'reference' (real data of each "
@@ -138,17 +149,23 @@ class Fixed(StrictModel):
         None, description="DRAM type whose energy per bit is charged when the space gives dram_gbps"
     )
     liberty: str | None = Field(
-        None, description="Liberty (.lib) file of the team's standard cells (relative to the config file), or "
+        None,
+        description="Liberty (.lib) file of the team's standard cells (relative to the config file), or "
         "'asap7' (the ASAP7 7 nm library from ../shared/reference/asap7): "
-        "timing from OpenSTA on it; default: the osu018 library when OpenSTA and qflow-tech-osu018 are installed"
+        "timing from OpenSTA on it; default: the osu018 library when OpenSTA and qflow-tech-osu018 are installed",
     )
     liberty_node: int | None = Field(
-        None, ge=1, le=1000, description="process node (nm) of the liberty file when the file does not state it"
+        None,
+        ge=1,
+        le=1000,
+        description="process node (nm) of the liberty file when the file does not state it",
     )
     clock_gating: bool = Field(True, description="gate the clock of the WS weight registers while they hold")
     vt: Literal["rvt", "lvt", "slvt"] | None = Field(
-        None, description="threshold-voltage flavour of the logic cells (ppa.references VT_FLAVOURS); default: per "
-        "design, the lowest-leakage flavour that meets its clock")
+        None,
+        description="threshold-voltage flavour of the logic cells (ppa.references VT_FLAVOURS); default: per "
+        "design, the lowest-leakage flavour that meets its clock",
+    )
 
     @field_validator("dram_type")
     @classmethod
@@ -241,7 +258,7 @@ class Limits(StrictModel):
     max_quality_delta: float | None = None
 
     @model_validator(mode="after")
-    def _check(self) -> "Limits":
+    def _check(self) -> Limits:
         if self.max_stall_fraction is not None and not 0 < self.max_stall_fraction <= 1:
             raise ValueError(f"max_stall_fraction must be in (0, 1], got {self.max_stall_fraction:g}")
         for key in ("max_power_density_w_mm2", "max_area_mm2", "p99_latency_ms", "request_rate_hz"):
@@ -250,14 +267,18 @@ class Limits(StrictModel):
                 raise ValueError(f"{key} must be > 0, got {v:g}")
         if self.max_quality_delta is not None and self.max_quality_delta < 0:
             raise ValueError(f"max_quality_delta must be >= 0, got {self.max_quality_delta:g}")
-        for key, hi, why in (("max_tj_c", MAX_TJ_LIMIT_C, "silicon is rated to 150-175 C"),
-                             ("p99_latency_ms", MAX_LATENCY_MS, "far outside any serving SLA"),
-                             ("request_rate_hz", MAX_REQUEST_RATE_HZ, "far outside any serving load")):
+        for key, hi, why in (
+            ("max_tj_c", MAX_TJ_LIMIT_C, "silicon is rated to 150-175 C"),
+            ("p99_latency_ms", MAX_LATENCY_MS, "far outside any serving SLA"),
+            ("request_rate_hz", MAX_REQUEST_RATE_HZ, "far outside any serving load"),
+        ):
             v = getattr(self, key)
             if v is not None and v > hi:
                 raise ValueError(f"{key} = {v:g} is above {hi:g} ({why})")
         if (self.p99_latency_ms is None) != (self.request_rate_hz is None):
-            raise ValueError("p99_latency_ms and request_rate_hz go together (the SLA is p99 at a request rate)")
+            raise ValueError(
+                "p99_latency_ms and request_rate_hz go together (the SLA is p99 at a request rate)"
+            )
         return self
 
     def active(self) -> dict[str, float]:
@@ -316,12 +337,24 @@ MAX_ROBUSTNESS_SAMPLES = 100_000
 class Decision(StrictModel):
     """What SHIP needs beyond the rules of the report's decision section (explore.robustness)."""
 
-    margin: float = Field(SHIP_MIN_ADVANTAGE, ge=0.0, le=10.0,
-                          description="the sparse advantage (best sparse / best dense - 1) SHIP needs")
-    min_confidence: float = Field(MIN_CONFIDENCE, gt=0.0, le=1.0,
-                                  description="P(advantage >= margin) over the assumptions' ranges SHIP needs")
-    samples: int = Field(ROBUSTNESS_SAMPLES, ge=ROBUSTNESS_SAMPLES, le=MAX_ROBUSTNESS_SAMPLES,
-                         description="joint Latin-hypercube samples of the ranges")
+    margin: float = Field(
+        SHIP_MIN_ADVANTAGE,
+        ge=0.0,
+        le=10.0,
+        description="the sparse advantage (best sparse / best dense - 1) SHIP needs",
+    )
+    min_confidence: float = Field(
+        MIN_CONFIDENCE,
+        gt=0.0,
+        le=1.0,
+        description="P(advantage >= margin) over the assumptions' ranges SHIP needs",
+    )
+    samples: int = Field(
+        ROBUSTNESS_SAMPLES,
+        ge=ROBUSTNESS_SAMPLES,
+        le=MAX_ROBUSTNESS_SAMPLES,
+        description="joint Latin-hypercube samples of the ranges",
+    )
 
 
 class AssumptionRange(StrictModel):
@@ -367,7 +400,7 @@ class SweepConfig(StrictModel):
     source: str = Field("<memory>", exclude=True)
 
     @model_validator(mode="after")
-    def _check(self) -> "SweepConfig":
+    def _check(self) -> SweepConfig:
         lim = self.limits
         if lim.max_tj_c is not None and lim.max_tj_c <= self.fixed.ambient_c:
             raise ValueError(
@@ -375,8 +408,10 @@ class SweepConfig(StrictModel):
                 f"{self.fixed.ambient_c:g} C: no design can meet it"
             )
         if self.quality is not None and self.quality.weights is not None and lim.max_quality_delta is None:
-            raise ValueError("[quality] gives the team's model and eval, but limits.max_quality_delta is not set "
-                             "(the quality limit the evidence binds)")
+            raise ValueError(
+                "[quality] gives the team's model and eval, but limits.max_quality_delta is not set "
+                "(the quality limit the evidence binds)"
+            )
         _check_pe(self)
         assumption_ranges(self)  # unknown names, non-positive bounds, low > high: InputError naming the key
         if self.space.dram_gbps is not None and self.fixed.dram_type is None:
@@ -391,12 +426,12 @@ class SweepConfig(StrictModel):
         return self
 
 
-def assumption_ranges(cfg: "SweepConfig") -> dict[str, Assumption]:
+def assumption_ranges(cfg: SweepConfig) -> dict[str, Assumption]:
     """The assumptions registry (ppa.assumptions) with the ranges the config's [assumptions] sets."""
     return with_ranges({k: (r.low, r.high) for k, r in cfg.assumptions.items()}, where="assumptions")
 
 
-def _check_pe(cfg: "SweepConfig") -> None:
+def _check_pe(cfg: SweepConfig) -> None:
     """Every PE the space can build is a valid hw.params.PEParams: the fixed widths with each
     sparsity choice and the deepest pipeline (so no trial fails on it later)."""
     pipes = as_choices(cfg.space.pipeline)
@@ -404,8 +439,14 @@ def _check_pe(cfg: "SweepConfig") -> None:
     for s in as_choices(cfg.space.sparsity) or []:
         n, m, _ = parse_sparsity(s)
         try:
-            PEParams(act_bits=cfg.fixed.act_bits, weight_bits=cfg.fixed.weight_bits, acc_bits=cfg.fixed.acc_bits,
-                     n=n, m=m, pipeline=deepest)
+            PEParams(
+                act_bits=cfg.fixed.act_bits,
+                weight_bits=cfg.fixed.weight_bits,
+                acc_bits=cfg.fixed.acc_bits,
+                n=n,
+                m=m,
+                pipeline=deepest,
+            )
         except InputError as exc:
             raise ValueError(f"fixed/space: the PE of sparsity {s!r} is not buildable: {exc}") from None
 
@@ -427,8 +468,15 @@ def _loc(loc: tuple[Any, ...]) -> str:
 
 
 #: pydantic's strict type errors -> what the key takes (types are strict: no string for a number)
-_TYPE_NAMES = {"int_type": "an integer", "float_type": "a number", "bool_type": "true or false",
-               "string_type": "a string", "dict_type": "a table", "list_type": "a list", "model_type": "a table"}
+_TYPE_NAMES = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "dict_type": "a table",
+    "list_type": "a list",
+    "model_type": "a table",
+}
 
 
 def _field_range(loc: tuple[Any, ...]) -> str:
@@ -443,12 +491,23 @@ def _field_range(loc: tuple[Any, ...]) -> str:
             return ""
         info = fields[part]
         ann = info.annotation
-        model = next((a for a in [ann, *getattr(ann, "__args__", ())] if isinstance(a, type)
-                      and hasattr(a, "model_fields")), None)
+        model = next(
+            (
+                a
+                for a in [ann, *getattr(ann, "__args__", ())]
+                if isinstance(a, type) and hasattr(a, "model_fields")
+            ),
+            None,
+        )
     if info is None:
         return ""
     num = lambda x: str(x) if isinstance(x, int) else f"{x:g}"  # noqa: E731
-    bound = {k: getattr(m, k) for m in info.metadata for k in ("ge", "gt", "le", "lt") if getattr(m, k, None) is not None}
+    bound = {
+        k: getattr(m, k)
+        for m in info.metadata
+        for k in ("ge", "gt", "le", "lt")
+        if getattr(m, k, None) is not None
+    }
     lo = ("[", bound["ge"]) if "ge" in bound else ("(", bound["gt"]) if "gt" in bound else None
     hi = ("]", bound["le"]) if "le" in bound else (")", bound["lt"]) if "lt" in bound else None
     if lo and hi:
@@ -505,7 +564,7 @@ def parse_config(data: dict[str, Any], source: str = "<memory>") -> SweepConfig:
     return cfg
 
 
-def _check_liberty(cfg: "SweepConfig", source: str) -> None:
+def _check_liberty(cfg: SweepConfig, source: str) -> None:
     """fixed.liberty: a path relative to the config file's directory becomes absolute; the file is
     read (header) now so a bad library fails before anything runs, naming the file."""
     f = cfg.fixed
@@ -522,18 +581,22 @@ def _check_liberty(cfg: "SweepConfig", source: str) -> None:
         object.__setattr__(f, "liberty", str(p))
     lib = load_liberty(p, f.liberty_node)
     if lib.node_nm is None:
-        raise InputError("the Liberty file does not state its process node: give fixed.liberty_node (or --liberty-node)",
-                         where=str(p))
+        raise InputError(
+            "the Liberty file does not state its process node: give fixed.liberty_node (or --liberty-node)",
+            where=str(p),
+        )
 
 
-def with_liberty(cfg: "SweepConfig", liberty: str | None, liberty_node: int | None) -> "SweepConfig":
+def with_liberty(cfg: SweepConfig, liberty: str | None, liberty_node: int | None) -> SweepConfig:
     """``cfg`` with fixed.liberty / fixed.liberty_node replaced where given (the sweep's --liberty
     and --liberty-node), validated like the file's own."""
     if liberty is None and liberty_node is None:
         return cfg
     data = cfg.model_dump(mode="json", exclude={"source"})
     if liberty is not None:
-        data["fixed"]["liberty"] = liberty if asap7.is_keyword(liberty) else str(Path(liberty).expanduser().resolve())
+        data["fixed"]["liberty"] = (
+            liberty if asap7.is_keyword(liberty) else str(Path(liberty).expanduser().resolve())
+        )
     if liberty_node is not None:
         data["fixed"]["liberty_node"] = liberty_node
     return parse_config(data, source=getattr(cfg, "source", "<memory>"))
@@ -556,12 +619,15 @@ def _check_workload(w: Workload, source: str) -> None:
         for flag in ("--seq", "--batch", "--context", "--phase"):  # simulate's flags are params keys here
             at, msg = at.replace(flag, f"params.{flag[2:]}"), msg.replace(flag, f"params.{flag[2:]}")
         # the file (a missing file, or where in it) stays named
-        raise InputError(f"workload {w.name!r}: {at + ': ' if at and at != 'workload' else ''}{msg}",
-                         where=source) from None
+        raise InputError(
+            f"workload {w.name!r}: {at + ': ' if at and at != 'workload' else ''}{msg}", where=source
+        ) from None
     except TypeError as exc:
         raise InputError(f"workload {w.name!r}: bad params: {exc}", where=source) from None
     except (ValueError, ArithmeticError, MemoryError) as exc:
-        raise InputError(f"workload {w.name!r}: bad params ({type(exc).__name__}: {exc})", where=source) from None
+        raise InputError(
+            f"workload {w.name!r}: bad params ({type(exc).__name__}: {exc})", where=source
+        ) from None
 
 
 def load_config(path: str | Path) -> SweepConfig:
@@ -614,8 +680,12 @@ def grid_size(cfg: SweepConfig) -> int:
     vals = axis_values(cfg)
     n = math.prod(len(v) for v in vals.values())
     if "double_buffer" in vals:  # the share of the points that are OS with double_buffer true
-        n -= n * vals["dataflow"].count("os") * vals["double_buffer"].count(True) // (
-            len(vals["dataflow"]) * len(vals["double_buffer"]))
+        n -= (
+            n
+            * vals["dataflow"].count("os")
+            * vals["double_buffer"].count(True)
+            // (len(vals["dataflow"]) * len(vals["double_buffer"]))
+        )
     return n
 
 
@@ -628,7 +698,9 @@ def config_fingerprint(cfg: SweepConfig) -> str:
     """Hash of everything that defines the study's problem (not trials/seed/sampler/name)."""
     # [owners] and [context] name people and tags, not the problem: they never change the fingerprint;
     # nor do [decision] and [assumptions], which judge the trials and never change one
-    body = cfg.model_dump(mode="json", exclude={"study", "source", "owners", "context", "decision", "assumptions"})
+    body = cfg.model_dump(
+        mode="json", exclude={"study", "source", "owners", "context", "decision", "assumptions"}
+    )
     if body.get("quality") is None:  # no [quality] section: the fingerprint of configs written before it
         body.pop("quality", None)
     else:  # the time limit does not change the problem; method and calibration unset: as before them

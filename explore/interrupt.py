@@ -40,8 +40,17 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["DEADLINE_S", "EXIT_CODES", "Interrupted", "end_process", "exit_code", "finish", "install", "line",
-           "received"]
+__all__ = [
+    "DEADLINE_S",
+    "EXIT_CODES",
+    "Interrupted",
+    "end_process",
+    "exit_code",
+    "finish",
+    "install",
+    "line",
+    "received",
+]
 
 #: Seconds from the first signal to a forced exit. [A] the contract is "ended within 2 s"; the
 #: orderly path (workers stopped within explore.study.STOP_GRACE_S, the line, interpreter exit)
@@ -123,7 +132,9 @@ def finish(signum: int | None = None) -> None:
             return
         _S.printed = True
         try:
-            if _S.terminal is None:  # no signal (a KeyboardInterrupt raised by other means): the stream of the moment
+            if (
+                _S.terminal is None
+            ):  # no signal (a KeyboardInterrupt raised by other means): the stream of the moment
                 print(line(signum), file=sys.stderr, flush=True)
             else:
                 os.write(_S.terminal, (line(signum) + "\n").encode())

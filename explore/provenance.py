@@ -40,7 +40,9 @@ def model_code_version() -> str:
     versions never mix)."""
     h = hashlib.sha256()
     root = Path(importlib.import_module("explore").__file__).resolve().parent.parent
-    files = [f for pkg in _MODEL_PACKAGES for f in (root / pkg).rglob("*.py")] + [root / m for m in _MODEL_MODULES]
+    files = [f for pkg in _MODEL_PACKAGES for f in (root / pkg).rglob("*.py")] + [
+        root / m for m in _MODEL_MODULES
+    ]
     for f in sorted(set(files)):
         h.update(f.relative_to(root).as_posix().encode())
         h.update(b"\0")

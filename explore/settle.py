@@ -43,8 +43,9 @@ counted in each side's trials in the report. A rerun of a settled study queues n
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import optuna
 from optuna.distributions import BaseDistribution
@@ -53,8 +54,10 @@ from rich.console import Console
 
 from explore.sampler import neighbours, sparsity_sides
 from explore.space import Space, design_key
-from explore.study import trial_point as _design  # a design as trial parameters (OS: no double_buffer)
-from explore.study import run_worker
+from explore.study import (
+    run_worker,
+    trial_point as _design,  # a design as trial parameters (OS: no double_buffer)
+)
 
 __all__ = ["settle", "side_options", "incumbent", "candidates"]
 
@@ -108,7 +111,9 @@ def incumbent(trials: list[FrozenTrial], options: frozenset[str], maximise: bool
     return best if best is not None else least
 
 
-def _step(params: dict[str, Any], dists: dict[str, BaseDistribution], options: frozenset[str]) -> list[dict[str, Any]]:
+def _step(
+    params: dict[str, Any], dists: dict[str, BaseDistribution], options: frozenset[str]
+) -> list[dict[str, Any]]:
     """One-step neighbours on the side; a move from OS to a stationary dataflow takes each
     ``double_buffer`` choice (an OS design has none: explore.space.double_buffered)."""
     out = []
@@ -122,8 +127,9 @@ def _step(params: dict[str, Any], dists: dict[str, BaseDistribution], options: f
     return out
 
 
-def candidates(best: dict[str, Any], dists: dict[str, BaseDistribution], options: frozenset[str],
-               tried: set[str]) -> tuple[int, list[dict[str, Any]]]:
+def candidates(
+    best: dict[str, Any], dists: dict[str, BaseDistribution], options: frozenset[str], tried: set[str]
+) -> tuple[int, list[dict[str, Any]]]:
     """(1, untried one-step neighbours) of ``best``, else (2, its untried two-step neighbours), else
     (0, []): ``best`` is a local optimum of both neighbourhoods among what was tried."""
     one = _step(best, dists, options)
@@ -151,7 +157,9 @@ def _distributions(trials: list[FrozenTrial]) -> dict[str, BaseDistribution]:
     for t in trials:
         for k, d in t.distributions.items():
             old = dists.get(k)
-            if old is None or (k == "sparsity" and len(getattr(d, "choices", ())) > len(getattr(old, "choices", ()))):
+            if old is None or (
+                k == "sparsity" and len(getattr(d, "choices", ())) > len(getattr(old, "choices", ()))
+            ):
                 dists[k] = d
     return dists
 
@@ -162,21 +170,31 @@ def _rank(t: FrozenTrial, sign: float) -> tuple[float, float]:
     return (0.0, -sign * t.values[0]) if v <= 0 else (1.0, v)
 
 
-def _starts(trials: list[FrozenTrial], dists: dict[str, BaseDistribution], options: frozenset[str],
-            sign: float) -> list[tuple[FrozenTrial, tuple[str, Any] | None]]:
+def _starts(
+    trials: list[FrozenTrial], dists: dict[str, BaseDistribution], options: frozenset[str], sign: float
+) -> list[tuple[FrozenTrial, tuple[str, Any] | None]]:
     """Where a side's walks start: its best trial overall and its best trial with each value of each
     nominal axis (dataflow, memory type, ...; every axis whose choices are not all numbers, but the
     PE's), so each structurally different kind of design is settled on its own: (trial, the axis and
     value its walk keeps, None for the free walk from the best)."""
-    done = [t for t in trials if t.state == TrialState.COMPLETE and t.values is not None
-            and math.isfinite(t.values[0]) and _on_side(t.params, options)]
+    done = [
+        t
+        for t in trials
+        if t.state == TrialState.COMPLETE
+        and t.values is not None
+        and math.isfinite(t.values[0])
+        and _on_side(t.params, options)
+    ]
     if not done:
         return []
     out: list[tuple[FrozenTrial, tuple[str, Any] | None]] = [(min(done, key=lambda t: _rank(t, sign)), None)]
     for name, d in sorted(dists.items()):
         choices = getattr(d, "choices", None)
-        if name == "sparsity" or not choices or all(isinstance(c, (int, float)) and not isinstance(c, bool)
-                                                    for c in choices):
+        if (
+            name == "sparsity"
+            or not choices
+            or all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in choices)
+        ):
             continue
         for c in choices:
             if out[0][0].params.get(name) == c:
@@ -195,8 +213,13 @@ def _starts(trials: list[FrozenTrial], dists: dict[str, BaseDistribution], optio
     return out
 
 
-def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: int,
-           say: Callable[[str], None] | None = None) -> dict[str, Any]:
+def settle(
+    study: optuna.Study,
+    space: Space,
+    run: Callable[[int], None],
+    cap: int,
+    say: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Settle every side of ``study`` (module docstring). ``run(n)`` evaluates the ``n`` trials just
     enqueued; ``cap`` bounds the extra trials. Returns ``extra_trials``, ``cap``, ``rounds``,
     ``converged``, ``walks`` and, per side, ``queued`` (its candidates evaluated) and its best feasible
@@ -205,7 +228,9 @@ def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: i
     sides = side_options(space)
     n0 = len(study.get_trials(deepcopy=False))
     per: dict[str, dict[str, Any]] = {}
-    walks: dict[str, dict[str, Any]] = {}  # design key of a walk's start -> {"side", "at": current trial params}
+    walks: dict[
+        str, dict[str, Any]
+    ] = {}  # design key of a walk's start -> {"side", "at": current trial params}
     rounds, capped = 0, False
 
     def best_value(trials: list[FrozenTrial], options: frozenset[str]) -> float | None:
@@ -268,8 +293,10 @@ def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: i
                 if cands and say is not None:
                     v = _violation(at)
                     what = f"at {at.values[0]:.4g}" if v <= 0 else f"infeasible (violation {v:.3g})"
-                    say(f"settle {w['side']}: walk {at.number} {what}; evaluating {len(cands)} untried "
-                        f"{'one' if ring == 1 else 'two'}-step neighbours")
+                    say(
+                        f"settle {w['side']}: walk {at.number} {what}; evaluating {len(cands)} untried "
+                        f"{'one' if ring == 1 else 'two'}-step neighbours"
+                    )
                 per[w["side"]]["queued"] += len(cands)
                 queued |= {design_key(_design(c)) for c in cands}
                 batch.extend(cands)
@@ -284,8 +311,14 @@ def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: i
     for side, options in sides.items():
         per.setdefault(side, {"queued": 0, "before": None})["after"] = best_value(trials, options)
     extra = len(trials) - n0
-    return {"extra_trials": extra, "cap": cap, "rounds": rounds, "converged": not capped, "walks": len(walks),
-            "sides": per}
+    return {
+        "extra_trials": extra,
+        "cap": cap,
+        "rounds": rounds,
+        "converged": not capped,
+        "walks": len(walks),
+        "sides": per,
+    }
 
 
 #: Study user attribute: what settling did (:func:`settle`'s result; extra trials add up over resumes).
@@ -323,6 +356,9 @@ def settle_sweep(opts: Any, cfg: Any, study: optuna.Study) -> dict[str, Any]:
 def settle_note(info: dict[str, Any]) -> str:
     """One line for the terminal and the report."""
     sides = ", ".join(f"{s} +{r['queued']}" for s, r in info["sides"].items())
-    how = ("until each side's best had no better design one or two steps away" if info["converged"]
-           else f"stopped at the cap of {info['cap']} extra trials before every side had converged")
+    how = (
+        "until each side's best had no better design one or two steps away"
+        if info["converged"]
+        else f"stopped at the cap of {info['cap']} extra trials before every side had converged"
+    )
     return f"settled: +{info['extra_trials']} trials ({sides}) in {info['rounds']} rounds, {how}"

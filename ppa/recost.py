@@ -47,7 +47,9 @@ _ANCHOR_C = tech.LOGIC_LEAK_45_C
 assert tech.LOGIC_LEAK_7_C == _ANCHOR_C
 
 
-def _values(terms: dict, samples: dict[str, np.ndarray], n: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def _values(
+    terms: dict, samples: dict[str, np.ndarray], n: int
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """(values at the estimate, values per sample) of every varied assumption."""
     used = {a.name: terms["overrides"].get(a.name, a.value) for a in REGISTRY.values() if a.varied}
     per = {k: np.broadcast_to(np.asarray(samples.get(k, v), float), (n,)) for k, v in used.items()}
@@ -95,9 +97,15 @@ def recost(terms: dict, samples: dict[str, np.ndarray], n: int) -> dict[str, np.
     # timing: every grid fmax before the silicon cap scales by 1 / s; the node's FO4 moves with each
     # anchor's ratio to the power of its weight (ppa.tech.fo4_nominal_ps), then the cap applies
     w45, w7 = tech.fo4_anchor_weights(nm)
-    s = (ratio("fo4_45nm_ps") ** w45 * ratio("fo4_7nm_ps") ** w7 * terms.get("vt_delay", 1.0)  # the cells' flavour (ppa.references VT_FLAVOURS)
-         * (1 + x["wire_allowance"]) / (1 + used["wire_allowance"])
-         * (1 - used["clock_uncertainty_fraction"]) / (1 - x["clock_uncertainty_fraction"]))
+    s = (
+        ratio("fo4_45nm_ps") ** w45
+        * ratio("fo4_7nm_ps") ** w7
+        * terms.get("vt_delay", 1.0)  # the cells' flavour (ppa.references VT_FLAVOURS)
+        * (1 + x["wire_allowance"])
+        / (1 + used["wire_allowance"])
+        * (1 - used["clock_uncertainty_fraction"])
+        / (1 - x["clock_uncertainty_fraction"])
+    )
     grid, f0, cap = _fmax_grid(nm, float(terms["cycle_fo4"]), tuple(sorted(terms["overrides"].items())))
     f = np.minimum(f0[None, :] / s[:, None], cap[None, :])  # (n, grid)
     f_top = f.max(axis=1)
@@ -115,8 +123,11 @@ def recost(terms: dict, samples: dict[str, np.ndarray], n: int) -> dict[str, np.
         timing = ~ok
     # area
     ctrl_tr = x["control_fixed_transistors"]  # the fixed control block, priced like the rest of the logic
-    logic = ((terms["logic_mm2"] + ctrl_tr * terms["mm2_per_transistor"])
-             * ratio("post_layout_cell_growth") / ratio("placement_utilisation"))
+    logic = (
+        (terms["logic_mm2"] + ctrl_tr * terms["mm2_per_transistor"])
+        * ratio("post_layout_cell_growth")
+        / ratio("placement_utilisation")
+    )
     core = logic + terms["sram_mm2"]
     fam = PHY_FAMILY[str(terms["dram"]).lower()]
     phy_mm2 = x[f"{fam}_phy_area_mm2"] * terms["dram_units"]
@@ -134,12 +145,22 @@ def recost(terms: dict, samples: dict[str, np.ndarray], n: int) -> dict[str, np.
     vs0 = terms["sram_voltage_v"]
     sram_w = terms["sram_w"] * ratio("sram_energy_scale") * (vs / vs0) ** 2
     dk = x["leakage_temp_coeff_per_k"] - used["leakage_temp_coeff_per_k"]
-    sram_leak = (terms["sram_leak_ref_w"] * ratio("sram_leakage_scale")
-                 * tech.leakage_voltage_factor(vs, vnom) / tech.leakage_voltage_factor(vs0, vnom))
-    logic_leak = (terms["logic_leak_ref_w"] * ratio("logic_leakage_scale") * ratio("post_layout_cell_growth")
-                  * (terms["logic_transistors"] + ctrl_tr) / (terms["logic_transistors"] + used["control_fixed_transistors"])
-                  * tech.leakage_voltage_factor(v, vnom) / tech.leakage_voltage_factor(v0, vnom)
-                  * np.exp(dk * (tech.LEAKAGE_T_REF_C - _ANCHOR_C)))
+    sram_leak = (
+        terms["sram_leak_ref_w"]
+        * ratio("sram_leakage_scale")
+        * tech.leakage_voltage_factor(vs, vnom)
+        / tech.leakage_voltage_factor(vs0, vnom)
+    )
+    logic_leak = (
+        terms["logic_leak_ref_w"]
+        * ratio("logic_leakage_scale")
+        * ratio("post_layout_cell_growth")
+        * (terms["logic_transistors"] + ctrl_tr)
+        / (terms["logic_transistors"] + used["control_fixed_transistors"])
+        * tech.leakage_voltage_factor(v, vnom)
+        / tech.leakage_voltage_factor(v0, vnom)
+        * np.exp(dk * (tech.LEAKAGE_T_REF_C - _ANCHOR_C))
+    )
     dram_key = str(terms["dram"]).lower()
     bits = terms["dram_bytes_per_s"] * 8
     dram_w = bits * x[f"{dram_key}_dram_pj_per_bit"] * 1e-12
@@ -152,18 +173,32 @@ def recost(terms: dict, samples: dict[str, np.ndarray], n: int) -> dict[str, np.
             theta = np.asarray(thermal.theta_ja(terms["cooling"], area), float)
         if terms["cooling"] == "air":  # theta is the sum of the stack's resistances and the convection
             theta = theta + x["air_convection_k_per_w"] - used["air_convection_k_per_w"]
-    tj, leak, runaway = thermal.solve_tj_batch(on_die, logic_leak + sram_leak, theta, terms["t_ambient_c"],
-                                               x["leakage_temp_coeff_per_k"])
+    tj, leak, runaway = thermal.solve_tj_batch(
+        on_die, logic_leak + sram_leak, theta, terms["t_ambient_c"], x["leakage_temp_coeff_per_k"]
+    )
     density = (on_die + leak) / area
     limit = thermal.COOLING_LIMIT_W_PER_MM2[terms["cooling"]]
     with np.errstate(invalid="ignore"):
         tj_bad = ~runaway & (tj > terms["tj_max_c"])
         dens_bad = ~runaway & (density > limit)
     return {
-        "area_mm2": area, "fmax_mhz": f_top, "fmax_at_voltage_mhz": f_at_v, "voltage_v": v,
-        "power_w": on_die + leak + dram_w, "power_dynamic_w": dyn, "power_clock_w": clk_w, "power_leakage_w": leak,
-        "power_sram_w": sram_w, "power_vector_w": vec, "power_phy_w": phy_w, "power_dram_w": dram_w,
-        "tj_c": tj, "power_density_w_mm2": density,
-        "timing_violated": timing, "tj_violated": tj_bad, "density_violated": dens_bad, "runaway": runaway,
+        "area_mm2": area,
+        "fmax_mhz": f_top,
+        "fmax_at_voltage_mhz": f_at_v,
+        "voltage_v": v,
+        "power_w": on_die + leak + dram_w,
+        "power_dynamic_w": dyn,
+        "power_clock_w": clk_w,
+        "power_leakage_w": leak,
+        "power_sram_w": sram_w,
+        "power_vector_w": vec,
+        "power_phy_w": phy_w,
+        "power_dram_w": dram_w,
+        "tj_c": tj,
+        "power_density_w_mm2": density,
+        "timing_violated": timing,
+        "tj_violated": tj_bad,
+        "density_violated": dens_bad,
+        "runaway": runaway,
         "bandwidth_violated": np.full(n, bool(terms["bandwidth_infeasible"])),
     }

@@ -40,15 +40,18 @@ def pe_verilog(params: PEParams, sparse: bool, dense_path: bool = False) -> str:
     return to_verilog(pe, pe_name(sparse, dense_path))
 
 
-def array_verilog(p: PEParams, R: int, C: int, kind: str = "sparse", dataflow: str = "ws",
-                  double_buffer: bool = False) -> str:
+def array_verilog(
+    p: PEParams, R: int, C: int, kind: str = "sparse", dataflow: str = "ws", double_buffer: bool = False
+) -> str:
     """An R x C hw.array.SparseArray of ``kind`` cells and ``dataflow`` (``double_buffer``: with a
     shadow weight set per PE, WS)."""
     from hw.array import SparseArray, array_module_name  # Amaranth on a cache miss
     from hw.verilog import to_verilog  # Amaranth on a cache miss
 
-    return to_verilog(SparseArray(R, C, p, dataflow=dataflow, kind=kind, double_buffer=double_buffer),
-                      array_module_name(kind, double_buffer))
+    return to_verilog(
+        SparseArray(R, C, p, dataflow=dataflow, kind=kind, double_buffer=double_buffer),
+        array_module_name(kind, double_buffer),
+    )
 
 
 def decoder_verilog(n: int, m: int) -> str:

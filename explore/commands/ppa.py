@@ -3,16 +3,38 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from explore.commands.design_options import (
-    ACC_BITS, COLS, DATAFLOW, PIPELINE, PRECISION, ROWS, SPARSITY, SRAM_BANKS, SRAM_KB, AccBits, ClockMhz, Cols,
-    Dataflow, DenseFlag, DoubleBuffer, Liberty, LibertyNode, Pipeline, Precision, Rows, Sparsity, SramBanks, SramKb,
-    Vt, parse_sparsity_dp,
+    ACC_BITS,
+    COLS,
+    DATAFLOW,
+    PIPELINE,
+    PRECISION,
+    ROWS,
+    SPARSITY,
+    SRAM_BANKS,
+    SRAM_KB,
+    AccBits,
+    ClockMhz,
+    Cols,
+    Dataflow,
+    DenseFlag,
+    DoubleBuffer,
+    Liberty,
+    LibertyNode,
+    Pipeline,
+    Precision,
+    Rows,
+    Sparsity,
+    SramBanks,
+    SramKb,
+    Vt,
+    parse_sparsity_dp,
 )
 from explore.config import MAX_AMBIENT_C, MAX_DRAM_UNITS, MAX_THETA_JA, MIN_AMBIENT_C
 from explore.flags import finite, in_range
@@ -36,7 +58,10 @@ def register(app: typer.Typer) -> None:
         cols: Cols = COLS,
         sram_kb: SramKb = SRAM_KB,
         clock_mhz: ClockMhz = None,
-        node: Annotated[int, typer.Option("--node", help="Technology node (nm): 65, 45, 32, 28, 22, 20, 16, 14, 10, 7, 5.")] = 7,
+        node: Annotated[
+            int,
+            typer.Option("--node", help="Technology node (nm): 65, 45, 32, 28, 22, 20, 16, 14, 10, 7, 5."),
+        ] = 7,
         act_bits: Annotated[int, typer.Option("--act-bits", help="Activation width (signed).")] = 8,
         weight_bits: Annotated[int, typer.Option("--weight-bits", help="Weight width (signed).")] = 8,
         acc_bits: AccBits = ACC_BITS,
@@ -45,23 +70,62 @@ def register(app: typer.Typer) -> None:
         dense_path: DenseFlag = False,
         dataflow: Dataflow = DATAFLOW,
         pipeline: Pipeline = PIPELINE,
-        voltage: Annotated[Optional[float], typer.Option("--voltage", help="Force a supply voltage (V).", callback=finite("--voltage"))] = None,
+        voltage: Annotated[
+            float | None,
+            typer.Option("--voltage", help="Force a supply voltage (V).", callback=finite("--voltage")),
+        ] = None,
         dram_kind: Annotated[str, typer.Option("--dram", help="ddr4, lpddr5, hbm2, hbm2e, hbm3.")] = "hbm2",
-        dram_units: Annotated[int, typer.Option("--dram-units", help="DRAM stacks/channels.", callback=in_range("--dram-units", 1, MAX_DRAM_UNITS))] = 1,
+        dram_units: Annotated[
+            int,
+            typer.Option(
+                "--dram-units",
+                help="DRAM stacks/channels.",
+                callback=in_range("--dram-units", 1, MAX_DRAM_UNITS),
+            ),
+        ] = 1,
         cooling: Annotated[str, typer.Option("--cooling", help="air or liquid.")] = "air",
-        theta_ja: Annotated[Optional[float], typer.Option("--theta-ja", help="Junction-to-ambient K/W (overrides --cooling's package model).", callback=in_range("--theta-ja", 1e-9, MAX_THETA_JA))] = None,
-        t_ambient: Annotated[float, typer.Option("--t-ambient", help="Ambient temperature (C).", callback=in_range("--t-ambient", MIN_AMBIENT_C, MAX_AMBIENT_C))] = 25.0,
+        theta_ja: Annotated[
+            float | None,
+            typer.Option(
+                "--theta-ja",
+                help="Junction-to-ambient K/W (overrides --cooling's package model).",
+                callback=in_range("--theta-ja", 1e-9, MAX_THETA_JA),
+            ),
+        ] = None,
+        t_ambient: Annotated[
+            float,
+            typer.Option(
+                "--t-ambient",
+                help="Ambient temperature (C).",
+                callback=in_range("--t-ambient", MIN_AMBIENT_C, MAX_AMBIENT_C),
+            ),
+        ] = 25.0,
         sram_banks: SramBanks = SRAM_BANKS,
-        sram_model: Annotated[str, typer.Option("--sram-model", help="SRAM read energy source: silicon (Horowitz 45 nm / "
-                                                "Jouppi 7 nm tables, the default) or cacti (the CACTI 7 fit).")] = "silicon",
+        sram_model: Annotated[
+            str,
+            typer.Option(
+                "--sram-model",
+                help="SRAM read energy source: silicon (Horowitz 45 nm / "
+                "Jouppi 7 nm tables, the default) or cacti (the CACTI 7 fit).",
+            ),
+        ] = "silicon",
         liberty: Liberty = None,
         liberty_node: LibertyNode = None,
-        vector_lanes: Annotated[Optional[int], typer.Option(
-            "--vector-lanes", help="Lanes of the vector unit (synthesised hw.vector lane each; 0: none).",
-            show_default="--cols")] = None,
-        clock_gating: Annotated[bool, typer.Option(
-            "--clock-gating/--no-clock-gating",
-            help="Gate the clock of the weight-stationary weight registers while they hold (one gating cell per PE).")] = True,
+        vector_lanes: Annotated[
+            int | None,
+            typer.Option(
+                "--vector-lanes",
+                help="Lanes of the vector unit (synthesised hw.vector lane each; 0: none).",
+                show_default="--cols",
+            ),
+        ] = None,
+        clock_gating: Annotated[
+            bool,
+            typer.Option(
+                "--clock-gating/--no-clock-gating",
+                help="Gate the clock of the weight-stationary weight registers while they hold (one gating cell per PE).",
+            ),
+        ] = True,
         double_buffer: DoubleBuffer = False,
         vt: Vt = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
@@ -70,13 +134,37 @@ def register(app: typer.Typer) -> None:
         sparse, n, m, dp = parse_sparsity_dp(sparsity)  # --precision and --sparsity passed their checks
         dense_path = dense_path or dp
         # each flag's own range is checked as it is read (explore.flags); here what relates flags
-        d = DesignPoint(rows=rows, cols=cols, sram_kb=sram_kb, clock_mhz=clock_mhz, node_nm=node,
-                        act_bits=act_bits, weight_bits=weight_bits, acc_bits=acc_bits, n=n, m=m,
-                        sparse=sparse, pipeline=pipeline, dram=dram_kind, dram_units=dram_units,
-                        cooling=cooling, theta_ja=theta_ja, t_ambient_c=t_ambient, sram_banks=sram_banks,
-                        voltage_v=voltage, liberty=liberty, liberty_node_nm=liberty_node, dataflow=dataflow,
-                        dense_path=dense_path, vector_lanes=vector_lanes, precision=precision, sram_model=sram_model,
-                        clock_gating=clock_gating, double_buffer=double_buffer, vt=vt)
+        d = DesignPoint(
+            rows=rows,
+            cols=cols,
+            sram_kb=sram_kb,
+            clock_mhz=clock_mhz,
+            node_nm=node,
+            act_bits=act_bits,
+            weight_bits=weight_bits,
+            acc_bits=acc_bits,
+            n=n,
+            m=m,
+            sparse=sparse,
+            pipeline=pipeline,
+            dram=dram_kind,
+            dram_units=dram_units,
+            cooling=cooling,
+            theta_ja=theta_ja,
+            t_ambient_c=t_ambient,
+            sram_banks=sram_banks,
+            voltage_v=voltage,
+            liberty=liberty,
+            liberty_node_nm=liberty_node,
+            dataflow=dataflow,
+            dense_path=dense_path,
+            vector_lanes=vector_lanes,
+            precision=precision,
+            sram_model=sram_model,
+            clock_gating=clock_gating,
+            double_buffer=double_buffer,
+            vt=vt,
+        )
         d.validate()
         err = Console(stderr=True)
         with err.status("synthesising and simulating the PE (cached after the first run)..."):
@@ -101,7 +189,10 @@ def register(app: typer.Typer) -> None:
         if tm:
             t.add_row("critical stage", f"{tm['cycle_fo4']:.1f} FO4 ({tm['source']}: {tm['stage']})")
         if st:
-            t.add_row("  STA", f"{st['critical_path_ps']:.0f} ps + setup {st['setup_ps']:.0f} ps, FO4 {st['fo4_ps']:.1f} ps ({st['library']})")
+            t.add_row(
+                "  STA",
+                f"{st['critical_path_ps']:.0f} ps + setup {st['setup_ps']:.0f} ps, FO4 {st['fo4_ps']:.1f} ps ({st['library']})",
+            )
         t.add_row("power", _fmt(res.power_w, " W"))
         for k, v in res.power_breakdown_w.items():
             t.add_row(f"  {k}", _fmt(v, " W"))

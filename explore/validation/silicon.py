@@ -23,12 +23,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 
+from explore.validation.row import Row, fit_row
 from hw.errors import InputError
 from ppa import tech
 from ppa.design import DesignPoint, WorkloadActivity
 from ppa.model import default_traffic, estimate
-
-from explore.validation.row import Row, fit_row
 
 #: TPU v1's matrix unit: "a quarter" of the die [P: Jouppi et al. ISCA 2017, arXiv 1704.04760 section 2]
 TPU_V1_MXU_SHARE = 0.25
@@ -60,8 +59,14 @@ def measured_activity(design: DesignPoint, macs: int, macs_per_s: float) -> Work
     cycles = design.clock_mhz * 1e6
     busy = macs_per_s / (macs * cycles)
     rd, wr, dram_b = default_traffic(design, cycles * busy)
-    return WorkloadActivity(cycles=cycles, effective_macs=macs_per_s, pe_busy_fraction=busy,
-                            sram_read_bytes=rd, sram_write_bytes=wr, dram_bytes=dram_b)
+    return WorkloadActivity(
+        cycles=cycles,
+        effective_macs=macs_per_s,
+        pe_busy_fraction=busy,
+        sram_read_bytes=rd,
+        sram_write_bytes=wr,
+        dram_bytes=dram_b,
+    )
 
 
 #: Eyeriss v1's measured workload: AlexNet convolutional layers at 35 frames/s [V: Chen et al. JSSC
@@ -77,8 +82,15 @@ def nvdla_shape(pes: int) -> tuple[int, int]:
 
 # NVDLA (nvdla/doc doc/primer.rst "Example Area and Performance"): # MACs, conv. buffer KB, 28 nm area
 # (estimated synthesis area, all memories included), INT8 ResNet-50. No clock in the table [A: 1 GHz].
-NVDLA_PRIMER = ((2048, 512, 5.5), (1024, 256, 3.0), (512, 256, 2.3), (256, 256, 1.7), (128, 256, 1.4),
-                (64, 128, 0.91), (32, 128, 0.85))
+NVDLA_PRIMER = (
+    (2048, 512, 5.5),
+    (1024, 256, 3.0),
+    (512, 256, 2.3),
+    (256, 256, 1.7),
+    (128, 256, 1.4),
+    (64, 128, 0.91),
+    (32, 128, 0.85),
+)
 
 # nv_full, the NVDLA v1 configuration with 2048 INT8 MACs and a 512 KB CBUF, the primer's first row
 # [A: the primer is a v1 document; nv_large (v2) has the same sizes but INT8-only MACs: an info line].
@@ -112,41 +124,90 @@ def nvdla_chips() -> list[Chip]:
         variants = []
         if (macs, kb) == (2048, 512):
             r16, c16 = nvdla_shape(1024 // 4)
-            design = DesignPoint(rows=r16, cols=c16, sparse=False, act_bits=16, weight_bits=16, acc_bits=48,
-                                 sram_buffers_kb=(kb / 2, kb / 2, NVFULL_CACC_KB + NVFULL_PP_KB), sram_banks=16,
-                                 vector_lanes=NVFULL_LANES, vector_bits=NVDLA_VECTOR_BITS, **common)
+            design = DesignPoint(
+                rows=r16,
+                cols=c16,
+                sparse=False,
+                act_bits=16,
+                weight_bits=16,
+                acc_bits=48,
+                sram_buffers_kb=(kb / 2, kb / 2, NVFULL_CACC_KB + NVFULL_PP_KB),
+                sram_banks=16,
+                vector_lanes=NVFULL_LANES,
+                vector_bits=NVDLA_VECTOR_BITS,
+                **common,
+            )
             name = f"NVDLA {macs} MACs / {kb} KB = nv_full (28 nm)"
-            scope = ("in: CMAC as 1024 INT16 MACs (48-bit accumulation), CBUF 512 KB as 32 macros of 16 KB, "
-                     f"CACC assembly+delivery SRAM {NVFULL_CACC_KB:.0f} KB, SDP/PDP/CDP buffers "
-                     f"{NVFULL_PP_KB:.1f} KB, {NVFULL_LANES} 16-bit vector lanes for SDP X1/X2/Y, PDP, CDP at "
-                     "their published throughputs, the fixed control block (ppa.model.CONTROL_FIXED_TRANSISTORS, fitted "
-                     "on nv_small: DMA, sequencers, configuration registers); out: the FP16 exponent/alignment logic, "
-                     "Winograd PRA/POA adders, CACC's separate adder array, weight decompression, RUBIK and what of "
-                     "BDMA, MCIF/SRAMIF and the write-DMA buffers outgrows nv_small's. Not compared: "
-                     "the clock (1 GHz is an assumption [A]; the one-cycle INT16 PE does not reach it at 0.9 V)")
+            scope = (
+                "in: CMAC as 1024 INT16 MACs (48-bit accumulation), CBUF 512 KB as 32 macros of 16 KB, "
+                f"CACC assembly+delivery SRAM {NVFULL_CACC_KB:.0f} KB, SDP/PDP/CDP buffers "
+                f"{NVFULL_PP_KB:.1f} KB, {NVFULL_LANES} 16-bit vector lanes for SDP X1/X2/Y, PDP, CDP at "
+                "their published throughputs, the fixed control block (ppa.model.CONTROL_FIXED_TRANSISTORS, fitted "
+                "on nv_small: DMA, sequencers, configuration registers); out: the FP16 exponent/alignment logic, "
+                "Winograd PRA/POA adders, CACC's separate adder array, weight decompression, RUBIK and what of "
+                "BDMA, MCIF/SRAMIF and the write-DMA buffers outgrows nv_small's. Not compared: "
+                "the clock (1 GHz is an assumption [A]; the one-cycle INT16 PE does not reach it at 0.9 V)"
+            )
             variants = [
-                ("MACs as 1024 bf16 (nearest synthesised float; binary32 accumulation)",
-                 DesignPoint(rows=r16, cols=c16, sparse=False, precision="bf16",
-                             sram_buffers_kb=(kb / 2, kb / 2, NVFULL_CACC_KB + NVFULL_PP_KB), sram_banks=16,
-                             vector_lanes=NVFULL_LANES, vector_bits=NVDLA_VECTOR_BITS, **common)),
-                ("MACs as 2048 INT8 only (nv_large, v2: same sizes)",
-                 DesignPoint(rows=r, cols=c, sparse=False, acc_bits=32,
-                             sram_buffers_kb=(kb / 2, kb / 2, NVFULL_CACC_KB + NVFULL_PP_KB), sram_banks=16,
-                             vector_lanes=NVFULL_LANES, vector_bits=NVDLA_VECTOR_BITS, **common)),
+                (
+                    "MACs as 1024 bf16 (nearest synthesised float; binary32 accumulation)",
+                    DesignPoint(
+                        rows=r16,
+                        cols=c16,
+                        sparse=False,
+                        precision="bf16",
+                        sram_buffers_kb=(kb / 2, kb / 2, NVFULL_CACC_KB + NVFULL_PP_KB),
+                        sram_banks=16,
+                        vector_lanes=NVFULL_LANES,
+                        vector_bits=NVDLA_VECTOR_BITS,
+                        **common,
+                    ),
+                ),
+                (
+                    "MACs as 2048 INT8 only (nv_large, v2: same sizes)",
+                    DesignPoint(
+                        rows=r,
+                        cols=c,
+                        sparse=False,
+                        acc_bits=32,
+                        sram_buffers_kb=(kb / 2, kb / 2, NVFULL_CACC_KB + NVFULL_PP_KB),
+                        sram_banks=16,
+                        vector_lanes=NVFULL_LANES,
+                        vector_bits=NVDLA_VECTOR_BITS,
+                        **common,
+                    ),
+                ),
             ]
-            why = ("the published area covers the whole NVDLA core; the model leaves out the units listed as "
-                   "out of scope, and costs the CBUF as single-port CACTI (ITRS-HP) macros where NVDLA uses "
-                   "two-port SRAMs")
+            why = (
+                "the published area covers the whole NVDLA core; the model leaves out the units listed as "
+                "out of scope, and costs the CBUF as single-port CACTI (ITRS-HP) macros where NVDLA uses "
+                "two-port SRAMs"
+            )
         elif (macs, kb) == (64, 128):
-            design = DesignPoint(rows=r, cols=c, sparse=False, acc_bits=32, sram_kb=kb, sram_banks=32,
-                                 vector_lanes=NVSMALL_LANES, vector_bits=NVDLA_VECTOR_BITS, **common)
+            design = DesignPoint(
+                rows=r,
+                cols=c,
+                sparse=False,
+                acc_bits=32,
+                sram_kb=kb,
+                sram_banks=32,
+                vector_lanes=NVSMALL_LANES,
+                vector_bits=NVDLA_VECTOR_BITS,
+                **common,
+            )
             name = f"NVDLA {macs} MACs / {kb} KB = nv_small (28 nm)"
-            scope = ("in: 64 INT8 MACs, CBUF 128 KB (32 banks of 4 KB), 4 vector lanes for SDP BS/BN, PDP, CDP "
-                     "at throughput 1, the fixed control block (ppa.model.CONTROL_FIXED_TRANSISTORS, fitted on this "
-                     "row: CACC, DMA and post-processing buffers, CDMA/CSC sequencers, MCIF, configuration registers)")
+            scope = (
+                "in: 64 INT8 MACs, CBUF 128 KB (32 banks of 4 KB), 4 vector lanes for SDP BS/BN, PDP, CDP "
+                "at throughput 1, the fixed control block (ppa.model.CONTROL_FIXED_TRANSISTORS, fitted on this "
+                "row: CACC, DMA and post-processing buffers, CDMA/CSC sequencers, MCIF, configuration registers)"
+            )
             why = ""
-            fits = {"block_area_mm2": ["nvdla primer: nv_small 0.91 mm^2 at 28 nm -> ppa.model.CONTROL_FIXED_TRANSISTORS "
-                                       "(the published area minus the model's array, CBUF, vector lanes and allowances)"]}
+            fits = {
+                "block_area_mm2": [
+                    "nvdla primer: nv_small 0.91 mm^2 at 28 nm -> ppa.model.CONTROL_FIXED_TRANSISTORS "
+                    "(the published area minus the model's array, CBUF, vector lanes and allowances)"
+                ]
+            }
         else:
             # the primer is a v1 document: v1's only MAC cell (CMAC unit description) is nv_full's
             # 16-bit int16/fp16 multiplier that splits into two int8 units, so a row of N INT8 MACs is
@@ -154,22 +215,58 @@ def nvdla_chips() -> list[Chip]:
             # type]; CACC pro rata of nv_full's published 36 KB per 2048 MACs [A]
             r16, c16 = nvdla_shape(max(macs // 8, 1))
             cacc_kb = NVFULL_CACC_KB * macs / 2048
-            design = DesignPoint(rows=r16, cols=c16, sparse=False, act_bits=16, weight_bits=16, acc_bits=48,
-                                 sram_buffers_kb=(kb / 2, kb / 2, cacc_kb), sram_banks=max(kb // 16, 1),
-                                 vector_lanes=0, **common)
+            design = DesignPoint(
+                rows=r16,
+                cols=c16,
+                sparse=False,
+                act_bits=16,
+                weight_bits=16,
+                acc_bits=48,
+                sram_buffers_kb=(kb / 2, kb / 2, cacc_kb),
+                sram_banks=max(kb // 16, 1),
+                vector_lanes=0,
+                **common,
+            )
             name = f"NVDLA {macs} MACs / {kb} KB (28 nm)"
-            scope = (f"in: {macs} INT8 MACs as {macs // 2} nv_full-type INT16 MACs (48-bit accumulation), CBUF "
-                     f"{kb} KB as two macros, CACC {cacc_kb:.1f} KB (nv_full's per MAC), the fixed control block "
-                     "(ppa.model.CONTROL_FIXED_TRANSISTORS, fitted on nv_small); out: SDP/PDP/CDP lanes (this row's "
-                     "post-processing throughputs are not published). Not compared: the clock (1 GHz is an "
-                     "assumption [A], as for nv_full)")
-            variants = [("MACs as INT8 only (no 16-bit MAC cells)",
-                         DesignPoint(rows=r, cols=c, sparse=False, acc_bits=32, sram_buffers_kb=(kb / 2, kb / 2, cacc_kb),
-                                     sram_banks=max(kb // 16, 1), vector_lanes=0, **common))]
-            why = ("only the MAC count and CBUF size of this row are published; its post-processing throughputs, "
-                   "DMA buffers and MAC type are taken from nv_full and its fixed units from nv_small")
-        chips.append(Chip(name, design, pub, {"block_area_mm2": why} if why else {}, scope, variants, macs, kb,
-                          fits if (macs, kb) == (64, 128) else {}))
+            scope = (
+                f"in: {macs} INT8 MACs as {macs // 2} nv_full-type INT16 MACs (48-bit accumulation), CBUF "
+                f"{kb} KB as two macros, CACC {cacc_kb:.1f} KB (nv_full's per MAC), the fixed control block "
+                "(ppa.model.CONTROL_FIXED_TRANSISTORS, fitted on nv_small); out: SDP/PDP/CDP lanes (this row's "
+                "post-processing throughputs are not published). Not compared: the clock (1 GHz is an "
+                "assumption [A], as for nv_full)"
+            )
+            variants = [
+                (
+                    "MACs as INT8 only (no 16-bit MAC cells)",
+                    DesignPoint(
+                        rows=r,
+                        cols=c,
+                        sparse=False,
+                        acc_bits=32,
+                        sram_buffers_kb=(kb / 2, kb / 2, cacc_kb),
+                        sram_banks=max(kb // 16, 1),
+                        vector_lanes=0,
+                        **common,
+                    ),
+                )
+            ]
+            why = (
+                "only the MAC count and CBUF size of this row are published; its post-processing throughputs, "
+                "DMA buffers and MAC type are taken from nv_full and its fixed units from nv_small"
+            )
+        chips.append(
+            Chip(
+                name,
+                design,
+                pub,
+                {"block_area_mm2": why} if why else {},
+                scope,
+                variants,
+                macs,
+                kb,
+                fits if (macs, kb) == (64, 128) else {},
+            )
+        )
     return chips
 
 
@@ -186,30 +283,53 @@ def chips() -> list[Chip]:
     # are one MAC each [V: ISCA 2017 abstract, via published-figures §8b: 65,536 8-bit MACs, a 256 x
     # 256 systolic array]: PEs of M = 2 (hw's smallest) at 128 x 256 give its 256-deep, 256-wide
     # array (M = 4 at 128 x 128 would be a 512 x 128 array with a quarter of its partial-sum registers).
-    chips.append(Chip(
-        "TPU v1 (28 nm, 700 MHz)",
-        DesignPoint(rows=128, cols=256, n=1, m=2, sparse=False, node_nm=28, clock_mhz=700, voltage_v=tech.nominal_voltage(28),
-                    sram_kb=28 * 1024, sram_banks=8, dram="ddr4", dram_units=2, acc_bits=32, cooling="liquid",
-                    double_buffer=True),
-        {"peak_tops": (92.0, "array", "65,536 x 2 x 0.7 GHz"),
-         "array_area_mm2": (TPU_V1_MXU_SHARE * TPU_V1_DIE_BOUND_MM2, "array",
-                            "a quarter of a die <= half Haswell's 662 mm^2: an upper bound"),
-         "power_w": (40.0, "chip", "busy"),
-         "tops_per_w": (92.0 / 40.0, "chip", "peak TOPS / busy power")},
-        {"array_area_mm2": "the published figure is a floorplan share of a die only bounded from above (<= 331 "
-                            "mm^2), so 83 mm^2 is an upper bound, and the matrix unit's quarter holds its weight "
-                            "FIFO and wiring as well as the MACs and their double-buffered weights (which the "
-                            "model's PEs hold); the model's array is the synthesised PEs' cells at the realised "
-                            "density (as TPU v4i's row), 2 MACs per PE sharing one partial-sum register where "
-                            "TPU v1's 256 x 256 cells have one each",
-         "power_w": "published power is the busy chip (host interface, control, DDR3 I/O) at an undisclosed "
-                    "voltage; the model runs the array 100 % busy at the 28 nm nominal 0.9 V [A]",
-         "tops_per_w": "chip-scope power (see power_w)"},
-        "in: the INT8 array as 128 x 256 PEs of 2 MACs (TPU v1's 256 x 256 geometry) with double-buffered "
-        "weights, 28 MiB SRAM, a vector lane per column, DDR PHYs; "
-        "out: host interface, the "
-        "activation pipeline's real size, the DDR3 devices' I/O power",
-    ))
+    chips.append(
+        Chip(
+            "TPU v1 (28 nm, 700 MHz)",
+            DesignPoint(
+                rows=128,
+                cols=256,
+                n=1,
+                m=2,
+                sparse=False,
+                node_nm=28,
+                clock_mhz=700,
+                voltage_v=tech.nominal_voltage(28),
+                sram_kb=28 * 1024,
+                sram_banks=8,
+                dram="ddr4",
+                dram_units=2,
+                acc_bits=32,
+                cooling="liquid",
+                double_buffer=True,
+            ),
+            {
+                "peak_tops": (92.0, "array", "65,536 x 2 x 0.7 GHz"),
+                "array_area_mm2": (
+                    TPU_V1_MXU_SHARE * TPU_V1_DIE_BOUND_MM2,
+                    "array",
+                    "a quarter of a die <= half Haswell's 662 mm^2: an upper bound",
+                ),
+                "power_w": (40.0, "chip", "busy"),
+                "tops_per_w": (92.0 / 40.0, "chip", "peak TOPS / busy power"),
+            },
+            {
+                "array_area_mm2": "the published figure is a floorplan share of a die only bounded from above (<= 331 "
+                "mm^2), so 83 mm^2 is an upper bound, and the matrix unit's quarter holds its weight "
+                "FIFO and wiring as well as the MACs and their double-buffered weights (which the "
+                "model's PEs hold); the model's array is the synthesised PEs' cells at the realised "
+                "density (as TPU v4i's row), 2 MACs per PE sharing one partial-sum register where "
+                "TPU v1's 256 x 256 cells have one each",
+                "power_w": "published power is the busy chip (host interface, control, DDR3 I/O) at an undisclosed "
+                "voltage; the model runs the array 100 % busy at the 28 nm nominal 0.9 V [A]",
+                "tops_per_w": "chip-scope power (see power_w)",
+            },
+            "in: the INT8 array as 128 x 256 PEs of 2 MACs (TPU v1's 256 x 256 geometry) with double-buffered "
+            "weights, 28 MiB SRAM, a vector lane per column, DDR PHYs; "
+            "out: host interface, the "
+            "activation pipeline's real size, the DDR3 devices' I/O power",
+        )
+    )
     # Eyeriss v1 (Chen et al. JSSC 2017): 65 nm, 168 PEs, 16-bit fixed point, 108 KB global
     # buffer, 200 MHz core clock, 1 V; 278 mW on AlexNet conv layers; die 4.0 x 4.0 mm (pads incl.).
     # Each PE holds scratchpads of 224 (filter) + 12 (ifmap) + 24 (psum) 16-bit words [S: JSSC 2017
@@ -218,28 +338,47 @@ def chips() -> list[Chip]:
     # 666 million MACs per 227 x 227 image [P: Chen et al. ISSCC 2016 14.5, "requires 666 million MACs
     # per 227x227 image"]: the model runs that throughput (69 % of the PE cycles), not every PE busy.
     spad_kb = 168 * (224 + 12 + 24) * 2 / 1024
-    chips.append(Chip(
-        "Eyeriss v1 (65 nm, 200 MHz, 1.0 V)",
-        DesignPoint(rows=6, cols=7, sparse=False, node_nm=65, clock_mhz=200, voltage_v=1.0, sram_kb=108 + spad_kb,
-                    act_bits=16, weight_bits=16, acc_bits=32, dram="lpddr5", dram_units=4),
-        {"area_mm2": (16.0, "chip", "4.0 x 4.0 mm die, pads included"),
-         "power_w": (0.278, "chip", "AlexNet conv layers, 35 fps"),
-         "tops_per_w": (2 * 168 * 0.2e9 / 1e12 / 0.278, "chip", "peak 67 GOPS / 278 mW")},
-        {"area_mm2": "the published figure is the whole 4 x 4 mm die with its pad ring; Eyeriss keeps its PE "
-                     "scratchpads in register files (costed here as CACTI SRAM, denser) and has a NoC and "
-                     "run-length codec the model does not cost; and see the area note below the table",
-         "power_w": "the model runs the published AlexNet throughput with its default traffic per busy cycle and "
-                    "charges every operand access at the energy of one 193 KB SRAM (the global buffer and the PE "
-                    "scratchpads merged into one macro, at the silicon-derived energy), where Eyeriss serves most "
-                    "accesses from 0.5 KB register-file scratchpads",
-         "tops_per_w": "published is peak ops over measured AlexNet power (a lower bound on efficiency); and see "
-                       "power_w"},
-        "in: 168 16-bit MACs (42 PEs of 4), 108 KB buffer + PE scratchpads as SRAM, PHY/pad ring of the "
-        "model's PHYs, the fixed control block; power at the published AlexNet throughput (35 fps x 666 M MACs "
-        "per image = 69 % of the 168 MACs' cycles busy); out: NoC, RLC codec, register-file (vs SRAM) "
-        "scratchpad area",
-        macs=168, measured_macs_per_s=EYERISS_ALEXNET_FPS * ALEXNET_CONV_MACS,
-    ))
+    chips.append(
+        Chip(
+            "Eyeriss v1 (65 nm, 200 MHz, 1.0 V)",
+            DesignPoint(
+                rows=6,
+                cols=7,
+                sparse=False,
+                node_nm=65,
+                clock_mhz=200,
+                voltage_v=1.0,
+                sram_kb=108 + spad_kb,
+                act_bits=16,
+                weight_bits=16,
+                acc_bits=32,
+                dram="lpddr5",
+                dram_units=4,
+            ),
+            {
+                "area_mm2": (16.0, "chip", "4.0 x 4.0 mm die, pads included"),
+                "power_w": (0.278, "chip", "AlexNet conv layers, 35 fps"),
+                "tops_per_w": (2 * 168 * 0.2e9 / 1e12 / 0.278, "chip", "peak 67 GOPS / 278 mW"),
+            },
+            {
+                "area_mm2": "the published figure is the whole 4 x 4 mm die with its pad ring; Eyeriss keeps its PE "
+                "scratchpads in register files (costed here as CACTI SRAM, denser) and has a NoC and "
+                "run-length codec the model does not cost; and see the area note below the table",
+                "power_w": "the model runs the published AlexNet throughput with its default traffic per busy cycle and "
+                "charges every operand access at the energy of one 193 KB SRAM (the global buffer and the PE "
+                "scratchpads merged into one macro, at the silicon-derived energy), where Eyeriss serves most "
+                "accesses from 0.5 KB register-file scratchpads",
+                "tops_per_w": "published is peak ops over measured AlexNet power (a lower bound on efficiency); and see "
+                "power_w",
+            },
+            "in: 168 16-bit MACs (42 PEs of 4), 108 KB buffer + PE scratchpads as SRAM, PHY/pad ring of the "
+            "model's PHYs, the fixed control block; power at the published AlexNet throughput (35 fps x 666 M MACs "
+            "per image = 69 % of the 168 MACs' cycles busy); out: NoC, RLC codec, register-file (vs SRAM) "
+            "scratchpad area",
+            macs=168,
+            measured_macs_per_s=EYERISS_ALEXNET_FPS * ALEXNET_CONV_MACS,
+        )
+    )
     chips.extend(nvdla_chips())
     # Google TPU v4i (Jouppi et al. ISCA 2021 section 3 / Fig. 6): 7 nm, 1.05 GHz, four 128 x 128 bf16
     # MXUs (binary32 accumulation), "about 11 %" of a die "< 400 mm^2" [S: published-figures §8b, "via a
@@ -248,57 +387,100 @@ def chips() -> list[Chip]:
     # takes the MXUs as ~100 mm^2 (0.72 mm^2 per TOPS). Costed with the project's
     # synthesised bf16 PE (hw/fp.py, precision="bf16": bf16 multiplies, binary32 adds, RNE + FTZ),
     # 128 x 128 PEs of 4 MACs = 65,536 MACs = the four MXUs.
-    chips.append(Chip(
-        "TPU v4i 4 MXUs (7 nm, 1.05 GHz, bf16 PE)",
-        DesignPoint(rows=128, cols=128, sparse=False, node_nm=7, clock_mhz=1050, voltage_v=tech.nominal_voltage(7),
-                    sram_kb=0, dram="hbm2", dram_units=1, precision="bf16", vector_lanes=0),
-        {"mxu_area_mm2": (0.11 * 400, "array", "about 11 % of a < 400 mm^2 die: an upper bound")},
-        {"mxu_area_mm2": "the published figure is a floorplan share of a die only bounded from above (< 400 mm^2), "
-                         "so 44 mm^2 is an upper bound (and the 11 % is a review's reading of the floor plan: the "
-                         "paper's text gives the die and CMEM's 28 % only), and the share includes the MXUs' weight shift registers, "
-                         "input/result FIFOs, transpose paths and wiring. The bf16 array is 3.3x the INT8 one where "
-                         "Horowitz's operator areas give 12x, but not for a reduced float unit: at 45 nm the model's "
-                         "binary32 adder is 0.95x Horowitz's FP32 add area, its INT32 add and INT8 multiply 3.2x his "
-                         "(bench/bench_ppa_precision.py), so his FP/INT ratio is that of small integer operators; "
-                         "and see the area note below"},
-        "in: 65,536 bf16 MACs (bf16 multiply, binary32 add chain) with their pipeline registers; out: weight "
-        "double buffers beyond the PE's, FIFOs, transpose unit, MXU wiring. Not compared: the clock (our bf16 PE "
-        "adds its four products and the partial sum in one cycle, a chain of binary32 adds, so its fmax is far "
-        "below 1.05 GHz; the MXU pipelines it) and the power density flag (the model's die is the MXUs alone)",
-    ))
+    chips.append(
+        Chip(
+            "TPU v4i 4 MXUs (7 nm, 1.05 GHz, bf16 PE)",
+            DesignPoint(
+                rows=128,
+                cols=128,
+                sparse=False,
+                node_nm=7,
+                clock_mhz=1050,
+                voltage_v=tech.nominal_voltage(7),
+                sram_kb=0,
+                dram="hbm2",
+                dram_units=1,
+                precision="bf16",
+                vector_lanes=0,
+            ),
+            {"mxu_area_mm2": (0.11 * 400, "array", "about 11 % of a < 400 mm^2 die: an upper bound")},
+            {
+                "mxu_area_mm2": "the published figure is a floorplan share of a die only bounded from above (< 400 mm^2), "
+                "so 44 mm^2 is an upper bound (and the 11 % is a review's reading of the floor plan: the "
+                "paper's text gives the die and CMEM's 28 % only), and the share includes the MXUs' weight shift registers, "
+                "input/result FIFOs, transpose paths and wiring. The bf16 array is 3.3x the INT8 one where "
+                "Horowitz's operator areas give 12x, but not for a reduced float unit: at 45 nm the model's "
+                "binary32 adder is 0.95x Horowitz's FP32 add area, its INT32 add and INT8 multiply 3.2x his "
+                "(bench/bench_ppa_precision.py), so his FP/INT ratio is that of small integer operators; "
+                "and see the area note below"
+            },
+            "in: 65,536 bf16 MACs (bf16 multiply, binary32 add chain) with their pipeline registers; out: weight "
+            "double buffers beyond the PE's, FIFOs, transpose unit, MXU wiring. Not compared: the clock (our bf16 PE "
+            "adds its four products and the partial sum in one cycle, a chain of binary32 adds, so its fmax is far "
+            "below 1.05 GHz; the MXU pipelines it) and the power density flag (the model's die is the MXUs alone)",
+        )
+    )
     # NVIDIA A100 SXM4: 7 nm, 826 mm^2, 1410 MHz, 400 W, INT8 624 dense TOPS (432 TCs x 512 MACs),
     # 40 MB L2, five HBM2 stacks. No sub-scope (tensor-core area or power) figure is published in the
     # reference: area, power and TOPS/W compare a GPU die/TDP with an INT8 array and stay misses.
-    chips.append(Chip(
-        "A100 INT8 tensor cores (7 nm, 1410 MHz)",
-        DesignPoint(rows=256, cols=216, sparse=False, node_nm=7, clock_mhz=1410, voltage_v=tech.nominal_voltage(7),
-                    sram_kb=40 * 1024, sram_banks=10, dram="hbm2", dram_units=5, acc_bits=32, cooling="liquid"),
-        {"peak_tops": (624.0, "array", "432 x 512 x 2 x 1.41 GHz"),
-         "area_mm2": (826.0, "chip", "whole die"),
-         "power_w": (400.0, "chip", "TDP"),
-         "tops_per_w": (624.0 / 400.0, "chip", "peak INT8 TOPS / TDP")},
-        {"area_mm2": "scope, not a model check: the A100 die is a GPU (108 SMs of FP32/FP64 cores, 27 MB "
-                     "register files, 20 MB L1, NVLink and PCIe); the model costs only the INT8 MAC array, "
-                     "40 MB SRAM and five HBM2 PHYs; no tensor-core-only area is published",
-         "power_w": "scope, not a model check: TDP covers the whole GPU (FP pipelines, register files, NVLink, "
-                    "HBM devices); the model only the INT8 array path; no tensor-core power is published",
-         "tops_per_w": "scope, not a model check (see power_w)"},
-        "in: 221,184 INT8 MACs, 40 MB SRAM, 5 HBM2 PHYs; out: the rest of the GPU",
-    ))
+    chips.append(
+        Chip(
+            "A100 INT8 tensor cores (7 nm, 1410 MHz)",
+            DesignPoint(
+                rows=256,
+                cols=216,
+                sparse=False,
+                node_nm=7,
+                clock_mhz=1410,
+                voltage_v=tech.nominal_voltage(7),
+                sram_kb=40 * 1024,
+                sram_banks=10,
+                dram="hbm2",
+                dram_units=5,
+                acc_bits=32,
+                cooling="liquid",
+            ),
+            {
+                "peak_tops": (624.0, "array", "432 x 512 x 2 x 1.41 GHz"),
+                "area_mm2": (826.0, "chip", "whole die"),
+                "power_w": (400.0, "chip", "TDP"),
+                "tops_per_w": (624.0 / 400.0, "chip", "peak INT8 TOPS / TDP"),
+            },
+            {
+                "area_mm2": "scope, not a model check: the A100 die is a GPU (108 SMs of FP32/FP64 cores, 27 MB "
+                "register files, 20 MB L1, NVLink and PCIe); the model costs only the INT8 MAC array, "
+                "40 MB SRAM and five HBM2 PHYs; no tensor-core-only area is published",
+                "power_w": "scope, not a model check: TDP covers the whole GPU (FP pipelines, register files, NVLink, "
+                "HBM devices); the model only the INT8 array path; no tensor-core power is published",
+                "tops_per_w": "scope, not a model check (see power_w)",
+            },
+            "in: 221,184 INT8 MACs, 40 MB SRAM, 5 HBM2 PHYs; out: the rest of the GPU",
+        )
+    )
     return chips
 
 
 #: The 7 nm matrix-unit TOPS/W rows of published-figures §8b that are NOT configured, and why
 SKIPPED = (
-    ("IBM 7 nm 4-core AI chip (JSSC 2022: INT4 104.9 TOPS at 16.9 TOPS/W, HFP8 26.2 TFLOPS at 3.58 TFLOPS/W; "
-     "ISCA 2021 RaPiD: 36 mm^2, TOPS/W 'at nominal voltage')",
-     "MAC count, clock and voltage of the efficiency point are not published in the abstracts read "
-     "(104.9 TOPS = 32,768 x 2 x 1.6 GHz is a factorisation, not a published configuration), and the "
-     "TOPS/W is chip scope (scratchpads, ring, throttling)"),
-    ("Samsung 4 nm NPU (JSSC 2023: INT8 11.59 TOPS/W, 3.45 TOPS/mm^2, 8k MACs)",
-     "no clock or voltage published; 4 nm is outside ppa.tech's nodes"),
-    ("Samsung 5 nm NPU (ISCA 2021: 13.6 TOPS/W)", "MAC count, clock and voltage not published; zero skipping"),
-    ("MediaTek 7 nm (ISSCC 2020 7.1: 3.4-13.3 TOPS/W, 3.6 TOPS)", "MAC count, clock and voltage not published"),
+    (
+        "IBM 7 nm 4-core AI chip (JSSC 2022: INT4 104.9 TOPS at 16.9 TOPS/W, HFP8 26.2 TFLOPS at 3.58 TFLOPS/W; "
+        "ISCA 2021 RaPiD: 36 mm^2, TOPS/W 'at nominal voltage')",
+        "MAC count, clock and voltage of the efficiency point are not published in the abstracts read "
+        "(104.9 TOPS = 32,768 x 2 x 1.6 GHz is a factorisation, not a published configuration), and the "
+        "TOPS/W is chip scope (scratchpads, ring, throttling)",
+    ),
+    (
+        "Samsung 4 nm NPU (JSSC 2023: INT8 11.59 TOPS/W, 3.45 TOPS/mm^2, 8k MACs)",
+        "no clock or voltage published; 4 nm is outside ppa.tech's nodes",
+    ),
+    (
+        "Samsung 5 nm NPU (ISCA 2021: 13.6 TOPS/W)",
+        "MAC count, clock and voltage not published; zero skipping",
+    ),
+    (
+        "MediaTek 7 nm (ISSCC 2020 7.1: 3.4-13.3 TOPS/W, 3.6 TOPS)",
+        "MAC count, clock and voltage not published",
+    ),
 )
 
 
@@ -352,8 +534,16 @@ def lsq_slope(xs, ys) -> tuple[float, float]:
 
 #: published figures that are configured, not predicted (a chip's peak TOPS is its MAC count x clock)
 CONFIGURED_FIGURES = ("peak_tops",)
-_UNITS = {"peak_tops": "TOPS", "area_mm2": "mm^2", "block_area_mm2": "mm^2", "array_area_mm2": "mm^2",
-          "mxu_area_mm2": "mm^2", "power_w": "W", "tops_per_w": "TOPS/W", "area_per_mac_um2": "um^2 per MAC"}
+_UNITS = {
+    "peak_tops": "TOPS",
+    "area_mm2": "mm^2",
+    "block_area_mm2": "mm^2",
+    "array_area_mm2": "mm^2",
+    "mxu_area_mm2": "mm^2",
+    "power_w": "W",
+    "tops_per_w": "TOPS/W",
+    "area_per_mac_um2": "um^2 per MAC",
+}
 
 
 def silicon_rows(liberty: dict | None = None) -> list[Row]:
@@ -364,8 +554,11 @@ def silicon_rows(liberty: dict | None = None) -> list[Row]:
     nvdla256 = []
     for chip in chips():
         design = replace(chip.design, **liberty) if liberty else chip.design
-        act = (measured_activity(design, chip.macs, chip.measured_macs_per_s)
-               if chip.measured_macs_per_s is not None else None)
+        act = (
+            measured_activity(design, chip.macs, chip.measured_macs_per_s)
+            if chip.measured_macs_per_s is not None
+            else None
+        )
         res = estimate_with_fallback(design, act)
         m = model_figures(res)
         for fig, (pub, scope, note) in chip.published.items():
@@ -376,7 +569,11 @@ def silicon_rows(liberty: dict | None = None) -> list[Row]:
             q = f"{chip.name}: {fig} ({scope} scope)"
             src = f"{note}; docs/published-silicon.md"
             if fig in chip.fits:
-                rows.append(fit_row("silicon", q, chip.design.node_nm, got, pub, _UNITS.get(fig, ""), src, chip.fits[fig]))
+                rows.append(
+                    fit_row(
+                        "silicon", q, chip.design.node_nm, got, pub, _UNITS.get(fig, ""), src, chip.fits[fig]
+                    )
+                )
                 continue
             row = Row("silicon", q, chip.design.node_nm, got, pub, _UNITS.get(fig, ""), src, held_out=held)
             if fig in CONFIGURED_FIGURES:
@@ -390,11 +587,20 @@ def silicon_rows(liberty: dict | None = None) -> list[Row]:
         xs = [x[0] for x in nvdla256]
         pub_s, _ = lsq_slope(xs, [x[2] for x in nvdla256])
         mod_s, _ = lsq_slope(xs, [x[1] for x in nvdla256])
-        row = Row("silicon", f"NVDLA 256 KB rows ({', '.join(map(str, xs))} MACs): area per MAC (slope scope)", 28,
-                  mod_s * 1e6, pub_s * 1e6, _UNITS["area_per_mac_um2"],
-                  "[D] least-squares slope of the nvdla primer's areas over MACs", held_out=True)
+        row = Row(
+            "silicon",
+            f"NVDLA 256 KB rows ({', '.join(map(str, xs))} MACs): area per MAC (slope scope)",
+            28,
+            mod_s * 1e6,
+            pub_s * 1e6,
+            _UNITS["area_per_mac_um2"],
+            "[D] least-squares slope of the nvdla primer's areas over MACs",
+            held_out=True,
+        )
         if not row.within:
-            row.reason = ("the per-MAC increment covers everything NVDLA scales with the MAC count (CMAC, CACC adders "
-                          "and buffers, CSC data paths, wider SDP); the model's is the MAC array and the CACC SRAM")
+            row.reason = (
+                "the per-MAC increment covers everything NVDLA scales with the MAC count (CMAC, CACC adders "
+                "and buffers, CSC data paths, wider SDP); the model's is the MAC array and the CACC SRAM"
+            )
         rows.append(row)
     return rows

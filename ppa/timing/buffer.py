@@ -91,8 +91,15 @@ def _groups(loads: list[float], limit: float) -> list[list[int]]:
         k += 1
 
 
-def buffer_high_fanout(verilog: str, top: str, lib: LibertyLibrary, *, clock_port: str | None = "clk",
-                       buffer_effort: float = BUFFER_EFFORT, threshold_effort: float = THRESHOLD_EFFORT) -> BufferResult:
+def buffer_high_fanout(
+    verilog: str,
+    top: str,
+    lib: LibertyLibrary,
+    *,
+    clock_port: str | None = "clk",
+    buffer_effort: float = BUFFER_EFFORT,
+    threshold_effort: float = THRESHOLD_EFFORT,
+) -> BufferResult:
     """Insert balanced buffer trees on the nets of module ``top`` driven by a flip-flop output or
     a primary input whose sink load exceeds ``threshold_effort`` x C_in(minimum inverter); each
     buffer drives at most ``buffer_effort`` x its own input capacitance (see the module docstring)."""
@@ -184,5 +191,9 @@ def buffer_high_fanout(verilog: str, top: str, lib: LibertyLibrary, *, clock_por
         out_body = out_body[:s] + text + out_body[t:]
     decl = "".join(f"  wire {w};\n" for w in new_wires)
     out_body = decl + out_body + "\n".join(new_cells) + "\n"
-    return BufferResult(verilog[:body_start] + out_body + verilog[body_end:], report, buf,
-                        a_buf * sum(r.buffers for r in report))
+    return BufferResult(
+        verilog[:body_start] + out_body + verilog[body_end:],
+        report,
+        buf,
+        a_buf * sum(r.buffers for r in report),
+    )

@@ -12,12 +12,16 @@ except ImportError:  # pragma: no cover - ml_dtypes is a dependency of jax/tenso
     ml_dtypes = None
 
 CANON = 0x7FC00000
-_TINY = np.float32(np.finfo(np.float32).tiny)      # 2**-126, the smallest binary32 normal
+_TINY = np.float32(np.finfo(np.float32).tiny)  # 2**-126, the smallest binary32 normal
 
 
 def _dtype(precision: str):
-    return {"fp8-e4m3": ml_dtypes.float8_e4m3fn, "fp8-e5m2": ml_dtypes.float8_e5m2,
-            "bf16": ml_dtypes.bfloat16, "fp16": np.float16}[precision]
+    return {
+        "fp8-e4m3": ml_dtypes.float8_e4m3fn,
+        "fp8-e5m2": ml_dtypes.float8_e5m2,
+        "bf16": ml_dtypes.bfloat16,
+        "fp16": np.float16,
+    }[precision]
 
 
 def decode(bits, precision: str) -> np.ndarray:
@@ -25,7 +29,7 @@ def decode(bits, precision: str) -> np.ndarray:
     raw = np.asarray(bits).astype(np.uint16 if precision in ("bf16", "fp16") else np.uint8)
     v = raw.view(_dtype(precision)).astype(np.float64)
     if precision == "bf16":
-        v = np.where((v != 0) & (np.abs(v) < 2.0 ** -126), np.copysign(0.0, v), v)
+        v = np.where((v != 0) & (np.abs(v) < 2.0**-126), np.copysign(0.0, v), v)
     return v
 
 

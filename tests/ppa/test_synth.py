@@ -21,9 +21,19 @@ def test_counts_match_yosys_stat_and_ltp(tmp_path):
     if shutil.which("yosys"):  # independent depth: Yosys's own longest topological path
         src = tmp_path / "m.v"
         src.write_text(v)
-        out = subprocess.run(["yosys", "-p", f"read_verilog {src}; synth -flatten -noalumacc -top {top}; abc -g cmos; opt_clean; ltp -noff"],
-                             capture_output=True, text=True, check=True).stdout
-        assert res.logic_depth == int(re.findall(r"Longest topological path in \S+ \(length=(\d+)\)", out)[-1])
+        out = subprocess.run(
+            [
+                "yosys",
+                "-p",
+                f"read_verilog {src}; synth -flatten -noalumacc -top {top}; abc -g cmos; opt_clean; ltp -noff",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert res.logic_depth == int(
+            re.findall(r"Longest topological path in \S+ \(length=(\d+)\)", out)[-1]
+        )
     # with flip-flops: Yosys's count but for each flip-flop's 22 (a library's) against its 16
     v, top = rtl.register_verilog(16)
     reg = synth.synthesize(v, top, cache=tmp_path / "c")
@@ -55,7 +65,9 @@ def test_cache_hit_and_location(tmp_path, monkeypatch):
     assert not first.cached and first.netlist_path.is_relative_to(tmp_path / "c")
     # the cache key names the Yosys (ppa.synth.yosys_id: found on PATH, version read once per
     # process), but a hit must not run Yosys again
-    monkeypatch.setattr(synth.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("yosys run twice")))
+    monkeypatch.setattr(
+        synth.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("yosys run twice"))
+    )
     again = synth.synthesize(v, top, cache=tmp_path / "c")
     assert again.cached and again.transistors == first.transistors and again.tool == first.tool
     assert first.tool == synth.yosys_id() and re.search(r"\d+\.\d+", first.tool)  # names the version

@@ -36,7 +36,9 @@ print(json.dumps({"result": r.to_json(), "verilog_backend": "amaranth.back.veril
 
 def _fresh_process(cache_root: Path) -> dict:
     env = {**os.environ, "SPARSEPE_CACHE_DIR": str(cache_root), "PYTHONPATH": str(REPO)}
-    r = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=REPO, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -63,7 +65,9 @@ def test_memo_hits_and_misses_on_a_changed_source(tmp_path, monkeypatch):
     b = synth.synthesize_generated("ppa.operators.Register", 4, "reg4", make, cache=tmp_path)
     assert len(calls) == 1 and b.cached and b == a
     # other parameters are another entry
-    synth.synthesize_generated("ppa.operators.Register", 5, "reg5", lambda: register_verilog(5)[0], cache=tmp_path)
+    synth.synthesize_generated(
+        "ppa.operators.Register", 5, "reg5", lambda: register_verilog(5)[0], cache=tmp_path
+    )
     assert len(list((tmp_path / "elab").glob("*.json"))) == 2
     # hw/ edited: the source digest differs, so the memo misses and the Verilog is regenerated
     edited = synth.sources_digest() + "-edited"

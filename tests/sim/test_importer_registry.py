@@ -35,13 +35,24 @@ def _load_gemms(path: str | Path, params: Mapping[str, Any], options: Mapping[st
     return Workload(p.stem, tuple(layers))
 
 
-GEMMS = Importer("gemms", (".gemms",), "--gemms", "gemms", _load_gemms, "M K N per line (a test format)",
-                 params=("count",))
+GEMMS = Importer(
+    "gemms", (".gemms",), "--gemms", "gemms", _load_gemms, "M K N per line (a test format)", params=("count",)
+)
 
 BASE = {
-    "space": {"rows": [16], "cols": [16], "sram_kb": [256], "clock_mhz": [500], "node_nm": [16],
-              "sparsity": ["2:4"], "pipeline": [1], "dataflow": ["ws"], "dram_gbps": [100.0]},
-    "fixed": {"dram_type": "lpddr5"}, "limits": {},
+    "space": {
+        "rows": [16],
+        "cols": [16],
+        "sram_kb": [256],
+        "clock_mhz": [500],
+        "node_nm": [16],
+        "sparsity": ["2:4"],
+        "pipeline": [1],
+        "dataflow": ["ws"],
+        "dram_gbps": [100.0],
+    },
+    "fixed": {"dram_type": "lpddr5"},
+    "limits": {},
 }
 
 

@@ -9,11 +9,17 @@ import pytest
 
 from hw.errors import InputError
 from sim.perf import ArrayConfig
+from sim.quality.prune.pruning import is_nm
 from sim.quality.references.reference import (
-    analytic_latency_fn, check_guardrail, equal_latency_width, mlp_gemms, parse_nm, perf_latency_fn, quality_loss,
+    analytic_latency_fn,
+    check_guardrail,
+    equal_latency_width,
+    mlp_gemms,
+    parse_nm,
+    perf_latency_fn,
+    quality_loss,
     reference_experiment,
 )
-from sim.quality.prune.pruning import is_nm
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +29,8 @@ def ref():
 
 def test_reference_acceptance(ref):
     assert ref.dense_accuracy >= 0.95
-    assert ref.oneshot_accuracy <= ref.dense_accuracy - 0.01          # measurable drop (>= 1 point)
-    assert ref.finetuned_accuracy >= ref.dense_accuracy - 0.015       # recovers within 1.5 points
+    assert ref.oneshot_accuracy <= ref.dense_accuracy - 0.01  # measurable drop (>= 1 point)
+    assert ref.finetuned_accuracy >= ref.dense_accuracy - 0.015  # recovers within 1.5 points
     assert ref.gradual_accuracy >= ref.dense_accuracy - 0.015
     assert ref.seconds < 60
     # ASP verdict: 64->64 and 64->64 pruned, the 64->10 head fails size(0) % 8 and stays dense
@@ -54,12 +60,14 @@ def test_equal_latency_sizes(ref):
     assert ref.dense_equal_latency_hidden == 32
     assert ref.sparse_params == 64 * 64 + 64 + 64 * 64 + 64 + 64 * 10 + 10
     assert ref.dense_equal_latency_params == 64 * 32 + 32 + 32 * 32 + 32 + 32 * 10 + 10
-    assert ref.delta_at_equal_latency == pytest.approx(ref.finetuned_accuracy - ref.dense_equal_latency_accuracy)
+    assert ref.delta_at_equal_latency == pytest.approx(
+        ref.finetuned_accuracy - ref.dense_equal_latency_accuracy
+    )
 
 
 def _closed_form_dense_width(hs, rate_sparse, rate_dense, step=16):
     ls = (64 * hs + hs * hs) / rate_sparse + 10 * hs / rate_dense
-    h = (-74 + math.sqrt(74 ** 2 + 4 * ls * rate_dense)) / 2
+    h = (-74 + math.sqrt(74**2 + 4 * ls * rate_dense)) / 2
     return int(h // step) * step
 
 

@@ -8,8 +8,8 @@ import pytest
 import hw.golden as golden
 from hw.errors import InputError
 from hw.params import PEParams
-from sim.quality.references.reference import analytic_latency_fn, reference_experiment
 from sim.quality.prune.pruning import is_nm, prune_nm
+from sim.quality.references.reference import analytic_latency_fn, reference_experiment
 from sim.quality.traces.traces import layer_trace, quantize_symmetric, reference_traces
 
 

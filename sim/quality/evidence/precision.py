@@ -31,12 +31,20 @@ import numpy as np
 from hw.errors import InputError
 from hw.fp_golden import decode, encode
 from hw.precision import FORMATS, INT_BITS, check_precision
+from sim.quality.evidence.stats import Interval, loss_of, paired_interval
 from sim.quality.references.mlp import MLP
 from sim.quality.references.reference import DEFAULT_MAX_QUALITY_DELTA, parse_nm, reference_experiment
-from sim.quality.evidence.stats import Interval, loss_of, paired_interval
 
-__all__ = ["quantized_forward", "precision_quality", "PrecisionQuality", "CALIB_FRACTION", "check_gate_args",
-           "quant_weights", "act_scale", "quant_acts"]
+__all__ = [
+    "quantized_forward",
+    "precision_quality",
+    "PrecisionQuality",
+    "CALIB_FRACTION",
+    "check_gate_args",
+    "quant_weights",
+    "act_scale",
+    "quant_acts",
+]
 
 #: the float formats used without a scale (a cast), as FP16 and BF16 inference is run
 UNSCALED = ("fp16", "bf16")
@@ -108,7 +116,9 @@ def quantized_forward(model: MLP, precision: str, x_calib: np.ndarray):
     def forward(x: np.ndarray) -> np.ndarray:
         h = x
         for i, (w, b) in enumerate(zip(wq, model.biases)):
-            h = (quant_acts(h, precision, scales[i]).astype(np.float32) @ w.T.astype(np.float32)).astype(np.float64) + b
+            h = (quant_acts(h, precision, scales[i]).astype(np.float32) @ w.T.astype(np.float32)).astype(
+                np.float64
+            ) + b
             if i < last:
                 h = np.maximum(h, 0.0)
         return h
@@ -126,8 +136,14 @@ class PrecisionQuality:
     max_delta: float
 
     def to_json(self) -> dict:
-        return {"precision": self.precision, "sparsity": self.sparsity, "accuracy": self.accuracy,
-                "delta": self.delta.to_json(), "pass": self.passed, "max_delta": self.max_delta}
+        return {
+            "precision": self.precision,
+            "sparsity": self.sparsity,
+            "accuracy": self.accuracy,
+            "delta": self.delta.to_json(),
+            "pass": self.passed,
+            "max_delta": self.max_delta,
+        }
 
 
 def check_gate_args(precisions, seeds, max_delta: float | None) -> float:
@@ -141,8 +157,14 @@ def check_gate_args(precisions, seeds, max_delta: float | None) -> float:
     return DEFAULT_MAX_QUALITY_DELTA if max_delta is None else float(max_delta)
 
 
-def precision_quality(precisions, sparsities=("2:4", "dense"), seeds=(0, 1, 2), *, max_delta: float | None = None,
-                      experiments: dict | None = None) -> list[PrecisionQuality]:
+def precision_quality(
+    precisions,
+    sparsities=("2:4", "dense"),
+    seeds=(0, 1, 2),
+    *,
+    max_delta: float | None = None,
+    experiments: dict | None = None,
+) -> list[PrecisionQuality]:
     """One row per (precision, sparsity): the reference MLP (dense, or N:M pruned and fine-tuned by the
     ASP recipe) at that precision against the dense FP32 model of the same seed. ``experiments``:
     {(seed, n, m): ReferenceResult} to reuse (computed here when absent)."""
@@ -159,14 +181,19 @@ def precision_quality(precisions, sparsities=("2:4", "dense"), seeds=(0, 1, 2), 
                 experiments[key] = reference_experiment(seed, n, m)
             r = experiments[key]
             xtr, ytr, xte, yte = r.models["data"]
-            calib = xtr[int(len(xtr) * (1 - CALIB_FRACTION)):]
+            calib = xtr[int(len(xtr) * (1 - CALIB_FRACTION)) :]
             dense = r.models["dense"]
             model = dense if s == "dense" else r.models["finetuned"]
             base_scores.append((np.argmax(dense.forward(xte), axis=1) == yte).astype(float))
             for p in precisions:
-                scores[p].append((np.argmax(quantized_forward(model, p, calib)(xte), axis=1) == yte).astype(float))
+                scores[p].append(
+                    (np.argmax(quantized_forward(model, p, calib)(xte), axis=1) == yte).astype(float)
+                )
         for p in precisions:
             iv = paired_interval(base_scores, scores[p], lambda d, q: loss_of(d, q, True))
-            rows.append(PrecisionQuality(p, s, float(np.mean([x.mean() for x in scores[p]])), iv,
-                                         iv.high <= max_delta, max_delta))
+            rows.append(
+                PrecisionQuality(
+                    p, s, float(np.mean([x.mean() for x in scores[p]])), iv, iv.high <= max_delta, max_delta
+                )
+            )
     return rows

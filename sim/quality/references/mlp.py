@@ -17,7 +17,16 @@ import numpy as np
 
 from sim.quality.prune.pruning import cubic_sparsity, gradual_nm_mask, prune_layer
 
-__all__ = ["MLP", "TrainConfig", "init_mlp", "train", "accuracy", "asp_masks", "train_gradual", "load_digits_split"]
+__all__ = [
+    "MLP",
+    "TrainConfig",
+    "init_mlp",
+    "train",
+    "accuracy",
+    "asp_masks",
+    "train_gradual",
+    "load_digits_split",
+]
 
 
 @dataclass
@@ -38,7 +47,7 @@ class MLP:
     def nonzero_parameter_count(self) -> int:
         return int(sum(np.count_nonzero(w) + b.size for w, b in zip(self.weights, self.biases)))
 
-    def copy(self) -> "MLP":
+    def copy(self) -> MLP:
         return MLP([w.copy() for w in self.weights], [b.copy() for b in self.biases])
 
     def forward(self, x: np.ndarray, *, keep: bool = False):
@@ -106,7 +115,7 @@ class _Adam:
     def step(self, params: list[np.ndarray], grads: list[np.ndarray]) -> None:
         c = self.cfg
         self.t += 1
-        corr1, corr2 = 1.0 - c.beta1 ** self.t, 1.0 - c.beta2 ** self.t
+        corr1, corr2 = 1.0 - c.beta1**self.t, 1.0 - c.beta2**self.t
         for p, g, m, v in zip(params, grads, self.m, self.v):
             m *= c.beta1
             m += (1.0 - c.beta1) * g
@@ -115,8 +124,16 @@ class _Adam:
             p -= c.lr * (m / corr1) / (np.sqrt(v / corr2) + c.eps)
 
 
-def train(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rng: np.random.Generator,
-          masks: list[np.ndarray | None] | None = None, *, on_epoch=None) -> MLP:
+def train(
+    model: MLP,
+    x: np.ndarray,
+    y: np.ndarray,
+    cfg: TrainConfig,
+    rng: np.random.Generator,
+    masks: list[np.ndarray | None] | None = None,
+    *,
+    on_epoch=None,
+) -> MLP:
     """Train in place (and return) ``model``; ``masks`` (per layer, None = dense) stay fixed:
     gradients of pruned weights are zeroed and the mask is re-applied after every step."""
     masks = masks or [None] * len(model.weights)
@@ -125,7 +142,7 @@ def train(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rng: np.ra
     for epoch in range(cfg.epochs):
         order = rng.permutation(len(y))
         for s in range(0, len(y), cfg.batch):
-            idx = order[s:s + cfg.batch]
+            idx = order[s : s + cfg.batch]
             gw, gb = _grads(model, x[idx], y[idx])
             gw = [g if mk is None else g * mk for g, mk in zip(gw, masks)]
             opt.step(model.weights + model.biases, gw + gb)
@@ -146,8 +163,18 @@ def asp_masks(model: MLP, n: int, m: int) -> list[np.ndarray | None]:
     return [prune_layer(f"layer{i}", w, n, m).mask for i, w in enumerate(model.weights)]
 
 
-def train_gradual(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rng: np.random.Generator,
-                  n: int, m: int, *, ramp_fraction: float = 0.75, on_epoch=None) -> MLP:
+def train_gradual(
+    model: MLP,
+    x: np.ndarray,
+    y: np.ndarray,
+    cfg: TrainConfig,
+    rng: np.random.Generator,
+    n: int,
+    m: int,
+    *,
+    ramp_fraction: float = 0.75,
+    on_epoch=None,
+) -> MLP:
     """Gradual pruning from a trained dense model to N:M with the Zhu & Gupta (2017) cubic ramp.
 
     Sparsity of each prunable layer follows ``cubic_sparsity`` from 0 to 1 - N/M over the first
@@ -161,8 +188,9 @@ def train_gradual(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rn
     total = cfg.epochs * steps_per_epoch
     ramp = max(1, int(total * ramp_fraction))
     every = max(1, steps_per_epoch // 4)
-    masks: list[np.ndarray | None] = [np.ones_like(w, dtype=bool) if p else None
-                                      for w, p in zip(model.weights, prunable)]
+    masks: list[np.ndarray | None] = [
+        np.ones_like(w, dtype=bool) if p else None for w, p in zip(model.weights, prunable)
+    ]
     opt = _Adam(model, cfg)
     step = 0
     for epoch in range(cfg.epochs):
@@ -174,7 +202,7 @@ def train_gradual(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rn
                     if masks[i] is not None:
                         masks[i] = masks[i] & gradual_nm_mask(w, target, n, m)
                 _apply(model, masks)
-            idx = order[s:s + cfg.batch]
+            idx = order[s : s + cfg.batch]
             gw, gb = _grads(model, x[idx], y[idx])
             gw = [g if mk is None else g * mk for g, mk in zip(gw, masks)]
             opt.step(model.weights + model.biases, gw + gb)

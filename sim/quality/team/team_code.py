@@ -48,8 +48,19 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["HookLoadError", "load_function", "takes_weights", "first_line", "describe", "plain", "OPAQUE", "serve",
-           "send_msg", "recv_msg", "team_frames"]
+__all__ = [
+    "HookLoadError",
+    "load_function",
+    "takes_weights",
+    "first_line",
+    "describe",
+    "plain",
+    "OPAQUE",
+    "serve",
+    "send_msg",
+    "recv_msg",
+    "team_frames",
+]
 
 #: Tag of a value that is not plain data (an object of the team's own class, a generator, ...):
 #: ``(OPAQUE, type name)``. Tuples never occur otherwise in :func:`plain`'s output (lists do).
@@ -136,7 +147,9 @@ def takes_weights(fn: Callable) -> bool:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
+    return any(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params
+    )
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -152,8 +165,11 @@ def team_frames(exc: BaseException, fn: Callable, base_dir: str | None) -> list[
     ``base_dir``, or anywhere outside the interpreter's standard library and site-packages; never
     this file's own frames."""
     own = str(Path(__file__).resolve())
-    team_dirs = [str(Path(d).resolve()) + os.sep for d in
-                 (os.path.dirname(getattr(getattr(fn, "__code__", None), "co_filename", "") or ""), base_dir) if d]
+    team_dirs = [
+        str(Path(d).resolve()) + os.sep
+        for d in (os.path.dirname(getattr(getattr(fn, "__code__", None), "co_filename", "") or ""), base_dir)
+        if d
+    ]
     libs = _library_dirs()
     out = []
     for fs in traceback.extract_tb(exc.__traceback__):
@@ -284,8 +300,9 @@ def _receive_tensors(sock: socket.socket, layout: dict, size: int) -> dict[str, 
     out = {}
     for name, (offset, dtype, shape) in layout.items():
         count = int(np.prod(shape, dtype=np.int64))
-        out[name] = (np.frombuffer(mm, dtype=dtype, count=count, offset=offset) if count else
-                     np.empty(0, dtype=dtype)).reshape(shape)
+        out[name] = (
+            np.frombuffer(mm, dtype=dtype, count=count, offset=offset) if count else np.empty(0, dtype=dtype)
+        ).reshape(shape)
     return out
 
 
