@@ -76,6 +76,7 @@ REGENERATE = "sparsepe characterise --out ppa/characterised"
 POST_CHARACTERISATION = (
     "ppa/model.py",
     "ppa/tech.py",
+    "ppa/nodes.py",
     "ppa/sram.py",
     "ppa/dram.py",
     "ppa/phy.py",

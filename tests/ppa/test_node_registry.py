@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hw.errors import InputError
-from ppa import sram, tech
+from ppa import nodes, sram, tech
 
 PINS = Path(__file__).with_name("node_pins.json")
 #: bank sizes for the SRAM pins (KB): below, inside and above the CACTI fit, and a split bank
@@ -171,7 +171,7 @@ MODEL_ROWS = [s for s in ROWS if s.alias_of is None and s.offered]
 
 
 @pytest.mark.parametrize("spec", ROWS, ids=lambda s: f"{s.nm}nm")
-def test_row_contract(spec: tech.NodeSpec) -> None:
+def test_row_contract(spec: nodes.NodeSpec) -> None:
     # a source for each field group the row gives (a check-only row has no density or SRAM)
     groups = _SOURCES if spec.offered else _SOURCES[:3]
     assert all(getattr(spec, g).strip() for g in groups), spec.nm
@@ -221,7 +221,7 @@ def test_across_nodes_what_the_data_has() -> None:
 
 
 # --- a new node is one row ------------------------------------------------------------------------------
-TOY_12NM = tech.NodeSpec(
+TOY_12NM = nodes.NodeSpec(
     12,
     vth_v=0.2,
     sram_fit_nm=22,
