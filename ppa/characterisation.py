@@ -75,6 +75,9 @@ REGENERATE = "sparsepe characterise --out ppa/characterised"
 #: Everything else in hw/ and ppa/ is.
 POST_CHARACTERISATION = (
     "ppa/model.py",
+    "ppa/operating.py",
+    "ppa/power.py",
+    "ppa/result.py",
     "ppa/tech.py",
     "ppa/nodes.py",
     "ppa/sram.py",

@@ -46,6 +46,11 @@ from ppa.nodes import (
     NodeSpec,
 )
 from ppa.override import assumed
+from ppa.references import (  # re-exported: the 7 nm Vth's fit (ppa.nodes) as ppa.tech.<name> before
+    MT8195_GPU_OPP as MT8195_GPU_OPP,
+    fit_vth as fit_vth,
+    vf_curve as vf_curve,
+)
 
 if TYPE_CHECKING:  # leakage_voltage_factor also takes the numpy arrays of ppa.recost
     import numpy as np
