@@ -69,7 +69,8 @@ def _phy_rows() -> list[Assumption]:
             dd.area_mm2 * 2,
             "mm^2",
             "A",
-            "pad-slice estimate (120 pads x 25,000 um^2, ppa.phy); no published figure: a stated factor of 2 either way",
+            "pad-slice estimate (120 pads x 25,000 um^2, ppa.phy); no published figure: a stated factor of 2 "
+            "either way",
             "ppa.phy.phy -> ppa.model area (phy)",
         )
     )
@@ -157,8 +158,11 @@ def _dram_rows() -> list[Assumption]:
 
 
 def _logic_rows() -> list[Assumption]:
-    e_mul = tech.HOROWITZ_MUL8_PJ / tech.CAL_MUL8_TOGGLE_EQ_PER_OP
-    e_add = tech.HOROWITZ_ADD32_PJ / tech.CAL_ADD32_TOGGLE_EQ_PER_OP
+    """The logic's assumptions: its area, its energy and leakage, its timing and voltages."""
+    return [*_logic_area_rows(), *_logic_energy_rows(), *_logic_timing_rows()]
+
+
+def _logic_area_rows() -> list[Assumption]:
     return [
         Assumption(
             "other_allowance",
@@ -214,6 +218,13 @@ def _logic_rows() -> list[Assumption]:
             "a stated range around the quarter taken (ppa.tech)",
             "ppa.tech.realised_density_fraction and Node.leakage_w -> logic area and leakage",
         ),
+    ]
+
+
+def _logic_energy_rows() -> list[Assumption]:
+    e_mul = tech.HOROWITZ_MUL8_PJ / tech.CAL_MUL8_TOGGLE_EQ_PER_OP
+    e_add = tech.HOROWITZ_ADD32_PJ / tech.CAL_ADD32_TOGGLE_EQ_PER_OP
+    return [
         Assumption(
             "toggle_energy_45nm_pj",
             tech.E_TOGGLE_45_PJ,
@@ -259,6 +270,11 @@ def _logic_rows() -> list[Assumption]:
             "over the same 40 K",
             "ppa.tech leakage at T, ppa.thermal.solve_tj",
         ),
+    ]
+
+
+def _logic_timing_rows() -> list[Assumption]:
+    return [
         Assumption(
             "wire_allowance",
             stage.WIRE_ALLOWANCE,

@@ -95,8 +95,9 @@ peak_tops = 2 x R x C x that x clock (dense-equivalent operations).
 
 from __future__ import annotations
 
+from hw.params import PEParams
 from ppa import activity, phy, sram, synth as _synth, tech, thermal, vector_cost
-from ppa.array_cost import array_facts, array_shape
+from ppa.array_cost import ArrayFacts, array_facts, array_shape
 from ppa.design import (
     AreaBreakdown,
     DesignPoint,
@@ -354,6 +355,27 @@ def thermal_of(
     return Thermal(logic_leak_ref, leak_ref, on_die_dyn, theta, th, leak_w, total, density, epm)
 
 
+def array_facts_of(p: PEParams, design: DesignPoint, notes: list[str], *, cache=None) -> ArrayFacts:
+    """The array facts of :func:`estimate` (ppa.array_cost: transistors, flip-flops, depth per row;
+    notes appended in its order)."""
+    facts = array_facts(
+        p,
+        design.sparse,
+        _synth.cache_key(cache),
+        rows=design.rows,
+        kind=design.kind,
+        dataflow=design.cost_dataflow,
+        double_buffer=design.double_buffer,
+    )
+    if facts.note and design.rows > len(facts.row_transistors):
+        notes.append(facts.note)
+    if design.dataflow == "is":
+        notes.append(
+            "dataflow is: costed as the weight-stationary array (hw/ has no input-stationary array RTL)"
+        )
+    return facts
+
+
 def estimate(
     design: DesignPoint, activity_in: WorkloadActivity | None = None, trace=None, *, cache=None
 ) -> PPAResult:
@@ -367,23 +389,8 @@ def estimate(
     p = design.validate()
     notes: list[str] = []
     reasons: list[str] = []
-    kind, cdf = design.kind, design.cost_dataflow
-    facts = array_facts(
-        p,
-        design.sparse,
-        _synth.cache_key(cache),
-        rows=design.rows,
-        kind=kind,
-        dataflow=cdf,
-        double_buffer=design.double_buffer,
-    )
+    facts = array_facts_of(p, design, notes, cache=cache)
     depth = facts.depth(design.rows)
-    if facts.note and design.rows > len(facts.row_transistors):
-        notes.append(facts.note)
-    if design.dataflow == "is":
-        notes.append(
-            "dataflow is: costed as the weight-stationary array (hw/ has no input-stationary array RTL)"
-        )
     # OS streams a new weight group every cycle; WS holds weights (activity.W_HOLD)
     act = activity.pe_activity(
         p,
@@ -391,9 +398,9 @@ def estimate(
         trace,
         cache=cache,
         dense_path=design.dense_path,
-        w_hold=1 if cdf == "os" else activity.W_HOLD,
+        w_hold=1 if design.cost_dataflow == "os" else activity.W_HOLD,
     )
-    shape = array_shape(p, kind)
+    shape = array_shape(p, design.kind)
     op = operating_point_of(p, design, facts, depth, notes, reasons, cache=cache)
     ar = area_of(p, design, facts, op, notes, cache=cache)
     wl = activity_of(p, design, shape, op, activity_in, notes)
