@@ -76,11 +76,11 @@ def parse_einsum(equation: str, shapes: list[list[int]]) -> EinsumGemm | str:
     if len(texts) != len(shapes):
         raise ValueError(f"equation {equation!r} has {len(texts)} operand term(s) for {len(shapes)} input(s)")
     terms, sizes, widths = [], {}, []
-    for i, (t, shp) in enumerate(zip(texts, shapes)):
+    for i, (t, shp) in enumerate(zip(texts, shapes, strict=True)):
         labels, width = _term(t, len(shp), f"operand {i + 1}")
         terms.append(labels)
         widths.append(width)
-        for lab, size in zip(labels, shp):
+        for lab, size in zip(labels, shp, strict=True):
             if lab.startswith(ELLIPSIS):  # broadcast: sizes 1 and n give n
                 old = sizes.get(lab, 1)
                 if old != 1 and size != 1 and old != size:
@@ -114,7 +114,7 @@ def parse_einsum(equation: str, shapes: list[list[int]]) -> EinsumGemm | str:
         if dup:
             return f"index {dup[0]!r} repeats inside one operand (a diagonal or trace)"
     # an ellipsis dimension of size 1 in one operand is broadcast: it belongs to the other only
-    shp = {0: dict(zip(a, shapes[0])), 1: dict(zip(b, shapes[1]))}
+    shp = {0: dict(zip(a, shapes[0], strict=True)), 1: dict(zip(b, shapes[1], strict=True))}
 
     def has(side: int, lab: str) -> bool:
         if lab not in shp[side]:

@@ -194,9 +194,8 @@ def fold(onnx, model, where: str):
     quiet = [logging.getLogger(name) for name in ("onnxscript", "onnx_ir")]
     levels = [lg.level for lg in quiet]
     try:
-        for (
-            lg
-        ) in quiet:  # a node the reference evaluator cannot fold is left as it is: not a warning to print
+        # a node the reference evaluator cannot fold is left as it is: not a warning to print
+        for lg in quiet:
             lg.setLevel(logging.ERROR)
         m = ir.serde.deserialize_model(model)
         fold_constants(
@@ -212,7 +211,7 @@ def fold(onnx, model, where: str):
             where=where,
         ) from None
     finally:
-        for lg, lv in zip(quiet, levels):
+        for lg, lv in zip(quiet, levels, strict=True):
             lg.setLevel(lv)
 
 

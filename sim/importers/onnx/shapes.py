@@ -83,7 +83,7 @@ def _given_symbols(graph_inputs, shapes_in: dict) -> dict[str, int]:
                 f"input {vi.name!r} has rank {len(cur)}, --input-shape gives {len(given)} dims",
                 where="--input-shape",
             )
-        for c, v in zip(cur, given):
+        for c, v in zip(cur, given, strict=False):  # cur [] (shape unknown): nothing to match
             if isinstance(c, str):
                 symbol.setdefault(c, v)
             elif isinstance(c, int) and c != v and c > 0:
