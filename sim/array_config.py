@@ -41,7 +41,8 @@ def split_sram_kb(
     given = [float(p) for p in parts if p is not None]
     missing = 3 - len(given)
     if sram_kb is None:
-        return tuple(float(p) if p is not None else DEFAULT_BUFFER_KB for p in parts)
+        fi, ff, fo = (float(p) if p is not None else DEFAULT_BUFFER_KB for p in parts)
+        return fi, ff, fo
     rest = float(sram_kb) - sum(given)
     if missing == 0:
         if abs(rest) > 1e-9 * max(1.0, float(sram_kb)):
@@ -49,14 +50,15 @@ def split_sram_kb(
                 f"ifmap_kb + filter_kb + ofmap_kb = {sum(given):g} differs from sram_kb = {sram_kb:g}",
                 where="parameter sram_kb",
             )
-        return tuple(given)
+        return given[0], given[1], given[2]
     if rest <= 0:
         raise InputError(
             f"the given buffers ({sum(given):g} KiB) leave nothing of sram_kb = {sram_kb:g} for the "
             f"other {missing}",
             where="parameter sram_kb",
         )
-    return tuple(float(p) if p is not None else rest / missing for p in parts)
+    fi, ff, fo = (float(p) if p is not None else rest / missing for p in parts)
+    return fi, ff, fo
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -149,8 +150,7 @@ def fallback_reasons(w: Workload, arch: ArrayConfig, sparse_run: np.ndarray) -> 
             out.append(None)  # dense hardware: nothing falls back
         elif not layer.sparsifiable:
             out.append(layer.reason)
-        else:
-            out.append(
-                f"layer pattern {layer.nm[0]}:{layer.nm[1]} does not fit the hardware's {arch.n}:{arch.m}"
-            )
+        else:  # a sparsifiable layer without a pattern of its own runs sparse: this one has one
+            ln, lm = cast(tuple[int, int], layer.nm)
+            out.append(f"layer pattern {ln}:{lm} does not fit the hardware's {arch.n}:{arch.m}")
     return out

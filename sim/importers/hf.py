@@ -386,7 +386,8 @@ def _heads(
     decoder and its bias), the NSP head (2 x d), and the classifiers (num_labels x d, 1 x d for
     multiple choice; with biases)."""
     d, vocab, kind = md.d, md.vocab, md.head
-    layers, ops = [], []
+    layers: list[Layer] = []
+    ops: list[VectorOp] = []
     if md.mt != "bert":
         if kind == "lm":
             layers.append(mk("lm_head", WEIGHT_GEMM, M, vocab, d, (vocab, d), count=1))
@@ -425,8 +426,8 @@ def _heads(
         "qa": (M, None, "qa_outputs"),
     }.get(kind)
     if out is not None:
-        rows, labels, name = out
-        labels = labels or num_labels(cfg, md.where)
+        rows, fixed_labels, name = out
+        labels = fixed_labels or num_labels(cfg, md.where)
         layers.append(mk(name, WEIGHT_GEMM, rows, labels, d, (labels, d), count=1))
         ops.append(make_op(f"{name}_bias", "Add", (rows, labels), [(rows, labels)], params=labels))
     return layers, ops

@@ -55,12 +55,12 @@ def dims_of(dims, where: str, name: str) -> tuple[int, ...]:
     return out
 
 
-def shape_of(vi) -> list | None:
+def shape_of(vi) -> list[int | str | None] | None:
     """A value_info's shape: ints, symbol names (str) and None for an unknown dimension."""
     t = vi.type
     if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
         return None
-    out = []
+    out: list[int | str | None] = []
     for dim in t.tensor_type.shape.dim:
         if dim.HasField("dim_value"):
             out.append(int(dim.dim_value))
