@@ -126,7 +126,9 @@ class Workload:
         """Parameters in the workload's weight tensors (GEMM weights, embedding tables, norm scales, biases)."""
         if self.stored_weight_params is not None:
             return int(self.stored_weight_params)
-        return sum(l.weight_params for l in self.layers) + sum(op.params * op.count for op in self.vector_ops)
+        return sum(layer.weight_params for layer in self.layers) + sum(
+            op.params * op.count for op in self.vector_ops
+        )
 
     @property
     def active_params(self) -> int:
@@ -139,19 +141,20 @@ class Workload:
 
     def with_overrides(self, overrides: dict[str, bool], *, where: str = "overrides") -> Workload:
         """Force the sparsifiable verdict of named layers (user decision, recorded in the reason)."""
-        names = {l.name for l in self.layers}
+        names = {layer.name for layer in self.layers}
         for key in overrides:
             if key not in names:
                 raise InputError(f"no layer named {key!r} in workload {self.name!r}", where=where)
         layers = tuple(
             replace(
-                l,
-                sparsifiable=bool(overrides[l.name]),
-                reason=f"user override: {'sparse' if overrides[l.name] else 'dense'} (ASP default: {l.reason})",
+                layer,
+                sparsifiable=bool(overrides[layer.name]),
+                reason=f"user override: {'sparse' if overrides[layer.name] else 'dense'} "
+                f"(ASP default: {layer.reason})",
             )
-            if l.name in overrides
-            else l
-            for l in self.layers
+            if layer.name in overrides
+            else layer
+            for layer in self.layers
         )
         return replace(self, layers=layers)
 
@@ -262,4 +265,4 @@ def conv_layer(
 
 
 def total_dense_macs(w: Workload) -> int:
-    return sum(l.dense_macs for l in w.layers)
+    return sum(layer.dense_macs for layer in w.layers)

@@ -156,6 +156,59 @@ def transformer_ops(
     if act_op is None:
         raise InputError(f"unknown MLP activation {act!r} (gelu, silu, relu)", where="workload")
     tok, L = (M, d), n_layers
+    ops = _embedding_ops(
+        M=M,
+        d=d,
+        vocab=vocab,
+        own_embedding=own_embedding,
+        positions=positions,
+        token_types=token_types,
+        norm=(norm_op, nparam) if embed_norm else None,
+    )
+    if pre_norm:
+        ops.append(make_op("attn_norm", norm_op, tok, [tok], count=L, params=nparam))
+    ops += _attention_ops(
+        n_layers=L,
+        d=d,
+        heads=heads,
+        q_dim=q_dim,
+        kv=kv,
+        batch=batch,
+        q_len=q_len,
+        ctx=ctx,
+        qkv_bias=qkv_bias,
+        o_bias=o_bias,
+        rope=rope,
+        decode=decode,
+        window=window,
+    )
+    if not pre_norm:
+        ops.append(make_op("attn_norm", norm_op, tok, [tok], count=L, params=nparam))
+    else:
+        ops.append(make_op("mlp_norm", norm_op, tok, [tok], count=L, params=nparam))
+    Lm = L if mlp_layers is None else mlp_layers
+    ops += _mlp_ops(M=M, d=d, ffn=ffn, act_op=act_op, gated=gated, mlp_bias=mlp_bias, n_layers=Lm)
+    ops.append(make_op("mlp_residual", "Add", tok, [tok, tok], count=L))
+    if not pre_norm:
+        ops.append(make_op("mlp_norm", norm_op, tok, [tok], count=L, params=nparam))
+    if final_norm:
+        ops.append(make_op("final_norm", norm_op, tok, [tok], params=nparam))
+    return ops
+
+
+def _embedding_ops(
+    *,
+    M: int,
+    d: int,
+    vocab: int,
+    own_embedding: bool,
+    positions: int,
+    token_types: int,
+    norm: tuple[str, int] | None,
+) -> list[VectorOp]:
+    """The token (and position / token-type) embedding lookups, their adds, and the embedding norm
+    (``norm``: its operator and parameters, None without one)."""
+    tok = (M, d)
     ops = [
         make_op("embed_tokens", "Gather", tok, [(M,)], params=vocab * d if own_embedding else 0, dram=M * d)
     ]
@@ -169,10 +222,33 @@ def transformer_ops(
             make_op("embed_token_types", "Gather", tok, [(M,)], params=token_types * d),
             make_op("embed_add_token_types", "Add", tok, [tok, tok]),
         ]
-    if embed_norm:
-        ops.append(make_op("embed_norm", norm_op, tok, [tok], params=nparam))
-    if pre_norm:
-        ops.append(make_op("attn_norm", norm_op, tok, [tok], count=L, params=nparam))
+    if norm is not None:
+        ops.append(make_op("embed_norm", norm[0], tok, [tok], params=norm[1]))
+    return ops
+
+
+def _attention_ops(
+    *,
+    n_layers: int,
+    d: int,
+    heads: int,
+    q_dim: int,
+    kv: int,
+    batch: int,
+    q_len: int,
+    ctx: int,
+    qkv_bias: bool,
+    o_bias: bool,
+    rope: bool,
+    decode: bool,
+    window: tuple[int, int] | None,
+) -> list[VectorOp]:
+    """One attention block's operators (count = ``n_layers``): the Q/K/V biases, RoPE, the KV cache
+    write of a decode step, scale, mask and softmax of the scores (full and windowed layers), the
+    output bias and the residual add."""
+    M = batch * q_len
+    tok, L = (M, d), n_layers
+    ops: list[VectorOp] = []
     if qkv_bias:
         ops.append(
             make_op(
@@ -207,12 +283,16 @@ def transformer_ops(
     if o_bias:
         ops.append(make_op("o_bias", "Add", tok, [tok], count=L, params=d))
     ops.append(make_op("attn_residual", "Add", tok, [tok, tok], count=L))
-    if not pre_norm:
-        ops.append(make_op("attn_norm", norm_op, tok, [tok], count=L, params=nparam))
-    else:
-        ops.append(make_op("mlp_norm", norm_op, tok, [tok], count=L, params=nparam))
-    hid = (M, ffn)
-    Lm = L if mlp_layers is None else mlp_layers
+    return ops
+
+
+def _mlp_ops(
+    *, M: int, d: int, ffn: int, act_op: str, gated: bool, mlp_bias: bool, n_layers: int
+) -> list[VectorOp]:
+    """The dense MLP's operators (count = ``n_layers``, none when 0): the activation and the gate
+    multiply of a gated MLP, or the activation between two GEMMs; their biases."""
+    tok, hid, Lm = (M, d), (M, ffn), n_layers
+    ops: list[VectorOp] = []
     if not Lm:
         pass
     elif gated:
@@ -228,11 +308,6 @@ def transformer_ops(
         ops.append(make_op("mlp_act", act_op, hid, [hid], count=Lm))
         if mlp_bias:
             ops.append(make_op("ffn2_bias", "Add", tok, [tok], count=Lm, params=d))
-    ops.append(make_op("mlp_residual", "Add", tok, [tok, tok], count=L))
-    if not pre_norm:
-        ops.append(make_op("mlp_norm", norm_op, tok, [tok], count=L, params=nparam))
-    if final_norm:
-        ops.append(make_op("final_norm", norm_op, tok, [tok], params=nparam))
     return ops
 
 

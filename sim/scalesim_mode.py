@@ -78,7 +78,7 @@ def port_time(M, N, K, k_st, steps, R, C, df, d, folds_r, folds_c, per_fold, exa
         b = np.broadcast_arrays(
             df, M, N, K, R, C, np.floor(d["ifmap_kb"] * 1024.0), np.floor(d["filter_kb"] * 1024.0), exact
         )
-        for idx in zip(*np.nonzero(b[-1])):
+        for idx in zip(*np.nonzero(b[-1]), strict=True):
             exact_if[idx], exact_f[idx] = slides_one(*(int(a[idx]) for a in b[:-1]))
 
     def port(E, kb, bw, passes, events, tail, exact_slides):
@@ -178,7 +178,7 @@ def _diag_rank(H: int, W: int, r0: int, w_last: int, rows: np.ndarray, cols: np.
 def _slides_runs(first, last, S: int, A: int, P: int) -> int:
     """Window slides over runs of rising sets (each run: first set, last set), in demand order."""
     F = 0
-    for s, e in zip(first, last):
+    for s, e in zip(first, last, strict=True):
         x = s + S * (-(-(F - s) // S))
         if x >= F + A:
             F = ((x - A) // P + 1) * P
@@ -192,7 +192,7 @@ def _slides_rows(tops, nrows, widths, eps: int, S: int, A: int, P: int) -> int:
     """Window slides for folds that demand ``nrows`` contiguous rows of ``width`` positions, top row
     (starting at position ``top``) first, then downwards; rows that cannot miss are skipped."""
     F = 0
-    for top, nr, w in zip(tops, nrows, widths):
+    for top, nr, w in zip(tops, nrows, widths, strict=True):
         j = 0
         while j < nr:
             p = top - j * w

@@ -33,6 +33,7 @@ from scipy.special import stdtrit  # the Student-t quantile without importing sc
 
 from hw.errors import InputError
 from sim.asp_rules import ACT_GEMM
+from sim.layers import Workload
 from sim.perf import simulate
 
 
@@ -330,7 +331,14 @@ def serve_llm(
     pre = _table(prefill, max_batch, "parameter prefill")
     dec = _table(decode_step, max_batch, "parameter decode_step")
     whole = pre + (output_tokens - 1) * dec
-    runs, ttft99, tpot99, ttft50, tpot50, ttft95, tpot95 = [], [], [], [], [], [], []
+    runs: list[ServingResult] = []
+    # per seed: the percentiles of time to first token and time per output token
+    ttft99: list[float] = []
+    tpot99: list[float] = []
+    ttft50: list[float] = []
+    tpot50: list[float] = []
+    ttft95: list[float] = []
+    tpot95: list[float] = []
     for s in _seeds(seed, n_seeds):
         rng = np.random.default_rng(s)
         arrivals = np.cumsum(rng.exponential(1.0 / rate_rps, size=n_requests))
@@ -380,7 +388,7 @@ def serve_llm(
     )
 
 
-def latency_table(workload_factory: Callable[[int], object], arch, max_batch: int) -> np.ndarray:
+def latency_table(workload_factory: Callable[[int], Workload], arch, max_batch: int) -> np.ndarray:
     """Seconds per batch of 1..max_batch on ``arch``: ``workload_factory(b)`` builds the workload at
     batch b (e.g. ``lambda b: get_workload("bert-base", batch=b)``)."""
     return np.array([simulate(workload_factory(b), arch).latency_s() for b in range(1, max_batch + 1)])
@@ -441,8 +449,8 @@ def decode_speedup(decode_workload, sparse_arch, dense_arch, batch: int = 1) -> 
 
 
 def compare_llm_serving(
-    prefill: Callable[[int], object],
-    decode: Callable[[int], object],
+    prefill: Callable[[int], Workload],
+    decode: Callable[[int], Workload],
     designs: dict,
     rate_rps: float,
     output_tokens: int,

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from hw.errors import InputError
 
@@ -251,7 +252,7 @@ def make_op(
     E = _elems(out_shape)
     reads = sum(_elems(s) for s in in_shapes) if in_shapes else E
     sizes = " ".join(f"in{list(map(int, s))}" for s in in_shapes) + f" out{list(map(int, out_shape))}"
-    base = dict(
+    base: dict[str, Any] = dict(
         name=name,
         op_type=op_type,
         elements=E,

@@ -153,7 +153,8 @@ def load_workload(path: str | Path) -> Workload:
                         raise InputError(
                             f"{len(rec)} fields but the header has {len(header)}", where=f"{p}: row {i}"
                         )
-                    rows.append((f"{p}: row {i}", dict(zip(header, rec))))
+                    # a short row leaves its trailing columns out (their defaults apply)
+                    rows.append((f"{p}: row {i}", dict(zip(header, rec, strict=False))))
             except csv.Error as exc:
                 raise InputError(f"not a readable CSV ({exc})", where=f"{p}: row {reader.line_num}") from None
     else:

@@ -14,7 +14,8 @@ from explore.report.document import Section, Table
 from explore.report.figures import Figure, Line
 from explore.report.format import fmt, pct
 from explore.results import Detail
-from sim.perf import design_arrays, evaluate, layer_arrays
+from sim.array_config import design_arrays
+from sim.perf import evaluate, layer_arrays
 
 
 def _workload_objects(data: StudyData, det: Detail) -> dict[str, Any]:

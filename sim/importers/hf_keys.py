@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal, overload
 
 from hw.errors import InputError
 from sim.inputs import MAX_LAYER_COUNT, MAX_LAYER_DIM
@@ -62,6 +63,39 @@ def key_of(cfg: dict, *keys: str) -> str:
     return next((k for k in keys if cfg.get(k) is not None), keys[0])
 
 
+@overload
+def int_key(
+    cfg: dict,
+    where: str,
+    *keys: str,
+    default: int,
+    required: bool = True,
+    lo: int = 1,
+    hi: int = MAX_LAYER_DIM,
+    why: str = "one layer dimension",
+) -> int: ...
+@overload
+def int_key(
+    cfg: dict,
+    where: str,
+    *keys: str,
+    default: None = None,
+    required: Literal[True] = True,
+    lo: int = 1,
+    hi: int = MAX_LAYER_DIM,
+    why: str = "one layer dimension",
+) -> int: ...
+@overload
+def int_key(
+    cfg: dict,
+    where: str,
+    *keys: str,
+    default: int | None = None,
+    required: bool = True,
+    lo: int = 1,
+    hi: int = MAX_LAYER_DIM,
+    why: str = "one layer dimension",
+) -> int | None: ...
 def int_key(
     cfg: dict,
     where: str,
@@ -174,7 +208,7 @@ def head_kind(cfg: dict, mt: str, where: str) -> str:
         raise InputError(f"architectures must be a non-empty list of class names, got {archs!r}", where=where)
     allowed = BERT_HEADS if mt == "bert" else DECODER_HEADS
     kind = next((k for suffix, k in HEAD_SUFFIXES if archs[0].endswith(suffix)), None)
-    if kind not in allowed:
+    if kind is None or kind not in allowed:  # None: no suffix matched (never among the allowed)
         ends = [s for s, k in HEAD_SUFFIXES if k in allowed]
         raise InputError(
             f"architectures[0] = {archs[0]!r} is not a head modelled for model_type {mt!r} "

@@ -24,6 +24,7 @@ on the ``qk_rope_head_dim`` part of each query head and on the one shared rope k
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal, overload
 
 from hw.errors import InputError
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM
@@ -40,6 +41,10 @@ class MLA:
     kv_cache_elements: int
 
 
+@overload
+def _dim(cfg: dict, key: str, where: str, optional: Literal[False] = False) -> int: ...
+@overload
+def _dim(cfg: dict, key: str, where: str, optional: bool) -> int | None: ...
 def _dim(cfg: dict, key: str, where: str, optional: bool = False) -> int | None:
     v = cfg.get(key)
     if v is None and optional:

@@ -446,7 +446,7 @@ def test_pipeline_charged_once_per_fold():
 
 
 def test_sram_split_rule():
-    from sim.perf import split_sram_kb
+    from sim.array_config import split_sram_kb
 
     assert split_sram_kb() == (64.0, 64.0, 64.0)
     assert split_sram_kb(96) == (32.0, 32.0, 32.0)

@@ -8,7 +8,9 @@ that :mod:`sim.importers.onnx.prepare` folded and typed, after the lowering deci
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from hw.errors import InputError
 from sim.asp_rules import ACT_GEMM, CONV, DEPTHWISE, WEIGHT_GEMM
@@ -51,7 +53,7 @@ class Mapper:
     """The state of one graph's mapping: the shapes and types inference gave, the weights, the result."""
 
     g: object
-    attrs: object  # node -> {attribute: value}
+    attrs: Callable[[Any], dict]  # node -> {attribute: value}
     where: str
     shapes: dict
     elem: dict

@@ -106,7 +106,9 @@ def find_experts(onnx, g, weights: dict, shapes: dict, folded: set[int]) -> Expe
                 first = int(attr.get("axis", 0)) == 0
             else:  # the dynamo exporter: GatherND by (S, 1) indices, i.e. rows of axis 0
                 ids = shapes.get(ins[1])
-                first = int(attr.get("batch_dims", 0)) == 0 and bool(ids) and ids[-1] == 1
+                first = (
+                    int(attr.get("batch_dims", 0)) == 0 and ids is not None and len(ids) > 0 and ids[-1] == 1
+                )
             if len(weights[ins[0]]) >= 3 and first:
                 out.gathered[node.output[0]] = (ins[0], int(weights[ins[0]][0]))
                 out.nodes.add(idx)

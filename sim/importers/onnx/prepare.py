@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import math
 from pathlib import Path
+from typing import TypeGuard
 
 from hw.errors import InputError
 from sim.importers.onnx.contrib import typing_surrogate
@@ -194,9 +195,8 @@ def fold(onnx, model, where: str):
     quiet = [logging.getLogger(name) for name in ("onnxscript", "onnx_ir")]
     levels = [lg.level for lg in quiet]
     try:
-        for (
-            lg
-        ) in quiet:  # a node the reference evaluator cannot fold is left as it is: not a warning to print
+        # a node the reference evaluator cannot fold is left as it is: not a warning to print
+        for lg in quiet:
             lg.setLevel(logging.ERROR)
         m = ir.serde.deserialize_model(model)
         fold_constants(
@@ -212,11 +212,11 @@ def fold(onnx, model, where: str):
             where=where,
         ) from None
     finally:
-        for lg, lv in zip(quiet, levels):
+        for lg, lv in zip(quiet, levels, strict=True):
             lg.setLevel(lv)
 
 
-def _concrete(s) -> bool:
+def _concrete(s: list | None) -> TypeGuard[list[int]]:
     return s is not None and all(isinstance(x, int) and x >= 0 for x in s)
 
 
@@ -314,11 +314,12 @@ def unresolved_message(g, name: str, label: str, shapes: dict, given: dict, miss
     if found is None:
         hint = f"; external data files missing: {', '.join(missing_ext)}" if missing_ext else ""
         return f"{head}; it depends on no graph input (a value the file does not hold){hint}"
-    chain, t = [], found
-    while t is not None:
-        if t in producer:
-            chain.append(producer[t])
-        t = back[t]
+    chain = []
+    tensor: str | None = found
+    while tensor is not None:
+        if tensor in producer:
+            chain.append(producer[tensor])
+        tensor = back[tensor]
     first = next((n for n in chain if not all(_resolved(shapes, o) for o in n.output if o)), None)
     path = " -> ".join(f"{n.op_type} {n.name!r}" for n in chain[:8]) + (" -> ..." if len(chain) > 8 else "")
     msg = f"{head}; it depends on graph input {found!r} through {path}"

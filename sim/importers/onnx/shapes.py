@@ -55,12 +55,12 @@ def dims_of(dims, where: str, name: str) -> tuple[int, ...]:
     return out
 
 
-def shape_of(vi) -> list | None:
+def shape_of(vi) -> list[int | str | None] | None:
     """A value_info's shape: ints, symbol names (str) and None for an unknown dimension."""
     t = vi.type
     if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
         return None
-    out = []
+    out: list[int | str | None] = []
     for dim in t.tensor_type.shape.dim:
         if dim.HasField("dim_value"):
             out.append(int(dim.dim_value))
@@ -83,7 +83,7 @@ def _given_symbols(graph_inputs, shapes_in: dict) -> dict[str, int]:
                 f"input {vi.name!r} has rank {len(cur)}, --input-shape gives {len(given)} dims",
                 where="--input-shape",
             )
-        for c, v in zip(cur, given):
+        for c, v in zip(cur, given, strict=False):  # cur [] (shape unknown): nothing to match
             if isinstance(c, str):
                 symbol.setdefault(c, v)
             elif isinstance(c, int) and c != v and c > 0:
