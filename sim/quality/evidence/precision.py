@@ -61,7 +61,8 @@ def _fp_round(x: np.ndarray, precision: str) -> np.ndarray:
 
 
 def quant_weights(w: np.ndarray, precision: str) -> np.ndarray:
-    """``w`` (out, in) quantised to ``precision`` (float64 values): INT per output row, FP8 per tensor, FP16 and BF16 cast."""
+    """``w`` (out, in) quantised to ``precision`` (float64 values): INT per output row, FP8 per
+    tensor, FP16 and BF16 cast."""
     if precision in INT_BITS:
         q = (1 << (INT_BITS[precision] - 1)) - 1
         scale = np.abs(w).max(axis=1, keepdims=True) / q
@@ -106,7 +107,7 @@ def quantized_forward(model: MLP, precision: str, x_calib: np.ndarray):
     scales = []
     h = x_calib
     last = len(wq) - 1
-    for i, (w, b) in enumerate(zip(wq, model.biases)):
+    for i, (w, b) in enumerate(zip(wq, model.biases, strict=True)):
         s = act_scale(h, precision)
         scales.append(s)
         h = (quant_acts(h, precision, s).astype(np.float32) @ w.T.astype(np.float32)).astype(np.float64) + b
@@ -115,7 +116,7 @@ def quantized_forward(model: MLP, precision: str, x_calib: np.ndarray):
 
     def forward(x: np.ndarray) -> np.ndarray:
         h = x
-        for i, (w, b) in enumerate(zip(wq, model.biases)):
+        for i, (w, b) in enumerate(zip(wq, model.biases, strict=True)):
             h = (quant_acts(h, precision, scales[i]).astype(np.float32) @ w.T.astype(np.float32)).astype(
                 np.float64
             ) + b
@@ -174,7 +175,8 @@ def precision_quality(
     rows = []
     for s in sparsities:
         n, m = nm_of[s]
-        base_scores, scores = [], {p: [] for p in precisions}
+        base_scores: list[np.ndarray] = []
+        scores: dict[str, list[np.ndarray]] = {p: [] for p in precisions}
         for seed in seeds:
             key = (seed, n, m)
             if key not in experiments:

@@ -83,7 +83,7 @@ def paired_interval(
     rng = np.random.default_rng(seed)
     per_seed = []  # (n_boot,) replicate statistic of each seed
     points = []
-    for k, (d, s) in enumerate(zip(dense, sparse)):
+    for k, (d, s) in enumerate(zip(dense, sparse, strict=True)):
         d = np.asarray(d, dtype=np.float64).reshape(-1)
         s = np.asarray(s, dtype=np.float64).reshape(-1)
         if d.shape != s.shape or d.size == 0:

@@ -92,7 +92,9 @@ def trained_models(seed: int, n: int, m: int, cfg=None, *, use_cache: bool = Tru
     return out
 
 
-def quantized_nll(p: dict, precision: str, windows, calib_windows, heads: int) -> np.ndarray:
+def quantized_nll(
+    p: dict, precision: str, windows, calib_windows: tuple[np.ndarray, np.ndarray], heads: int
+) -> np.ndarray:
     """Per-window mean NLL of the model ``p`` with its weight GEMMs at ``precision`` (``fp32``: none
     quantised); activation scales calibrated on ``calib_windows`` (x, y)."""
     if precision != "fp32":
@@ -151,7 +153,8 @@ def transformer_precision_quality(
     rows = []
     for s in sparsities:
         n, m = (2, 4) if s == "dense" else parse_nm(s)
-        base, scores = [], {pr: [] for pr in precisions}
+        base: list[np.ndarray] = []
+        scores: dict[str, list[np.ndarray]] = {pr: [] for pr in precisions}
         for seed in seeds:
             models = trained_models(seed, n, m, cfg, use_cache=use_cache)
             base.append(quantized_nll(models["dense"], "fp32", windows, calib, cfg.heads))

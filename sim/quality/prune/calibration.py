@@ -12,10 +12,11 @@ Sources:
 * ``MODULE:FUNCTION`` (the team's code, run in a child process with a time limit:
   sim.quality.team.hooks). A function without parameters, ``fn()``, returns the dense model's inputs.
   A function with one parameter, ``fn(weights)``, gets the current weights (a dict like the
-  checkpoint's) and returns the inputs *that* model produces: pruning then runs in SparseGPT's sequential mode (Frantar & Alistarh 2023, sec. 3.5 / the
-  reference code's ``llama_sequential``): tensors are pruned block by block (a block = the tensor
-  names up to their first numeric part, ``transformer.h.3``, in the order the function returns
-  them), and each block's inputs come from the model whose earlier blocks are already pruned;
+  checkpoint's) and returns the inputs *that* model produces: pruning then runs in SparseGPT's
+  sequential mode (Frantar & Alistarh 2023, sec. 3.5 / the reference code's ``llama_sequential``):
+  tensors are pruned block by block (a block = the tensor names up to their first numeric part,
+  ``transformer.h.3``, in the order the function returns them), and each block's inputs come from
+  the model whose earlier blocks are already pruned;
 * the built-in references bring their own (sim.quality.references.transformer).
 
 Checks, each an InputError naming the source and the tensor, made on the first inputs before any

@@ -268,7 +268,7 @@ def _experiment(seed: int, n: int, m: int, data, epochs: int) -> CNNResult:
         for name, kind, _ in LAYERS:
             layer = prune_layer(name, dense[name], n, m, kind)
             pruned[name] = layer.verdict.reason if not layer.pruned else True
-            if layer.pruned:
+            if layer.mask is not None:  # the layer is pruned
                 masks[name] = layer.mask.astype(np.float64)
         oneshot = {k: v * masks[k] if k in masks else v for k, v in dense.items()}
         ft = _train(oneshot, (xtr, ytr), cfg, rngs[2], masks)

@@ -42,10 +42,10 @@ class MLP:
 
     @property
     def parameter_count(self) -> int:
-        return int(sum(w.size + b.size for w, b in zip(self.weights, self.biases)))
+        return int(sum(w.size + b.size for w, b in zip(self.weights, self.biases, strict=True)))
 
     def nonzero_parameter_count(self) -> int:
-        return int(sum(np.count_nonzero(w) + b.size for w, b in zip(self.weights, self.biases)))
+        return int(sum(np.count_nonzero(w) + b.size for w, b in zip(self.weights, self.biases, strict=True)))
 
     def copy(self) -> MLP:
         return MLP([w.copy() for w in self.weights], [b.copy() for b in self.biases])
@@ -55,7 +55,7 @@ class MLP:
         acts = []
         h = x
         last = len(self.weights) - 1
-        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
             acts.append(h)
             h = h @ w.T + b
             if i < last:
@@ -79,7 +79,7 @@ class TrainConfig:
 def init_mlp(widths: list[int], rng: np.random.Generator) -> MLP:
     """He-normal weights (He et al. 2015, std = sqrt(2 / fan_in)), zero biases."""
     ws, bs = [], []
-    for fan_in, fan_out in zip(widths[:-1], widths[1:]):
+    for fan_in, fan_out in zip(widths[:-1], widths[1:], strict=True):
         ws.append(rng.normal(0.0, np.sqrt(2.0 / fan_in), size=(fan_out, fan_in)))
         bs.append(np.zeros(fan_out))
     return MLP(ws, bs)
@@ -116,7 +116,7 @@ class _Adam:
         c = self.cfg
         self.t += 1
         corr1, corr2 = 1.0 - c.beta1**self.t, 1.0 - c.beta2**self.t
-        for p, g, m, v in zip(params, grads, self.m, self.v):
+        for p, g, m, v in zip(params, grads, self.m, self.v, strict=True):
             m *= c.beta1
             m += (1.0 - c.beta1) * g
             v *= c.beta2
@@ -144,7 +144,7 @@ def train(
         for s in range(0, len(y), cfg.batch):
             idx = order[s : s + cfg.batch]
             gw, gb = _grads(model, x[idx], y[idx])
-            gw = [g if mk is None else g * mk for g, mk in zip(gw, masks)]
+            gw = [g if mk is None else g * mk for g, mk in zip(gw, masks, strict=True)]
             opt.step(model.weights + model.biases, gw + gb)
             _apply(model, masks)
         if on_epoch:
@@ -153,7 +153,7 @@ def train(
 
 
 def _apply(model: MLP, masks) -> None:
-    for w, mk in zip(model.weights, masks):
+    for w, mk in zip(model.weights, masks, strict=True):
         if mk is not None:
             w *= mk
 
@@ -189,7 +189,7 @@ def train_gradual(
     ramp = max(1, int(total * ramp_fraction))
     every = max(1, steps_per_epoch // 4)
     masks: list[np.ndarray | None] = [
-        np.ones_like(w, dtype=bool) if p else None for w, p in zip(model.weights, prunable)
+        np.ones_like(w, dtype=bool) if p else None for w, p in zip(model.weights, prunable, strict=True)
     ]
     opt = _Adam(model, cfg)
     step = 0
@@ -204,7 +204,7 @@ def train_gradual(
                 _apply(model, masks)
             idx = order[s : s + cfg.batch]
             gw, gb = _grads(model, x[idx], y[idx])
-            gw = [g if mk is None else g * mk for g, mk in zip(gw, masks)]
+            gw = [g if mk is None else g * mk for g, mk in zip(gw, masks, strict=True)]
             opt.step(model.weights + model.biases, gw + gb)
             _apply(model, masks)
             step += 1

@@ -25,6 +25,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TypedDict
 
 import numpy as np
 
@@ -46,6 +47,7 @@ from sim.workloads import Workload, make_layer
 __all__ = [
     "GemmShape",
     "LatencyFn",
+    "DescribedLatency",
     "mlp_gemms",
     "analytic_latency_fn",
     "perf_latency_fn",
@@ -113,19 +115,31 @@ class GemmShape:
 LatencyFn = Callable[[Sequence[GemmShape]], float]
 
 
+@dataclass(frozen=True)
+class DescribedLatency:
+    """A latency model (called like a :data:`LatencyFn`) with the words that name it in the
+    results (``latency_model``)."""
+
+    fn: LatencyFn
+    description: str
+
+    def __call__(self, gemms: Sequence[GemmShape]) -> float:
+        return self.fn(gemms)
+
+
 def mlp_gemms(
     widths: Sequence[int], n: int, m: int, *, sparse: bool, batch: int = REFERENCE_BATCH
 ) -> list[GemmShape]:
     """The GEMMs of an MLP with the given widths; with ``sparse`` every layer that passes the
     shared ASP verdict is N:M, the others dense (exactly the layers the pruning prunes)."""
     out = []
-    for i, (k, nout) in enumerate(zip(widths[:-1], widths[1:])):
+    for i, (k, nout) in enumerate(zip(widths[:-1], widths[1:], strict=True)):
         ok = sparse and weight_verdict(WEIGHT_GEMM, (nout, k), n, m).sparsifiable
         out.append(GemmShape(f"fc{i}", batch, nout, k, (n, m) if ok else None))
     return out
 
 
-def analytic_latency_fn(rows: int = 16, cols: int = 16, n: int = 2, m: int = 4) -> LatencyFn:
+def analytic_latency_fn(rows: int = 16, cols: int = 16, n: int = 2, m: int = 4) -> DescribedLatency:
     """An analytic latency model independent of ``sim.perf``: ``cycles = MACs / (PEs * rate)``.
 
     Per the PE vocabulary of docs/design.md, a sparse PE does N multiplies per cycle and covers
@@ -138,16 +152,23 @@ def analytic_latency_fn(rows: int = 16, cols: int = 16, n: int = 2, m: int = 4) 
     def latency(gemms: Sequence[GemmShape]) -> float:
         return float(sum(g.macs / (pes * (m if g.nm is not None else n)) for g in gemms))
 
-    latency.description = f"analytic MACs/(PEs*rate), {rows}x{cols} {n}:{m} sparse PEs"  # type: ignore[attr-defined]
-    return latency
+    return DescribedLatency(latency, f"analytic MACs/(PEs*rate), {rows}x{cols} {n}:{m} sparse PEs")
+
+
+class ArrayDesign(TypedDict):
+    """The ``sim.perf.ArrayConfig`` fields of :data:`DEFAULT_DESIGN`."""
+
+    rows: int
+    cols: int
+    dataflow: str
 
 
 #: Design the CLI times the MLPs on: a 16x16 weight-stationary array of sparsepe N:M PEs, the
 #: other parameters at ``sim.perf.ArrayConfig``'s defaults.
-DEFAULT_DESIGN = {"rows": 16, "cols": 16, "dataflow": "ws"}
+DEFAULT_DESIGN: ArrayDesign = {"rows": 16, "cols": 16, "dataflow": "ws"}
 
 
-def perf_latency_fn(arch=None, *, n: int = 2, m: int = 4) -> LatencyFn:
+def perf_latency_fn(arch=None, *, n: int = 2, m: int = 4) -> DescribedLatency:
     """Latency from ``sim.perf``'s cycle model (total cycles incl. memory stalls) on ``arch``
     (a ``sim.perf.ArrayConfig``; default :data:`DEFAULT_DESIGN` with the given N:M)."""
     arch = arch or ArrayConfig(**DEFAULT_DESIGN, n=n, m=m)
@@ -169,19 +190,19 @@ def perf_latency_fn(arch=None, *, n: int = 2, m: int = 4) -> LatencyFn:
         )
         return float(simulate(Workload("mlp", layers), arch).total_cycles)
 
-    latency.description = (
-        f"sim.perf cycles, {arch.rows}x{arch.cols} {arch.dataflow.upper()} "  # type: ignore[attr-defined]
-        f"{arch.n}:{arch.m} {'sparse' if arch.sparse else 'dense'} PEs"
+    return DescribedLatency(
+        latency,
+        f"sim.perf cycles, {arch.rows}x{arch.cols} {arch.dataflow.upper()} "
+        f"{arch.n}:{arch.m} {'sparse' if arch.sparse else 'dense'} PEs",
     )
-    return latency
 
 
-def default_latency_fn(n: int = 2, m: int = 4) -> LatencyFn:
+def default_latency_fn(n: int = 2, m: int = 4) -> DescribedLatency:
     """Latency model of the sparse model: ``sim.perf`` on :data:`DEFAULT_DESIGN` (N:M sparse PEs)."""
     return perf_latency_fn(n=n, m=m)
 
 
-def default_dense_latency_fn(n: int = 2, m: int = 4) -> LatencyFn:
+def default_dense_latency_fn(n: int = 2, m: int = 4) -> DescribedLatency:
     """Latency model of the dense model of equal latency: ``sim.perf`` on the same array as
     :data:`DEFAULT_DESIGN` with dense PEs (``ArrayConfig.sparse = False``)."""
     return perf_latency_fn(ArrayConfig(**DEFAULT_DESIGN, n=n, m=m, sparse=False))
@@ -322,7 +343,7 @@ def _asp_recipe(widths, data, cfg: TrainConfig, n: int, m: int, rngs, progress):
     dense = train(init_mlp(widths, rngs[0]), xtr, ytr, cfg, rngs[1], on_epoch=progress)
     masks = asp_masks(dense, n, m)
     oneshot = dense.copy()
-    for w, mk in zip(oneshot.weights, masks):
+    for w, mk in zip(oneshot.weights, masks, strict=True):
         if mk is not None:
             w *= mk
     finetuned = train(oneshot.copy(), xtr, ytr, cfg, rngs[2], masks, on_epoch=progress)

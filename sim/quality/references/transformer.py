@@ -368,7 +368,7 @@ def transformer_experiment(
         "dense_equal_latency_latency": ld,
         "latency_model": lat_s.description,
         "dense_latency_model": lat_d.description,
-    }  # type: ignore[attr-defined]
+    }
     key_obj = {"code": code_digest(), "n": n, "m": m, "seed": seed, "cfg": asdict(cfg), "dense_d_model": d_eq}
     key = hashlib.sha256(json.dumps(key_obj, sort_keys=True).encode()).hexdigest()[:24]
     path = cache_dir() / f"transformer-{key}.json"

@@ -192,7 +192,7 @@ def _tensor_file(tensors: dict[str, np.ndarray]) -> tuple[dict, int, int | None]
     try:
         os.ftruncate(fd, size)
         for k, a in tensors.items():
-            view, offset = memoryview(a.reshape(-1).view(np.uint8)), layout[k][0]
+            view, offset = a.reshape(-1).view(np.uint8).data, layout[k][0]
             while view.nbytes:
                 done = os.pwrite(fd, view, offset)
                 view, offset = view[done:], offset + done
@@ -254,7 +254,7 @@ class TeamHook:
             raise
         finally:
             child_sock.close()
-        self._sock = parent_sock
+        self._sock: socket.socket | None = parent_sock
         self._finalizer = weakref.finalize(self, _kill_group, self._proc)
         try:
             base = None if base_dir is None else str(base_dir)
@@ -351,22 +351,29 @@ class TeamHook:
 
     # -- the conversation ------------------------------------------------------------------
 
+    def _open_socket(self) -> socket.socket:
+        if self._sock is None:
+            raise RuntimeError(f"{self.where}: the hook is closed")
+        return self._sock
+
     def _send(self, msgs, deadline: float, where: str, step: str, fd: int | None = None) -> None:
+        sock = self._open_socket()
         try:
             for m in msgs:
-                self._sock.settimeout(max(deadline - time.monotonic(), 1e-3))
-                send_msg(self._sock, m)
+                sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+                send_msg(sock, m)
             if fd is not None:
-                socket.send_fds(self._sock, [b"T"], [fd])
+                socket.send_fds(sock, [b"T"], [fd])
         except TimeoutError:
             self._timed_out(where, step)
         except OSError:  # the child is gone (broken pipe, reset)
             self._died(where, step)
 
     def _reply(self, deadline: float, where: str, step: str) -> tuple:
+        sock = self._open_socket()
         try:
-            self._sock.settimeout(max(deadline - time.monotonic(), 1e-3))
-            data = recv_msg(self._sock)
+            sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+            data = recv_msg(sock)
         except TimeoutError:
             self._timed_out(where, step)
         except (EOFError, OSError):

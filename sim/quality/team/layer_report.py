@@ -11,6 +11,7 @@ layer index])``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -149,18 +150,22 @@ def weights_report(
     LM head tied to the input embedding is kept dense unless ``prune_lm_head`` (sim.quality.prune.tied)."""
     tensors = load_tensors(path)
     weights, skipped = classify(path, tensors)
-    kw = {
-        "method": method,
-        "layout_rules": layout_rules,
-        "prune_lm_head": prune_lm_head,
-        "tie": config_tie(path),
-    }
+    prune = functools.partial(
+        prune_tensors,
+        tensors,
+        n,
+        m,
+        method=method,
+        layout_rules=layout_rules,
+        prune_lm_head=prune_lm_head,
+        tie=config_tie(path),
+    )
     if isinstance(calibration, Calibration) or calibration is None:
         cal = calibration
-        shot = prune_tensors(tensors, n, m, calibration=cal, **kw)
+        shot = prune(calibration=cal)
     else:
         with calibration_from_spec(calibration, timeout=hook_timeout) as cal:
-            shot = prune_tensors(tensors, n, m, calibration=cal, **kw)
+            shot = prune(calibration=cal)
     rows = [
         _row(name, w, shot, shot.inputs.get(name), np.random.default_rng([seed, i]))
         for i, (name, w) in enumerate(weights.items())

@@ -45,6 +45,7 @@ import sysconfig
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -117,6 +118,8 @@ def load_function(spec: str, base_dir: str | Path | None = None, *, what: str = 
         if path is not None:
             name = f"_sparsepe_eval_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]}"
             sp = importlib.util.spec_from_file_location(name, path)
+            if sp is None or sp.loader is None:  # never for a .py file: it gets a source loader
+                raise HookLoadError(f"no loader for {path}")
             module = importlib.util.module_from_spec(sp)
             sys.modules[name] = module
             sp.loader.exec_module(module)
@@ -301,7 +304,10 @@ def _receive_tensors(sock: socket.socket, layout: dict, size: int) -> dict[str, 
     for name, (offset, dtype, shape) in layout.items():
         count = int(np.prod(shape, dtype=np.int64))
         out[name] = (
-            np.frombuffer(mm, dtype=dtype, count=count, offset=offset) if count else np.empty(0, dtype=dtype)
+            # a tensor with elements makes size > 0, so the mapping exists
+            np.frombuffer(cast(mmap.mmap, mm), dtype=dtype, count=count, offset=offset)
+            if count
+            else np.empty(0, dtype=dtype)
         ).reshape(shape)
     return out
 
@@ -329,7 +335,7 @@ def serve(sock: socket.socket) -> None:
                 del state[k]
         try:
             out = fn({k: state[k].copy() for k in head["names"]}) if head["with_weights"] else fn()
-            msg = ("ok", plain(out))
+            msg: tuple[object, ...] = ("ok", plain(out))
         except BaseException as exc:  # noqa: BLE001 - the team's code may raise anything, SystemExit too
             try:
                 frames = team_frames(exc, fn, init["base_dir"])

@@ -18,6 +18,7 @@ must be finite and at most :data:`MAX_SCORE` in magnitude.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,17 +195,21 @@ def load_and_prune(
         dense = load_tensors(weights_path)
         if not dense:
             raise InputError("no tensors in the file", where=str(weights_path))
-        kw = {
-            "method": method,
-            "layout_rules": layout_rules,
-            "prune_lm_head": prune_lm_head,
-            "tie": config_tie(weights_path),
-        }
+        prune = functools.partial(
+            prune_tensors,
+            dense,
+            n,
+            m,
+            method=method,
+            layout_rules=layout_rules,
+            prune_lm_head=prune_lm_head,
+            tie=config_tie(weights_path),
+        )
         if isinstance(calibration, Calibration) or calibration is None:
-            shot = prune_tensors(dense, n, m, calibration=calibration, **kw)
+            shot = prune(calibration=calibration)
         else:
             with calibration_from_spec(calibration, base_dir, timeout=hook_timeout) as cal:
-                shot = prune_tensors(dense, n, m, calibration=cal, **kw)
+                shot = prune(calibration=cal)
         if not shot.masks:
             raise InputError(
                 f"no tensor can be pruned {n}:{m} under the ASP rules "

@@ -178,10 +178,13 @@ def _transformer_models(n: int, m: int) -> dict:
     return {"dense": pre, "finetuned": ft, "windows": x, "heads": cfg.heads}
 
 
+#: one layer of a family's model: (name, float weight (out, K), float inputs (samples, K)[, kind])
+ModelLayer = tuple[str, np.ndarray, np.ndarray] | tuple[str, np.ndarray, np.ndarray, str]
+
 _MODELS: dict[tuple[str, int, int], dict] = {}
 
 
-def family_models(family: str, n: int, m: int) -> dict[str, list[tuple[str, np.ndarray, np.ndarray]]]:
+def family_models(family: str, n: int, m: int) -> dict[str, list[ModelLayer]]:
     """{``finetuned``, ``dense``: [(layer, float weight (out, K), float inputs (samples, K)[, kind])]}
     of the family's reference model (see the module docstring; ``kind`` ACT_GEMM marks an
     activation x activation product, its "weight" the stationary operand); kept for the process."""
@@ -190,25 +193,25 @@ def family_models(family: str, n: int, m: int) -> dict[str, list[tuple[str, np.n
     return _MODELS[(family, n, m)]
 
 
-def _family_models(family: str, n: int, m: int) -> dict[str, list[tuple[str, np.ndarray, np.ndarray]]]:
+def _family_models(family: str, n: int, m: int) -> dict[str, list[ModelLayer]]:
+    out: dict[str, list[ModelLayer]] = {}
     if family == "mlp":
         r = reference_experiment(SEED, n, m)
         xte = r.models["data"][2]
-        out = {}
         for run in ("finetuned", "dense"):
             model = r.models[run]
             _, acts = model.forward(xte, keep=True)
             out[run] = [
-                (f"fc{i}", np.asarray(w), np.asarray(a)) for i, (w, a) in enumerate(zip(model.weights, acts))
+                (f"fc{i}", np.asarray(w), np.asarray(a))
+                for i, (w, a) in enumerate(zip(model.weights, acts, strict=True))
             ]
         return out
     if family == "cnn":
-        r = cnn_experiment(SEED, n, m, epochs=TINY_EPOCHS if reference_size() == "tiny" else CNN_EPOCHS)
-        xte = r.models["data"][2]
-        return {run: layer_gemms(r.models[run], xte) for run in ("finetuned", "dense")}
+        cnn = cnn_experiment(SEED, n, m, epochs=TINY_EPOCHS if reference_size() == "tiny" else CNN_EPOCHS)
+        xte = cnn.models["data"][2]
+        return {run: list[ModelLayer](layer_gemms(cnn.models[run], xte)) for run in ("finetuned", "dense")}
     if family == "transformer":
         t = _transformer_models(n, m)
-        out = {}
         for run in ("finetuned", "dense"):
             p = t[run]
             ins = layer_inputs(p, t["windows"], t["heads"])
@@ -361,7 +364,7 @@ def family_streams(
     per_sample = sum(w.shape[0] * (-(-w.shape[1] // m)) for _, w, _, _ in chosen)
     named = list(dict.fromkeys(c[0] for c in chosen))
     parts = []
-    for name, w, x, comp in chosen:
+    for _name, w, x, comp in chosen:
         take = max(1, min(x.shape[0], cycles // per_sample))
         idx = np.linspace(0, x.shape[0] - 1, take).round().astype(np.int64)
         parts.append(

@@ -98,6 +98,8 @@ class LayerTrace:
         xg = self.activations.reshape(groups, m, p).transpose(2, 0, 1)  # (P, G, M)
         acts = np.broadcast_to(xg, (rows, p, groups, m)).reshape(-1, m)
         if self.pruned:
+            if self.values is None or self.meta is None:
+                raise ValueError(f"{self.name}: a pruned layer trace needs its values and metadata")
             w = self.values.reshape(rows, 1, groups, n)
             meta = np.broadcast_to(self.meta.reshape(rows, 1, groups), (rows, p, groups)).reshape(-1)
         else:
@@ -180,7 +182,7 @@ def reference_traces(
     _, acts = model.forward(xte, keep=True)
     return [
         layer_trace(f"fc{i}", w, a, n, m, weight_bits=weight_bits, act_bits=act_bits)
-        for i, (w, a) in enumerate(zip(model.weights, acts))
+        for i, (w, a) in enumerate(zip(model.weights, acts, strict=True))
     ]
 
 
@@ -200,7 +202,7 @@ def reference_pe_stream(result, *, sparse: bool, samples: int = 256, weight_bits
     xte = result.models["data"][2][:samples]
     _, acts = model.forward(xte, keep=True)
     parts = []
-    for i, (w, a) in enumerate(zip(model.weights, acts)):
+    for i, (w, a) in enumerate(zip(model.weights, acts, strict=True)):
         if sparse:
             tr = layer_trace(f"fc{i}", w, a, n, m, weight_bits=weight_bits, act_bits=act_bits)
             if not tr.pruned:
