@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -34,6 +34,7 @@ from explore.commands.design_options import (
     SramBanks,
     SramKb,
     Vt,
+    or_default,
     parse_sparsity_dp,
 )
 from explore.config import MAX_AMBIENT_C, MAX_DRAM_UNITS, MAX_THETA_JA, MIN_AMBIENT_C
@@ -41,8 +42,6 @@ from explore.flags import finite, in_range
 from explore.safety import dumps
 from ppa.design import DesignPoint, PPAResult
 from ppa.model import estimate
-
-T = TypeVar("T")
 
 Node = Annotated[
     int,
@@ -105,11 +104,6 @@ ClockGating = Annotated[
     ),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")]
-
-
-def _or(value: T | None, default: T) -> T:
-    """A shared design-point flag's value; None (never, with ppa's defaults) is its default."""
-    return default if value is None else value
 
 
 def _fmt(v, unit="", digits=4):
@@ -196,35 +190,35 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Cost one design point from its synthesised hardware: area, fmax/voltage, power, Tj."""
         # --precision and --sparsity passed their checks
-        sparse, n, m, dp = parse_sparsity_dp(_or(sparsity, SPARSITY))
+        sparse, n, m, dp = parse_sparsity_dp(or_default(sparsity, SPARSITY))
         dense_path = dense_path or dp
         # each flag's own range is checked as it is read (explore.flags); here what relates flags
         d = DesignPoint(
-            rows=_or(rows, ROWS),
-            cols=_or(cols, COLS),
-            sram_kb=_or(sram_kb, SRAM_KB),
+            rows=or_default(rows, ROWS),
+            cols=or_default(cols, COLS),
+            sram_kb=or_default(sram_kb, SRAM_KB),
             clock_mhz=clock_mhz,
             node_nm=node,
             act_bits=act_bits,
             weight_bits=weight_bits,
-            acc_bits=_or(acc_bits, ACC_BITS),
+            acc_bits=or_default(acc_bits, ACC_BITS),
             n=n,
             m=m,
             sparse=sparse,
-            pipeline=_or(pipeline, PIPELINE),
+            pipeline=or_default(pipeline, PIPELINE),
             dram=dram_kind,
             dram_units=dram_units,
             cooling=cooling,
             theta_ja=theta_ja,
             t_ambient_c=t_ambient,
-            sram_banks=_or(sram_banks, SRAM_BANKS),
+            sram_banks=or_default(sram_banks, SRAM_BANKS),
             voltage_v=voltage,
             liberty=liberty,
             liberty_node_nm=liberty_node,
-            dataflow=_or(dataflow, DATAFLOW),
+            dataflow=or_default(dataflow, DATAFLOW),
             dense_path=dense_path,
             vector_lanes=vector_lanes,
-            precision=_or(precision, PRECISION),
+            precision=or_default(precision, PRECISION),
             sram_model=sram_model,
             clock_gating=clock_gating,
             double_buffer=double_buffer,
