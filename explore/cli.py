@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from explore import interrupt
 
@@ -43,6 +44,8 @@ from explore.provenance import model_code_version, package_version  # noqa: E402
 from hw.errors import InputError  # noqa: E402
 from hw.host import keep_library_caches, mask_passwords, printable  # noqa: E402
 
+typer_click_exceptions: ModuleType | None
+ParameterSource: Any  # the vendored click's enum, or click's own
 try:  # the click that typer 0.29 vendors; a typer that uses click itself has none
     from typer._click import exceptions as typer_click_exceptions
     from typer._click.core import ParameterSource
@@ -65,7 +68,7 @@ def _flags_without_type() -> None:
             return None
         return shown(self, ctx)
 
-    TyperOption.display_type_rich = display_type_rich
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]  # patching typer's class
 
 
 _flags_without_type()
@@ -245,9 +248,11 @@ def _usage_where(exc) -> str:
 def _click_exceptions() -> tuple[tuple, tuple, tuple]:
     """(UsageError, Abort, ClickException) classes of click and of the click typer 0.29 vendors."""
     mods = [click.exceptions] + ([typer_click_exceptions] if typer_click_exceptions is not None else [])
-    return tuple(
-        tuple(getattr(m, n) for m in mods if hasattr(m, n)) for n in ("UsageError", "Abort", "ClickException")
-    )
+
+    def of_every(name: str) -> tuple:
+        return tuple(getattr(m, name) for m in mods if hasattr(m, name))
+
+    return of_every("UsageError"), of_every("Abort"), of_every("ClickException")
 
 
 def main(argv: list[str] | None = None) -> None:

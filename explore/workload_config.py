@@ -4,7 +4,7 @@ a file of any format of :mod:`sim.importers.registry`, dispatched through the re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import (
     Field,
@@ -55,18 +55,18 @@ class Workload(StrictModel):
         return w._check_source()
 
     def _check_source(self) -> Workload:
-        names = [imp.field for imp in config_importers()]
-        given = [imp for imp in config_importers() if self.option(imp.field) is not None]
+        names = [importer_field(imp) for imp in config_importers()]
+        given = [imp for imp in config_importers() if self.option(importer_field(imp)) is not None]
         if len(given) > 1:
             raise ValueError(f"give one of {_one_of(names)}, not both")
         for imp in config_importers():
             for key, default in imp.options:
-                if self.option(key) != default and self.option(imp.field) is None:
+                if self.option(key) != default and self.option(importer_field(imp)) is None:
                     raise ValueError(f"{key} applies to {imp.noun}")
         if not given and not self.name:
             raise ValueError(f"give name (a built-in workload), {_one_of(names)}")
         if self.name is None:
-            p = Path(self.option(given[0].field))
+            p = Path(self.option(importer_field(given[0])))
             object.__setattr__(
                 self, "name", p.parent.name if p.stem == "config" and p.parent.name else p.stem
             )
@@ -88,7 +88,7 @@ class Workload(StrictModel):
 
     def importer(self) -> Importer | None:
         """The importer of the workload's file (None: a built-in workload by name)."""
-        return next((imp for imp in config_importers() if self.option(imp.field) is not None), None)
+        return next((imp for imp in config_importers() if self.option(importer_field(imp)) is not None), None)
 
     def build(self, **override: Any):
         """The sim.workloads.Workload (``override`` replaces params, e.g. ``batch`` for serving)."""
@@ -98,8 +98,13 @@ class Workload(StrictModel):
             options = {
                 key: default if self.option(key) is None else self.option(key) for key, default in imp.options
             }
-            return imp.load_checked(self.option(imp.field), params, options)
-        return get_workload(self.name, **params)
+            return imp.load_checked(self.option(importer_field(imp)), params, options)
+        return get_workload(cast(str, self.name), **params)  # _check_source named it
+
+
+def importer_field(imp: Importer) -> str:
+    """The ``[[workload]]`` key of a config importer (config_importers gives only those with one)."""
+    return cast(str, imp.field)
 
 
 def _registered_keys(model: type[StrictModel]) -> set[str]:

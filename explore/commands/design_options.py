@@ -16,7 +16,7 @@ stay in the commands and the models.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -57,6 +57,7 @@ __all__ = [
     "SramBanks",
     "SramKb",
     "Vt",
+    "or_default",
     "parse_sparsity_dp",
 ]
 
@@ -78,6 +79,15 @@ ACC_BITS = 32
 SIMULATE_CLOCK_MHZ = 1000.0
 #: Most SRAM banks per buffer (sim.perf.ArrayConfig's limit).
 MAX_SRAM_BANKS = 64
+
+
+T = TypeVar("T")
+
+
+def or_default(value: T | None, default: T) -> T:
+    """A flag's value, or ``default`` for None: a command whose flag defaults to the constant (never
+    None from the command line) passes it on typed as given."""
+    return default if value is None else value
 
 
 def parse_sparsity_dp(text: str) -> tuple[bool, int, int, bool]:

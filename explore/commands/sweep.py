@@ -189,7 +189,7 @@ def _search(
     evaluator.make_context(cfg)  # bad workloads / models fail here, before anything is written
     check_out_dir(out_dir)
     points = exhaustive_points(cfg, n_trials)
-    mode = {"mode": "search", "trial_budget": n_trials}
+    mode: dict[str, Any] = {"mode": "search", "trial_budget": n_trials}
     if points is not None:  # a space of at most a few times the budget: every point, no sampler's luck
         sampler = "exhaustive"
         mode = {
@@ -241,66 +241,76 @@ def _search(
     return best
 
 
+Config = Annotated[Path, typer.Argument(help="sweep config TOML (see examples/)")]
+Trials = Annotated[
+    int | None,
+    typer.Option(
+        "--trials",
+        help="target total of finished trials (resumes)",
+        callback=in_range("--trials", 1, MAX_TRIALS),
+    ),
+]
+Storage = Annotated[
+    str | None, typer.Option("--storage", help="journal file path, sqlite:///..., or postgresql://...")
+]
+Study = Annotated[
+    str | None,
+    typer.Option(
+        "--study",
+        help="study name (default: the config's study.name, else its file stem)",
+        callback=study_name("--study"),
+    ),
+]
+Workers = Annotated[
+    int,
+    typer.Option(
+        "--workers",
+        help="local worker processes on the same storage",
+        callback=in_range("--workers", 1, MAX_WORKERS),
+    ),
+]
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        "--seed", help="sampler seed (worker k uses seed + k)", callback=in_range("--seed", 0, MAX_SEED)
+    ),
+]
+Sampler = Annotated[
+    str | None,
+    typer.Option("--sampler", help="tpe | nsga2 | random", callback=one_of("--sampler", SAMPLERS)),
+]
+Grid = Annotated[bool, typer.Option("--grid", help="evaluate the whole discretised space (vectorised)")]
+Exhaustive = Annotated[
+    bool,
+    typer.Option(
+        "--exhaustive",
+        help=f"evaluate every point of both sides, sparse and dense (at most {MAX_EXHAUSTIVE_POINTS:,})",
+    ),
+]
+Settle = Annotated[
+    bool | None,
+    typer.Option(
+        "--settle/--no-settle",
+        help="after the budget, settle each side to a local optimum (default: study.settle)",
+    ),
+]
+Out = Annotated[Path | None, typer.Option("--out", help="output directory (default results/<study>)")]
+JsonOut = Annotated[bool, typer.Option("--json", help="print best.json to stdout")]
+
+
 def sweep(
-    config: Annotated[Path, typer.Argument(help="sweep config TOML (see examples/)")],
-    trials: Annotated[
-        int | None,
-        typer.Option(
-            "--trials",
-            help="target total of finished trials (resumes)",
-            callback=in_range("--trials", 1, MAX_TRIALS),
-        ),
-    ] = None,
-    storage: Annotated[
-        str | None, typer.Option("--storage", help="journal file path, sqlite:///..., or postgresql://...")
-    ] = None,
-    study: Annotated[
-        str | None,
-        typer.Option(
-            "--study",
-            help="study name (default: the config's study.name, else its file stem)",
-            callback=study_name("--study"),
-        ),
-    ] = None,
-    workers: Annotated[
-        int,
-        typer.Option(
-            "--workers",
-            help="local worker processes on the same storage",
-            callback=in_range("--workers", 1, MAX_WORKERS),
-        ),
-    ] = 1,
-    seed: Annotated[
-        int | None,
-        typer.Option(
-            "--seed", help="sampler seed (worker k uses seed + k)", callback=in_range("--seed", 0, MAX_SEED)
-        ),
-    ] = None,
-    sampler: Annotated[
-        str | None,
-        typer.Option("--sampler", help="tpe | nsga2 | random", callback=one_of("--sampler", SAMPLERS)),
-    ] = None,
-    grid: Annotated[
-        bool, typer.Option("--grid", help="evaluate the whole discretised space (vectorised)")
-    ] = False,
-    exhaustive: Annotated[
-        bool,
-        typer.Option(
-            "--exhaustive",
-            help=f"evaluate every point of both sides, sparse and dense (at most {MAX_EXHAUSTIVE_POINTS:,})",
-        ),
-    ] = False,
-    settle: Annotated[
-        bool | None,
-        typer.Option(
-            "--settle/--no-settle",
-            help="after the budget, settle each side to a local optimum (default: study.settle)",
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", help="output directory (default results/<study>)")
-    ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="print best.json to stdout")] = False,
+    config: Config,
+    trials: Trials = None,
+    storage: Storage = None,
+    study: Study = None,
+    workers: Workers = 1,
+    seed: Seed = None,
+    sampler: Sampler = None,
+    grid: Grid = False,
+    exhaustive: Exhaustive = False,
+    settle: Settle = None,
+    out: Out = None,
+    json_out: JsonOut = False,
     liberty: Liberty = None,  # overrides fixed.liberty
     liberty_node: LibertyNode = None,
 ) -> None:

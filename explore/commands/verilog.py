@@ -17,6 +17,7 @@ from explore.commands.design_options import (
     Dataflow,
     Pipeline,
     Precision,
+    or_default,
 )
 from explore.safety import check_out_dir, dumps, rich_markup
 from hw.errors import InputError
@@ -100,7 +101,7 @@ def register(app: typer.Typer) -> None:
                 acc_bits=acc_bits,
                 n=n,
                 m=m,
-                pipeline=pipeline,
+                pipeline=or_default(pipeline, PIPELINE),
                 precision=precision or "int8",
             )
             if (rows is None) != (cols is None):
@@ -125,7 +126,7 @@ def register(app: typer.Typer) -> None:
             params,
             rows=rows,
             cols=cols,
-            dataflow=dataflow,
+            dataflow=or_default(dataflow, DATAFLOW),
             dense_path=dense_path,
             double_buffer=double_buffer,
         )
