@@ -31,9 +31,8 @@ def check_liberty(liberty: str | None, liberty_node_nm: int | None) -> dict | No
     """The DesignPoint keywords of a Liberty file, checked up front (InputError on a bad file)."""
     if liberty is None and liberty_node_nm is None:
         return None
-    kw = {"liberty": liberty, "liberty_node_nm": liberty_node_nm}
-    resolve_liberty(DesignPoint(**kw))
-    return kw
+    resolve_liberty(DesignPoint(liberty=liberty, liberty_node_nm=liberty_node_nm))
+    return {"liberty": liberty, "liberty_node_nm": liberty_node_nm}
 
 
 def validate(

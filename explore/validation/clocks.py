@@ -113,7 +113,7 @@ def clock_rows(liberty: dict | None = None) -> list[Row]:
         ok = [p for p in PIPELINES if fs[p][0] is not None]
         failed = "; ".join(fs[p][1] for p in PIPELINES if fs[p][0] is None)
         best_p = max(ok, key=lambda p: fs[p][0]) if ok else None
-        best, src = (fs[best_p][0], fs[best_p][1]) if ok else (None, failed)
+        best, src = (fs[best_p][0], fs[best_p][1]) if best_p is not None else (None, failed)
         f1, _, c1 = _fmax(d, 1, "rvt")
         nd = tech.node(s.design.node_nm)
         cheapest = next(
