@@ -16,7 +16,8 @@ cycle model, synthesis-based area and power, memory and limits):
   (explore.settle): its best design's untried one- and two-step neighbours are evaluated until none
   is left, so a side that stopped a few steps short of its optimum does not tilt the verdict (on the
   default example the advantage spread over ten seeds falls from 7.1 points to 0.0;
-  docs/benchmarks.md). ``--exhaustive`` (and ``--grid``) evaluates every point of both sides. ``search`` states, per side, the trials, the distinct designs and the sampler.
+  docs/benchmarks.md). ``--exhaustive`` (and ``--grid``) evaluates every point of both sides.
+  ``search`` states, per side, the trials, the distinct designs and the sampler.
 * **the chosen design's dense twins** (explore.twins): the same design with dense PEs (iso-array),
   and the fastest feasible dense design within its area over every other axis (iso-area), found
   among the dense side's designs.
@@ -235,7 +236,7 @@ def study_twin_metrics(
         if k not in known and k not in missing:
             missing[k] = p
     if missing:
-        for k, m in zip(missing, evaluate_many(list(missing.values()))):
+        for k, m in zip(missing, evaluate_many(list(missing.values())), strict=True):
             known[k] = m
     pool = DensePool(pool_records, lambda p: not is_sparse(p))
     res = twin_metrics(
@@ -281,7 +282,7 @@ def comparison(
         "iso_area_dense": None,
     }
     per: list[dict[str, Any]] = []
-    for obj, dirn in zip(objectives, directions):
+    for obj, dirn in zip(objectives, directions, strict=True):
         bs = best_record(records, obj, dirn, sparse=True)
         bd = best_record(pool_records, obj, dirn, sparse=False)
         ratio = (

@@ -197,7 +197,7 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
                 e, results = digits_evidence(n, m, seed=QUALITY_SEED)
                 ctx.quality_results.setdefault((n, m), results[0])
                 found.append(e)
-        found = [{**e, "workloads": families[fam]} for fam, e in zip(families, found)]
+        found = [{**e, "workloads": families[fam]} for fam, e in zip(families, found, strict=True)]
         ev = mix_evidence(found, cfg.limits.max_quality_delta)
     ctx.quality_evidence[(n, m)] = ev
     ctx.quality[(n, m)] = float(ev["quality_delta"])
@@ -472,7 +472,7 @@ def _evaluate_columns(
 
     per_wl = []
     by_point: list[dict[str, Any]] = [{} for _ in range(P)]
-    for w, sim in zip(ctx.workloads, sims):
+    for w, sim in zip(ctx.workloads, sims, strict=True):
         results = [_ppa(ctx, d, i, sim, w.workload) for i in range(P)]
         for i, r in enumerate(results):
             by_point[i][w.name] = r
@@ -483,8 +483,8 @@ def _evaluate_columns(
     # Aggregated like effective_speedup (time-weighted): the mix's dense time over the mix's time
     # at each workload's ideal bound.
     dense_t = [s["dense_total_cycles"] for s in sims]
-    ideal = sum(a * t for a, t in zip(weights, dense_t)) / sum(
-        a * t / s["ideal_speedup"] for a, t, s in zip(weights, dense_t, sims)
+    ideal = sum(a * t for a, t in zip(weights, dense_t, strict=True)) / sum(
+        a * t / s["ideal_speedup"] for a, t, s in zip(weights, dense_t, sims, strict=True)
     )
     out["ideal_speedup"] = np.asarray(ideal, float)
     if cfg.limits.p99_latency_ms is not None:
@@ -493,7 +493,7 @@ def _evaluate_columns(
     if kind != "none":
         evs = [
             _quality_evidence(ctx, int(n), int(m)) if sp else None
-            for n, m, sp in zip(d["n"], d["m"], d["sparse"])
+            for n, m, sp in zip(d["n"], d["m"], d["sparse"], strict=True)
         ]
         out["quality_delta"] = np.array([e["quality_delta"] if e else 0.0 for e in evs])
         # the pessimistic end of the 95 % interval: what the max_quality_delta constraint tests

@@ -165,7 +165,7 @@ class GridResults:
                 "",
                 "",
             ]
-            rows.append(dict(zip(header, values)))
+            rows.append(dict(zip(header, values, strict=True)))
         return header, rows
 
     def summary(self) -> dict[str, Any]:

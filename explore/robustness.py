@@ -229,7 +229,8 @@ def robustness(records: list[dict[str, Any]], cfg: SweepConfig, ev: Evaluator) -
         return None
     objectives, directions = cfg.objectives.names(), cfg.objectives.directions()
     tops = {
-        o: (_top(records, o, d, True), _top(records, o, d, False)) for o, d in zip(objectives, directions)
+        o: (_top(records, o, d, True), _top(records, o, d, False))
+        for o, d in zip(objectives, directions, strict=True)
     }
     if not tops[objectives[0]][0] or not tops[objectives[0]][1]:
         return None
@@ -240,9 +241,11 @@ def robustness(records: list[dict[str, Any]], cfg: SweepConfig, ev: Evaluator) -
     ranges = assumption_ranges(cfg)
     cols, S, layout = samples(ranges, cfg.decision.samples, cfg.study.seed)
     keys = list(designs)
-    metrics = dict(zip(keys, ev.mod.evaluate_under([designs[k]["params"] for k in keys], ev.ctx, cols, S)))
+    metrics = dict(
+        zip(keys, ev.mod.evaluate_under([designs[k]["params"] for k in keys], ev.ctx, cols, S), strict=True)
+    )
     per = []
-    for o, d in zip(objectives, directions):
+    for o, d in zip(objectives, directions, strict=True):
         chosen = [design_key(r["params"]) for r in tops[o][0] + tops[o][1]]
         sparse = np.array([is_sparse(designs[k]["params"]) for k in chosen])
         r = _ratios([metrics[k] for k in chosen], cfg, sparse, o, d, S)

@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import optuna
@@ -125,6 +126,17 @@ def _step(
         else:
             out.append(_design(c))
     return out
+
+
+def _kind_step(
+    p: dict[str, Any],
+    dists: dict[str, BaseDistribution],
+    options: frozenset[str],
+    fix: tuple[str, Any] | None,
+) -> list[dict[str, Any]]:
+    """One-step neighbours of ``p`` on the side that keep the walk's kind ``fix`` (axis, value)."""
+    free = fix is None or fix[0] == VT_ATTR  # a flavour's walk is free (the flavour is no axis)
+    return [c for c in _step(p, dists, options) if free or (fix is not None and c.get(fix[0]) == fix[1])]
 
 
 def candidates(
@@ -265,10 +277,7 @@ def settle(
             options = sides[w["side"]]
             fix = w["fix"]
 
-            def step(p: dict[str, Any]) -> list[dict[str, Any]]:
-                free = fix is None or fix[0] == VT_ATTR  # a flavour's walk is free (the flavour is no axis)
-                return [c for c in _step(p, dists, options) if free or c.get(fix[0]) == fix[1]]
-
+            step = partial(_kind_step, dists=dists, options=options, fix=fix)
             while True:  # move while a known neighbour is better; else queue the untried ring
                 at = w["at"]
                 ring, cands = 0, []

@@ -167,7 +167,8 @@ def check_journal_file(path: Path) -> None:
     ):
         raise InputError(
             f"is not a readable Optuna journal: its first record has op_code "
-            f"{printable(json.dumps(rec['op_code']))[:40]} and worker_id {printable(json.dumps(rec['worker_id']))[:40]} "
+            f"{printable(json.dumps(rec['op_code']))[:40]} and worker_id "
+            f"{printable(json.dumps(rec['worker_id']))[:40]} "
             f"(op_code one of {min(codes)}..{max(codes)}, worker_id a string); it was left unchanged",
             where=str(path),
         )

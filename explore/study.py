@@ -201,7 +201,8 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
         stored = None
     if stored is not None and stored == fp and stored_code != code:
         raise InputError(
-            f"this study's trials were computed by other model code ({stored_code or 'a version before it was recorded'}; "
+            "this study's trials were computed by other model code "
+            f"({stored_code or 'a version before it was recorded'}; "
             f"this is {code}): resuming would mix results of two model versions; use another --study name or --out "
             "directory",
             where=f"study {opts.study_name!r}",
@@ -542,7 +543,7 @@ STOP_GRACE_S = (0.3, 0.8, 0.3)
 def stop_workers(procs: list[subprocess.Popen]) -> None:
     """End the worker processes of an interrupted sweep: wait for them briefly, then SIGINT the
     rest (only the parent was signalled), then SIGKILL. What they stored stays in the study."""
-    for sig, grace in zip((None, signal.SIGINT, signal.SIGKILL), STOP_GRACE_S):
+    for sig, grace in zip((None, signal.SIGINT, signal.SIGKILL), STOP_GRACE_S, strict=True):
         for p in procs:
             if sig is not None and p.poll() is None:
                 p.send_signal(sig)

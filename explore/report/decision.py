@@ -165,7 +165,8 @@ def decide(
 ) -> tuple[str, str, list[list[str]]]:
     """(verdict, rule that fired, rule table rows with the evaluated values). ``comp``: the equal-terms
     comparison (explore.compare.comparison); ``rob``: the advantage under the assumptions' ranges
-    (explore.robustness); without them R3 and R5 cannot hold and the verdict is at most BOUNDED ROLLOUT. Only evidence on the team's model can decide ROLLBACK on quality (R2);
+    (explore.robustness); without them R3 and R5 cannot hold and the verdict is at most BOUNDED ROLLOUT.
+    Only evidence on the team's model can decide ROLLBACK on quality (R2);
     evidence that does not say what it was measured on counts as missing (R4)."""
     rows: list[list[str]] = []
     feasible = bool(data.best.get("feasible"))
@@ -346,7 +347,7 @@ def rejected_alternatives(data: StudyData) -> list[list[str]]:
                     continue
                 better = [
                     (1 if d == "maximize" else -1) * (float(f["metrics"][o]) - float(r["metrics"][o]))
-                    for o, d in zip(objs, data.directions)
+                    for o, d in zip(objs, data.directions, strict=True)
                 ]
                 if all(b >= 0 for b in better) and any(b > 0 for b in better):
                     dom = f

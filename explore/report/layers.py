@@ -43,7 +43,7 @@ def layer_frame(data: StudyData, det: Detail) -> pd.DataFrame:
         if wl is not None and len(wl.layers) == len(net.names):
             dn = evaluate(layer_arrays(wl), design_arrays([arch]), force_dense=True)
             dense_busy = (dn["cycles"][0] + 1 + dn["stall_cycles"][0]).astype(float)
-            shapes = [(l.M, l.N, l.K, l.reason) for l in wl.layers]
+            shapes = [(layer.M, layer.N, layer.K, layer.reason) for layer in wl.layers]
         else:
             dense_busy = np.full(len(busy), np.nan)
             shapes = [(None, None, None, "") for _ in net.names]

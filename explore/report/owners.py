@@ -385,7 +385,7 @@ def write_artifacts(
     """Write each produced artifact's data as ``out_dir/<prefix><role>.csv``; role -> that path
     (relative to ``out_dir``'s parent for best.json links), or None for a missing artifact."""
     out: dict[str, str | None] = {}
-    for role, (df, status, _) in arts.items():
+    for role, (df, _status, _) in arts.items():
         if df is None:
             out[role] = None
             continue

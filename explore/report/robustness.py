@@ -32,13 +32,17 @@ def section_robustness(data: StudyData, rob: dict[str, Any] | None) -> Section:
         )
         return s
     margin, conf = rob["margin"], rob["min_confidence"]
-    s.verdict = f"{rob['line']}. SHIP needs P >= {fmt(conf)}: {'met' if rob['p_advantage_ge_margin'] >= conf else 'not met'}."
+    met = "met" if rob["p_advantage_ge_margin"] >= conf else "not met"
+    s.verdict = f"{rob['line']}. SHIP needs P >= {fmt(conf)}: {met}."
     s.paras.append(
-        f"The {rob['designs_per_side'][0]} best feasible sparse and {rob['designs_per_side'][1]} best feasible dense "
+        f"The {rob['designs_per_side'][0]} best feasible sparse and "
+        f"{rob['designs_per_side'][1]} best feasible dense "
         f"designs on {rob['objective']} are costed again under each assumption's plausible range (`sparsepe "
         f"assumptions`; the config's [assumptions] may set them), in numpy batches from their own estimates "
-        f"(ppa.recost: no synthesis or STA). In every sample each side's best design that still meets every limit is "
-        f"picked again. Joint samples: {rob['samples']}, {rob['method']}, seed {rob['seed']}. Advantage = best sparse / "
+        f"(ppa.recost: no synthesis or STA). "
+        f"In every sample each side's best design that still meets every limit is "
+        f"picked again. Joint samples: {rob['samples']}, {rob['method']}, seed {rob['seed']}. "
+        f"Advantage = best sparse / "
         f"best dense - 1 (> 0 favours sparse; -100 % when no sparse design meets the limits)."
     )
     if rob.get("samples_without_feasible_design"):
@@ -79,7 +83,8 @@ def section_robustness(data: StudyData, rob: dict[str, Any] | None) -> Section:
                 "",
                 overlay=True,
                 vline=(margin - nom, f"SHIP margin {pct(margin)}"),
-                caption="bars reaching -100 % minus the model's advantage: no design of a side (or of either) meets the "
+                caption="bars reaching -100 % minus the model's advantage: no design of a side "
+                "(or of either) meets the "
                 "limits at that end",
             )
         )

@@ -89,7 +89,8 @@ def section_summary(data: StudyData) -> Section:
         + f"; always: clock <= fmax ({TIMING_CONSTRAINT})"
     )
     s.bullets.append(
-        "Objectives: " + ", ".join(f"{o} ({d})" for o, d in zip(data.objectives, data.directions))
+        "Objectives: "
+        + ", ".join(f"{o} ({d})" for o, d in zip(data.objectives, data.directions, strict=True))
     )
     n_ev, n_fe = best["n_evaluated"], best["n_feasible"]
     states = ", ".join(f"{v} {k.lower()}" for k, v in sorted(data.state_counts.items()))
@@ -491,8 +492,10 @@ MODEL_LIMITS = (
     (
         "clock tree and clock gating",
         "clock energy per flip-flop from the Liberty library's clock-pin energy, pin "
-        "capacitance and a balanced tree of its clock buffer (ppa.liberty.energy), with an assumed wiring share (0.5 x the "
-        "pin load; no placement), moved to the node in toggle-equivalents; without a library, osu018's figures; the WS weight registers are clock-gated "
+        "capacitance and a balanced tree of its clock buffer (ppa.liberty.energy), "
+        "with an assumed wiring share (0.5 x the "
+        "pin load; no placement), moved to the node in toggle-equivalents; "
+        "without a library, osu018's figures; the WS weight registers are clock-gated "
         "while held (one gating cell per PE, costed with ASAP7's ICG/flip-flop energy ratio; [fixed] clock_gating); no "
         "gating of idle PEs (idle PEs pay clock power)",
     ),
@@ -504,7 +507,8 @@ MODEL_LIMITS = (
     (
         "non-GEMM operators",
         "softmax, normalisation, activations, residual adds and the like run on a modelled vector "
-        "unit (sim.vector: per-operator recipes, lane rates from the CUDA throughput table, serialised with the array by "
+        "unit (sim.vector: per-operator recipes, lane rates from the CUDA throughput table, "
+        "serialised with the array by "
         "default); its exp/divide rates describe a GPU special-function unit, not a measured kernel; operators the "
         "importer does not know are costed by a stated fallback rule",
     ),
@@ -601,9 +605,9 @@ def oat_frame(data: StudyData, ev: Evaluator, centre: dict[str, Any]) -> pd.Data
             points.append(p)
             rows.append({"axis": axis, "value": v, "is_centre": v == centre[axis]})
     metrics = ev.evaluate_many(points)
-    base = next((mm for r, mm in zip(rows, metrics) if r["is_centre"]), None)
+    base = next((mm for r, mm in zip(rows, metrics, strict=True) if r["is_centre"]), None)
     b = num(base["perf_per_watt"]) if base else None
-    for r, mm in zip(rows, metrics):
+    for r, mm in zip(rows, metrics, strict=True):
         ppw = num(mm.get("perf_per_watt"))
         r["perf_per_watt"] = ppw
         r["change_vs_centre"] = (ppw / b - 1.0) if (ppw is not None and b) else None
@@ -662,8 +666,12 @@ def section_sensitivity(
         f"centre; infeasible points name the limits they fail."
     )
     bars = df.copy()  # one series per feasibility, so infeasible points stand out in their own colour
-    bars[OAT_FEASIBLE] = [c if f else None for c, f in zip(bars["change_vs_centre"], bars["feasible"])]
-    bars[OAT_INFEASIBLE] = [None if f else c for c, f in zip(bars["change_vs_centre"], bars["feasible"])]
+    bars[OAT_FEASIBLE] = [
+        c if f else None for c, f in zip(bars["change_vs_centre"], bars["feasible"], strict=True)
+    ]
+    bars[OAT_INFEASIBLE] = [
+        None if f else c for c, f in zip(bars["change_vs_centre"], bars["feasible"], strict=True)
+    ]
     s.figures.append(
         Figure(
             "sensitivity_oat",
