@@ -38,7 +38,7 @@ import optuna
 from explore.config import SweepConfig
 from explore.metrics import ENTRY_METRICS, TWIN_INPUTS
 from explore.results import Evaluator, constraint_values, stored_value
-from explore.sampler import make_sampler, sparsity_sides, suggest_point
+from explore.sampler import make_sampler, sparsity_sides, study_directions, suggest_point
 from explore.settle import CAP_FACTOR, settle
 from explore.space import axis_choices, dense_twin_sparsity, design_key, parse_sparsity
 from explore.twins import TWIN_METRICS, DensePool, iso_array_point, twin_metrics
@@ -135,7 +135,7 @@ def dense_substudy(
     sub = cfg.model_copy(update={"space": space})
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(
-        directions=cfg.objectives.directions(),
+        directions=study_directions(cfg),
         sampler=make_sampler(cfg.study.sampler, seed, len(cfg.objectives.names())),
     )
     seen: dict[str, tuple[dict[str, Any], dict[str, float]]] = {}

@@ -265,7 +265,7 @@ def _from_simulate(sim: SimulateFile, label: str) -> Run:
         for r in sim.layers
     ]
     given = sim.model_fields_set
-    m = {
+    m: dict[str, Any] = {
         k: getattr(sim, k)
         for k in (
             "total_cycles",
@@ -338,7 +338,7 @@ def _from_best(best: BestFile, path: Path, label: str) -> Run:
         except (ValueError, TypeError, OverflowError) as exc:
             raise InputError(f"a value is not a number ({exc})", where=f"{label} {prof}") from None
     wls = list(dict.fromkeys(r["workload"] for r in layers)) if layers else []
-    tags = {
+    tags: dict[str, Any] = {
         k: obj.get(k)
         for k in ("study", "storage", "seed", "sampler", "quality_evidence", "mode", "config_fingerprint")
         if k in obj

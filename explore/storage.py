@@ -234,10 +234,10 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
             "pool_pre_ping": True,
         }
     else:
-        path = spec.path
-        assert path is not None
+        db_path = spec.path
+        assert db_path is not None
         if create:
-            make_dir(path.parent)
+            make_dir(db_path.parent)
 
     def make() -> RDBStorage:
         with warnings.catch_warnings():
@@ -329,7 +329,8 @@ def one_journal_append(storage: optuna.storages.BaseStorage) -> Iterator[None]:
                 {"op_code": op_code, "worker_id": storage._replay_result.worker_id, **extra_fields}
             )
 
-    storage._write_log = buffered
+    # a deliberate patch of Optuna's method for this block (removed below); mypy forbids method assignment
+    storage._write_log = buffered  # type: ignore[method-assign]
     try:
         yield
     finally:

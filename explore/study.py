@@ -42,7 +42,7 @@ from explore.prewarm import prewarm
 from explore.provenance import model_code_version
 from explore.results import DEFAULT_EVALUATOR, Evaluator, constraint_values
 from explore.safety import rich_safe
-from explore.sampler import EXHAUSTIVE, SIDES, make_sampler, sparsity_sides, suggest_point
+from explore.sampler import EXHAUSTIVE, SIDES, make_sampler, sparsity_sides, study_directions, suggest_point
 from explore.space import design_key
 from explore.storage import (
     WORKER_ATTR,
@@ -170,7 +170,7 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
     storage = open_storage(opts.storage, create=create)
     seed = resume_seed(storage, opts.study_name, seed)
     sampler = make_sampler(opts.sampler, seed, len(cfg.objectives.names()), cfg.space)
-    directions = cfg.objectives.directions()
+    directions = study_directions(cfg)
     try:
         study = optuna.create_study(
             storage=storage,
@@ -236,17 +236,27 @@ def _counts(
     return counts
 
 
-def make_objective(
-    cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int
-) -> Callable[[optuna.Trial], Any]:
+class StudyObjective:
+    """A study's objective that remembers the id of the trial it ran last (``last_trial_id``, None
+    before the first): the worker reads the outcome of its own last trial."""
+
+    def __init__(self, run: Callable[[optuna.Trial], Any]):
+        self._run = run
+        self.last_trial_id: int | None = None
+
+    def __call__(self, trial: optuna.Trial) -> Any:
+        self.last_trial_id = trial._trial_id
+        return self._run(trial)
+
+
+def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) -> StudyObjective:
     names = cfg.objectives.names()
     live = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING)
     known: dict[str, Any] = {}  # design key -> (number, attrs, constraints) of its first evaluation
     scanned: set[int] = set()
 
-    def objective(trial: optuna.Trial):
+    def objective(trial: optuna.Trial) -> Any:
         storage = trial.study._storage
-        objective.last_trial_id = trial._trial_id  # the worker reads the outcome of its own last trial
         storage.set_trial_system_attr(trial._trial_id, WORKER_ATTR, worker_tag())
         trials = trial.study.get_trials(
             deepcopy=False
@@ -259,9 +269,9 @@ def make_objective(
             point = suggest_point(trial, cfg)
         prior = _evaluated(trials, point, known, scanned)
         if prior is not None:  # the design is in the study already: reuse its stored result
-            number, attrs, cons = prior
-            _write_attrs(storage, trial, {**attrs, DUPLICATE_ATTR: number}, cons)
-            return _objective_values(attrs)
+            number, prior_attrs, prior_cons = prior
+            _write_attrs(storage, trial, {**prior_attrs, DUPLICATE_ATTR: number}, prior_cons)
+            return _objective_values(prior_attrs)
         mark = len(characterisation.computed())
         try:
             metrics = evaluate(point, ctx)
@@ -299,8 +309,7 @@ def make_objective(
         values = [float(attrs[n]) for n in names]
         return values[0] if len(values) == 1 else values
 
-    objective.last_trial_id = None
-    return objective
+    return StudyObjective(objective)
 
 
 def characterised_summary(made: list[str], shown: int = 3) -> str:
@@ -481,7 +490,8 @@ def _reaped(study: optuna.Study, trial_id: int | None, exc: Exception) -> bool:
     t = study._storage.get_trial(trial_id)
     if t.state != TrialState.FAIL:
         return False
-    chain, e = [], exc
+    chain: list[BaseException] = []
+    e: BaseException | None = exc
     while e is not None and len(chain) < 16:
         chain.append(e)
         e = e.__cause__ or e.__context__

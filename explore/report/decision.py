@@ -69,7 +69,8 @@ def p99_text(m: dict[str, Any], cfg) -> str:
         f"{fmt(p99)} (95 % interval [{fmt(lo)}, {fmt(hi)}] over {s.seeds} arrival seeds, first "
         f"{pct(s.warmup_fraction, 0)} of each run discarded as warm-up)"
     )
-    if num(m.get("ttft_p99_ms")) is not None and math.isfinite(num(m.get("ttft_p99_ms"))):
+    ttft = num(m.get("ttft_p99_ms"))
+    if ttft is not None and math.isfinite(ttft):
         txt += (
             f"; LLM request = prefill + {s.output_tokens} tokens: TTFT p99 {fmt(m['ttft_p99_ms'])} ms, "
             f"TPOT p99 {fmt(m['tpot_p99_ms'])} ms"

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -17,7 +17,14 @@ from explore.results import Detail
 from sim.perf import design_arrays, evaluate, layer_arrays
 
 
-def _workload_objects(data: StudyData, det: Detail) -> dict[str, Any]:
+class HasConfig(Protocol):
+    """What :func:`layer_frame` reads of a StudyData: its config (a caller may have only that)."""
+
+    @property
+    def cfg(self) -> Any: ...
+
+
+def _workload_objects(data: HasConfig, det: Detail) -> dict[str, Any]:
     """Workload name -> sim.workloads.Workload (from the evaluator when it says, else the config)."""
     if det.workloads:
         return dict(det.workloads)
@@ -29,7 +36,7 @@ def _workload_objects(data: StudyData, det: Detail) -> dict[str, Any]:
     return out
 
 
-def layer_frame(data: StudyData, det: Detail) -> pd.DataFrame:
+def layer_frame(data: HasConfig, det: Detail) -> pd.DataFrame:
     """One row per layer of every workload of the best design, with the dense run of the same
     array beside it (sim.perf.evaluate with force_dense: same array, every layer dense)."""
     wls = _workload_objects(data, det)

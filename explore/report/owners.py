@@ -20,6 +20,7 @@ artifact status, with the reason.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -327,9 +328,9 @@ def artifact_frames(
             else "the evaluator gives no per-workload serving statistics (explore.evaluator.serving_stats)",
         )
     else:
-        rows = []
+        serving_rows = []
         for wname, st in serving.items():
-            rows.append(
+            serving_rows.append(
                 {
                     "workload": wname,
                     **{
@@ -338,7 +339,7 @@ def artifact_frames(
                     },
                 }
             )
-        df = pd.DataFrame(rows)
+        df = pd.DataFrame(serving_rows)
         ok = all(st["p99_interval_ms"][1] <= cfg.limits.p99_latency_ms for st in serving.values())
         out["serving_performance"] = (
             df,
@@ -359,7 +360,7 @@ def serving_evidence(det: Detail | None) -> dict[str, dict[str, Any]] | None:
 
 
 def owners_block(
-    cfg, found: list[Finding], arts: dict[str, tuple[Any, str, str]], files: dict[str, str | None]
+    cfg, found: list[Finding], arts: dict[str, tuple[Any, str, str]], files: Mapping[str, str | None]
 ) -> dict[str, Any]:
     """best.json's ``owners``: per role the name, its findings, the artifact owed and its status."""
     out: dict[str, Any] = {"rules": [f"{rid}: {txt}" for rid, txt, _, _ in OWNER_RULES]}

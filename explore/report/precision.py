@@ -9,7 +9,7 @@ precision: the gate-passing pair with the lowest energy per inference (ties: low
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from explore.config import SweepConfig
 from explore.report.document import Section, Table
@@ -56,7 +56,7 @@ def mix_families(cfg: SweepConfig) -> list[str]:
     pairs = []
     for i, w in enumerate(cfg.workload):
         try:
-            pairs.append((w.name, w.build()))
+            pairs.append((cast(str, w.name), w.build()))  # the validator sets a workload's name
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: workload[{i}]") from None
     return list(reference_families(pairs))
