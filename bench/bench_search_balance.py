@@ -80,8 +80,8 @@ def _side_optima(cfg, cols, metrics, cons) -> dict[str, float]:
 def _run(cfg, ctx, seed: int, n: int, optima: dict[str, float]) -> dict[str, float]:
     """Each side's own-trial count at which it first comes within 1 % of its optimum (inf: never)."""
     import explore.evaluator as ev
+    from explore.objective import make_objective
     from explore.sampler import make_sampler, trial_side
-    from explore.study import make_objective
 
     primary = cfg.objectives.primary
     maximize = cfg.objectives.directions()[0] == "maximize"
@@ -128,9 +128,9 @@ def _settled(cfg, ctx, seed: int, optima: dict[str, float]) -> dict[str, float]:
     the extra trials settling took, and each side's own trials (search, then settling) until it is
     within 1 % of its exhaustive optimum."""
     import explore.evaluator as ev
+    from explore.objective import make_objective
     from explore.sampler import make_sampler, trial_side
     from explore.settle import CAP_FACTOR, settle
-    from explore.study import make_objective
 
     primary = cfg.objectives.primary
     maximize = cfg.objectives.directions()[0] == "maximize"

@@ -38,8 +38,8 @@ CHECKPOINTS = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000)
 def _run(cfg, ctx, sampler_name: str, seed: int, n: int) -> np.ndarray:
     """Best feasible perf/W after each trial (0 before the first feasible one)."""
     import explore.evaluator as ev
+    from explore.objective import make_objective
     from explore.sampler import make_sampler
-    from explore.study import make_objective
 
     study = optuna.create_study(
         directions=cfg.objectives.directions(),

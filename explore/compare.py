@@ -16,7 +16,8 @@ cycle model, synthesis-based area and power, memory and limits):
   (explore.settle): its best design's untried one- and two-step neighbours are evaluated until none
   is left, so a side that stopped a few steps short of its optimum does not tilt the verdict (on the
   default example the advantage spread over ten seeds falls from 7.1 points to 0.0;
-  docs/benchmarks.md). ``--exhaustive`` (and ``--grid``) evaluates every point of both sides. ``search`` states, per side, the trials, the distinct designs and the sampler.
+  docs/benchmarks.md). ``--exhaustive`` (and ``--grid``) evaluates every point of both sides.
+  ``search`` states, per side, the trials, the distinct designs and the sampler.
 * **the chosen design's dense twins** (explore.twins): the same design with dense PEs (iso-array),
   and the fastest feasible dense design within its area over every other axis (iso-area), found
   among the dense side's designs.
@@ -37,7 +38,7 @@ import optuna
 from explore.config import SweepConfig
 from explore.metrics import ENTRY_METRICS, TWIN_INPUTS
 from explore.results import Evaluator, constraint_values, stored_value
-from explore.sampler import make_sampler, sparsity_sides, suggest_point
+from explore.sampler import make_sampler, sparsity_sides, study_directions, suggest_point
 from explore.settle import CAP_FACTOR, settle
 from explore.space import axis_choices, dense_twin_sparsity, design_key, parse_sparsity
 from explore.twins import TWIN_METRICS, DensePool, iso_array_point, twin_metrics
@@ -134,7 +135,7 @@ def dense_substudy(
     sub = cfg.model_copy(update={"space": space})
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(
-        directions=cfg.objectives.directions(),
+        directions=study_directions(cfg),
         sampler=make_sampler(cfg.study.sampler, seed, len(cfg.objectives.names())),
     )
     seen: dict[str, tuple[dict[str, Any], dict[str, float]]] = {}
@@ -235,7 +236,7 @@ def study_twin_metrics(
         if k not in known and k not in missing:
             missing[k] = p
     if missing:
-        for k, m in zip(missing, evaluate_many(list(missing.values()))):
+        for k, m in zip(missing, evaluate_many(list(missing.values())), strict=True):
             known[k] = m
     pool = DensePool(pool_records, lambda p: not is_sparse(p))
     res = twin_metrics(
@@ -264,8 +265,6 @@ def comparison(
     ``per_objective`` (best sparse vs best dense on every objective), ``primary_advantage`` (best
     sparse / best dense on the primary objective, oriented so > 1 favours sparse), ``search`` and
     ``notes``."""
-    objectives = cfg.objectives.names()
-    directions = cfg.objectives.directions()
     pool_records = list(records) + list(substudy or [])
     notes: list[str] = []
     if substudy is not None:
@@ -280,8 +279,33 @@ def comparison(
         "iso_array_dense": None,
         "iso_area_dense": None,
     }
+    _add_objective_bests(out, records, pool_records, cfg)
+    if out["best_sparse"] is None:
+        notes.append("no feasible sparse design in the study")
+    if out["best_dense"] is None:
+        notes.append(
+            "no feasible dense design" + (" in the study or its dense study" if substudy is not None else "")
+        )
+    if chosen is not None and evaluate_many is not None:
+        notes.extend(_add_chosen_twins(out, cfg, chosen, evaluate_many, pool_records))
+    elif chosen is not None:
+        notes.append("the evaluator cannot cost designs in batches (evaluate_batch): no dense twins")
+    if search is not None:
+        out["search"] = search
+        notes.extend(_search_notes(search))
+    out["notes"] = notes
+    return out
+
+
+def _add_objective_bests(
+    out: dict[str, Any], records: list[dict[str, Any]], pool_records: list[dict[str, Any]], cfg: SweepConfig
+) -> None:
+    """Into ``out``: ``per_objective`` (best sparse vs best dense on every objective) and, of the
+    primary objective, ``best_sparse``, ``best_dense`` and ``primary_advantage``."""
+    objectives = cfg.objectives.names()
+    directions = cfg.objectives.directions()
     per: list[dict[str, Any]] = []
-    for obj, dirn in zip(objectives, directions):
+    for obj, dirn in zip(objectives, directions, strict=True):
         bs = best_record(records, obj, dirn, sparse=True)
         bd = best_record(pool_records, obj, dirn, sparse=False)
         ratio = (
@@ -317,67 +341,69 @@ def comparison(
             )
             out["primary_advantage"] = ratio
     out["per_objective"] = per
-    if out["best_sparse"] is None:
-        notes.append("no feasible sparse design in the study")
-    if out["best_dense"] is None:
+
+
+def _add_chosen_twins(
+    out: dict[str, Any],
+    cfg: SweepConfig,
+    chosen: dict[str, Any],
+    evaluate_many: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+    pool_records: list[dict[str, Any]],
+) -> list[str]:
+    """Into ``out``: the chosen design's ``iso_array_dense`` and ``iso_area_dense`` twins, the
+    ``chosen`` entry and its ``chosen_twin_metrics``; returns the notes (no iso-area twin)."""
+    notes: list[str] = []
+    iso = iso_array_point(chosen["params"])
+    m_iso = _twin_sources(pool_records).get(design_key(iso)) or evaluate_many([iso])[0]
+    feas = all(v <= 0 for v in constraint_values(cfg, m_iso).values())
+    out["iso_array_dense"] = entry(iso, m_iso, "iso-array twin of the chosen design", None, feas)
+    twin = DensePool(pool_records, lambda p: not is_sparse(p)).iso_area(float(chosen["metrics"]["area_mm2"]))
+    if twin is None:
         notes.append(
-            "no feasible dense design" + (" in the study or its dense study" if substudy is not None else "")
+            f"no feasible dense design of the dense side fits in the chosen design's "
+            f"{chosen['metrics']['area_mm2']:.4g} mm^2: there is no iso-area twin"
         )
-    if chosen is not None and evaluate_many is not None:
-        iso = iso_array_point(chosen["params"])
-        m_iso = _twin_sources(pool_records).get(design_key(iso)) or evaluate_many([iso])[0]
-        feas = all(v <= 0 for v in constraint_values(cfg, m_iso).values())
-        out["iso_array_dense"] = entry(iso, m_iso, "iso-array twin of the chosen design", None, feas)
-        twin = DensePool(pool_records, lambda p: not is_sparse(p)).iso_area(
-            float(chosen["metrics"]["area_mm2"])
+    else:
+        out["iso_area_dense"] = entry(
+            twin["params"],
+            twin["metrics"],
+            "iso-area twin of the chosen design (the fastest feasible dense design within its area)",
+            twin["number"],
+            True,
         )
-        if twin is None:
-            notes.append(
-                f"no feasible dense design of the dense side fits in the chosen design's "
-                f"{chosen['metrics']['area_mm2']:.4g} mm^2: there is no iso-area twin"
-            )
-        else:
-            out["iso_area_dense"] = entry(
-                twin["params"],
-                twin["metrics"],
-                "iso-area twin of the chosen design (the fastest feasible dense design within its area)",
-                twin["number"],
-                True,
-            )
-            out["iso_area_dense"]["fits_area"] = True
-        out["chosen"] = entry(
-            chosen["params"], chosen["metrics"], "chosen design", chosen.get("number"), True
+        out["iso_area_dense"]["fits_area"] = True
+    out["chosen"] = entry(chosen["params"], chosen["metrics"], "chosen design", chosen.get("number"), True)
+    tm = twin_metrics(
+        _columns([chosen["metrics"]]),
+        _columns([m_iso]),
+        DensePool(pool_records, lambda p: not is_sparse(p)),
+    )
+    out["chosen_twin_metrics"] = {k: _num(v[0]) for k, v in tm.items()}
+    return notes
+
+
+def _search_notes(search: dict[str, Any]) -> list[str]:
+    """The notes on the search effort: an unequal budget between the sides, and the settling."""
+    notes: list[str] = []
+    s, d = search.get("sparse", {}), search.get("dense", {})
+    budget = {k: v.get("trials", 0) - v.get("settle_trials", 0) for k, v in (("sparse", s), ("dense", d))}
+    if s.get("trials") and d.get("trials") is not None and budget["sparse"] != budget["dense"]:
+        notes.append(
+            f"the sides got {budget['sparse']} (sparse) and {budget['dense']} (dense) trials of the "
+            "budget: concurrent workers can tip the balance by a trial each"
         )
-        tm = twin_metrics(
-            _columns([chosen["metrics"]]),
-            _columns([m_iso]),
-            DensePool(pool_records, lambda p: not is_sparse(p)),
+    if s.get("settled"):
+        how = (
+            "until none was left, so neither side's best is one or two steps short of a better design"
+            if s.get("converged")
+            else "until the cap of extra trials (not converged)"
         )
-        out["chosen_twin_metrics"] = {k: _num(v[0]) for k, v in tm.items()}
-    elif chosen is not None:
-        notes.append("the evaluator cannot cost designs in batches (evaluate_batch): no dense twins")
-    if search is not None:
-        out["search"] = search
-        s, d = search.get("sparse", {}), search.get("dense", {})
-        budget = {k: v.get("trials", 0) - v.get("settle_trials", 0) for k, v in (("sparse", s), ("dense", d))}
-        if s.get("trials") and d.get("trials") is not None and budget["sparse"] != budget["dense"]:
-            notes.append(
-                f"the sides got {budget['sparse']} (sparse) and {budget['dense']} (dense) trials of the "
-                "budget: concurrent workers can tip the balance by a trial each"
-            )
-        if s.get("settled"):
-            how = (
-                "until none was left, so neither side's best is one or two steps short of a better design"
-                if s.get("converged")
-                else "until the cap of extra trials (not converged)"
-            )
-            notes.append(
-                f"after the budget each side was settled (explore.settle): its best design's untried one- "
-                f"and two-step neighbours were evaluated {how} (sparse +{s.get('settle_trials', 0)}, "
-                f"dense +{d.get('settle_trials', 0)} trials)"
-            )
-    out["notes"] = notes
-    return out
+        notes.append(
+            f"after the budget each side was settled (explore.settle): its best design's untried one- "
+            f"and two-step neighbours were evaluated {how} (sparse +{s.get('settle_trials', 0)}, "
+            f"dense +{d.get('settle_trials', 0)} trials)"
+        )
+    return notes
 
 
 def build_comparison(

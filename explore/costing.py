@@ -106,7 +106,7 @@ def aggregate(
     ppa_bad = np.zeros(P, bool)
     parts = {p: np.zeros(P) for p in POWER_PARTS}
     f_hz = clock_mhz * 1e6
-    for c, sim, a in zip(per_wl, sims, weights):
+    for c, sim, a in zip(per_wl, sims, weights, strict=True):
         t = sim["total_cycles"] / f_hz
         ops += a * 2.0 * sim["dense_macs"]
         time_s += a * t

@@ -265,7 +265,7 @@ def _from_simulate(sim: SimulateFile, label: str) -> Run:
         for r in sim.layers
     ]
     given = sim.model_fields_set
-    m = {
+    m: dict[str, Any] = {
         k: getattr(sim, k)
         for k in (
             "total_cycles",
@@ -319,7 +319,7 @@ def _from_best(best: BestFile, path: Path, label: str) -> Run:
         sparse = None
         if cm.is_file():
             c = _read_csv(cm, ("workload", "layer", "sparse"), label)
-            sparse = {(w, n): bool(s) for w, n, s in zip(c["workload"], c["layer"], c["sparse"])}
+            sparse = {(w, n): bool(s) for w, n, s in zip(c["workload"], c["layer"], c["sparse"], strict=True)}
         ids = list(df["workload_id"]) if "workload_id" in df else list(df["workload"])
         try:
             layers = [
@@ -333,12 +333,12 @@ def _from_best(best: BestFile, path: Path, label: str) -> Run:
                     "dram_bytes": float(r.dram_bytes),
                     "sparse": None if sparse is None else sparse.get((r.workload, r.layer)),
                 }
-                for wid, r in zip(ids, df.itertuples())
+                for wid, r in zip(ids, df.itertuples(), strict=True)
             ]
         except (ValueError, TypeError, OverflowError) as exc:
             raise InputError(f"a value is not a number ({exc})", where=f"{label} {prof}") from None
     wls = list(dict.fromkeys(r["workload"] for r in layers)) if layers else []
-    tags = {
+    tags: dict[str, Any] = {
         k: obj.get(k)
         for k in ("study", "storage", "seed", "sampler", "quality_evidence", "mode", "config_fingerprint")
         if k in obj

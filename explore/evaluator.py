@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -122,9 +122,10 @@ def make_context(cfg: SweepConfig) -> EvalContext:
             wl = w.build()
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: workload[{i}]") from None
-        item = _Wl(w.name, float(w.weight), dict(w.params), wl)
+        name = cast(str, w.name)  # set by the workload's validator (from its source when not given)
+        item = _Wl(name, float(w.weight), dict(w.params), wl)
         if cfg.limits.p99_latency_ms is not None:
-            llm = llm_request_workloads(w.name, w.params, cfg.serving.output_tokens)
+            llm = llm_request_workloads(name, w.params, cfg.serving.output_tokens)
             for b in range(1, cfg.serving.max_batch + 1):
                 try:
                     if llm is None:
@@ -170,6 +171,8 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
     cfg = ctx.cfg
     if quality_evidence_kind(cfg) == "model":
         q = cfg.quality
+        # "model" evidence means a [quality] table with weights and eval (they go together)
+        assert q is not None and q.weights is not None and q.eval is not None
         try:
             ev = model_evidence(
                 q.path(q.weights, cfg.source),
@@ -197,8 +200,10 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
                 e, results = digits_evidence(n, m, seed=QUALITY_SEED)
                 ctx.quality_results.setdefault((n, m), results[0])
                 found.append(e)
-        found = [{**e, "workloads": families[fam]} for fam, e in zip(families, found)]
-        ev = mix_evidence(found, cfg.limits.max_quality_delta)
+        found = [{**e, "workloads": families[fam]} for fam, e in zip(families, found, strict=True)]
+        limit = cfg.limits.max_quality_delta
+        assert limit is not None  # quality evidence is gathered only under a quality limit
+        ev = mix_evidence(found, limit)
     ctx.quality_evidence[(n, m)] = ev
     ctx.quality[(n, m)] = float(ev["quality_delta"])
     return ev
@@ -245,7 +250,7 @@ def design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, n
 
 def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict[str, np.ndarray]:
     """sim.perf.simulate_grid's per-point totals of one workload on the design columns ``d``."""
-    params = {
+    params: dict[str, np.ndarray | list[Any]] = {
         "rows": d["rows"],
         "cols": d["cols"],
         "sram_kb": d["sram_kb"],
@@ -407,9 +412,11 @@ def serving_stats(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray], i: int | 
             t = _sim_totals(w, d, cfg)
             tables[k, :, b - 1] = t["total_cycles"] / (d["clock_mhz"] * 1e6)
     warm = int(s.warmup_fraction * s.n_requests)
+    rate = cfg.limits.request_rate_hz
+    assert rate is not None  # set with p99_latency_ms, which asks for the serving statistics
     out = []
     for j in idx:
-        kw = dict(
+        kw: dict[str, Any] = dict(
             n_requests=s.n_requests,
             max_batch=s.max_batch,
             timeout_ms=s.timeout_ms,
@@ -419,11 +426,9 @@ def serving_stats(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray], i: int | 
             cold_start_ms=s.cold_start_ms,
         )
         if llm:
-            out.append(
-                serve_llm(tables[0, j], tables[1, j], cfg.limits.request_rate_hz, s.output_tokens, **kw)
-            )
+            out.append(serve_llm(tables[0, j], tables[1, j], rate, s.output_tokens, **kw))
         else:
-            out.append(serve_seeds(tables[0, j], cfg.limits.request_rate_hz, **kw))
+            out.append(serve_seeds(tables[0, j], rate, **kw))
     return out
 
 
@@ -472,7 +477,7 @@ def _evaluate_columns(
 
     per_wl = []
     by_point: list[dict[str, Any]] = [{} for _ in range(P)]
-    for w, sim in zip(ctx.workloads, sims):
+    for w, sim in zip(ctx.workloads, sims, strict=True):
         results = [_ppa(ctx, d, i, sim, w.workload) for i in range(P)]
         for i, r in enumerate(results):
             by_point[i][w.name] = r
@@ -483,8 +488,8 @@ def _evaluate_columns(
     # Aggregated like effective_speedup (time-weighted): the mix's dense time over the mix's time
     # at each workload's ideal bound.
     dense_t = [s["dense_total_cycles"] for s in sims]
-    ideal = sum(a * t for a, t in zip(weights, dense_t)) / sum(
-        a * t / s["ideal_speedup"] for a, t, s in zip(weights, dense_t, sims)
+    ideal = sum(a * t for a, t in zip(weights, dense_t, strict=True)) / sum(
+        a * t / s["ideal_speedup"] for a, t, s in zip(weights, dense_t, sims, strict=True)
     )
     out["ideal_speedup"] = np.asarray(ideal, float)
     if cfg.limits.p99_latency_ms is not None:
@@ -493,7 +498,7 @@ def _evaluate_columns(
     if kind != "none":
         evs = [
             _quality_evidence(ctx, int(n), int(m)) if sp else None
-            for n, m, sp in zip(d["n"], d["m"], d["sparse"])
+            for n, m, sp in zip(d["n"], d["m"], d["sparse"], strict=True)
         ]
         out["quality_delta"] = np.array([e["quality_delta"] if e else 0.0 for e in evs])
         # the pessimistic end of the 95 % interval: what the max_quality_delta constraint tests

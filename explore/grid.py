@@ -124,7 +124,7 @@ class GridResults:
         viol = np.sum(np.stack([np.maximum(c, 0.0) for c in cons.values()]), axis=0)
         keep = np.flatnonzero(self.feasible) if np.any(self.feasible) else np.argsort(viol, kind="stable")[:1]
         axes, cnames = list(cols), list(cons)
-        self.records = [
+        self.records: list[dict[str, Any]] = [
             {
                 "number": int(i),
                 "params": {a: _py(cols[a][i]) for a in axes},
@@ -165,7 +165,7 @@ class GridResults:
                 "",
                 "",
             ]
-            rows.append(dict(zip(header, values)))
+            rows.append(dict(zip(header, values, strict=True)))
         return header, rows
 
     def summary(self) -> dict[str, Any]:

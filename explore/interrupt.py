@@ -38,7 +38,10 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
 
 __all__ = [
     "DEADLINE_S",
@@ -70,6 +73,12 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+#: A signal's disposition as signal.getsignal returns it.
+SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+#: sys.excepthook's type.
+ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], Any]
+
+
 class _State:
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -80,8 +89,8 @@ class _State:
         self.printed = False
         self.owner = 0  # the pid that installed the handlers (a forked child is not it)
         self.write_fd: int | None = None
-        self.previous: dict[int, object] = {}
-        self.previous_hook = None
+        self.previous: dict[int, SignalHandler] = {}
+        self.previous_hook: ExceptHook | None = None
 
 
 _S = _State()

@@ -199,23 +199,23 @@ def prewarm(cfg: SweepConfig, workers: int | None = None) -> int:
                 failed.append((j, exc))
     else:
         failed = _pool(cfg, jobs, workers)
-        retried = []
-        for j, exc in failed:  # once more, alone: a parallel run can fail for want of memory
+        retried: list[tuple[dict[str, Any], BaseException]] = []
+        for j, error in failed:  # once more, alone: a parallel run can fail for want of memory
             _log.info(
                 "characterisation of %s failed in a parallel run (%s); retrying it alone",
                 job_name(j),
-                _first_line(exc),
+                _first_line(error),
             )
             try:
                 _log.info("characterised on retry: %s", _run_job(cfg, j))
             except Exception as exc2:
                 retried.append((j, exc2))
         failed = retried
-    for j, exc in failed:
+    for j, error in failed:
         _log.error(
             "characterisation of %s failed: %s; trials of this configuration fail with this reason",
             job_name(j),
-            _first_line(exc),
+            _first_line(error),
         )
     _log.info("hardware characterised in %.0f s", time.time() - t0)
     return len(jobs)
@@ -226,7 +226,7 @@ def _pool(
 ) -> list[tuple[dict[str, Any], BaseException]]:
     """Run ``jobs`` in a process pool; the (job, exception) of each that failed."""
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_quiet_sigint, initargs=(os.getpid(),))
-    failed = []
+    failed: list[tuple[dict[str, Any], BaseException]] = []
     try:
         futs = {pool.submit(_run_job, cfg, j): j for j in jobs}
         for k, fut in enumerate(as_completed(futs), 1):

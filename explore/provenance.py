@@ -39,7 +39,9 @@ def model_code_version() -> str:
     study stores it, and a study computed by other model code is not resumed (results of two model
     versions never mix)."""
     h = hashlib.sha256()
-    root = Path(importlib.import_module("explore").__file__).resolve().parent.parent
+    init = importlib.import_module("explore").__file__
+    assert init is not None  # explore is a regular package (it has an __init__.py)
+    root = Path(init).resolve().parent.parent
     files = [f for pkg in _MODEL_PACKAGES for f in (root / pkg).rglob("*.py")] + [
         root / m for m in _MODEL_MODULES
     ]

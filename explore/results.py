@@ -93,12 +93,16 @@ def stored_value(v: Any) -> Any:
 def pareto_indices(points: list[tuple[float, ...]], directions: list[str]) -> list[int]:
     """Indices of non-dominated points (directions: maximize/minimize per objective)."""
     sign = [(-1.0 if d == "maximize" else 1.0) for d in directions]
-    keys = [tuple(s * v for s, v in zip(sign, p)) for p in points]
+    keys = [tuple(s * v for s, v in zip(sign, p, strict=True)) for p in points]
     front = []
     for i, a in enumerate(keys):
         dominated = False
         for j, b in enumerate(keys):
-            if j != i and all(y <= x for x, y in zip(a, b)) and any(y < x for x, y in zip(a, b)):
+            if (
+                j != i
+                and all(y <= x for x, y in zip(a, b, strict=True))
+                and any(y < x for x, y in zip(a, b, strict=True))
+            ):
                 dominated = True
                 break
         if not dominated:
@@ -118,7 +122,7 @@ def summarise(
     directions = cfg.objectives.directions()
     limit_names = list(cfg.limits.active().items())
     out: dict[str, Any] = {
-        "objectives": dict(zip(objectives, directions)),
+        "objectives": dict(zip(objectives, directions, strict=True)),
         "limits": {k: v for k, v in limit_names},
         "n_evaluated": len(records),
         # what the quality limit binds on ("model" / "proxy" / "none"); the designs' metrics carry

@@ -229,29 +229,32 @@ def robustness(records: list[dict[str, Any]], cfg: SweepConfig, ev: Evaluator) -
         return None
     objectives, directions = cfg.objectives.names(), cfg.objectives.directions()
     tops = {
-        o: (_top(records, o, d, True), _top(records, o, d, False)) for o, d in zip(objectives, directions)
+        o: (_top(records, o, d, True), _top(records, o, d, False))
+        for o, d in zip(objectives, directions, strict=True)
     }
     if not tops[objectives[0]][0] or not tops[objectives[0]][1]:
         return None
     designs: dict[str, dict[str, Any]] = {}
-    for s, d in tops.values():
-        for r in s + d:
-            designs.setdefault(design_key(r["params"]), r)
+    for sparse_top, dense_top in tops.values():
+        for rec in sparse_top + dense_top:
+            designs.setdefault(design_key(rec["params"]), rec)
     ranges = assumption_ranges(cfg)
     cols, S, layout = samples(ranges, cfg.decision.samples, cfg.study.seed)
     keys = list(designs)
-    metrics = dict(zip(keys, ev.mod.evaluate_under([designs[k]["params"] for k in keys], ev.ctx, cols, S)))
+    metrics = dict(
+        zip(keys, ev.mod.evaluate_under([designs[k]["params"] for k in keys], ev.ctx, cols, S), strict=True)
+    )
     per = []
-    for o, d in zip(objectives, directions):
+    for o, d in zip(objectives, directions, strict=True):
         chosen = [design_key(r["params"]) for r in tops[o][0] + tops[o][1]]
         sparse = np.array([is_sparse(designs[k]["params"]) for k in chosen])
-        r = _ratios([metrics[k] for k in chosen], cfg, sparse, o, d, S)
+        ratios = _ratios([metrics[k] for k in chosen], cfg, sparse, o, d, S)
         per.append(
             {
                 "objective": o,
                 "direction": d,
                 "designs_per_side": [len(tops[o][0]), len(tops[o][1])],
-                **summarise(r, layout, ranges, cfg.decision.margin),
+                **summarise(ratios, layout, ranges, cfg.decision.margin),
             }
         )
     out = {k: v for k, v in per[0].items() if k not in ("objective", "direction")}
@@ -305,7 +308,7 @@ def assumption_shares(point: dict[str, Any], cfg: SweepConfig, ev: Evaluator) ->
     m = ev.mod.evaluate_under([point], ev.ctx, cols, S)[0]
     power, area = np.asarray(m["power_w"], float), np.asarray(m["area_mm2"], float)
     step = 2.0 * math.log1p(SHARE_STEP)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for j, a in enumerate(ranges):
         hi, lo = 1 + 2 * j, 2 + 2 * j
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -186,7 +186,7 @@ def _grid_twins(grid: GridResults, ev: Evaluator) -> dict[str, np.ndarray]:
     todo = np.flatnonzero(twin_idx < 0)
     if len(todo):
         missing = {twin_keys[i]: iso_array_point({a: _py(cols[a][i]) for a in keys}) for i in todo}
-        got = dict(zip(missing, ev.evaluate_many(list(missing.values()))))
+        got = dict(zip(missing, ev.evaluate_many(list(missing.values())), strict=True))
         for i in todo:
             for k in iso:
                 iso[k][i] = float(got[twin_keys[i]][k])

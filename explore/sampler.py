@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import random
 import warnings
-from typing import Any
+from typing import Any, Literal, cast
 
 import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
@@ -85,7 +85,7 @@ def _axis_neighbours(value: Any, dist: BaseDistribution) -> list[Any]:
         if value not in choices:
             return []
         if all(_is_number(c) for c in choices):
-            ordered = sorted(choices)
+            ordered = sorted(cast(list[float], choices))  # all numbers (checked above)
             i = ordered.index(value)
             return [ordered[j] for j in (i - 1, i + 1) if 0 <= j < len(ordered)]
         return [c for c in choices if c != value]
@@ -272,6 +272,11 @@ class _SideView:
         ]
 
 
+def as_study(view: _SideView) -> optuna.Study:
+    """The view as the study the side's sampler is given: it forwards every other attribute to it."""
+    return cast(optuna.Study, view)
+
+
 class SideBalancedSampler(BaseSampler):
     """One sampler per side (module docstring): ``make(side)`` builds each (the same kind and seed);
     the side with fewer live trials gets the next trial, and its sparsity is one of that side's options."""
@@ -317,13 +322,13 @@ class SideBalancedSampler(BaseSampler):
         side = next((k for k, o in self._options.items() if fixed in o), None) if fixed is not None else None
         self._side[trial.number] = side or min(self._sides, key=lambda s: (counts[s], SIDES.index(s)))
         base, view = self._view(study, trial.number)
-        base.before_trial(view, trial)
+        base.before_trial(as_study(view), trial)
 
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
         base, view = self._view(study, trial.number)
-        space = dict(base.infer_relative_search_space(view, trial))
+        space = dict(base.infer_relative_search_space(as_study(view), trial))
         space.pop("sparsity", None)  # each side draws its own options (sample_independent)
         return space
 
@@ -331,7 +336,7 @@ class SideBalancedSampler(BaseSampler):
         self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
         base, view = self._view(study, trial.number)
-        return base.sample_relative(view, trial, search_space)
+        return base.sample_relative(as_study(view), trial, search_space)
 
     def sample_independent(
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
@@ -342,12 +347,12 @@ class SideBalancedSampler(BaseSampler):
             if len(opts) == 1:
                 return opts[0]
             param_distribution = CategoricalDistribution(opts)
-        return base.sample_independent(view, trial, param_name, param_distribution)
+        return base.sample_independent(as_study(view), trial, param_name, param_distribution)
 
     def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Any) -> None:
         base, view = self._view(study, trial.number)
         self._side.pop(trial.number, None)
-        base.after_trial(view, trial, state, values)
+        base.after_trial(as_study(view), trial, state, values)
 
 
 def _base_sampler(name: str, seed: int, keep: Any = None) -> optuna.samplers.BaseSampler:
@@ -369,6 +374,15 @@ def _base_sampler(name: str, seed: int, keep: Any = None) -> optuna.samplers.Bas
     ):  # exhaustive: every point is enqueued (explore.study); nothing is drawn
         return optuna.samplers.RandomSampler(seed=seed)
     raise InputError(f"unknown sampler {name!r} (tpe, nsga2, random)", where="--sampler")
+
+
+#: An objective's direction as Optuna's create_study takes it.
+Direction = Literal["minimize", "maximize"]
+
+
+def study_directions(cfg: SweepConfig) -> list[Direction]:
+    """The objectives' directions for optuna.create_study (explore.config.OBJECTIVES holds only these two)."""
+    return cast(list[Direction], cfg.objectives.directions())
 
 
 def make_sampler(

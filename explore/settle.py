@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import optuna
@@ -116,7 +117,7 @@ def _step(
 ) -> list[dict[str, Any]]:
     """One-step neighbours on the side; a move from OS to a stationary dataflow takes each
     ``double_buffer`` choice (an OS design has none: explore.space.double_buffered)."""
-    out = []
+    out: list[dict[str, Any]] = []
     for c in neighbours(params, {k: dists[k] for k in params if k in dists}):
         if not _on_side(c, options):
             continue
@@ -125,6 +126,17 @@ def _step(
         else:
             out.append(_design(c))
     return out
+
+
+def _kind_step(
+    p: dict[str, Any],
+    dists: dict[str, BaseDistribution],
+    options: frozenset[str],
+    fix: tuple[str, Any] | None,
+) -> list[dict[str, Any]]:
+    """One-step neighbours of ``p`` on the side that keep the walk's kind ``fix`` (axis, value)."""
+    free = fix is None or fix[0] == VT_ATTR  # a flavour's walk is free (the flavour is no axis)
+    return [c for c in _step(p, dists, options) if free or (fix is not None and c.get(fix[0]) == fix[1])]
 
 
 def candidates(
@@ -206,7 +218,7 @@ def _starts(
     # landscape alike: a clock one step above a flavour's reach needs the next, leakier cells, so the best
     # design of each flavour starts a free walk of its own (its key names the flavour; it may leave it)
     best_vt = out[0][0].user_attrs.get(VT_ATTR)
-    for vt in sorted({t.user_attrs.get(VT_ATTR) for t in done} - {None, best_vt}):
+    for vt in sorted(v for v in {t.user_attrs.get(VT_ATTR) for t in done} - {None, best_vt} if v is not None):
         group = [t for t in done if t.user_attrs.get(VT_ATTR) == vt and _violation(t) <= 0]
         if group:
             out.append((min(group, key=lambda t: _rank(t, sign)), (VT_ATTR, vt)))
@@ -240,7 +252,7 @@ def settle(
     while True:
         trials = study.get_trials(deepcopy=False)
         dists = _distributions(trials)
-        known = {}
+        known: dict[str, FrozenTrial] = {}
         for t in trials:
             if t.state == TrialState.COMPLETE and t.values is not None and math.isfinite(t.values[0]):
                 known.setdefault(design_key(_design(t.params)), t)
@@ -265,10 +277,7 @@ def settle(
             options = sides[w["side"]]
             fix = w["fix"]
 
-            def step(p: dict[str, Any]) -> list[dict[str, Any]]:
-                free = fix is None or fix[0] == VT_ATTR  # a flavour's walk is free (the flavour is no axis)
-                return [c for c in _step(p, dists, options) if free or c.get(fix[0]) == fix[1]]
-
+            step = partial(_kind_step, dists=dists, options=options, fix=fix)
             while True:  # move while a known neighbour is better; else queue the untried ring
                 at = w["at"]
                 ring, cands = 0, []

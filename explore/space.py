@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -130,7 +130,7 @@ class Range(StrictModel):
         return [float(v) for v in vals]
 
 
-Axis = Union[Range, list[Any], int, float, str]
+Axis = Range | list[Any] | int | float | str
 
 
 def as_choices(value: Any) -> list[Any] | None:

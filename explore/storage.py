@@ -167,7 +167,8 @@ def check_journal_file(path: Path) -> None:
     ):
         raise InputError(
             f"is not a readable Optuna journal: its first record has op_code "
-            f"{printable(json.dumps(rec['op_code']))[:40]} and worker_id {printable(json.dumps(rec['worker_id']))[:40]} "
+            f"{printable(json.dumps(rec['op_code']))[:40]} and worker_id "
+            f"{printable(json.dumps(rec['worker_id']))[:40]} "
             f"(op_code one of {min(codes)}..{max(codes)}, worker_id a string); it was left unchanged",
             where=str(path),
         )
@@ -233,10 +234,10 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
             "pool_pre_ping": True,
         }
     else:
-        path = spec.path
-        assert path is not None
+        db_path = spec.path
+        assert db_path is not None
         if create:
-            make_dir(path.parent)
+            make_dir(db_path.parent)
 
     def make() -> RDBStorage:
         with warnings.catch_warnings():
@@ -328,7 +329,8 @@ def one_journal_append(storage: optuna.storages.BaseStorage) -> Iterator[None]:
                 {"op_code": op_code, "worker_id": storage._replay_result.worker_id, **extra_fields}
             )
 
-    storage._write_log = buffered
+    # a deliberate patch of Optuna's method for this block (removed below); mypy forbids method assignment
+    storage._write_log = buffered  # type: ignore[method-assign]
     try:
         yield
     finally:

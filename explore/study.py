@@ -1,4 +1,5 @@
-"""The Optuna study behind ``sparsepe sweep``: opening and resuming it, the objective, the workers.
+"""The Optuna study behind ``sparsepe sweep``: opening and resuming it, the workers (the objective
+they run is :mod:`explore.objective`).
 
 * Samplers (explore.sampler): TPE (default, multivariate, seeded), NSGA-II and random. Each worker
   ``k`` of a run gets seed ``seed + k``; one worker with one seed gives the same trials every time.
@@ -18,7 +19,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import signal
@@ -31,33 +31,29 @@ from dataclasses import dataclass
 from typing import Any
 
 import optuna
-from optuna.study._constrained_optimization import _CONSTRAINTS_KEY
 from optuna.trial import TrialState
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from explore.config import SweepConfig, config_fingerprint, grid_size, load_config, with_liberty
 from explore.grid import grid_columns
+from explore.objective import TrialFailed, make_objective
 from explore.prewarm import prewarm
 from explore.provenance import model_code_version
-from explore.results import DEFAULT_EVALUATOR, Evaluator, constraint_values
+from explore.results import DEFAULT_EVALUATOR, Evaluator
 from explore.safety import rich_safe
-from explore.sampler import EXHAUSTIVE, SIDES, make_sampler, sparsity_sides, suggest_point
+from explore.sampler import EXHAUSTIVE, SIDES, make_sampler, sparsity_sides, study_directions
 from explore.space import design_key
 from explore.storage import (
     WORKER_ATTR,
     StorageSpec,
     fail_dead_local_trials,
-    one_journal_append,
     open_storage,
-    set_trial_attrs,
     tag_alive,
-    worker_tag,
 )
 from explore.trials import (
     CHARACTERISED_ATTR,
     CONFIG_ATTR,
-    DUPLICATE_ATTR,
     ERROR_ATTR,
     EVALUATOR_ATTR,
     FINGERPRINT_ATTR,
@@ -66,7 +62,6 @@ from explore.trials import (
     TOOLS_ATTR,
 )
 from hw.errors import InputError
-from ppa import characterisation
 from ppa.design import DesignPoint
 from ppa.model import tools_provenance
 
@@ -170,7 +165,7 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
     storage = open_storage(opts.storage, create=create)
     seed = resume_seed(storage, opts.study_name, seed)
     sampler = make_sampler(opts.sampler, seed, len(cfg.objectives.names()), cfg.space)
-    directions = cfg.objectives.directions()
+    directions = study_directions(cfg)
     try:
         study = optuna.create_study(
             storage=storage,
@@ -201,7 +196,8 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
         stored = None
     if stored is not None and stored == fp and stored_code != code:
         raise InputError(
-            f"this study's trials were computed by other model code ({stored_code or 'a version before it was recorded'}; "
+            "this study's trials were computed by other model code "
+            f"({stored_code or 'a version before it was recorded'}; "
             f"this is {code}): resuming would mix results of two model versions; use another --study name or --out "
             "directory",
             where=f"study {opts.study_name!r}",
@@ -233,161 +229,6 @@ def _counts(
     for t in study.get_trials(deepcopy=False) if trials is None else trials:
         counts[t.state] += 1
     return counts
-
-
-def make_objective(
-    cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int
-) -> Callable[[optuna.Trial], Any]:
-    names = cfg.objectives.names()
-    live = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING)
-    known: dict[str, Any] = {}  # design key -> (number, attrs, constraints) of its first evaluation
-    scanned: set[int] = set()
-
-    def objective(trial: optuna.Trial):
-        storage = trial.study._storage
-        objective.last_trial_id = trial._trial_id  # the worker reads the outcome of its own last trial
-        storage.set_trial_system_attr(trial._trial_id, WORKER_ATTR, worker_tag())
-        trials = trial.study.get_trials(
-            deepcopy=False
-        )  # read once: the surplus check and the duplicate check
-        ahead = sum(1 for t in trials if t.state in live and t.number < trial.number)
-        if ahead >= target:
-            trial.set_user_attr("surplus", True)
-            raise optuna.TrialPruned("target number of trials already covered by other workers")
-        with one_journal_append(storage):  # the parameters in one journal append (one fsync)
-            point = suggest_point(trial, cfg)
-        prior = _evaluated(trials, point, known, scanned)
-        if prior is not None:  # the design is in the study already: reuse its stored result
-            number, attrs, cons = prior
-            _write_attrs(storage, trial, {**attrs, DUPLICATE_ATTR: number}, cons)
-            return _objective_values(attrs)
-        mark = len(characterisation.computed())
-        try:
-            metrics = evaluate(point, ctx)
-            cons = constraint_values(cfg, metrics)
-            _check_objectives(metrics, names)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as exc:  # one line in the trial and, after MAX_CONSECUTIVE_FAILURES, for the user
-            line = _error_line(exc, point, getattr(cfg, "source", ""))
-            storage.set_trial_system_attr(trial._trial_id, ERROR_ATTR, line)
-            raise TrialFailed(line) from None
-        finally:
-            made = characterisation.computed(mark)
-            if made:  # the progress line says so (run_study)
-                storage.set_trial_system_attr(
-                    trial._trial_id, CHARACTERISED_ATTR, characterised_summary(made)
-                )
-        attrs: dict[str, Any] = {
-            k: v for k, v in point.items() if k not in trial.params
-        }  # axes fixed to one value
-        for key in sorted(metrics):
-            value = metrics[key]
-            if isinstance(value, float) and not math.isfinite(value):
-                value = str(value)
-            attrs[key] = value
-        # optuna-dashboard (0.21) shows only the pre-5.0 list form of constraints, so feasibility
-        # is also written as user attributes the dashboard can filter on
-        violated = sorted(k for k, v in cons.items() if v > 0)
-        attrs["feasible"] = not violated
-        attrs["violated_limits"] = ",".join(violated)
-        _write_attrs(storage, trial, attrs, cons)
-        return _objective_values(attrs)
-
-    def _objective_values(attrs: dict[str, Any]):
-        values = [float(attrs[n]) for n in names]
-        return values[0] if len(values) == 1 else values
-
-    objective.last_trial_id = None
-    return objective
-
-
-def characterised_summary(made: list[str], shown: int = 3) -> str:
-    """What a trial characterised, in one short phrase."""
-    uniq = list(dict.fromkeys(made))
-    return ", ".join(uniq[:shown]) + (f" and {len(uniq) - shown} more" if len(uniq) > shown else "")
-
-
-class TrialFailed(Exception):
-    """A trial's evaluation raised; the message is one line naming the design and the error."""
-
-
-#: The models name their parameters by the flags of ``sparsepe ppa``/``simulate``; inside a sweep
-#: the user wrote config keys, so a trial's error names those.
-_FLAG_TO_KEY = {
-    "--t-ambient": "fixed.ambient_c",
-    "--theta-ja": "fixed.theta_ja_c_per_w",
-    "--cooling": "fixed.cooling",
-    "--dram-units": "fixed.dram_units",
-    "--sram-banks": "fixed.sram_banks",
-    "--acc-bits": "fixed.acc_bits",
-    "--liberty": "fixed.liberty",
-    "--liberty-node": "fixed.liberty_node",
-    "--rows": "space.rows",
-    "--cols": "space.cols",
-    "--rows/--cols": "space.rows/space.cols",
-    "--sram-kb": "space.sram_kb",
-    "--clock-mhz": "space.clock_mhz",
-    "--node": "space.node_nm",
-    "--dataflow": "space.dataflow",
-    "--dram": "space.dram",
-    "--pipeline": "space.pipeline",
-    "--sparsity": "space.sparsity",
-    "--dense-path": "space.sparsity",
-    "pipeline": "space.pipeline",
-    "n:m": "space.sparsity",
-}
-
-
-def _error_line(exc: BaseException, point: dict[str, Any], source: str = "") -> str:
-    if isinstance(exc, InputError):
-        msg = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
-        key = _FLAG_TO_KEY.get(exc.where or "", exc.where)
-        what = f"{source + ': ' if source and key in _FLAG_TO_KEY.values() else ''}{key + ': ' if key else ''}{msg}"
-    else:
-        what = f"{type(exc).__name__}: {exc}"
-    design = ", ".join(f"{k}={v}" for k, v in point.items())
-    return " ".join(f"{what} (design {design})".split())
-
-
-def _check_objectives(metrics: dict[str, Any], names: list[str]) -> None:
-    for n in names:
-        v = metrics.get(n)
-        if v is None:
-            raise InputError(f"the evaluator returned no objective {n!r}")
-        if not math.isfinite(float(v)):
-            raise InputError(f"objective {n} is {float(v)} (not a finite number)")
-
-
-def _write_attrs(storage: Any, trial: optuna.Trial, attrs: dict[str, Any], cons: dict[str, float]) -> None:
-    # one append (journal) or one transaction (database) for every metric and constraint (see
-    # explore.storage.set_trial_attrs); the constraint records are exactly what trial.set_constraint
-    # writes
-    set_trial_attrs(
-        storage, trial._trial_id, attrs, {f"{_CONSTRAINTS_KEY}:{k}": float(v) for k, v in cons.items()}
-    )
-
-
-def _evaluated(
-    trials: list[optuna.trial.FrozenTrial], point: dict[str, Any], known: dict[str, Any], scanned: set[int]
-) -> tuple[int, dict[str, Any], dict[str, float]] | None:
-    """(number, user attributes, constraints) of the first COMPLETE trial of ``trials`` (a study's)
-    with the same design as ``point``, or None. ``known``/``scanned`` carry what earlier calls indexed."""
-    for t in trials:
-        if t.state != TrialState.COMPLETE or t.number in scanned:
-            continue
-        scanned.add(t.number)
-        if DUPLICATE_ATTR in t.user_attrs or not t.constraints:
-            continue
-        p = {**{k: v for k, v in t.user_attrs.items() if k in point}, **t.params}
-        k = design_key({a: p.get(a) for a in point})
-        if k not in known or known[k][0] > t.number:
-            known[k] = (
-                t.number,
-                {a: v for a, v in t.user_attrs.items() if a != "surplus"},
-                dict(t.constraints),
-            )
-    return known.get(design_key(point))
 
 
 def _record_tools(study: optuna.Study, cfg: SweepConfig) -> None:
@@ -480,7 +321,8 @@ def _reaped(study: optuna.Study, trial_id: int | None, exc: Exception) -> bool:
     t = study._storage.get_trial(trial_id)
     if t.state != TrialState.FAIL:
         return False
-    chain, e = [], exc
+    chain: list[BaseException] = []
+    e: BaseException | None = exc
     while e is not None and len(chain) < 16:
         chain.append(e)
         e = e.__cause__ or e.__context__
@@ -542,7 +384,7 @@ STOP_GRACE_S = (0.3, 0.8, 0.3)
 def stop_workers(procs: list[subprocess.Popen]) -> None:
     """End the worker processes of an interrupted sweep: wait for them briefly, then SIGINT the
     rest (only the parent was signalled), then SIGKILL. What they stored stays in the study."""
-    for sig, grace in zip((None, signal.SIGINT, signal.SIGKILL), STOP_GRACE_S):
+    for sig, grace in zip((None, signal.SIGINT, signal.SIGKILL), STOP_GRACE_S, strict=True):
         for p in procs:
             if sig is not None and p.poll() is None:
                 p.send_signal(sig)

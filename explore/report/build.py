@@ -13,8 +13,9 @@ study used, and writes into ``out_dir``:
   the tests compare with the evaluator's output.
 
 The verdict (:mod:`explore.report.verdict`) opens; the PPA tradeoff sections follow
-(:mod:`explore.report.sections`, the per-layer view :mod:`explore.report.layers`), then the
-sparsity deployment sections (:mod:`explore.report.sparsity`, :mod:`explore.report.bottleneck`,
+(:mod:`explore.report.sections`, :mod:`explore.report.best_design`, the per-layer view
+:mod:`explore.report.layers`), then the sparsity deployment sections (:mod:`explore.report.sparsity`,
+:mod:`explore.report.bottleneck`,
 :mod:`explore.report.decision`, :mod:`explore.report.repro`, with a precision axis
 :mod:`explore.report.precision`, and for LLM requests :mod:`explore.report.serving`); the review
 packet closes it: owners and closure artifacts (:mod:`explore.report.owners`) and the review memo
@@ -39,6 +40,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from explore.compare import build_comparison, is_sparse, needs_dense_substudy, stored_substudy
 from explore.config import config_fingerprint
+from explore.report.best_design import section_best
 from explore.report.bottleneck import section_bottleneck
 from explore.report.data import StudyData, load_study_data
 from explore.report.decision import section_decision
@@ -50,7 +52,7 @@ from explore.report.owners import section_owners
 from explore.report.precision import section_precision
 from explore.report.repro import section_repro
 from explore.report.robustness import section_robustness
-from explore.report.sections import section_best, section_pareto, section_sensitivity, section_summary
+from explore.report.sections import section_pareto, section_sensitivity, section_summary
 from explore.report.serving import section_llm_serving
 from explore.report.sparsity import (
     fallback_numbers,

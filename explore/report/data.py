@@ -166,6 +166,7 @@ def param_importances(study: optuna.Study, cfg: SweepConfig) -> tuple[dict[str, 
     except (RuntimeError, ValueError) as exc:
         return None, f"parameter importances could not be estimated: {exc}"
     return {k: float(v) for k, v in imp.items()}, (
-        f"fANOVA (optuna.importance, {FANOVA_TREES} trees, seed 0) on {cfg.objectives.primary} over {len(trials)} finished trials; "
+        f"fANOVA (optuna.importance, {FANOVA_TREES} trees, seed 0) on {cfg.objectives.primary} "
+        f"over {len(trials)} finished trials; "
         f"parameters with a single value are left out"
     )

@@ -69,7 +69,8 @@ def p99_text(m: dict[str, Any], cfg) -> str:
         f"{fmt(p99)} (95 % interval [{fmt(lo)}, {fmt(hi)}] over {s.seeds} arrival seeds, first "
         f"{pct(s.warmup_fraction, 0)} of each run discarded as warm-up)"
     )
-    if num(m.get("ttft_p99_ms")) is not None and math.isfinite(num(m.get("ttft_p99_ms"))):
+    ttft = num(m.get("ttft_p99_ms"))
+    if ttft is not None and math.isfinite(ttft):
         txt += (
             f"; LLM request = prefill + {s.output_tokens} tokens: TTFT p99 {fmt(m['ttft_p99_ms'])} ms, "
             f"TPOT p99 {fmt(m['tpot_p99_ms'])} ms"
@@ -165,7 +166,8 @@ def decide(
 ) -> tuple[str, str, list[list[str]]]:
     """(verdict, rule that fired, rule table rows with the evaluated values). ``comp``: the equal-terms
     comparison (explore.compare.comparison); ``rob``: the advantage under the assumptions' ranges
-    (explore.robustness); without them R3 and R5 cannot hold and the verdict is at most BOUNDED ROLLOUT. Only evidence on the team's model can decide ROLLBACK on quality (R2);
+    (explore.robustness); without them R3 and R5 cannot hold and the verdict is at most BOUNDED ROLLOUT.
+    Only evidence on the team's model can decide ROLLBACK on quality (R2);
     evidence that does not say what it was measured on counts as missing (R4)."""
     rows: list[list[str]] = []
     feasible = bool(data.best.get("feasible"))
@@ -189,15 +191,48 @@ def decide(
         else None
     )
     guard_bad = bool(q and not q.get("dense") and q.get("guardrail_ok") is False)
+    fired = _quality_rule(rows, det, q, qfail, feasible=feasible, sparse=sparse, kind=kind, hold=hold)
+    if fired is not None:
+        return (*fired, rows)
+    if det is None:
+        return "ESCALATE", "R1", rows
+    comp = comp or {}
+    adv = comp.get("primary_advantage")
+    fired = _advantage_rule(rows, data, comp, sparse=sparse, hold=hold)
+    if fired is not None:
+        return (*fired, rows)
+    if guard_bad:  # the chosen design's guardrail fails on proxy evidence: held (R2)
+        return "BOUNDED ROLLOUT", "R2", rows
+    if _evidence_rule(rows, q, sparse=sparse, kind=kind):
+        return "BOUNDED ROLLOUT", "R4", rows
+    if _margin_rule(rows, data, det, adv, rob):
+        return "BOUNDED ROLLOUT", "R5", rows
+    rows.append(["R6", RULES[5][1], "", "fires"])
+    return "SHIP", "R6", rows
+
+
+def _quality_rule(
+    rows: list[list[str]],
+    det: Detail | None,
+    q: dict[str, Any] | None,
+    qfail: str | None,
+    *,
+    feasible: bool,
+    sparse: bool,
+    kind: str,
+    hold: str | None,
+) -> tuple[str, str] | None:
+    """R2, the quality guardrail: its row, and the (verdict, rule) when it decides."""
+    guard_bad = bool(q and not q.get("dense") and q.get("guardrail_ok") is False)
     if qfail is not None and not (feasible and sparse):
         # every sparse design of the study violates the quality limit: sparsity does not ship on the
         # team's model's evidence; on a proxy's, the decision is held unless sparsity loses anyway
         if kind == "model":
             rows.append(["R2", RULES[1][1], qfail, "fires"])
-            return "ROLLBACK", "R2", rows
+            return "ROLLBACK", "R2"
         if hold is not None:
             rows.append(["R2", RULES[1][1], f"{qfail}; {hold}", "holds at BOUNDED ROLLOUT"])
-            return "BOUNDED ROLLOUT", "R2", rows
+            return "BOUNDED ROLLOUT", "R2"
         rows.append(
             [
                 "R2",
@@ -208,7 +243,7 @@ def decide(
             ]
         )
         if not feasible:
-            return "ESCALATE", "R1", rows
+            return "ESCALATE", "R1"
     elif det is not None:
         held = guard_bad and kind != "model"
         rows.append(
@@ -220,10 +255,15 @@ def decide(
             ]
         )
         if guard_bad and not held:
-            return "ROLLBACK", "R2", rows
-    if det is None:
-        return "ESCALATE", "R1", rows
-    comp = comp or {}
+            return "ROLLBACK", "R2"
+    return None
+
+
+def _advantage_rule(
+    rows: list[list[str]], data: StudyData, comp: dict[str, Any], *, sparse: bool, hold: str | None
+) -> tuple[str, str] | None:
+    """R3, sparsity against the best dense design on equal terms: its row, and the (verdict, rule)
+    when it decides (a proxy quality hold turns its firing into R2's BOUNDED ROLLOUT)."""
     adv = comp.get("primary_advantage")
     prim = data.cfg.objectives.primary
     bs, bd = comp.get("best_sparse"), comp.get("best_dense")
@@ -245,7 +285,7 @@ def decide(
                 "fires only through the proxy quality limit (R2 holds)",
             ]
         )
-        return "BOUNDED ROLLOUT", "R2", rows
+        return "BOUNDED ROLLOUT", "R2"
     rows.append(
         [
             "R3",
@@ -255,9 +295,12 @@ def decide(
         ]
     )
     if r3:
-        return "ROLLBACK", "R3", rows
-    if guard_bad:  # the chosen design's guardrail fails on proxy evidence: held (R2)
-        return "BOUNDED ROLLOUT", "R2", rows
+        return "ROLLBACK", "R3"
+    return None
+
+
+def _evidence_rule(rows: list[list[str]], q: dict[str, Any] | None, *, sparse: bool, kind: str) -> bool:
+    """R4, the quality evidence is a proxy or missing: its row; whether it fires."""
     r4 = sparse and (kind != "model" or q is None or q.get("guardrail_ok") is not True)
     r4_text = (
         "no quality evidence"
@@ -272,8 +315,13 @@ def decide(
         else "evidence on the team's model"
     )
     rows.append(["R4", RULES[3][1], r4_text if sparse else "dense design", "fires" if r4 else "passes"])
-    if r4:
-        return "BOUNDED ROLLOUT", "R4", rows
+    return r4
+
+
+def _margin_rule(
+    rows: list[list[str]], data: StudyData, det: Detail, adv: Any, rob: dict[str, Any] | None
+) -> bool:
+    """R5, a thin advantage, confidence or slack: its row; whether it fires."""
     eff = num(det.metrics.get("effective_speedup"))
     ideal = num(det.metrics.get("ideal_speedup"))
     slack = -float(data.best["tightest_limit"]["constraint"])
@@ -295,10 +343,7 @@ def decide(
             "fires" if r5 else "passes",
         ]
     )
-    if r5:
-        return "BOUNDED ROLLOUT", "R5", rows
-    rows.append(["R6", RULES[5][1], "", "fires"])
-    return "SHIP", "R6", rows
+    return r5
 
 
 #: Each rule's reason, in the decision's words.
@@ -346,7 +391,7 @@ def rejected_alternatives(data: StudyData) -> list[list[str]]:
                     continue
                 better = [
                     (1 if d == "maximize" else -1) * (float(f["metrics"][o]) - float(r["metrics"][o]))
-                    for o, d in zip(objs, data.directions)
+                    for o, d in zip(objs, data.directions, strict=True)
                 ]
                 if all(b >= 0 for b in better) and any(b > 0 for b in better):
                     dom = f

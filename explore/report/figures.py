@@ -96,7 +96,7 @@ def _groups(fig: Figure) -> list[tuple[str, pd.DataFrame]]:
 
 
 def _finite(values) -> list[float | None]:
-    out = []
+    out: list[float | None] = []
     for v in values:
         try:
             f = float(v)
@@ -215,7 +215,7 @@ def to_png(fig: Figure, path: Path) -> None:
         base = np.zeros(len(cats))
         for i, col in enumerate(fig.ys):
             vals = np.array([0.0 if v is None else v for v in _finite(fig.data[col])], float)
-            kw = {
+            kw: dict[str, Any] = {
                 "color": PALETTE[i % len(PALETTE)],
                 "label": col if len(fig.ys) > 1 else None,
                 "alpha": 0.7 if fig.overlay else None,

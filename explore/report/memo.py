@@ -186,7 +186,8 @@ def _mechanism(data, det, layers, q) -> dict[str, Any]:
     p_sc = scores[0][0]
     m = det.metrics
     against = {
-        "memory": f"stall fraction {fmt(num(m.get('stall_fraction')))} (significant above {pct(MEMORY_STALL_SHARE, 0)})",
+        "memory": f"stall fraction {fmt(num(m.get('stall_fraction')))} "
+        f"(significant above {pct(MEMORY_STALL_SHARE, 0)})",
         "compute": f"clock {fmt(num(m.get('clock_mhz')))} MHz of fmax {fmt(num(m.get('fmax_mhz')))} MHz; utilisation "
         f"{fmt(num(m.get('utilization')))}",
         "scheduling": f"utilisation {fmt(num(m.get('utilization')))} with stalls {fmt(num(m.get('stall_fraction')))}",
@@ -333,7 +334,7 @@ def _action(data, ev, det, mech: str) -> dict[str, Any]:
     res = ev.evaluate_many(pts)
     base = det.metrics
     scored = []
-    for (a, v), mm in zip(cands, res):
+    for (a, v), mm in zip(cands, res, strict=True):
         cons = constraint_values(data.cfg, mm)
         viol = sum(max(0.0, x) for x in cons.values())
         scored.append((viol > 0, viol, -(num(mm.get("perf_per_watt")) or 0.0), a, v, mm))
@@ -382,7 +383,8 @@ def _action(data, ev, det, mech: str) -> dict[str, Any]:
     )
     outside = "" if where[(a, str(v))] else ", outside the searched space"
     text = (
-        f"{a}: {point[a]} -> {v} (one step{outside}, reversible by setting it back); chosen among {len(cands)} one-step "
+        f"{a}: {point[a]} -> {v} (one step{outside}, reversible by setting it back); "
+        f"chosen among {len(cands)} one-step "
         f"moves on {scope}, each evaluated with {ev.name}: {feas}; {verdict}"
     )
     risks = _risks(data, a, point[a], v, base, mm)
@@ -443,7 +445,8 @@ def _risks(data, axis: str, old: Any, new: Any, m0: dict[str, Any], m1: dict[str
             "thermal",
             f"T_j {fmt(t0)} -> {fmt(t1)} C"
             + (f" against the {fmt(lim)} C limit" if lim else " (no T_j limit set)")
-            + f"; power density {fmt(num(m0.get('power_density_w_mm2')))} -> {fmt(num(m1.get('power_density_w_mm2')))} W/mm^2",
+            + f"; power density {fmt(num(m0.get('power_density_w_mm2')))} -> "
+            f"{fmt(num(m1.get('power_density_w_mm2')))} W/mm^2",
         ]
     )
     compat = {

@@ -20,6 +20,7 @@ artifact status, with the reason.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -217,109 +218,122 @@ class _Facts:
 # ---- closure artifacts ---------------------------------------------------------------------------
 
 
+Artifact = tuple[pd.DataFrame | None, str, str]
+
+
 def artifact_frames(
     cfg, det: Any, layers: pd.DataFrame, q: dict[str, Any] | None, serving: dict[str, Any] | None
-) -> dict[str, tuple[pd.DataFrame | None, str, str]]:
+) -> dict[str, Artifact]:
     """Per role: (the artifact's data or None, status produced|partial|missing, why)."""
-    out: dict[str, tuple[pd.DataFrame | None, str, str]] = {}
-    # model optimization: pruning schedule and quality evidence
+    out: dict[str, Artifact] = {}
+    out["model_optimization"] = _model_optimization_artifact(cfg, q)
+    out["accelerator_architecture"], out["compiler_sparsity"] = _layer_artifacts(det, layers)
+    out["serving_performance"] = _serving_artifact(cfg, det, serving)
+    return out
+
+
+def _model_optimization_artifact(cfg, q: dict[str, Any] | None) -> Artifact:
+    """Model optimization's artifact: the pruning schedule and quality evidence."""
     if q is None:
         why = (
             "no quality limit is set (limits.max_quality_delta): no quality evidence was produced"
             if cfg.limits.max_quality_delta is None
             else "the evaluator gave no quality evidence"
         )
-        out["model_optimization"] = (None, "missing", why)
+        return (None, "missing", why)
     else:
         rows = [
             (k, v) for k, v in q.items() if isinstance(v, (int, float, str, bool)) and not isinstance(v, dict)
         ]
         df = pd.DataFrame(rows, columns=["quantity", "value"])
         if q.get("dense"):
-            out["model_optimization"] = (df, "produced", "the chosen design is dense: no pruning to justify")
+            return (df, "produced", "the chosen design is dense: no pruning to justify")
         elif q.get("evidence") == "model":
-            out["model_optimization"] = (df, "produced", "the team's weights scored by the team's eval")
+            return (df, "produced", "the team's weights scored by the team's eval")
         elif q.get("evidence") == "proxy":
-            out["model_optimization"] = (
+            return (
                 df,
                 "partial",
                 f"proxy evidence ({q.get('reference', 'reference model')}): "
                 "the deployed model's weights and eval ([quality]) are missing",
             )
         else:  # fails closed: evidence that does not say what it was measured on is no evidence
-            out["model_optimization"] = (
+            return (
                 df,
                 "missing",
                 "the quality evidence does not say what it was measured on "
                 "(neither the team's model nor a named reference)",
             )
-    # accelerator architecture: per-layer profile and bottleneck map
+
+
+def _layer_artifacts(det: Any, layers: pd.DataFrame) -> tuple[Artifact, Artifact]:
+    """Accelerator architecture's (per-layer profile and bottleneck map) and compiler sparsity's
+    (supported-layer matrix) artifacts."""
     if det is None or layers.empty:
-        out["accelerator_architecture"] = (
-            None,
-            "missing",
-            "no per-layer results (no design, or the evaluator has no evaluate_detail)",
+        return (
+            (None, "missing", "no per-layer results (no design, or the evaluator has no evaluate_detail)"),
+            (None, "missing", "no per-layer results: no supported-layer matrix"),
         )
-        out["compiler_sparsity"] = (None, "missing", "no per-layer results: no supported-layer matrix")
-    else:
-        cols = [
+    cols = [
+        "workload",
+        "layer",
+        "kind",
+        "count",
+        "cycles_per_instance",
+        "compute_cycles",
+        "stall_cycles",
+        "total_cycles",
+        "stall_fraction",
+        "utilization",
+        "bound",
+        "time_share",
+        "dram_bytes",
+    ]
+    prof = layers[cols].copy()
+    # the workload as the cycle model names it, with its parameters (what `sparsepe simulate` prints)
+    full = {w: net.workload for w, _, net in det.networks}
+    prof.insert(1, "workload_id", [full.get(w, w) for w in prof["workload"]])
+    architecture: Artifact = (
+        prof,
+        "produced",
+        "per-layer cycles, stalls and occupancy from the cycle model (sim.perf); not a silicon trace",
+    )
+    n, m, sparse = parse_sparsity(det.point.get("sparsity", "dense"))
+    cm = layers[
+        [
             "workload",
             "layer",
             "kind",
             "count",
-            "cycles_per_instance",
-            "compute_cycles",
-            "stall_cycles",
-            "total_cycles",
-            "stall_fraction",
-            "utilization",
-            "bound",
-            "time_share",
-            "dram_bytes",
+            "sparse",
+            "fallback_reason",
+            "asp_verdict",
+            "metadata_bytes",
+            "dram_weight_bytes",
         ]
-        prof = layers[cols].copy()
-        # the workload as the cycle model names it, with its parameters (what `sparsepe simulate` prints)
-        full = {w: net.workload for w, _, net in det.networks}
-        prof.insert(1, "workload_id", [full.get(w, w) for w in prof["workload"]])
-        out["accelerator_architecture"] = (
-            prof,
-            "produced",
-            "per-layer cycles, stalls and occupancy from the cycle model (sim.perf); not a silicon trace",
-        )
-        n, m, sparse = parse_sparsity(det.point.get("sparsity", "dense"))
-        cm = layers[
-            [
-                "workload",
-                "layer",
-                "kind",
-                "count",
-                "sparse",
-                "fallback_reason",
-                "asp_verdict",
-                "metadata_bytes",
-                "dram_weight_bytes",
-            ]
-        ].copy()
-        cm["ran"] = [
-            f"sparse {n}:{m}" if s else ("dense fallback" if sparse else "dense") for s in cm["sparse"]
-        ]
-        cm["format_conversion"] = [
-            f"dense int8 -> {n}:{m} compressed + metadata" if s else "none (dense)" for s in cm["sparse"]
-        ]
-        out["compiler_sparsity"] = (
-            cm,
-            "produced",
-            "supported-layer matrix, fallback counters and format conversions of the chosen design",
-        )
-    # serving performance: p95/p99 under the SLA
+    ].copy()
+    cm["ran"] = [f"sparse {n}:{m}" if s else ("dense fallback" if sparse else "dense") for s in cm["sparse"]]
+    cm["format_conversion"] = [
+        f"dense int8 -> {n}:{m} compressed + metadata" if s else "none (dense)" for s in cm["sparse"]
+    ]
+    compiler: Artifact = (
+        cm,
+        "produced",
+        "supported-layer matrix, fallback counters and format conversions of the chosen design",
+    )
+    return architecture, compiler
+
+
+def _serving_artifact(cfg, det: Any, serving: dict[str, Any] | None) -> Artifact:
+    """Serving performance's artifact: p95/p99 under the SLA."""
     if cfg.limits.p99_latency_ms is None:
-        out["serving_performance"] = (
+        return (
             None,
             "missing",
             "no serving SLA is set (limits.p99_latency_ms and request_rate_hz): p95/p99 were not simulated",
         )
     elif not serving:
-        out["serving_performance"] = (
+        return (
             None,
             "missing",
             "no design to serve"
@@ -327,9 +341,9 @@ def artifact_frames(
             else "the evaluator gives no per-workload serving statistics (explore.evaluator.serving_stats)",
         )
     else:
-        rows = []
+        serving_rows = []
         for wname, st in serving.items():
-            rows.append(
+            serving_rows.append(
                 {
                     "workload": wname,
                     **{
@@ -338,9 +352,9 @@ def artifact_frames(
                     },
                 }
             )
-        df = pd.DataFrame(rows)
+        df = pd.DataFrame(serving_rows)
         ok = all(st["p99_interval_ms"][1] <= cfg.limits.p99_latency_ms for st in serving.values())
-        out["serving_performance"] = (
+        return (
             df,
             "produced",
             f"p95/p99 over {cfg.serving.seeds} arrival seeds after a "
@@ -348,7 +362,6 @@ def artifact_frames(
             f"interval {'meets' if ok else 'does NOT meet'} the "
             f"{fmt(cfg.limits.p99_latency_ms)} ms SLA",
         )
-    return out
 
 
 def serving_evidence(det: Detail | None) -> dict[str, dict[str, Any]] | None:
@@ -359,7 +372,7 @@ def serving_evidence(det: Detail | None) -> dict[str, dict[str, Any]] | None:
 
 
 def owners_block(
-    cfg, found: list[Finding], arts: dict[str, tuple[Any, str, str]], files: dict[str, str | None]
+    cfg, found: list[Finding], arts: dict[str, tuple[Any, str, str]], files: Mapping[str, str | None]
 ) -> dict[str, Any]:
     """best.json's ``owners``: per role the name, its findings, the artifact owed and its status."""
     out: dict[str, Any] = {"rules": [f"{rid}: {txt}" for rid, txt, _, _ in OWNER_RULES]}
@@ -385,7 +398,7 @@ def write_artifacts(
     """Write each produced artifact's data as ``out_dir/<prefix><role>.csv``; role -> that path
     (relative to ``out_dir``'s parent for best.json links), or None for a missing artifact."""
     out: dict[str, str | None] = {}
-    for role, (df, status, _) in arts.items():
+    for role, (df, _status, _) in arts.items():
         if df is None:
             out[role] = None
             continue

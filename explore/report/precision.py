@@ -9,7 +9,7 @@ precision: the gate-passing pair with the lowest energy per inference (ties: low
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from explore.config import SweepConfig
 from explore.report.document import Section, Table
@@ -56,7 +56,7 @@ def mix_families(cfg: SweepConfig) -> list[str]:
     pairs = []
     for i, w in enumerate(cfg.workload):
         try:
-            pairs.append((w.name, w.build()))
+            pairs.append((cast(str, w.name), w.build()))  # the validator sets a workload's name
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: workload[{i}]") from None
     return list(reference_families(pairs))
@@ -204,7 +204,8 @@ def section_precision(data, *, quality=None) -> tuple[Section, dict[str, Any]]:
         + ", ".join(sorted({UNITS[g["reference"]] for r in rows for g in r.get("gates") or [r]}))
         + "; each gated on its own metric, "
         "a pair passing when every family's gate passes; dense, or N:M pruned and "
-        "fine-tuned by the ASP recipe) quantised to the precision (INT8/INT4: symmetric per-output-channel weights, per-tensor activations "
+        "fine-tuned by the ASP recipe) quantised to the precision (INT8/INT4: symmetric per-output-channel "
+        "weights, per-tensor activations "
         "calibrated on held-out training data; FP8: per-tensor scales; BF16: RNE) against the dense FP32 model, "
         f"{len(GATE_SEEDS)} seeds, paired bootstrap 95 % interval; a gate passes when the interval's upper end is at "
         f"most {rows[0]['max_delta'] * 100:.1f} (x100: points of accuracy, or % of NLL)."

@@ -85,7 +85,7 @@ def operator_time_shares(det: Detail) -> list[dict[str, Any]]:
     (sparse or dense fallback) and each non-GEMM operator type on the vector unit (unsupported ones
     flagged, costed by sim.vector's fallback rule)."""
     out = []
-    for wname, weight, net in det.networks:
+    for wname, _weight, net in det.networks:
         total = float(net.totals["total_cycles"])
         acc: dict[tuple, float] = {}
         lay = net.layers
@@ -317,9 +317,15 @@ def section_fallback(data: StudyData, det: Detail | None, layers: pd.DataFrame) 
 
 def metadata_numbers(det: Detail) -> dict[str, float]:
     w = np.array([wt for _, wt, _ in det.networks], float)
-    tot = lambda k: float(sum(a * float(net.totals[k]) for a, (_, _, net) in zip(w, det.networks)))  # noqa: E731
+
+    def tot(k: str) -> float:
+        return float(sum(a * float(net.totals[k]) for a, (_, _, net) in zip(w, det.networks, strict=True)))
+
     time_s = float(
-        sum(a * net.total_cycles / (net.arch.clock_mhz * 1e6) for a, (_, _, net) in zip(w, det.networks))
+        sum(
+            a * net.total_cycles / (net.arch.clock_mhz * 1e6)
+            for a, (_, _, net) in zip(w, det.networks, strict=True)
+        )
     )
     meta, dram_b, wbytes = tot("metadata_bytes"), tot("dram_bytes"), tot("dram_weight_bytes")
     sram_meta = tot("sram_metadata_read_bytes")

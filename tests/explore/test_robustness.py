@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from explore.config import parse_config
+from explore.report.best_design import assumption_limit_rows
 from explore.report.data import StudyData
 from explore.report.decision import decide
-from explore.report.sections import assumption_limit_rows
 from explore.results import Detail, Evaluator, constraint_values
 from explore.robustness import SHARE_LIMIT, assumption_shares, confident, robustness
 from ppa.assumptions import varied
