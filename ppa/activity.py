@@ -36,7 +36,7 @@ from hw.errors import InputError
 from hw.fp_golden import encode
 from hw.golden import compress_nm, decompress_nm, dense_to_sparse_stream, fallback_clears
 from hw.params import PEParams
-from ppa import characterisation, rtl, synth
+from ppa import characterisation, rtl, synth, synth_memo
 from ppa.liberty import sizing
 from ppa.liberty.library import LibertyLibrary
 from ppa.netlist import GateNetlist, ToggleCounts
@@ -88,7 +88,7 @@ class PETrace:
 def synth_pe(
     params: PEParams, sparse: bool, *, cache=None, dense_path: bool = False, mapping: str = "area"
 ) -> synth.SynthResult:
-    """The synthesised PE; with a warm cache, without elaborating it (ppa.synth.synthesize_generated).
+    """The synthesised PE; with a warm cache, without elaborating it (ppa.synth_memo.synthesize_generated).
     ``mapping="delay"``: the netlist the generic timing path times (ppa.synth.ABC_STEP)."""
     if dense_path and sparse:
         return characterisation.synthesis(
@@ -456,7 +456,7 @@ def pe_activity(
 
     d = characterisation.cached(
         "activity",
-        synth.portable_key("activity", res.key, label, ACTIVITY_VERSION),
+        synth_memo.portable_key("activity", res.key, label, ACTIVITY_VERSION),
         compute,
         cache=cache,
         what=f"the switching activity of {res.top}",
@@ -509,7 +509,7 @@ def pe_sizing_factor(
         return _SIZING[memo]
     res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
     top = rtl.pe_name(sparse, dense_path)
-    key = synth.portable_key(
+    key = synth_memo.portable_key(
         "sizing",
         res.key,
         lib.sha256,

@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 from hw.errors import InputError
-from ppa import characterisation, rtl, synth
+from ppa import characterisation, rtl, synth, yosys
 from ppa.liberty.library import LibertyLibrary, load_liberty
 from ppa.liberty.mapped import CONNECTION, INSTANCE, module_body, net_name, port_bits
 from ppa.timing.mapping import MAP_SCRIPT, map_to_liberty
@@ -254,7 +254,7 @@ def _key(lib: LibertyLibrary) -> str:
         repr(CLOCK_WIRE_FRACTION),
         repr(CLOCK_MAX_SLEW_FO4),
         MAP_SCRIPT,
-        synth.yosys_id(),
+        yosys.yosys_id(),
         lib.sha256,
     ):
         h.update(str(part).encode())

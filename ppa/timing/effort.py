@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 
 from ppa import characterisation
-from ppa.synth import portable_key
+from ppa.synth_memo import portable_key
 
 __all__ = [
     "EFFORT",
