@@ -124,7 +124,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.errors import InputError
 from hw.fp import fp_chain, fp_products
-from hw.params import MAX_DIM, PEParams
+from hw.params import DEFAULT_PE_PARAMS, MAX_DIM, PEParams
 from hw.pe import decode_fields, lane_shapes, select_lane, sum_tree
 
 __all__ = ["SparseArray", "tile_cycles", "run_cycles", "MAX_DIM", "KINDS", "array_module_name"]
@@ -204,7 +204,7 @@ class SparseArray(wiring.Component):
         self,
         rows: int,
         cols: int,
-        params: PEParams = PEParams(),
+        params: PEParams = DEFAULT_PE_PARAMS,
         dataflow: str = "ws",
         kind: str = "sparse",
         double_buffer: bool = False,

@@ -249,7 +249,7 @@ def run_array_ws_tiles(dut, tiles, *, dense=False, schedule=None, vcd=None) -> T
     ts = [np.asarray(x).shape[1] for _, _, x in tiles]
     sched = schedule or ws_tile_schedule(R, C, ts, pipeline=p.pipeline, double_buffer=dut.double_buffer)
     edges: dict[int, dict] = {}
-    for (values, meta, x), mode, (load, swap, first) in zip(tiles, modes, sched):
+    for (values, meta, x), mode, (load, swap, first) in zip(tiles, modes, sched, strict=True):
         _, values, meta = _array_common(dut, values, meta)
         x = np.asarray(x)
         for s in range(R):

@@ -131,17 +131,17 @@ def synthetic_trace(
         raise InputError(f"unknown dense model {dense_model!r} (dense or pruned)", where="trace dense_model")
     rng = np.random.default_rng(seed)
     p = params
-    T, I = cycles, instances
+    T, n_inst = cycles, instances
     lo, hi = -(1 << (p.act_bits - 1)), (1 << (p.act_bits - 1))
     if kind == "random":
-        acts = rng.integers(lo, hi, (T, I, p.m), dtype=np.int64)
+        acts = rng.integers(lo, hi, (T, n_inst, p.m), dtype=np.int64)
     else:
-        acts = _clip(rng.normal(0, 2.0 ** (p.act_bits - 3), (T, I, p.m)), p.act_bits)
+        acts = _clip(rng.normal(0, 2.0 ** (p.act_bits - 3), (T, n_inst, p.m)), p.act_bits)
         acts = np.maximum(acts, 0)
     if kind == "zeros":
         acts[:] = 0
     n_w = -(-T // w_hold)
-    dense_w = _clip(rng.normal(0, 2.0 ** (p.weight_bits - 3), (n_w, I, p.m)), p.weight_bits)
+    dense_w = _clip(rng.normal(0, 2.0 ** (p.weight_bits - 3), (n_w, n_inst, p.m)), p.weight_bits)
     if kind == "constant":
         acts[:] = acts[:1]
         dense_w[:] = dense_w[:1]
@@ -158,10 +158,10 @@ def synthetic_trace(
         vals, meta = compress_nm(dense_w, p.n, p.m)  # over the last axis: one group of M
     meta = meta[..., 0]
     rep = np.repeat(np.arange(n_w), w_hold)[:T]
-    clear = np.zeros((T, I), dtype=np.int64)
+    clear = np.zeros((T, n_inst), dtype=np.int64)
     if kind != "constant":
         clear[::acc_len] = 1
-    valid = np.ones((T, I), dtype=np.int64)
+    valid = np.ones((T, n_inst), dtype=np.int64)
     if sparse:
         return PETrace(acts, vals[rep], meta[rep], clear, valid)
     if dense_model == "dense":
@@ -319,19 +319,19 @@ def dense_path_trace(params: PEParams, trace: PETrace) -> PETrace:
             "the dense-path PE's N:M trace is built from a sparse-PE trace (N weights + metadata)",
             where="trace",
         )
-    T, I = trace.acts.shape[:2]
+    T, n_inst = trace.acts.shape[:2]
     t = (T // g) * g
     if t == 0:
         raise InputError(f"need at least {g} cycles, got {T}", where="trace")
 
     def fold(a, lanes):
         return np.ascontiguousarray(
-            a[:t].reshape(t // g, g, I, lanes).transpose(0, 2, 1, 3).reshape(t // g, I, g * lanes)
+            a[:t].reshape(t // g, g, n_inst, lanes).transpose(0, 2, 1, 3).reshape(t // g, n_inst, g * lanes)
         )
 
-    meta = np.ascontiguousarray(trace.meta[:t].reshape(t // g, g, I).transpose(0, 2, 1))
-    clear = trace.clear[:t].reshape(t // g, g, I)[:, 0]
-    valid = trace.valid[:t].reshape(t // g, g, I).max(axis=1)
+    meta = np.ascontiguousarray(trace.meta[:t].reshape(t // g, g, n_inst).transpose(0, 2, 1))
+    clear = trace.clear[:t].reshape(t // g, g, n_inst)[:, 0]
+    valid = trace.valid[:t].reshape(t // g, g, n_inst).max(axis=1)
     return PETrace(fold(trace.acts, params.m), fold(trace.weights, params.n), meta, clear, valid)
 
 
@@ -381,7 +381,9 @@ class PEActivity:
     gates: int
     trace: str
     w_input_toggles: float  # toggles on in_w (+ in_meta) per PE-cycle (the OS weight bundle carries them)
-    gate_energy: float  # gate-output toggles per PE-cycle, each weighted by its net's energy (ppa.liberty.gates): toggle-equivalents
+    # gate-output toggles per PE-cycle, each weighted by its net's energy (ppa.liberty.gates):
+    # toggle-equivalents
+    gate_energy: float
     ff_net_energy: float  # flip-flop output toggles per PE-cycle so weighted (the load each output drives)
 
     @property

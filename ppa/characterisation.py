@@ -567,7 +567,7 @@ def check_sample(
     )
     rng = random.Random(seed)
     bad = []
-    for key, entry in rng.sample(synths, min(k, len(synths))):
+    for _key, entry in rng.sample(synths, min(k, len(synths))):
         fresh = resynthesise(entry, cache=cache).meta()
         shipped = {k2: v for k2, v in entry.items() if k2 != "call"}
         if fresh != shipped:

@@ -144,10 +144,10 @@ class GateNetlist:
             t, ins = driven[out]
             groups.setdefault((int(level[out]), t), []).append((ins, out))
         self._groups = []
-        for (lv, t), members in sorted(groups.items()):
-            ins = np.array([m[0] for m in members], dtype=np.int64).T  # (pins, n)
+        for (_level, t), members in sorted(groups.items()):
+            in_nets = np.array([m[0] for m in members], dtype=np.int64).T  # (pins, n)
             outs = np.array([m[1] for m in members], dtype=np.int64)
-            self._groups.append((_GATES[t][1], [ins[k] for k in range(ins.shape[0])], outs))
+            self._groups.append((_GATES[t][1], [in_nets[k] for k in range(in_nets.shape[0])], outs))
         self.gate_outputs = np.array(sorted(driven), dtype=np.int64)
         self.input_nets = np.array(
             sorted({b for p, bits in self.inputs.items() if p != clock for b in bits} - {0, 1}),

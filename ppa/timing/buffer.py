@@ -137,7 +137,7 @@ def buffer_high_fanout(
                     drivers.setdefault(net_name(e), f"{p} of {name} ({cell})")
     # sinks of those nets
     sinks: dict[str, list[tuple[int, int, str, float]]] = {}
-    for cell, name, conns in parsed:
+    for cell, _name, conns in parsed:
         info = pins.get(cell, {})
         for p, e, s, t in conns:
             key = net_name(e)
