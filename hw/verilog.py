@@ -150,7 +150,7 @@ def write_bundle(
         }
         v, j = _emit(out_dir, comp, name, info)
         paths[name], paths[f"{name}.json"] = v, j
-    if rows is not None:
+    if rows is not None and cols is not None:  # both or neither (checked above)
         kinds = ["sparse", "dense"] + (["dense_path"] if dense_path else [])
         for kind in kinds:
             arr = SparseArray(rows, cols, params, dataflow=dataflow, kind=kind, double_buffer=double_buffer)

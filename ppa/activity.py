@@ -296,7 +296,7 @@ SYNTHETIC_TRACE_LABEL = (
 )
 
 
-def trace_label(trace: PETrace | None) -> str:
+def trace_label(trace: PETrace | TraceRecipe | TraceMix | None) -> str:
     """Which trace a PPA result's activity comes from: the synthetic default, the trace's label,
     or (unlabelled) its digest."""
     if trace is None:
@@ -340,7 +340,12 @@ def pe_inputs(params: PEParams, sparse: bool, trace: PETrace, *, dense_path: boo
     on ``trace`` (a sparse-PE trace is folded for the dense-path PE)."""
     if dense_path:
         trace = dense_path_trace(params, trace)
-    inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
+    inputs: dict[str, np.ndarray | None] = {
+        "in_act": trace.acts,
+        "in_w": trace.weights,
+        "in_clear": trace.clear,
+        "in_valid": trace.valid,
+    }
     if sparse:
         inputs["in_meta"] = trace.meta
     if dense_path:  # N:M mode unless the trace says otherwise (dense_groups_trace)

@@ -411,9 +411,10 @@ def synthesis(
         except (KeyError, ValueError, TypeError):
             pass  # a damaged entry: synthesise
     if _probing:
-        res = synth_memo.cached_generated(generator, params, top, cache=cache, mapping=mapping)
-        if res is None:
+        hit = synth_memo.cached_generated(generator, params, top, cache=cache, mapping=mapping)
+        if hit is None:
             raise NotCharacterised(f"module {top}")
+        res = hit
     else:
         res = _once(
             "synth",
@@ -516,7 +517,9 @@ def _literal(node: ast.AST):
         and node.func.id == "PEParams"
         and not node.args
     ):
-        return PEParams(**{k.arg: _literal(k.value) for k in node.keywords})
+        kwargs = {k.arg: _literal(k.value) for k in node.keywords if k.arg is not None}
+        if len(kwargs) == len(node.keywords):  # a repr has no **mapping
+            return PEParams(**kwargs)
     raise ValueError(f"not a recorded parameter value: {ast.dump(node)[:80]}")
 
 
@@ -532,7 +535,7 @@ def _array_verilog(params) -> str:
 
 #: the Verilog of each generator name ppa records (ppa.activity.synth_pe, ppa.array_cost,
 #: ppa.vector_cost), from its recorded parameters
-GENERATORS: dict[str, Callable[[object], str]] = {
+GENERATORS: dict[str, Callable[[Any], str]] = {  # each takes its own parameters' type
     "hw.pe.SparsePE": lambda p: rtl.pe_verilog(p, True),
     "hw.pe.DensePE": lambda p: rtl.pe_verilog(p, False),
     "hw.pe.SparsePE(dense_path)": lambda p: rtl.pe_verilog(p, True, True),

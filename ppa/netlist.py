@@ -20,6 +20,7 @@ the toggles weighted by energy (``ToggleCounts.gate_energy``, ``ff_net_energy``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ from ppa.liberty import gates as gate_energy
 _ONES = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 
 # cell type -> (input pins in order, function on uint64 arrays)
-_GATES = {
+_GATES: dict[str, tuple[tuple[str, ...], Callable[..., np.ndarray]]] = {
     "$_BUF_": (("A",), lambda a: a),
     "$_NOT_": (("A",), lambda a: ~a),
     "$_AND_": (("A", "B"), lambda a, b: a & b),

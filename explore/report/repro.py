@@ -39,7 +39,7 @@ def _versions() -> dict[str, str]:
 
 
 def _yosys() -> str:
-    """The Yosys synthesis runs with here, with its version (ppa.yosys.yosys_id: the wheel's is
+    """The Yosys synthesis runs with here, with its version (ppa.synth.yosys_id: the wheel's is
     read from its package, so the report never starts the WebAssembly Yosys)."""
     try:
         return yosys_id()

@@ -39,6 +39,7 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from hw.errors import InputError
 from hw.host import json_text, write_file
@@ -319,6 +320,15 @@ def cached_timing(
     return None
 
 
+class _TimingOptions(TypedDict):
+    """The keyword arguments a :func:`time_generated` call's memo is keyed by."""
+
+    clock_ps: float | None
+    clock_port: str | None
+    false_path_ports: tuple[str, ...]
+    cache: str | os.PathLike | None
+
+
 def time_generated(
     generator: str,
     params: object,
@@ -335,7 +345,9 @@ def time_generated(
     """``time_verilog(make_verilog(), top, lib, ...)`` without calling ``make_verilog`` when an
     earlier call with the same generator, parameters, generator sources, Amaranth toolchain,
     tools and library left its result in the cache (cf. ppa.synth_memo.synthesize_generated)."""
-    kw = dict(clock_ps=clock_ps, clock_port=clock_port, false_path_ports=tuple(false_path_ports), cache=cache)
+    kw = _TimingOptions(
+        clock_ps=clock_ps, clock_port=clock_port, false_path_ports=tuple(false_path_ports), cache=cache
+    )
     if use_cache:
         hit = cached_timing(generator, params, top, lib, **kw)
         if hit is not None:

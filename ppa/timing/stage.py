@@ -104,11 +104,11 @@ def resolve_liberty(design) -> LibertyLibrary | None:
         )
     if os.environ.get("SPARSEPE_STA", "").strip().lower() in ("off", "0", "no", "generic"):
         return None
-    path = default_liberty_path()
-    if path is None or find_sta() is None:
+    default = default_liberty_path()
+    if default is None or find_sta() is None:
         return None
-    st = os.stat(path)
-    return _load_liberty(path, OSU018_NODE_NM, st.st_mtime_ns, st.st_size)
+    st = os.stat(default)
+    return _load_liberty(default, OSU018_NODE_NM, st.st_mtime_ns, st.st_size)
 
 
 # ------------------------------------------------------------------------------------------------
