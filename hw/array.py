@@ -124,7 +124,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.errors import InputError
 from hw.fp import fp_chain, fp_products
-from hw.params import MAX_DIM, PEParams
+from hw.params import DEFAULT_PE_PARAMS, MAX_DIM, PEParams
 from hw.pe import decode_fields, lane_shapes, select_lane, sum_tree
 
 __all__ = ["SparseArray", "tile_cycles", "run_cycles", "MAX_DIM", "KINDS", "array_module_name"]
@@ -204,7 +204,7 @@ class SparseArray(wiring.Component):
         self,
         rows: int,
         cols: int,
-        params: PEParams = PEParams(),
+        params: PEParams = DEFAULT_PE_PARAMS,
         dataflow: str = "ws",
         kind: str = "sparse",
         double_buffer: bool = False,
@@ -550,17 +550,18 @@ class SparseArray(wiring.Component):
             code = _delay(m, self.w_meta_in[c * mb : (c + 1) * mb], c, f"meta_skew_c{c}") if mb else None
             for r in range(R):
                 # row 0 takes the column's (skewed) load word; row r shifts once the wave has reached it
+                # (sm is not None exactly when mb; sd, mode_in and dmode exactly when dp)
                 with m.If(load[c][r]):
                     m.d.sync += sw[r][c].eq(word if r == 0 else sw[r - 1][c])
-                    if mb:
+                    if sm is not None:
                         m.d.sync += sm[r][c].eq(code if r == 0 else sm[r - 1][c])
-                    if dp:
+                    if sd is not None and mode_in is not None:
                         m.d.sync += sd[r][c].eq(mode_in[c] if r == 0 else sd[r - 1][c])
                 with m.If(swap[r + c]):
                     m.d.sync += wreg[r][c].eq(sw[r][c])
-                    if mb:
+                    if sm is not None:
                         m.d.sync += mreg[r][c].eq(sm[r][c])
-                    if dp:
+                    if sd is not None and dmode is not None:
                         m.d.sync += dmode[r][c].eq(sd[r][c])
         return dmode
 

@@ -231,12 +231,15 @@ def fp_dense_path_pe_reference(acts, weights, metas, dense, clears, params: PEPa
     )
     table, legal = _table(p)
     dense_prods = fp_mul(acts[:, : p.m], weights, p.fmt)
-    sp, en = [], []
+    sp_groups: list[np.ndarray] = []
+    en_groups: list[np.ndarray] = []
     for g in range(g_n):
         idx = table[metas[:, g]] + g * p.m
-        sp.append(fp_mul(np.take_along_axis(acts, idx, axis=1), weights[:, g * p.n : (g + 1) * p.n], p.fmt))
-        en.append(np.repeat(legal[metas[:, g]][:, None], p.n, axis=1))
-    sp, en = np.concatenate(sp, axis=1), np.concatenate(en, axis=1)
+        sp_groups.append(
+            fp_mul(np.take_along_axis(acts, idx, axis=1), weights[:, g * p.n : (g + 1) * p.n], p.fmt)
+        )
+        en_groups.append(np.repeat(legal[metas[:, g]][:, None], p.n, axis=1))
+    sp, en = np.concatenate(sp_groups, axis=1), np.concatenate(en_groups, axis=1)
     prods = np.where(dense[:, None], dense_prods, sp)
     en = en | dense[:, None]
     return run_streams(prods[None], clears[None], en[None])[0], ~en.all(axis=1) & ~dense

@@ -174,7 +174,7 @@ def _accumulate(contrib: np.ndarray, clears: np.ndarray, acc_bits: int) -> np.nd
     out = np.empty(contrib.shape[0], dtype=np.int64)
     acc = 0
     mask = (1 << acc_bits) - 1
-    for k, (c, clr) in enumerate(zip(contrib.tolist(), clears.tolist())):
+    for k, (c, clr) in enumerate(zip(contrib.tolist(), clears.tolist(), strict=True)):
         acc = ((0 if clr else acc) + c) & mask
         out[k] = acc - (1 << acc_bits) if acc >> (acc_bits - 1) else acc
     return out
@@ -404,7 +404,7 @@ def sum_folds(outs, folds, acc_bits: int = 32) -> np.ndarray:
     cout = max(ch.stop for *_, ch in folds)
     t = np.asarray(outs[0]).shape[1]
     total = np.zeros((cout, t), dtype=np.uint64)
-    for o, (*_, ch) in zip(outs, folds):
+    for o, (*_, ch) in zip(outs, folds, strict=True):
         total[ch] += _as_int(o, "outs").astype(np.uint64)
     return wrap_signed(total, acc_bits)
 

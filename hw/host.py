@@ -5,8 +5,9 @@
   scratch inputs of Yosys / OpenSTA. Atomic (a temporary file beside the destination, then
   ``os.replace``), never through a symlink: a symlink at the destination is refused, so a planted
   ``trials.csv -> ~/.bashrc`` is neither followed nor overwritten. :func:`make_dir` creates the
-  directories it writes into, :func:`exclusive_lock` the lock files that order writers. (The one write that is not the tool's own is the Optuna study
-  storage, appended by Optuna; explore.storage checks its path first.)
+  directories it writes into, :func:`exclusive_lock` the lock files that order writers. (The one
+  write that is not the tool's own is the Optuna study storage, appended by Optuna;
+  explore.storage checks its path first.)
 * :func:`json_text` -- THE JSON writer: standard JSON only (``allow_nan=False``). A non-finite float
   (NaN, +-inf) becomes ``null`` and the object that holds it gains ``"non_finite": {json-path:
   reason}`` saying which values were nulled and what they were. Finite outputs are unchanged.

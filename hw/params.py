@@ -19,7 +19,7 @@ MAX_PIPELINE = 8
 MAX_DIM = 256
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PEParams:
     """Parameters of one N:M sparse PE (and of its dense baseline).
 
@@ -30,9 +30,11 @@ class PEParams:
     presented (the accumulator edge included).
     """
 
-    act_bits: int | None = None
-    weight_bits: int | None = None
-    acc_bits: int | None = None
+    # The three widths may be given as None (follow the precision): the constructor below takes
+    # them so, and __post_init__ fills them in, so every PEParams holds an int in each.
+    act_bits: int
+    weight_bits: int
+    acc_bits: int
     n: int = 2
     m: int = 4
     pipeline: int = 1
@@ -41,6 +43,30 @@ class PEParams:
     #: explicit widths (the integer datapath is width-generic); a float format fixes its widths and
     #: a binary32 accumulator.
     precision: str = "int8"
+
+    def __init__(
+        self,
+        act_bits: int | None = None,
+        weight_bits: int | None = None,
+        acc_bits: int | None = None,
+        n: int = 2,
+        m: int = 4,
+        pipeline: int = 1,
+        precision: str = "int8",
+    ) -> None:
+        """The dataclass's own constructor, with the widths optional (None: the precision's)."""
+        given = {
+            "act_bits": act_bits,
+            "weight_bits": weight_bits,
+            "acc_bits": acc_bits,
+            "n": n,
+            "m": m,
+            "pipeline": pipeline,
+            "precision": precision,
+        }
+        for name, value in given.items():
+            object.__setattr__(self, name, value)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         check_precision(self.precision)
@@ -132,3 +158,7 @@ class PEParams:
             if self.is_float
             else "two's complement, wrapped modulo 2**acc_bits",
         }
+
+
+#: The default PE (INT8 2:4, one register stage): the components' default ``params``.
+DEFAULT_PE_PARAMS = PEParams()

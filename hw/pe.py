@@ -58,7 +58,7 @@ from amaranth.lib.wiring import In, Out
 from hw.errors import InputError
 from hw.fp import fp_chain, fp_products
 from hw.nm import check_nm, meta_bits_per_weight
-from hw.params import PEParams
+from hw.params import DEFAULT_PE_PARAMS, PEParams
 
 __all__ = ["MetadataDecoder", "SparsePE", "DensePE", "decode_fields", "select_lane"]
 
@@ -234,7 +234,7 @@ class _PEBase(wiring.Component):
                     if not single and isinstance(err, Const)
                     else _delay(m, err, 1, "op_err" if single else f"op_err{g}"),
                 )
-                for g, (rp, (_, err)) in enumerate(zip(regs, groups))
+                for g, (rp, (_, err)) in enumerate(zip(regs, groups, strict=True))
             ]
         if p.is_float:
             return self._elaborate_float(m, groups, valid, clear)
@@ -312,7 +312,7 @@ class SparsePE(_PEBase):
     ``dense_path=True``: M multipliers, one dense group or M/N N:M groups per cycle (module
     docstring, ``sparse_pe_dp``)."""
 
-    def __init__(self, params: PEParams = PEParams(), dense_path: bool = False):
+    def __init__(self, params: PEParams = DEFAULT_PE_PARAMS, dense_path: bool = False):
         _check_params(self, params)
         if not isinstance(dense_path, bool):
             self._MustUse__silence = True
@@ -365,7 +365,7 @@ class SparsePE(_PEBase):
 class DensePE(_PEBase):
     """Dense baseline: M multipliers, one per lane; ``out_meta_err`` tied to 0."""
 
-    def __init__(self, params: PEParams = PEParams()):
+    def __init__(self, params: PEParams = DEFAULT_PE_PARAMS):
         _check_params(self, params)
         super().__init__(params, params.m, meta_groups=0)
 

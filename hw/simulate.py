@@ -8,6 +8,7 @@ golden models take.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from amaranth.sim import Simulator
@@ -65,7 +66,7 @@ def run_pe(dut, acts, weights, metas=None, clears=None, valid=None, *, dense=Non
         metas = [sum(int(c) << (g * p.meta_bits) for g, c in enumerate(row)) for row in np.asarray(metas)]
     meta_list = None if metas is None else [int(x) for x in metas]
     dense_list = None if dense is None else [int(bool(x)) for x in dense]
-    res = {"acc": [], "err": [], "out": [], "in": []}
+    res: dict[str, Any] = {"acc": [], "err": [], "out": [], "in": []}
     total = t + p.latency + 2
 
     async def bench(ctx):
@@ -147,7 +148,7 @@ def run_array_ws(dut, values, meta, x, valid=None, *, dense: bool = False, vcd=N
     sched = [True] * T if valid is None else [bool(v) for v in valid]
     if sum(sched) < T:
         raise InputError(f"has {sum(sched)} active edges, fewer than T={T} vectors", where="valid")
-    res = {"out": [], "err": [], "last": -1}
+    res: dict[str, Any] = {"out": [], "err": [], "last": -1}
     wl, mb = dut.w_lanes, dut.meta_groups * p.meta_bits
     loads = []
     for s in range(R):
@@ -220,7 +221,7 @@ def ws_tile_schedule(rows: int, cols: int, ts, *, pipeline: int = 1, double_buff
     edges 0..R-1 and swaps in at edge R; tile f+1 loads from tile f's swap edge, and swaps in
     with tile f's last vector or, when its load is not done yet, at the first edge it is (R edges
     after its load started); tile f streams from the edge after its swap."""
-    out = []
+    out: list[tuple[int, int | None, int]] = []
     if not double_buffer:
         start = 0
         for t in ts:
@@ -249,7 +250,7 @@ def run_array_ws_tiles(dut, tiles, *, dense=False, schedule=None, vcd=None) -> T
     ts = [np.asarray(x).shape[1] for _, _, x in tiles]
     sched = schedule or ws_tile_schedule(R, C, ts, pipeline=p.pipeline, double_buffer=dut.double_buffer)
     edges: dict[int, dict] = {}
-    for (values, meta, x), mode, (load, swap, first) in zip(tiles, modes, sched):
+    for (values, meta, x), mode, (load, swap, first) in zip(tiles, modes, sched, strict=True):
         _, values, meta = _array_common(dut, values, meta)
         x = np.asarray(x)
         for s in range(R):
@@ -269,7 +270,12 @@ def run_array_ws_tiles(dut, tiles, *, dense=False, schedule=None, vcd=None) -> T
                 valid=1, act=sum(_act_word(dut, x, r, t, mode) << (r * al) for r in range(R))
             )
     total = max(edges) + dut.latency + 2
-    res = {"out": [], "err": [], "last": -1, "swaps": sorted(k for k, e in edges.items() if e.get("swap"))}
+    res: dict[str, Any] = {
+        "out": [],
+        "err": [],
+        "last": -1,
+        "swaps": sorted(k for k, e in edges.items() if e.get("swap")),
+    }
 
     async def bench(ctx):
         w_port, a_port = dut.w_in.as_value(), dut.in_act.as_value()
@@ -315,7 +321,7 @@ def run_array_os(dut, values, meta, x, *, dense: bool = False, vcd=None) -> Arra
     x = np.asarray(x)
     G = values.shape[1] // dut.w_lanes
     wl, mb, al = dut.w_lanes, dut.meta_groups * p.meta_bits, dut.act_lanes * p.act_bits
-    res = {"out": None, "err": None, "last": -1}
+    res: dict[str, Any] = {"out": None, "err": None, "last": -1}
     groups = []
     for g in range(G):
         words = [_pe_words(dut, values, meta, i, g) for i in range(R)]

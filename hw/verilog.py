@@ -150,7 +150,7 @@ def write_bundle(
         }
         v, j = _emit(out_dir, comp, name, info)
         paths[name], paths[f"{name}.json"] = v, j
-    if rows is not None:
+    if rows is not None and cols is not None:  # both or neither (checked above)
         kinds = ["sparse", "dense"] + (["dense_path"] if dense_path else [])
         for kind in kinds:
             arr = SparseArray(rows, cols, params, dataflow=dataflow, kind=kind, double_buffer=double_buffer)
@@ -192,8 +192,9 @@ lint_off -rule WIDTH -file "*" -match "Operator ADD expects * bits on the *, but
 
 #: Added for the float precisions only (``verilator_waivers(precision)``); the integer modules are
 #: linted with VERILATOR_WAIVERS alone.
-VERILATOR_FP_WAIVERS = r"""// (4) The float PEs keep their multipliers and binary32 adders (hw/fp.py) as Amaranth submodules,
-//     which Amaranth writes into the top module's file as modules named '<top>.<instance>'.
+VERILATOR_FP_WAIVERS = (
+    "// (4) The float PEs keep their multipliers and binary32 adders (hw/fp.py) as Amaranth submodules,\n"
+    r"""//     which Amaranth writes into the top module's file as modules named '<top>.<instance>'.
 lint_off -rule DECLFILENAME -file "*" -match "Filename * does not match MODULE name: '*.*'"
 // (5) The float blocks' exponent and significand arithmetic (alignment, normalisation, exponent
 //     sums and range compares) mixes operand widths; Yosys drops Amaranth's explicit zero/sign
@@ -212,6 +213,7 @@ lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'out$*'"
 //     adder's input wire that the flip-flop drives.
 lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'prod*'"
 """
+)
 
 
 def verilator_waivers(precision: str = "int8") -> str:

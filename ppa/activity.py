@@ -36,7 +36,7 @@ from hw.errors import InputError
 from hw.fp_golden import encode
 from hw.golden import compress_nm, decompress_nm, dense_to_sparse_stream, fallback_clears
 from hw.params import PEParams
-from ppa import characterisation, rtl, synth
+from ppa import characterisation, rtl, synth, synth_memo
 from ppa.liberty import sizing
 from ppa.liberty.library import LibertyLibrary
 from ppa.netlist import GateNetlist, ToggleCounts
@@ -88,7 +88,7 @@ class PETrace:
 def synth_pe(
     params: PEParams, sparse: bool, *, cache=None, dense_path: bool = False, mapping: str = "area"
 ) -> synth.SynthResult:
-    """The synthesised PE; with a warm cache, without elaborating it (ppa.synth.synthesize_generated).
+    """The synthesised PE; with a warm cache, without elaborating it (ppa.synth_memo.synthesize_generated).
     ``mapping="delay"``: the netlist the generic timing path times (ppa.synth.ABC_STEP)."""
     if dense_path and sparse:
         return characterisation.synthesis(
@@ -131,17 +131,17 @@ def synthetic_trace(
         raise InputError(f"unknown dense model {dense_model!r} (dense or pruned)", where="trace dense_model")
     rng = np.random.default_rng(seed)
     p = params
-    T, I = cycles, instances
+    T, n_inst = cycles, instances
     lo, hi = -(1 << (p.act_bits - 1)), (1 << (p.act_bits - 1))
     if kind == "random":
-        acts = rng.integers(lo, hi, (T, I, p.m), dtype=np.int64)
+        acts = rng.integers(lo, hi, (T, n_inst, p.m), dtype=np.int64)
     else:
-        acts = _clip(rng.normal(0, 2.0 ** (p.act_bits - 3), (T, I, p.m)), p.act_bits)
+        acts = _clip(rng.normal(0, 2.0 ** (p.act_bits - 3), (T, n_inst, p.m)), p.act_bits)
         acts = np.maximum(acts, 0)
     if kind == "zeros":
         acts[:] = 0
     n_w = -(-T // w_hold)
-    dense_w = _clip(rng.normal(0, 2.0 ** (p.weight_bits - 3), (n_w, I, p.m)), p.weight_bits)
+    dense_w = _clip(rng.normal(0, 2.0 ** (p.weight_bits - 3), (n_w, n_inst, p.m)), p.weight_bits)
     if kind == "constant":
         acts[:] = acts[:1]
         dense_w[:] = dense_w[:1]
@@ -158,10 +158,10 @@ def synthetic_trace(
         vals, meta = compress_nm(dense_w, p.n, p.m)  # over the last axis: one group of M
     meta = meta[..., 0]
     rep = np.repeat(np.arange(n_w), w_hold)[:T]
-    clear = np.zeros((T, I), dtype=np.int64)
+    clear = np.zeros((T, n_inst), dtype=np.int64)
     if kind != "constant":
         clear[::acc_len] = 1
-    valid = np.ones((T, I), dtype=np.int64)
+    valid = np.ones((T, n_inst), dtype=np.int64)
     if sparse:
         return PETrace(acts, vals[rep], meta[rep], clear, valid)
     if dense_model == "dense":
@@ -296,7 +296,7 @@ SYNTHETIC_TRACE_LABEL = (
 )
 
 
-def trace_label(trace: PETrace | None) -> str:
+def trace_label(trace: PETrace | TraceRecipe | TraceMix | None) -> str:
     """Which trace a PPA result's activity comes from: the synthetic default, the trace's label,
     or (unlabelled) its digest."""
     if trace is None:
@@ -319,19 +319,19 @@ def dense_path_trace(params: PEParams, trace: PETrace) -> PETrace:
             "the dense-path PE's N:M trace is built from a sparse-PE trace (N weights + metadata)",
             where="trace",
         )
-    T, I = trace.acts.shape[:2]
+    T, n_inst = trace.acts.shape[:2]
     t = (T // g) * g
     if t == 0:
         raise InputError(f"need at least {g} cycles, got {T}", where="trace")
 
     def fold(a, lanes):
         return np.ascontiguousarray(
-            a[:t].reshape(t // g, g, I, lanes).transpose(0, 2, 1, 3).reshape(t // g, I, g * lanes)
+            a[:t].reshape(t // g, g, n_inst, lanes).transpose(0, 2, 1, 3).reshape(t // g, n_inst, g * lanes)
         )
 
-    meta = np.ascontiguousarray(trace.meta[:t].reshape(t // g, g, I).transpose(0, 2, 1))
-    clear = trace.clear[:t].reshape(t // g, g, I)[:, 0]
-    valid = trace.valid[:t].reshape(t // g, g, I).max(axis=1)
+    meta = np.ascontiguousarray(trace.meta[:t].reshape(t // g, g, n_inst).transpose(0, 2, 1))
+    clear = trace.clear[:t].reshape(t // g, g, n_inst)[:, 0]
+    valid = trace.valid[:t].reshape(t // g, g, n_inst).max(axis=1)
     return PETrace(fold(trace.acts, params.m), fold(trace.weights, params.n), meta, clear, valid)
 
 
@@ -340,7 +340,12 @@ def pe_inputs(params: PEParams, sparse: bool, trace: PETrace, *, dense_path: boo
     on ``trace`` (a sparse-PE trace is folded for the dense-path PE)."""
     if dense_path:
         trace = dense_path_trace(params, trace)
-    inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
+    inputs: dict[str, np.ndarray | None] = {
+        "in_act": trace.acts,
+        "in_w": trace.weights,
+        "in_clear": trace.clear,
+        "in_valid": trace.valid,
+    }
     if sparse:
         inputs["in_meta"] = trace.meta
     if dense_path:  # N:M mode unless the trace says otherwise (dense_groups_trace)
@@ -381,7 +386,9 @@ class PEActivity:
     gates: int
     trace: str
     w_input_toggles: float  # toggles on in_w (+ in_meta) per PE-cycle (the OS weight bundle carries them)
-    gate_energy: float  # gate-output toggles per PE-cycle, each weighted by its net's energy (ppa.liberty.gates): toggle-equivalents
+    # gate-output toggles per PE-cycle, each weighted by its net's energy (ppa.liberty.gates):
+    # toggle-equivalents
+    gate_energy: float
     ff_net_energy: float  # flip-flop output toggles per PE-cycle so weighted (the load each output drives)
 
     @property
@@ -456,7 +463,7 @@ def pe_activity(
 
     d = characterisation.cached(
         "activity",
-        synth.portable_key("activity", res.key, label, ACTIVITY_VERSION),
+        synth_memo.portable_key("activity", res.key, label, ACTIVITY_VERSION),
         compute,
         cache=cache,
         what=f"the switching activity of {res.top}",
@@ -509,7 +516,7 @@ def pe_sizing_factor(
         return _SIZING[memo]
     res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
     top = rtl.pe_name(sparse, dense_path)
-    key = synth.portable_key(
+    key = synth_memo.portable_key(
         "sizing",
         res.key,
         lib.sha256,

@@ -22,9 +22,9 @@ DIR`` while it characterises with the code that characterises on demand. Its ent
 netlists: a shipped synthesis result whose netlist is needed anyway (a new activity trace, say)
 is synthesised then (ppa.synth.SynthResult.netlist_file). A file is used only when
 
-- its Yosys (ppa.synth.yosys_id: native or the wheel, with its version) synthesises here,
+- its Yosys (ppa.yosys.yosys_id: native or the wheel, with its version) synthesises here,
 - its model code version (:func:`code_version`) is this installation's, and
-- its Verilog toolchain (ppa.synth.verilog_toolchain: Amaranth and the Yosys its back end runs)
+- its Verilog toolchain (ppa.synth_memo.verilog_toolchain: Amaranth and the Yosys its back end runs)
   is this installation's;
 
 otherwise it is ignored and the run characterises as without it; the first result it then has to
@@ -55,7 +55,7 @@ from typing import Any
 from hw.errors import InputError
 from hw.host import code_fingerprint, json_text, make_dir, write_file
 from hw.params import PEParams
-from ppa import rtl, synth
+from ppa import rtl, synth, synth_memo, yosys
 from ppa.liberty.library import LibertyLibrary
 from ppa.timing import buffer as _buffer, sta as _sta
 from ppa.timing.mapping import MAP_SCRIPT, TIMING_ABC_SCRIPT
@@ -121,7 +121,11 @@ def code_version() -> str:
 
 def context() -> dict[str, str]:
     """What a shipped file must match here (see the module docstring)."""
-    return {"yosys": synth.yosys_id(), "code_version": code_version(), "verilog": synth.verilog_toolchain()}
+    return {
+        "yosys": yosys.yosys_id(),
+        "code_version": code_version(),
+        "verilog": synth_memo.verilog_toolchain(),
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -392,16 +396,16 @@ def synthesis(
     cache=None,
     mapping: str = "area",
 ) -> synth.SynthResult:
-    """ppa.synth.synthesize_generated, answered by the shipped characterisation when it holds the
+    """ppa.synth_memo.synthesize_generated, answered by the shipped characterisation when it holds the
     design (the result then has no netlist on disk until one is asked for)."""
-    key = synth.generated_key(generator, params, top, mapping)
+    key = synth_memo.generated_key(generator, params, top, mapping)
     meta = _shipped("synth", key)
     if meta is not None:
         try:
             root = synth.cache_dir(cache)
 
             def regenerate() -> synth.SynthResult:
-                return synth.synthesize_generated(
+                return synth_memo.synthesize_generated(
                     generator, params, top, make_verilog, cache=cache, mapping=mapping
                 )
 
@@ -411,14 +415,15 @@ def synthesis(
         except (KeyError, ValueError, TypeError):
             pass  # a damaged entry: synthesise
     if _probing:
-        res = synth.cached_generated(generator, params, top, cache=cache, mapping=mapping)
-        if res is None:
+        hit = synth_memo.cached_generated(generator, params, top, cache=cache, mapping=mapping)
+        if hit is None:
             raise NotCharacterised(f"module {top}")
+        res = hit
     else:
         res = _once(
             "synth",
             key,
-            lambda: synth.synthesize_generated(
+            lambda: synth_memo.synthesize_generated(
                 generator, params, top, make_verilog, cache=cache, mapping=mapping
             ),
         )
@@ -437,9 +442,9 @@ def synthesis(
 def sta_key(
     generator: str, params: object, top: str, lib: LibertyLibrary, *, clock_ps, clock_port, false_path_ports
 ) -> str:
-    """:func:`synth.portable_key` of a ppa.timing.sta.time_generated call (its memo key without the
+    """:func:`synth_memo.portable_key` of a ppa.timing.sta.time_generated call (its memo key without the
     machine's own parts: hw/'s source and the Verilog toolchain are the shipped file's)."""
-    return synth.portable_key(
+    return synth_memo.portable_key(
         "sta",
         _sta.STA_FLOW_VERSION,
         MAP_SCRIPT,
@@ -516,7 +521,9 @@ def _literal(node: ast.AST):
         and node.func.id == "PEParams"
         and not node.args
     ):
-        return PEParams(**{k.arg: _literal(k.value) for k in node.keywords})
+        kwargs = {k.arg: _literal(k.value) for k in node.keywords if k.arg is not None}
+        if len(kwargs) == len(node.keywords):  # a repr has no **mapping
+            return PEParams(**kwargs)
     raise ValueError(f"not a recorded parameter value: {ast.dump(node)[:80]}")
 
 
@@ -532,7 +539,7 @@ def _array_verilog(params) -> str:
 
 #: the Verilog of each generator name ppa records (ppa.activity.synth_pe, ppa.array_cost,
 #: ppa.vector_cost), from its recorded parameters
-GENERATORS: dict[str, Callable[[object], str]] = {
+GENERATORS: dict[str, Callable[[Any], str]] = {  # each takes its own parameters' type
     "hw.pe.SparsePE": lambda p: rtl.pe_verilog(p, True),
     "hw.pe.DensePE": lambda p: rtl.pe_verilog(p, False),
     "hw.pe.SparsePE(dense_path)": lambda p: rtl.pe_verilog(p, True, True),
@@ -567,7 +574,7 @@ def check_sample(
     )
     rng = random.Random(seed)
     bad = []
-    for key, entry in rng.sample(synths, min(k, len(synths))):
+    for _key, entry in rng.sample(synths, min(k, len(synths))):
         fresh = resynthesise(entry, cache=cache).meta()
         shipped = {k2: v for k2, v in entry.items() if k2 != "call"}
         if fresh != shipped:

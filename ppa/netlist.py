@@ -20,6 +20,7 @@ the toggles weighted by energy (``ToggleCounts.gate_energy``, ``ff_net_energy``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ from ppa.liberty import gates as gate_energy
 _ONES = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 
 # cell type -> (input pins in order, function on uint64 arrays)
-_GATES = {
+_GATES: dict[str, tuple[tuple[str, ...], Callable[..., np.ndarray]]] = {
     "$_BUF_": (("A",), lambda a: a),
     "$_NOT_": (("A",), lambda a: ~a),
     "$_AND_": (("A", "B"), lambda a, b: a & b),
@@ -144,10 +145,10 @@ class GateNetlist:
             t, ins = driven[out]
             groups.setdefault((int(level[out]), t), []).append((ins, out))
         self._groups = []
-        for (lv, t), members in sorted(groups.items()):
-            ins = np.array([m[0] for m in members], dtype=np.int64).T  # (pins, n)
+        for (_level, t), members in sorted(groups.items()):
+            in_nets = np.array([m[0] for m in members], dtype=np.int64).T  # (pins, n)
             outs = np.array([m[1] for m in members], dtype=np.int64)
-            self._groups.append((_GATES[t][1], [ins[k] for k in range(ins.shape[0])], outs))
+            self._groups.append((_GATES[t][1], [in_nets[k] for k in range(in_nets.shape[0])], outs))
         self.gate_outputs = np.array(sorted(driven), dtype=np.int64)
         self.input_nets = np.array(
             sorted({b for p, bits in self.inputs.items() if p != clock for b in bits} - {0, 1}),

@@ -70,14 +70,19 @@ _HBM_AREA = (_HBM_SIGNAL_BUMPS + _HBM_POWER_BUMPS) * _HBM_BUMP_PITCH_UM**2 * 1e-
 #: [P] 4 nm HBM3 interface, JSSC 2024 (module docstring); the 40 nm PAM-4 HBM interface's 0.41 the upper end
 HBM_PHY_PJ = 0.29
 HBM_PHY_PJ_RANGE = (0.29, 0.41)
-_HBM = dict(
-    area_mm2=_HBM_AREA,
-    edge_mm=7.75,
-    pj_per_bit=HBM_PHY_PJ,
-    static_w=0.2,
-    source="[D] bump field of the JEDEC HBM2 ballout at 55 um; [P] 4 nm HBM3 interface 0.29 pJ/bit (JSSC 2024)",
-    pj_per_bit_range=HBM_PHY_PJ_RANGE,
-)
+
+
+def _hbm_phy(name: str) -> PhyType:
+    """An HBM PHY: the three generations share one (the same bump field and interface)."""
+    return PhyType(
+        name,
+        area_mm2=_HBM_AREA,
+        edge_mm=7.75,
+        pj_per_bit=HBM_PHY_PJ,
+        static_w=0.2,
+        source="[D] bump field of the JEDEC HBM2 ballout at 55 um; [P] 4 nm HBM3 interface 0.29 pJ/bit (JSSC 2024)",
+        pj_per_bit_range=HBM_PHY_PJ_RANGE,
+    )
 
 
 def _ddr_end(vddq: float) -> dict:
@@ -88,9 +93,9 @@ def _ddr_end(vddq: float) -> dict:
 
 
 PHY_TYPES: dict[str, PhyType] = {
-    "hbm2": PhyType("HBM2 PHY", **_HBM),
-    "hbm2e": PhyType("HBM2E PHY", **_HBM),
-    "hbm3": PhyType("HBM3 PHY", **_HBM),
+    "hbm2": _hbm_phy("HBM2 PHY"),
+    "hbm2e": _hbm_phy("HBM2E PHY"),
+    "hbm3": _hbm_phy("HBM3 PHY"),
     "lpddr5": PhyType(
         "LPDDR5 x16 PHY",
         40 * _PAD_SLICE_UM2 * 1e-6,

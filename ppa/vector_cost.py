@@ -29,7 +29,7 @@ import numpy as np
 from hw.vector_golden import OP_CODES
 from ppa import characterisation, rtl, tech
 from ppa.netlist import GateNetlist
-from ppa.synth import portable_key
+from ppa.synth_memo import portable_key
 
 CLASSES = ("alu", "exp", "div", "red")
 _SEED, _CYCLES, _INSTANCES = 14, 128, 256

@@ -35,9 +35,9 @@ CALIBRATION_YOSYS = "yosys (native) Yosys 0.23 "
 
 
 def _have_calibration_yosys() -> bool:
-    from ppa import synth
+    from ppa import yosys
 
-    return _have_yosys() and synth.yosys_id().startswith(CALIBRATION_YOSYS)
+    return _have_yosys() and yosys.yosys_id().startswith(CALIBRATION_YOSYS)
 
 
 def _have_sta() -> bool:

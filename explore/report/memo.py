@@ -35,9 +35,9 @@ from explore.report.owners import ROLES, artifact_frames, serving_evidence
 from explore.report.repro import git_revision
 from explore.results import constraint_values
 from explore.space import parse_sparsity
-from ppa.synth import yosys_id
 from ppa.tech import NODES_NM
 from ppa.timing.opensta import find_sta
+from ppa.yosys import yosys_id
 
 #: Axes whose one-step move acts on each mechanism (the proposed action's candidates).
 MECHANISM_AXES = {

@@ -13,7 +13,7 @@ from pathlib import Path
 from explore.report.data import StudyData
 from explore.report.document import Section, Table
 from hw.errors import InputError
-from ppa.synth import yosys_id
+from ppa.yosys import yosys_id
 
 
 def _versions() -> dict[str, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ppa import characterisation, synth
+from ppa import characterisation, yosys
 from ppa.liberty.library import LibertyLibrary
 from ppa.timing.mapping import MAP_SCRIPT, TIMING_ABC_SCRIPT, map_to_liberty
 
@@ -21,7 +21,7 @@ def mapped_cell_area_um2(
     once (ppa.characterisation.cached, keyed by the Verilog, the scripts, the Yosys build and the
     library's digest)."""
     h = hashlib.sha256()
-    for part in (verilog, top, repr(clock_ps), MAP_SCRIPT, TIMING_ABC_SCRIPT, synth.yosys_id(), lib.sha256):
+    for part in (verilog, top, repr(clock_ps), MAP_SCRIPT, TIMING_ABC_SCRIPT, yosys.yosys_id(), lib.sha256):
         h.update(str(part).encode())
         h.update(b"\0")
     d = characterisation.cached(

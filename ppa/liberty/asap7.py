@@ -117,7 +117,9 @@ def _split(text: str) -> tuple[list[str], list[str]]:
 
 
 def _templates(header: list[str]) -> dict[str, list[str]]:
-    out, cur, name = {}, None, None
+    out: dict[str, list[str]] = {}
+    cur: list[str] | None = None  # the lines of the template being read, under its name
+    name = ""
     for ln in header:
         m = _TEMPLATE.match(ln)
         if m:
@@ -160,7 +162,11 @@ def merged_liberty_path() -> str:
     why = why_unavailable()
     if why:
         raise InputError(why, where="--liberty asap7")
-    src = reference_dir()
+    src, seven_zip = reference_dir(), _seven_zip()
+    if src is None or seven_zip is None:  # both there a moment ago (why_unavailable)
+        raise InputError(
+            why_unavailable() or "the ASAP7 libraries or 7z went missing", where="--liberty asap7"
+        )
     dest = cache_root() / _archives_digest(src)
     out = dest / f"{MERGED_NAME}.lib"
     if out.is_file():
@@ -170,7 +176,7 @@ def merged_liberty_path() -> str:
         texts = []
         for f in FILES:
             proc = subprocess.run(
-                [_seven_zip(), "x", "-y", f"-o{tmp}", str(src / f"{f}.lib.7z")],
+                [seven_zip, "x", "-y", f"-o{tmp}", str(src / f"{f}.lib.7z")],
                 capture_output=True,
                 text=True,
             )

@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 from hw.errors import InputError
-from ppa import characterisation, rtl, synth
+from ppa import characterisation, rtl, synth, yosys
 from ppa.liberty.library import LibertyLibrary, load_liberty
 from ppa.liberty.mapped import CONNECTION, INSTANCE, module_body, net_name, port_bits
 from ppa.timing.mapping import MAP_SCRIPT, map_to_liberty
@@ -179,22 +179,23 @@ def clock_tree_pj_per_ff(
     v = lib.nominal_voltage_v
     max_slew = CLOCK_MAX_SLEW_FO4 * slew_ns
     best = None
+
+    def level(buf: str, y: str, c_in: float, ri: float, fi: float, load_each: float) -> tuple[float, int]:
+        """(pJ per cycle of one buffer ``buf`` driving loads of ``load_each``, how many it drives)."""
+        k = 1
+        while (
+            k < 4096
+            and lib.output_transition_ns(buf, y, slew_ns=slew_ns, load_pf=(k + 1) * load_each) <= max_slew
+        ):
+            k += 1
+        ro, fo = lib.pin_internal_pj(buf, y, slew_ns=slew_ns, load_pf=k * load_each)
+        return ro + fo + ri + fi + c_in * (1 + wire_fraction) * v * v, k
+
     for buf, a, y in lib.clock_buffers():
         c_in = lib.pin_cap_pf(buf, a)
         ri, fi = lib.pin_internal_pj(buf, a, slew_ns=slew_ns)
-
-        def level(load_each: float) -> tuple[float, int]:
-            k = 1
-            while (
-                k < 4096
-                and lib.output_transition_ns(buf, y, slew_ns=slew_ns, load_pf=(k + 1) * load_each) <= max_slew
-            ):
-                k += 1
-            ro, fo = lib.pin_internal_pj(buf, y, slew_ns=slew_ns, load_pf=k * load_each)
-            return ro + fo + ri + fi + c_in * (1 + wire_fraction) * v * v, k
-
-        e_leaf, k_leaf = level(sink_pf * (1 + wire_fraction))
-        e_up, k_up = level(c_in * (1 + wire_fraction))
+        e_leaf, k_leaf = level(buf, y, c_in, ri, fi, sink_pf * (1 + wire_fraction))
+        e_up, k_up = level(buf, y, c_in, ri, fi, c_in * (1 + wire_fraction))
         if k_up < 2:
             continue  # cannot drive two of itself within the transition bound: no tree of it
         # the leaf level, then the levels above it: a geometric series of ratio 1 / k_up
@@ -254,7 +255,7 @@ def _key(lib: LibertyLibrary) -> str:
         repr(CLOCK_WIRE_FRACTION),
         repr(CLOCK_MAX_SLEW_FO4),
         MAP_SCRIPT,
-        synth.yosys_id(),
+        yosys.yosys_id(),
         lib.sha256,
     ):
         h.update(str(part).encode())

@@ -337,7 +337,8 @@ class LibertyLibrary:
         g = self.pins(self.cell(cell)).get(pin)
         if g is None:
             raise InputError(f"{cell} has no pin {pin}", where=self.path)
-        rise, fall = [], []
+        rise: list[float] = []
+        fall: list[float] = []
         for ip in g.sub("internal_power"):
             for kind, acc in (("rise_power", rise), ("fall_power", fall)):
                 t = ip.sub(kind)

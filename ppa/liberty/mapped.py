@@ -41,7 +41,7 @@ def module_body(verilog: str, top: str, *, where: str) -> re.Match:
 def port_bits(body: str, direction: str) -> list[tuple[str, str]]:
     """(port, bit net) of every bit of the ``direction`` ports declared in a module body, in
     declaration order (``name[b]`` for a vector, from its lowest bit; ``name`` for a scalar)."""
-    out = []
+    out: list[tuple[str, str]] = []
     for d, msb, lsb, name in PORT.findall(body):
         if d != direction:
             continue

@@ -123,7 +123,7 @@ def parse(text: str, where: str = "liberty") -> Group:
             t, v = toks[j]
             if t == "p" and v == ":":
                 j += 1
-                parts = []
+                parts: list[str] = []
                 while j < len(toks) and not (toks[j][0] == "p" and toks[j][1] in ";}"):
                     if parts and nls[j]:
                         break  # a simple attribute ended by its line, without ';' (ASAP7's "area : X")

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ppa import characterisation, rtl, synth
+from ppa import characterisation, rtl, synth_memo, yosys
 from ppa.liberty.library import LibertyLibrary
 from ppa.liberty.switching import mapped_switching
 from ppa.tech import CAL_CYCLES, CAL_SEED
@@ -69,13 +69,13 @@ def operator_ratio(kind: str, width: int, lib: LibertyLibrary, *, cache=None) ->
     """:func:`speed_over_area` of a ppa.operators operator on ppa.calibration's operands, computed
     once per operator, library, Yosys and model code (ppa.characterisation.cached; the operator's
     Verilog is generated only then)."""
-    key = synth.portable_key(
+    key = synth_memo.portable_key(
         "sizing-operator",
         kind,
         repr(width),
         characterisation.code_version(),
         lib.sha256,
-        synth.yosys_id(),
+        yosys.yosys_id(),
         SIZING_VERSION,
         MAP_SCRIPT,
         TIMING_ABC_SCRIPT,

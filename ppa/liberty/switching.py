@@ -25,7 +25,7 @@ import numpy as np
 
 from hw.errors import InputError
 from hw.host import write_file
-from ppa import synth
+from ppa import yosys
 from ppa.liberty.energy import net_energies
 from ppa.liberty.library import LibertyLibrary
 from ppa.netlist import GateNetlist
@@ -88,11 +88,11 @@ def mapped_switching(
         d = Path(tmp)
         write_file(d / "mapped.v", mapped_verilog)
         write_file(d / "cells.lib", Path(lib.path).read_bytes())  # the yowasp Yosys sees only its directory
-        run = synth.yosys_process(
+        run = yosys.yosys_process(
             FLATTEN_SCRIPT.format(lib="cells.lib", src="mapped.v", top=top, json="flat.json"), d
         )
         if run.returncode != 0:
-            synth.raise_failure(run, f"flattening {top} onto the cells of {lib.library}", d)
+            yosys.raise_failure(run, f"flattening {top} onto the cells of {lib.library}", d)
         flat = json.loads((d / "flat.json").read_text())
         netlist = GateNetlist(flat, top)
     # a net the cells' functions tie to a constant (an output bit no input reaches) never switches

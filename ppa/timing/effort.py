@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 
 from ppa import characterisation
-from ppa.synth import portable_key
+from ppa.synth_memo import portable_key
 
 __all__ = [
     "EFFORT",
@@ -128,7 +128,7 @@ def path_tau(netlist: dict, top: str) -> float:
             stack.pop()
         return arrival[bit]
 
-    ends = []
+    ends: list[int] = []
     for cell in mod["cells"].values():
         if cell["type"] in _FF:
             ends.extend(b for b in cell["connections"].get("D", []) if not isinstance(b, str))

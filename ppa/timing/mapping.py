@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hw.errors import InputError
 from hw.host import write_file
-from ppa import synth as _synth
+from ppa import yosys
 from ppa.liberty.library import LibertyLibrary
 
 MAP_SCRIPT = (
@@ -96,13 +96,13 @@ def map_to_liberty(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: flo
                 out="mapped.v",
                 buf=f"{buf} {a} {y}",
             )
-            run = _synth.yosys_process(script, d)
+            run = yosys.yosys_process(script, d)
             if not (
                 run.returncode != 0 and clock_ps and "output.blif" in (run.stderr + run.stdout + run.log)
             ):
                 break
         if run.returncode != 0:
-            _synth.raise_failure(run, f"mapping {top} to {lib.library}", d)
+            yosys.raise_failure(run, f"mapping {top} to {lib.library}", d)
         stat = (d / "stat.txt").read_text()
         mapped = (d / "mapped.v").read_text()
     area = re.findall(r"Chip area for (?:module|top module) '\\?\S+?':\s+([0-9.]+)", stat)

@@ -27,7 +27,7 @@ Caching: every mapping + timing result is kept on disk under ``<synth cache>/sta
 the tools that produced it (Yosys native or wheel and its version, the OpenSTA version), the
 Liberty file's SHA-256, the Verilog's SHA-256, the top module, the clock and the flow version; the
 stored result names those tools. :func:`time_generated` also memoises which result a generator
-call gives (like ppa.synth.synthesize_generated), so a warm process does not elaborate Amaranth.
+call gives (like ppa.synth_memo.synthesize_generated), so a warm process does not elaborate Amaranth.
 """
 
 from __future__ import annotations
@@ -39,10 +39,11 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from hw.errors import InputError
 from hw.host import json_text, write_file
-from ppa import synth as _synth
+from ppa import synth as _synth, synth_memo, yosys
 from ppa.liberty.library import LibertyLibrary
 from ppa.timing import buffer as _buffer
 from ppa.timing.mapping import MAP_SCRIPT, TIMING_ABC_SCRIPT, Mapped, map_to_liberty
@@ -60,7 +61,7 @@ def tools(lib: LibertyLibrary) -> dict:
     if sta is None:
         raise InputError("OpenSTA (sta) is not on PATH", where="ppa.timing.sta")
     return {
-        "yosys": _synth.yosys_id(),
+        "yosys": yosys.yosys_id(),
         "opensta": f"OpenSTA {sta[1]}",
         "liberty": lib.library,
         "liberty_sha256": lib.sha256,
@@ -273,8 +274,8 @@ def _generated_memo(
         generator,
         repr(params),
         top,
-        _synth.sources_digest(),
-        _synth.toolchain_id(),
+        synth_memo.sources_digest(),
+        synth_memo.toolchain_id(),
         json.dumps(tools(lib), sort_keys=True),
         lib.sha256,
         repr(clock_ps),
@@ -319,6 +320,15 @@ def cached_timing(
     return None
 
 
+class _TimingOptions(TypedDict):
+    """The keyword arguments a :func:`time_generated` call's memo is keyed by."""
+
+    clock_ps: float | None
+    clock_port: str | None
+    false_path_ports: tuple[str, ...]
+    cache: str | os.PathLike | None
+
+
 def time_generated(
     generator: str,
     params: object,
@@ -334,8 +344,10 @@ def time_generated(
 ) -> StaResult:
     """``time_verilog(make_verilog(), top, lib, ...)`` without calling ``make_verilog`` when an
     earlier call with the same generator, parameters, generator sources, Amaranth toolchain,
-    tools and library left its result in the cache (cf. ppa.synth.synthesize_generated)."""
-    kw = dict(clock_ps=clock_ps, clock_port=clock_port, false_path_ports=tuple(false_path_ports), cache=cache)
+    tools and library left its result in the cache (cf. ppa.synth_memo.synthesize_generated)."""
+    kw = _TimingOptions(
+        clock_ps=clock_ps, clock_port=clock_port, false_path_ports=tuple(false_path_ports), cache=cache
+    )
     if use_cache:
         hit = cached_timing(generator, params, top, lib, **kw)
         if hit is not None:

@@ -76,7 +76,8 @@ def _load_liberty(path: str, node_nm: int | None, mtime_ns: int, size: int) -> L
 def resolve_liberty(design) -> LibertyLibrary | None:
     """The Liberty library ``design`` (a ppa.design.DesignPoint) is timed with, or None for the
     generic path: ``design.liberty`` when given (its node from the file or ``liberty_node_nm``;
-    ``"asap7"``: the ASAP7 7 nm library, ppa.liberty.asap7; OpenSTA required), else the default osu018 library when OpenSTA and the file are installed.
+    ``"asap7"``: the ASAP7 7 nm library, ppa.liberty.asap7; OpenSTA required), else the default
+    osu018 library when OpenSTA and the file are installed.
     ``SPARSEPE_STA=off`` forces the generic path for the default (not for an explicit file)."""
     if design.liberty is not None:
         if not isinstance(design.liberty, str) or not design.liberty:
@@ -103,11 +104,11 @@ def resolve_liberty(design) -> LibertyLibrary | None:
         )
     if os.environ.get("SPARSEPE_STA", "").strip().lower() in ("off", "0", "no", "generic"):
         return None
-    path = default_liberty_path()
-    if path is None or find_sta() is None:
+    default = default_liberty_path()
+    if default is None or find_sta() is None:
         return None
-    st = os.stat(path)
-    return _load_liberty(path, OSU018_NODE_NM, st.st_mtime_ns, st.st_size)
+    st = os.stat(default)
+    return _load_liberty(default, OSU018_NODE_NM, st.st_mtime_ns, st.st_size)
 
 
 # ------------------------------------------------------------------------------------------------

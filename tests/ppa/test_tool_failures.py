@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ppa import synth
+from ppa import synth, yosys
 from ppa.timing import opensta
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def fake_tools(tmp_path, monkeypatch):
 )
 def test_a_failed_synthesis_names_its_cause(fake_tools, tmp_path, monkeypatch, mode, cause):
     monkeypatch.setenv("FAKE_MODE", mode)
-    with pytest.raises(synth.SynthesisError) as e:
+    with pytest.raises(yosys.SynthesisError) as e:
         synth.synthesize(VERILOG, "t", cache=tmp_path / "cache")
     msg = str(e.value)
     assert e.value.where == "ppa.synth" and "\n" not in msg
@@ -97,7 +97,7 @@ def test_a_failed_synthesis_names_its_cause(fake_tools, tmp_path, monkeypatch, m
 def test_a_corrupt_netlist_is_named(fake_tools, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_MODE", "corrupt")
     with pytest.raises(
-        synth.SynthesisError,
+        yosys.SynthesisError,
         match=r"Yosys 9.99 \(git sha1 fake\) wrote an unreadable netlist for "
         r"module t \(JSONDecodeError: ",
     ):
@@ -156,5 +156,5 @@ def test_opensta_runs_outside_the_working_directory(fake_tools):
 
 
 def test_yosys_version_runs_outside_the_working_directory(fake_tools):
-    assert synth.yosys_id() == "yosys (native) Yosys 9.99 (git sha1 fake)"
+    assert yosys.yosys_id() == "yosys (native) Yosys 9.99 (git sha1 fake)"
     assert list(fake_tools.iterdir()) == []

@@ -8,7 +8,7 @@ from hw.vector import OP_CODES, lane_golden
 from ppa import tech
 from ppa.calibration import HOROWITZ_45NM
 from ppa.netlist import GateNetlist
-from ppa.synth import synthesize_generated
+from ppa.synth_memo import synthesize_generated
 from ppa.vector_cost import vector_lane_cost, workload_vector_ops
 
 pytestmark = pytest.mark.yosys
