@@ -15,7 +15,7 @@ REF = Path("/work/shared/reference/cacti7/summary.txt")
 def main() -> None:
     pts = sram.CACTI7_POINTS
     if REF.exists():
-        rows = [l.split() for l in REF.read_text().splitlines()[1:] if l.strip()]
+        rows = [line.split() for line in REF.read_text().splitlines()[1:] if line.strip()]
         pts = [[float(x) * (1000 if i == 0 else 1) for i, x in enumerate(r[:8])] for r in rows]
         print(f"reference: {REF}")
     worst = 0.0

@@ -18,7 +18,7 @@ def test_json_bert_base_shows_fallback():
     p = _run("--workload", "bert-base", "--rows", "32", "--cols", "32", "--sparsity", "2:4", "--json")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
-    lay = {l["name"]: l for l in d["layers"]}
+    lay = {layer["name"]: layer for layer in d["layers"]}
     assert (
         lay["attn_scores"]["sparse"] is False
         and "activation x activation" in lay["attn_scores"]["fallback_reason"]

@@ -317,8 +317,10 @@ SCALESIM_SLIDES = [
 def test_scalesim_window_slides_match_instrumented_scalesim(df, rows, cols, kb, kind, shape, ref):
     from sim.scalesim_mode import slides_one
 
-    l = _one(kind, shape, False)
-    got = slides_one(("ws", "os", "is").index(df), l.M, l.N, l.K, rows, cols, kb * 1024, kb * 1024)
+    layer = _one(kind, shape, False)
+    got = slides_one(
+        ("ws", "os", "is").index(df), layer.M, layer.N, layer.K, rows, cols, kb * 1024, kb * 1024
+    )
     assert got == ref
 
 
