@@ -49,7 +49,7 @@ def main() -> None:
     print(f"  shared t0 {f.t0:.0f} transistors, register bit {f.reg_bit_transistors:.0f} transistors")
     print("  row  psum bits  cell transistors  cell flip-flops  depth of column to this row")
     for r, (w, tr, ff, d) in enumerate(
-        zip(f.row_psum_bits, f.row_transistors, f.row_flip_flops, f.row_depth)
+        zip(f.row_psum_bits, f.row_transistors, f.row_flip_flops, f.row_depth, strict=True)
     ):
         print(
             f"  {r:3d}{'+' if r == len(f.row_psum_bits) - 1 else ' '} {w:9d}  {tr:16.0f}  {ff:15.0f}  {d:5d}"

@@ -76,7 +76,7 @@ def operator(name: str, rng: np.random.Generator, n: int):
     if name == "bf16_mul":
         f = FORMATS["bf16"]
         ops = [_fp_operands(rng, f.bits, f.exp_bits, f.man_bits, f.bias, (n,)) for _ in "ab"]
-        return to_verilog(FPMul(f), "fp_mul_bf16"), "fp_mul_bf16", dict(zip("ab", ops))
+        return to_verilog(FPMul(f), "fp_mul_bf16"), "fp_mul_bf16", dict(zip("ab", ops, strict=True))
     if name == "f32_add":
         a = _fp_operands(rng, 32, 8, 23, 127, (n,))
         b = _fp_operands(rng, 32, 8, 23, 127, (n,), around=(a >> 23) & 0xFF)
@@ -143,7 +143,7 @@ def vcd_transitions(path: Path, skip: set[str]) -> dict[str, int]:
             last[ident] = value
             if not started or prev is None:
                 continue
-            for name, x, y in zip(names, value, prev):
+            for name, x, y in zip(names, value, prev, strict=True):
                 if x != y and name.split("[")[0] not in skip:
                     count[name] = count.get(name, 0) + 1
     return count

@@ -231,7 +231,7 @@ def circles(project: Project) -> list[tuple[list[str], list[Import]]]:
         while path[-1] != first:
             path.append(prev[path[-1]])
         path.reverse()
-        cycle = [edges[a][b] for a, b in zip(path, path[1:] + [first])]
+        cycle = [edges[a][b] for a, b in zip(path, path[1:] + [first], strict=True)]
         out.append((comp, cycle))
     return sorted(out, key=lambda c: c[0])
 

@@ -156,7 +156,7 @@ def test_mapped_design_simulates_identically_after_buffering(tmp_path):
     assert all(re.fullmatch(r"[0-9a-f]{16}", r[0]) for r in rows[1:])  # defined after the first edge
     # and the outputs are the design's function (independent golden), one cycle late
     prev_en = None
-    for (e, x, z), row in zip(vec, rows):
+    for (e, x, z), row in zip(vec, rows, strict=True):
         if prev_en is not None:
             assert int(row[1], 16) == ((x ^ z) if prev_en else (x & ~z & (2**64 - 1)))
         prev_en = e

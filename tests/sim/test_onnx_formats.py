@@ -67,7 +67,7 @@ def test_shape_gather_range_positions_fold(tmp_path):
     assert (L.M, L.N, L.K) == (B * S, N, D) and _macs(w) == B * S * D * N
     # shape inference without the folding does not resolve it (the failure of issue 36)
     m = onnx.load(str(path))
-    for d, v in zip(m.graph.input[0].type.tensor_type.shape.dim, (B, S)):
+    for d, v in zip(m.graph.input[0].type.tensor_type.shape.dim, (B, S), strict=True):
         d.dim_value = v
     inf = onnx.shape_inference.infer_shapes(m, data_prop=False)
     r = next(vi for vi in inf.graph.value_info if vi.name == "r")
@@ -275,7 +275,7 @@ def test_dynamic_quantize_linear_is_a_reduction_and_a_scale_pass_on_load(tmp_pat
         ).vector_ops
     }["q"]
     r = simulate(w, ArrayConfig())
-    cyc = dict(zip([o.name for o in r.vector_ops], r.vector["vector_op_cycles"]))
+    cyc = dict(zip([o.name for o in r.vector_ops], r.vector["vector_op_cycles"], strict=True))
     # standalone it is more work than a QuantizeLinear of a known scale (which has no reductions)
     assert da.ops > q.ops and cyc["dql"] > 0
 

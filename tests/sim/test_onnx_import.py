@@ -325,8 +325,8 @@ def test_qlinear_conv_and_conv_integer(tmp_path):
 def _einsum_macs(eq, shapes):
     """Independent: a contraction does one multiply-add per combination of all its distinct indices."""
     sizes = {}
-    for term, shp in zip(eq.split("->")[0].split(","), shapes):
-        sizes.update(zip(term, shp))
+    for term, shp in zip(eq.split("->")[0].split(","), shapes, strict=True):
+        sizes.update(zip(term, shp, strict=True))
     return int(np.prod(list(sizes.values())))
 
 
