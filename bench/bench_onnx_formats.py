@@ -369,10 +369,15 @@ def main() -> int:
     logging.getLogger().setLevel(logging.ERROR)  # onnxruntime.quantization's per-tensor warnings
     warnings.filterwarnings("ignore")  # the exporters' deprecation and tracer warnings
     torch.set_num_threads(1)
+    exporter = (
+        "TorchScript exporter (dynamo=False)"
+        if args.exporter == "torchscript"
+        else "dynamo exporter (dynamo=True)"
+    )
     print(
         f"torch {torch.__version__}, transformers {transformers.__version__}, onnxruntime "
         f"{onnxruntime.__version__}; "
-        f"{'TorchScript exporter (dynamo=False)' if args.exporter == 'torchscript' else 'dynamo exporter (dynamo=True)'}, "
+        f"{exporter}, "
         f"{'static' if args.static else 'dynamic batch/sequence'} axes; ArrayConfig() 32x32 WS INT8 2:4"
     )
     rows, notes, hf = [], [], {}
@@ -465,7 +470,7 @@ def main() -> int:
         "the lowering pass"
     )
     print()
-    for name, res, tmacs in rows:
+    for name, _res, tmacs in rows:
         ref = REF_MACS.get(name)
         if ref:
             print(

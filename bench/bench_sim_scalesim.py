@@ -160,12 +160,14 @@ def write_topo(layers, gemm: bool, path: Path) -> None:
         ]
     else:
         rows = [
-            "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides, Sparsity,"
+            "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, "
+            "Channels, Num Filter, Strides, Sparsity,"
         ]
         for layer in layers:
             g = layer.conv
             rows.append(
-                f"{layer.name}, {g.ifmap_h}, {g.ifmap_w}, {g.filt_h}, {g.filt_w}, {g.channels}, {g.num_filters}, {g.stride}, 2:4,"
+                f"{layer.name}, {g.ifmap_h}, {g.ifmap_w}, {g.filt_h}, {g.filt_w}, "
+                f"{g.channels}, {g.num_filters}, {g.stride}, 2:4,"
             )
     path.write_text("\n".join(rows) + "\n")
 

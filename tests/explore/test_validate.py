@@ -285,7 +285,7 @@ def test_timing_rows_hold_the_7nm_pe_to_7nm_silicon():
     assert (fmax.low, fmax.high) == SHIPPED_7NM_MHZ
     a72 = [r for r in rows if "Cortex-A72" in r.quantity]
     assert len(a72) == len(A72_7NM)
-    for r, (ghz, v) in zip(a72, A72_7NM, strict=True):
+    for r, (_ghz, v) in zip(a72, A72_7NM, strict=True):
         assert r.held_out and r.within and 15 <= r.model <= 30 * 1.5 and f"{v:g} V" in r.quantity
     # 28.2 FO4 at 1.2 V; 30.5 at 1.375 V, just above the 15-30 range (the 7 nm law, fitted at
     # 0.65-0.75 V on MT8195, gives more gain above 1.2 V than the chip shows), within 1.5x of it

@@ -136,7 +136,8 @@ def test_new_nodes_65_and_28():
 def test_leakage_per_node_voltage_temperature():
     n = tech.node(45)
     # logic libraries' drive-1 inverters, taken to 360 K (2.5x per 40 K) and the node's nominal V:
-    # Nangate 45 nm INV_X1 14.353185 nW / 0.532 um^2 at 1.1 V, 25 C; ASAP7 INVx1 51.1588 pW / 0.04374 um^2 at 0.7 V, 25 C
+    # Nangate 45 nm INV_X1 14.353185 nW / 0.532 um^2 at 1.1 V, 25 C;
+    # ASAP7 INVx1 51.1588 pW / 0.04374 um^2 at 0.7 V, 25 C
     heat = 2.5 ** ((360 - 273.15 - 25) / 40)
     assert n.leakage_density_w_mm2 == pytest.approx(14.353185e-3 / 0.532 * heat * (1.0 / 1.1) * 10**-0.1)
     assert tech.node(7).leakage_density_w_mm2 == pytest.approx(51.1588e-6 / 0.04374 * heat)

@@ -413,12 +413,15 @@ def test_sliding_window_limits_attention_and_the_kv_cache():
     w = load_hf_config(MISTRAL_7B, batch=batch, phase="decode", context=16384)
     ref = load_hf_config(MISTRAL_7B, batch=batch, phase="decode", context=W)
     assert w.kv_cache_elements == ref.kv_cache_elements == 2 * L * kvh * hd * W * batch
-    attn = lambda wl: sum(
-        r.layers["dram_weight_bytes"][i] * r.counts[i]  # noqa: E731
-        for r in [simulate(wl, ArrayConfig())]
-        for i, nm in enumerate(r.names)
-        if nm.startswith("attn_")
-    )
+
+    def attn(wl):
+        return sum(
+            r.layers["dram_weight_bytes"][i] * r.counts[i]
+            for r in [simulate(wl, ArrayConfig())]
+            for i, nm in enumerate(r.names)
+            if nm.startswith("attn_")
+        )
+
     assert attn(w) == attn(ref) == 2 * L * kvh * hd * W * batch
     no_window = load_hf_config(
         {**MISTRAL_7B, "sliding_window": None}, batch=batch, phase="decode", context=16384

@@ -291,8 +291,9 @@ def test_scalesim_user_bandwidth_stalls():
     assert np.max(errs) <= 0.25
 
 
-# SCALE-Sim 3.0.0's own count of read_buffer.new_prefetch() calls (ifmap, filter), read by instrumenting a USER-bandwidth
-# run (bench/bench_sim_scalesim.py configs). (dataflow, rows, cols, sram KiB, kind, shape) -> (ifmap, filter) slides;
+# SCALE-Sim 3.0.0's own count of read_buffer.new_prefetch() calls (ifmap, filter), read by
+# instrumenting a USER-bandwidth run (bench/bench_sim_scalesim.py configs).
+# (dataflow, rows, cols, sram KiB, kind, shape) -> (ifmap, filter) slides;
 # conv shape (H, W, R, S, C, F, stride) -> GEMM M x N x K with SCALE-Sim's output dims.
 SCALESIM_SLIDES = [
     ("ws", 16, 16, 1, "gemm", (128, 64, 128), (285, 300)),
