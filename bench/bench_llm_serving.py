@@ -119,7 +119,8 @@ def main() -> int:
         if "--json" not in sys.argv:
             print(
                 format_llm_serving(
-                    f"{e['model']}: prompt {e['seq']} + {e['output_tokens']} tokens, {e['rate']:g} requests/s, batch <= "
+                    f"{e['model']}: prompt {e['seq']} + {e['output_tokens']} tokens, "
+                    f"{e['rate']:g} requests/s, batch <= "
                     f"{e['max_batch']}; {POINT['rows']}x{POINT['cols']} WS, {POINT['sram_kb']} KiB, {shown:g} B/cycle "
                     f"SRAM ports, {POINT['clock_mhz']:g} MHz, {e['stacks']} x {e['dram']} ({e['gbps']:.0f} GB/s)  "
                     f"[{secs:.1f} s]",

@@ -330,14 +330,14 @@ def cost(path: Path, shapes: dict) -> dict:
     w = load_onnx(path, shapes)
     r = simulate(w, ArrayConfig())
     return {
-        "macs": sum(l.dense_macs for l in w.layers),
+        "macs": sum(layer.dense_macs for layer in w.layers),
         "gemms": len(w.layers),
         "dense": int(r.totals["dense_total_cycles"]),
         "sparse": r.total_cycles,
         "speedup": r.effective_speedup,
         "fused_qdq": w.import_report.get("fused_qdq", {}).get("count", 0),
         "unsupported": len(w.unsupported_ops),
-        "precisions": sorted({str(l.precision) for l in w.layers}),
+        "precisions": sorted({str(layer.precision) for layer in w.layers}),
         "moe": w.import_report.get("moe"),
     }
 
@@ -346,7 +346,7 @@ def cost_hf(conf: dict) -> dict:
     """The same config through ``--hf-config``'s loader, on the same array and sequence."""
     w = load_hf_config(conf, seq=SEQ, batch=1)
     r = simulate(w, ArrayConfig())
-    return {"speedup": r.effective_speedup, "macs": sum(l.dense_macs * l.count for l in w.layers)}
+    return {"speedup": r.effective_speedup, "macs": sum(layer.dense_macs * layer.count for layer in w.layers)}
 
 
 def main() -> int:
@@ -369,10 +369,15 @@ def main() -> int:
     logging.getLogger().setLevel(logging.ERROR)  # onnxruntime.quantization's per-tensor warnings
     warnings.filterwarnings("ignore")  # the exporters' deprecation and tracer warnings
     torch.set_num_threads(1)
+    exporter = (
+        "TorchScript exporter (dynamo=False)"
+        if args.exporter == "torchscript"
+        else "dynamo exporter (dynamo=True)"
+    )
     print(
         f"torch {torch.__version__}, transformers {transformers.__version__}, onnxruntime "
         f"{onnxruntime.__version__}; "
-        f"{'TorchScript exporter (dynamo=False)' if args.exporter == 'torchscript' else 'dynamo exporter (dynamo=True)'}, "
+        f"{exporter}, "
         f"{'static' if args.static else 'dynamic batch/sequence'} axes; ArrayConfig() 32x32 WS INT8 2:4"
     )
     rows, notes, hf = [], [], {}
@@ -465,7 +470,7 @@ def main() -> int:
         "the lowering pass"
     )
     print()
-    for name, res, tmacs in rows:
+    for name, _res, tmacs in rows:
         ref = REF_MACS.get(name)
         if ref:
             print(

@@ -49,7 +49,7 @@ def main() -> None:
     print(f"  shared t0 {f.t0:.0f} transistors, register bit {f.reg_bit_transistors:.0f} transistors")
     print("  row  psum bits  cell transistors  cell flip-flops  depth of column to this row")
     for r, (w, tr, ff, d) in enumerate(
-        zip(f.row_psum_bits, f.row_transistors, f.row_flip_flops, f.row_depth)
+        zip(f.row_psum_bits, f.row_transistors, f.row_flip_flops, f.row_depth, strict=True)
     ):
         print(
             f"  {r:3d}{'+' if r == len(f.row_psum_bits) - 1 else ' '} {w:9d}  {tr:16.0f}  {ff:15.0f}  {d:5d}"
@@ -75,7 +75,8 @@ def main() -> None:
         )
     n45 = tech.node(45, 1.0)
     print(
-        f"\nsparse 2:4 PE vs dense 4-MAC PE, INT8, 45 nm 1.0 V, default trace (both cover 4 MACs/cycle; {_clock_terms()[2]}):"
+        "\nsparse 2:4 PE vs dense 4-MAC PE, INT8, 45 nm 1.0 V, default trace "
+        f"(both cover 4 MACs/cycle; {_clock_terms()[2]}):"
     )
     rows = {}
     for sparse in (True, False):
@@ -89,7 +90,8 @@ def main() -> None:
         )
     for sparse, (area, epm, fm, depth) in rows.items():
         print(
-            f"  {'sparse' if sparse else 'dense ':6}: area {area:7.0f} um^2  energy/effective MAC {epm:.3f} pJ  fmax {fm:6.0f} MHz (depth {depth})"
+            f"  {'sparse' if sparse else 'dense ':6}: area {area:7.0f} um^2  "
+            f"energy/effective MAC {epm:.3f} pJ  fmax {fm:6.0f} MHz (depth {depth})"
         )
     s, d = rows[True], rows[False]
     print(
@@ -108,7 +110,8 @@ def main() -> None:
     half_dense = d[0] / 2
     print(
         f"  decoder alone {dec:.1f} um^2; sparse PE minus half a dense PE (2 of 4 multipliers) = "
-        f"{s[0] - half_dense:.0f} um^2 = {100 * (s[0] - half_dense) / half_dense:.0f} % overhead for 2:4 support (derived)"
+        f"{s[0] - half_dense:.0f} um^2 = "
+        f"{100 * (s[0] - half_dense) / half_dense:.0f} % overhead for 2:4 support (derived)"
     )
 
 
@@ -152,7 +155,8 @@ def kinds(sizes=(2, 4, 8)) -> None:
     synthesis, and the standalone PEs per effective MAC."""
     p = PEParams()
     print(
-        "\nmodel / whole-array synthesis, INT8 2:4 ACC32 (transistors ratio, flip-flops model/synth, depth model/synth):"
+        "\nmodel / whole-array synthesis, INT8 2:4 ACC32 "
+        "(transistors ratio, flip-flops model/synth, depth model/synth):"
     )
     for df in ("ws", "os"):
         for kind in KINDS:

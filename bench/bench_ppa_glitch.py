@@ -76,7 +76,7 @@ def operator(name: str, rng: np.random.Generator, n: int):
     if name == "bf16_mul":
         f = FORMATS["bf16"]
         ops = [_fp_operands(rng, f.bits, f.exp_bits, f.man_bits, f.bias, (n,)) for _ in "ab"]
-        return to_verilog(FPMul(f), "fp_mul_bf16"), "fp_mul_bf16", dict(zip("ab", ops))
+        return to_verilog(FPMul(f), "fp_mul_bf16"), "fp_mul_bf16", dict(zip("ab", ops, strict=True))
     if name == "f32_add":
         a = _fp_operands(rng, 32, 8, 23, 127, (n,))
         b = _fp_operands(rng, 32, 8, 23, 127, (n,), around=(a >> 23) & 0xFF)
@@ -143,7 +143,7 @@ def vcd_transitions(path: Path, skip: set[str]) -> dict[str, int]:
             last[ident] = value
             if not started or prev is None:
                 continue
-            for name, x, y in zip(names, value, prev):
+            for name, x, y in zip(names, value, prev, strict=True):
                 if x != y and name.split("[")[0] not in skip:
                     count[name] = count.get(name, 0) + 1
     return count
@@ -296,8 +296,10 @@ def main(argv=None) -> int:
         t0 = time.time()
         r = res[name] = measure(name, args.vectors, lib, cells_v, slew, rng, args.mapping)
         print(
-            f"{name:10} {r['cells']:6d} {r['zero_tr']:22.1f} {r['timed_tr']:8.1f} {r['timed_tr'] / r['zero_tr']:5.2f}   "
-            f"{r['zero_fj']:26.1f} {r['timed_fj']:8.1f} {r['timed_fj'] / r['zero_fj']:5.2f}   ({time.time() - t0:.0f} s)",
+            f"{name:10} {r['cells']:6d} {r['zero_tr']:22.1f} {r['timed_tr']:8.1f} "
+            f"{r['timed_tr'] / r['zero_tr']:5.2f}   "
+            f"{r['zero_fj']:26.1f} {r['timed_fj']:8.1f} "
+            f"{r['timed_fj'] / r['zero_fj']:5.2f}   ({time.time() - t0:.0f} s)",
             flush=True,
         )
     print("\nenergy ratios between operators (this netlist, osu018) against the published tables:")
@@ -326,7 +328,8 @@ def main(argv=None) -> int:
     la, ma = (lib_e["mul8"] * lib_e["add32"]) ** 0.5, (mod_e["mul8"] * mod_e["add32"]) ** 0.5
     for name, tog, eq, pj in rows:
         print(
-            f"{name:16} {tog:22.1f} {eq:15.1f} {pj * 1e3:17.1f} {1.0:11.3f} {mod_e[name] / ma:7.3f} {lib_e[name] / la:8.3f}"
+            f"{name:16} {tog:22.1f} {eq:15.1f} {pj * 1e3:17.1f} "
+            f"{1.0:11.3f} {mod_e[name] / ma:7.3f} {lib_e[name] / la:8.3f}"
         )
     return 0
 

@@ -102,7 +102,8 @@ def operators() -> None:
         ops[f"mul {p}"] = fp_operator("mul", p)
     print(f"operators (synthesised and simulated in {time.time() - t0:.0f} s; 7 nm {n7.voltage_v} V):")
     print(
-        f"  {'operator':14} {'transistors':>11} {'toggles/op':>10} {'E 7nm pJ':>9} {'A 7nm um2':>9} {'E 45nm pJ':>9} {'A 45nm um2':>10}"
+        f"  {'operator':14} {'transistors':>11} {'toggles/op':>10} {'E 7nm pJ':>9} "
+        f"{'A 7nm um2':>9} {'E 45nm pJ':>9} {'A 45nm um2':>10}"
     )
     for k, o in ops.items():
         print(
@@ -192,8 +193,10 @@ def operators() -> None:
             "BF16 mul / INT8 mul, area",
             a["mul bf16"] / a["mul int8"],
             None,
-            f"Horowitz has FP16 only: FP16/INT8 mul area {HOROWITZ_45NM['mul fp16'][1] / HOROWITZ_45NM['mul int8'][1]:.1f}, "
-            f"energy {HOROWITZ_45NM['mul fp16'][0] / HOROWITZ_45NM['mul int8'][0]:.1f}; FP16 has a 11-bit significand, bf16 8",
+            "Horowitz has FP16 only: FP16/INT8 mul area "
+            f"{HOROWITZ_45NM['mul fp16'][1] / HOROWITZ_45NM['mul int8'][1]:.1f}, "
+            f"energy {HOROWITZ_45NM['mul fp16'][0] / HOROWITZ_45NM['mul int8'][0]:.1f}; "
+            "FP16 has a 11-bit significand, bf16 8",
         )
     )
     for p in ("fp8-e4m3", "fp8-e5m2"):
@@ -213,7 +216,8 @@ def arrays(rows: int, cols: int, precisions) -> None:
 
     print(f"\n{rows} x {cols} sparse 2:4 arrays, 7 nm, no workload (seeded synthetic trace), 256 KB SRAM:")
     print(
-        f"  {'precision':10} {'area mm2':>9} {'logic mm2':>9} {'fmax MHz':>9} {'E/MAC pJ':>9} {'logic E/MAC':>11} {'s':>5}"
+        f"  {'precision':10} {'area mm2':>9} {'logic mm2':>9} {'fmax MHz':>9} "
+        f"{'E/MAC pJ':>9} {'logic E/MAC':>11} {'s':>5}"
     )
     res = {}
     for p in precisions:

@@ -15,7 +15,7 @@ REF = Path("/work/shared/reference/cacti7/summary.txt")
 def main() -> None:
     pts = sram.CACTI7_POINTS
     if REF.exists():
-        rows = [l.split() for l in REF.read_text().splitlines()[1:] if l.strip()]
+        rows = [line.split() for line in REF.read_text().splitlines()[1:] if line.strip()]
         pts = [[float(x) * (1000 if i == 0 else 1) for i, x in enumerate(r[:8])] for r in rows]
         print(f"reference: {REF}")
     worst = 0.0
@@ -23,7 +23,7 @@ def main() -> None:
     for p in pts:
         c = sram.sram(float(p[1]), int(round(p[0])), model="cacti")
         model = [c.access_ns, c.cycle_ns, c.read_pj, c.write_pj, c.leakage_mw, c.area_mm2]
-        ratios = [m / r for m, r in zip(model, p[2:8])]
+        ratios = [m / r for m, r in zip(model, p[2:8], strict=True)]
         worst = max(worst, max(abs(x - 1) for x in ratios))
         print(f"{int(round(p[0])):4d} {int(p[1]):5d} " + " ".join(f"{x:11.3f}" for x in ratios))
     print(f"worst deviation from CACTI 7: {worst * 100:.1f} % (target <= 10 %)")

@@ -95,13 +95,13 @@ def main() -> int:
         block = [k for k in w if k.startswith("h.5.")] or [next(iter(w))]
         variants = [dict(w, **{k: w[k] + 0 for k in block}) for _ in range(args.reps)]
         with TeamHook("bench_eval:zero", tmp) as hook:
-            t_in = best(lambda: in_process(zero, w), args.reps)
+            t_in = best(lambda w=w: in_process(zero, w), args.reps)
 
             t_first = min(first_call(tmp, w) for _ in range(args.reps))
             hook.call(w)
-            t_same = best(lambda: hook.call(w), args.reps)
+            t_same = best(lambda w=w: hook.call(w), args.reps)
             it = iter(variants)
-            t_block = best(lambda: hook.call(next(it)), args.reps)
+            t_block = best(lambda it=it: hook.call(next(it)), args.reps)
         changed = sum(w[k].nbytes for k in block) / 2**20
         met = t_first <= 2 * t_in + 1.0 and t_same <= t_in + 0.05
         ok &= met

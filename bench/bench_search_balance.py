@@ -295,7 +295,8 @@ def main() -> None:
         )
         ratio = stats["dense"][1] / stats["sparse"][1]
         print(
-            f"  dense p90 / sparse p90 = {ratio:.2f} (target <= {TARGET_P90_RATIO}); {args.seeds} runs in {t_runs:.0f} s"
+            f"  dense p90 / sparse p90 = {ratio:.2f} (target <= {TARGET_P90_RATIO}); "
+            f"{args.seeds} runs in {t_runs:.0f} s"
         )
         rows.append((name, P, stats, ratio))
 
@@ -308,16 +309,19 @@ def main() -> None:
             s, d = st["sparse"], st["dense"]
             ok = "met" if ratio <= TARGET_P90_RATIO and not s[2] and not d[2] else "NOT MET"
             print(
-                f"| {name} | {P:,} | {s[0]:g} | {s[1]:g} | {d[0]:g} | {d[1]:g} | {ratio:.2f} | <= {TARGET_P90_RATIO} ({ok}) |"
+                f"| {name} | {P:,} | {s[0]:g} | {s[1]:g} | {d[0]:g} | {d[1]:g} | "
+                f"{ratio:.2f} | <= {TARGET_P90_RATIO} ({ok}) |"
             )
     if rows_settle:
         print(
-            "\n| space | budget | advantage spread at budget | spread after settling | exhaustive | settle trials (median) |"
+            "\n| space | budget | advantage spread at budget | spread after settling | "
+            "exhaustive | settle trials (median) |"
         )
         print("|---|---|---|---|---|---|")
         for name, b, sb, sa, exact, extra in rows_settle:
             print(
-                f"| {name} | {b} | {sb:.1f} | {sa:.1f} ({'met' if sa <= 2 else 'NOT MET'}) | {exact:+.1f} % | {extra:g} |"
+                f"| {name} | {b} | {sb:.1f} | "
+                f"{sa:.1f} ({'met' if sa <= 2 else 'NOT MET'}) | {exact:+.1f} % | {extra:g} |"
             )
 
 

@@ -79,11 +79,12 @@ def main() -> None:
         res = estimate(chip.design, act)
         m = model_figures(res)
         nd = tech.node(chip.design.node_nm, res.voltage_v)
+        sta_failed = any("OpenSTA mapping failed" in n for n in res.notes)
         print(
             f"{chip.name:46s} {'clock':16s} {'array':6s} {res.clock_mhz:8.0f} MHz at {res.voltage_v:.2f} V "
             f"(Vmin {res.details['vmin_v']:.2f}, fmax {res.fmax_at_voltage_mhz:.0f} MHz, FO4 {nd.fo4_ps:.1f} ps)"
             f"{'' if res.feasible else '  INFEASIBLE: ' + '; '.join(res.infeasible_reasons)}"
-            f"{'  [timing: generic path, OpenSTA mapping failed]' if any('OpenSTA mapping failed' in n for n in res.notes) else ''}"
+            f"{'  [timing: generic path, OpenSTA mapping failed]' if sta_failed else ''}"
         )
         a = res.area_breakdown_mm2
         vu = res.details["vector_unit"]
@@ -152,10 +153,12 @@ def main() -> None:
         f"{tech.REALISED_DENSITY_FRACTION:.2f} realised fraction: {tech.PLACEMENT_UTILISATION:.2f} placement "
         f"utilisation / {tech.POST_LAYOUT_CELL_GROWTH:.2f} post-layout cell growth), ppa.tech: "
         + ", ".join(
-            f"{nm} nm {tech.node(nm).area_per_transistor_um2:.3g} um^2 ({tech.logic_density_mtr_mm2(nm):.3g} MTr/mm^2 peak)"
+            f"{nm} nm {tech.node(nm).area_per_transistor_um2:.3g} um^2 "
+            f"({tech.logic_density_mtr_mm2(nm):.3g} MTr/mm^2 peak)"
             for nm in (65, 28, 7)
         )
-        + f". Check: Horowitz's 45 nm 8-bit multiplier (282 um^2, a cell-area figure) against our {tech.CAL_MUL8_TRANSISTORS}-transistor "
+        + ". Check: Horowitz's 45 nm 8-bit multiplier (282 um^2, a cell-area figure) "
+        f"against our {tech.CAL_MUL8_TRANSISTORS}-transistor "
         f"netlist: {h['model_block_um2']:.0f} um^2 placed ({h['block_ratio']:.2f}x), {h['model_cell_um2']:.0f} um^2 "
         f"at peak cell density ({h['cell_ratio']:.2f}x). SRAM area is CACTI's (ITRS-HP cells), unchanged."
     )

@@ -149,23 +149,25 @@ def pick(picks, gemm: bool) -> list:
     out = []
     for f, name in picks:
         w = load_scalesim_topology(TOPO / f)
-        out.extend(l for l in w.layers if l.name == name)
+        out.extend(layer for layer in w.layers if layer.name == name)
     return out
 
 
 def write_topo(layers, gemm: bool, path: Path) -> None:
     if gemm:
         rows = ["Layer Name, M, N, K, Sparsity,"] + [
-            f"{l.name.replace(' ', '_')}, {l.M}, {l.N}, {l.K}, 2:4," for l in layers
+            f"{layer.name.replace(' ', '_')}, {layer.M}, {layer.N}, {layer.K}, 2:4," for layer in layers
         ]
     else:
         rows = [
-            "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides, Sparsity,"
+            "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, "
+            "Channels, Num Filter, Strides, Sparsity,"
         ]
-        for l in layers:
-            g = l.conv
+        for layer in layers:
+            g = layer.conv
             rows.append(
-                f"{l.name}, {g.ifmap_h}, {g.ifmap_w}, {g.filt_h}, {g.filt_w}, {g.channels}, {g.num_filters}, {g.stride}, 2:4,"
+                f"{layer.name}, {g.ifmap_h}, {g.ifmap_w}, {g.filt_h}, {g.filt_w}, "
+                f"{g.channels}, {g.num_filters}, {g.stride}, 2:4,"
             )
     path.write_text("\n".join(rows) + "\n")
 
@@ -235,12 +237,14 @@ def main() -> int:
                 continue
             arch = load_scalesim_config(cfg).to_array_config()
             wl = load_scalesim_topology(topo)
-            wl = wl.with_overrides({l.name: True for l in wl.layers})  # SCALE-Sim compresses every layer
+            wl = wl.with_overrides(
+                {layer.name: True for layer in wl.layers}
+            )  # SCALE-Sim compresses every layer
             res = simulate(wl, arch)
             wall[grp] += ss["wall_s"]
             work[grp].append((wl, arch))
             model = res.layers["cycles"] + res.layers["stall_cycles"]
-            for i, l in enumerate(wl.layers):
+            for i, layer in enumerate(wl.layers):
                 ref = ss["total"][i]
                 err = 100.0 * (model[i] - ref) / ref
                 results[grp].append(abs(err))
@@ -250,7 +254,7 @@ def main() -> int:
                     if grp == "stall"
                     else ""
                 )
-                print(f"{label:34s} {l.name:28s} {ref:10d} {int(model[i]):10d} {err:7.2f}{extra}")
+                print(f"{label:34s} {layer.name:28s} {ref:10d} {int(model[i]):10d} {err:7.2f}{extra}")
             sys.stdout.flush()
     ex, st = results["exact"], results["stall"]
     print()

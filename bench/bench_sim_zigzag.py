@@ -39,13 +39,15 @@ logging.disable(logging.CRITICAL)
 size, M, K, N, work = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), Path(sys.argv[5])
 hw = (Path(zigzag.__file__).parent / "inputs/hardware/tpu_like.yaml").read_text()
 (work / "acc.yaml").write_text(hw.replace("sizes: [32, 32]", f"sizes: [{size}, {size}]"))
-(work / "map.yaml").write_text(yaml.safe_dump([{"name": "default", "spatial_mapping": {"D1": [f"K, {size}"], "D2": [f"C, {size}"]},
-                                               "memory_operand_links": {"O": "O", "W": "I2", "I": "I1"}}]))
+(work / "map.yaml").write_text(yaml.safe_dump([{"name": "default",
+    "spatial_mapping": {"D1": [f"K, {size}"], "D2": [f"C, {size}"]},
+    "memory_operand_links": {"O": "O", "W": "I2", "I": "I1"}}]))
 (work / "wl.yaml").write_text(yaml.safe_dump([{"id": 0, "name": "gemm", "operator_type": "Gemm",
     "equation": "O[b][k]+=I[b][c]*W[c][k]", "loop_dims": ["B", "C", "K"], "loop_sizes": [M, K, N],
     "operand_precision": {"I": 8, "W": 8, "O": 16, "O_final": 8}, "operand_source": {"I": 0}}]))
-_, latency, _ = get_hardware_performance_zigzag(str(work / "wl.yaml"), str(work / "acc.yaml"), str(work / "map.yaml"),
-                                                opt="latency", dump_folder=str(work / "out"), loma_show_progress_bar=False)
+_, latency, _ = get_hardware_performance_zigzag(
+    str(work / "wl.yaml"), str(work / "acc.yaml"), str(work / "map.yaml"),
+    opt="latency", dump_folder=str(work / "out"), loma_show_progress_bar=False)
 lat = json.loads((work / "out/gemm_complete.json").read_text())["outputs"]["latency"]
 print(json.dumps({"latency": latency, **lat}))
 """

@@ -44,7 +44,7 @@ def _run(example: Path, seed: int, work: Path, settle: bool) -> dict:
     t = time.perf_counter()
     p = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if p.returncode != 0:
-        return {"error": (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]}
+        return {"error": (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]}
     best = json.loads((out / "best.json").read_text())
     m = re.search(r"Recommendation: \**([^(*]+?)\**\s*\(", (out / "report.md").read_text())
     adv = (best.get("comparison") or {}).get("primary_advantage")

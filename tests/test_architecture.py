@@ -116,45 +116,54 @@ def read_project(root: Path, packages: tuple[str, ...] = PACKAGES) -> Project:
     modules = {_module_name(root, p): p for pkg in packages for p in sorted((root / pkg).rglob("*.py"))}
     imports = []
     for module, path in modules.items():
-        text = path.read_text(encoding="utf-8")
-        tree = ast.parse(text, filename=str(path))
-        reasons, comment_only = _reason_lines(text), _comment_only_lines(text)
-        is_pkg = path.name == "__init__.py"
-
-        def visit(node: ast.AST, in_function: bool) -> None:
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, (ast.Import, ast.ImportFrom)):
-                    lines = set(range(child.lineno, (child.end_lineno or child.lineno) + 1))
-                    above = child.lineno - 1
-                    has_reason = bool(lines & reasons) or (above in comment_only and above in reasons)
-                    for target, name in _targets(child, module, is_pkg):
-                        project = target.split(".")[0] in packages
-                        if project and name and f"{target}.{name}" in modules:
-                            target, name = f"{target}.{name}", None  # `from pkg import submodule`
-                        if project:
-                            while target not in modules and "." in target:
-                                target = target.rsplit(".", 1)[0]
-                            if target not in modules:
-                                project = False
-                        imports.append(
-                            Import(
-                                module,
-                                target,
-                                name,
-                                path.relative_to(root),
-                                child.lineno,
-                                in_function,
-                                has_reason,
-                                project,
-                            )
-                        )
-                visit(
-                    child,
-                    in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)),
-                )
-
-        visit(tree, False)
+        imports.extend(_module_imports(root, packages, modules, module, path))
     return Project(root, modules, tuple(imports))
+
+
+def _module_imports(
+    root: Path, packages: tuple[str, ...], modules: dict[str, Path], module: str, path: Path
+) -> list[Import]:
+    """Every import statement of one module of :func:`read_project`, in the order of the walk."""
+    imports = []
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text, filename=str(path))
+    reasons, comment_only = _reason_lines(text), _comment_only_lines(text)
+    is_pkg = path.name == "__init__.py"
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                lines = set(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+                above = child.lineno - 1
+                has_reason = bool(lines & reasons) or (above in comment_only and above in reasons)
+                for target, name in _targets(child, module, is_pkg):
+                    project = target.split(".")[0] in packages
+                    if project and name and f"{target}.{name}" in modules:
+                        target, name = f"{target}.{name}", None  # `from pkg import submodule`
+                    if project:
+                        while target not in modules and "." in target:
+                            target = target.rsplit(".", 1)[0]
+                        if target not in modules:
+                            project = False
+                    imports.append(
+                        Import(
+                            module,
+                            target,
+                            name,
+                            path.relative_to(root),
+                            child.lineno,
+                            in_function,
+                            has_reason,
+                            project,
+                        )
+                    )
+            visit(
+                child,
+                in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)),
+            )
+
+    visit(tree, False)
+    return imports
 
 
 def _edges(project: Project) -> dict[str, dict[str, Import]]:
@@ -231,7 +240,7 @@ def circles(project: Project) -> list[tuple[list[str], list[Import]]]:
         while path[-1] != first:
             path.append(prev[path[-1]])
         path.reverse()
-        cycle = [edges[a][b] for a, b in zip(path, path[1:] + [first])]
+        cycle = [edges[a][b] for a, b in zip(path, path[1:] + [first], strict=True)]
         out.append((comp, cycle))
     return sorted(out, key=lambda c: c[0])
 
@@ -481,7 +490,8 @@ def test_checker_passes_a_clean_package(tmp_path):
         {
             "low/__init__.py": "from low.a import f\n",
             "low/a.py": "from low.b import helper\n\n\ndef f():\n    return helper()\n",
-            "low/b.py": "import json\n\n\ndef helper():\n    import low.c  # low.c is heavy: loaded on use\n    return json\n",
+            "low/b.py": "import json\n\n\ndef helper():\n"
+            "    import low.c  # low.c is heavy: loaded on use\n    return json\n",
             "low/c.py": "__all__ = ['X']\nX = 1\n",
             "high/x.py": "from low import f\nfrom low.c import __all__ as names\n",
         },

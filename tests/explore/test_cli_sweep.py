@@ -205,7 +205,7 @@ def test_unreachable_postgres_one_line_exit_2(cfg_path, tmp_path, run_cli):
         cwd=tmp_path,
     )
     assert r.returncode == 2
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and "cannot connect" in lines[0], (
         r.stderr
     )
@@ -222,7 +222,7 @@ def test_corrupt_journal_one_line_exit_2_file_unchanged(cfg_path, tmp_path, swee
     trials_before = (tmp_path / "o" / "trials.csv").read_bytes()
     r = run_cli(["sweep", str(cfg_path), "--trials", "8", "--out", "o"], cwd=tmp_path)
     assert r.returncode == 2
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "corrupt" in lines[0], r.stderr
     assert j.read_bytes() == bad
     assert (tmp_path / "o" / "trials.csv").read_bytes() == trials_before

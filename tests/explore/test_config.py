@@ -102,7 +102,7 @@ def test_cli_bad_config_exit_2_nothing_written(small_config, tmp_path, old, new,
     out = tmp_path / "out"
     r = run_cli(["sweep", str(p), "--out", str(out), "--trials", "3"], cwd=tmp_path)
     assert r.returncode == 2, r.stderr
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error: "), r.stderr
     assert "Traceback" not in r.stderr
     assert not out.exists()

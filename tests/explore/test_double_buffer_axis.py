@@ -59,12 +59,12 @@ def test_grid_leaves_out_os_points_with_double_buffering():
         dram=["hbm2"],
     )
     cols = grid_columns(cfg)
-    pairs = sorted({(str(d), bool(b)) for d, b in zip(cols["dataflow"], cols["double_buffer"])})
+    pairs = sorted({(str(d), bool(b)) for d, b in zip(cols["dataflow"], cols["double_buffer"], strict=True)})
     assert pairs == [("os", False), ("ws", False), ("ws", True)]
     assert len(cols["rows"]) == grid_size(cfg) == 2 * 2 * 3  # rows x sparsity x the three pairs
     d = design_columns(cfg, cols)
     assert d["double_buffer"].tolist() == [
-        (str(a) == "ws" and bool(b)) for a, b in zip(cols["dataflow"], cols["double_buffer"])
+        (str(a) == "ws" and bool(b)) for a, b in zip(cols["dataflow"], cols["double_buffer"], strict=True)
     ]
     # a point given OS with double_buffer true (a one-step move of a report) is the OS design
     one = design_columns(

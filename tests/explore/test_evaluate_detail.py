@@ -134,7 +134,10 @@ def test_detail_quality_is_the_transformer_reference_run_once(monkeypatch):
 
     ps = r.per_sample
     point = np.mean(
-        [np.expm1(np.mean(s) - np.mean(d)) for d, s in zip(ps["dense_equal_latency"], ps["finetuned"])]
+        [
+            np.expm1(np.mean(s) - np.mean(d))
+            for d, s in zip(ps["dense_equal_latency"], ps["finetuned"], strict=True)
+        ]
     )
     assert qd["quality_delta"] == pytest.approx(point, rel=1e-12)
     assert (qd["guardrail_ok"], qd["guardrail"]) == qe.guardrail_verdict(e, 0.015)

@@ -79,7 +79,7 @@ def test_section_reports_percentiles_speedups_and_limits():
         assert 0 < m[f"{k}_p50_ms"] <= m[f"{k}_p95_ms"] <= m[f"{k}_p99_ms"]
     sec = section_llm_serving(SimpleNamespace(cfg=cfg), ev, det)
     (t,) = sec.tables
-    rows = {r[0]: dict(zip(t.columns, r)) for r in t.rows}
+    rows = {r[0]: dict(zip(t.columns, r, strict=True)) for r in t.rows}
     assert list(rows) == [lab for lab, _ in serving_variants(SimpleNamespace(cfg=cfg), POINT)]
     first = rows["sparse 2:4, WS, single-buffered"]
     assert _num(first["TTFT p99"]) == pytest.approx(m["ttft_p99_ms"], rel=1e-3)

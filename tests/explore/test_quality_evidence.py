@@ -108,7 +108,7 @@ def test_the_limit_binds_on_the_interval_not_the_point(tmp_path, run_sweep):
         ev = run_quality(path, "2:4", False, 0, None, 0.015, eval_spec="team_eval:score")
     finally:
         os.chdir(cwd)
-    point, (lo, hi) = ev["quality_delta"], ev["quality_delta_interval"]
+    point, (_lo, hi) = ev["quality_delta"], ev["quality_delta_interval"]
     assert 0 < point < hi and hi - point > 0.004, ev  # a real interval around a small loss
     between = round((point + hi) / 2, 6)  # the point passes this limit, the pessimistic end does not
     rows = {}

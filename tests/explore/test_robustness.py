@@ -68,7 +68,7 @@ def _setup(extra: str = ""):
 def _records(cfg, ev, points):
     return [
         {"number": i, "params": p, "metrics": m, "constraints": constraint_values(cfg, m)}
-        for i, (p, m) in enumerate(zip(points, ev.evaluate_many(points)))
+        for i, (p, m) in enumerate(zip(points, ev.evaluate_many(points), strict=True))
     ]
 
 

@@ -156,7 +156,10 @@ def _one(k: int, rng: random.Random, tmp: Path, env: dict) -> str | None:
             or err.count(want[1]) != 1
             or "Traceback" in err
         ):
-            return f"run {k} (workers {workers}, {sig.name} {t_sig - t0:.2f} s in): exit {sh.returncode}, stderr {err[-400:]!r}"
+            return (
+                f"run {k} (workers {workers}, {sig.name} {t_sig - t0:.2f} s in): "
+                f"exit {sh.returncode}, stderr {err[-400:]!r}"
+            )
         elif took > DEADLINE_S:
             return f"run {k} (workers {workers}, {sig.name} {t_sig - t0:.2f} s in): ended {took:.2f} s after the signal"
         time.sleep(0.3)
@@ -171,7 +174,10 @@ def _one(k: int, rng: random.Random, tmp: Path, env: dict) -> str | None:
             )
             final = _complete(out)
             if again.returncode != 0 or len(final) < TRIALS or not after <= final:
-                return f"run {k}: the rerun did not resume (exit {again.returncode}, {len(final)} complete): {again.stderr[-300:]!r}"
+                return (
+                    f"run {k}: the rerun did not resume (exit {again.returncode}, {len(final)} complete): "
+                    f"{again.stderr[-300:]!r}"
+                )
         return None
     finally:
         for p in _group(sh.pid):

@@ -109,7 +109,7 @@ def _area(rows, cols, sparsity) -> float:
 def _records(ev: Evaluator, points: list[dict]) -> list[dict]:
     return [
         {"number": i, "params": p, "metrics": m, "constraints": constraint_values(ev.cfg, m)}
-        for i, (p, m) in enumerate(zip(points, ev.evaluate_many(points)))
+        for i, (p, m) in enumerate(zip(points, ev.evaluate_many(points), strict=True))
     ]
 
 

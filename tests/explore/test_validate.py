@@ -285,7 +285,7 @@ def test_timing_rows_hold_the_7nm_pe_to_7nm_silicon():
     assert (fmax.low, fmax.high) == SHIPPED_7NM_MHZ
     a72 = [r for r in rows if "Cortex-A72" in r.quantity]
     assert len(a72) == len(A72_7NM)
-    for r, (ghz, v) in zip(a72, A72_7NM):
+    for r, (_ghz, v) in zip(a72, A72_7NM, strict=True):
         assert r.held_out and r.within and 15 <= r.model <= 30 * 1.5 and f"{v:g} V" in r.quantity
     # 28.2 FO4 at 1.2 V; 30.5 at 1.375 V, just above the 15-30 range (the 7 nm law, fitted at
     # 0.65-0.75 V on MT8195, gives more gain above 1.2 V than the chip shows), within 1.5x of it
@@ -329,7 +329,9 @@ def test_nvdla_rows_fit_on_nv_small_and_hold_on_the_other_six():
     xs = [m for (m, kb) in NVDLA_PRIMER_AREA if kb == 256]
     ys = [NVDLA_PRIMER_AREA[(m, 256)] for m in xs]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs) * 1e6
+    slope = (
+        sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs) * 1e6
+    )
     s = [r for r in rows if "slope scope" in r.quantity][0]
     assert s.reference == pytest.approx(slope) and s.held_out and s.within
 

@@ -106,7 +106,7 @@ def run_with_losses(url: str, tmp: Path, mode: str, seed: int) -> dict:
     held: list[int] = []  # trial numbers the victims held when killed
     st = None
     try:
-        for victim, moment in zip(victims, moments):
+        for victim, moment in zip(victims, moments, strict=True):
             while True:
                 assert time.monotonic() - t0 < DEADLINE_S, (
                     f"no victim caught by {DEADLINE_S} s: victim exit {victim.poll()}, "
@@ -154,7 +154,7 @@ def check(res: dict) -> None:
         f"seed {res['seed']}: killed workers {res['victims']} at {res['moments']} complete trials, holding "
         f"trials {res['held']}; {res['seconds']:.1f} s"
     )
-    for k, (code, err) in enumerate(zip(res["codes"], res["errors"])):
+    for k, (code, err) in enumerate(zip(res["codes"], res["errors"], strict=True)):
         if k in res["victims"]:
             assert code == -signal.SIGKILL, (k, code, err)
         else:

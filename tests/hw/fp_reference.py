@@ -1,5 +1,6 @@
 """An independent reference for the float PE datapath, built on numpy's float32/float64 arithmetic
-and ml_dtypes' decoders of OCP FP8 and bfloat16, numpy's float16 for IEEE binary16 (no bit manipulation of exponents or significands).
+and ml_dtypes' decoders of OCP FP8 and bfloat16, numpy's float16 for IEEE binary16 (no bit
+manipulation of exponents or significands).
 Used only by the tests: it must not share code with hw.fp_golden or hw.fp."""
 
 from __future__ import annotations

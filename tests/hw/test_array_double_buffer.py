@@ -78,7 +78,7 @@ def test_double_buffered_gemm_matches_golden_and_run_cycles(kind, p, rows, cols,
     sched = ws_tile_schedule(rows, cols, [t] * len(folds), double_buffer=True)
     assert runs[True].swaps == [s for _, s, _ in sched]
     if t >= rows:
-        assert all(s1 == f0 + t - 1 for (_, _, f0), (_, s1, _) in zip(sched, sched[1:]))
+        assert all(s1 == f0 + t - 1 for (_, _, f0), (_, s1, _) in zip(sched, sched[1:], strict=False))
 
 
 def test_dense_path_modes_change_with_the_swap():
@@ -88,13 +88,13 @@ def test_dense_path_modes_change_with_the_swap():
     dn_v, dn_m, dn_x, dn_steps, _ = _gemm("dense_path", p, rows, cols, t, seed=2, dense=True)
     dn = ws_folds(dn_v, dn_m, dn_x, rows, cols, dn_steps)
     tiles, modes = [], []
-    for a, b in zip(nm, dn):
+    for a, b in zip(nm, dn, strict=True):
         tiles += [a[:3], b[:3]]
         modes += [False, True]
     run = run_array_ws_tiles(
         SparseArray(rows, cols, p, kind="dense_path", double_buffer=True), tiles, dense=modes
     )
-    want = [_fold_ref("dense_path", p, *tile, dense=mode) for tile, mode in zip(tiles, modes)]
+    want = [_fold_ref("dense_path", p, *tile, dense=mode) for tile, mode in zip(tiles, modes, strict=True)]
     assert [o.tolist() for o in run.outs] == [w.tolist() for w in want]
     assert run.cycles == run_cycles(rows, cols, t, len(tiles), double_buffer=True)
 
@@ -230,7 +230,7 @@ def test_iverilog_dense_path_modes(tmp_path):
     nm = ws_folds(*_gemm("dense_path", p, rows, cols, t, seed=7)[:3], rows, cols, 2 * rows)
     dn_v, dn_m, dn_x, dn_steps, _ = _gemm("dense_path", p, rows, cols, t, seed=8, dense=True)
     dn = ws_folds(dn_v, dn_m, dn_x, rows, cols, dn_steps)
-    tiles = [f[:3] for pair in zip(dn, nm) for f in pair]
+    tiles = [f[:3] for pair in zip(dn, nm, strict=True) for f in pair]
     modes = [True, False] * len(nm)
     paths = write_bundle(tmp_path / "rtl", p, rows=rows, cols=cols, dense_path=True, double_buffer=True)
     outs, _ = run_array_ws_tiles_iverilog(
@@ -245,7 +245,7 @@ def test_iverilog_dense_path_modes(tmp_path):
         double_buffer=True,
     )
     assert [o.tolist() for o in outs] == [
-        _fold_ref("dense_path", p, *tile, dense=m).tolist() for tile, m in zip(tiles, modes)
+        _fold_ref("dense_path", p, *tile, dense=m).tolist() for tile, m in zip(tiles, modes, strict=True)
     ]
 
 

@@ -71,9 +71,9 @@ def test_wrap_signed_scalar_and_array():
 def _scalar_pe(acts, weights, metas, clears, p: PEParams, dense=False):
     """Straight Python-int reference of the PE semantics in the issue text."""
     acc, outs, errs = 0, [], []
-    for a, w, code, clr in zip(acts, weights, metas, clears):
+    for a, w, code, clr in zip(acts, weights, metas, clears, strict=True):
         if dense:
-            s, err = sum(int(x) * int(y) for x, y in zip(a, w)), False
+            s, err = sum(int(x) * int(y) for x, y in zip(a, w, strict=True)), False
         else:
             idx, legal = decode_meta(int(code), p.n, p.m)
             s, err = sum(int(a[i]) * int(w[j]) for j, i in enumerate(idx)), not legal
@@ -218,7 +218,9 @@ def _scalar_dp(acts, w, metas, dense, clears, p):
     """The dense-path PE, one group and one product at a time in plain Python integers."""
     g_n, b = p.m // p.n, p.index_bits
     acc, outs, errs = 0, [], []
-    for a, ww, codes, d, c in zip(acts.tolist(), w.tolist(), metas.tolist(), dense.tolist(), clears.tolist()):
+    for a, ww, codes, d, c in zip(
+        acts.tolist(), w.tolist(), metas.tolist(), dense.tolist(), clears.tolist(), strict=True
+    ):
         total, err = 0, False
         if d:
             total = sum(a[i] * ww[i] for i in range(p.m))

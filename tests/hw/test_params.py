@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -19,7 +20,7 @@ def test_defaults_and_derived():
     assert p.meta_bits == 4 and p.product_bits == 16 and p.latency == 1
     assert PEParams(n=4, m=8).meta_bits == 12 and PEParams(n=1, m=4).meta_bits == 2
     assert PEParams(pipeline=3).latency == 3
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         p.n = 4  # frozen
 
 

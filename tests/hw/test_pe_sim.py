@@ -41,14 +41,14 @@ def _run_decoder(dec, words):
 def test_decoder_exhaustive(n, m):
     dec = MetadataDecoder(n, m)
     codes = list(range(1 << dec.meta.shape().width))
-    for code, (sel, err) in zip(codes, _run_decoder(dec, codes)):
+    for code, (sel, err) in zip(codes, _run_decoder(dec, codes), strict=True):
         idx, legal = decode_meta(code, n, m)
         assert tuple(sel[0]) == idx and err == (not legal), code
 
 
 def test_decoder_all_16_codes_2of4():
     got = _run_decoder(MetadataDecoder(2, 4), range(16))
-    illegal = {c for c, (_, err) in zip(range(16), got) if err}
+    illegal = {c for c, (_, err) in zip(range(16), got, strict=True) if err}
     assert illegal == {0b0000, 0b0101, 0b1010, 0b1111} | {c for c in range(16) if (c & 3) > (c >> 2)}
     assert len(illegal) == 10
 
@@ -62,7 +62,7 @@ def test_decoder_packed_ptx_word():
     ]
     dec = MetadataDecoder(2, 4, groups=8)
     assert dec.meta.shape().width == 32
-    for word, (sel, err) in zip(words, _run_decoder(dec, words)):
+    for word, (sel, err) in zip(words, _run_decoder(dec, words), strict=True):
         for g, code in enumerate(unpack_meta(word, 8, 2, 4)):
             idx, legal = decode_meta(code)
             assert tuple(sel[g]) == idx and ((err >> g) & 1) == (not legal)

@@ -20,7 +20,7 @@ def test_rtl_matches_golden_on_every_op(width):
     async def bench(ctx):
         for op in OP_CODES:
             ys = []
-            for x, z in zip(a.tolist(), b.tolist()):
+            for x, z in zip(a.tolist(), b.tolist(), strict=True):
                 ctx.set(dut.a, x)
                 ctx.set(dut.b, z)
                 ctx.set(dut.op, OP_CODES[op])

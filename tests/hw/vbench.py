@@ -240,7 +240,7 @@ def run_array_ws_tiles_iverilog(
     edges: dict[int, int] = {}
     ts = [np.asarray(x).shape[1] for _, _, x in tiles]
     load, swap = 0, rows
-    for f, ((values, meta, x), mode) in enumerate(zip(tiles, modes)):
+    for (values, meta, x), mode in zip(tiles, modes, strict=True):
         values, x = np.asarray(values), np.asarray(x)
         if double_buffer:
             first = swap + 1

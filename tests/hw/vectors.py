@@ -11,8 +11,9 @@ from hw.params import PEParams
 def pe_vectors(p: PEParams, t: int, seed: int, dense: bool = False):
     """acts (T, M), weights (T, N or M), metas (T,), clears (T,), valid (T,).
 
-    The first rows walk every metadata code (for wide metadata, the first 2*T/2 codes) with extreme operands (most negative x most
-    negative, max x most negative) without clears, so the accumulator wraps; the rest is random
+    The first rows walk every metadata code (for wide metadata, the first 2*T/2 codes) with extreme
+    operands (most negative x most negative, max x most negative) without clears, so the accumulator
+    wraps; the rest is random
     with ~10% clears and ~20% idle cycles (in_valid low, data still toggling).
     """
     rng = np.random.default_rng(seed)

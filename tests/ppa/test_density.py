@@ -63,7 +63,7 @@ def test_pitch_law_against_intels_published_finfet_densities():
 
 def test_density_rises_as_nodes_shrink():
     d = [tech.logic_density_mtr_mm2(nm) for nm in (65, 45, 32, 28, 20, 16, 14, 10, 7)]
-    assert all(a < b for a, b in zip(d, d[1:]))
+    assert all(a < b for a, b in zip(d, d[1:], strict=False))
 
 
 def test_realised_fraction_and_area_per_transistor():

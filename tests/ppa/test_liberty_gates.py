@@ -53,7 +53,10 @@ def _netlist() -> dict:
 def test_a_netlist_costed_by_hand():
     gn = GateNetlist(_netlist(), "t")
     net = {n: gn.bit_ids[b] for n, b in (("a", 2), ("b", 3), ("x", 4), ("o1", 5), ("o2", 6), ("q", 8))}
-    half_cv2 = lambda c_pf: 0.5 * c_pf * 1e3 * 1.8**2  # fJ
+
+    def half_cv2(c_pf):
+        return 0.5 * c_pf * 1e3 * 1.8**2  # fJ
+
     want = {
         "x": half_cv2((NAND2X1_A + NAND2X1_A) / 1e3) + XOR2X1_Y_FJ,  # drives both NANDs' A pins
         "o1": half_cv2(DFFPOSX1_D / 1e3) + NAND2X1_Y_FJ,  # the flip-flop's D pin
@@ -85,7 +88,7 @@ def _as_osu018_cells(netlist: dict, top: str) -> str:
     lines = [f"module {top}({', '.join(mod['ports'])});"]
     for name, port in mod["ports"].items():
         w = len(port["bits"])
-        lines.append(f"  {port['direction']} {'[%d:0] ' % (w - 1) if w > 1 else ''}{name};")
+        lines.append(f"  {port['direction']} {f'[{w - 1}:0] ' if w > 1 else ''}{name};")
         for i, b in enumerate(port["bits"]):
             port_of[b] = f"{name}[{i}]" if w > 1 else name
     for k, cell in enumerate(mod["cells"].values()):

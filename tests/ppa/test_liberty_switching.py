@@ -55,7 +55,7 @@ endmodule
             value, ident = line[1:].split() if line[0] == "b" else (line[0], line[1:].strip())
             value = value.rjust(len(names[ident]), "0")
             if ident in last and t > 10_000:  # after the dump's own values (10 ns, in ps)
-                count.update(nm for nm, x, y in zip(names[ident], value, last[ident]) if x != y)
+                count.update(nm for nm, x, y in zip(names[ident], value, last[ident], strict=True) if x != y)
             last[ident] = value
     return count
 

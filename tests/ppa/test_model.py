@@ -54,10 +54,13 @@ def test_row_terms_follow_the_partial_sum_width(synth_cache):
     f = array_facts(P, True, str(synth_cache))
     w = f.row_psum_bits
     assert w[0] == 2 * 8 + 1  # two INT8 products summed, as hw/array.py truncates them
-    assert all(a <= b <= P.acc_bits for a, b in zip(w, w[1:]))
+    assert all(a <= b <= P.acc_bits for a, b in zip(w, w[1:], strict=False))
     assert f.steady and w[-1] == w[-2] == P.acc_bits
     # one more psum bit per row costs at least one more register bit
-    assert all(b - a >= wb - wa for a, b, wa, wb in zip(f.row_flip_flops, f.row_flip_flops[1:], w, w[1:]))
+    assert all(
+        b - a >= wb - wa
+        for a, b, wa, wb in zip(f.row_flip_flops, f.row_flip_flops[1:], w, w[1:], strict=False)
+    )
     R = len(w) + 3
     assert f.transistors(P, R, 1) - f.transistors(P, R - 1, 1) == pytest.approx(
         f.t_cell + f.reg_bit_transistors * (P.m * P.act_bits * (R - 1) + 1)
@@ -140,12 +143,12 @@ def test_tj_monotonic_in_clock_and_theta(synth_cache):
         estimate(DesignPoint(rows=8, cols=8, node_nm=7, clock_mhz=f, theta_ja=20.0), cache=synth_cache).tj_c
         for f in (500, 1000, 2000, 4000)
     ]
-    assert all(a < b for a, b in zip(tj_clk, tj_clk[1:]))
+    assert all(a < b for a, b in zip(tj_clk, tj_clk[1:], strict=False))
     tj_th = [
         estimate(DesignPoint(rows=8, cols=8, node_nm=7, clock_mhz=1000, theta_ja=t), cache=synth_cache).tj_c
         for t in (1.0, 5.0, 20.0, 80.0)
     ]
-    assert all(a < b for a, b in zip(tj_th, tj_th[1:]))
+    assert all(a < b for a, b in zip(tj_th, tj_th[1:], strict=False))
 
 
 def test_thermal_runaway_is_infeasible_not_a_number(synth_cache):

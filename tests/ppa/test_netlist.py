@@ -48,13 +48,13 @@ def _toy():
 
 def test_toy_netlist_values_and_toggles_against_python_model():
     rng = np.random.default_rng(0)
-    T, I = 50, 128
-    a, b, c = (rng.integers(0, 2, (T, I)) for _ in range(3))
+    T, n_inst = 50, 128
+    a, b, c = (rng.integers(0, 2, (T, n_inst)) for _ in range(3))
     net = GateNetlist(_toy(), "toy")
     tc, out = net.simulate({"a": a, "b": b, "c": c}, outputs=("y", "q"))
     # reference, one instance at a time, in plain Python
     exp_toggles = 0
-    for i in range(I):
+    for i in range(n_inst):
         q = y_prev = x_prev = q_prev = 0
         x = 0
         for t in range(T):
@@ -69,8 +69,8 @@ def test_toy_netlist_values_and_toggles_against_python_model():
 
 
 def test_constant_inputs_do_not_toggle_after_settling():
-    T, I = 20, 64
-    ones = np.ones((T, I), dtype=np.int64)
+    T, n_inst = 20, 64
+    ones = np.ones((T, n_inst), dtype=np.int64)
     net = GateNetlist(_toy(), "toy")
     tc_all, _ = net.simulate({"a": ones, "b": ones, "c": ones * 0})
     tc_late, _ = net.simulate({"a": ones, "b": ones, "c": ones * 0}, count_from=3)

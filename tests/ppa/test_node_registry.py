@@ -142,7 +142,7 @@ def test_node_fo4_falls_strictly_from_180_to_5nm_within_stillmaker() -> None:
     rows = sorted((s for s in tech.NODE_SPECS.values() if s.alias_of is None), key=lambda s: -s.nm)
     assert [s.nm for s in rows][0] == 180 and rows[-1].nm == 5
     fo4 = [tech.node_fo4_nominal_ps(s.nm) for s in rows]
-    assert all(a > b for a, b in _pairs(fo4)), list(zip([s.nm for s in rows], fo4))
+    assert all(a > b for a, b in _pairs(fo4)), list(zip([s.nm for s in rows], fo4, strict=True))
     for s in rows:
         assert s.model_source and s.voltage_source and s.vth_source
         r = tech.node_delay_ratio(s.nm)
@@ -202,7 +202,7 @@ def test_row_contract(spec: nodes.NodeSpec) -> None:
 
 
 def _pairs(values: list[float]) -> list[tuple[float, float]]:
-    return list(zip(values, values[1:]))
+    return list(zip(values, values[1:], strict=False))
 
 
 def test_across_nodes_what_the_data_has() -> None:

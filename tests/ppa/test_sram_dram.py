@@ -91,7 +91,7 @@ def test_silicon_sram_is_the_default_and_cacti_stays_selectable():
     )
     # between the anchors the energy at nominal voltage falls monotonically with the node; C V^2 with the voltage
     e = [sram.silicon_read_pj_64b(64, nm) for nm in (65, 45, 32, 28, 20, 16, 14, 10, 7)]
-    assert all(a > b for a, b in zip(e, e[1:]))
+    assert all(a > b for a, b in zip(e, e[1:], strict=False))
     assert sram.silicon_read_pj_64b(64, 7, 0.6) == pytest.approx(
         sram.silicon_read_pj_64b(64, 7) * (0.6 / 0.7) ** 2
     )

@@ -34,7 +34,7 @@ def test_22_is_the_20nm_model_and_delay_falls_with_voltage():
     for nm in tech.NODES_NM:
         grid = tech.voltage_grid(nm)
         d = [tech.node(nm, v).gate_delay_ps for v in grid[: len(grid) // 2]]
-        assert all(a > b for a, b in zip(d, d[1:])), nm
+        assert all(a > b for a, b in zip(d, d[1:], strict=False)), nm
 
 
 def test_calibration_constants_follow_from_the_anchors():

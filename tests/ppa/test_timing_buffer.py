@@ -63,11 +63,11 @@ def test_tree_structure_on_flop_and_input_nets():
     drv = {p[y]: k for k, (c, p) in bufs.items()}  # buffer output net -> buffer
     loads: dict[str, float] = {}
     pins = LIB.pin_info()
-    for k, (c, p) in new.items():
+    for _k, (c, p) in new.items():
         for pin, net in p.items():
             if pins[c][pin][0] == "input":
                 loads[net] = loads.get(net, 0.0) + pins[c][pin][1]
-    for k, (c, p) in bufs.items():
+    for _k, (_c, p) in bufs.items():
         assert loads.get(p[y], 0.0) <= sb.BUFFER_EFFORT * c_buf + 1e-12
     for root in ("q", "en"):
         # the original net now drives exactly one buffer, nothing else
@@ -156,7 +156,7 @@ def test_mapped_design_simulates_identically_after_buffering(tmp_path):
     assert all(re.fullmatch(r"[0-9a-f]{16}", r[0]) for r in rows[1:])  # defined after the first edge
     # and the outputs are the design's function (independent golden), one cycle late
     prev_en = None
-    for (e, x, z), row in zip(vec, rows):
+    for (e, x, z), row in zip(vec, rows, strict=True):
         if prev_en is not None:
             assert int(row[1], 16) == ((x ^ z) if prev_en else (x & ~z & (2**64 - 1)))
         prev_en = e

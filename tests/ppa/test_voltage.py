@@ -29,7 +29,7 @@ def test_no_node_runs_below_its_vmin():
         assert lo - tech.VTH_V[tech.NODE_ALIASES.get(nm, nm)] >= 0.09
         # delay rises monotonically as the voltage falls to Vmin
         d = [tech.node(nm, v).gate_delay_ps for v in tech.voltage_grid(nm)]
-        assert all(a > b for a, b in zip(d, d[1:])), nm
+        assert all(a > b for a, b in zip(d, d[1:], strict=False)), nm
 
 
 def test_sram_rail_defaults_to_max_of_sram_vmin_and_logic():
@@ -109,7 +109,7 @@ def test_energy_anchors_and_node_correction():
     assert 4.0 < tech.NODE_CORRECTION_7NM < 6.5  # Stillmaker's 45->7 nm energy overshoots Jouppi's ~5x
     # log-linear in log(node) between the anchors, so monotone
     ks = [tech.node_correction(nm) for nm in (45, 32, 28, 20, 16, 14, 10, 7)]
-    assert all(a < b for a, b in zip(ks, ks[1:]))
+    assert all(a < b for a, b in zip(ks, ks[1:], strict=False))
     # switching energy is C V^2 below nominal
     assert tech.node(7, 0.6).toggle_energy_pj == pytest.approx(
         tech.node(7).toggle_energy_pj * (0.6 / 0.7) ** 2
@@ -136,13 +136,14 @@ def test_new_nodes_65_and_28():
 def test_leakage_per_node_voltage_temperature():
     n = tech.node(45)
     # logic libraries' drive-1 inverters, taken to 360 K (2.5x per 40 K) and the node's nominal V:
-    # Nangate 45 nm INV_X1 14.353185 nW / 0.532 um^2 at 1.1 V, 25 C; ASAP7 INVx1 51.1588 pW / 0.04374 um^2 at 0.7 V, 25 C
+    # Nangate 45 nm INV_X1 14.353185 nW / 0.532 um^2 at 1.1 V, 25 C;
+    # ASAP7 INVx1 51.1588 pW / 0.04374 um^2 at 0.7 V, 25 C
     heat = 2.5 ** ((360 - 273.15 - 25) / 40)
     assert n.leakage_density_w_mm2 == pytest.approx(14.353185e-3 / 0.532 * heat * (1.0 / 1.1) * 10**-0.1)
     assert tech.node(7).leakage_density_w_mm2 == pytest.approx(51.1588e-6 / 0.04374 * heat)
     # below 20 nm each node has its own figure, falling with the node
     d = [tech.leakage_density_w_mm2(nm) for nm in (22, 16, 14, 10, 7)]
-    assert all(a > b for a, b in zip(d, d[1:]))
+    assert all(a > b for a, b in zip(d, d[1:], strict=False))
     # one decade of I_off per volt [A], times V
     lo = tech.node(45, 0.8)
     assert lo.leakage_density_w_mm2 / n.leakage_density_w_mm2 == pytest.approx(0.8 * 10**-0.2)

@@ -1,5 +1,6 @@
-"""Threshold-voltage flavours (ppa.references VT_FLAVOURS): each factor reaches the figure it belongs to once, the automatic
-choice is the lowest-leakage flavour that meets the clock, and ppa.recost keeps the chosen flavour."""
+"""Threshold-voltage flavours (ppa.references VT_FLAVOURS): each factor reaches the figure it belongs
+to once, the automatic choice is the lowest-leakage flavour that meets the clock, and ppa.recost
+keeps the chosen flavour."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ def test_json_bert_base_shows_fallback():
     p = _run("--workload", "bert-base", "--rows", "32", "--cols", "32", "--sparsity", "2:4", "--json")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
-    lay = {l["name"]: l for l in d["layers"]}
+    lay = {layer["name"]: layer for layer in d["layers"]}
     assert (
         lay["attn_scores"]["sparse"] is False
         and "activation x activation" in lay["attn_scores"]["fallback_reason"]
@@ -74,10 +74,11 @@ def test_bad_input_one_line_exit_2(tmp_path, content, args, needle):
 
 
 def test_bert_base_headline_figures_equal_an_independent_reference():
-    """The figures `simulate` prints for BERT-base on 32x32 WS, stall-free (no DRAM or SRAM port limit), recomputed here without
-    sim/: GEMM shapes from published-figures.md 8.2 (seq 128, batch 1, 12 layers, 12 heads, plus a
-    2-way QA head), SCALE-Sim's WS fold count x (2R + C + M - 2) cycles per fold, one group of 4
-    per PE-cycle: a sparse group in one cycle, a dense group as 2 passes (dense fallback)."""
+    """The figures `simulate` prints for BERT-base on 32x32 WS, stall-free (no DRAM or SRAM port
+    limit), recomputed here without sim/: GEMM shapes from published-figures.md 8.2 (seq 128,
+    batch 1, 12 layers, 12 heads, plus a 2-way QA head), SCALE-Sim's WS fold count x
+    (2R + C + M - 2) cycles per fold, one group of 4 per PE-cycle: a sparse group in one cycle, a
+    dense group as 2 passes (dense fallback)."""
     R = C = 32
     # (M, N, K, count, 2:4-prunable by ASP)
     layers = [

@@ -94,14 +94,14 @@ def _macs_per_token(cfg, attn_len):
 def test_prefill_and_decode_macs_per_token(cfg):
     seq, batch, ctx = 512, 2, 1000
     pre = load_hf_config(cfg, seq=seq, batch=batch)
-    assert sum(l.dense_macs for l in pre.layers) == batch * seq * _macs_per_token(cfg, seq)
+    assert sum(layer.dense_macs for layer in pre.layers) == batch * seq * _macs_per_token(cfg, seq)
     dec = load_hf_config(cfg, batch=batch, phase="decode", context=ctx)
-    assert sum(l.dense_macs for l in dec.layers) == batch * _macs_per_token(cfg, ctx)
+    assert sum(layer.dense_macs for layer in dec.layers) == batch * _macs_per_token(cfg, ctx)
 
 
 def test_every_operator_is_there_and_decode_reads_the_kv_cache():
     w = load_hf_config(MISTRAL_7B, batch=2, phase="decode", context=1000)
-    names = {l.name for l in w.layers} | {o.name for o in w.vector_ops}
+    names = {layer.name for layer in w.layers} | {o.name for o in w.vector_ops}
     for need in (
         "embed_tokens",
         "q_proj",
@@ -126,7 +126,7 @@ def test_every_operator_is_there_and_decode_reads_the_kv_cache():
         "kv_cache_write",
     ):
         assert need in names, need
-    L = {l.name: l for l in w.layers}
+    L = {layer.name: layer for layer in w.layers}
     assert L["k_proj"].N == 8 * 128 and L["attn_scores"].kind == "act_gemm"  # GQA: 8 KV heads of 128
     kv = 2 * 32 * 8 * 128 * 1000 * 2
     assert w.kv_cache_elements == kv
@@ -217,7 +217,9 @@ def test_other_model_types_match_their_published_sizes(cfg, published):
     w = load_hf_config(cfg, seq=128)
     assert w.weight_params == pytest.approx(published, rel=0.01)
     r = simulate(w, ArrayConfig())
-    assert r.totals["vector_cycles"] > 0 and r.totals["dense_macs"] == sum(l.dense_macs for l in w.layers)
+    assert r.totals["vector_cycles"] > 0 and r.totals["dense_macs"] == sum(
+        layer.dense_macs for layer in w.layers
+    )
 
 
 # [P] mistralai/Mixtral-8x7B-v0.1 config.json (fields read)
@@ -381,7 +383,7 @@ def test_moe_macs_per_token_are_the_k_chosen_experts_and_the_router():
         tokens = batch * (1 if phase == "decode" else ctx)
         # independent: per token q, k, v, o; 2 x keys x d of attention; k experts of 3 d f; the router E d
         per_token = L * (2 * d * d + 2 * d * kv + 2 * ctx * d + k * 3 * d * f + E * d) + V * d
-        assert sum(l.dense_macs for l in w.layers) == tokens * per_token, (batch, phase)
+        assert sum(layer.dense_macs for layer in w.layers) == tokens * per_token, (batch, phase)
 
 
 def test_moe_weight_traffic_is_the_experts_the_batch_touches():
@@ -401,7 +403,7 @@ def test_moe_weight_traffic_is_the_experts_the_batch_touches():
         picks = np.argsort(rng.random((4000, B, E)), axis=-1)[..., :k].reshape(4000, -1)
         touched = [len(set(row)) for row in picks]
         assert np.mean(touched) == pytest.approx(expect, rel=0.02)
-    one = {l.name: l for l in load_hf_config(MIXTRAL_8X7B, batch=1, phase="decode").layers}
+    one = {layer.name: layer for layer in load_hf_config(MIXTRAL_8X7B, batch=1, phase="decode").layers}
     assert one["expert_gate_proj"].count == L * k and "expert_gate_proj+1" not in one  # one token: k experts
 
 
@@ -411,18 +413,21 @@ def test_sliding_window_limits_attention_and_the_kv_cache():
     w = load_hf_config(MISTRAL_7B, batch=batch, phase="decode", context=16384)
     ref = load_hf_config(MISTRAL_7B, batch=batch, phase="decode", context=W)
     assert w.kv_cache_elements == ref.kv_cache_elements == 2 * L * kvh * hd * W * batch
-    attn = lambda wl: sum(
-        r.layers["dram_weight_bytes"][i] * r.counts[i]  # noqa: E731
-        for r in [simulate(wl, ArrayConfig())]
-        for i, nm in enumerate(r.names)
-        if nm.startswith("attn_")
-    )
+
+    def attn(wl):
+        return sum(
+            r.layers["dram_weight_bytes"][i] * r.counts[i]
+            for r in [simulate(wl, ArrayConfig())]
+            for i, nm in enumerate(r.names)
+            if nm.startswith("attn_")
+        )
+
     assert attn(w) == attn(ref) == 2 * L * kvh * hd * W * batch
     no_window = load_hf_config(
         {**MISTRAL_7B, "sliding_window": None}, batch=batch, phase="decode", context=16384
     )
     assert attn(no_window) == 4 * attn(w)
-    pre = {l.name: l for l in load_hf_config(MISTRAL_7B, seq=8192).layers}
+    pre = {layer.name: layer for layer in load_hf_config(MISTRAL_7B, seq=8192).layers}
     assert (pre["attn_scores"].M, pre["attn_scores"].N) == (4 * 8192, W)
     # Qwen2: the window applies only with use_sliding_window, from max_window_layers on
     assert (
@@ -443,25 +448,29 @@ def test_sliding_window_limits_attention_and_the_kv_cache():
         context=4096,
     )
     assert q.kv_cache_elements == 2 * 2 * 64 * (16 * 4096 + 8 * 1024)
-    names = {l.name: l.count for l in q.layers}
+    names = {layer.name: layer.count for layer in q.layers}
     assert names["attn_scores"] == 16 * 2 and names["attn_scores_window"] == 8 * 2
 
 
 def test_tied_lm_head_is_not_a_target_unless_asked():
     w = load_hf_config(QWEN2_05B, seq=128)
-    head = {l.name: l for l in w.layers}["lm_head"]
+    head = {layer.name: layer for layer in w.layers}["lm_head"]
     assert not head.sparsifiable and "tied" in head.reason
-    weight_macs = sum(l.dense_macs for l in w.layers if l.kind == "gemm")
+    weight_macs = sum(layer.dense_macs for layer in w.layers if layer.kind == "gemm")
     assert 0.25 < head.dense_macs / weight_macs < 0.31  # about 28 % of Qwen2-0.5B's weight MACs
-    pruned = {l.name: l for l in load_hf_config(QWEN2_05B, seq=128, prune_lm_head=True).layers}["lm_head"]
+    pruned = {layer.name: layer for layer in load_hf_config(QWEN2_05B, seq=128, prune_lm_head=True).layers}[
+        "lm_head"
+    ]
     assert pruned.sparsifiable
-    assert {l.name: l for l in load_hf_config(MISTRAL_7B, seq=128).layers}["lm_head"].sparsifiable  # not tied
+    assert {layer.name: layer for layer in load_hf_config(MISTRAL_7B, seq=128).layers}[
+        "lm_head"
+    ].sparsifiable  # not tied
 
 
 def test_deepseek_latent_attention_caches_the_latent():
     w = load_hf_config(DEEPSEEK_V3, batch=2, phase="decode", context=1000)
     assert w.kv_cache_elements == 61 * (512 + 64) * 1000 * 2
-    L = {l.name: l for l in w.layers}
+    L = {layer.name: layer for layer in w.layers}
     assert (L["attn_scores"].M, L["attn_scores"].N, L["attn_scores"].K, L["attn_scores"].count) == (
         128,
         1000,

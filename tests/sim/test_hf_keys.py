@@ -54,8 +54,10 @@ def test_bert_heads_follow_architectures_to_the_parameter(arch):
 
 
 def test_bert_for_masked_lm_has_no_pooler():
-    mlm = {l.name for l in load_hf_config(BERT_BASE, seq=128).layers}
-    base = {l.name for l in load_hf_config({**BERT_BASE, "architectures": ["BertModel"]}, seq=128).layers}
+    mlm = {layer.name for layer in load_hf_config(BERT_BASE, seq=128).layers}
+    base = {
+        layer.name for layer in load_hf_config({**BERT_BASE, "architectures": ["BertModel"]}, seq=128).layers
+    }
     assert "pooler" not in mlm and "lm_head" in mlm and "pooler" in base and "lm_head" not in base
     # [P] BertModel 109,482,240 and BertForMaskedLM 109,514,298 parameters (transformers, bert-base-uncased)
     assert load_hf_config(BERT_BASE, seq=128).weight_params == 109_514_298
@@ -67,7 +69,7 @@ def test_decoder_heads_follow_architectures_to_the_parameter(cfg, prefix, head):
     arch = prefix + ("LMHeadModel" if prefix == "GPT2" and head == "ForCausalLM" else head)
     ours = load_hf_config({**cfg, "architectures": [arch]}, seq=128)
     assert ours.weight_params == _transformers_count(cfg, arch)
-    names = {l.name for l in ours.layers}
+    names = {layer.name for layer in ours.layers}
     assert ("lm_head" in names) == (head == "ForCausalLM") and ("score" in names) == (
         head != "Model" and head != "ForCausalLM"
     )
@@ -140,12 +142,12 @@ def test_fp8_quantization_config_is_the_weight_gemms_precision():
         "weight_block_size": [128, 128],
     }
     w = load_hf_config({**DEEPSEEK_V3, "quantization_config": q}, seq=64)
-    prec = {l.name: l.precision for l in w.layers}
+    prec = {layer.name: layer.precision for layer in w.layers}
     assert prec["q_a_proj"] == prec["expert_gate_proj"] == prec["kv_a_proj_with_mqa"] == "fp8-e4m3"
     assert prec["lm_head"] is None and prec["router"] is None and prec["attn_scores"] is None
     plain = load_hf_config(DEEPSEEK_V3, seq=64)
-    assert all(l.precision is None for l in plain.layers)
-    assert [l.dense_macs for l in w.layers] == [l.dense_macs for l in plain.layers]
+    assert all(layer.precision is None for layer in plain.layers)
+    assert [layer.dense_macs for layer in w.layers] == [layer.dense_macs for layer in plain.layers]
 
 
 @pytest.mark.parametrize(
@@ -163,7 +165,7 @@ def test_weight_only_quantization_says_why_it_is_not_an_operand_format(q, match)
     from sim.importers.hf_keys import quantization  # reason: the note itself, read beside the workload
 
     w = load_hf_config({**LLAMA2_7B, "quantization_config": q}, seq=64)
-    assert all(l.precision is None for l in w.layers)
+    assert all(layer.precision is None for layer in w.layers)
     note = quantization({"quantization_config": q}, "c").note
     assert match in note and "\n" not in note
 
@@ -249,5 +251,5 @@ def test_bad_keys_and_flags_name_what_was_written(cfg, kw, match):
 
 def test_first_k_dense_replace_at_the_layer_count_is_a_dense_model():
     w = load_hf_config({**DEEPSEEK_V2_LITE, "first_k_dense_replace": 27}, seq=64)
-    names = {l.name: l.count for l in w.layers}
+    names = {layer.name: layer.count for layer in w.layers}
     assert "router" not in names and names["gate_proj"] == 27 and w.active_params == w.weight_params

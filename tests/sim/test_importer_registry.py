@@ -68,7 +68,10 @@ def test_toy_importer_loads_through_the_registry(gemms_file: Path) -> None:
         imp = importer_for_suffix(gemms_file)
         assert imp is GEMMS and importer_for_field("gemms") is GEMMS
         wl = imp.load_checked(gemms_file, {"count": 3}, {})
-        assert [(l.M, l.K, l.N, l.count) for l in wl.layers] == [(64, 128, 256, 3), (8, 16, 32, 3)]
+        assert [(layer.M, layer.K, layer.N, layer.count) for layer in wl.layers] == [
+            (64, 128, 256, 3),
+            (8, 16, 32, 3),
+        ]
         with pytest.raises(InputError, match=r"unknown params \['seq'\] for a gemms workload \(count\)"):
             imp.load_checked(gemms_file, {"seq": 1}, {})
     assert importer_for_suffix(gemms_file) is None and GEMMS not in importers()
@@ -82,7 +85,7 @@ def test_toy_importer_loads_through_the_sweep_config(gemms_file: Path) -> None:
         cfg = parse_config(data, source=str(gemms_file.parent / "sweep.toml"))
         w = cfg.workload[0]
         assert w.name == "toy" and w.option("gemms") == str(gemms_file)  # relative to the config file
-        assert [l.M * l.count for l in w.build().layers] == [128, 16]
+        assert [layer.M * layer.count for layer in w.build().layers] == [128, 16]
         assert cfg.model_dump(mode="json")["workload"][0]["gemms"] == str(gemms_file)
         again = parse_config(cfg.model_dump(mode="json", exclude={"source"}), source="<memory>")
         assert config_fingerprint(again) == config_fingerprint(cfg)

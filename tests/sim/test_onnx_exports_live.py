@@ -144,7 +144,7 @@ def _quantize(src, dst, fmt: str) -> None:
 def _cost(path):
     w = load_onnx(path, {"input_ids": (1, SEQ)})
     r = simulate(w, ArrayConfig())
-    return w, sum(l.dense_macs for l in w.layers), r.total_cycles, r.effective_speedup
+    return w, sum(layer.dense_macs for layer in w.layers), r.total_cycles, r.effective_speedup
 
 
 @pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])

@@ -30,7 +30,7 @@ def _save(path, nodes, inputs, inits=(), *, opset=17, outputs=None, domains=()):
 
 
 def _macs(w):
-    return sum(l.dense_macs for l in w.layers)
+    return sum(layer.dense_macs for layer in w.layers)
 
 
 def _n(op, ins, outs, name=None, **kw):
@@ -67,7 +67,7 @@ def test_shape_gather_range_positions_fold(tmp_path):
     assert (L.M, L.N, L.K) == (B * S, N, D) and _macs(w) == B * S * D * N
     # shape inference without the folding does not resolve it (the failure of issue 36)
     m = onnx.load(str(path))
-    for d, v in zip(m.graph.input[0].type.tensor_type.shape.dim, (B, S)):
+    for d, v in zip(m.graph.input[0].type.tensor_type.shape.dim, (B, S), strict=True):
         d.dim_value = v
     inf = onnx.shape_inference.infer_shapes(m, data_prop=False)
     r = next(vi for vi in inf.graph.value_info if vi.name == "r")
@@ -131,7 +131,7 @@ def test_expand_of_computed_shape(tmp_path):
         ),
         {"x": (B, S, D)},
     )
-    assert [(l.M, l.N, l.K) for l in w.layers] == [(B * S, 16, D)]
+    assert [(layer.M, layer.N, layer.K) for layer in w.layers] == [(B * S, 16, D)]
     assert {o.name: o.elements for o in w.vector_ops}["a"] == B * S * D
 
 
@@ -208,9 +208,11 @@ def _qdq_chain(tmp_path, quantized: bool):
 
 def test_qdq_gemm_chain_fuses_into_the_int8_array_path(tmp_path):
     fl, qd = load_onnx(_qdq_chain(tmp_path, False)), load_onnx(_qdq_chain(tmp_path, True))
-    shape = lambda w: [(l.name, l.M, l.N, l.K, l.sparsifiable) for l in w.layers]  # noqa: E731
+    shape = lambda w: [(layer.name, layer.M, layer.N, layer.K, layer.sparsifiable) for layer in w.layers]  # noqa: E731
     assert shape(fl) == shape(qd) and _macs(fl) == _macs(qd) == 64 * 64 * 1024 + 64 * 1024 * 1024
-    assert {l.precision for l in qd.layers} == {"int8"} and {l.precision for l in fl.layers} == {None}
+    assert {layer.precision for layer in qd.layers} == {"int8"} and {
+        layer.precision for layer in fl.layers
+    } == {None}
     rep = qd.import_report["fused_qdq"]
     # every activation Q/DQ but the input's quantization is fused (the last Q -> DQ pair into fc2's store)
     assert (
@@ -273,7 +275,7 @@ def test_dynamic_quantize_linear_is_a_reduction_and_a_scale_pass_on_load(tmp_pat
         ).vector_ops
     }["q"]
     r = simulate(w, ArrayConfig())
-    cyc = dict(zip([o.name for o in r.vector_ops], r.vector["vector_op_cycles"]))
+    cyc = dict(zip([o.name for o in r.vector_ops], r.vector["vector_op_cycles"], strict=True))
     # standalone it is more work than a QuantizeLinear of a known scale (which has no reductions)
     assert da.ops > q.ops and cyc["dql"] > 0
 
@@ -325,7 +327,7 @@ def _qop_graph(tmp_path):
 def test_qoperator_contrib_ops_are_typed_and_costed_as_their_float_counterparts(tmp_path):
     path, (B, C, Hh, F_, NC) = _qop_graph(tmp_path)
     w = load_onnx(path)
-    L = {l.name: l for l in w.layers}
+    L = {layer.name: layer for layer in w.layers}
     assert (L["conv"].M, L["conv"].N, L["conv"].K) == (B * Hh * Hh, F_, C * 9)
     # QGemm is a GEMM (not an element-wise op): B x NC x 2F, its weight (NC, 2F) torch layout
     assert (L["fc"].kind, L["fc"].M, L["fc"].N, L["fc"].K, L["fc"].weight_shape) == (
@@ -335,7 +337,7 @@ def test_qoperator_contrib_ops_are_typed_and_costed_as_their_float_counterparts(
         2 * F_,
         (NC, 2 * F_),
     )
-    assert {l.precision for l in w.layers} == {"int8"}
+    assert {layer.precision for layer in w.layers} == {"int8"}
     assert _macs(w) == B * Hh * Hh * F_ * C * 9 + B * NC * 2 * F_
     ops = {o.name: o for o in w.vector_ops}
     want = {
@@ -444,11 +446,16 @@ def test_gathered_experts_with_batched_matmul_are_weight_gemms(tmp_path):
         _n("MatMul", ["xs", "wsel"], ["y"], name="up_proj"),
     ]
     w = load_onnx(_save(tmp_path / "moe.onnx", nodes, [x], inits))
-    ups = [l for l in w.layers if l.name.startswith("up_proj")]
-    assert ups and all(l.kind == "gemm" and l.sparsifiable and l.weight_shape == (Fd, D) for l in ups)
-    assert sum(l.M * l.count for l in ups) == T * k and sum(l.dense_macs for l in ups) == T * k * D * Fd
+    ups = [layer for layer in w.layers if layer.name.startswith("up_proj")]
+    assert ups and all(
+        layer.kind == "gemm" and layer.sparsifiable and layer.weight_shape == (Fd, D) for layer in ups
+    )
+    assert (
+        sum(layer.M * layer.count for layer in ups) == T * k
+        and sum(layer.dense_macs for layer in ups) == T * k * D * Fd
+    )
     # the experts the 16 tokens touch: round(E (1 - (1 - k/E)^T)) = 8
-    assert sum(l.count for l in ups) == round(E * (1 - (1 - k / E) ** T))
+    assert sum(layer.count for layer in ups) == round(E * (1 - (1 - k / E) ** T))
     moe = w.import_report["moe"]
     assert (moe["experts"], moe["top_k"], moe["expert_tensors"]) == (E, k, ["up"])
     assert "gather_up" not in {o.name for o in w.vector_ops}
@@ -492,9 +499,9 @@ def test_gathernd_of_the_expert_stack_is_an_expert_gather(tmp_path):
         _n("MatMul", ["wsel", "xs"], ["y"], name="up_proj"),
     ]
     w = load_onnx(_save(tmp_path / "moe_nd.onnx", nodes, [x], inits))
-    ups = [l for l in w.layers if l.name.startswith("up_proj")]
-    assert ups and all(l.sparsifiable and l.weight_shape == (Fd, D) for l in ups)
-    assert sum(l.dense_macs for l in ups) == T * k * D * Fd
+    ups = [layer for layer in w.layers if layer.name.startswith("up_proj")]
+    assert ups and all(layer.sparsifiable and layer.weight_shape == (Fd, D) for layer in ups)
+    assert sum(layer.dense_macs for layer in ups) == T * k * D * Fd
     assert w.import_report["moe"]["top_k"] == k and "gather_up" not in {o.name for o in w.vector_ops}
 
 
@@ -524,9 +531,11 @@ def test_qlinear_matmul_over_a_quantized_expert_stack_is_a_weight_gemm(tmp_path)
         _n("QLinearMatMul", ["xs", "s", "z", "wsel", "ws", "wz", "s", "z"], ["y"], name="up_proj"),
     ]
     w = load_onnx(_save(tmp_path / "moe_qop.onnx", nodes, [x], inits))
-    ups = [l for l in w.layers if l.name.startswith("up_proj")]
-    assert ups and all(l.sparsifiable and l.weight_shape == (Fd, D) and l.precision == "int8" for l in ups)
-    assert sum(l.dense_macs for l in ups) == T * k * D * Fd
+    ups = [layer for layer in w.layers if layer.name.startswith("up_proj")]
+    assert ups and all(
+        layer.sparsifiable and layer.weight_shape == (Fd, D) and layer.precision == "int8" for layer in ups
+    )
+    assert sum(layer.dense_macs for layer in ups) == T * k * D * Fd
     assert w.import_report["moe"]["top_k"] == k and w.import_report["moe"]["expert_tensors"] == ["up_q"]
 
 
@@ -562,11 +571,11 @@ def test_qdq_around_a_gathered_expert_stack_keeps_the_experts(tmp_path):
         _n("MatMul", ["xs", "wsel_dq"], ["y"], name="up_proj"),
     ]
     w = load_onnx(_save(tmp_path / "moe_qdq.onnx", nodes, [x], inits))
-    ups = [l for l in w.layers if l.name.startswith("up_proj")]
-    assert ups and all(l.sparsifiable and l.weight_shape == (Fd, D) for l in ups)
-    assert sum(l.dense_macs for l in ups) == T * k * D * Fd
+    ups = [layer for layer in w.layers if layer.name.startswith("up_proj")]
+    assert ups and all(layer.sparsifiable and layer.weight_shape == (Fd, D) for layer in ups)
+    assert sum(layer.dense_macs for layer in ups) == T * k * D * Fd
     assert not {"wsel_q", "wsel_dq", "gather_up"} & {o.name for o in w.vector_ops}
-    assert w.import_report["moe"]["expert_gemms"] == [l.name for l in ups]
+    assert w.import_report["moe"]["expert_gemms"] == [layer.name for layer in ups]
 
 
 @pytest.mark.parametrize(

@@ -76,7 +76,7 @@ def build_model(path: Path, *, symbolic_seq: bool = False, typed_custom: bool = 
 def test_gemm_shapes_macs_vector_layers_and_unsupported(tmp_path):
     B = 2
     w = load_onnx(build_model(tmp_path / "tiny.onnx"), batch=B)
-    L = {l.name: l for l in w.layers}
+    L = {layer.name: layer for layer in w.layers}
     # independent: dilated 3x3 (effective 5x5), pad 1, stride 1 on 32x32 -> 30x30
     oh1 = (32 + 2 - (2 * (3 - 1) + 1)) // 1 + 1
     oh2 = (oh1 + 2 - 3) // 2 + 1  # 3x3 stride 2 pad 1 -> 15
@@ -99,7 +99,7 @@ def test_gemm_shapes_macs_vector_layers_and_unsupported(tmp_path):
         + 2 * B * 225 * 225 * 64
         + B * 10 * 64
     )
-    assert sum(l.dense_macs for l in w.layers) == macs
+    assert sum(layer.dense_macs for layer in w.layers) == macs
     # ASP verdicts from the real initializer shapes: conv1 has Cin = 3 (3 % 16 != 0), the rest pass
     assert not L["conv1"].sparsifiable and "input dim 3" in L["conv1"].reason
     assert L["conv2"].sparsifiable and L["proj"].sparsifiable
@@ -135,7 +135,7 @@ def test_input_shape_resolves_symbols_and_unresolved_is_one_clear_error(tmp_path
     with pytest.raises(InputError, match="'height' of input 'x' is unresolved"):
         load_onnx(path, batch=1)
     w = load_onnx(path, input_shapes={"x": "1x3x32x32"})
-    assert {l.name: l.M for l in w.layers}["conv1"] == 900
+    assert {layer.name: layer.M for layer in w.layers}["conv1"] == 900
     with pytest.raises(InputError, match="no graph input named 'y'"):
         load_onnx(path, input_shapes={"y": (1, 3, 32, 32)})
 
@@ -189,7 +189,7 @@ def _vi(name, elem, shape):
 
 
 def _macs(w):
-    return sum(l.dense_macs for l in w.layers)
+    return sum(layer.dense_macs for layer in w.layers)
 
 
 def test_qdq_matmul_is_an_int8_gemm(tmp_path):
@@ -325,8 +325,8 @@ def test_qlinear_conv_and_conv_integer(tmp_path):
 def _einsum_macs(eq, shapes):
     """Independent: a contraction does one multiply-add per combination of all its distinct indices."""
     sizes = {}
-    for term, shp in zip(eq.split("->")[0].split(","), shapes):
-        sizes.update(zip(term, shp))
+    for term, shp in zip(eq.split("->")[0].split(","), shapes, strict=True):
+        sizes.update(zip(term, shp, strict=True))
     return int(np.prod(list(sizes.values())))
 
 
@@ -518,7 +518,7 @@ def test_external_data_over_2gb_is_not_read_and_missing_data_is_reported_when_ne
     ]
     path = _save(tmp_path / "rs.onnx", nodes, [x], [shp, _arr("w2", np.zeros((32, 8), np.float32))])
     w = load_onnx(path)
-    assert [(l.M, l.N, l.K) for l in w.layers] == [(4, 8, 32)]
+    assert [(layer.M, layer.N, layer.K) for layer in w.layers] == [(4, 8, 32)]
     (tmp_path / "shape.bin").unlink()
     with pytest.raises(InputError, match="external data of tensor 'shape' .*shape.bin.* Reshape 'rs' needs"):
         load_onnx(path)

@@ -65,8 +65,8 @@ def test_clock_raises_stalls_and_throughput_saturates():
     res = [simulate(w, ArrayConfig(clock_mhz=f, dram_gbps=64.0)) for f in clocks]
     stall = [r.stall_fraction for r in res]
     thr = [1.0 / r.latency_s() for r in res]  # inferences per second
-    assert all(b >= a for a, b in zip(stall, stall[1:])) and stall[-1] > stall[0] + 0.3
-    assert all(b >= a * 0.999 for a, b in zip(thr, thr[1:]))
+    assert all(b >= a for a, b in zip(stall, stall[1:], strict=False)) and stall[-1] > stall[0] + 0.3
+    assert all(b >= a * 0.999 for a, b in zip(thr, thr[1:], strict=False))
     assert thr[1] / thr[0] > 1.5  # compute-bound: doubling the clock helps
     assert thr[-1] / thr[-2] < 1.1  # memory-bound: it no longer does
     # at the memory-bound end the time is the DRAM bytes over the bandwidth
@@ -88,7 +88,7 @@ def test_speedup_bounded_and_falls_with_fallback_and_stalls():
     slow = simulate(w, ArrayConfig(dram_gbps=8.0))
     assert slow.stall_fraction > fast.stall_fraction and slow.effective_speedup < fast.effective_speedup
     # which layers fall back and why
-    reasons = dict(zip(fast.names, fast.fallback_reasons))
+    reasons = dict(zip(fast.names, fast.fallback_reasons, strict=True))
     assert (
         "activation x activation" in reasons["attn_scores"]
         and "activation x activation" in reasons["attn_context"]
@@ -276,7 +276,7 @@ def _user_errors():
         )
         r = simulate(w, arch)
         tot = r.layers["cycles"] + r.layers["stall_cycles"]
-        errs += [abs(t - ref) / ref for t, ref in zip(tot.tolist(), refs)]
+        errs += [abs(t - ref) / ref for t, ref in zip(tot.tolist(), refs, strict=True)]
         stalls += r.layers["stall_cycles"].tolist()
     return np.array(errs), np.array(stalls)
 
@@ -291,8 +291,9 @@ def test_scalesim_user_bandwidth_stalls():
     assert np.max(errs) <= 0.25
 
 
-# SCALE-Sim 3.0.0's own count of read_buffer.new_prefetch() calls (ifmap, filter), read by instrumenting a USER-bandwidth
-# run (bench/bench_sim_scalesim.py configs). (dataflow, rows, cols, sram KiB, kind, shape) -> (ifmap, filter) slides;
+# SCALE-Sim 3.0.0's own count of read_buffer.new_prefetch() calls (ifmap, filter), read by
+# instrumenting a USER-bandwidth run (bench/bench_sim_scalesim.py configs).
+# (dataflow, rows, cols, sram KiB, kind, shape) -> (ifmap, filter) slides;
 # conv shape (H, W, R, S, C, F, stride) -> GEMM M x N x K with SCALE-Sim's output dims.
 SCALESIM_SLIDES = [
     ("ws", 16, 16, 1, "gemm", (128, 64, 128), (285, 300)),
@@ -317,8 +318,10 @@ SCALESIM_SLIDES = [
 def test_scalesim_window_slides_match_instrumented_scalesim(df, rows, cols, kb, kind, shape, ref):
     from sim.scalesim_mode import slides_one
 
-    l = _one(kind, shape, False)
-    got = slides_one(("ws", "os", "is").index(df), l.M, l.N, l.K, rows, cols, kb * 1024, kb * 1024)
+    layer = _one(kind, shape, False)
+    got = slides_one(
+        ("ws", "os", "is").index(df), layer.M, layer.N, layer.K, rows, cols, kb * 1024, kb * 1024
+    )
     assert got == ref
 
 

@@ -56,7 +56,7 @@ def test_prune_matches_reference_and_is_nm(case):
     assert np.all(mask.sum(axis=-1) == n)  # exactly N kept positions per group
     # kept magnitudes dominate pruned ones; on ties the kept index is the lower one
     mag = np.abs(w).reshape(w.shape[0], -1, m)
-    for r, g in zip(*np.nonzero(np.ones(mask.shape[:2], dtype=bool))):
+    for r, g in zip(*np.nonzero(np.ones(mask.shape[:2], dtype=bool)), strict=True):
         kept, dropped = np.flatnonzero(mask[r, g]), np.flatnonzero(~mask[r, g])
         for i in kept:
             for j in dropped:

@@ -43,14 +43,14 @@ def test_reference_models_are_nm(ref):
         assert is_nm(model.weights[0]) and is_nm(model.weights[1])
         assert not is_nm(model.weights[2])  # the head stays dense
     # fine-tuning kept the one-shot mask: zeros stay zeros
-    for w1, w2 in zip(ref.models["oneshot"].weights[:2], ref.models["finetuned"].weights[:2]):
+    for w1, w2 in zip(ref.models["oneshot"].weights[:2], ref.models["finetuned"].weights[:2], strict=True):
         assert np.all(w2[w1 == 0] == 0)
 
 
 def test_reference_is_deterministic(ref):
     again = reference_experiment(seed=0, latency_fn=analytic_latency_fn(16, 16, 2, 4))
     assert again.to_json() | {"seconds": 0} == ref.to_json() | {"seconds": 0}
-    for a, b in zip(again.models["finetuned"].weights, ref.models["finetuned"].weights):
+    for a, b in zip(again.models["finetuned"].weights, ref.models["finetuned"].weights, strict=True):
         np.testing.assert_array_equal(a, b)
 
 

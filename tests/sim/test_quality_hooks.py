@@ -277,7 +277,7 @@ def test_a_raising_hook_shows_its_traceback_in_the_teams_files(tmp_path, hook, f
     tb = team_traceback(r)[1:]
     assert len(tb) == 2 * len(frames), r.stderr
     src = {f: (tmp_path / f).read_text().splitlines() for f, _, _ in frames}
-    for (file, fn, text), (where, line) in zip(frames, zip(tb[::2], tb[1::2])):
+    for (file, fn, text), (where, line) in zip(frames, zip(tb[::2], tb[1::2], strict=True), strict=True):
         assert where.startswith(f'  File "{tmp_path / file}", line ') and where.endswith(f"in {fn}"), where
         number = int(where.split(", line ")[1].split(",")[0])
         assert src[file][number - 1].strip() == text == line.strip()

@@ -137,11 +137,11 @@ def test_paired_interval_covers_a_known_difference():
         dense.append(d)
         sparse.append(s)
     iv = paired_interval(dense, sparse, lambda d, s: loss_of(d, s, True), seed=1)
-    true = np.mean([d.mean() - s.mean() for d, s in zip(dense, sparse)])
+    true = np.mean([d.mean() - s.mean() for d, s in zip(dense, sparse, strict=True)])
     assert iv.point == pytest.approx(true)
     assert iv.low < true < iv.high and iv.high - iv.low < 0.02
     # the analytic standard error of a paired mean difference, checked against the bootstrap width
-    diff = np.concatenate([d - s for d, s in zip(dense, sparse)])
+    diff = np.concatenate([d - s for d, s in zip(dense, sparse, strict=True)])
     se = diff.std(ddof=1) / np.sqrt(diff.size)
     assert (iv.high - iv.low) / 2 == pytest.approx(1.96 * se, rel=0.35)
     assert loss_of(10.0, 11.0, False) == pytest.approx(0.1)

@@ -41,16 +41,16 @@ RESNET50_PUBLISHED = {
 
 def test_resnet50_matches_published_shapes():
     w = get_workload("resnet50")
-    assert Counter((l.M, l.N, l.K) for l in w.layers) == RESNET50_PUBLISHED
-    assert abs(sum(l.dense_macs for l in w.layers) / 1e9 - 4.09) < 0.01  # "about 4.09 GMAC"
+    assert Counter((layer.M, layer.N, layer.K) for layer in w.layers) == RESNET50_PUBLISHED
+    assert abs(sum(layer.dense_macs for layer in w.layers) / 1e9 - 4.09) < 0.01  # "about 4.09 GMAC"
     conv1 = w.layers[0]
     assert not conv1.sparsifiable and "input dim 3" in conv1.reason  # K = 3x7x7, Cin = 3 fails ASP
-    assert all(l.sparsifiable for l in w.layers[1:-1])
+    assert all(layer.sparsifiable for layer in w.layers[1:-1])
 
 
 def test_bert_base_shapes_and_verdicts():
     w = get_workload("bert-base", seq=128, batch=1)
-    shapes = {l.name: (l.M, l.N, l.K, l.count) for l in w.layers}
+    shapes = {layer.name: (layer.M, layer.N, layer.K, layer.count) for layer in w.layers}
     # published-figures.md 8.2, BERT-Base L=128
     assert shapes["qkv_proj"] == (128, 2304, 768, 12)
     assert shapes["attn_out"] == (128, 768, 768, 12)
@@ -58,7 +58,7 @@ def test_bert_base_shapes_and_verdicts():
     assert shapes["ffn2"] == (128, 768, 3072, 12)
     assert shapes["attn_scores"] == (128, 128, 64, 12 * 12)
     assert shapes["attn_context"] == (128, 64, 128, 12 * 12)
-    verdict = {l.name: l.sparsifiable for l in w.layers}
+    verdict = {layer.name: layer.sparsifiable for layer in w.layers}
     assert verdict == {
         "qkv_proj": True,
         "attn_scores": False,
@@ -68,29 +68,34 @@ def test_bert_base_shapes_and_verdicts():
         "ffn2": True,
         "qa_head": False,
     }
-    assert "activation x activation" in next(l.reason for l in w.layers if l.name == "attn_scores")
+    assert "activation x activation" in next(
+        layer.reason for layer in w.layers if layer.name == "attn_scores"
+    )
 
 
 def test_bert_large_and_llama_gqa():
     w = get_workload("bert-large", seq=384)
-    assert {(l.M, l.N, l.K) for l in w.layers} >= {
+    assert {(layer.M, layer.N, layer.K) for layer in w.layers} >= {
         (384, 3072, 1024),
         (384, 4096, 1024),
         (384, 1024, 4096),
         (384, 384, 64),
         (384, 64, 384),
     }
-    l3 = {l.name: l for l in get_workload("llama3-8b-prefill", seq=512).layers}
+    l3 = {layer.name: layer for layer in get_workload("llama3-8b-prefill", seq=512).layers}
     assert (l3["k_proj"].N, l3["ffn_gate"].N, l3["ffn_down"].K) == (1024, 14336, 14336)
-    dec = {l.name: l for l in get_workload("llama2-7b-decode", batch=4, context=1000).layers}
+    dec = {layer.name: layer for layer in get_workload("llama2-7b-decode", batch=4, context=1000).layers}
     assert dec["q_proj"].M == 4 and dec["attn_scores"].N == 1000 and dec["attn_scores"].M == 1
     assert "gpt2-xl" in list_workloads()
-    assert {(l.M, l.N, l.K) for l in get_workload("gpt2-xl").layers} >= {(1024, 4800, 1600), (1024, 1024, 64)}
+    assert {(layer.M, layer.N, layer.K) for layer in get_workload("gpt2-xl").layers} >= {
+        (1024, 4800, 1600),
+        (1024, 1024, 64),
+    }
 
 
 def test_override_and_unknown_workload():
     w = get_workload("bert-base").with_overrides({"attn_scores": True, "ffn1": False})
-    v = {l.name: l for l in w.layers}
+    v = {layer.name: layer for layer in w.layers}
     assert v["attn_scores"].sparsifiable and "user override" in v["attn_scores"].reason
     assert not v["ffn1"].sparsifiable
     with pytest.raises(InputError, match="no layer named"):
@@ -106,7 +111,11 @@ def test_native_toml_and_csv(tmp_path):
         '[[layer]]\nname = "att"\nkind = "act_gemm"\nM = 8\nN = 8\nK = 64\ncount = 4\n'
     )
     w = load_workload(t)
-    assert w.name == "mini" and [l.sparsifiable for l in w.layers] == [True, False] and w.layers[1].count == 4
+    assert (
+        w.name == "mini"
+        and [layer.sparsifiable for layer in w.layers] == [True, False]
+        and w.layers[1].count == 4
+    )
     c = tmp_path / "w.csv"
     c.write_text("name,kind,M,N,K,count,sparsifiable\nfc1,gemm,8,64,128,,false\nfc2,gemm,8,64,100,2,\n")
     w = load_workload(c)
@@ -123,7 +132,7 @@ def test_scalesim_topology_gemm_and_conv(tmp_path):
         "Layer Name, M, N, K, Sparsity,\nGEMM_1, 3, 5, 16, 2:4,\nGEMM_2, 4, 8, 32, 1:1,\nGEMM_3, 4, 16, 32,\n"
     )
     w = load_scalesim_topology(g)
-    assert [(l.M, l.N, l.K) for l in w.layers] == [(3, 5, 16), (4, 8, 32), (4, 16, 32)]
+    assert [(layer.M, layer.N, layer.K) for layer in w.layers] == [(3, 5, 16), (4, 8, 32), (4, 16, 32)]
     assert w.layers[0].sparsifiable and w.layers[0].nm == (2, 4)  # declared 2:4 overrides ASP (5 % 8)
     assert not w.layers[1].sparsifiable  # 1:1 = dense
     assert w.layers[2].sparsifiable  # ASP default
