@@ -104,8 +104,12 @@ def code_version() -> str:
     """SHA-256 (16 hex digits) of the model code the characterised figures come from: every
     ``.py`` of hw/ and ppa/ except :data:`POST_CHARACTERISATION`, by path and code
     (:func:`hw.host.code_fingerprint`: reformatting a file or editing a comment or docstring keeps
-    the shipped characterisation current)."""
-    root = Path(__file__).resolve().parent.parent
+    the shipped characterisation current; a change to the code does not)."""
+    return code_version_of(Path(__file__).resolve().parent.parent)
+
+
+def code_version_of(root: Path) -> str:
+    """:func:`code_version` of the source tree at ``root`` (the directory holding hw/ and ppa/)."""
     files = [f for pkg in ("hw", "ppa") for f in (root / pkg).rglob("*.py")]
     h = hashlib.sha256()
     for f in sorted(files):
@@ -600,6 +604,7 @@ __all__ = [
     "merge",
     "write",
     "code_version",
+    "code_version_of",
     "context",
     "file_name",
     "Shipped",

@@ -230,14 +230,11 @@ class LibertyLibrary:
     def drive_buffer(self) -> tuple[str, str, str, float, float]:
         """(cell, input pin, output pin, input capacitance, area) of the library's strongest data
         buffer: the largest-area cell whose function is its one input, clock buffers excluded
-        (BUFX4 in osu018)."""
-        best = None
-        for c, a, y in self.buffers():
-            if not is_clock_cell(c) and (best is None or cell_area(c) > best[4]):
-                best = (c.name, a, y, float(self.pins(c)[a].attr("capacitance", 0.0)), cell_area(c))
-        if best is None:
-            self.buffer()  # raises the library's InputError
-        return best
+        (BUFX4 in osu018); the strongest clock buffer when the library has no other buffer."""
+        cells = self.buffers()
+        data = [(c, a, y) for c, a, y in cells if not is_clock_cell(c)]
+        c, a, y = max(data or cells, key=lambda cay: cell_area(cay[0]))
+        return c.name, a, y, float(self.pins(c)[a].attr("capacitance", 0.0)), cell_area(c)
 
     def clock_buffers(self) -> list[tuple[str, str, str]]:
         """(cell, input, output) of the library's non-inverting one-in one-out cells named or

@@ -246,3 +246,9 @@ def test_block_of_groups_tensors_by_their_first_numeric_part():
     assert block_of("transformer.h.11.attn.c_attn.weight") == "transformer.h.11"
     assert block_of("model.layers.3.mlp.up_proj.weight") == "model.layers.3"
     assert block_of("lm_head.weight") == "lm_head.weight"
+
+
+def test_sparsegpt_without_calibration_rows_or_hessian_is_an_input_error():
+    w, _ = correlated_layer(0, k=16, out=4, samples=8)
+    with pytest.raises(InputError, match="calibration rows x or their Hessian"):
+        sparsegpt_prune(w, 2, 4)

@@ -144,7 +144,12 @@ def sparsegpt_prune(
         raise InputError(f"dampening must be > 0, got {percdamp}", where="sparsegpt")
     if blocksize % m:
         raise InputError(f"block size {blocksize} must be a multiple of M = {m}", where="sparsegpt")
-    h = layer_hessian(x) if hessian is None else np.array(hessian, dtype=np.float64)
+    if hessian is not None:
+        h = np.array(hessian, dtype=np.float64)
+    elif x is not None:
+        h = layer_hessian(x)
+    else:
+        raise InputError("SparseGPT needs calibration rows x or their Hessian", where="sparsegpt")
     k = w.shape[1]
     if h.shape != (k, k):
         raise InputError(f"Hessian of shape {h.shape} for a weight with K = {k}", where="sparsegpt")
