@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from explore.cli import (
-    _load_command as load_command,  # noqa: PLC2701 - the CLI's own command loader
+    _load_command as load_command,
     main,
 )
 

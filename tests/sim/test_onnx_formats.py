@@ -208,7 +208,10 @@ def _qdq_chain(tmp_path, quantized: bool):
 
 def test_qdq_gemm_chain_fuses_into_the_int8_array_path(tmp_path):
     fl, qd = load_onnx(_qdq_chain(tmp_path, False)), load_onnx(_qdq_chain(tmp_path, True))
-    shape = lambda w: [(layer.name, layer.M, layer.N, layer.K, layer.sparsifiable) for layer in w.layers]  # noqa: E731
+
+    def shape(w):
+        return [(layer.name, layer.M, layer.N, layer.K, layer.sparsifiable) for layer in w.layers]
+
     assert shape(fl) == shape(qd) and _macs(fl) == _macs(qd) == 64 * 64 * 1024 + 64 * 1024 * 1024
     assert {layer.precision for layer in qd.layers} == {"int8"} and {
         layer.precision for layer in fl.layers
@@ -613,7 +616,7 @@ def test_hostile_files_are_one_line_errors(tmp_path, case, match):
 
 
 def test_full_width_digits_are_not_a_shape():
-    from sim.importers.onnx import parse_shape  # noqa: PLC0415 - the public parser (function-level: one test)
+    from sim.importers.onnx import parse_shape
 
     with pytest.raises(InputError, match="positive integers") as e:
         parse_shape("x=1x４x16")
@@ -622,9 +625,9 @@ def test_full_width_digits_are_not_a_shape():
 
 
 def test_every_ai_onnx_operator_has_a_cost_class():
-    from onnx import defs  # noqa: PLC0415 - the schema registry, only here
+    from onnx import defs
 
-    from sim.importers.onnx.opclasses import OP_CLASSES  # noqa: PLC0415 - the table under test
+    from sim.importers.onnx.opclasses import OP_CLASSES
 
     names = {
         s.name
