@@ -203,8 +203,8 @@ def test_other_model_code_on_same_study_is_refused(small_config, tmp_path, sweep
 
 
 def test_model_code_version_follows_the_model_source(tmp_path, monkeypatch):
-    """It hashes hw/, ppa/, sim/ and the evaluator by path and content: a copy of the tree with one
-    byte changed in a ppa module gets another version."""
+    """It hashes hw/, ppa/, sim/ and the evaluator by path and code: in a copy of the tree, a blank
+    line added to a ppa module keeps the version, and a new constant there changes it."""
     import shutil
 
     import explore.study as st
@@ -229,12 +229,15 @@ def test_model_code_version_follows_the_model_source(tmp_path, monkeypatch):
         v1 = st.model_code_version()
         st.model_code_version.cache_clear()
         f = tmp_path / "ppa" / "tech.py"
-        f.write_text(f.read_text() + "\n")
+        f.write_text(f.read_text() + "\n\n# a comment\n")
+        v_layout = st.model_code_version()
+        st.model_code_version.cache_clear()
+        f.write_text(f.read_text() + "EXTRA_CONSTANT = 1\n")
         v2 = st.model_code_version()
     finally:
         monkeypatch.undo()
         st.model_code_version.cache_clear()
-    assert v1 == st.model_code_version() and v2 != v1
+    assert v1 == st.model_code_version() == v_layout and v2 != v1
 
 
 def test_constraints_one_per_limit_plus_timing(small_config):
