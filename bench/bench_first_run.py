@@ -44,7 +44,13 @@ def path_without_tools(bin_dir: Path) -> str:
         for name in os.listdir(d):
             src = os.path.join(d, name)
             dst = bin_dir / name
-            if name in HIDDEN or dst.exists() or dst.is_symlink() or not os.access(src, os.X_OK) or os.path.isdir(src):
+            if (
+                name in HIDDEN
+                or dst.exists()
+                or dst.is_symlink()
+                or not os.access(src, os.X_OK)
+                or os.path.isdir(src)
+            ):
                 continue
             dst.symlink_to(src)
     return str(bin_dir)
@@ -54,8 +60,13 @@ def run(config: str, env: dict[str, str], out: Path) -> tuple[float, float, int,
     """(wall s, CPU s of the command and its children, exit code, last stderr lines)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "explore.cli", "sweep", config, "--out", str(out)], env=env,
-                       capture_output=True, text=True, cwd=REPO)
+    r = subprocess.run(
+        [sys.executable, "-m", "explore.cli", "sweep", config, "--out", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -71,11 +82,17 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, default=None, help="keep the caches and outputs here")
     args = ap.parse_args()
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="sparsepe-first-run-"))
-    base = {k: v for k, v in os.environ.items() if k not in ("SPARSEPE_CACHE_DIR", "SPARSEPE_YOSYS", "SPARSEPE_STA")}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SPARSEPE_CACHE_DIR", "SPARSEPE_YOSYS", "SPARSEPE_STA")
+    }
     base["PYTHONPATH"] = str(REPO) + (os.pathsep + base["PYTHONPATH"] if base.get("PYTHONPATH") else "")
     cases = [c for c in ("tools", "no-tools") if args.only in (None, c)]
-    print(f"config: {args.config}; cores: {os.cpu_count()}; load average before: "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(
+        f"config: {args.config}; cores: {os.cpu_count()}; load average before: "
+        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
     print(f"{'case':<16} {'wall s':>8} {'CPU s':>8} {'target s':>9} {'':>5}  load  notes")
     warm = {}
     try:
@@ -92,12 +109,17 @@ def main() -> None:
                 else:
                     warm[case] = wall
                     target, ok = None, rc == 0
-                print(f"{case + ' ' + phase:<16} {wall:8.1f} {cpu:8.1f} {target if target else '':>9} "
-                      f"{('ok' if ok else 'MISS'):>5}  {os.getloadavg()[0]:4.1f}  {notes}", flush=True)
+                print(
+                    f"{case + ' ' + phase:<16} {wall:8.1f} {cpu:8.1f} {target if target else '':>9} "
+                    f"{('ok' if ok else 'MISS'):>5}  {os.getloadavg()[0]:4.1f}  {notes}",
+                    flush=True,
+                )
         if len(warm) == 2:
             ratio = max(warm.values()) / min(warm.values())
-            print(f"warm without / with the tools: {warm['no-tools'] / warm['tools']:.2f} "
-                  f"(target within {WARM_RATIO}x: {'ok' if ratio <= WARM_RATIO else 'MISS'})")
+            print(
+                f"warm without / with the tools: {warm['no-tools'] / warm['tools']:.2f} "
+                f"(target within {WARM_RATIO}x: {'ok' if ratio <= WARM_RATIO else 'MISS'})"
+            )
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)

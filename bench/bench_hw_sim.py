@@ -17,7 +17,7 @@ from hw.params import PEParams
 from hw.pe import DensePE, SparsePE
 from hw.simulate import run_array_ws, run_pe
 
-REFERENCE_PE_CYCLES_PER_S = 3000   # /work/shared/reference/tooling-facts.md, "Amaranth 0.5.10"
+REFERENCE_PE_CYCLES_PER_S = 3000  # /work/shared/reference/tooling-facts.md, "Amaranth 0.5.10"
 
 
 def main() -> None:
@@ -58,12 +58,16 @@ def main() -> None:
     assert arun.cycles == tile_cycles(R, C, T, "ws")
     rows.append((f"sparse_array 4x4 WS (T={T})", arun.cycles, R * C, dt))
 
-    print(f"{'design':32s} {'cycles':>8s} {'PEs':>4s} {'wall s':>8s} {'cycles/s':>10s} {'PE-cycles/s':>12s} "
-          f"{'ref PE-c/s':>10s} {'ratio':>6s}")
+    print(
+        f"{'design':32s} {'cycles':>8s} {'PEs':>4s} {'wall s':>8s} {'cycles/s':>10s} {'PE-cycles/s':>12s} "
+        f"{'ref PE-c/s':>10s} {'ratio':>6s}"
+    )
     for name, cyc, pes, sec in rows:
         pcs = cyc * pes / sec
-        print(f"{name:32s} {cyc:8d} {pes:4d} {sec:8.2f} {cyc / sec:10.0f} {pcs:12.0f} "
-              f"{REFERENCE_PE_CYCLES_PER_S:10d} {pcs / REFERENCE_PE_CYCLES_PER_S:6.2f}")
+        print(
+            f"{name:32s} {cyc:8d} {pes:4d} {sec:8.2f} {cyc / sec:10.0f} {pcs:12.0f} "
+            f"{REFERENCE_PE_CYCLES_PER_S:10d} {pcs / REFERENCE_PE_CYCLES_PER_S:6.2f}"
+        )
 
 
 if __name__ == "__main__":

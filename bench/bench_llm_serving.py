@@ -51,16 +51,26 @@ def example(name: str) -> dict:
     fast = max(cfg["space"]["dram"], key=lambda t: dram(t).gb_per_s)
     stacks = cfg["fixed"].get("dram_units", {}).get(fast, 1)
     serving = cfg.get("serving", {})
-    return dict(model=model, seq=wl["prefill"]["params"]["seq"], dram=fast, stacks=stacks,
-                gbps=dram(fast).gb_per_s * stacks, max_batch=serving.get("max_batch", 8),
-                output_tokens=serving.get("output_tokens", 128),
-                rate=cfg.get("limits", {}).get("request_rate_hz") or DEFAULT_RATE)
+    return dict(
+        model=model,
+        seq=wl["prefill"]["params"]["seq"],
+        dram=fast,
+        stacks=stacks,
+        gbps=dram(fast).gb_per_s * stacks,
+        max_batch=serving.get("max_batch", 8),
+        output_tokens=serving.get("output_tokens", 128),
+        rate=cfg.get("limits", {}).get("request_rate_hz") or DEFAULT_RATE,
+    )
 
 
 #: the designs compared: label -> (sparse, double_buffer); each sparse one against the dense one with the
 #: same weight buffering
-DESIGNS = {"dense": (False, False), "sparse 2:4": (True, False),
-           "dense, double-buffered": (False, True), "sparse 2:4, double-buffered": (True, True)}
+DESIGNS = {
+    "dense": (False, False),
+    "sparse 2:4": (True, False),
+    "dense, double-buffered": (False, True),
+    "sparse 2:4, double-buffered": (True, True),
+}
 BASELINES = {"sparse 2:4": "dense", "sparse 2:4, double-buffered": "dense, double-buffered"}
 
 
@@ -72,9 +82,15 @@ def run(name: str, sram_port_bytes: float | None = None) -> tuple[dict, dict, fl
     designs = {label: replace(arch, sparse=sp, double_buffer=db) for label, (sp, db) in DESIGNS.items()}
     ctx = e["seq"] + max(1, e["output_tokens"] // 2)
     t0 = time.perf_counter()
-    table = compare_llm_serving(lambda b: get_workload(f"{e['model']}-prefill", seq=e["seq"], batch=b),
-                                lambda b: get_workload(f"{e['model']}-decode", seq=e["seq"], batch=b, context=ctx),
-                                designs, e["rate"], e["output_tokens"], baseline=BASELINES, max_batch=e["max_batch"])
+    table = compare_llm_serving(
+        lambda b: get_workload(f"{e['model']}-prefill", seq=e["seq"], batch=b),
+        lambda b: get_workload(f"{e['model']}-decode", seq=e["seq"], batch=b, context=ctx),
+        designs,
+        e["rate"],
+        e["output_tokens"],
+        baseline=BASELINES,
+        max_batch=e["max_batch"],
+    )
     return e, table, time.perf_counter() - t0
 
 
@@ -83,9 +99,11 @@ def buffering_lines(table: dict) -> list[str]:
     out = []
     for side in ("dense", "sparse 2:4"):
         s, d = table[side], table[f"{side}, double-buffered"]
-        out.append(f"double buffering, {side}: TTFT p50 {s['ttft_p50_ms']:.2f} -> {d['ttft_p50_ms']:.2f} ms "
-                   f"({s['ttft_p50_ms'] / d['ttft_p50_ms']:.3f}x), TPOT p50 {s['tpot_p50_ms']:.3f} -> "
-                   f"{d['tpot_p50_ms']:.3f} ms ({s['tpot_p50_ms'] / d['tpot_p50_ms']:.3f}x)")
+        out.append(
+            f"double buffering, {side}: TTFT p50 {s['ttft_p50_ms']:.2f} -> {d['ttft_p50_ms']:.2f} ms "
+            f"({s['ttft_p50_ms'] / d['ttft_p50_ms']:.3f}x), TPOT p50 {s['tpot_p50_ms']:.3f} -> "
+            f"{d['tpot_p50_ms']:.3f} ms ({s['tpot_p50_ms'] / d['tpot_p50_ms']:.3f}x)"
+        )
     return out
 
 
@@ -99,11 +117,16 @@ def main() -> int:
         e, table, secs = run(name, port)
         out[name] = {"example": e, "point": {**POINT, "sram_port_bytes": shown}, "table": table}
         if "--json" not in sys.argv:
-            print(format_llm_serving(
-                f"{e['model']}: prompt {e['seq']} + {e['output_tokens']} tokens, {e['rate']:g} requests/s, batch <= "
-                f"{e['max_batch']}; {POINT['rows']}x{POINT['cols']} WS, {POINT['sram_kb']} KiB, {shown:g} B/cycle "
-                f"SRAM ports, {POINT['clock_mhz']:g} MHz, {e['stacks']} x {e['dram']} ({e['gbps']:.0f} GB/s)  "
-                f"[{secs:.1f} s]", table))
+            print(
+                format_llm_serving(
+                    f"{e['model']}: prompt {e['seq']} + {e['output_tokens']} tokens, "
+                    f"{e['rate']:g} requests/s, batch <= "
+                    f"{e['max_batch']}; {POINT['rows']}x{POINT['cols']} WS, {POINT['sram_kb']} KiB, {shown:g} B/cycle "
+                    f"SRAM ports, {POINT['clock_mhz']:g} MHz, {e['stacks']} x {e['dram']} ({e['gbps']:.0f} GB/s)  "
+                    f"[{secs:.1f} s]",
+                    table,
+                )
+            )
             print("\n".join(buffering_lines(table)))
             print()
     if "--json" in sys.argv:

@@ -43,11 +43,23 @@ from sim.perf import ArrayConfig, simulate  # noqa: E402
 
 SEQ = 128
 #: issue 36's reference GEMM MACs (None: no published count for this config)
-REF_MACS = {"bert": 11_173_625_856, "gpt2": 11_173_625_856, "vit": 17_563_828_224, "resnet50": 4_089_184_256,
-            "mobilenetv2": 300_774_272, "llama": None}
+REF_MACS = {
+    "bert": 11_173_625_856,
+    "gpt2": 11_173_625_856,
+    "vit": 17_563_828_224,
+    "resnet50": 4_089_184_256,
+    "mobilenetv2": 300_774_272,
+    "llama": None,
+}
 #: issue 36's figures before the lowering pass: QDQ / float cycles; QOperator GPT-2 kept 0.30 of 11.17 G MACs
-BEFORE = {("bert", "qdq"): "cyc 2.37x", ("gpt2", "qdq"): "cyc 3.09x", ("vit", "qdq"): "cyc 2.70x",
-          ("resnet50", "qdq"): "cyc 1.89x", ("llama", "qdq"): "cyc 4.2x", ("gpt2", "qop"): "MACs 0.027x"}
+BEFORE = {
+    ("bert", "qdq"): "cyc 2.37x",
+    ("gpt2", "qdq"): "cyc 3.09x",
+    ("vit", "qdq"): "cyc 2.70x",
+    ("resnet50", "qdq"): "cyc 1.89x",
+    ("llama", "qdq"): "cyc 4.2x",
+    ("gpt2", "qop"): "MACs 0.027x",
+}
 FORMATS = ("float", "qdq", "qop", "dynamic")
 MOE = ("mixtral", "qwen2moe")
 #: calibration sequence of the MoE models' quantize_static: onnxruntime's MinMax calibration runs a graph
@@ -93,30 +105,83 @@ def build(name: str):
         m = tf.GPT2Model(tf.GPT2Config(**eager))
         return Hidden(m, "input_ids"), ids, f"GPT-2 small (GPT2Model, no LM head), seq {SEQ}", None
     if name == "llama":
-        cfg = tf.LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num_attention_heads=16,
-                             num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048, **eager)
-        return Hidden(tf.LlamaModel(cfg), "input_ids"), ids, \
-            f"Llama-style decoder (LlamaModel, 8 layers, d 1024, 16 heads, 4 KV heads GQA, RoPE), seq {SEQ}", None
+        cfg = tf.LlamaConfig(
+            hidden_size=1024,
+            intermediate_size=2816,
+            num_hidden_layers=8,
+            num_attention_heads=16,
+            num_key_value_heads=4,
+            vocab_size=32000,
+            max_position_embeddings=2048,
+            **eager,
+        )
+        return (
+            Hidden(tf.LlamaModel(cfg), "input_ids"),
+            ids,
+            f"Llama-style decoder (LlamaModel, 8 layers, d 1024, 16 heads, 4 KV heads GQA, RoPE), seq {SEQ}",
+            None,
+        )
     if name == "vit":
         m = tf.ViTForImageClassification(tf.ViTConfig(num_labels=1000, **eager))
-        return Hidden(m, "pixel_values"), img, "ViT-B/16 (ViTForImageClassification, 1,000 classes), 224x224", None
+        return (
+            Hidden(m, "pixel_values"),
+            img,
+            "ViT-B/16 (ViTForImageClassification, 1,000 classes), 224x224",
+            None,
+        )
     if name == "resnet50":
         m = tf.ResNetForImageClassification(tf.ResNetConfig(num_labels=1000))
-        return Hidden(m, "pixel_values"), img, "ResNet-50 (transformers ResNetForImageClassification), 224x224", None
+        return (
+            Hidden(m, "pixel_values"),
+            img,
+            "ResNet-50 (transformers ResNetForImageClassification), 224x224",
+            None,
+        )
     if name == "mobilenetv2":
         m = tf.MobileNetV2ForImageClassification(tf.MobileNetV2Config(num_labels=1000))
-        return Hidden(m, "pixel_values"), img, "MobileNetV2 (transformers MobileNetV2ForImageClassification), 224x224", None
+        return (
+            Hidden(m, "pixel_values"),
+            img,
+            "MobileNetV2 (transformers MobileNetV2ForImageClassification), 224x224",
+            None,
+        )
     if name == "mixtral":
-        cfg = tf.MixtralConfig(hidden_size=1024, intermediate_size=3584, num_hidden_layers=4, num_attention_heads=16,
-                               num_key_value_heads=4, num_local_experts=8, num_experts_per_tok=2, vocab_size=32000,
-                               **eager)
-        m, desc = tf.MixtralModel(cfg), "Mixtral-style MoE (MixtralModel, 4 layers, d 1024, 8 experts top-2, GQA)"
+        cfg = tf.MixtralConfig(
+            hidden_size=1024,
+            intermediate_size=3584,
+            num_hidden_layers=4,
+            num_attention_heads=16,
+            num_key_value_heads=4,
+            num_local_experts=8,
+            num_experts_per_tok=2,
+            vocab_size=32000,
+            **eager,
+        )
+        m, desc = (
+            tf.MixtralModel(cfg),
+            "Mixtral-style MoE (MixtralModel, 4 layers, d 1024, 8 experts top-2, GQA)",
+        )
     elif name == "qwen2moe":
-        cfg = tf.Qwen2MoeConfig(hidden_size=1024, moe_intermediate_size=704, shared_expert_intermediate_size=2816,
-                                num_experts=16, num_experts_per_tok=4, num_hidden_layers=4, num_attention_heads=16,
-                                num_key_value_heads=4, intermediate_size=2816, vocab_size=32000, **eager)
-        m, desc = tf.Qwen2MoeModel(cfg), ("Qwen2-MoE-style (Qwen2MoeModel, 4 layers, d 1024, 16 experts top-4 "
-                                          "plus a gated shared expert, GQA)")
+        cfg = tf.Qwen2MoeConfig(
+            hidden_size=1024,
+            moe_intermediate_size=704,
+            shared_expert_intermediate_size=2816,
+            num_experts=16,
+            num_experts_per_tok=4,
+            num_hidden_layers=4,
+            num_attention_heads=16,
+            num_key_value_heads=4,
+            intermediate_size=2816,
+            vocab_size=32000,
+            **eager,
+        )
+        m, desc = (
+            tf.Qwen2MoeModel(cfg),
+            (
+                "Qwen2-MoE-style (Qwen2MoeModel, 4 layers, d 1024, 16 experts top-4 "
+                "plus a gated shared expert, GQA)"
+            ),
+        )
     else:
         raise SystemExit(f"unknown model {name!r}")
     # the experts path that exports: one batched matmul over the gathered expert stack
@@ -142,14 +207,27 @@ def export_float(name: str, path: Path, static: bool, exporter: str) -> tuple[di
 
     mod, inputs, desc, conf = build(name)
     mod.eval()
-    (key, x), = inputs.items()
+    ((key, x),) = inputs.items()
     macs = torch_macs(mod, x)
     with torch.no_grad():
         if exporter == "dynamo":
-            dims = None if static else {0: torch.export.Dim("batch"),
-                                        **({1: torch.export.Dim("seq", max=512)} if key == "input_ids" else {})}
-            torch.onnx.export(mod, (x,), str(path), input_names=[key], output_names=["out"],
-                              dynamic_shapes=None if static else {"x": dims}, dynamo=True)
+            dims = (
+                None
+                if static
+                else {
+                    0: torch.export.Dim("batch"),
+                    **({1: torch.export.Dim("seq", max=512)} if key == "input_ids" else {}),
+                }
+            )
+            torch.onnx.export(
+                mod,
+                (x,),
+                str(path),
+                input_names=[key],
+                output_names=["out"],
+                dynamic_shapes=None if static else {"x": dims},
+                dynamo=True,
+            )
             # the dynamo exporter writes the weights beside the graph (``.onnx.data``); onnxruntime's
             # quant_pre_process cannot follow that file from its temporary copy, so store them inline.
             # It also lists the weights in value_info, which quantize_dynamic leaves stale when it
@@ -165,10 +243,21 @@ def export_float(name: str, path: Path, static: bool, exporter: str) -> tuple[di
             onnx.save(m, str(path))
             Path(str(path) + ".data").unlink(missing_ok=True)
         else:
-            dyn = None if static else {key: {0: "batch", **({1: "seq"} if key == "input_ids" else {})},
-                                       "out": {0: "batch"}}
-            torch.onnx.export(mod, (x,), str(path), input_names=[key], output_names=["out"], dynamic_axes=dyn,
-                              opset_version=17, dynamo=False)
+            dyn = (
+                None
+                if static
+                else {key: {0: "batch", **({1: "seq"} if key == "input_ids" else {})}, "out": {0: "batch"}}
+            )
+            torch.onnx.export(
+                mod,
+                (x,),
+                str(path),
+                input_names=[key],
+                output_names=["out"],
+                dynamic_axes=dyn,
+                opset_version=17,
+                dynamo=False,
+            )
     return {key: tuple(x.shape)}, desc, macs, conf
 
 
@@ -181,8 +270,11 @@ def quantize(src: Path, dst: Path, fmt: str, shapes: dict) -> bool:
     except Exception as exc:
         from onnxruntime.quantization.shape_inference import quant_pre_process
 
-        print(f"    onnxruntime's quantizer failed ({type(exc).__name__}: {str(exc).splitlines()[0][:120]}); "
-              "retried after quant_pre_process", flush=True)
+        print(
+            f"    onnxruntime's quantizer failed ({type(exc).__name__}: {str(exc).splitlines()[0][:120]}); "
+            "retried after quant_pre_process",
+            flush=True,
+        )
         pre = dst.with_suffix(".pre.onnx")
         quant_pre_process(str(src), str(pre), skip_symbolic_shape=True)
         try:
@@ -194,42 +286,67 @@ def quantize(src: Path, dst: Path, fmt: str, shapes: dict) -> bool:
 
 def _quantize(src: Path, dst: Path, fmt: str, shapes: dict) -> None:
     import numpy as np
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
-                                          quantize_static)
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_dynamic,
+        quantize_static,
+    )
 
     if fmt == "dynamic":
         quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8)
         return
-    (key, shp), = shapes.items()
+    ((key, shp),) = shapes.items()
     rng = np.random.default_rng(0)
 
     class Reader(CalibrationDataReader):
         def __init__(self):
-            self.batches = iter([{key: rng.integers(0, 1000, shp, dtype=np.int64) if key == "input_ids"
-                                  else rng.standard_normal(shp, dtype=np.float32)} for _ in range(CALIB_BATCHES)])
+            self.batches = iter(
+                [
+                    {
+                        key: rng.integers(0, 1000, shp, dtype=np.int64)
+                        if key == "input_ids"
+                        else rng.standard_normal(shp, dtype=np.float32)
+                    }
+                    for _ in range(CALIB_BATCHES)
+                ]
+            )
 
         def get_next(self):
             return next(self.batches, None)
 
-    quantize_static(str(src), str(dst), Reader(),
-                    quant_format=QuantFormat.QDQ if fmt == "qdq" else QuantFormat.QOperator,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    quantize_static(
+        str(src),
+        str(dst),
+        Reader(),
+        quant_format=QuantFormat.QDQ if fmt == "qdq" else QuantFormat.QOperator,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+    )
 
 
 def cost(path: Path, shapes: dict) -> dict:
     w = load_onnx(path, shapes)
     r = simulate(w, ArrayConfig())
-    return {"macs": sum(l.dense_macs for l in w.layers), "gemms": len(w.layers),
-            "dense": int(r.totals["dense_total_cycles"]), "sparse": r.total_cycles, "speedup": r.effective_speedup,
-            "fused_qdq": w.import_report.get("fused_qdq", {}).get("count", 0), "unsupported": len(w.unsupported_ops),
-            "precisions": sorted({str(l.precision) for l in w.layers}), "moe": w.import_report.get("moe")}
+    return {
+        "macs": sum(layer.dense_macs for layer in w.layers),
+        "gemms": len(w.layers),
+        "dense": int(r.totals["dense_total_cycles"]),
+        "sparse": r.total_cycles,
+        "speedup": r.effective_speedup,
+        "fused_qdq": w.import_report.get("fused_qdq", {}).get("count", 0),
+        "unsupported": len(w.unsupported_ops),
+        "precisions": sorted({str(layer.precision) for layer in w.layers}),
+        "moe": w.import_report.get("moe"),
+    }
 
 
 def cost_hf(conf: dict) -> dict:
     """The same config through ``--hf-config``'s loader, on the same array and sequence."""
     w = load_hf_config(conf, seq=SEQ, batch=1)
     r = simulate(w, ArrayConfig())
-    return {"speedup": r.effective_speedup, "macs": sum(l.dense_macs * l.count for l in w.layers)}
+    return {"speedup": r.effective_speedup, "macs": sum(layer.dense_macs * layer.count for layer in w.layers)}
 
 
 def main() -> int:
@@ -252,10 +369,17 @@ def main() -> int:
     logging.getLogger().setLevel(logging.ERROR)  # onnxruntime.quantization's per-tensor warnings
     warnings.filterwarnings("ignore")  # the exporters' deprecation and tracer warnings
     torch.set_num_threads(1)
-    print(f"torch {torch.__version__}, transformers {transformers.__version__}, onnxruntime "
-          f"{onnxruntime.__version__}; "
-          f"{'TorchScript exporter (dynamo=False)' if args.exporter == 'torchscript' else 'dynamo exporter (dynamo=True)'}, "
-          f"{'static' if args.static else 'dynamic batch/sequence'} axes; ArrayConfig() 32x32 WS INT8 2:4")
+    exporter = (
+        "TorchScript exporter (dynamo=False)"
+        if args.exporter == "torchscript"
+        else "dynamo exporter (dynamo=True)"
+    )
+    print(
+        f"torch {torch.__version__}, transformers {transformers.__version__}, onnxruntime "
+        f"{onnxruntime.__version__}; "
+        f"{exporter}, "
+        f"{'static' if args.static else 'dynamic batch/sequence'} axes; ArrayConfig() 32x32 WS INT8 2:4"
+    )
     rows, notes, hf = [], [], {}
     formats = [f for f in args.formats.split(",") if f]
     with tempfile.TemporaryDirectory(prefix="bench_onnx_") as tmp:
@@ -269,8 +393,11 @@ def main() -> int:
                 print(notes[-1], flush=True)
                 continue
             size = sum(f.stat().st_size for f in Path(tmp).glob(f"{name}.onnx*"))
-            print(f"{name}: {desc}; torch counts {tmacs:,d} MACs; exported in {time.perf_counter() - t0:.1f} s "
-                  f"({size / 1e6:.0f} MB)", flush=True)
+            print(
+                f"{name}: {desc}; torch counts {tmacs:,d} MACs; exported in {time.perf_counter() - t0:.1f} s "
+                f"({size / 1e6:.0f} MB)",
+                flush=True,
+            )
             if conf is not None:
                 hf[name] = cost_hf(conf)
             res = {}
@@ -280,21 +407,27 @@ def main() -> int:
                 try:
                     t0 = time.perf_counter()
                     if name in MOE and fmt in ("qdq", "qop") and args.static:
-                        notes.append(f"{name} {fmt}: not run with --static (calibration at sequence 128 runs out "
-                                     "of memory; see MOE_CALIB_SEQ)")
+                        notes.append(
+                            f"{name} {fmt}: not run with --static (calibration at sequence 128 runs out "
+                            "of memory; see MOE_CALIB_SEQ)"
+                        )
                         continue
                     calib = {k: (1, MOE_CALIB_SEQ) for k in shapes} if name in MOE else shapes
                     pre = quantize(fl, p, fmt, calib) if fmt != "float" else False
                     if pre:
-                        notes.append(f"{name} {fmt}: onnxruntime's quantize_static failed on the export as written; "
-                                     "quantized after onnxruntime.quantization.quant_pre_process")
+                        notes.append(
+                            f"{name} {fmt}: onnxruntime's quantize_static failed on the export as written; "
+                            "quantized after onnxruntime.quantization.quant_pre_process"
+                        )
                     tq = time.perf_counter() - t0
                     t0 = time.perf_counter()
                     stage = "import"
                     res[fmt] = cost(p, shapes)
                     res[fmt]["pre"] = pre
-                    print(f"  {fmt:8s} quantized {tq:5.1f} s, imported + simulated {time.perf_counter() - t0:5.1f} s",
-                          flush=True)
+                    print(
+                        f"  {fmt:8s} quantized {tq:5.1f} s, imported + simulated {time.perf_counter() - t0:5.1f} s",
+                        flush=True,
+                    )
                 except Exception as exc:
                     notes.append(f"{name} {fmt}: {stage} failed: {type(exc).__name__}: {str(exc)[:1200]}")
                     print("  " + notes[-1], flush=True)
@@ -304,9 +437,11 @@ def main() -> int:
             for f in Path(tmp).glob(f"{name}.*"):
                 f.unlink()
     print()
-    print(f"{'model':12s} {'format':8s} {'GEMMs':>6s} {'GEMM MACs':>16s} {'MACs/torch':>10s} {'dense cyc':>13s} "
-          f"{'2:4 cyc':>13s} {'speedup':>8s} {'MACs/fl':>8s} {'cyc/fl':>7s} {'d spd':>7s} {'before':>11s} "
-          f"{'fusedQDQ':>8s} {'unsup':>5s} precision")
+    print(
+        f"{'model':12s} {'format':8s} {'GEMMs':>6s} {'GEMM MACs':>16s} {'MACs/torch':>10s} {'dense cyc':>13s} "
+        f"{'2:4 cyc':>13s} {'speedup':>8s} {'MACs/fl':>8s} {'cyc/fl':>7s} {'d spd':>7s} {'before':>11s} "
+        f"{'fusedQDQ':>8s} {'unsup':>5s} precision"
+    )
     worst = []
     mac_miss = []
     for name, res, tmacs in rows:
@@ -324,20 +459,28 @@ def main() -> int:
             before = BEFORE.get((name, fmt), "-")
             if fmt != "float" and base:
                 worst.append((name, fmt, mr, cr, ds))
-            print(f"{name:12s} {fmt + ('*' if r['pre'] else ''):8s} {r['gemms']:6d} {r['macs']:16,d} {tr:10.5f} "
-                  f"{r['dense']:13,d} {r['sparse']:13,d} {r['speedup']:8.3f} {mr:8.4f} {cr:7.3f} {ds:+7.3f} "
-                  f"{before:>11s} {r['fused_qdq']:8d} {r['unsupported']:5d} "
-                  f"{','.join(r['precisions'])}")
-    print("* quantized after onnxruntime's quant_pre_process (see the notes); 'before': issue 36's figure before "
-          "the lowering pass")
+            print(
+                f"{name:12s} {fmt + ('*' if r['pre'] else ''):8s} {r['gemms']:6d} {r['macs']:16,d} {tr:10.5f} "
+                f"{r['dense']:13,d} {r['sparse']:13,d} {r['speedup']:8.3f} {mr:8.4f} {cr:7.3f} {ds:+7.3f} "
+                f"{before:>11s} {r['fused_qdq']:8d} {r['unsupported']:5d} "
+                f"{','.join(r['precisions'])}"
+            )
+    print(
+        "* quantized after onnxruntime's quant_pre_process (see the notes); 'before': issue 36's figure before "
+        "the lowering pass"
+    )
     print()
-    for name, res, tmacs in rows:
+    for name, _res, tmacs in rows:
         ref = REF_MACS.get(name)
         if ref:
-            print(f"{name}: torch counts {tmacs:,d} MACs, issue 36's published count {ref:,d} "
-                  f"({tmacs / ref:.5f}x)")
-    print(f"GEMM MACs within 0.1 % of torch's FlopCounterMode count: "
-          f"{sum(len(res) for _, res, _ in rows) - len(mac_miss)} of {sum(len(res) for _, res, _ in rows)} imports")
+            print(
+                f"{name}: torch counts {tmacs:,d} MACs, issue 36's published count {ref:,d} "
+                f"({tmacs / ref:.5f}x)"
+            )
+    print(
+        f"GEMM MACs within 0.1 % of torch's FlopCounterMode count: "
+        f"{sum(len(res) for _, res, _ in rows) - len(mac_miss)} of {sum(len(res) for _, res, _ in rows)} imports"
+    )
     for m in mac_miss:
         print(f"  miss: {m}")
     for name, res, _ in rows:
@@ -345,14 +488,18 @@ def main() -> int:
             for fmt, r in res.items():
                 ratio = r["speedup"] / hf[name]["speedup"]
                 moe = r.get("moe") or {}
-                print(f"{name} {fmt}: effective speedup {r['speedup']:.3f}, --hf-config {hf[name]['speedup']:.3f} "
-                      f"({ratio:.3f}x, {'within' if abs(ratio - 1) <= 0.10 else 'outside'} 10 %); experts found "
-                      f"{moe.get('experts', '-')}, top-k {moe.get('top_k', '-')}, "
-                      f"{len(moe.get('expert_gemms', []))} expert GEMMs")
+                print(
+                    f"{name} {fmt}: effective speedup {r['speedup']:.3f}, --hf-config {hf[name]['speedup']:.3f} "
+                    f"({ratio:.3f}x, {'within' if abs(ratio - 1) <= 0.10 else 'outside'} 10 %); experts found "
+                    f"{moe.get('experts', '-')}, top-k {moe.get('top_k', '-')}, "
+                    f"{len(moe.get('expert_gemms', []))} expert GEMMs"
+                )
     print()
     ok = [w for w in worst if abs(w[2] - 1) < 1e-9 and 1 / 1.25 <= w[3] <= 1.25 and abs(w[4]) <= 0.05]
-    print(f"format invariance (same MACs, cycles within 1.25x of float, speedup within 0.05): {len(ok)} of {len(worst)} "
-          "quantized imports")
+    print(
+        f"format invariance (same MACs, cycles within 1.25x of float, speedup within 0.05): {len(ok)} of {len(worst)} "
+        "quantized imports"
+    )
     for name, fmt, mr, cr, ds in worst:
         if (name, fmt, mr, cr, ds) not in ok:
             print(f"  miss: {name} {fmt}: MACs {mr:.4f}x, cycles {cr:.3f}x, speedup {ds:+.3f}")

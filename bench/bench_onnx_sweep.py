@@ -40,25 +40,41 @@ def config(onnx_path: Path, shapes: dict, base: Path) -> str:
     head = text.split("[[workload]]")[0]
     tail = text.split("[limits]", 1)[1]
     shape = ", ".join(f'{k} = "{"x".join(map(str, v))}"' for k, v in shapes.items())
-    return (f'{head}[[workload]]\nonnx = "{onnx_path}"\nweight = 1.0\ninput_shapes = {{ {shape} }}\n\n'
-            f"[limits]{tail}")
+    return (
+        f'{head}[[workload]]\nonnx = "{onnx_path}"\nweight = 1.0\ninput_shapes = {{ {shape} }}\n\n'
+        f"[limits]{tail}"
+    )
 
 
 def sweep(cfg: Path, out: Path, trials: int) -> dict:
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "explore.cli", "sweep", str(cfg), "--trials", str(trials), "--out",
-                        str(out)], capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run(
+        [sys.executable, "-m", "explore.cli", "sweep", str(cfg), "--trials", str(trials), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     if p.returncode != 0:
-        return {"error": (p.stderr.strip().splitlines() or ["?"])[-1][:300], "seconds": time.perf_counter() - t0}
+        return {
+            "error": (p.stderr.strip().splitlines() or ["?"])[-1][:300],
+            "seconds": time.perf_counter() - t0,
+        }
     rep = json.loads((out / "report.json").read_text())
     comp = rep.get("comparison") or {}
-    best = lambda side: ((comp.get(side) or {}).get("perf_per_watt"))  # noqa: E731
+    best = lambda side: (comp.get(side) or {}).get("perf_per_watt")  # noqa: E731
     d = (comp.get("best_sparse") or {}).get("design") or {}
-    return {"verdict": rep["decision"]["verdict"], "rule": rep["decision"]["rule"],
-            "sparse": best("best_sparse"), "dense": best("best_dense"), "advantage": comp.get("primary_advantage"),
-            "design": f"{d.get('rows')}x{d.get('cols')} {d.get('sparsity')} {d.get('clock_mhz')} MHz "
-                      f"{d.get('node_nm')} nm" if d else "-",
-            "seconds": time.perf_counter() - t0}
+    return {
+        "verdict": rep["decision"]["verdict"],
+        "rule": rep["decision"]["rule"],
+        "sparse": best("best_sparse"),
+        "dense": best("best_dense"),
+        "advantage": comp.get("primary_advantage"),
+        "design": f"{d.get('rows')}x{d.get('cols')} {d.get('sparsity')} {d.get('clock_mhz')} MHz "
+        f"{d.get('node_nm')} nm"
+        if d
+        else "-",
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def main() -> int:
@@ -83,8 +99,11 @@ def main() -> int:
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
     base = Path(args.config)
-    print(f"sparsepe sweep {base.name} with its workload replaced by each export; --trials {args.trials}; "
-          f"{args.exporter} exporter", flush=True)
+    print(
+        f"sparsepe sweep {base.name} with its workload replaced by each export; --trials {args.trials}; "
+        f"{args.exporter} exporter",
+        flush=True,
+    )
     rows, agree, total = [], 0, 0
     with tempfile.TemporaryDirectory(prefix="bench_onnx_sweep_") as tmp:
         for name in [m for m in args.models.split(",") if m]:
@@ -100,14 +119,18 @@ def main() -> int:
                 cfg.write_text(config(p, shapes, base))
                 res[fmt] = sweep(cfg, Path(tmp) / f"out_{name}_{fmt}", args.trials)
                 r = res[fmt]
-                print(f"  {fmt:8s} {r.get('verdict', 'error: ' + r.get('error', ''))} "
-                      f"({r['seconds']:.0f} s)", flush=True)
+                print(
+                    f"  {fmt:8s} {r.get('verdict', 'error: ' + r.get('error', ''))} ({r['seconds']:.0f} s)",
+                    flush=True,
+                )
             rows.append((name, res))
             for f in Path(tmp).glob(f"{name}.*onnx*"):
                 f.unlink()
     print()
-    print(f"{'model':10s} {'format':8s} {'verdict':16s} {'rule':4s} {'best sparse':>11s} {'best dense':>10s} "
-          f"{'advantage':>9s}  chosen design")
+    print(
+        f"{'model':10s} {'format':8s} {'verdict':16s} {'rule':4s} {'best sparse':>11s} {'best dense':>10s} "
+        f"{'advantage':>9s}  chosen design"
+    )
     for name, res in rows:
         ref = res.get("float", {}).get("verdict")
         for fmt, r in res.items():
@@ -118,8 +141,10 @@ def main() -> int:
                 total += 1
                 agree += r["verdict"] == ref
             adv = f"{(r['advantage'] - 1) * 100:+.1f} %" if r["advantage"] is not None else "-"
-            print(f"{name:10s} {fmt:8s} {r['verdict']:16s} {r['rule']:4s} {r['sparse'] or 0:11.3f} "
-                  f"{r['dense'] or 0:10.3f} {adv:>9s}  {r['design']}")
+            print(
+                f"{name:10s} {fmt:8s} {r['verdict']:16s} {r['rule']:4s} {r['sparse'] or 0:11.3f} "
+                f"{r['dense'] or 0:10.3f} {adv:>9s}  {r['design']}"
+            )
     print(f"\nverdict class as the float export's: {agree} of {total} quantized exports")
     return 0
 

@@ -19,8 +19,10 @@ def main() -> None:
     tc, _, _ = activity.simulate_pe(p, True, tr)
     dt = time.perf_counter() - t
     rate = cycles * inst / dt
-    print(f"gate level: {cycles} cycles x {inst} PE instances = {cycles * inst} PE-cycles in {dt:.2f} s "
-          f"-> {rate / 1e6:.2f} M PE-cycles/s (target >= 1 M); {tc.per_instance_cycle:.1f} toggles/PE-cycle")
+    print(
+        f"gate level: {cycles} cycles x {inst} PE instances = {cycles * inst} PE-cycles in {dt:.2f} s "
+        f"-> {rate / 1e6:.2f} M PE-cycles/s (target >= 1 M); {tc.per_instance_cycle:.1f} toggles/PE-cycle"
+    )
     from hw.pe import SparsePE
     from hw.simulate import run_pe
 

@@ -44,17 +44,17 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from bench_ppa_precision import _fp_operands
+
 from hw.fp import F32Add, FPMul
-from hw.precision import FORMATS
 from hw.params import PEParams
+from hw.precision import FORMATS
 from hw.verilog import to_verilog
 from ppa import activity, rtl
 from ppa.calibration import CAL_CYCLES, CAL_INSTANCES, CAL_SEED, measure_operator
+from ppa.liberty import sizing
 from ppa.liberty.library import default_liberty_path, load_liberty
 from ppa.liberty.mapped import module_body, port_bits
-from ppa.liberty import sizing
 from ppa.liberty.switching import mapped_switching
 from ppa.timing.mapping import FASTEST_CLOCK_PS, map_to_liberty
 from ppa.timing.opensta import measure_fo4, run_sta
@@ -76,7 +76,7 @@ def operator(name: str, rng: np.random.Generator, n: int):
     if name == "bf16_mul":
         f = FORMATS["bf16"]
         ops = [_fp_operands(rng, f.bits, f.exp_bits, f.man_bits, f.bias, (n,)) for _ in "ab"]
-        return to_verilog(FPMul(f), "fp_mul_bf16"), "fp_mul_bf16", dict(zip("ab", ops))
+        return to_verilog(FPMul(f), "fp_mul_bf16"), "fp_mul_bf16", dict(zip("ab", ops, strict=True))
     if name == "f32_add":
         a = _fp_operands(rng, 32, 8, 23, 127, (n,))
         b = _fp_operands(rng, 32, 8, 23, 127, (n,), around=(a >> 23) & 0xFF)
@@ -89,11 +89,18 @@ def testbench(top: str, ports: dict[str, tuple[str, int]], n: int, sdf: str, d: 
     lines = ["`timescale 1ns/1ps", "module tb;"]
     lines += [f"  reg [{w - 1}:0] {p}; reg [{w - 1}:0] mem_{p} [0:{n - 1}];" for p, w in inputs]
     lines += [f"  wire [{w - 1}:0] {p};" for p, (direction, w) in ports.items() if direction == "output"]
-    lines += [f"  {top} dut(" + ", ".join(f".{p}({p})" for p in ports) + ");", "  integer i;", "  initial begin",
-              f'    if ($test$plusargs("sdf")) $sdf_annotate("{sdf}", dut);']
+    lines += [
+        f"  {top} dut(" + ", ".join(f".{p}({p})" for p in ports) + ");",
+        "  integer i;",
+        "  initial begin",
+        f'    if ($test$plusargs("sdf")) $sdf_annotate("{sdf}", dut);',
+    ]
     lines += [f'    $readmemh("{d / p}.hex", mem_{p}); {p} = 0;' for p, _ in inputs]
-    lines += [f"    #{PERIOD_NS};", f'    $dumpfile("{d / "run.vcd"}"); $dumpvars(1, dut); #1;',
-              f"    for (i = 0; i < {n}; i = i + 1) begin"]
+    lines += [
+        f"    #{PERIOD_NS};",
+        f'    $dumpfile("{d / "run.vcd"}"); $dumpvars(1, dut); #1;',
+        f"    for (i = 0; i < {n}; i = i + 1) begin",
+    ]
     lines += [f"      {p} = mem_{p}[i];" for p, _ in inputs]
     lines += [f"      #{PERIOD_NS};", "    end", "    $finish;", "  end", "endmodule", ""]
     return "\n".join(lines)
@@ -136,7 +143,7 @@ def vcd_transitions(path: Path, skip: set[str]) -> dict[str, int]:
             last[ident] = value
             if not started or prev is None:
                 continue
-            for name, x, y in zip(names, value, prev):
+            for name, x, y in zip(names, value, prev, strict=True):
                 if x != y and name.split("[")[0] not in skip:
                     count[name] = count.get(name, 0) + 1
     return count
@@ -155,38 +162,63 @@ def measure(name: str, n: int, lib, cells_v: str, slew_ns: float, rng, mapping: 
     ms = mapped_switching(mapped.verilog, top, lib, slew_ns=slew_ns, output_load_pf=load)
     energy = ms.net_energy_pj
     # cycle 0 at zero operands settles the netlist (the testbench's first 40 ns)
-    settled = {p: np.repeat(np.concatenate([np.zeros(1, np.uint64), np.asarray(x, np.uint64)])[:, None], 64, axis=1)
-               for p, x in operands.items()}
+    settled = {
+        p: np.repeat(np.concatenate([np.zeros(1, np.uint64), np.asarray(x, np.uint64)])[:, None], 64, axis=1)
+        for p, x in operands.items()
+    }
     zero_pj, per = ms.energy_per_cycle_pj(settled, count_from=1)
     out = {"zero": (float(per @ ms.mapped_nets), zero_pj)}  # transitions of the mapped netlist's nets
     with tempfile.TemporaryDirectory(prefix="sparsepe-glitch-") as tmp:
         d = Path(tmp)
         (d / "mapped.v").write_text(mapped.verilog)
-        run_sta({"cells.lib": Path(lib.path).read_text(), "mapped.v": mapped.verilog},
-                f"read_liberty cells.lib\nread_verilog mapped.v\nlink_design {top}\n"
-                f"set_input_transition {slew_ns:.6f} [all_inputs]\n"
-                f"set_load {load:.6f} [all_outputs]\n"
-                f"write_sdf -no_timestamp -no_version {d / 'mapped.sdf'}")
+        run_sta(
+            {"cells.lib": Path(lib.path).read_text(), "mapped.v": mapped.verilog},
+            f"read_liberty cells.lib\nread_verilog mapped.v\nlink_design {top}\n"
+            f"set_input_transition {slew_ns:.6f} [all_inputs]\n"
+            f"set_load {load:.6f} [all_outputs]\n"
+            f"write_sdf -no_timestamp -no_version {d / 'mapped.sdf'}",
+        )
         for p, values in operands.items():
             np.savetxt(d / f"{p}.hex", np.asarray(values, dtype=np.uint64), fmt="%x")
         (d / "tb.v").write_text(testbench(top, ports, n, str(d / "mapped.sdf"), d))
-        subprocess.run(["iverilog", "-g2005", "-gspecify", "-o", str(d / "sim.vvp"), str(d / "tb.v"), str(d / "mapped.v"),
-                        cells_v], check=True, capture_output=True)
+        subprocess.run(
+            [
+                "iverilog",
+                "-g2005",
+                "-gspecify",
+                "-o",
+                str(d / "sim.vvp"),
+                str(d / "tb.v"),
+                str(d / "mapped.v"),
+                cells_v,
+            ],
+            check=True,
+            capture_output=True,
+        )
         subprocess.run(["vvp", "-n", str(d / "sim.vvp"), "+sdf"], check=True, capture_output=True)
         tr = vcd_transitions(d / "run.vcd", skip={p for p, (dr, _) in ports.items() if dr == "input"})
         missing = [net for net in tr if net not in energy]
         if missing:
-            raise SystemExit(f"bench_ppa_glitch: error: {len(missing)} nets of {top} have no library energy, "
-                             f"e.g. {missing[0]}")
+            raise SystemExit(
+                f"bench_ppa_glitch: error: {len(missing)} nets of {top} have no library energy, "
+                f"e.g. {missing[0]}"
+            )
         out["timed"] = (sum(tr.values()) / n, sum(t * energy[k] for k, t in tr.items()) / n)
-    return {"name": name, "cells": sum(mapped.cells.values()), "zero_tr": out["zero"][0], "timed_tr": out["timed"][0],
-            "zero_fj": out["zero"][1] * 1e3, "timed_fj": out["timed"][1] * 1e3}
+    return {
+        "name": name,
+        "cells": sum(mapped.cells.values()),
+        "zero_tr": out["zero"][0],
+        "timed_tr": out["timed"][0],
+        "zero_fj": out["zero"][1] * 1e3,
+        "timed_fj": out["timed"][1] * 1e3,
+    }
 
 
 def library_per_generic_toggle(lib, slew_ns: float, mapping: str) -> list[tuple[str, float, float, float]]:
     """(design, generic toggles per cycle, the model's toggle-equivalents per cycle (ppa.liberty.gates),
     library energy per cycle of the mapped netlist in pJ) of the calibration operators on
     ppa.calibration's operands and of the dense INT8 and BF16 PEs on the default trace."""
+
     def library_pj(v: str, top: str, inputs: dict) -> float:  # at the library's FO4 slew (slew_ns)
         return sizing.switching_pj(v, top, lib, inputs, speed=mapping == "delay")
 
@@ -195,17 +227,37 @@ def library_per_generic_toggle(lib, slew_ns: float, mapping: str) -> list[tuple[
         rng = np.random.default_rng(CAL_SEED)  # ppa.calibration.measure_operator's operands
         a, b = (rng.integers(0, 1 << width, (CAL_CYCLES, CAL_INSTANCES), dtype=np.uint64) for _ in "ab")
         m = measure_operator(kind, width)
-        out.append((f"{kind}{width}", m.toggles_per_op, m.energy_per_op,
-                    library_pj(*rtl.operator_verilog(kind, width), {"a": a, "b": b})))
+        out.append(
+            (
+                f"{kind}{width}",
+                m.toggles_per_op,
+                m.energy_per_op,
+                library_pj(*rtl.operator_verilog(kind, width), {"a": a, "b": b}),
+            )
+        )
     for precision in ("int8", "bf16"):
         p = PEParams(precision=precision)
         trace = activity.synthetic_trace(p, False)
         tc, _, _ = activity.simulate_pe(p, False, trace)
-        inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
+        inputs = {
+            "in_act": trace.acts,
+            "in_w": trace.weights,
+            "in_clear": trace.clear,
+            "in_valid": trace.valid,
+        }
         n = tc.cycles * tc.instances
-        out.append((f"{precision} dense PE", tc.circuit_toggles / n, (tc.gate_energy + tc.ff_net_energy) / n,
-                    library_pj(rtl.pe_verilog(p, False), rtl.pe_name(False),
-                               {k: np.ascontiguousarray(x) for k, x in inputs.items()})))
+        out.append(
+            (
+                f"{precision} dense PE",
+                tc.circuit_toggles / n,
+                (tc.gate_energy + tc.ff_net_energy) / n,
+                library_pj(
+                    rtl.pe_verilog(p, False),
+                    rtl.pe_name(False),
+                    {k: np.ascontiguousarray(x) for k, x in inputs.items()},
+                ),
+            )
+        )
     return out
 
 
@@ -213,8 +265,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ops", default="mul8,add8,add32,bf16_mul,f32_add,mul32")
     ap.add_argument("--vectors", type=int, default=400)
-    ap.add_argument("--mapping", choices=("delay", "area"), default="delay",
-                    help="map for minimum delay, buffered and sized (the STA flow's netlist), or for area")
+    ap.add_argument(
+        "--mapping",
+        choices=("delay", "area"),
+        default="delay",
+        help="map for minimum delay, buffered and sized (the STA flow's netlist), or for area",
+    )
     args = ap.parse_args(argv)
     path = default_liberty_path()
     missing = [t for t in ("iverilog", "vvp", "sta") if shutil.which(t) is None]
@@ -226,38 +282,55 @@ def main(argv=None) -> int:
     slew = measure_fo4(lib).slew_ns
     rng = np.random.default_rng(SEED)
     how = "timing-driven mapping (ABC sized for minimum delay)" if args.mapping == "delay" else "area mapping"
-    print(f"osu018 at {lib.nominal_voltage_v:g} V, {how}, SDF by OpenSTA, "
-          f"Icarus; {args.vectors} random operand pairs per operator, one every {PERIOD_NS} ns\n")
+    print(
+        f"osu018 at {lib.nominal_voltage_v:g} V, {how}, SDF by OpenSTA, "
+        f"Icarus; {args.vectors} random operand pairs per operator, one every {PERIOD_NS} ns\n"
+    )
     print("zero-delay: ppa.liberty.switching on the mapped netlist; timed: Icarus with OpenSTA's SDF\n")
-    print(f"{'operator':10} {'cells':>6} {'toggles/op zero-delay':>22} {'timed':>8} {'x':>5}   "
-          f"{'energy/op zero-delay (fJ)':>26} {'timed':>8} {'x':>5}")
+    print(
+        f"{'operator':10} {'cells':>6} {'toggles/op zero-delay':>22} {'timed':>8} {'x':>5}   "
+        f"{'energy/op zero-delay (fJ)':>26} {'timed':>8} {'x':>5}"
+    )
     res = {}
     for name in args.ops.split(","):
         t0 = time.time()
         r = res[name] = measure(name, args.vectors, lib, cells_v, slew, rng, args.mapping)
-        print(f"{name:10} {r['cells']:6d} {r['zero_tr']:22.1f} {r['timed_tr']:8.1f} {r['timed_tr'] / r['zero_tr']:5.2f}   "
-              f"{r['zero_fj']:26.1f} {r['timed_fj']:8.1f} {r['timed_fj'] / r['zero_fj']:5.2f}   ({time.time() - t0:.0f} s)",
-              flush=True)
+        print(
+            f"{name:10} {r['cells']:6d} {r['zero_tr']:22.1f} {r['timed_tr']:8.1f} "
+            f"{r['timed_tr'] / r['zero_tr']:5.2f}   "
+            f"{r['zero_fj']:26.1f} {r['timed_fj']:8.1f} "
+            f"{r['timed_fj'] / r['zero_fj']:5.2f}   ({time.time() - t0:.0f} s)",
+            flush=True,
+        )
     print("\nenergy ratios between operators (this netlist, osu018) against the published tables:")
     print(f"{'ratio':22} {'zero-delay':>10} {'timed':>8} {'Horowitz 45 nm':>15} {'Jouppi 7 nm':>12}")
     for x, y in RATIOS:
         if x in res and y in res:
             h = f"{HOROWITZ_PJ[x] / HOROWITZ_PJ[y]:.2f}" if x in HOROWITZ_PJ and y in HOROWITZ_PJ else "-"
             j = f"{JOUPPI_PJ[x] / JOUPPI_PJ[y]:.2f}" if x in JOUPPI_PJ and y in JOUPPI_PJ else "-"
-            print(f"{x + ' / ' + y:22} {res[x]['zero_fj'] / res[y]['zero_fj']:10.2f} "
-                  f"{res[x]['timed_fj'] / res[y]['timed_fj']:8.2f} {h:>15} {j:>12}")
+            print(
+                f"{x + ' / ' + y:22} {res[x]['zero_fj'] / res[y]['zero_fj']:10.2f} "
+                f"{res[x]['timed_fj'] / res[y]['timed_fj']:8.2f} {h:>15} {j:>12}"
+            )
     rows = library_per_generic_toggle(lib, slew, args.mapping)
-    print("\nwhat the model charges (zero-delay toggles of the generic netlist, each at its net's energy as an osu018 "
-          "cell: ppa.liberty.gates) against the library energy of the mapped netlist on the same inputs, each per "
-          "generic toggle and relative to the calibration pair (8-bit multiply, 32-bit add); 'one energy' is the "
-          "model's former one energy per toggle:")
-    print(f"{'design':16} {'generic toggles/cycle':>22} {'model eq/cycle':>15} {'library fJ/cycle':>17} "
-          f"{'one energy':>11} {'model':>7} {'library':>8}")
+    print(
+        "\nwhat the model charges (zero-delay toggles of the generic netlist, each at its net's energy as an osu018 "
+        "cell: ppa.liberty.gates) against the library energy of the mapped netlist on the same inputs, each per "
+        "generic toggle and relative to the calibration pair (8-bit multiply, 32-bit add); 'one energy' is the "
+        "model's former one energy per toggle:"
+    )
+    print(
+        f"{'design':16} {'generic toggles/cycle':>22} {'model eq/cycle':>15} {'library fJ/cycle':>17} "
+        f"{'one energy':>11} {'model':>7} {'library':>8}"
+    )
     lib_e = {name: pj / tog for name, tog, _, pj in rows}
     mod_e = {name: eq / tog for name, tog, eq, _ in rows}
     la, ma = (lib_e["mul8"] * lib_e["add32"]) ** 0.5, (mod_e["mul8"] * mod_e["add32"]) ** 0.5
     for name, tog, eq, pj in rows:
-        print(f"{name:16} {tog:22.1f} {eq:15.1f} {pj * 1e3:17.1f} {1.0:11.3f} {mod_e[name] / ma:7.3f} {lib_e[name] / la:8.3f}")
+        print(
+            f"{name:16} {tog:22.1f} {eq:15.1f} {pj * 1e3:17.1f} "
+            f"{1.0:11.3f} {mod_e[name] / ma:7.3f} {lib_e[name] / la:8.3f}"
+        )
     return 0
 
 

@@ -31,20 +31,30 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim.quality.references.reference import reference_experiment  # noqa: E402
 from sim.quality.evidence.evidence import transformer_evidence  # noqa: E402
 from sim.quality.prune.methods import METHODS, sparsegpt_prune, wanda_prune  # noqa: E402
 from sim.quality.prune.pruning import prune_nm  # noqa: E402
+from sim.quality.references.reference import reference_experiment  # noqa: E402
 
 #: LLaMA-2-7B WikiText2 perplexity, one-shot ([V] locuslab/wanda README; published-figures.md sec. 10).
 LLAMA2_7B_DENSE = 5.12
-LLAMA2_7B = {("magnitude", "2:4"): 54.59, ("wanda", "2:4"): 11.02, ("sparsegpt", "2:4"): 10.17,
-             ("wanda", "4:8"): 7.97, ("sparsegpt", "4:8"): 8.12}
+LLAMA2_7B = {
+    ("magnitude", "2:4"): 54.59,
+    ("wanda", "2:4"): 11.02,
+    ("sparsegpt", "2:4"): 10.17,
+    ("wanda", "4:8"): 7.97,
+    ("sparsegpt", "4:8"): 8.12,
+}
 
 # Dense vs 2:4 (ASP recipe) accuracy, Mishra et al. 2021 as reproduced in pytorch/tutorials
 # advanced_source/semi_structured_sparse.py ([S], published-figures.md 1.3): delta in points.
-MISHRA_DELTAS = {"ResNet-50 top-1": 76.2 - 76.1, "ResNeXt-101 top-1": 0.0, "Xception top-1": 0.0,
-                 "FairSeq Transformer BLEU": 28.5 - 28.2, "BERT-Large F1": 0.0}
+MISHRA_DELTAS = {
+    "ResNet-50 top-1": 76.2 - 76.1,
+    "ResNeXt-101 top-1": 0.0,
+    "Xception top-1": 0.0,
+    "FairSeq Transformer BLEU": 28.5 - 28.2,
+    "BERT-Large F1": 0.0,
+}
 
 
 def _order_stat_share(n_keep: int = 2, m: int = 4) -> float:
@@ -52,6 +62,7 @@ def _order_stat_share(n_keep: int = 2, m: int = 4) -> float:
         def f(x):
             cdf = 2 * stats.norm.cdf(x) - 1
             return x * j * comb(m, j) * cdf ** (j - 1) * (1 - cdf) ** (m - j) * 2 * stats.norm.pdf(x)
+
         return integrate.quad(f, 0, np.inf)[0]
 
     return sum(e_order(j) for j in range(m - n_keep + 1, m + 1)) / (m * np.sqrt(2 / np.pi))
@@ -59,26 +70,34 @@ def _order_stat_share(n_keep: int = 2, m: int = 4) -> float:
 
 def section_digits(args) -> None:
     print("== 1. reference experiment: digits MLP 64-64-64-10, 2:4, sim.perf 16x16 WS ==")
-    print(f"{'seed':>4} {'dense':>7} {'1-shot':>7} {'ASP ft':>7} {'gradual':>7} {'ft-dense':>8} "
-          f"{'h_d':>4} {'dense@L':>7} {'delta@L':>8} {'sec':>5}")
+    print(
+        f"{'seed':>4} {'dense':>7} {'1-shot':>7} {'ASP ft':>7} {'gradual':>7} {'ft-dense':>8} "
+        f"{'h_d':>4} {'dense@L':>7} {'delta@L':>8} {'sec':>5}"
+    )
     rows = []
     for seed in range(args.seeds):
         r = reference_experiment(seed)
         rows.append(r)
-        print(f"{seed:>4} {r.dense_accuracy * 100:7.2f} {r.oneshot_accuracy * 100:7.2f} "
-              f"{r.finetuned_accuracy * 100:7.2f} {r.gradual_accuracy * 100:7.2f} "
-              f"{(r.finetuned_accuracy - r.dense_accuracy) * 100:+8.2f} {r.dense_equal_latency_hidden:>4} "
-              f"{r.dense_equal_latency_accuracy * 100:7.2f} {r.delta_at_equal_latency * 100:+8.2f} {r.seconds:5.2f}")
+        print(
+            f"{seed:>4} {r.dense_accuracy * 100:7.2f} {r.oneshot_accuracy * 100:7.2f} "
+            f"{r.finetuned_accuracy * 100:7.2f} {r.gradual_accuracy * 100:7.2f} "
+            f"{(r.finetuned_accuracy - r.dense_accuracy) * 100:+8.2f} {r.dense_equal_latency_hidden:>4} "
+            f"{r.dense_equal_latency_accuracy * 100:7.2f} {r.delta_at_equal_latency * 100:+8.2f} {r.seconds:5.2f}"
+        )
     mean = lambda f: float(np.mean([f(r) for r in rows])) * 100  # noqa: E731
-    print(f"mean: dense {mean(lambda r: r.dense_accuracy):.2f}  one-shot {mean(lambda r: r.oneshot_accuracy):.2f}  "
-          f"ASP ft {mean(lambda r: r.finetuned_accuracy):.2f}  gradual {mean(lambda r: r.gradual_accuracy):.2f}  "
-          f"delta@equal-latency {mean(lambda r: r.delta_at_equal_latency):+.2f} points")
+    print(
+        f"mean: dense {mean(lambda r: r.dense_accuracy):.2f}  one-shot {mean(lambda r: r.oneshot_accuracy):.2f}  "
+        f"ASP ft {mean(lambda r: r.finetuned_accuracy):.2f}  gradual {mean(lambda r: r.gradual_accuracy):.2f}  "
+        f"delta@equal-latency {mean(lambda r: r.delta_at_equal_latency):+.2f} points"
+    )
     ft_delta = mean(lambda r: r.finetuned_accuracy - r.dense_accuracy)
     print(f"\n{'quantity':<50} {'measured':>10} {'reference':>10} {'ratio/ok':>9}")
     dense_min = min(r.dense_accuracy for r in rows) * 100
     print(f"{'min dense accuracy (%)':<50} {dense_min:10.2f} {'>= 95':>10} {str(dense_min >= 95):>9}")
     worst = min((r.finetuned_accuracy - r.dense_accuracy) * 100 for r in rows)
-    print(f"{'worst ASP-finetuned minus dense (points)':<50} {worst:+10.2f} {'>= -1.5':>10} {str(worst >= -1.5):>9}")
+    print(
+        f"{'worst ASP-finetuned minus dense (points)':<50} {worst:+10.2f} {'>= -1.5':>10} {str(worst >= -1.5):>9}"
+    )
     drop = mean(lambda r: r.dense_accuracy - r.oneshot_accuracy)
     print(f"{'mean one-shot drop (points)':<50} {drop:10.2f} {'> 0':>10} {str(drop > 0):>9}")
     for name, d in MISHRA_DELTAS.items():
@@ -101,38 +120,58 @@ def section_share(args) -> None:
 
 
 def section_methods(args) -> None:
-    print("\n== 4. one-shot delta by method: transformer reference (proxy) vs LLaMA-2-7B (WikiText2, published) ==")
-    print(f"{'N:M':<4} {'method':<10} {'proxy ppl':>9} {'proxy delta (95 % interval)':>32} "
-          f"{'LLaMA-2-7B ppl':>14} {'pub. delta':>10}")
+    print(
+        "\n== 4. one-shot delta by method: transformer reference (proxy) vs LLaMA-2-7B (WikiText2, published) =="
+    )
+    print(
+        f"{'N:M':<4} {'method':<10} {'proxy ppl':>9} {'proxy delta (95 % interval)':>32} "
+        f"{'LLaMA-2-7B ppl':>14} {'pub. delta':>10}"
+    )
     deltas = {}
     for nm in ("2:4", "4:8"):
         n, m = (int(v) for v in nm.split(":"))
         t0 = time.perf_counter()
         ev, res = transformer_evidence(n, m, seed=0)
-        print(f"{nm:<4} {'dense':<10} {ev['pretrained_metric']:9.3f} {'':>32} {LLAMA2_7B_DENSE:14.2f} {'':>10}")
+        print(
+            f"{nm:<4} {'dense':<10} {ev['pretrained_metric']:9.3f} {'':>32} {LLAMA2_7B_DENSE:14.2f} {'':>10}"
+        )
         for meth in METHODS:
             row = ev["oneshot_methods"][meth]
             lo, hi = row["quality_delta_interval"]
             pub = LLAMA2_7B.get((meth, nm))
             pub_d = None if pub is None else pub / LLAMA2_7B_DENSE - 1
             deltas[(meth, nm)] = (row["quality_delta"], pub_d)
-            print(f"{nm:<4} {meth:<10} {row['perplexity']:9.3f} {row['quality_delta'] * 100:+10.2f} % "
-                  f"[{lo * 100:+7.2f}, {hi * 100:+7.2f}] %  "
-                  f"{'-' if pub is None else f'{pub:.2f}':>14} {'-' if pub_d is None else f'{pub_d * 100:+.1f} %':>10}")
-        print(f"     ({'cached' if res.cached else 'trained'} in {time.perf_counter() - t0:.1f} s; seeds {res.seeds}; "
-              f"calibration {res.calibration['source']}, inputs from the {res.calibration['inputs']})")
+            print(
+                f"{nm:<4} {meth:<10} {row['perplexity']:9.3f} {row['quality_delta'] * 100:+10.2f} % "
+                f"[{lo * 100:+7.2f}, {hi * 100:+7.2f}] %  "
+                f"{'-' if pub is None else f'{pub:.2f}':>14} {'-' if pub_d is None else f'{pub_d * 100:+.1f} %':>10}"
+            )
+        print(
+            f"     ({'cached' if res.cached else 'trained'} in {time.perf_counter() - t0:.1f} s; seeds {res.seeds}; "
+            f"calibration {res.calibration['source']}, inputs from the {res.calibration['inputs']})"
+        )
     print(f"\n{'ordering / ratio of deltas':<44} {'proxy':>10} {'LLaMA-2-7B':>10}")
     for nm in ("2:4", "4:8"):
         order = sorted(METHODS, key=lambda k: -deltas[(k, nm)][0])
-        pub = [k for k in sorted(METHODS, key=lambda k: -(deltas[(k, nm)][1] or 0)) if deltas[(k, nm)][1] is not None]
+        pub = [
+            k
+            for k in sorted(METHODS, key=lambda k: -(deltas[(k, nm)][1] or 0))
+            if deltas[(k, nm)][1] is not None
+        ]
         print(f"{nm + ' worst to best':<44} {' > '.join(order):>10}   {' > '.join(pub)}")
-    for a, b, nm in (("magnitude", "sparsegpt", "2:4"), ("wanda", "sparsegpt", "2:4"), ("wanda", "sparsegpt", "4:8")):
+    for a, b, nm in (
+        ("magnitude", "sparsegpt", "2:4"),
+        ("wanda", "sparsegpt", "2:4"),
+        ("wanda", "sparsegpt", "4:8"),
+    ):
         da, pa = deltas[(a, nm)]
         db, pb = deltas[(b, nm)]
         print(f"{f'{a} / {b} delta at {nm}':<44} {da / db:10.2f} {pa / pb:10.2f}")
     for meth in ("wanda", "sparsegpt"):
-        print(f"{f'{meth} delta 4:8 / 2:4':<44} {deltas[(meth, '4:8')][0] / deltas[(meth, '2:4')][0]:10.2f} "
-              f"{deltas[(meth, '4:8')][1] / deltas[(meth, '2:4')][1]:10.2f}")
+        print(
+            f"{f'{meth} delta 4:8 / 2:4':<44} {deltas[(meth, '4:8')][0] / deltas[(meth, '2:4')][0]:10.2f} "
+            f"{deltas[(meth, '4:8')][1] / deltas[(meth, '2:4')][1]:10.2f}"
+        )
 
 
 def _timed(method: str, queue) -> None:
@@ -154,7 +193,9 @@ def _timed(method: str, queue) -> None:
 
 def section_speed(args) -> None:
     print("\n== 5. one 4096 x 4096 layer, 128 calibration rows, 2:4, one BLAS thread (fresh process each) ==")
-    print(f"{'method':<10} {'wall s':>8} {'CPU s':>8} {'peak RSS GB':>12} {'of it pruning GB':>17} {'target':>22}")
+    print(
+        f"{'method':<10} {'wall s':>8} {'CPU s':>8} {'peak RSS GB':>12} {'of it pruning GB':>17} {'target':>22}"
+    )
     ctx = mp.get_context("spawn")
     for method, target in (("wanda", "<= 2 s"), ("sparsegpt", "<= 60 s, <= 2 GB")):
         q = ctx.Queue()

@@ -81,28 +81,35 @@ def main() -> int:
     t_start = best(lambda: TeamHook("bench_eval:zero", tmp).close(), args.reps)
     print(f"child start (interpreter, numpy, the team's module): {t_start * 1e3:.0f} ms")
     rng = np.random.default_rng(1)
-    cases = {"tiny (16x32 + 16)": {"fc.weight": np.ones((16, 32), np.float32), "fc.bias": np.zeros(16, np.float32)},
-             "one 4096x4096 fp32 layer": {"w": rng.standard_normal((4096, 4096), dtype=np.float32)},
-             "GPT-2 small, 124 M fp32": gpt2_small()}
+    cases = {
+        "tiny (16x32 + 16)": {
+            "fc.weight": np.ones((16, 32), np.float32),
+            "fc.bias": np.zeros(16, np.float32),
+        },
+        "one 4096x4096 fp32 layer": {"w": rng.standard_normal((4096, 4096), dtype=np.float32)},
+        "GPT-2 small, 124 M fp32": gpt2_small(),
+    }
     ok = True
     for name, w in cases.items():
         mb = sum(v.nbytes for v in w.values()) / 2**20
         block = [k for k in w if k.startswith("h.5.")] or [next(iter(w))]
         variants = [dict(w, **{k: w[k] + 0 for k in block}) for _ in range(args.reps)]
         with TeamHook("bench_eval:zero", tmp) as hook:
-            t_in = best(lambda: in_process(zero, w), args.reps)
+            t_in = best(lambda w=w: in_process(zero, w), args.reps)
 
             t_first = min(first_call(tmp, w) for _ in range(args.reps))
             hook.call(w)
-            t_same = best(lambda: hook.call(w), args.reps)
+            t_same = best(lambda w=w: hook.call(w), args.reps)
             it = iter(variants)
-            t_block = best(lambda: hook.call(next(it)), args.reps)
+            t_block = best(lambda it=it: hook.call(next(it)), args.reps)
         changed = sum(w[k].nbytes for k in block) / 2**20
         met = t_first <= 2 * t_in + 1.0 and t_same <= t_in + 0.05
         ok &= met
-        print(f"{name}: {mb:.1f} MB; in process {t_in * 1e3:.1f} ms; child first call {t_first * 1e3:.1f} ms "
-              f"(+{(t_first - t_in) * 1e3:.1f}); nothing changed {t_same * 1e3:.1f} ms (+{(t_same - t_in) * 1e3:.1f}); "
-              f"{changed:.1f} MB changed {t_block * 1e3:.1f} ms; {'MET' if met else 'MISSED'}")
+        print(
+            f"{name}: {mb:.1f} MB; in process {t_in * 1e3:.1f} ms; child first call {t_first * 1e3:.1f} ms "
+            f"(+{(t_first - t_in) * 1e3:.1f}); nothing changed {t_same * 1e3:.1f} ms (+{(t_same - t_in) * 1e3:.1f}); "
+            f"{changed:.1f} MB changed {t_block * 1e3:.1f} ms; {'MET' if met else 'MISSED'}"
+        )
     return 0 if ok else 1
 
 

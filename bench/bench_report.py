@@ -27,7 +27,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--config", type=Path, default=REPO / "examples" / "default.toml")
-    ap.add_argument("--work", type=Path, default=None, help="keep the study here (default: a temporary directory)")
+    ap.add_argument(
+        "--work", type=Path, default=None, help="keep the study here (default: a temporary directory)"
+    )
     ap.add_argument("--profile", action="store_true", help="print the 15 most expensive calls of the report")
     args = ap.parse_args()
 
@@ -41,8 +43,16 @@ def main() -> None:
     run_dir = work / "run"
     cfg = load_config(args.config)
     spec = resolve_storage(None, run_dir)
-    opts = SweepOptions(config_path=str(args.config), storage=spec, study_name="bench", trials=args.trials, seed=0,
-                        sampler="random", out_dir=str(run_dir), progress=True)
+    opts = SweepOptions(
+        config_path=str(args.config),
+        storage=spec,
+        study_name="bench",
+        trials=args.trials,
+        seed=0,
+        sampler="random",
+        out_dir=str(run_dir),
+        progress=True,
+    )
     t0 = time.perf_counter()
     study = run_study(opts, cfg)
     export_study(study, cfg, run_dir)
@@ -62,13 +72,19 @@ def main() -> None:
     n = rep["key"]["n_evaluated"]
     size_mb = html.stat().st_size / 1e6
     n_png = len(list((out / "report_files").glob("*.png")))
-    print(f"study: {n} finished trials ({rep['key']['n_feasible']} feasible) in {spec.url}; sweep/resume {t_sweep:.1f} s")
+    print(
+        f"study: {n} finished trials ({rep['key']['n_feasible']} feasible) in {spec.url}; sweep/resume {t_sweep:.1f} s"
+    )
     print(f"{'phase':<44}{'measured s':>12}{'target s':>10}{'ratio':>8}")
     print(f"{'build (load, re-evaluate, sensitivity, text)':<44}{t_build:>12.2f}{'':>10}{'':>8}")
-    print(f"{'render (PNG x ' + str(n_png) + ', HTML, Markdown, CSV)':<44}{t_total - t_build:>12.2f}{'':>10}{'':>8}")
+    print(
+        f"{'render (PNG x ' + str(n_png) + ', HTML, Markdown, CSV)':<44}{t_total - t_build:>12.2f}{'':>10}{'':>8}"
+    )
     print(f"{'report total':<44}{t_total:>12.2f}{TARGET_S:>10.1f}{t_total / TARGET_S:>8.2f}")
-    print(f"report.html {size_mb:.1f} MB (plotly.js inlined once); decision: {rep['key']['decision']['verdict']}; "
-          f"files in {out}")
+    print(
+        f"report.html {size_mb:.1f} MB (plotly.js inlined once); decision: {rep['key']['decision']['verdict']}; "
+        f"files in {out}"
+    )
     if prof:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(15)
 

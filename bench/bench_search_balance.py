@@ -71,20 +71,24 @@ def _side_optima(cfg, cols, metrics, cons) -> dict[str, float]:
     out = {}
     for side, opts in sparsity_sides(cfg.space).items():
         mask = feasible & np.isin(cols["sparsity"].astype(str), [str(o) for o in opts])
-        out[side] = float(sign * np.max(sign * np.asarray(metrics[primary], float)[mask])) if mask.any() else math.nan
+        out[side] = (
+            float(sign * np.max(sign * np.asarray(metrics[primary], float)[mask])) if mask.any() else math.nan
+        )
     return out
 
 
 def _run(cfg, ctx, seed: int, n: int, optima: dict[str, float]) -> dict[str, float]:
     """Each side's own-trial count at which it first comes within 1 % of its optimum (inf: never)."""
     import explore.evaluator as ev
+    from explore.objective import make_objective
     from explore.sampler import make_sampler, trial_side
-    from explore.study import make_objective
 
     primary = cfg.objectives.primary
     maximize = cfg.objectives.directions()[0] == "maximize"
-    study = optuna.create_study(directions=cfg.objectives.directions(),
-                                sampler=make_sampler(cfg.study.sampler, seed, len(cfg.objectives.names()), cfg.space))
+    study = optuna.create_study(
+        directions=cfg.objectives.directions(),
+        sampler=make_sampler(cfg.study.sampler, seed, len(cfg.objectives.names()), cfg.space),
+    )
     objective = make_objective(cfg, ctx, ev.evaluate, n)
     count = dict.fromkeys(optima, 0)
     hit = dict.fromkeys(optima, math.inf)
@@ -97,19 +101,25 @@ def _run(cfg, ctx, seed: int, n: int, optima: dict[str, float]) -> dict[str, flo
         if side not in count:
             return
         count[side] += 1
-        if trial.state == optuna.trial.TrialState.COMPLETE and all(v <= 0 for v in trial.constraints.values()):
+        if trial.state == optuna.trial.TrialState.COMPLETE and all(
+            v <= 0 for v in trial.constraints.values()
+        ):
             v, opt = float(trial.user_attrs[primary]), optima[side]
             if math.isnan(best[side]) or (v > best[side] if maximize else v < best[side]):
                 best[side] = v
-            if math.isinf(hit[side]) and ((v >= (1 - WITHIN) * opt) if maximize else (v <= (1 + WITHIN) * opt)):
+            if math.isinf(hit[side]) and (
+                (v >= (1 - WITHIN) * opt) if maximize else (v <= (1 + WITHIN) * opt)
+            ):
                 hit[side] = count[side]
         if count[side] == share:
             at_budget[side] = best[side]
 
     study.optimize(objective, n_trials=n, callbacks=[record])
-    return {s: (hit[s] if math.isfinite(hit[s]) else count[s] + 1.0) for s in optima} | {
-        f"{s}_missed": float(math.isinf(hit[s])) for s in optima} | {
-        f"{s}_at_budget": at_budget.get(s, math.nan) for s in optima}
+    return (
+        {s: (hit[s] if math.isfinite(hit[s]) else count[s] + 1.0) for s in optima}
+        | {f"{s}_missed": float(math.isinf(hit[s])) for s in optima}
+        | {f"{s}_at_budget": at_budget.get(s, math.nan) for s in optima}
+    )
 
 
 def _settled(cfg, ctx, seed: int, optima: dict[str, float]) -> dict[str, float]:
@@ -118,14 +128,16 @@ def _settled(cfg, ctx, seed: int, optima: dict[str, float]) -> dict[str, float]:
     the extra trials settling took, and each side's own trials (search, then settling) until it is
     within 1 % of its exhaustive optimum."""
     import explore.evaluator as ev
+    from explore.objective import make_objective
     from explore.sampler import make_sampler, trial_side
     from explore.settle import CAP_FACTOR, settle
-    from explore.study import make_objective
 
     primary = cfg.objectives.primary
     maximize = cfg.objectives.directions()[0] == "maximize"
-    study = optuna.create_study(directions=cfg.objectives.directions(),
-                                sampler=make_sampler(cfg.study.sampler, seed, len(cfg.objectives.names()), cfg.space))
+    study = optuna.create_study(
+        directions=cfg.objectives.directions(),
+        sampler=make_sampler(cfg.study.sampler, seed, len(cfg.objectives.names()), cfg.space),
+    )
     objective = make_objective(cfg, ctx, ev.evaluate, 10**9)  # no surplus check: one process, in memory
 
     def bests() -> dict[str, float]:
@@ -146,23 +158,33 @@ def _settled(cfg, ctx, seed: int, optima: dict[str, float]) -> dict[str, float]:
         if side not in count:
             return
         count[side] += 1
-        if (trial.state == optuna.trial.TrialState.COMPLETE and all(v <= 0 for v in trial.constraints.values())
-                and math.isinf(hit[side])):
+        if (
+            trial.state == optuna.trial.TrialState.COMPLETE
+            and all(v <= 0 for v in trial.constraints.values())
+            and math.isinf(hit[side])
+        ):
             v, opt = float(trial.user_attrs[primary]), optima[side]
             if (v >= (1 - WITHIN) * opt) if maximize else (v <= (1 + WITHIN) * opt):
                 hit[side] = count[side]
 
     study.optimize(objective, n_trials=cfg.study.trials, callbacks=[record])
     before = bests()
-    info = settle(study, cfg.space, lambda n: study.optimize(objective, n_trials=n, callbacks=[record]),
-                  cap=CAP_FACTOR * cfg.study.trials)
+    info = settle(
+        study,
+        cfg.space,
+        lambda n: study.optimize(objective, n_trials=n, callbacks=[record]),
+        cap=CAP_FACTOR * cfg.study.trials,
+    )
     after = bests()
-    return {"before": _advantage(before["sparse"], before["dense"], maximize),
-            "after": _advantage(after["sparse"], after["dense"], maximize),
-            "extra": float(info["extra_trials"]), "converged": float(info["converged"]),
-            "hit_sparse": hit["sparse"] if math.isfinite(hit["sparse"]) else count["sparse"] + 1.0,
-            "hit_dense": hit["dense"] if math.isfinite(hit["dense"]) else count["dense"] + 1.0,
-            "missed": float(math.isinf(hit["sparse"]) or math.isinf(hit["dense"]))}
+    return {
+        "before": _advantage(before["sparse"], before["dense"], maximize),
+        "after": _advantage(after["sparse"], after["dense"], maximize),
+        "extra": float(info["extra_trials"]),
+        "converged": float(info["converged"]),
+        "hit_sparse": hit["sparse"] if math.isfinite(hit["sparse"]) else count["sparse"] + 1.0,
+        "hit_dense": hit["dense"] if math.isfinite(hit["dense"]) else count["dense"] + 1.0,
+        "missed": float(math.isinf(hit["sparse"]) or math.isinf(hit["dense"])),
+    }
 
 
 def _advantage(sparse: float, dense: float, maximize: bool) -> float:
@@ -175,11 +197,21 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--trials", type=int, default=300, help="total trials per run (both sides)")
     ap.add_argument("--spaces", default="default,7nm,llm")
-    ap.add_argument("--settle-seeds", type=int, default=10,
-                    help="seeds of the verdict's advantage at the config's budget, then settled (0: skip)")
-    ap.add_argument("--grid-cache", default="", help="directory to keep each space's exhaustive evaluation in "
-                    "(reused when present: the LLM space's takes minutes)")
-    ap.add_argument("--skip-balance", action="store_true", help="only the settled advantage (no trials-to-1 % runs)")
+    ap.add_argument(
+        "--settle-seeds",
+        type=int,
+        default=10,
+        help="seeds of the verdict's advantage at the config's budget, then settled (0: skip)",
+    )
+    ap.add_argument(
+        "--grid-cache",
+        default="",
+        help="directory to keep each space's exhaustive evaluation in "
+        "(reused when present: the LLM space's takes minutes)",
+    )
+    ap.add_argument(
+        "--skip-balance", action="store_true", help="only the settled advantage (no trials-to-1 % runs)"
+    )
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     import explore.evaluator as ev
@@ -198,12 +230,16 @@ def main() -> None:
             cols, metrics, cons = evaluate_grid(cfg, ctx)
             if cache is not None:
                 cache.parent.mkdir(parents=True, exist_ok=True)
-                cache.write_bytes(pickle.dumps((cols, {cfg.objectives.primary: metrics[cfg.objectives.primary]}, cons)))
+                cache.write_bytes(
+                    pickle.dumps((cols, {cfg.objectives.primary: metrics[cfg.objectives.primary]}, cons))
+                )
         t_grid = time.perf_counter() - t
         optima = _side_optima(cfg, cols, metrics, cons)
         P = len(next(iter(cols.values())))
-        print(f"\n{name}: {P:,} points, exhaustive in {t_grid:.1f} s; optimum {cfg.objectives.primary}: "
-              + ", ".join(f"{s} {v:.4g}" for s, v in optima.items()))
+        print(
+            f"\n{name}: {P:,} points, exhaustive in {t_grid:.1f} s; optimum {cfg.objectives.primary}: "
+            + ", ".join(f"{s} {v:.4g}" for s, v in optima.items())
+        )
         maximize = cfg.objectives.directions()[0] == "maximize"
         exact = _advantage(optima["sparse"], optima["dense"], maximize)
         if args.settle_seeds:
@@ -211,18 +247,30 @@ def main() -> None:
             st = [_settled(cfg, ctx, s, optima) for s in range(args.settle_seeds)]
             before, after = np.array([r["before"] for r in st]), np.array([r["after"] for r in st])
             extra = np.array([r["extra"] for r in st])
-            print(f"  advantage at the config's budget ({cfg.study.trials} trials), seeds 0-{args.settle_seeds - 1}: "
-                  + ", ".join(f"{a:+.1f}" for a in before) + f" % (spread {np.ptp(before):.1f} points)")
-            print("  then settled (explore.settle): " + ", ".join(f"{a:+.1f}" for a in after)
-                  + f" % (spread {np.ptp(after):.1f} points; target within 2); exhaustive {exact:+.1f} %")
-            print(f"  settling took +{np.median(extra):g} trials median (min {extra.min():g}, max {extra.max():g}); "
-                  f"converged in {int(sum(r['converged'] for r in st))} of {len(st)}; {time.perf_counter() - t:.0f} s")
+            print(
+                f"  advantage at the config's budget ({cfg.study.trials} trials), seeds 0-{args.settle_seeds - 1}: "
+                + ", ".join(f"{a:+.1f}" for a in before)
+                + f" % (spread {np.ptp(before):.1f} points)"
+            )
+            print(
+                "  then settled (explore.settle): "
+                + ", ".join(f"{a:+.1f}" for a in after)
+                + f" % (spread {np.ptp(after):.1f} points; target within 2); exhaustive {exact:+.1f} %"
+            )
+            print(
+                f"  settling took +{np.median(extra):g} trials median (min {extra.min():g}, max {extra.max():g}); "
+                f"converged in {int(sum(r['converged'] for r in st))} of {len(st)}; {time.perf_counter() - t:.0f} s"
+            )
             hs, hd = np.array([r["hit_sparse"] for r in st]), np.array([r["hit_dense"] for r in st])
             p90 = (float(np.percentile(hs, 90)), float(np.percentile(hd, 90)))
-            print(f"  search + settling, own trials to within 1 %: sparse median {np.median(hs):g} p90 {p90[0]:g}, "
-                  f"dense median {np.median(hd):g} p90 {p90[1]:g}; dense / sparse p90 {p90[1] / p90[0]:.2f} "
-                  f"(target <= {TARGET_P90_RATIO}); not reached in {int(sum(r['missed'] for r in st))} of {len(st)}")
-            rows_settle.append((name, cfg.study.trials, np.ptp(before), np.ptp(after), exact, float(np.median(extra))))
+            print(
+                f"  search + settling, own trials to within 1 %: sparse median {np.median(hs):g} p90 {p90[0]:g}, "
+                f"dense median {np.median(hd):g} p90 {p90[1]:g}; dense / sparse p90 {p90[1] / p90[0]:.2f} "
+                f"(target <= {TARGET_P90_RATIO}); not reached in {int(sum(r['missed'] for r in st))} of {len(st)}"
+            )
+            rows_settle.append(
+                (name, cfg.study.trials, np.ptp(before), np.ptp(after), exact, float(np.median(extra)))
+            )
         if args.skip_balance:
             continue
         t = time.perf_counter()
@@ -233,29 +281,48 @@ def main() -> None:
             v = np.array([r[side] for r in runs])
             missed = int(sum(r[f"{side}_missed"] for r in runs))
             stats[side] = (float(np.median(v)), float(np.percentile(v, 90)), missed)
-            print(f"  {side:>6}: trials of its own to within 1 %: median {stats[side][0]:g}, p90 {stats[side][1]:g}"
-                  f"  (not reached in {missed} of {args.seeds}; per seed {[int(x) for x in v]})")
+            print(
+                f"  {side:>6}: trials of its own to within 1 %: median {stats[side][0]:g}, p90 {stats[side][1]:g}"
+                f"  (not reached in {missed} of {args.seeds}; per seed {[int(x) for x in v]})"
+            )
         adv = np.array([_advantage(r["sparse_at_budget"], r["dense_at_budget"], maximize) for r in runs])
-        print(f"  advantage at the config's budget ({cfg.study.trials} trials, {cfg.study.trials // 2} per side), "
-              f"seeds 0-{min(10, args.seeds) - 1}: " + ", ".join(f"{a:+.1f}" for a in adv[:10])
-              + f" %; exhaustive {exact:+.1f} %; spread {np.nanmax(adv[:10]) - np.nanmin(adv[:10]):.1f} points"
-              + " (target: within 2)")
+        print(
+            f"  advantage at the config's budget ({cfg.study.trials} trials, {cfg.study.trials // 2} per side), "
+            f"seeds 0-{min(10, args.seeds) - 1}: "
+            + ", ".join(f"{a:+.1f}" for a in adv[:10])
+            + f" %; exhaustive {exact:+.1f} %; spread {np.nanmax(adv[:10]) - np.nanmin(adv[:10]):.1f} points"
+            + " (target: within 2)"
+        )
         ratio = stats["dense"][1] / stats["sparse"][1]
-        print(f"  dense p90 / sparse p90 = {ratio:.2f} (target <= {TARGET_P90_RATIO}); {args.seeds} runs in {t_runs:.0f} s")
+        print(
+            f"  dense p90 / sparse p90 = {ratio:.2f} (target <= {TARGET_P90_RATIO}); "
+            f"{args.seeds} runs in {t_runs:.0f} s"
+        )
         rows.append((name, P, stats, ratio))
 
     if rows:
-        print("\n| space | points | sparse median | sparse p90 | dense median | dense p90 | dense/sparse p90 | target |")
+        print(
+            "\n| space | points | sparse median | sparse p90 | dense median | dense p90 | dense/sparse p90 | target |"
+        )
         print("|---|---|---|---|---|---|---|---|")
         for name, P, st, ratio in rows:
             s, d = st["sparse"], st["dense"]
             ok = "met" if ratio <= TARGET_P90_RATIO and not s[2] and not d[2] else "NOT MET"
-            print(f"| {name} | {P:,} | {s[0]:g} | {s[1]:g} | {d[0]:g} | {d[1]:g} | {ratio:.2f} | <= {TARGET_P90_RATIO} ({ok}) |")
+            print(
+                f"| {name} | {P:,} | {s[0]:g} | {s[1]:g} | {d[0]:g} | {d[1]:g} | "
+                f"{ratio:.2f} | <= {TARGET_P90_RATIO} ({ok}) |"
+            )
     if rows_settle:
-        print("\n| space | budget | advantage spread at budget | spread after settling | exhaustive | settle trials (median) |")
+        print(
+            "\n| space | budget | advantage spread at budget | spread after settling | "
+            "exhaustive | settle trials (median) |"
+        )
         print("|---|---|---|---|---|---|")
         for name, b, sb, sa, exact, extra in rows_settle:
-            print(f"| {name} | {b} | {sb:.1f} | {sa:.1f} ({'met' if sa <= 2 else 'NOT MET'}) | {exact:+.1f} % | {extra:g} |")
+            print(
+                f"| {name} | {b} | {sb:.1f} | "
+                f"{sa:.1f} ({'met' if sa <= 2 else 'NOT MET'}) | {exact:+.1f} % | {extra:g} |"
+            )
 
 
 if __name__ == "__main__":

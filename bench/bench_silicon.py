@@ -35,9 +35,15 @@ Misses are printed with their reason.
 
 from __future__ import annotations
 
-from explore.validation.silicon import (CLOCK_POWER_FIGURES, SKIPPED, chips, lsq_slope, measured_activity,
-                                        model_figures)
-from explore.validation.silicon import estimate_with_fallback as estimate
+from explore.validation.silicon import (
+    CLOCK_POWER_FIGURES,
+    SKIPPED,
+    chips,
+    estimate_with_fallback as estimate,
+    lsq_slope,
+    measured_activity,
+    model_figures,
+)
 from ppa import calibration, tech
 
 
@@ -53,28 +59,40 @@ def _line(fig, scope, got, pub, note, ok, limit, ratio):
 
 
 def main() -> None:
-    print("sparsepe PPA model vs published silicon (energy calibrated on Horowitz 45 nm / Jouppi 7 nm, logic area "
-          "on published process logic densities; the fixed control block fitted on NVDLA nv_small)\n")
-    hdr = f"{'design':46s} {'figure':16s} {'scope':6s} {'model':>10s} {'published':>10s} {'ratio':>6s}  verdict"
+    print(
+        "sparsepe PPA model vs published silicon (energy calibrated on Horowitz 45 nm / Jouppi 7 nm, logic area "
+        "on published process logic densities; the fixed control block fitted on NVDLA nv_small)\n"
+    )
+    hdr = (
+        f"{'design':46s} {'figure':16s} {'scope':6s} {'model':>10s} {'published':>10s} {'ratio':>6s}  verdict"
+    )
     print(hdr)
     print("-" * len(hdr))
     misses = []
     nvdla256 = []  # (MACs, model block mm^2, published mm^2) of the 256 KB rows
     for chip in chips():
-        act = (measured_activity(chip.design, chip.macs, chip.measured_macs_per_s)
-               if chip.measured_macs_per_s is not None else None)
+        act = (
+            measured_activity(chip.design, chip.macs, chip.measured_macs_per_s)
+            if chip.measured_macs_per_s is not None
+            else None
+        )
         res = estimate(chip.design, act)
         m = model_figures(res)
         nd = tech.node(chip.design.node_nm, res.voltage_v)
-        print(f"{chip.name:46s} {'clock':16s} {'array':6s} {res.clock_mhz:8.0f} MHz at {res.voltage_v:.2f} V "
-              f"(Vmin {res.details['vmin_v']:.2f}, fmax {res.fmax_at_voltage_mhz:.0f} MHz, FO4 {nd.fo4_ps:.1f} ps)"
-              f"{'' if res.feasible else '  INFEASIBLE: ' + '; '.join(res.infeasible_reasons)}"
-              f"{'  [timing: generic path, OpenSTA mapping failed]' if any('OpenSTA mapping failed' in n for n in res.notes) else ''}")
+        sta_failed = any("OpenSTA mapping failed" in n for n in res.notes)
+        print(
+            f"{chip.name:46s} {'clock':16s} {'array':6s} {res.clock_mhz:8.0f} MHz at {res.voltage_v:.2f} V "
+            f"(Vmin {res.details['vmin_v']:.2f}, fmax {res.fmax_at_voltage_mhz:.0f} MHz, FO4 {nd.fo4_ps:.1f} ps)"
+            f"{'' if res.feasible else '  INFEASIBLE: ' + '; '.join(res.infeasible_reasons)}"
+            f"{'  [timing: generic path, OpenSTA mapping failed]' if sta_failed else ''}"
+        )
         a = res.area_breakdown_mm2
         vu = res.details["vector_unit"]
-        print(f"{'':46s} {'area parts mm^2':16s} {'':6s} array {m['array_area_mm2']:.3g}, sram {a['sram']:.3g}, "
-              f"vector {a['vector']:.3g} ({vu['lanes']} x {vu['width_bits']} b), other {a['other']:.3g}, "
-              f"phy {a['phy']:.3g}")
+        print(
+            f"{'':46s} {'area parts mm^2':16s} {'':6s} array {m['array_area_mm2']:.3g}, sram {a['sram']:.3g}, "
+            f"vector {a['vector']:.3g} ({vu['lanes']} x {vu['width_bits']} b), other {a['other']:.3g}, "
+            f"phy {a['phy']:.3g}"
+        )
         if chip.scope:
             print(f"{'':46s} {'model scope':16s} {chip.scope}")
         for fig, (pub, scope, note) in chip.published.items():
@@ -90,8 +108,10 @@ def main() -> None:
         for label, d in chip.variants:
             vm = model_figures(estimate(d))
             for fig, (pub, scope, _note) in chip.published.items():
-                print(f"{'':46s} {fig:16s} {scope:6s} {vm[fig]:10.3g} {pub:10.3g} {vm[fig] / pub:6.2f}  "
-                      f"info only: {label}")
+                print(
+                    f"{'':46s} {fig:16s} {scope:6s} {vm[fig]:10.3g} {pub:10.3g} {vm[fig] / pub:6.2f}  "
+                    f"info only: {label}"
+                )
         if chip.macs and chip.cbuf_kb == 256:
             nvdla256.append((chip.macs, m["block_area_mm2"], chip.published["block_area_mm2"][0]))
         print()
@@ -105,12 +125,20 @@ def main() -> None:
         ok, limit = _verdict("area_per_mac_um2", "slope", ratio)
         print(f"{name:46s} {'model scope':16s} v1 MAC cells (N INT8 MACs as N/2 INT16 MACs), CACC pro rata")
         print(_line("area_per_mac_um2", "slope", mod_s * 1e6, pub_s * 1e6, note, ok, limit, ratio))
-        print(f"{'':46s} {'intercept_mm2':16s} {'block':6s} {mod_i:10.3g} {pub_i:10.3g} {mod_i / pub_i:6.2f}  "
-              f"info only: area at 0 MACs with the 256 KB CBUF (fixed units + CBUF)")
+        print(
+            f"{'':46s} {'intercept_mm2':16s} {'block':6s} {mod_i:10.3g} {pub_i:10.3g} {mod_i / pub_i:6.2f}  "
+            f"info only: area at 0 MACs with the 256 KB CBUF (fixed units + CBUF)"
+        )
         if not ok:
-            misses.append((name, "area_per_mac_um2", ratio,
-                           "the per-MAC increment covers everything NVDLA scales with the MAC count (CMAC, CACC "
-                           "adders and buffers, CSC data paths, wider SDP); the model's is the MAC array and CACC SRAM"))
+            misses.append(
+                (
+                    name,
+                    "area_per_mac_um2",
+                    ratio,
+                    "the per-MAC increment covers everything NVDLA scales with the MAC count (CMAC, CACC "
+                    "adders and buffers, CSC data paths, wider SDP); the model's is the MAC array and CACC SRAM",
+                )
+            )
         print()
     if misses:
         print("Misses and their reasons:")
@@ -120,14 +148,20 @@ def main() -> None:
     for what, why in SKIPPED:
         print(f"- {what}: {why}")
     h = calibration.horowitz_area_check()
-    print(f"\nArea note: logic area per transistor = 1 / (the node's published peak logic density x "
-          f"{tech.REALISED_DENSITY_FRACTION:.2f} realised fraction: {tech.PLACEMENT_UTILISATION:.2f} placement "
-          f"utilisation / {tech.POST_LAYOUT_CELL_GROWTH:.2f} post-layout cell growth), ppa.tech: "
-          + ", ".join(f"{nm} nm {tech.node(nm).area_per_transistor_um2:.3g} um^2 ({tech.logic_density_mtr_mm2(nm):.3g} MTr/mm^2 peak)"
-                      for nm in (65, 28, 7))
-          + f". Check: Horowitz's 45 nm 8-bit multiplier (282 um^2, a cell-area figure) against our {tech.CAL_MUL8_TRANSISTORS}-transistor "
-          f"netlist: {h['model_block_um2']:.0f} um^2 placed ({h['block_ratio']:.2f}x), {h['model_cell_um2']:.0f} um^2 "
-          f"at peak cell density ({h['cell_ratio']:.2f}x). SRAM area is CACTI's (ITRS-HP cells), unchanged.")
+    print(
+        f"\nArea note: logic area per transistor = 1 / (the node's published peak logic density x "
+        f"{tech.REALISED_DENSITY_FRACTION:.2f} realised fraction: {tech.PLACEMENT_UTILISATION:.2f} placement "
+        f"utilisation / {tech.POST_LAYOUT_CELL_GROWTH:.2f} post-layout cell growth), ppa.tech: "
+        + ", ".join(
+            f"{nm} nm {tech.node(nm).area_per_transistor_um2:.3g} um^2 "
+            f"({tech.logic_density_mtr_mm2(nm):.3g} MTr/mm^2 peak)"
+            for nm in (65, 28, 7)
+        )
+        + ". Check: Horowitz's 45 nm 8-bit multiplier (282 um^2, a cell-area figure) "
+        f"against our {tech.CAL_MUL8_TRANSISTORS}-transistor "
+        f"netlist: {h['model_block_um2']:.0f} um^2 placed ({h['block_ratio']:.2f}x), {h['model_cell_um2']:.0f} um^2 "
+        f"at peak cell density ({h['cell_ratio']:.2f}x). SRAM area is CACTI's (ITRS-HP cells), unchanged."
+    )
 
 
 if __name__ == "__main__":

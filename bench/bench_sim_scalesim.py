@@ -32,17 +32,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sim.importers import load_scalesim_config, load_scalesim_topology  # noqa: E402
 from sim.perf import simulate  # noqa: E402
-from sim.workloads import Workload  # noqa: E402
 
 REF = Path("/work/shared/reference")
 TOPO = REF / "scalesim-topologies"
 LAYOUT = REF / "scalesim-configs" / "layout-test.csv"
 
-GEMM_PICKS = [("GEMM_mnk/transformer_partial.csv", "SD_MatMul_QK_00"), ("GEMM_mnk/test_mnk_input.csv", "Test 1"),
-              ("GEMM_mnk/vit_s.csv", "L1")]
-CONV_PICKS = [("sparsity/conv.csv", "CONV_1"), ("mlperf/div64q/Resnet50.csv", "CB3a_2"),
-              ("mlperf/div64q/Resnet50.csv", "CB3s"), ("mlperf/div64q/Resnet50.csv", "CB5a_3"),
-              ("conv_nets/mobilnet_paper.csv", "Conv8_dw")]
+GEMM_PICKS = [
+    ("GEMM_mnk/transformer_partial.csv", "SD_MatMul_QK_00"),
+    ("GEMM_mnk/test_mnk_input.csv", "Test 1"),
+    ("GEMM_mnk/vit_s.csv", "L1"),
+]
+CONV_PICKS = [
+    ("sparsity/conv.csv", "CONV_1"),
+    ("mlperf/div64q/Resnet50.csv", "CB3a_2"),
+    ("mlperf/div64q/Resnet50.csv", "CB3s"),
+    ("mlperf/div64q/Resnet50.csv", "CB5a_3"),
+    ("conv_nets/mobilnet_paper.csv", "Conv8_dw"),
+]
 
 RUNNER = r"""
 import sys, io, contextlib, tempfile, glob, time, json
@@ -102,8 +108,9 @@ UseRamulatorTrace: False
 # Small layers for the USER-bandwidth cases (SCALE-Sim takes 1-25 s per topology there).
 STALL_GEMMS = [("g128x64x128", 128, 64, 128), ("g100x37x70", 100, 37, 70), ("g64x256x64", 64, 256, 64)]
 STALL_CONVS = [("CB5a_3", (7, 7, 1, 1, 512, 32, 1)), ("c14x14x3x3x16x24", (14, 14, 3, 3, 16, 24, 1))]
-STALL_CONFIGS = ([dict(rows=16, cols=16, df=df, kb=kb, bw=bw) for df in ("ws", "os", "is") for kb, bw in ((1, 2), (4, 4))]
-                 + [dict(rows=8, cols=32, df=df, kb=2, bw=8) for df in ("ws", "os", "is")])
+STALL_CONFIGS = [
+    dict(rows=16, cols=16, df=df, kb=kb, bw=bw) for df in ("ws", "os", "is") for kb, bw in ((1, 2), (4, 4))
+] + [dict(rows=8, cols=32, df=df, kb=2, bw=8) for df in ("ws", "os", "is")]
 
 STALL_NOTE = """\
 Why the USER-bandwidth figures differ (SCALE-Sim 3.0.0 source, memory/read_buffer.py):
@@ -131,31 +138,44 @@ Why the USER-bandwidth figures differ (SCALE-Sim 3.0.0 source, memory/read_buffe
 
 def stall_layers():
     from sim.workloads import ConvGeometry, conv_layer, make_layer
-    return {"gemm": [make_layer(n, "gemm", M, N, K) for n, M, N, K in STALL_GEMMS],
-            "conv": [conv_layer(n, ConvGeometry(*g)) for n, g in STALL_CONVS]}
+
+    return {
+        "gemm": [make_layer(n, "gemm", M, N, K) for n, M, N, K in STALL_GEMMS],
+        "conv": [conv_layer(n, ConvGeometry(*g)) for n, g in STALL_CONVS],
+    }
 
 
 def pick(picks, gemm: bool) -> list:
     out = []
     for f, name in picks:
         w = load_scalesim_topology(TOPO / f)
-        out.extend(l for l in w.layers if l.name == name)
+        out.extend(layer for layer in w.layers if layer.name == name)
     return out
 
 
 def write_topo(layers, gemm: bool, path: Path) -> None:
     if gemm:
-        rows = ["Layer Name, M, N, K, Sparsity,"] + [f"{l.name.replace(' ', '_')}, {l.M}, {l.N}, {l.K}, 2:4," for l in layers]
+        rows = ["Layer Name, M, N, K, Sparsity,"] + [
+            f"{layer.name.replace(' ', '_')}, {layer.M}, {layer.N}, {layer.K}, 2:4," for layer in layers
+        ]
     else:
-        rows = ["Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides, Sparsity,"]
-        for l in layers:
-            g = l.conv
-            rows.append(f"{l.name}, {g.ifmap_h}, {g.ifmap_w}, {g.filt_h}, {g.filt_w}, {g.channels}, {g.num_filters}, {g.stride}, 2:4,")
+        rows = [
+            "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, "
+            "Channels, Num Filter, Strides, Sparsity,"
+        ]
+        for layer in layers:
+            g = layer.conv
+            rows.append(
+                f"{layer.name}, {g.ifmap_h}, {g.ifmap_w}, {g.filt_h}, {g.filt_w}, "
+                f"{g.channels}, {g.num_filters}, {g.stride}, 2:4,"
+            )
     path.write_text("\n".join(rows) + "\n")
 
 
 def run_scalesim(py, cfg: Path, topo: Path, kind: str) -> dict | None:
-    proc = subprocess.run([py, "-c", RUNNER, str(cfg), str(topo), str(LAYOUT), kind], capture_output=True, text=True)
+    proc = subprocess.run(
+        [py, "-c", RUNNER, str(cfg), str(topo), str(LAYOUT), kind], capture_output=True, text=True
+    )
     if proc.returncode:
         print(f"SCALE-Sim failed on {cfg.stem}: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
         return None
@@ -177,7 +197,9 @@ def model_time(work, reps: int = 31) -> float:
 def main() -> int:
     py = os.environ.get("SPARSEPE_SCALESIM_PYTHON", "/tmp/scalesim-venv/bin/python")
     if not Path(py).exists() or not TOPO.is_dir():
-        print(f"SCALE-Sim python ({py}) or {TOPO} not available; set SPARSEPE_SCALESIM_PYTHON", file=sys.stderr)
+        print(
+            f"SCALE-Sim python ({py}) or {TOPO} not available; set SPARSEPE_SCALESIM_PYTHON", file=sys.stderr
+        )
         return 1
     stall_only = "--stall-only" in sys.argv[1:]
     tmp = Path(tempfile.mkdtemp(prefix="bench_sim_scalesim_"))
@@ -186,8 +208,12 @@ def main() -> int:
         sets = {"gemm": pick(GEMM_PICKS, True), "conv": pick(CONV_PICKS, False)}
         for r, c in ((8, 32), (16, 16), (32, 8)):
             for df in ("ws", "os", "is"):
-                cases.append((dict(rows=r, cols=c, df=df, sp="false", kb=64, bw=10, mode="CALC", tag="dense"), sets))
-            cases.append((dict(rows=r, cols=c, df="ws", sp="true", kb=64, bw=10, mode="CALC", tag="2:4"), sets))
+                cases.append(
+                    (dict(rows=r, cols=c, df=df, sp="false", kb=64, bw=10, mode="CALC", tag="dense"), sets)
+                )
+            cases.append(
+                (dict(rows=r, cols=c, df="ws", sp="true", kb=64, bw=10, mode="CALC", tag="2:4"), sets)
+            )
     small = stall_layers()
     for sc in STALL_CONFIGS:
         cases.append((dict(sc, sp="false", mode="USER", tag=f"{sc['kb']}KB bw{sc['bw']}"), small))
@@ -211,37 +237,50 @@ def main() -> int:
                 continue
             arch = load_scalesim_config(cfg).to_array_config()
             wl = load_scalesim_topology(topo)
-            wl = wl.with_overrides({l.name: True for l in wl.layers})  # SCALE-Sim compresses every layer
+            wl = wl.with_overrides(
+                {layer.name: True for layer in wl.layers}
+            )  # SCALE-Sim compresses every layer
             res = simulate(wl, arch)
             wall[grp] += ss["wall_s"]
             work[grp].append((wl, arch))
             model = res.layers["cycles"] + res.layers["stall_cycles"]
-            for i, l in enumerate(wl.layers):
+            for i, layer in enumerate(wl.layers):
                 ref = ss["total"][i]
                 err = 100.0 * (model[i] - ref) / ref
                 results[grp].append(abs(err))
                 label = f"{kind} {case['rows']}x{case['cols']} {case['df']} {case['tag']}"
-                extra = f"  (SCALE-Sim stalls {ss['stall'][i]}, model {int(res.layers['stall_cycles'][i])})" \
-                    if grp == "stall" else ""
-                print(f"{label:34s} {l.name:28s} {ref:10d} {int(model[i]):10d} {err:7.2f}{extra}")
+                extra = (
+                    f"  (SCALE-Sim stalls {ss['stall'][i]}, model {int(res.layers['stall_cycles'][i])})"
+                    if grp == "stall"
+                    else ""
+                )
+                print(f"{label:34s} {layer.name:28s} {ref:10d} {int(model[i]):10d} {err:7.2f}{extra}")
             sys.stdout.flush()
     ex, st = results["exact"], results["stall"]
     print()
     if ex:
-        print(f"stall-free (CALC) layers: {len(ex)}, median |err| {statistics.median(ex):.3f} %, worst {max(ex):.3f} %"
-              "  [target: median <= 3 %, worst <= 5 %]")
+        print(
+            f"stall-free (CALC) layers: {len(ex)}, median |err| {statistics.median(ex):.3f} %, worst {max(ex):.3f} %"
+            "  [target: median <= 3 %, worst <= 5 %]"
+        )
     if st:
-        print(f"limited bandwidth (USER) layers: {len(st)}, median |err| {statistics.median(st):.2f} %, "
-              f"worst {max(st):.2f} %  [target: median <= 10 %]")
+        print(
+            f"limited bandwidth (USER) layers: {len(st)}, median |err| {statistics.median(st):.2f} %, "
+            f"worst {max(st):.2f} %  [target: median <= 10 %]"
+        )
         print(STALL_NOTE)
     t_model = {g: model_time(w) for g, w in work.items() if w}
     t_all = model_time(work["exact"] + work["stall"])
     for grp, b in t_model.items():
-        print(f"wall time ({grp}): SCALE-Sim {wall[grp]:.1f} s over {len(work[grp])} runs, model {b * 1e3:.2f} ms "
-              f"(same runs, median of 31 passes), ratio {wall[grp] / b:,.0f}x")
+        print(
+            f"wall time ({grp}): SCALE-Sim {wall[grp]:.1f} s over {len(work[grp])} runs, model {b * 1e3:.2f} ms "
+            f"(same runs, median of 31 passes), ratio {wall[grp] / b:,.0f}x"
+        )
     tot_ss = wall["exact"] + wall["stall"]
-    print(f"wall time (all cases run): SCALE-Sim {tot_ss:.1f} s, model {t_all * 1e3:.2f} ms, ratio {tot_ss / t_all:,.0f}x"
-          "  [target >= 10,000x]")
+    print(
+        f"wall time (all cases run): SCALE-Sim {tot_ss:.1f} s, model {t_all * 1e3:.2f} ms, ratio {tot_ss / t_all:,.0f}x"
+        "  [target >= 10,000x]"
+    )
     return 0
 
 

@@ -34,23 +34,34 @@ def main() -> int:
         simulate(w, arch)
         times.append(time.perf_counter() - t0)
     med = statistics.median(times) * 1e3
-    print(f"ResNet-50 ({len(w.layers)} layers incl. fc), one design point (sparse + dense baseline): "
-          f"median {med:.3f} ms, p95 {np.percentile(times, 95) * 1e3:.3f} ms   [target < 2 ms]  ratio {2.0 / med:.1f}x")
+    print(
+        f"ResNet-50 ({len(w.layers)} layers incl. fc), one design point (sparse + dense baseline): "
+        f"median {med:.3f} ms, p95 {np.percentile(times, 95) * 1e3:.3f} ms   [target < 2 ms]  ratio {2.0 / med:.1f}x"
+    )
 
     rng = np.random.default_rng(0)
     P = 20_000
-    params = {"rows": rng.choice([8, 16, 32, 64, 128], P), "cols": rng.choice([8, 16, 32, 64, 128], P),
-              "clock_mhz": rng.uniform(200, 2000, P), "dram_gbps": rng.uniform(8, 512, P),
-              "sram_kb": rng.choice([48, 192, 768, 3072], P), "dataflow": rng.choice(["ws", "os", "is"], P)}
+    params = {
+        "rows": rng.choice([8, 16, 32, 64, 128], P),
+        "cols": rng.choice([8, 16, 32, 64, 128], P),
+        "clock_mhz": rng.uniform(200, 2000, P),
+        "dram_gbps": rng.uniform(8, 512, P),
+        "sram_kb": rng.choice([48, 192, 768, 3072], P),
+        "dataflow": rng.choice(["ws", "os", "is"], P),
+    }
     simulate_grid(w, {k: v[:10] for k, v in params.items()})
     t0 = time.perf_counter()
     g = simulate_grid(w, params)
     dt = time.perf_counter() - t0
     evals = P * len(w.layers)
-    print(f"vectorised grid: {P:,} design points x {len(w.layers)} layers = {evals:,} layer-evaluations "
-          f"(each also evaluated dense for the speedup) in {dt:.2f} s = {evals / dt:,.0f} /s   "
-          f"[target >= 200,000 /s]  ratio {evals / dt / 2e5:.1f}x")
-    print(f"  sanity: effective speedup range {g['effective_speedup'].min():.3f}..{g['effective_speedup'].max():.3f}")
+    print(
+        f"vectorised grid: {P:,} design points x {len(w.layers)} layers = {evals:,} layer-evaluations "
+        f"(each also evaluated dense for the speedup) in {dt:.2f} s = {evals / dt:,.0f} /s   "
+        f"[target >= 200,000 /s]  ratio {evals / dt / 2e5:.1f}x"
+    )
+    print(
+        f"  sanity: effective speedup range {g['effective_speedup'].min():.3f}..{g['effective_speedup'].max():.3f}"
+    )
     return 0
 
 

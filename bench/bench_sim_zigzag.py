@@ -39,13 +39,15 @@ logging.disable(logging.CRITICAL)
 size, M, K, N, work = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), Path(sys.argv[5])
 hw = (Path(zigzag.__file__).parent / "inputs/hardware/tpu_like.yaml").read_text()
 (work / "acc.yaml").write_text(hw.replace("sizes: [32, 32]", f"sizes: [{size}, {size}]"))
-(work / "map.yaml").write_text(yaml.safe_dump([{"name": "default", "spatial_mapping": {"D1": [f"K, {size}"], "D2": [f"C, {size}"]},
-                                               "memory_operand_links": {"O": "O", "W": "I2", "I": "I1"}}]))
+(work / "map.yaml").write_text(yaml.safe_dump([{"name": "default",
+    "spatial_mapping": {"D1": [f"K, {size}"], "D2": [f"C, {size}"]},
+    "memory_operand_links": {"O": "O", "W": "I2", "I": "I1"}}]))
 (work / "wl.yaml").write_text(yaml.safe_dump([{"id": 0, "name": "gemm", "operator_type": "Gemm",
     "equation": "O[b][k]+=I[b][c]*W[c][k]", "loop_dims": ["B", "C", "K"], "loop_sizes": [M, K, N],
     "operand_precision": {"I": 8, "W": 8, "O": 16, "O_final": 8}, "operand_source": {"I": 0}}]))
-_, latency, _ = get_hardware_performance_zigzag(str(work / "wl.yaml"), str(work / "acc.yaml"), str(work / "map.yaml"),
-                                                opt="latency", dump_folder=str(work / "out"), loma_show_progress_bar=False)
+_, latency, _ = get_hardware_performance_zigzag(
+    str(work / "wl.yaml"), str(work / "acc.yaml"), str(work / "map.yaml"),
+    opt="latency", dump_folder=str(work / "out"), loma_show_progress_bar=False)
 lat = json.loads((work / "out/gemm_complete.json").read_text())["outputs"]["latency"]
 print(json.dumps({"latency": latency, **lat}))
 """
@@ -53,8 +55,15 @@ print(json.dumps({"latency": latency, **lat}))
 
 def model(size: int, M: int, K: int, N: int, double_buffer: bool) -> int:
     w = Workload("gemm", (make_layer("gemm", "gemm", M, N, K),))
-    arch = ArrayConfig(rows=size, cols=size, sparse=False, pe_k=1, dram_gbps=1e6, sram_port_bytes=None,
-                       double_buffer=double_buffer)
+    arch = ArrayConfig(
+        rows=size,
+        cols=size,
+        sparse=False,
+        pe_k=1,
+        dram_gbps=1e6,
+        sram_port_bytes=None,
+        double_buffer=double_buffer,
+    )
     return int(simulate(w, arch).layers["cycles"][0]) + 1
 
 
@@ -67,16 +76,24 @@ def main() -> None:
     if not py:
         sys.exit("set SPARSEPE_ZIGZAG_PYTHON to the python of a venv with zigzag-dse installed")
     M, K, N = a.gemm
-    print(f"{'array':>9} {'zigzag total':>13} {'computation':>12} {'onload':>8} {'offload':>8} "
-          f"{'model single':>13} {'model double':>13} {'double/comp':>12}")
+    print(
+        f"{'array':>9} {'zigzag total':>13} {'computation':>12} {'onload':>8} {'offload':>8} "
+        f"{'model single':>13} {'model double':>13} {'double/comp':>12}"
+    )
     for size in a.sizes:
         with tempfile.TemporaryDirectory() as work:
-            out = subprocess.run([py, "-c", RUNNER, str(size), str(M), str(K), str(N), work], check=True,
-                                 capture_output=True, text=True).stdout
+            out = subprocess.run(
+                [py, "-c", RUNNER, str(size), str(M), str(K), str(N), work],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
         z = json.loads(out.strip().splitlines()[-1])
         single, double = model(size, M, K, N, False), model(size, M, K, N, True)
-        print(f"{size:>4}x{size:<4} {z['latency']:>13,.0f} {z['computation']:>12,.0f} {z['data_onloading']:>8,.0f} "
-              f"{z['data_offloading']:>8,.0f} {single:>13,} {double:>13,} {double / z['computation']:>12.4f}")
+        print(
+            f"{size:>4}x{size:<4} {z['latency']:>13,.0f} {z['computation']:>12,.0f} {z['data_onloading']:>8,.0f} "
+            f"{z['data_offloading']:>8,.0f} {single:>13,} {double:>13,} {double / z['computation']:>12.4f}"
+        )
 
 
 if __name__ == "__main__":

@@ -38,17 +38,21 @@ CHECKPOINTS = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000)
 def _run(cfg, ctx, sampler_name: str, seed: int, n: int) -> np.ndarray:
     """Best feasible perf/W after each trial (0 before the first feasible one)."""
     import explore.evaluator as ev
+    from explore.objective import make_objective
     from explore.sampler import make_sampler
-    from explore.study import make_objective
 
-    study = optuna.create_study(directions=cfg.objectives.directions(),
-                                sampler=make_sampler(sampler_name, seed, len(cfg.objectives.names())))
+    study = optuna.create_study(
+        directions=cfg.objectives.directions(),
+        sampler=make_sampler(sampler_name, seed, len(cfg.objectives.names())),
+    )
     objective = make_objective(cfg, ctx, ev.evaluate, n)
     best = np.zeros(n)
     state = {"b": 0.0, "i": 0}
 
     def record(study, trial):
-        if trial.state == optuna.trial.TrialState.COMPLETE and all(v <= 0 for v in trial.constraints.values()):
+        if trial.state == optuna.trial.TrialState.COMPLETE and all(
+            v <= 0 for v in trial.constraints.values()
+        ):
             state["b"] = max(state["b"], float(trial.user_attrs["perf_per_watt"]))
         if state["i"] < n:
             best[state["i"]] = state["b"]
@@ -86,8 +90,10 @@ def main() -> None:
     target = 0.99 * v_opt
     q = float(np.mean(feasible & (metrics["perf_per_watt"] >= target)))
     print(f"config: {args.config}")
-    print(f"grid: {P:,} points in {t_grid:.1f} s ({t_grid / P * 1e3:.2f} ms/point), {feasible.sum():,} feasible; "
-          f"optimum perf/W {v_opt:.4f} TOPS/W at " + ", ".join(f"{k}={cols[k][i_opt]}" for k in cols))
+    print(
+        f"grid: {P:,} points in {t_grid:.1f} s ({t_grid / P * 1e3:.2f} ms/point), {feasible.sum():,} feasible; "
+        f"optimum perf/W {v_opt:.4f} TOPS/W at " + ", ".join(f"{k}={cols[k][i_opt]}" for k in cols)
+    )
     print(f"points within 1 % of the optimum: {int(round(q * P))} (q = {q:.2e})")
 
     tpe = np.stack([_run(cfg, ctx, "tpe", s, args.tpe_trials) for s in range(args.seeds)])
@@ -105,10 +111,12 @@ def main() -> None:
         print(f"{c:>7} {a:>8} {b:>8} {exact:>22.3f}")
     med_tpe = float(np.median(t_tpe))
     med_rnd_obs = float(np.median(t_rnd))
-    print(f"\ntrials to a feasible design within 1 % of the grid optimum, per seed:")
+    print("\ntrials to a feasible design within 1 % of the grid optimum, per seed:")
     print(f"  TPE:    {t_tpe}  median {med_tpe:g} (target <= {TARGET_TRIALS})")
-    print(f"  random: {t_rnd}  median {med_rnd_obs:g} (runs capped at {args.random_trials}); "
-          f"exact median from the grid {rnd_exact_median:.0f}")
+    print(
+        f"  random: {t_rnd}  median {med_rnd_obs:g} (runs capped at {args.random_trials}); "
+        f"exact median from the grid {rnd_exact_median:.0f}"
+    )
     ratio = rnd_exact_median / med_tpe if med_tpe > 0 else math.inf
     print(f"  random / TPE (exact random median): {ratio:.1f}x (target >= {TARGET_RATIO:g}x)")
     at = min(TARGET_TRIALS, tpe.shape[1])

@@ -44,7 +44,9 @@ TARGET_ROBUST_S = 30.0  # target: the robustness step adds at most 30 s
 
 def _evaluator_ms(ev: Evaluator, n: int = 50) -> float:
     """Mean evaluator time per point (ms) over n random points of the space."""
-    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0), directions=ev.cfg.objectives.directions())
+    study = optuna.create_study(
+        sampler=optuna.samplers.RandomSampler(seed=0), directions=ev.cfg.objectives.directions()
+    )
     pts = [suggest_point(study.ask(), ev.cfg) for _ in range(2 * n)]
     for p in pts[:n]:  # warm the per-PE-configuration caches (synthesis, activity) first
         ev.evaluate(p)
@@ -59,7 +61,9 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--config", default=str(REPO / "examples" / "default.toml"))
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--dir", default=None, help="directory for the study journals (default: the system temp dir)")
+    ap.add_argument(
+        "--dir", default=None, help="directory for the study journals (default: the system temp dir)"
+    )
     args = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     cfg = load_config(args.config)
@@ -69,23 +73,37 @@ def main() -> None:
     study_module.prewarm = lambda cfg: 0  # characterised once, above: the studies below time their trials
     ev = Evaluator("explore.evaluator", cfg, where=None)
     ev_ms = _evaluator_ms(ev)
-    print(f"config: {args.config}; cores: {os.cpu_count()}; evaluator: {ev_ms:.1f} ms per point (mean of 50); "
-          f"hardware characterisation (prewarm, warm caches): {warm_s:.1f} s")
-    print(f"{'workers':>7} {'trials':>7} {'wall s':>8} {'trials/s':>9} {'eval share':>10} {'target s':>9} {'ratio':>6}")
+    print(
+        f"config: {args.config}; cores: {os.cpu_count()}; evaluator: {ev_ms:.1f} ms per point (mean of 50); "
+        f"hardware characterisation (prewarm, warm caches): {warm_s:.1f} s"
+    )
+    print(
+        f"{'workers':>7} {'trials':>7} {'wall s':>8} {'trials/s':>9} {'eval share':>10} {'target s':>9} {'ratio':>6}"
+    )
     steps = None
     if args.dir is not None:
         Path(args.dir).mkdir(parents=True, exist_ok=True)  # the journal's parent directory
     for w in args.workers:
         with tempfile.TemporaryDirectory(dir=args.dir) as d:
             spec = resolve_storage(None, Path(d))
-            opts = SweepOptions(config_path=args.config, storage=spec, study_name="speed", trials=args.trials, seed=0,
-                                sampler="tpe", workers=w, progress=False)
+            opts = SweepOptions(
+                config_path=args.config,
+                storage=spec,
+                study_name="speed",
+                trials=args.trials,
+                seed=0,
+                sampler="tpe",
+                workers=w,
+                progress=False,
+            )
             t = time.perf_counter()
             study = run_study(opts, cfg)
             wall = time.perf_counter() - t
             n = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
             share = n * ev_ms / 1e3 / (wall * w)
-            print(f"{w:>7} {n:>7} {wall:>8.1f} {n / wall:>9.1f} {share:>10.0%} {TARGET_S:>9.0f} {wall / TARGET_S:>6.2f}")
+            print(
+                f"{w:>7} {n:>7} {wall:>8.1f} {n / wall:>9.1f} {share:>10.0%} {TARGET_S:>9.0f} {wall / TARGET_S:>6.2f}"
+            )
             if w == 1:
                 recs = study_records(study, cfg)
                 t = time.perf_counter()
@@ -96,9 +114,11 @@ def main() -> None:
                 steps = (wall, twins_s, time.perf_counter() - t, len(recs), rob)
     if steps is not None:
         wall, twins_s, rob_s, n_rec, rob = steps
-        print(f"one worker: {args.trials} trials {wall:.1f} s + twins of {n_rec} designs {twins_s:.1f} s = "
-              f"{wall + twins_s:.1f} s (target {TARGET_TWINS_S:.0f} s, ratio {(wall + twins_s) / TARGET_TWINS_S:.2f}); "
-              f"robustness {rob_s:.1f} s (target {TARGET_ROBUST_S:.0f} s, ratio {rob_s / TARGET_ROBUST_S:.2f})")
+        print(
+            f"one worker: {args.trials} trials {wall:.1f} s + twins of {n_rec} designs {twins_s:.1f} s = "
+            f"{wall + twins_s:.1f} s (target {TARGET_TWINS_S:.0f} s, ratio {(wall + twins_s) / TARGET_TWINS_S:.2f}); "
+            f"robustness {rob_s:.1f} s (target {TARGET_ROBUST_S:.0f} s, ratio {rob_s / TARGET_ROBUST_S:.2f})"
+        )
         if rob is not None:
             print(f"verdict over the assumptions' ranges: {rob['line']}")
 

@@ -28,11 +28,24 @@ from ppa.activity import ACC_LEN, TraceMix, TraceRecipe, dense_groups_trace, tra
 from ppa.design import DesignPoint
 from sim.quality.evidence.evidence import reference_size
 from sim.quality.traces.family_traces import (
-    FAMILIES, MODEL_NAMES, TRACE_CYCLES, activity_family, code_digest, family_models, family_streams,
+    FAMILIES,
+    MODEL_NAMES,
+    TRACE_CYCLES,
+    activity_family,
+    code_digest,
+    family_models,
+    family_streams,
 )
 
-__all__ = ["TRACE_LANES", "TRACE_CHOICES", "family_recipe", "workload_trace", "design_traces", "check_trace_choice",
-           "warm_models"]
+__all__ = [
+    "TRACE_LANES",
+    "TRACE_CHOICES",
+    "family_recipe",
+    "workload_trace",
+    "design_traces",
+    "check_trace_choice",
+    "warm_models",
+]
 
 #: Bit-lanes (parallel PE instances) of a real-data activity trace.
 TRACE_LANES = 512
@@ -53,12 +66,16 @@ def check_trace_choice(name: str, where: str = "activity_trace") -> str:
 
 
 def _numbers(p: PEParams) -> str:
-    return f"float values encoded to {p.precision} (RNE)" if p.is_float else \
-        f"int{p.weight_bits} weights / int{p.act_bits} activations, symmetric quantisation"
+    return (
+        f"float values encoded to {p.precision} (RNE)"
+        if p.is_float
+        else f"int{p.weight_bits} weights / int{p.act_bits} activations, symmetric quantisation"
+    )
 
 
-def family_recipe(family: str, params: PEParams, part: str, *, dense_path: bool = False,
-                  dataflow: str = "ws") -> TraceRecipe:
+def family_recipe(
+    family: str, params: PEParams, part: str, *, dense_path: bool = False, dataflow: str = "ws"
+) -> TraceRecipe:
     """The trace of one part (sim.quality.traces.family_traces.PARTS) of a family's reference model for
     the PE ``params`` (``part="fallback"``: on the sparse PE's dense fallback, or with
     ``dense_path`` in the dense path's dense mode), in the stream order of the array's costed
@@ -67,47 +84,78 @@ def family_recipe(family: str, params: PEParams, part: str, *, dense_path: bool 
     order = "os" if dataflow == "os" else "ws"
     dense = part == "dense"
     if family not in FAMILIES:
-        raise InputError(f"unknown workload family {family!r} (known: {', '.join(FAMILIES)})", where="activity trace")
+        raise InputError(
+            f"unknown workload family {family!r} (known: {', '.join(FAMILIES)})", where="activity trace"
+        )
     p = params
-    key_obj = {"code": _code_digest(), "family": family, "part": part, "n": None if dense else p.n, "m": p.m,
-               "precision": p.precision,
-               "act_bits": p.act_bits, "weight_bits": p.weight_bits, "dense_path": bool(dense_path and part == "fallback"),
-               "lanes": TRACE_LANES, "cycles": TRACE_CYCLES, "order": order, "acc_len": ACC_LEN, "size": reference_size(), "v": 1}
+    key_obj = {
+        "code": _code_digest(),
+        "family": family,
+        "part": part,
+        "n": None if dense else p.n,
+        "m": p.m,
+        "precision": p.precision,
+        "act_bits": p.act_bits,
+        "weight_bits": p.weight_bits,
+        "dense_path": bool(dense_path and part == "fallback"),
+        "lanes": TRACE_LANES,
+        "cycles": TRACE_CYCLES,
+        "order": order,
+        "acc_len": ACC_LEN,
+        "size": reference_size(),
+        "v": 1,
+    }
     key = "family-" + hashlib.sha256(json.dumps(key_obj, sort_keys=True).encode()).hexdigest()[:24]
     model = MODEL_NAMES[family] + (" at its tiny test size" if reference_size() == "tiny" else "")
-    where = {"sparse": f"ASP fine-tuned {p.n}:{p.m} model, its pruned layers on the sparse PE",
-             "fallback": f"ASP fine-tuned {p.n}:{p.m} model, the layers ASP leaves dense on the "
-                         + ("dense path (dense mode)" if dense_path else "sparse PE's dense fallback"),
-             "dense": "dense model, every layer, on the dense PE"}[part]
+    where = {
+        "sparse": f"ASP fine-tuned {p.n}:{p.m} model, its pruned layers on the sparse PE",
+        "fallback": f"ASP fine-tuned {p.n}:{p.m} model, the layers ASP leaves dense on the "
+        + ("dense path (dense mode)" if dense_path else "sparse PE's dense fallback"),
+        "dense": "dense model, every layer, on the dense PE",
+    }[part]
     label = f"{family} trace: {model}, {where}; {_numbers(p)}; {order.upper()} stream order"
 
     def build():
         # the dense model does not depend on an N:M: the one trained in the reference's DENSE_MODEL_NM run
         models = family_models(family, *DENSE_MODEL_NM) if dense else None
-        s = family_streams(family, p.n, p.m, part, precision=p.precision, weight_bits=p.weight_bits,
-                           act_bits=p.act_bits, order=order, acc_len=ACC_LEN, models=models)
+        s = family_streams(
+            family,
+            p.n,
+            p.m,
+            part,
+            precision=p.precision,
+            weight_bits=p.weight_bits,
+            act_bits=p.act_bits,
+            order=order,
+            acc_len=ACC_LEN,
+            models=models,
+        )
         if s is None:
             raise InputError(f"the {family} reference model has no {part} layer", where="activity trace")
         acts, w, meta, clear, layers = s
         text = f"{label} ({', '.join(layers)})"
         if part == "sparse":
             return trace_from_arrays(p, True, acts, w, meta, clear, instances=TRACE_LANES, label=text)
-        return dense_groups_trace(p, part == "fallback", acts, w, clear, dense_path=dense_path,
-                                  instances=TRACE_LANES, label=text)
+        return dense_groups_trace(
+            p, part == "fallback", acts, w, clear, dense_path=dense_path, instances=TRACE_LANES, label=text
+        )
 
     return TraceRecipe(key, label, build)
 
 
-def _mix(family: str, p: PEParams, dense_path: bool, dataflow: str, sparse_macs: float, fallback_macs: float
-         ) -> TraceMix:
+def _mix(
+    family: str, p: PEParams, dense_path: bool, dataflow: str, sparse_macs: float, fallback_macs: float
+) -> TraceMix:
     s = family_recipe(family, p, "sparse", dataflow=dataflow)
     f = family_recipe(family, p, "fallback", dense_path=dense_path, dataflow=dataflow)
     tot = sparse_macs + fallback_macs
     share = fallback_macs / tot if tot > 0 else 0.0
-    label = (f"{family} trace: {MODEL_NAMES[family]}, ASP fine-tuned {p.n}:{p.m} model: pruned layers on the "
-             f"sparse PE, layers left dense on the {'dense path' if dense_path else 'dense fallback'} "
-             f"({share:.1%} of the workload's MACs run dense); {_numbers(p)}; "
-             f"{'OS' if dataflow == 'os' else 'WS'} stream order")
+    label = (
+        f"{family} trace: {MODEL_NAMES[family]}, ASP fine-tuned {p.n}:{p.m} model: pruned layers on the "
+        f"sparse PE, layers left dense on the {'dense path' if dense_path else 'dense fallback'} "
+        f"({share:.1%} of the workload's MACs run dense); {_numbers(p)}; "
+        f"{'OS' if dataflow == 'os' else 'WS'} stream order"
+    )
     return TraceMix(s, f, sparse_macs, fallback_macs, label)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from explore import interrupt
 
@@ -43,6 +44,8 @@ from explore.provenance import model_code_version, package_version  # noqa: E402
 from hw.errors import InputError  # noqa: E402
 from hw.host import keep_library_caches, mask_passwords, printable  # noqa: E402
 
+typer_click_exceptions: ModuleType | None
+ParameterSource: Any  # the vendored click's enum, or click's own
 try:  # the click that typer 0.29 vendors; a typer that uses click itself has none
     from typer._click import exceptions as typer_click_exceptions
     from typer._click.core import ParameterSource
@@ -65,21 +68,34 @@ def _flags_without_type() -> None:
             return None
         return shown(self, ctx)
 
-    TyperOption.display_type_rich = display_type_rich
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]  # patching typer's class
 
 
 _flags_without_type()
 
 #: The sub-commands, in the order the help lists them: ``explore/commands/<name>.py`` each.
-COMMAND_MODULES = ("verilog", "ppa", "simulate", "quality", "sweep", "report", "memo", "diff", "validate",
-                   "assumptions", "characterise")
+COMMAND_MODULES = (
+    "verilog",
+    "ppa",
+    "simulate",
+    "quality",
+    "sweep",
+    "report",
+    "memo",
+    "diff",
+    "validate",
+    "assumptions",
+    "characterise",
+)
 
 
 def _load_command(name: str) -> Any:
     """The click command of ``explore/commands/<name>.py``, registered on a Typer of its own, with
     an empty value refused for every flag and argument (:func:`_refuse_empty`)."""
     one = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    importlib.import_module(f"explore.commands.{name}").register(one)  # lazy subcommand loading: on first use only
+    importlib.import_module(f"explore.commands.{name}").register(
+        one
+    )  # lazy subcommand loading: on first use only
     cmd = typer.main.get_command(one)
     for param in cmd.params:
         _refuse_empty(param)
@@ -159,9 +175,16 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option(
-        "--version", help="Print the package version and the model code version (the digest a study records), "
-                          "then exit.", callback=_print_version, is_eager=True)] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the package version and the model code version (the digest a study records), "
+            "then exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
 ) -> None:
     """Design-space exploration and PPA of N:M structured-sparse tensor cores."""
 
@@ -169,6 +192,7 @@ def _root(
 def _log_to_stderr() -> None:
     """The library's ``sparsepe.*`` loggers (e.g. ppa.synth's "synthesising ...") as plain lines
     on stderr, once."""
+
     class _Stderr(logging.StreamHandler):
         """Writes to the sys.stderr of the moment (not the one at set-up: tests swap it)."""
 
@@ -224,7 +248,11 @@ def _usage_where(exc) -> str:
 def _click_exceptions() -> tuple[tuple, tuple, tuple]:
     """(UsageError, Abort, ClickException) classes of click and of the click typer 0.29 vendors."""
     mods = [click.exceptions] + ([typer_click_exceptions] if typer_click_exceptions is not None else [])
-    return tuple(tuple(getattr(m, n) for m in mods if hasattr(m, n)) for n in ("UsageError", "Abort", "ClickException"))
+
+    def of_every(name: str) -> tuple:
+        return tuple(getattr(m, name) for m in mods if hasattr(m, name))
+
+    return of_every("UsageError"), of_every("Abort"), of_every("ClickException")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -299,7 +327,11 @@ def _main(argv: list[str] | None) -> None:
     except Exception as exc:  # a bug, not bad input: still one line (exit 1), traceback on request
         if os.environ.get("SPARSEPE_TRACEBACK"):
             raise
-        _fail(None, f"internal error ({type(exc).__name__}: {exc}); set SPARSEPE_TRACEBACK=1 for the traceback", code=1)
+        _fail(
+            None,
+            f"internal error ({type(exc).__name__}: {exc}); set SPARSEPE_TRACEBACK=1 for the traceback",
+            code=1,
+        )
     if rc == INTERRUPTED_EXIT:  # typer turns KeyboardInterrupt into Exit(130), silently
         _interrupted()
     sys.exit(rc if isinstance(rc, int) else 0)

@@ -4,7 +4,8 @@ Every model forbids unknown keys (``extra="forbid"``), so a typo is an error tha
 and the dotted key. :func:`load_config` is the only entry point; it raises
 :class:`hw.errors.InputError` with a one-line message for anything wrong in the file. The design
 space (``[space]``, its axes and their values) is :mod:`explore.space`; this module holds the other
-sections, the loading, and the config's fingerprint (:func:`config_fingerprint`).
+sections, the loading, and the config's fingerprint (:func:`config_fingerprint`); a pydantic
+validation error becomes its one line in :mod:`explore.config_errors`.
 
 Layout of a config (every section but ``[study]`` and ``[objectives]`` is required)::
 
@@ -39,10 +40,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     Field,
@@ -52,12 +52,14 @@ from pydantic import (
     model_validator,
 )
 
+from explore.config_errors import one_line_error
 from explore.metrics import DEFAULT_PRIMARY, OBJECTIVES
 from explore.quality_config import Quality
 from explore.safety import check_study_name
 from explore.space import (
     ADDED_AXES,
     DRAM_TYPES,
+    Range,
     Space,
     StrictModel,
     as_choices,
@@ -65,9 +67,13 @@ from explore.space import (
     is_integer_axis,
     parse_sparsity,
 )
-from explore.workload_config import MAX_WORKLOAD_WEIGHT, MIN_WORKLOAD_WEIGHT, Workload  # noqa: F401
+from explore.workload_config import (  # noqa: F401
+    MAX_WORKLOAD_WEIGHT,
+    MIN_WORKLOAD_WEIGHT,
+    Workload,
+    importer_field,
+)
 from hw.errors import InputError
-from hw.host import printable
 from hw.params import PEParams
 from ppa.assumptions import Assumption, with_ranges
 from ppa.liberty import asap7
@@ -110,45 +116,67 @@ MAX_LATENCY_MS, MAX_REQUEST_RATE_HZ = 1e7, 1e9
 class Fixed(StrictModel):
     """Design constants that are not searched. Every value here reaches the models as given."""
 
-    act_bits: int = Field(8, description="activation width, bits")
-    weight_bits: int = Field(8, description="weight width, bits")
-    acc_bits: int = Field(32, ge=8, le=64, description="accumulator width, bits")
-    ambient_c: float = Field(45.0, ge=MIN_AMBIENT_C, le=MAX_AMBIENT_C,
-                             description="ambient temperature, C (HotSpot 6.0 default 318.15 K)")
-    cooling: Literal["air", "liquid"] = Field("air", description="package + cooling stack of ppa.thermal")
-    theta_ja_c_per_w: float | None = Field(None, gt=0, le=MAX_THETA_JA, description="override the cooling's theta_ja, K/W")
+    act_bits: int = Field(default=8, description="activation width, bits")
+    weight_bits: int = Field(default=8, description="weight width, bits")
+    acc_bits: int = Field(default=32, ge=8, le=64, description="accumulator width, bits")
+    ambient_c: float = Field(
+        default=45.0,
+        ge=MIN_AMBIENT_C,
+        le=MAX_AMBIENT_C,
+        description="ambient temperature, C (HotSpot 6.0 default 318.15 K)",
+    )
+    cooling: Literal["air", "liquid"] = Field(
+        default="air", description="package + cooling stack of ppa.thermal"
+    )
+    theta_ja_c_per_w: float | None = Field(
+        default=None, gt=0, le=MAX_THETA_JA, description="override the cooling's theta_ja, K/W"
+    )
     dram_units: dict[str, int] = Field(
         default_factory=dict,
         description="DRAM type -> number of units (HBM stacks, LPDDR x16 channels, DDR4 channels); "
         "bandwidth = units x the type's per-unit GB/s",
     )
 
-    sram_banks: int = Field(2, ge=1, le=64, description="SRAM banks per buffer, one 64 B port each: the cycle model's "
-                            "port bandwidth limit (sim.perf) and the macros ppa.sram costs; 2 = the ping and pong "
-                            "halves of the double buffer")
+    sram_banks: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="SRAM banks per buffer, one 64 B port each: the cycle model's "
+        "port bandwidth limit (sim.perf) and the macros ppa.sram costs; 2 = the ping and pong "
+        "halves of the double buffer",
+    )
     activity_trace: Literal["synthetic", "reference"] = Field(
-        "reference",
+        default="reference",
         description="data the PE netlist is simulated on for switching activity: 'reference' (real data of each "
         "workload's family, explore.activity_traces: transformer workloads the char-level transformer LM, CNNs the "
         "digits CNN, MLPs the digits MLP; ASP-pruned layers on the sparse PE and the layers left dense on its "
         "fallback / dense path, mixed by the workload's MACs; the dense PE gets the dense model; float precisions "
-        "the float values encoded to their format) or 'synthetic' (ppa.activity's seeded post-ReLU / N(0, 2^(W-3)) trace)",
+        "the float values encoded to their format) or 'synthetic' (ppa.activity's seeded post-ReLU / "
+        "N(0, 2^(W-3)) trace)",
     )
     dram_type: str | None = Field(
-        None, description="DRAM type whose energy per bit is charged when the space gives dram_gbps"
+        default=None, description="DRAM type whose energy per bit is charged when the space gives dram_gbps"
     )
     liberty: str | None = Field(
-        None, description="Liberty (.lib) file of the team's standard cells (relative to the config file), or "
+        default=None,
+        description="Liberty (.lib) file of the team's standard cells (relative to the config file), or "
         "'asap7' (the ASAP7 7 nm library from ../shared/reference/asap7): "
-        "timing from OpenSTA on it; default: the osu018 library when OpenSTA and qflow-tech-osu018 are installed"
+        "timing from OpenSTA on it; default: the osu018 library when OpenSTA and qflow-tech-osu018 are installed",
     )
     liberty_node: int | None = Field(
-        None, ge=1, le=1000, description="process node (nm) of the liberty file when the file does not state it"
+        default=None,
+        ge=1,
+        le=1000,
+        description="process node (nm) of the liberty file when the file does not state it",
     )
-    clock_gating: bool = Field(True, description="gate the clock of the WS weight registers while they hold")
+    clock_gating: bool = Field(
+        default=True, description="gate the clock of the WS weight registers while they hold"
+    )
     vt: Literal["rvt", "lvt", "slvt"] | None = Field(
-        None, description="threshold-voltage flavour of the logic cells (ppa.references VT_FLAVOURS); default: per "
-        "design, the lowest-leakage flavour that meets its clock")
+        default=None,
+        description="threshold-voltage flavour of the logic cells (ppa.references VT_FLAVOURS); default: per "
+        "design, the lowest-leakage flavour that meets its clock",
+    )
 
     @field_validator("dram_type")
     @classmethod
@@ -180,22 +208,22 @@ class Serving(StrictModel):
     ``limits.request_rate_hz``, dynamic batching up to ``max_batch`` or ``timeout_ms``. Defaults
     are sim.serving's."""
 
-    max_batch: int = Field(8, ge=1, le=256)
-    timeout_ms: float = Field(2.0, ge=0, le=MAX_SERVING_TIMEOUT_MS)
-    n_requests: int = Field(2000, ge=100, le=MAX_SERVING_REQUESTS)
-    seed: int = Field(0, ge=0, le=MAX_SEED)
+    max_batch: int = Field(default=8, ge=1, le=256)
+    timeout_ms: float = Field(default=2.0, ge=0, le=MAX_SERVING_TIMEOUT_MS)
+    n_requests: int = Field(default=2000, ge=100, le=MAX_SERVING_REQUESTS)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     #: arrival seeds seed, seed+1, ...: p95/p99 are their mean, with a 95 % interval across them
     #: [A] 5: the fewest for which the t-interval (t = 2.78 at 4 degrees of freedom) is usefully narrow
-    seeds: int = Field(5, ge=1, le=64)
+    seeds: int = Field(default=5, ge=1, le=64)
     #: share of each run's requests discarded at its start (the empty-queue cold start) before
     #: p95/p99 [A]: 10 %; at 2000 requests that is 200, many times the queue's relaxation time
     #: (a few batch services) at any load below saturation
-    warmup_fraction: float = Field(0.1, ge=0, lt=0.9)
+    warmup_fraction: float = Field(default=0.1, ge=0, lt=0.9)
     #: the server's start-up before its first batch (model load, caches), ms; 0: ready at once. The
     #: warm-up discard is what keeps such a start out of p95/p99
-    cold_start_ms: float = Field(0.0, ge=0, le=MAX_SERVING_TIMEOUT_MS)
+    cold_start_ms: float = Field(default=0.0, ge=0, le=MAX_SERVING_TIMEOUT_MS)
     #: LLM workloads (llama*-prefill / -decode): decode tokens per request after its prefill [A]
-    output_tokens: int = Field(128, ge=1, le=65536)
+    output_tokens: int = Field(default=128, ge=1, le=65536)
 
 
 #: [owners] roles, in the order the review packet lists them.
@@ -241,7 +269,7 @@ class Limits(StrictModel):
     max_quality_delta: float | None = None
 
     @model_validator(mode="after")
-    def _check(self) -> "Limits":
+    def _check(self) -> Limits:
         if self.max_stall_fraction is not None and not 0 < self.max_stall_fraction <= 1:
             raise ValueError(f"max_stall_fraction must be in (0, 1], got {self.max_stall_fraction:g}")
         for key in ("max_power_density_w_mm2", "max_area_mm2", "p99_latency_ms", "request_rate_hz"):
@@ -250,14 +278,18 @@ class Limits(StrictModel):
                 raise ValueError(f"{key} must be > 0, got {v:g}")
         if self.max_quality_delta is not None and self.max_quality_delta < 0:
             raise ValueError(f"max_quality_delta must be >= 0, got {self.max_quality_delta:g}")
-        for key, hi, why in (("max_tj_c", MAX_TJ_LIMIT_C, "silicon is rated to 150-175 C"),
-                             ("p99_latency_ms", MAX_LATENCY_MS, "far outside any serving SLA"),
-                             ("request_rate_hz", MAX_REQUEST_RATE_HZ, "far outside any serving load")):
+        for key, hi, why in (
+            ("max_tj_c", MAX_TJ_LIMIT_C, "silicon is rated to 150-175 C"),
+            ("p99_latency_ms", MAX_LATENCY_MS, "far outside any serving SLA"),
+            ("request_rate_hz", MAX_REQUEST_RATE_HZ, "far outside any serving load"),
+        ):
             v = getattr(self, key)
             if v is not None and v > hi:
                 raise ValueError(f"{key} = {v:g} is above {hi:g} ({why})")
         if (self.p99_latency_ms is None) != (self.request_rate_hz is None):
-            raise ValueError("p99_latency_ms and request_rate_hz go together (the SLA is p99 at a request rate)")
+            raise ValueError(
+                "p99_latency_ms and request_rate_hz go together (the SLA is p99 at a request rate)"
+            )
         return self
 
     def active(self) -> dict[str, float]:
@@ -316,12 +348,24 @@ MAX_ROBUSTNESS_SAMPLES = 100_000
 class Decision(StrictModel):
     """What SHIP needs beyond the rules of the report's decision section (explore.robustness)."""
 
-    margin: float = Field(SHIP_MIN_ADVANTAGE, ge=0.0, le=10.0,
-                          description="the sparse advantage (best sparse / best dense - 1) SHIP needs")
-    min_confidence: float = Field(MIN_CONFIDENCE, gt=0.0, le=1.0,
-                                  description="P(advantage >= margin) over the assumptions' ranges SHIP needs")
-    samples: int = Field(ROBUSTNESS_SAMPLES, ge=ROBUSTNESS_SAMPLES, le=MAX_ROBUSTNESS_SAMPLES,
-                         description="joint Latin-hypercube samples of the ranges")
+    margin: float = Field(
+        default=SHIP_MIN_ADVANTAGE,
+        ge=0.0,
+        le=10.0,
+        description="the sparse advantage (best sparse / best dense - 1) SHIP needs",
+    )
+    min_confidence: float = Field(
+        default=MIN_CONFIDENCE,
+        gt=0.0,
+        le=1.0,
+        description="P(advantage >= margin) over the assumptions' ranges SHIP needs",
+    )
+    samples: int = Field(
+        default=ROBUSTNESS_SAMPLES,
+        ge=ROBUSTNESS_SAMPLES,
+        le=MAX_ROBUSTNESS_SAMPLES,
+        description="joint Latin-hypercube samples of the ranges",
+    )
 
 
 class AssumptionRange(StrictModel):
@@ -334,8 +378,8 @@ class AssumptionRange(StrictModel):
 class StudySection(StrictModel):
     name: str | None = None
     sampler: Literal["tpe", "nsga2", "random"] = "tpe"
-    seed: int = Field(0, ge=0, le=MAX_SEED)
-    trials: int = Field(150, ge=1, le=MAX_TRIALS)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    trials: int = Field(default=150, ge=1, le=MAX_TRIALS)
     settle: bool = True  # after the budget, settle each side to a local optimum (explore.settle)
 
     @field_validator("name")
@@ -364,10 +408,10 @@ class SweepConfig(StrictModel):
     assumptions: dict[str, AssumptionRange] = Field(default_factory=dict)
 
     #: Where the config came from (set by load_config; used in messages and reports).
-    source: str = Field("<memory>", exclude=True)
+    source: str = Field(default="<memory>", exclude=True)
 
     @model_validator(mode="after")
-    def _check(self) -> "SweepConfig":
+    def _check(self) -> SweepConfig:
         lim = self.limits
         if lim.max_tj_c is not None and lim.max_tj_c <= self.fixed.ambient_c:
             raise ValueError(
@@ -375,8 +419,10 @@ class SweepConfig(StrictModel):
                 f"{self.fixed.ambient_c:g} C: no design can meet it"
             )
         if self.quality is not None and self.quality.weights is not None and lim.max_quality_delta is None:
-            raise ValueError("[quality] gives the team's model and eval, but limits.max_quality_delta is not set "
-                             "(the quality limit the evidence binds)")
+            raise ValueError(
+                "[quality] gives the team's model and eval, but limits.max_quality_delta is not set "
+                "(the quality limit the evidence binds)"
+            )
         _check_pe(self)
         assumption_ranges(self)  # unknown names, non-positive bounds, low > high: InputError naming the key
         if self.space.dram_gbps is not None and self.fixed.dram_type is None:
@@ -391,101 +437,30 @@ class SweepConfig(StrictModel):
         return self
 
 
-def assumption_ranges(cfg: "SweepConfig") -> dict[str, Assumption]:
+def assumption_ranges(cfg: SweepConfig) -> dict[str, Assumption]:
     """The assumptions registry (ppa.assumptions) with the ranges the config's [assumptions] sets."""
     return with_ranges({k: (r.low, r.high) for k, r in cfg.assumptions.items()}, where="assumptions")
 
 
-def _check_pe(cfg: "SweepConfig") -> None:
+def _check_pe(cfg: SweepConfig) -> None:
     """Every PE the space can build is a valid hw.params.PEParams: the fixed widths with each
     sparsity choice and the deepest pipeline (so no trial fails on it later)."""
     pipes = as_choices(cfg.space.pipeline)
-    deepest = int(max(pipes)) if pipes is not None else int(cfg.space.pipeline.max)
+    # as_choices gives None for a Range axis only
+    deepest = int(max(pipes)) if pipes is not None else int(cast(Range, cfg.space.pipeline).max)
     for s in as_choices(cfg.space.sparsity) or []:
         n, m, _ = parse_sparsity(s)
         try:
-            PEParams(act_bits=cfg.fixed.act_bits, weight_bits=cfg.fixed.weight_bits, acc_bits=cfg.fixed.acc_bits,
-                     n=n, m=m, pipeline=deepest)
+            PEParams(
+                act_bits=cfg.fixed.act_bits,
+                weight_bits=cfg.fixed.weight_bits,
+                acc_bits=cfg.fixed.acc_bits,
+                n=n,
+                m=m,
+                pipeline=deepest,
+            )
         except InputError as exc:
             raise ValueError(f"fixed/space: the PE of sparsity {s!r} is not buildable: {exc}") from None
-
-
-_UNION_TAGS = ("Range", "int", "float", "str", "bool", "list")
-
-
-def _loc(loc: tuple[Any, ...]) -> str:
-    """pydantic error location -> dotted key (union member tags like 'list[any]' dropped)."""
-    parts: list[str] = []
-    for p in loc:
-        if isinstance(p, int):
-            parts.append(f"[{p}]")
-        elif isinstance(p, str) and ("[" in p or "(" in p or p in _UNION_TAGS):
-            continue
-        else:
-            parts.append(("." if parts else "") + str(p))
-    return "".join(parts)
-
-
-#: pydantic's strict type errors -> what the key takes (types are strict: no string for a number)
-_TYPE_NAMES = {"int_type": "an integer", "float_type": "a number", "bool_type": "true or false",
-               "string_type": "a string", "dict_type": "a table", "list_type": "a list", "model_type": "a table"}
-
-
-def _field_range(loc: tuple[Any, ...]) -> str:
-    """The allowed range of the field at ``loc`` (its ge/gt/le/lt bounds): " in [1, 100000]", " > 0", ""."""
-    model: Any = SweepConfig
-    info = None
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        fields = getattr(model, "model_fields", None)
-        if not fields or part not in fields:
-            return ""
-        info = fields[part]
-        ann = info.annotation
-        model = next((a for a in [ann, *getattr(ann, "__args__", ())] if isinstance(a, type)
-                      and hasattr(a, "model_fields")), None)
-    if info is None:
-        return ""
-    num = lambda x: str(x) if isinstance(x, int) else f"{x:g}"  # noqa: E731
-    bound = {k: getattr(m, k) for m in info.metadata for k in ("ge", "gt", "le", "lt") if getattr(m, k, None) is not None}
-    lo = ("[", bound["ge"]) if "ge" in bound else ("(", bound["gt"]) if "gt" in bound else None
-    hi = ("]", bound["le"]) if "le" in bound else (")", bound["lt"]) if "lt" in bound else None
-    if lo and hi:
-        return f" in {lo[0]}{num(lo[1])}, {num(hi[1])}{hi[0]}"
-    if lo:
-        return f" {'>=' if lo[0] == '[' else '>'} {num(lo[1])}"
-    if hi:
-        return f" {'<=' if hi[0] == ']' else '<'} {num(hi[1])}"
-    return ""
-
-
-def _got(v: Any) -> str:
-    kind = {str: "a string", bool: "a boolean", int: "an integer", float: "a number"}.get(type(v))
-    return f"got {printable(repr(v))}" + (f" ({kind})" if kind else "")
-
-
-def _one_line(exc: ValidationError) -> str:
-    errs = exc.errors()
-    # For union axes pydantic reports one error per member; an unknown key wins, else the first.
-    for e in errs:
-        if e["type"] == "extra_forbidden":
-            return f"{_loc(e['loc'])}: unknown key"
-    e = errs[0]
-    where = _loc(e["loc"])
-    scalar = where and not isinstance(e.get("input"), (dict, list))
-    if e["type"] in _TYPE_NAMES and scalar:
-        return f"{where}: must be {_TYPE_NAMES[e['type']]}{_field_range(e['loc'])}, {_got(e.get('input'))}"
-    if e["type"] in ("greater_than_equal", "greater_than", "less_than_equal", "less_than") and scalar:
-        return f"{where}: must be{_field_range(e['loc']) or ' ' + e['msg'].lower()}, {_got(e.get('input'))}"
-    msg = e["msg"].removeprefix("Value error, ")
-    if e["type"] == "literal_error" and scalar:
-        msg = f"{msg}, {_got(e.get('input'))}"
-    # a section validator names its key first ("rows.step: ..."): make it the dotted key
-    m = re.match(r"([A-Za-z_][\w.]*): (.*)", msg)
-    if m and where in ("space", "fixed", "limits", "serving", "study", "quality"):
-        where, msg = f"{where}.{m.group(1)}", m.group(2)
-    return f"{where}: {msg}" if where else msg
 
 
 def parse_config(data: dict[str, Any], source: str = "<memory>") -> SweepConfig:
@@ -493,7 +468,7 @@ def parse_config(data: dict[str, Any], source: str = "<memory>") -> SweepConfig:
     try:
         cfg = SweepConfig.model_validate({**data}, strict=True)  # strict: no string for a number
     except ValidationError as exc:
-        raise InputError(_one_line(exc), where=source) from None
+        raise InputError(one_line_error(exc, SweepConfig), where=source) from None
     except InputError as exc:
         raise InputError(str(exc), where=source) from None
     except RecursionError:
@@ -505,7 +480,7 @@ def parse_config(data: dict[str, Any], source: str = "<memory>") -> SweepConfig:
     return cfg
 
 
-def _check_liberty(cfg: "SweepConfig", source: str) -> None:
+def _check_liberty(cfg: SweepConfig, source: str) -> None:
     """fixed.liberty: a path relative to the config file's directory becomes absolute; the file is
     read (header) now so a bad library fails before anything runs, naming the file."""
     f = cfg.fixed
@@ -522,18 +497,22 @@ def _check_liberty(cfg: "SweepConfig", source: str) -> None:
         object.__setattr__(f, "liberty", str(p))
     lib = load_liberty(p, f.liberty_node)
     if lib.node_nm is None:
-        raise InputError("the Liberty file does not state its process node: give fixed.liberty_node (or --liberty-node)",
-                         where=str(p))
+        raise InputError(
+            "the Liberty file does not state its process node: give fixed.liberty_node (or --liberty-node)",
+            where=str(p),
+        )
 
 
-def with_liberty(cfg: "SweepConfig", liberty: str | None, liberty_node: int | None) -> "SweepConfig":
+def with_liberty(cfg: SweepConfig, liberty: str | None, liberty_node: int | None) -> SweepConfig:
     """``cfg`` with fixed.liberty / fixed.liberty_node replaced where given (the sweep's --liberty
     and --liberty-node), validated like the file's own."""
     if liberty is None and liberty_node is None:
         return cfg
     data = cfg.model_dump(mode="json", exclude={"source"})
     if liberty is not None:
-        data["fixed"]["liberty"] = liberty if asap7.is_keyword(liberty) else str(Path(liberty).expanduser().resolve())
+        data["fixed"]["liberty"] = (
+            liberty if asap7.is_keyword(liberty) else str(Path(liberty).expanduser().resolve())
+        )
     if liberty_node is not None:
         data["fixed"]["liberty_node"] = liberty_node
     return parse_config(data, source=getattr(cfg, "source", "<memory>"))
@@ -544,10 +523,10 @@ def _check_workload(w: Workload, source: str) -> None:
     hf_config path relative to the config file becomes absolute and the file is read now."""
     imp = w.importer()
     if imp is not None:
-        p = Path(w.option(imp.field)).expanduser()
+        p = Path(w.option(importer_field(imp))).expanduser()
         if not p.is_absolute() and source not in ("<memory>", ""):
             p = Path(source).resolve().parent / p
-        w.set_option(imp.field, str(p))
+        w.set_option(importer_field(imp), str(p))
     try:
         w.build()
     except InputError as exc:
@@ -556,12 +535,15 @@ def _check_workload(w: Workload, source: str) -> None:
         for flag in ("--seq", "--batch", "--context", "--phase"):  # simulate's flags are params keys here
             at, msg = at.replace(flag, f"params.{flag[2:]}"), msg.replace(flag, f"params.{flag[2:]}")
         # the file (a missing file, or where in it) stays named
-        raise InputError(f"workload {w.name!r}: {at + ': ' if at and at != 'workload' else ''}{msg}",
-                         where=source) from None
+        raise InputError(
+            f"workload {w.name!r}: {at + ': ' if at and at != 'workload' else ''}{msg}", where=source
+        ) from None
     except TypeError as exc:
         raise InputError(f"workload {w.name!r}: bad params: {exc}", where=source) from None
     except (ValueError, ArithmeticError, MemoryError) as exc:
-        raise InputError(f"workload {w.name!r}: bad params ({type(exc).__name__}: {exc})", where=source) from None
+        raise InputError(
+            f"workload {w.name!r}: bad params ({type(exc).__name__}: {exc})", where=source
+        ) from None
 
 
 def load_config(path: str | Path) -> SweepConfig:
@@ -614,8 +596,12 @@ def grid_size(cfg: SweepConfig) -> int:
     vals = axis_values(cfg)
     n = math.prod(len(v) for v in vals.values())
     if "double_buffer" in vals:  # the share of the points that are OS with double_buffer true
-        n -= n * vals["dataflow"].count("os") * vals["double_buffer"].count(True) // (
-            len(vals["dataflow"]) * len(vals["double_buffer"]))
+        n -= (
+            n
+            * vals["dataflow"].count("os")
+            * vals["double_buffer"].count(True)
+            // (len(vals["dataflow"]) * len(vals["double_buffer"]))
+        )
     return n
 
 
@@ -628,7 +614,9 @@ def config_fingerprint(cfg: SweepConfig) -> str:
     """Hash of everything that defines the study's problem (not trials/seed/sampler/name)."""
     # [owners] and [context] name people and tags, not the problem: they never change the fingerprint;
     # nor do [decision] and [assumptions], which judge the trials and never change one
-    body = cfg.model_dump(mode="json", exclude={"study", "source", "owners", "context", "decision", "assumptions"})
+    body = cfg.model_dump(
+        mode="json", exclude={"study", "source", "owners", "context", "decision", "assumptions"}
+    )
     if body.get("quality") is None:  # no [quality] section: the fingerprint of configs written before it
         body.pop("quality", None)
     else:  # the time limit does not change the problem; method and calibration unset: as before them

@@ -63,8 +63,18 @@ def recost_columns(r: Any, samples: dict[str, np.ndarray], n: int) -> dict[str, 
     """One workload's estimate ``r`` of one design re-costed under ``n`` samples of the assumptions
     (ppa.recost), as the columns :func:`ppa_columns` gives (one element per sample)."""
     c = recost(r.details["terms"], samples, n)
-    out = {k: c[k] for k in ("area_mm2", "fmax_mhz", "fmax_at_voltage_mhz", "voltage_v", "power_w", "tj_c",
-                             "power_density_w_mm2")}
+    out = {
+        k: c[k]
+        for k in (
+            "area_mm2",
+            "fmax_mhz",
+            "fmax_at_voltage_mhz",
+            "voltage_v",
+            "power_w",
+            "tj_c",
+            "power_density_w_mm2",
+        )
+    }
     out["peak_tops"] = np.full(n, r.peak_tops)
     out["vt_delay_factor"] = np.full(n, r.details["vt"]["delay_factor"])  # recost keeps the chosen cells
     out["runaway"] = c["runaway"]
@@ -74,8 +84,12 @@ def recost_columns(r: Any, samples: dict[str, np.ndarray], n: int) -> dict[str, 
     return out
 
 
-def aggregate(per_wl: list[dict[str, np.ndarray]], sims: list[dict[str, np.ndarray]], weights: np.ndarray,
-              clock_mhz: np.ndarray) -> dict[str, np.ndarray]:
+def aggregate(
+    per_wl: list[dict[str, np.ndarray]],
+    sims: list[dict[str, np.ndarray]],
+    weights: np.ndarray,
+    clock_mhz: np.ndarray,
+) -> dict[str, np.ndarray]:
     """The mix's metrics (explore.evaluator's docstring) from each workload's PPA columns ``per_wl``
     and sim.perf totals ``sims`` (arrays of the same length), workload weights ``weights``."""
     P = len(clock_mhz)
@@ -92,7 +106,7 @@ def aggregate(per_wl: list[dict[str, np.ndarray]], sims: list[dict[str, np.ndarr
     ppa_bad = np.zeros(P, bool)
     parts = {p: np.zeros(P) for p in POWER_PARTS}
     f_hz = clock_mhz * 1e6
-    for c, sim, a in zip(per_wl, sims, weights):
+    for c, sim, a in zip(per_wl, sims, weights, strict=True):
         t = sim["total_cycles"] / f_hz
         ops += a * 2.0 * sim["dense_macs"]
         time_s += a * t
@@ -112,9 +126,16 @@ def aggregate(per_wl: list[dict[str, np.ndarray]], sims: list[dict[str, np.ndarr
     last = per_wl[-1]
     W = float(np.sum(weights))
     out = {k: last[k].copy() for k in last if k.startswith("area_")}
-    out.update({"fmax_mhz": last["fmax_mhz"].copy(), "fmax_at_voltage_mhz": last["fmax_at_voltage_mhz"].copy(),
-                "ppa_infeasible": ppa_bad.astype(float), "voltage_v": last["voltage_v"].copy(),
-                "peak_tops": last["peak_tops"].copy(), "vt_delay_factor": last["vt_delay_factor"].copy()})
+    out.update(
+        {
+            "fmax_mhz": last["fmax_mhz"].copy(),
+            "fmax_at_voltage_mhz": last["fmax_at_voltage_mhz"].copy(),
+            "ppa_infeasible": ppa_bad.astype(float),
+            "voltage_v": last["voltage_v"].copy(),
+            "peak_tops": last["peak_tops"].copy(),
+            "vt_delay_factor": last["vt_delay_factor"].copy(),
+        }
+    )
     out["power_w"] = energy / time_s
     for p in POWER_PARTS:
         out[f"power_{p}_w"] = parts[p] / time_s

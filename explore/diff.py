@@ -33,7 +33,7 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
@@ -47,12 +47,20 @@ from sim.inputs import MAX_INPUT_FILE_BYTES, read_json
 LAYER_METRICS = ("cycles", "stall_cycles", "utilization", "sparse", "dram_bytes")
 
 MECHANISM_RULES = (
-    ("D1", "precision", "the first diverging layer changed between sparse and dense fallback; or, with no layer "
-                        "moved, quality_delta or fallback_fraction moved"),
+    (
+        "D1",
+        "precision",
+        "the first diverging layer changed between sparse and dense fallback; or, with no layer "
+        "moved, quality_delta or fallback_fraction moved",
+    ),
     ("D2", "memory", "the first diverging layer's stall cycles moved"),
     ("D3", "compute", "the first diverging layer's compute cycles moved (its stalls did not)"),
-    ("D4", "scheduling", "the first diverging layer moved only in utilisation or traffic; or, with no layer moved, "
-                         "p95/p99 (queueing, batching) moved"),
+    (
+        "D4",
+        "scheduling",
+        "the first diverging layer moved only in utilisation or traffic; or, with no layer moved, "
+        "p95/p99 (queueing, batching) moved",
+    ),
     ("D5", "thermal", "no layer moved and T_j or power density moved"),
     ("D6", "compute", "no layer moved and fmax, area, energy or power moved"),
 )
@@ -109,6 +117,7 @@ def _num(v: Any) -> float | None:
 
 # ---- the input files' schema ---------------------------------------------------------------------
 
+
 def _number(v: Any) -> Any:
     """A JSON number a float64 can hold (NaN and +-inf included), or null."""
     if v is None or isinstance(v, float):
@@ -147,7 +156,7 @@ class SimulateLayer(_Open):
     cycles: Number = None
     stall_cycles: Number = None
     utilization: Number = None
-    sparse: Optional[bool] = None
+    sparse: bool | None = None
     dram_bytes: Number = None
 
 
@@ -183,11 +192,11 @@ class BestFile(_Open):
 
     n_evaluated: Annotated[int, BeforeValidator(lambda v: _count(v))]
     feasible: bool = False
-    best: Optional[Design] = None
-    closest: Optional[Design] = None
-    config: Optional[dict[str, Any]] = None
-    limits: Optional[dict[str, Any]] = None
-    objectives: Optional[dict[str, Any]] = None
+    best: Design | None = None
+    closest: Design | None = None
+    config: dict[str, Any] | None = None
+    limits: dict[str, Any] | None = None
+    objectives: dict[str, Any] | None = None
 
 
 def _loc(loc: tuple) -> str:
@@ -217,6 +226,7 @@ def validated(model: type[BaseModel], obj: Any, where: str) -> Any:
 
 # ---- loading -------------------------------------------------------------------------------------
 
+
 def is_file_run(spec: str) -> bool:
     """Whether the run ``spec`` names a JSON file (best.json, simulate --json) rather than a
     stored study (``STORAGE#STUDY``, read by :mod:`explore.diff_study`)."""
@@ -238,31 +248,54 @@ def load_run(spec: str, label: str) -> Run:
             return _from_simulate(validated(SimulateFile, obj, where), f"{label}: {printable(spec)}")
         if isinstance(obj, dict) and "n_evaluated" in obj:
             return _from_best(validated(BestFile, obj, where), p, f"{label}: {printable(spec)}")
-        raise InputError("neither a best.json (sparsepe sweep) nor a 'sparsepe simulate --json' file",
-                         where=where)
+        raise InputError(
+            "neither a best.json (sparsepe sweep) nor a 'sparsepe simulate --json' file", where=where
+        )
     raise InputError("not a .json file", where=f"{label} {printable(spec)}")
 
 
 def _from_simulate(sim: SimulateFile, label: str) -> Run:
-    layers = [{"workload": sim.workload, "layer": r.name, "count": r.count,
-               **{k: getattr(r, k) for k in LAYER_METRICS}} for r in sim.layers]
+    layers = [
+        {
+            "workload": sim.workload,
+            "layer": r.name,
+            "count": r.count,
+            **{k: getattr(r, k) for k in LAYER_METRICS},
+        }
+        for r in sim.layers
+    ]
     given = sim.model_fields_set
-    m = {k: getattr(sim, k) for k in ("total_cycles", "stall_fraction", "utilization", "fallback_fraction",
-                                      "effective_speedup", "dram_bytes") if k in given}
-    return Run(label, "simulate", dict(sim.arch), m, layers, [sim.workload], config=flatten({"arch": sim.arch}))
+    m: dict[str, Any] = {
+        k: getattr(sim, k)
+        for k in (
+            "total_cycles",
+            "stall_fraction",
+            "utilization",
+            "fallback_fraction",
+            "effective_speedup",
+            "dram_bytes",
+        )
+        if k in given
+    }
+    return Run(
+        label, "simulate", dict(sim.arch), m, layers, [sim.workload], config=flatten({"arch": sim.arch})
+    )
 
 
 def _read_csv(path: Path, columns: tuple[str, ...], where: str) -> Any:
     """A closure CSV beside best.json (a pandas DataFrame), with ``columns``; one line naming it when
     it is not one."""
     import pandas as pd  # reason: pandas loads only for a best.json with closure CSVs beside it
+
     if path.stat().st_size > MAX_INPUT_FILE_BYTES:
         raise InputError(f"larger than {MAX_INPUT_FILE_BYTES // 2**20} MiB", where=f"{where} {path}")
     try:
         df = pd.read_csv(path)
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(f"not a readable CSV ({printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)})",
-                         where=f"{where} {path}") from None
+        raise InputError(
+            f"not a readable CSV ({printable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)})",
+            where=f"{where} {path}",
+        ) from None
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise InputError(f"has no column {', '.join(missing)}", where=f"{where} {path}")
@@ -277,34 +310,61 @@ def _from_best(best: BestFile, path: Path, label: str) -> Run:
     layers = None
     prof = path.parent / "closure" / "accelerator_architecture.csv"
     if prof.is_file():
-        df = _read_csv(prof, ("workload", "layer", "count", "compute_cycles", "stall_cycles", "utilization",
-                              "dram_bytes"), label)
+        df = _read_csv(
+            prof,
+            ("workload", "layer", "count", "compute_cycles", "stall_cycles", "utilization", "dram_bytes"),
+            label,
+        )
         cm = path.parent / "closure" / "compiler_sparsity.csv"
         sparse = None
         if cm.is_file():
             c = _read_csv(cm, ("workload", "layer", "sparse"), label)
-            sparse = {(w, n): bool(s) for w, n, s in zip(c["workload"], c["layer"], c["sparse"])}
+            sparse = {(w, n): bool(s) for w, n, s in zip(c["workload"], c["layer"], c["sparse"], strict=True)}
         ids = list(df["workload_id"]) if "workload_id" in df else list(df["workload"])
         try:
-            layers = [{"workload": wid, "layer": r.layer, "count": int(r.count), "cycles": int(r.compute_cycles),
-                       "stall_cycles": int(r.stall_cycles), "utilization": float(r.utilization),
-                       "dram_bytes": float(r.dram_bytes),
-                       "sparse": None if sparse is None else sparse.get((r.workload, r.layer))}
-                      for wid, r in zip(ids, df.itertuples())]
+            layers = [
+                {
+                    "workload": wid,
+                    "layer": r.layer,
+                    "count": int(r.count),
+                    "cycles": int(r.compute_cycles),
+                    "stall_cycles": int(r.stall_cycles),
+                    "utilization": float(r.utilization),
+                    "dram_bytes": float(r.dram_bytes),
+                    "sparse": None if sparse is None else sparse.get((r.workload, r.layer)),
+                }
+                for wid, r in zip(ids, df.itertuples(), strict=True)
+            ]
         except (ValueError, TypeError, OverflowError) as exc:
             raise InputError(f"a value is not a number ({exc})", where=f"{label} {prof}") from None
     wls = list(dict.fromkeys(r["workload"] for r in layers)) if layers else []
-    tags = {k: obj.get(k) for k in ("study", "storage", "seed", "sampler", "quality_evidence", "mode",
-                                    "config_fingerprint") if k in obj}
+    tags: dict[str, Any] = {
+        k: obj.get(k)
+        for k in ("study", "storage", "seed", "sampler", "quality_evidence", "mode", "config_fingerprint")
+        if k in obj
+    }
     if isinstance(tags.get("storage"), str):
         tags["storage"] = mask_passwords(tags["storage"])
-    cfg = flatten(obj["config"]) if isinstance(obj.get("config"), dict) else flatten(
-        {"limits": obj.get("limits") or {}, "objectives": obj.get("objectives") or {}})
-    return Run(label, "best", dict(chosen.params), dict(chosen.metrics), layers, wls, config=cfg, tags=tags,
-               designs={design_key(chosen.params): dict(chosen.metrics)})
+    cfg = (
+        flatten(obj["config"])
+        if isinstance(obj.get("config"), dict)
+        else flatten({"limits": obj.get("limits") or {}, "objectives": obj.get("objectives") or {}})
+    )
+    return Run(
+        label,
+        "best",
+        dict(chosen.params),
+        dict(chosen.metrics),
+        layers,
+        wls,
+        config=cfg,
+        tags=tags,
+        designs={design_key(chosen.params): dict(chosen.metrics)},
+    )
 
 
 # ---- comparing -----------------------------------------------------------------------------------
+
 
 def _moved(a: Any, b: Any, thr: float) -> tuple[bool, float | None]:
     """(moved beyond the threshold, relative change B/A - 1 or None)."""
@@ -324,12 +384,19 @@ def _moved(a: Any, b: Any, thr: float) -> tuple[bool, float | None]:
 
 
 def _change(scope: str, metric: str, a: Any, b: Any, rel: float | None, **kw: Any) -> dict[str, Any]:
-    return {"scope": scope, "metric": metric, "a": a, "b": b,
-            "relative_change": None if rel is None or not math.isfinite(rel) else rel, **kw}
+    return {
+        "scope": scope,
+        "metric": metric,
+        "a": a,
+        "b": b,
+        "relative_change": None if rel is None or not math.isfinite(rel) else rel,
+        **kw,
+    }
 
 
 def _align(a: Run, b: Run) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
     """A's layers in execution order with B's layer of the same (workload, name, occurrence)."""
+
     def keyed(layers):
         seen: dict[tuple[str, str], int] = {}
         out = {}
@@ -353,11 +420,16 @@ def _check_workloads(a: Run, b: Run) -> None:
     wa, wb = list(a.workloads), list(b.workloads)
     if a.kind == "simulate" or b.kind == "simulate":
         if wa and wb and set(wa) != set(wb):
-            raise InputError(f"A and B ran different workloads (A: {', '.join(wa)}; B: {', '.join(wb)}): a diff "
-                             "compares two runs of the same workload", where="diff")
+            raise InputError(
+                f"A and B ran different workloads (A: {', '.join(wa)}; B: {', '.join(wb)}): a diff "
+                "compares two runs of the same workload",
+                where="diff",
+            )
     elif wa and wb and not set(wa) & set(wb):
-        raise InputError(f"A and B share no workload (A: {', '.join(wa)}; B: {', '.join(wb)}): nothing to align",
-                         where="diff")
+        raise InputError(
+            f"A and B share no workload (A: {', '.join(wa)}; B: {', '.join(wb)}): nothing to align",
+            where="diff",
+        )
 
 
 def diff_runs(a: Run, b: Run, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
@@ -388,39 +460,85 @@ def diff_runs(a: Run, b: Run, threshold: float = DEFAULT_THRESHOLD) -> dict[str,
             mv, rel = _moved(ra.get(k), rb.get(k), threshold)
             if mv:
                 moved[k] = (ra.get(k), rb.get(k), rel)
-                layer_changes.append(_change("layer", k, ra.get(k), rb.get(k), rel, workload=ra["workload"],
-                                             layer=ra["layer"], position=pos))
+                layer_changes.append(
+                    _change(
+                        "layer",
+                        k,
+                        ra.get(k),
+                        rb.get(k),
+                        rel,
+                        workload=ra["workload"],
+                        layer=ra["layer"],
+                        position=pos,
+                    )
+                )
         if moved and first is None:
-            first = {"workload": ra["workload"], "layer": ra["layer"], "position": pos,
-                     "moved": {k: {"a": v[0], "b": v[1], "relative_change": v[2] if v[2] is None or math.isfinite(v[2]) else None}
-                               for k, v in moved.items()}}
+            first = {
+                "workload": ra["workload"],
+                "layer": ra["layer"],
+                "position": pos,
+                "moved": {
+                    k: {
+                        "a": v[0],
+                        "b": v[1],
+                        "relative_change": v[2] if v[2] is None or math.isfinite(v[2]) else None,
+                    }
+                    for k, v in moved.items()
+                },
+            }
     changes += layer_changes
     # designs both studies evaluated, on their stored metrics
     shared = [k for k in a.designs if k in b.designs]
     shared_moved = 0
     for k in shared:
-        if any(_moved(a.designs[k].get(m), b.designs[k].get(m), threshold)[0] for m in DIFF_METRICS
-               if m in a.designs[k] or m in b.designs[k]):
+        if any(
+            _moved(a.designs[k].get(m), b.designs[k].get(m), threshold)[0]
+            for m in DIFF_METRICS
+            if m in a.designs[k] or m in b.designs[k]
+        ):
             shared_moved += 1
     mech, rule = _mechanism(first, changes)
-    pdelta = {k: {"a": a.params.get(k), "b": b.params.get(k)} for k in sorted(set(a.params) | set(b.params))
-              if a.params.get(k) != b.params.get(k)}
-    cdelta = [{"key": k, "a": a.config.get(k), "b": b.config.get(k)} for k in sorted(set(a.config) | set(b.config))
-              if a.config.get(k) != b.config.get(k) and not k.startswith(("study.name",))]
-    tdelta = [{"key": k, "a": a.tags.get(k), "b": b.tags.get(k)} for k in sorted(set(a.tags) & set(b.tags))
-              if a.tags.get(k) != b.tags.get(k)]  # tags both runs carry (the kinds of run record different ones)
+    pdelta = {
+        k: {"a": a.params.get(k), "b": b.params.get(k)}
+        for k in sorted(set(a.params) | set(b.params))
+        if a.params.get(k) != b.params.get(k)
+    }
+    cdelta = [
+        {"key": k, "a": a.config.get(k), "b": b.config.get(k)}
+        for k in sorted(set(a.config) | set(b.config))
+        if a.config.get(k) != b.config.get(k) and not k.startswith(("study.name",))
+    ]
+    tdelta = [
+        {"key": k, "a": a.tags.get(k), "b": b.tags.get(k)}
+        for k in sorted(set(a.tags) & set(b.tags))
+        if a.tags.get(k) != b.tags.get(k)
+    ]  # tags both runs carry (the kinds of run record different ones)
     return {
-        "a": a.label, "b": b.label, "kinds": [a.kind, b.kind], "threshold": threshold,
+        "a": a.label,
+        "b": b.label,
+        "kinds": [a.kind, b.kind],
+        "threshold": threshold,
         "diverged": bool(changes),
-        "first_divergence": first if first is not None else ("no divergence" if not changes else
-                                                             "no layer diverged (design-level metrics only)"),
-        "mechanism": mech, "mechanism_rule": rule,
+        "first_divergence": first
+        if first is not None
+        else ("no divergence" if not changes else "no layer diverged (design-level metrics only)"),
+        "mechanism": mech,
+        "mechanism_rule": rule,
         "rules": [f"{rid} -> {m}: {txt}" for rid, m, txt in MECHANISM_RULES],
-        "changes": changes, "config_delta": cdelta, "design_delta": pdelta, "tags_delta": tdelta,
-        "aligned": {"chosen_designs_same": not pdelta, "layers_a": len(a.layers or []), "layers_b": len(b.layers or []),
-                    "layers_unmatched": unmatched, "shared_designs": len(shared), "shared_designs_moved": shared_moved,
-                    "metrics_in_one_run_only": one_sided,
-                    "layers_available": a.layers is not None and b.layers is not None},
+        "changes": changes,
+        "config_delta": cdelta,
+        "design_delta": pdelta,
+        "tags_delta": tdelta,
+        "aligned": {
+            "chosen_designs_same": not pdelta,
+            "layers_a": len(a.layers or []),
+            "layers_b": len(b.layers or []),
+            "layers_unmatched": unmatched,
+            "shared_designs": len(shared),
+            "shared_designs_moved": shared_moved,
+            "metrics_in_one_run_only": one_sided,
+            "layers_available": a.layers is not None and b.layers is not None,
+        },
     }
 
 
@@ -452,35 +570,60 @@ def render_text(res: dict[str, Any]) -> str:
     fd = res["first_divergence"]
     if isinstance(fd, dict):
         mv = ", ".join(f"{k} {_fmt(v['a'])} -> {_fmt(v['b'])}" for k, v in fd["moved"].items())
-        L.append(f"first diverging layer: {fd['workload']}: {fd['layer']} (position {fd['position']} in execution "
-                 f"order): {mv}")
+        L.append(
+            f"first diverging layer: {fd['workload']}: {fd['layer']} (position {fd['position']} in execution "
+            f"order): {mv}"
+        )
     else:
         L.append(f"first divergence: {fd}")
-    L.append(f"mechanism: {res['mechanism']}" + (f" (rule {res['mechanism_rule']})" if res["mechanism_rule"] else ""))
+    L.append(
+        f"mechanism: {res['mechanism']}"
+        + (f" (rule {res['mechanism_rule']})" if res["mechanism_rule"] else "")
+    )
     al = res["aligned"]
-    L.append(f"aligned: chosen designs {'identical' if al['chosen_designs_same'] else 'differ'}; "
-             f"{al['layers_a']} / {al['layers_b']} layers"
-             + (f"; {len(al['layers_unmatched'])} of A's layers have no match in B" if al["layers_unmatched"] else "")
-             + (f"; {al['shared_designs']} designs in both ({al['shared_designs_moved']} moved)"
-                if al["shared_designs"] else "")
-             + ("" if al["layers_available"] else "; per-layer data missing in a run (no closure profile)"))
+    L.append(
+        f"aligned: chosen designs {'identical' if al['chosen_designs_same'] else 'differ'}; "
+        f"{al['layers_a']} / {al['layers_b']} layers"
+        + (
+            f"; {len(al['layers_unmatched'])} of A's layers have no match in B"
+            if al["layers_unmatched"]
+            else ""
+        )
+        + (
+            f"; {al['shared_designs']} designs in both ({al['shared_designs_moved']} moved)"
+            if al["shared_designs"]
+            else ""
+        )
+        + ("" if al["layers_available"] else "; per-layer data missing in a run (no closure profile)")
+    )
     if res["changes"]:
         rows = [["scope", "metric", "A", "B", "change"]]
         for c in res["changes"]:
             scope = c["scope"] if c["scope"] == "design" else f"{c['workload']}: {c['layer']}"
             rc = c["relative_change"]
-            rows.append([scope, c["metric"], _fmt(c["a"]), _fmt(c["b"]),
-                         "n/a" if rc is None else f"{rc * 100:+.1f} %"])
+            rows.append(
+                [
+                    scope,
+                    c["metric"],
+                    _fmt(c["a"]),
+                    _fmt(c["b"]),
+                    "n/a" if rc is None else f"{rc * 100:+.1f} %",
+                ]
+            )
         L.append("")
         L += _table(rows)
     for title, key in (("config differences", "config_delta"), ("tag differences", "tags_delta")):
         if res[key]:
             L.append("")
-            L += _table([["key", "A", "B"]] + [[d["key"], _fmt(d["a"]), _fmt(d["b"])] for d in res[key]], title)
+            L += _table(
+                [["key", "A", "B"]] + [[d["key"], _fmt(d["a"]), _fmt(d["b"])] for d in res[key]], title
+            )
     if res["design_delta"]:
         L.append("")
-        L += _table([["axis", "A", "B"]] + [[k, _fmt(v["a"]), _fmt(v["b"])] for k, v in res["design_delta"].items()],
-                    "chosen design differences")
+        L += _table(
+            [["axis", "A", "B"]] + [[k, _fmt(v["a"]), _fmt(v["b"])] for k, v in res["design_delta"].items()],
+            "chosen design differences",
+        )
     L.append("")
     L.append("mechanism rules (the first that matches): " + "; ".join(res["rules"]))
     return "\n".join(L) + "\n"

@@ -26,14 +26,19 @@ def load_study_run(spec: str, label: str) -> Run:
     storage, _, name = spec.partition("#")
     shown = printable(redact(storage) + (f"#{name}" if name else ""))
     if not storage:
-        raise InputError("no storage before '#': give STORAGE#STUDY, a best.json or a simulate --json file",
-                         where=f"{label} {shown}")
+        raise InputError(
+            "no storage before '#': give STORAGE#STUDY, a best.json or a simulate --json file",
+            where=f"{label} {shown}",
+        )
     if not name:
         st = open_storage(resolve_storage(storage, Path(".")), create=False)
         names = [s.study_name for s in optuna.get_all_study_summaries(storage=st, include_best_trial=False)]
         if len(names) != 1:
-            raise InputError(f"the storage holds {len(names)} studies ({', '.join(names) or 'none'}): name one as "
-                             "STORAGE#STUDY", where=label)
+            raise InputError(
+                f"the storage holds {len(names)} studies ({', '.join(names) or 'none'}): name one as "
+                "STORAGE#STUDY",
+                where=label,
+            )
         name = names[0]
     try:
         data = load_study_data(storage, name)
@@ -51,16 +56,37 @@ def load_study_run(spec: str, label: str) -> Run:
     for _, _, net in det.networks:  # workloads by the cycle model's name, with their parameters
         lay = net.layers
         for i, n in enumerate(net.names):
-            layers.append({"workload": net.workload, "layer": n, "count": int(net.counts[i]),
-                           "cycles": int(lay["cycles"][i]) + 1, "stall_cycles": int(lay["stall_cycles"][i]),
-                           "utilization": float(lay["utilization"][i]), "sparse": bool(lay["sparse"][i]),
-                           "dram_bytes": float(lay["dram_bytes"][i])})
+            layers.append(
+                {
+                    "workload": net.workload,
+                    "layer": n,
+                    "count": int(net.counts[i]),
+                    "cycles": int(lay["cycles"][i]) + 1,
+                    "stall_cycles": int(lay["stall_cycles"][i]),
+                    "utilization": float(lay["utilization"][i]),
+                    "sparse": bool(lay["sparse"][i]),
+                    "dram_bytes": float(lay["dram_bytes"][i]),
+                }
+            )
     m = dict(det.metrics)
     m["total_cycles"] = sum(float(net.totals["total_cycles"]) * w for _, w, net in det.networks)
     m["fallback_fraction"] = max(float(net.totals["fallback_fraction"]) for _, _, net in det.networks)
     cfgj = {k: v for k, v in data.config_json.items()}
-    tags = {"config_fingerprint": data.fingerprint, "evaluator": data.evaluator,
-            "sweep": data.sweep, "tools": data.user_attrs.get("tools") or {}}
+    tags = {
+        "config_fingerprint": data.fingerprint,
+        "evaluator": data.evaluator,
+        "sweep": data.sweep,
+        "tools": data.user_attrs.get("tools") or {},
+    }
     designs = {design_key(r["params"]): r["metrics"] for r in data.records}
-    return Run(f"{label}: {printable(redact(storage))}#{printable(name)}", "study", dict(rec["params"]), m, layers, [n.workload for _, _, n in det.networks],
-               config=flatten(cfgj), tags=flatten(tags), designs=designs)
+    return Run(
+        f"{label}: {printable(redact(storage))}#{printable(name)}",
+        "study",
+        dict(rec["params"]),
+        m,
+        layers,
+        [n.workload for _, _, n in det.networks],
+        config=flatten(cfgj),
+        tags=flatten(tags),
+        designs=designs,
+    )

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -44,25 +44,39 @@ from explore.config import SweepConfig, quality_evidence_kind
 from explore.costing import RUNAWAY_TJ_C, aggregate, ppa_columns, ppa_only_reasons, recost_columns
 from explore.space import axis_choices, has_dense_path, parse_sparsity
 from hw.errors import InputError
-from hw.params import PEParams
 from hw.precision import operand_bits
 from ppa import thermal
-from ppa.dram import dram
 from ppa.design import DesignPoint, WorkloadActivity
+from ppa.dram import dram
 from ppa.model import estimate
 from ppa.vector_cost import workload_vector_ops
 from sim.perf import ArrayConfig, simulate, simulate_grid
-from sim.quality.references.reference import reference_experiment
 from sim.quality.evidence.evidence import (
-    digits_evidence, guardrail_verdict, mix_evidence, reference_families, transformer_evidence,
+    digits_evidence,
+    guardrail_verdict,
+    mix_evidence,
+    reference_families,
+    transformer_evidence,
 )
 from sim.quality.team.user_eval import model_evidence
 from sim.serving import serve_llm, serve_seeds
 from sim.workloads import get_workload, list_workloads
 
-__all__ = ["EvalContext", "make_context", "evaluate", "evaluate_batch", "evaluate_detail", "evaluate_under",
-           "design_columns", "point_columns", "serving_stats", "ppa_only_reasons", "dram_gbps_of",
-           "llm_request_workloads", "RUNAWAY_TJ_C"]
+__all__ = [
+    "EvalContext",
+    "make_context",
+    "evaluate",
+    "evaluate_batch",
+    "evaluate_detail",
+    "evaluate_under",
+    "design_columns",
+    "point_columns",
+    "serving_stats",
+    "ppa_only_reasons",
+    "dram_gbps_of",
+    "llm_request_workloads",
+    "RUNAWAY_TJ_C",
+]
 
 #: Seed of the quality reference experiment (sim.quality): one fixed model constant.
 QUALITY_SEED = 0
@@ -84,8 +98,12 @@ class EvalContext:
     cfg: SweepConfig
     workloads: list[_Wl]
     quality: dict[tuple[int, int], float] = field(default_factory=dict)  # (n, m) -> quality_delta
-    quality_results: dict[tuple[int, int], Any] = field(default_factory=dict)  # (n, m) -> sim.quality.ReferenceResult
-    quality_evidence: dict[tuple[int, int], dict] = field(default_factory=dict)  # (n, m) -> sim.quality.evidence.evidence dict
+    quality_results: dict[tuple[int, int], Any] = field(
+        default_factory=dict
+    )  # (n, m) -> sim.quality.ReferenceResult
+    quality_evidence: dict[tuple[int, int], dict] = field(
+        default_factory=dict
+    )  # (n, m) -> sim.quality.evidence.evidence dict
 
 
 _CONTEXTS: dict[str, EvalContext] = {}
@@ -104,9 +122,10 @@ def make_context(cfg: SweepConfig) -> EvalContext:
             wl = w.build()
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: workload[{i}]") from None
-        item = _Wl(w.name, float(w.weight), dict(w.params), wl)
+        name = cast(str, w.name)  # set by the workload's validator (from its source when not given)
+        item = _Wl(name, float(w.weight), dict(w.params), wl)
         if cfg.limits.p99_latency_ms is not None:
-            llm = llm_request_workloads(w.name, w.params, cfg.serving.output_tokens)
+            llm = llm_request_workloads(name, w.params, cfg.serving.output_tokens)
             for b in range(1, cfg.serving.max_batch + 1):
                 try:
                     if llm is None:
@@ -114,8 +133,10 @@ def make_context(cfg: SweepConfig) -> EvalContext:
                     else:  # an LLM request: its prefill and one decode step at the mean context
                         item.serving_tables[b] = tuple(get_workload(n, **{**p, "batch": b}) for n, p in llm)
                 except InputError as exc:
-                    raise InputError(f"serving needs the workload at batch {b}: {exc}",
-                                     where=f"{cfg.source}: workload[{i}]") from None
+                    raise InputError(
+                        f"serving needs the workload at batch {b}: {exc}",
+                        where=f"{cfg.source}: workload[{i}]",
+                    ) from None
         wls.append(item)
     ctx = EvalContext(cfg, wls)
     if cfg.limits.max_quality_delta is not None:
@@ -150,12 +171,23 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
     cfg = ctx.cfg
     if quality_evidence_kind(cfg) == "model":
         q = cfg.quality
+        # "model" evidence means a [quality] table with weights and eval (they go together)
+        assert q is not None and q.weights is not None and q.eval is not None
         try:
-            ev = model_evidence(q.path(q.weights, cfg.source), q.eval,
-                                finetuned_path=None if q.finetuned is None else q.path(q.finetuned, cfg.source),
-                                n=n, m=m, seed=QUALITY_SEED, base_dir=q.base_dir(cfg.source), metric_name=q.metric,
-                                method=q.method, calibration=q.calibration, hook_timeout=q.timeout(),
-                                prune_lm_head=q.prune_lm_head)
+            ev = model_evidence(
+                q.path(q.weights, cfg.source),
+                q.eval,
+                finetuned_path=None if q.finetuned is None else q.path(q.finetuned, cfg.source),
+                n=n,
+                m=m,
+                seed=QUALITY_SEED,
+                base_dir=q.base_dir(cfg.source),
+                metric_name=q.metric,
+                method=q.method,
+                calibration=q.calibration,
+                hook_timeout=q.timeout(),
+                prune_lm_head=q.prune_lm_head,
+            )
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: [quality]") from None
     else:
@@ -168,8 +200,10 @@ def _quality_evidence(ctx: EvalContext, n: int, m: int) -> dict[str, Any]:
                 e, results = digits_evidence(n, m, seed=QUALITY_SEED)
                 ctx.quality_results.setdefault((n, m), results[0])
                 found.append(e)
-        found = [{**e, "workloads": families[fam]} for fam, e in zip(families, found)]
-        ev = mix_evidence(found, cfg.limits.max_quality_delta)
+        found = [{**e, "workloads": families[fam]} for fam, e in zip(families, found, strict=True)]
+        limit = cfg.limits.max_quality_delta
+        assert limit is not None  # quality evidence is gathered only under a quality limit
+        ev = mix_evidence(found, limit)
     ctx.quality_evidence[(n, m)] = ev
     ctx.quality[(n, m)] = float(ev["quality_delta"])
     return ev
@@ -196,8 +230,12 @@ def design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, n
     # precision (an axis, or the fixed integer widths): operand widths per point
     prec = [str(x) for x in out["precision"]] if "precision" in out else ["int8"] * P
     out["precision"] = np.array(prec, dtype=object)
-    out["act_bits"] = np.array([cfg.fixed.act_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64)
-    out["weight_bits"] = np.array([cfg.fixed.weight_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64)
+    out["act_bits"] = np.array(
+        [cfg.fixed.act_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64
+    )
+    out["weight_bits"] = np.array(
+        [cfg.fixed.weight_bits if q == "int8" else operand_bits(q) for q in prec], dtype=np.int64
+    )
     # double-buffered weights (the axis; false without it), on the stationary dataflows only
     db = out["double_buffer"].astype(bool) if "double_buffer" in out else np.zeros(P, dtype=bool)
     out["double_buffer"] = db & np.array([str(x) != "os" for x in out["dataflow"]], dtype=bool)
@@ -212,14 +250,23 @@ def design_columns(cfg: SweepConfig, cols: dict[str, np.ndarray]) -> dict[str, n
 
 def _sim_totals(wl_workload, d: dict[str, np.ndarray], cfg: SweepConfig) -> dict[str, np.ndarray]:
     """sim.perf.simulate_grid's per-point totals of one workload on the design columns ``d``."""
-    params = {
-        "rows": d["rows"], "cols": d["cols"], "sram_kb": d["sram_kb"], "clock_mhz": d["clock_mhz"],
-        "dram_gbps": d["dram_gbps"], "dataflow": np.asarray([str(x) for x in d["dataflow"]]),
-        "n": d["n"], "m": d["m"], "sparse": d["sparse"], "dense_path": d["dense_path"],
+    params: dict[str, np.ndarray | list[Any]] = {
+        "rows": d["rows"],
+        "cols": d["cols"],
+        "sram_kb": d["sram_kb"],
+        "clock_mhz": d["clock_mhz"],
+        "dram_gbps": d["dram_gbps"],
+        "dataflow": np.asarray([str(x) for x in d["dataflow"]]),
+        "n": d["n"],
+        "m": d["m"],
+        "sparse": d["sparse"],
+        "dense_path": d["dense_path"],
         "act_bits": d.get("act_bits", np.full(len(d["rows"]), cfg.fixed.act_bits)),
         "weight_bits": d.get("weight_bits", np.full(len(d["rows"]), cfg.fixed.weight_bits)),
-        "acc_bits": np.full(len(d["rows"]), cfg.fixed.acc_bits), "pipeline": d["pipeline"],
-        "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks), "double_buffer": d["double_buffer"],
+        "acc_bits": np.full(len(d["rows"]), cfg.fixed.acc_bits),
+        "pipeline": d["pipeline"],
+        "sram_banks": np.full(len(d["rows"]), cfg.fixed.sram_banks),
+        "double_buffer": d["double_buffer"],
     }
     if "vector_lanes" in d:
         params["vector_lanes"] = d["vector_lanes"]
@@ -237,29 +284,53 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
     else:  # a bandwidth axis: as many units of fixed.dram_type as that bandwidth needs
         units = max(1, math.ceil(float(d["dram_gbps"][i]) / dram(dram_type).gb_per_s - 1e-9))
     design = DesignPoint(
-        rows=int(d["rows"][i]), cols=int(d["cols"][i]), sram_kb=float(d["sram_kb"][i]),
-        clock_mhz=float(d["clock_mhz"][i]), node_nm=int(d["node_nm"][i]),
+        rows=int(d["rows"][i]),
+        cols=int(d["cols"][i]),
+        sram_kb=float(d["sram_kb"][i]),
+        clock_mhz=float(d["clock_mhz"][i]),
+        node_nm=int(d["node_nm"][i]),
         act_bits=int(d["act_bits"][i]) if "act_bits" in d else f.act_bits,
         weight_bits=int(d["weight_bits"][i]) if "weight_bits" in d else f.weight_bits,
-        acc_bits=f.acc_bits, n=int(d["n"][i]), m=int(d["m"][i]),
+        acc_bits=f.acc_bits,
+        n=int(d["n"][i]),
+        m=int(d["m"][i]),
         precision=str(d["precision"][i]) if "precision" in d else "int8",
-        sparse=bool(d["sparse"][i]), dense_path=bool(d["dense_path"][i]), dataflow=str(d["dataflow"][i]),
-        pipeline=int(d["pipeline"][i]), dram=dram_type,
-        dram_units=units, cooling=f.cooling, theta_ja=f.theta_ja_c_per_w,
-        t_ambient_c=f.ambient_c, sram_banks=f.sram_banks, liberty=f.liberty, liberty_node_nm=f.liberty_node,
-        clock_gating=f.clock_gating, vt=f.vt,
-        sram_buffers_kb=(float(sim["sram_ifmap_kb"][i]), float(sim["sram_filter_kb"][i]), float(sim["sram_ofmap_kb"][i])),
+        sparse=bool(d["sparse"][i]),
+        dense_path=bool(d["dense_path"][i]),
+        dataflow=str(d["dataflow"][i]),
+        pipeline=int(d["pipeline"][i]),
+        dram=dram_type,
+        dram_units=units,
+        cooling=f.cooling,
+        theta_ja=f.theta_ja_c_per_w,
+        t_ambient_c=f.ambient_c,
+        sram_banks=f.sram_banks,
+        liberty=f.liberty,
+        liberty_node_nm=f.liberty_node,
+        clock_gating=f.clock_gating,
+        vt=f.vt,
+        sram_buffers_kb=(
+            float(sim["sram_ifmap_kb"][i]),
+            float(sim["sram_filter_kb"][i]),
+            float(sim["sram_ofmap_kb"][i]),
+        ),
         tj_max_c=cfg.limits.max_tj_c if cfg.limits.max_tj_c is not None else thermal.TJ_MAX_C_DEFAULT,
         vector_lanes=int(d["vector_lanes"][i]) if "vector_lanes" in d else None,
         double_buffer=bool(d["double_buffer"][i]),
     )
-    sram_rd = (sim["sram_ifmap_read_bytes"][i] + sim["sram_filter_read_bytes"][i]
-               + sim["sram_metadata_read_bytes"][i] + sim["sram_ofmap_read_bytes"][i])
+    sram_rd = (
+        sim["sram_ifmap_read_bytes"][i]
+        + sim["sram_filter_read_bytes"][i]
+        + sim["sram_metadata_read_bytes"][i]
+        + sim["sram_ofmap_read_bytes"][i]
+    )
     sram_wr = sim["sram_ofmap_write_bytes"][i] + sim["sram_fill_bytes"][i]
     buffers = {  # (read, write) bytes per buffer: DRAM fills are the writes of ifmap and filter
         "ifmap": (float(sim["sram_ifmap_read_bytes"][i]), float(sim["dram_ifmap_bytes"][i])),
-        "filter": (float(sim["sram_filter_read_bytes"][i] + sim["sram_metadata_read_bytes"][i]),
-                   float(sim["dram_weight_bytes"][i] + sim["metadata_bytes"][i])),
+        "filter": (
+            float(sim["sram_filter_read_bytes"][i] + sim["sram_metadata_read_bytes"][i]),
+            float(sim["dram_weight_bytes"][i] + sim["metadata_bytes"][i]),
+        ),
         "ofmap": (float(sim["sram_ofmap_read_bytes"][i]), float(sim["sram_ofmap_write_bytes"][i])),
     }
     # the vector unit reads its operands from and writes its results to the ofmap buffer (sim.vector);
@@ -269,24 +340,31 @@ def _ppa(ctx: EvalContext, d: dict[str, np.ndarray], i: int, sim: dict[str, np.n
     rd, wr = buffers["ofmap"]
     buffers["ofmap"] = (rd + v_sram / 2, wr + v_sram / 2)
     act = WorkloadActivity(
-        sram_buffer_bytes=buffers, weight_tiles=float(sim["folds"][i]),
-        cycles=float(sim["total_cycles"][i]), effective_macs=float(sim["dense_macs"][i]),
+        sram_buffer_bytes=buffers,
+        weight_tiles=float(sim["folds"][i]),
+        cycles=float(sim["total_cycles"][i]),
+        effective_macs=float(sim["dense_macs"][i]),
         performed_multiplies=float(sim["performed_mults"][i]),
         pe_busy_fraction=float(min(1.0, max(0.0, sim["utilization"][i]))),
-        sram_read_bytes=float(sram_rd + v_sram / 2), sram_write_bytes=float(sram_wr + v_sram / 2),
+        sram_read_bytes=float(sram_rd + v_sram / 2),
+        sram_write_bytes=float(sram_wr + v_sram / 2),
         dram_bytes=float(sim["dram_bytes"][i]) + v_dram,
         vector_ops=workload_vector_ops(workload) if workload is not None else None,
     )
     # the PE's switching activity: the workload family's real data (explore.activity_traces), the
     # N:M layers and the layers run dense mixed by the workload's own MACs on each
     fb = float(sim["fallback_macs"][i]) if "fallback_macs" in sim else 0.0
-    trace = workload_trace(cfg.fixed.activity_trace, design, workload, max(0.0, act.effective_macs - fb), fb) \
-        if workload is not None else None
+    trace = (
+        workload_trace(cfg.fixed.activity_trace, design, workload, max(0.0, act.effective_macs - fb), fb)
+        if workload is not None
+        else None
+    )
     return estimate(design, act, trace=trace)
 
 
-def llm_request_workloads(name: str, params: dict[str, Any], output_tokens: int
-                          ) -> tuple[tuple[str, dict[str, Any]], tuple[str, dict[str, Any]]] | None:
+def llm_request_workloads(
+    name: str, params: dict[str, Any], output_tokens: int
+) -> tuple[tuple[str, dict[str, Any]], tuple[str, dict[str, Any]]] | None:
     """For an LLM workload of the library (``<model>-prefill`` / ``<model>-decode``): the two
     workloads one request runs, (prefill at ``seq``, one decode step); else None.
 
@@ -299,15 +377,23 @@ def llm_request_workloads(name: str, params: dict[str, Any], output_tokens: int
             if f"{model}-prefill" in list_workloads() and f"{model}-decode" in list_workloads():
                 p = {k: v for k, v in params.items() if k not in ("batch", "context")}
                 seq = int(p.get("seq", 2048))
-                return ((f"{model}-prefill", p),
-                        (f"{model}-decode", {**p, "context": seq + max(1, output_tokens // 2)}))
+                return (
+                    (f"{model}-prefill", p),
+                    (f"{model}-decode", {**p, "context": seq + max(1, output_tokens // 2)}),
+                )
     return None
 
 
 #: Serving metrics of each point: p99 (mean over arrival seeds), its 95 % interval, p95; for LLM
 #: workloads also TTFT and TPOT p50/p95/p99 (NaN for the other workloads).
 LLM_SERVING_METRICS = tuple(f"{k}_p{q}_ms" for k in ("ttft", "tpot") for q in (50, 95, 99))
-SERVING_METRICS = ("p99_latency_ms", "p99_latency_lo_ms", "p99_latency_hi_ms", "p95_latency_ms", *LLM_SERVING_METRICS)
+SERVING_METRICS = (
+    "p99_latency_ms",
+    "p99_latency_lo_ms",
+    "p99_latency_hi_ms",
+    "p95_latency_ms",
+    *LLM_SERVING_METRICS,
+)
 
 
 def serving_stats(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray], i: int | None = None) -> list[Any]:
@@ -326,14 +412,23 @@ def serving_stats(ctx: EvalContext, wl: _Wl, d: dict[str, np.ndarray], i: int | 
             t = _sim_totals(w, d, cfg)
             tables[k, :, b - 1] = t["total_cycles"] / (d["clock_mhz"] * 1e6)
     warm = int(s.warmup_fraction * s.n_requests)
+    rate = cfg.limits.request_rate_hz
+    assert rate is not None  # set with p99_latency_ms, which asks for the serving statistics
     out = []
     for j in idx:
-        kw = dict(n_requests=s.n_requests, max_batch=s.max_batch, timeout_ms=s.timeout_ms, seed=s.seed,
-                  n_seeds=s.seeds, warmup=warm, cold_start_ms=s.cold_start_ms)
+        kw: dict[str, Any] = dict(
+            n_requests=s.n_requests,
+            max_batch=s.max_batch,
+            timeout_ms=s.timeout_ms,
+            seed=s.seed,
+            n_seeds=s.seeds,
+            warmup=warm,
+            cold_start_ms=s.cold_start_ms,
+        )
         if llm:
-            out.append(serve_llm(tables[0, j], tables[1, j], cfg.limits.request_rate_hz, s.output_tokens, **kw))
+            out.append(serve_llm(tables[0, j], tables[1, j], rate, s.output_tokens, **kw))
         else:
-            out.append(serve_seeds(tables[0, j], cfg.limits.request_rate_hz, **kw))
+            out.append(serve_seeds(tables[0, j], rate, **kw))
     return out
 
 
@@ -363,8 +458,12 @@ def evaluate_batch(columns: dict[str, np.ndarray], ctx: EvalContext) -> dict[str
     return _evaluate_columns(columns, ctx)
 
 
-def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext, ppa_out: list[dict[str, Any]] | None = None,
-                      sims_out: list[dict[str, np.ndarray]] | None = None) -> dict[str, np.ndarray]:
+def _evaluate_columns(
+    columns: dict[str, np.ndarray],
+    ctx: EvalContext,
+    ppa_out: list[dict[str, Any]] | None = None,
+    sims_out: list[dict[str, np.ndarray]] | None = None,
+) -> dict[str, np.ndarray]:
     """evaluate_batch; with ``ppa_out`` (a list), also appends per point {workload name:
     ppa.model.PPAResult} of the estimates the metrics were computed from; with ``sims_out``, each
     workload's sim.perf totals."""
@@ -378,7 +477,7 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext, ppa_out:
 
     per_wl = []
     by_point: list[dict[str, Any]] = [{} for _ in range(P)]
-    for w, sim in zip(ctx.workloads, sims):
+    for w, sim in zip(ctx.workloads, sims, strict=True):
         results = [_ppa(ctx, d, i, sim, w.workload) for i in range(P)]
         for i, r in enumerate(results):
             by_point[i][w.name] = r
@@ -389,14 +488,18 @@ def _evaluate_columns(columns: dict[str, np.ndarray], ctx: EvalContext, ppa_out:
     # Aggregated like effective_speedup (time-weighted): the mix's dense time over the mix's time
     # at each workload's ideal bound.
     dense_t = [s["dense_total_cycles"] for s in sims]
-    ideal = (sum(a * t for a, t in zip(weights, dense_t))
-             / sum(a * t / s["ideal_speedup"] for a, t, s in zip(weights, dense_t, sims)))
+    ideal = sum(a * t for a, t in zip(weights, dense_t, strict=True)) / sum(
+        a * t / s["ideal_speedup"] for a, t, s in zip(weights, dense_t, sims, strict=True)
+    )
     out["ideal_speedup"] = np.asarray(ideal, float)
     if cfg.limits.p99_latency_ms is not None:
         out.update(_serving_metrics(ctx, d))
     kind = quality_evidence_kind(cfg)
     if kind != "none":
-        evs = [_quality_evidence(ctx, int(n), int(m)) if sp else None for n, m, sp in zip(d["n"], d["m"], d["sparse"])]
+        evs = [
+            _quality_evidence(ctx, int(n), int(m)) if sp else None
+            for n, m, sp in zip(d["n"], d["m"], d["sparse"], strict=True)
+        ]
         out["quality_delta"] = np.array([e["quality_delta"] if e else 0.0 for e in evs])
         # the pessimistic end of the 95 % interval: what the max_quality_delta constraint tests
         out["quality_delta_ci"] = np.array([e["quality_delta_ci"] if e else 0.0 for e in evs])
@@ -423,8 +526,9 @@ def evaluate(point: dict[str, Any], ctx: EvalContext) -> dict[str, float]:
     return {k: _scalar(v[0]) for k, v in res.items()}
 
 
-def evaluate_under(points: list[dict[str, Any]], ctx: EvalContext, samples: dict[str, np.ndarray], n: int
-                   ) -> list[dict[str, np.ndarray]]:
+def evaluate_under(
+    points: list[dict[str, Any]], ctx: EvalContext, samples: dict[str, np.ndarray], n: int
+) -> list[dict[str, np.ndarray]]:
     """Each design point's metrics under ``n`` samples of the assumptions (ppa.assumptions name ->
     array of n values; a name left out keeps the model's value): one dict of arrays of n per point.
     What rests on ppa (area, power and its parts, perf_per_watt, energy, T_j, power density, fmax,
@@ -432,8 +536,10 @@ def evaluate_under(points: list[dict[str, Any]], ctx: EvalContext, samples: dict
     (explore.costing.recost_columns, no synthesis or STA) and combined over the workload mix as
     :func:`evaluate` combines it; cycles, latency, stalls, quality and p99 do not depend on these
     assumptions and keep their evaluated values."""
-    cols = {a: np.array([p[a] for p in points], dtype=object if isinstance(points[0][a], str) else None)
-            for a in points[0]}
+    cols = {
+        a: np.array([p[a] for p in points], dtype=object if isinstance(points[0][a], str) else None)
+        for a in points[0]
+    }
     ppas: list[dict[str, Any]] = []
     sims: list[dict[str, np.ndarray]] = []
     nominal = _evaluate_columns(cols, ctx, ppas, sims)
@@ -475,10 +581,20 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
     d = design_columns(cfg, cols)
     n, m, sparse = int(d["n"][0]), int(d["m"][0]), bool(d["sparse"][0])
     arch = ArrayConfig(
-        rows=int(d["rows"][0]), cols=int(d["cols"][0]), sram_kb=float(d["sram_kb"][0]),
-        clock_mhz=float(d["clock_mhz"][0]), dram_gbps=float(d["dram_gbps"][0]), dataflow=str(d["dataflow"][0]),
-        n=n, m=m, sparse=sparse, dense_path=bool(d["dense_path"][0]), act_bits=int(d["act_bits"][0]),
-        weight_bits=int(d["weight_bits"][0]), acc_bits=cfg.fixed.acc_bits, pipeline=int(d["pipeline"][0]),
+        rows=int(d["rows"][0]),
+        cols=int(d["cols"][0]),
+        sram_kb=float(d["sram_kb"][0]),
+        clock_mhz=float(d["clock_mhz"][0]),
+        dram_gbps=float(d["dram_gbps"][0]),
+        dataflow=str(d["dataflow"][0]),
+        n=n,
+        m=m,
+        sparse=sparse,
+        dense_path=bool(d["dense_path"][0]),
+        act_bits=int(d["act_bits"][0]),
+        weight_bits=int(d["weight_bits"][0]),
+        acc_bits=cfg.fixed.acc_bits,
+        pipeline=int(d["pipeline"][0]),
         sram_banks=cfg.fixed.sram_banks,
         vector_lanes=int(d["vector_lanes"][0]) if "vector_lanes" in d else None,
         double_buffer=bool(d["double_buffer"][0]),
@@ -492,13 +608,25 @@ def evaluate_detail(point: dict[str, Any], ctx: EvalContext) -> dict[str, Any]:
             ok, msg = guardrail_verdict(ev, limit)
             quality = {**ev, "guardrail_ok": ok, "guardrail": msg, "max_quality_delta": limit}
         else:
-            quality = {"dense": True, "quality_delta": metrics["quality_delta"],
-                       "quality_delta_ci": metrics["quality_delta_ci"], "evidence": metrics["quality_evidence"]}
+            quality = {
+                "dense": True,
+                "quality_delta": metrics["quality_delta"],
+                "quality_delta_ci": metrics["quality_delta_ci"],
+                "evidence": metrics["quality_evidence"],
+            }
     serving = None
     if cfg.limits.p99_latency_ms is not None:
         serving = {}
         for w in ctx.workloads:
             st = serving_stats(ctx, w, d)[0]
-            serving[w.name] = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in st.as_dict().items()}
-    return {"metrics": metrics, "ppa": ppas[0], "networks": networks,
-            "workloads": {w.name: w.workload for w in ctx.workloads}, "quality": quality, "serving": serving}
+            serving[w.name] = {
+                k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in st.as_dict().items()
+            }
+    return {
+        "metrics": metrics,
+        "ppa": ppas[0],
+        "networks": networks,
+        "workloads": {w.name: w.workload for w in ctx.workloads},
+        "quality": quality,
+        "serving": serving,
+    }

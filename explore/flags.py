@@ -39,6 +39,7 @@ def finite(flag: str) -> Callable[[Any], Any]:
 
 def in_range(flag: str, lo: float, hi: float) -> Callable[[Any], Any]:
     """A finite number in ``lo..hi``."""
+
     def test(v: Any) -> str | None:
         if not math.isfinite(v):
             return f"must be a finite number, got {v}"
@@ -50,8 +51,9 @@ def in_range(flag: str, lo: float, hi: float) -> Callable[[Any], Any]:
 def one_of(flag: str, choices: Iterable[str]) -> Callable[[Any], Any]:
     """One of ``choices``."""
     allowed = tuple(choices)
-    return _callback(flag, lambda v: None if v in allowed else
-                     f"unknown value {printable(repr(v))} ({', '.join(allowed)})")
+    return _callback(
+        flag, lambda v: None if v in allowed else f"unknown value {printable(repr(v))} ({', '.join(allowed)})"
+    )
 
 
 def study_name(flag: str = "--study") -> Callable[[Any], Any]:

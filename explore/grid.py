@@ -34,8 +34,10 @@ def grid_columns(cfg: SweepConfig) -> dict[str, np.ndarray]:
     vals = axis_values(cfg)
     size = grid_size(cfg)
     if size > MAX_GRID_POINTS:
-        raise InputError(f"the grid has {size:,} points (more than {MAX_GRID_POINTS:,}); coarsen the ranges or search instead",
-                         where="--grid")
+        raise InputError(
+            f"the grid has {size:,} points (more than {MAX_GRID_POINTS:,}); coarsen the ranges or search instead",
+            where="--grid",
+        )
     names = list(vals)
     idx = np.indices([len(vals[n]) for n in names]).reshape(len(names), -1)
     cols: dict[str, np.ndarray] = {}
@@ -53,8 +55,9 @@ def constraint_arrays(cfg: SweepConfig, metrics: dict[str, np.ndarray]) -> dict[
     return constraint_values(cfg, metrics, lambda v: np.asarray(v, dtype=float))
 
 
-def evaluate_grid(cfg: SweepConfig, ctx: Any = None, *, progress: bool = False, evaluator: str = DEFAULT_EVALUATOR
-                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+def evaluate_grid(
+    cfg: SweepConfig, ctx: Any = None, *, progress: bool = False, evaluator: str = DEFAULT_EVALUATOR
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
     """(columns, metrics, constraints) for every grid point, each a dict of arrays of length P
     (``ctx``: the evaluator's context when the caller has made it)."""
     ev = Evaluator(evaluator, cfg, where="--grid", ctx=ctx)
@@ -63,13 +66,18 @@ def evaluate_grid(cfg: SweepConfig, ctx: Any = None, *, progress: bool = False, 
     parts: list[dict[str, np.ndarray]] = []
     bar = None
     if progress:
-        bar = Progress(TextColumn("grid"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       console=Console(stderr=True))
+        bar = Progress(
+            TextColumn("grid"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+        )
         bar.start()
         task = bar.add_task("grid", total=P)
     try:
         for lo in range(0, P, CHUNK):
-            chunk = {k: v[lo:lo + CHUNK] for k, v in cols.items()}
+            chunk = {k: v[lo : lo + CHUNK] for k, v in cols.items()}
             parts.append(ev.mod.evaluate_batch(chunk, ev.ctx))
             if bar is not None:
                 bar.update(task, completed=min(lo + CHUNK, P))
@@ -80,7 +88,9 @@ def evaluate_grid(cfg: SweepConfig, ctx: Any = None, *, progress: bool = False, 
     return cols, metrics, constraint_arrays(cfg, metrics)
 
 
-def grid_optimum(cfg: SweepConfig, metrics: dict[str, np.ndarray], cons: dict[str, np.ndarray]) -> tuple[int | None, float]:
+def grid_optimum(
+    cfg: SweepConfig, metrics: dict[str, np.ndarray], cons: dict[str, np.ndarray]
+) -> tuple[int | None, float]:
     """Index and value of the best feasible point for the primary objective (None if none)."""
     feasible = np.all(np.stack([c <= 0 for c in cons.values()]), axis=0)
     primary = cfg.objectives.primary
@@ -100,8 +110,13 @@ class GridResults:
     """The evaluated grid as a search's results: ``trials.csv``'s rows, the records ``best.json``
     is summarised from, and every point for the owners' findings."""
 
-    def __init__(self, cfg: SweepConfig, cols: dict[str, np.ndarray], metrics: dict[str, np.ndarray],
-                 cons: dict[str, np.ndarray]):
+    def __init__(
+        self,
+        cfg: SweepConfig,
+        cols: dict[str, np.ndarray],
+        metrics: dict[str, np.ndarray],
+        cons: dict[str, np.ndarray],
+    ):
         self.cfg, self.cols, self.metrics, self.cons = cfg, cols, metrics, cons
         self.size = len(next(iter(cols.values())))
         self.feasible = np.all(np.stack([c <= 0 for c in cons.values()]), axis=0)
@@ -109,9 +124,13 @@ class GridResults:
         viol = np.sum(np.stack([np.maximum(c, 0.0) for c in cons.values()]), axis=0)
         keep = np.flatnonzero(self.feasible) if np.any(self.feasible) else np.argsort(viol, kind="stable")[:1]
         axes, cnames = list(cols), list(cons)
-        self.records = [
-            {"number": int(i), "params": {a: _py(cols[a][i]) for a in axes},
-             "metrics": {k: _py(v[i]) for k, v in metrics.items()}, "constraints": {c: float(cons[c][i]) for c in cnames}}
+        self.records: list[dict[str, Any]] = [
+            {
+                "number": int(i),
+                "params": {a: _py(cols[a][i]) for a in axes},
+                "metrics": {k: _py(v[i]) for k, v in metrics.items()},
+                "constraints": {c: float(cons[c][i]) for c in cnames},
+            }
             for i in keep
         ]
 
@@ -122,14 +141,31 @@ class GridResults:
         objectives = self.cfg.objectives.names()
         cnames = list(cons)
         metric_names = sorted(set(metrics) - set(axes) - set(objectives))
-        header = ["number", "state", *axes, *objectives, *[f"c_{c}" for c in cnames], "feasible", *metric_names,
-                  "retry_of", "duplicate_of"]
+        header = [
+            "number",
+            "state",
+            *axes,
+            *objectives,
+            *[f"c_{c}" for c in cnames],
+            "feasible",
+            *metric_names,
+            "retry_of",
+            "duplicate_of",
+        ]
         rows = []
         for i in range(self.size):
-            values = [i, "COMPLETE", *[_py(cols[a][i]) for a in axes], *[_py(metrics[o][i]) for o in objectives],
-                      *[_py(cons[c][i]) for c in cnames], int(self.feasible[i]), *[_py(metrics[m][i]) for m in metric_names],
-                      "", ""]
-            rows.append(dict(zip(header, values)))
+            values = [
+                i,
+                "COMPLETE",
+                *[_py(cols[a][i]) for a in axes],
+                *[_py(metrics[o][i]) for o in objectives],
+                *[_py(cons[c][i]) for c in cnames],
+                int(self.feasible[i]),
+                *[_py(metrics[m][i]) for m in metric_names],
+                "",
+                "",
+            ]
+            rows.append(dict(zip(header, values, strict=True)))
         return header, rows
 
     def summary(self) -> dict[str, Any]:
@@ -152,7 +188,9 @@ class GridResults:
                 if idx.size:
                     j = int(idx[np.argmax(score[idx])])
                     binding.append(c)
-                    evidence[c] = f"grid point {j} reaches {primary} {float(metrics[primary][j]):.4g} and violates only {c}"
+                    evidence[c] = (
+                        f"grid point {j} reaches {primary} {float(metrics[primary][j]):.4g} and violates only {c}"
+                    )
             best["binding_limits"] = sorted(binding)
             best["binding_evidence"] = {c: evidence[c] for c in sorted(binding)}
         best["n_evaluated"] = P
@@ -163,8 +201,15 @@ class GridResults:
     def every_point(self) -> list[dict[str, Any]]:
         """Every grid point as a record whose metrics are read on demand (the owners' findings read
         a few points' metrics out of the whole grid)."""
-        return [{"number": i, "params": {}, "metrics": _RowMetrics(self.metrics, i),
-                 "constraints": {c: float(self.cons[c][i]) for c in self.cons}} for i in range(self.size)]
+        return [
+            {
+                "number": i,
+                "params": {},
+                "metrics": _RowMetrics(self.metrics, i),
+                "constraints": {c: float(self.cons[c][i]) for c in self.cons},
+            }
+            for i in range(self.size)
+        ]
 
 
 class _RowMetrics(dict):

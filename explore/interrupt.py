@@ -38,10 +38,22 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
 
-__all__ = ["DEADLINE_S", "EXIT_CODES", "Interrupted", "end_process", "exit_code", "finish", "install", "line",
-           "received"]
+__all__ = [
+    "DEADLINE_S",
+    "EXIT_CODES",
+    "Interrupted",
+    "end_process",
+    "exit_code",
+    "finish",
+    "install",
+    "line",
+    "received",
+]
 
 #: Seconds from the first signal to a forced exit. [A] the contract is "ended within 2 s"; the
 #: orderly path (workers stopped within explore.study.STOP_GRACE_S, the line, interpreter exit)
@@ -61,6 +73,12 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+#: A signal's disposition as signal.getsignal returns it.
+SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+#: sys.excepthook's type.
+ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], Any]
+
+
 class _State:
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -71,8 +89,8 @@ class _State:
         self.printed = False
         self.owner = 0  # the pid that installed the handlers (a forked child is not it)
         self.write_fd: int | None = None
-        self.previous: dict[int, object] = {}
-        self.previous_hook = None
+        self.previous: dict[int, SignalHandler] = {}
+        self.previous_hook: ExceptHook | None = None
 
 
 _S = _State()
@@ -123,7 +141,9 @@ def finish(signum: int | None = None) -> None:
             return
         _S.printed = True
         try:
-            if _S.terminal is None:  # no signal (a KeyboardInterrupt raised by other means): the stream of the moment
+            if (
+                _S.terminal is None
+            ):  # no signal (a KeyboardInterrupt raised by other means): the stream of the moment
                 print(line(signum), file=sys.stderr, flush=True)
             else:
                 os.write(_S.terminal, (line(signum) + "\n").encode())

@@ -30,8 +30,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
-from explore.config import SweepConfig
 from explore.activity_traces import design_traces, warm_models
+from explore.config import SweepConfig
 from explore.evaluator import make_context
 from explore.space import axis_choices, has_dense_path, parse_sparsity
 from hw.host import die_with_parent
@@ -71,7 +71,11 @@ def hardware_jobs(cfg: SweepConfig) -> list[dict[str, Any]]:
     pipelines = sorted({int(v) for v in _values(cfg, "pipeline", 1)})
     dataflows = sorted({str(v) for v in _values(cfg, "dataflow", "ws")})
     node = min(int(v) for v in _values(cfg, "node_nm", 7))
-    precisions = sorted({str(v) for v in _values(cfg, "precision", "int8")}) if cfg.space.precision is not None else ["int8"]
+    precisions = (
+        sorted({str(v) for v in _values(cfg, "precision", "int8")})
+        if cfg.space.precision is not None
+        else ["int8"]
+    )
     buffers = [False]
     if cfg.space.double_buffer is not None:  # the double-buffered arrays too (OS: none, below)
         buffers = sorted({bool(v) for v in _values(cfg, "double_buffer", False)})
@@ -82,16 +86,34 @@ def hardware_jobs(cfg: SweepConfig) -> list[dict[str, Any]]:
         kinds.add((n, m, False, False))  # the dense twins
     jobs = []
     for n, m, sparse, dp in sorted(kinds, key=lambda k: (k[2], k[3], k[0], k[1])):
-        for prec in precisions:  # operand widths as the evaluator sets them (explore.evaluator.design_columns)
+        for (
+            prec
+        ) in precisions:  # operand widths as the evaluator sets them (explore.evaluator.design_columns)
             ab = f.act_bits if prec == "int8" else operand_bits(prec)
             wb = f.weight_bits if prec == "int8" else operand_bits(prec)
             for p in pipelines:
                 for df in dataflows:
                     for db in buffers if df != "os" else [False]:  # OS streams its weights
-                        jobs.append(dict(rows=rows, cols=1, node_nm=node, act_bits=ab, weight_bits=wb,
-                                         acc_bits=f.acc_bits, n=n, m=m, sparse=sparse, dense_path=dp, dataflow=df,
-                                         pipeline=p, precision=prec, liberty=f.liberty,
-                                         liberty_node_nm=f.liberty_node, double_buffer=db))
+                        jobs.append(
+                            dict(
+                                rows=rows,
+                                cols=1,
+                                node_nm=node,
+                                act_bits=ab,
+                                weight_bits=wb,
+                                acc_bits=f.acc_bits,
+                                n=n,
+                                m=m,
+                                sparse=sparse,
+                                dense_path=dp,
+                                dataflow=df,
+                                pipeline=p,
+                                precision=prec,
+                                liberty=f.liberty,
+                                liberty_node_nm=f.liberty_node,
+                                double_buffer=db,
+                            )
+                        )
     # the dense jobs repeat across N:M (a dense PE has no N): keep one of each
     seen, out = set(), []
     for j in jobs:
@@ -120,8 +142,10 @@ def _run_job(cfg: SweepConfig, kw: dict[str, Any]) -> str:
     """One job: ppa.model.estimate of the configuration ``kw`` with the trials' activity trace."""
     t = time.time()
     design = DesignPoint(**kw)
-    for trace in design_traces(cfg.fixed.activity_trace, design, [w.workload for w in make_context(cfg).workloads]):
-        estimate(design, trace=trace)   # the trials' traces (their activity disk-cached by the recipe's key)
+    for trace in design_traces(
+        cfg.fixed.activity_trace, design, [w.workload for w in make_context(cfg).workloads]
+    ):
+        estimate(design, trace=trace)  # the trials' traces (their activity disk-cached by the recipe's key)
     return f"{job_name(kw)} ({time.time() - t:.0f} s)"
 
 
@@ -153,12 +177,20 @@ def prewarm(cfg: SweepConfig, workers: int | None = None) -> int:
     st = characterisation.status()
     why = f" (shipped characterisation not used: {st.why})" if st.entries is None else ""
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
-    _log.info("characterising %d hardware configurations (PE kind x pipeline x dataflow) on %d process%s%s",
-              len(jobs), workers, "es" if workers > 1 else "", why)
+    _log.info(
+        "characterising %d hardware configurations (PE kind x pipeline x dataflow) on %d process%s%s",
+        len(jobs),
+        workers,
+        "es" if workers > 1 else "",
+        why,
+    )
     failed: list[tuple[dict[str, Any], BaseException]] = []
     if workers > 1:  # the trace models, trained once here: the forked workers share them
-        warm_models(cfg.fixed.activity_trace, [DesignPoint(**j) for j in jobs],
-                    [w.workload for w in make_context(cfg).workloads])
+        warm_models(
+            cfg.fixed.activity_trace,
+            [DesignPoint(**j) for j in jobs],
+            [w.workload for w in make_context(cfg).workloads],
+        )
     if workers == 1:
         for k, j in enumerate(jobs, 1):
             try:
@@ -167,26 +199,34 @@ def prewarm(cfg: SweepConfig, workers: int | None = None) -> int:
                 failed.append((j, exc))
     else:
         failed = _pool(cfg, jobs, workers)
-        retried = []
-        for j, exc in failed:  # once more, alone: a parallel run can fail for want of memory
-            _log.info("characterisation of %s failed in a parallel run (%s); retrying it alone", job_name(j),
-                      _first_line(exc))
+        retried: list[tuple[dict[str, Any], BaseException]] = []
+        for j, error in failed:  # once more, alone: a parallel run can fail for want of memory
+            _log.info(
+                "characterisation of %s failed in a parallel run (%s); retrying it alone",
+                job_name(j),
+                _first_line(error),
+            )
             try:
                 _log.info("characterised on retry: %s", _run_job(cfg, j))
             except Exception as exc2:
                 retried.append((j, exc2))
         failed = retried
-    for j, exc in failed:
-        _log.error("characterisation of %s failed: %s; trials of this configuration fail with this reason",
-                   job_name(j), _first_line(exc))
+    for j, error in failed:
+        _log.error(
+            "characterisation of %s failed: %s; trials of this configuration fail with this reason",
+            job_name(j),
+            _first_line(error),
+        )
     _log.info("hardware characterised in %.0f s", time.time() - t0)
     return len(jobs)
 
 
-def _pool(cfg: SweepConfig, jobs: list[dict[str, Any]], workers: int) -> list[tuple[dict[str, Any], BaseException]]:
+def _pool(
+    cfg: SweepConfig, jobs: list[dict[str, Any]], workers: int
+) -> list[tuple[dict[str, Any], BaseException]]:
     """Run ``jobs`` in a process pool; the (job, exception) of each that failed."""
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_quiet_sigint, initargs=(os.getpid(),))
-    failed = []
+    failed: list[tuple[dict[str, Any], BaseException]] = []
     try:
         futs = {pool.submit(_run_job, cfg, j): j for j in jobs}
         for k, fut in enumerate(as_completed(futs), 1):

@@ -14,6 +14,8 @@ import importlib
 from importlib import metadata
 from pathlib import Path
 
+from hw.host import code_fingerprint
+
 #: The distribution name of the package (pyproject.toml).
 PACKAGE = "sparsepe"
 
@@ -35,15 +37,20 @@ _MODEL_MODULES = ("explore/evaluator.py", "explore/twins.py", "explore/prewarm.p
 @functools.lru_cache(maxsize=1)
 def model_code_version() -> str:
     """SHA-256 (16 hex digits) of the model code's source: every ``.py`` file of hw/, ppa/ and
-    sim/ and the evaluator (with its dense twins and the hardware prewarm), by path and content. A
+    sim/ and the evaluator (with its dense twins and the hardware prewarm), by path and code
+    (:func:`hw.host.code_fingerprint`: a reformatted file or an edited comment keeps it). A
     study stores it, and a study computed by other model code is not resumed (results of two model
     versions never mix)."""
     h = hashlib.sha256()
-    root = Path(importlib.import_module("explore").__file__).resolve().parent.parent
-    files = [f for pkg in _MODEL_PACKAGES for f in (root / pkg).rglob("*.py")] + [root / m for m in _MODEL_MODULES]
+    init = importlib.import_module("explore").__file__
+    assert init is not None  # explore is a regular package (it has an __init__.py)
+    root = Path(init).resolve().parent.parent
+    files = [f for pkg in _MODEL_PACKAGES for f in (root / pkg).rglob("*.py")] + [
+        root / m for m in _MODEL_MODULES
+    ]
     for f in sorted(set(files)):
         h.update(f.relative_to(root).as_posix().encode())
         h.update(b"\0")
-        h.update(f.read_bytes())
+        h.update(code_fingerprint(f))
         h.update(b"\0")
     return h.hexdigest()[:16]

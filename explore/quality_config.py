@@ -11,8 +11,8 @@ from pydantic import Field, model_validator
 from explore.space import StrictModel
 from hw.errors import InputError
 from sim.quality.prune.calibration import is_function_spec
-from sim.quality.team.hooks import DEFAULT_HOOK_TIMEOUT, HookTimeout, check_hook_timeout
 from sim.quality.prune.method_names import CALIBRATED, METHODS
+from sim.quality.team.hooks import DEFAULT_HOOK_TIMEOUT, HookTimeout, check_hook_timeout
 
 __all__ = ["Quality"]
 
@@ -42,7 +42,7 @@ class Quality(StrictModel):
     prune_lm_head: bool = Field(False, strict=True)
 
     @model_validator(mode="after")
-    def _check(self) -> "Quality":
+    def _check(self) -> Quality:
         if (self.weights is None) != (self.eval is None):
             raise ValueError("weights and eval go together (the eval scores the weights)")
         for key in ("finetuned", "method", "calibration", "hook_timeout", "prune_lm_head"):
@@ -50,10 +50,14 @@ class Quality(StrictModel):
                 raise ValueError(f"{key} needs weights and eval (it applies to the team's model)")
         if self.eval is not None and ":" not in self.eval:
             raise ValueError(f"eval must be 'module:function', got {self.eval!r}")
-        if self.calibration is not None and not (is_function_spec(self.calibration) or
-                                                 Path(self.calibration).suffix.lower() in (".npz", ".safetensors")):
-            raise ValueError(f"calibration: expected a .npz or .safetensors file or MODULE:FUNCTION, "
-                             f"got {self.calibration!r}")
+        if self.calibration is not None and not (
+            is_function_spec(self.calibration)
+            or Path(self.calibration).suffix.lower() in (".npz", ".safetensors")
+        ):
+            raise ValueError(
+                f"calibration: expected a .npz or .safetensors file or MODULE:FUNCTION, "
+                f"got {self.calibration!r}"
+            )
         if self.method in CALIBRATED and self.calibration is None:
             raise ValueError(f"method: {self.method} needs calibration inputs ([quality] calibration)")
         if self.hook_timeout is not None:
@@ -65,8 +69,9 @@ class Quality(StrictModel):
 
     def timeout(self) -> HookTimeout:
         """The time limit of each call of the team's code, named by its setting in messages."""
-        return HookTimeout(DEFAULT_HOOK_TIMEOUT if self.hook_timeout is None else self.hook_timeout,
-                           "[quality] hook_timeout")
+        return HookTimeout(
+            DEFAULT_HOOK_TIMEOUT if self.hook_timeout is None else self.hook_timeout, "[quality] hook_timeout"
+        )
 
     def path(self, value: str, source: str) -> Path:
         """A path of this section, relative to the config file ``source``."""

@@ -14,9 +14,10 @@ design, the content of ``best.json``, and the evaluator behind them.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +35,9 @@ PPA_CONSTRAINT = "ppa_feasibility"
 DEFAULT_EVALUATOR = "explore.evaluator"
 
 
-def constraint_values(cfg: SweepConfig, metrics: dict[str, Any], as_number: Callable[[Any], Any] = float
-                      ) -> dict[str, Any]:
+def constraint_values(
+    cfg: SweepConfig, metrics: dict[str, Any], as_number: Callable[[Any], Any] = float
+) -> dict[str, Any]:
     """One normalised constraint per limit (feasible when <= 0) plus the timing constraint.
 
     Normalisation: (metric - limit) / limit, and for T_j (T_j - limit) / (limit - ambient), so
@@ -56,7 +58,9 @@ def constraint_values(cfg: SweepConfig, metrics: dict[str, Any], as_number: Call
         else:
             out[metric] = value - limit
     out[TIMING_CONSTRAINT] = as_number(metrics["clock_mhz"]) / as_number(metrics["fmax_mhz"]) - 1.0
-    if "ppa_infeasible" in metrics:  # ppa.model says the design cannot run (explore.evaluator.ppa_only_reasons)
+    if (
+        "ppa_infeasible" in metrics
+    ):  # ppa.model says the design cannot run (explore.evaluator.ppa_only_reasons)
         out[PPA_CONSTRAINT] = as_number(metrics["ppa_infeasible"])
     return out
 
@@ -85,15 +89,20 @@ def stored_value(v: Any) -> Any:
 
 # ---- best.json -----------------------------------------------------------------------------------
 
+
 def pareto_indices(points: list[tuple[float, ...]], directions: list[str]) -> list[int]:
     """Indices of non-dominated points (directions: maximize/minimize per objective)."""
     sign = [(-1.0 if d == "maximize" else 1.0) for d in directions]
-    keys = [tuple(s * v for s, v in zip(sign, p)) for p in points]
+    keys = [tuple(s * v for s, v in zip(sign, p, strict=True)) for p in points]
     front = []
     for i, a in enumerate(keys):
         dominated = False
         for j, b in enumerate(keys):
-            if j != i and all(y <= x for x, y in zip(a, b)) and any(y < x for x, y in zip(a, b)):
+            if (
+                j != i
+                and all(y <= x for x, y in zip(a, b, strict=True))
+                and any(y < x for x, y in zip(a, b, strict=True))
+            ):
                 dominated = True
                 break
         if not dominated:
@@ -101,7 +110,9 @@ def pareto_indices(points: list[tuple[float, ...]], directions: list[str]) -> li
     return front
 
 
-def summarise(records: list[dict[str, Any]], cfg: SweepConfig, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def summarise(
+    records: list[dict[str, Any]], cfg: SweepConfig, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """best.json from evaluated records (``params``, ``metrics``, ``constraints``, ``number``).
 
     With one objective: the best feasible design. With several: the feasible Pareto set. With
@@ -111,7 +122,7 @@ def summarise(records: list[dict[str, Any]], cfg: SweepConfig, extra: dict[str, 
     directions = cfg.objectives.directions()
     limit_names = list(cfg.limits.active().items())
     out: dict[str, Any] = {
-        "objectives": dict(zip(objectives, directions)),
+        "objectives": dict(zip(objectives, directions, strict=True)),
         "limits": {k: v for k, v in limit_names},
         "n_evaluated": len(records),
         # what the quality limit binds on ("model" / "proxy" / "none"); the designs' metrics carry
@@ -124,18 +135,23 @@ def summarise(records: list[dict[str, Any]], cfg: SweepConfig, extra: dict[str, 
     out["n_feasible"] = len(feasible)
     cnames = sorted({c for r in records for c in r["constraints"]})
     out["violated_share"] = {
-        c: (sum(1 for r in records if r["constraints"].get(c, 0.0) > 0) / len(records) if records else 0.0) for c in cnames
+        c: (sum(1 for r in records if r["constraints"].get(c, 0.0) > 0) / len(records) if records else 0.0)
+        for c in cnames
     }
     if not feasible:
         out["feasible"] = False
         if records:
-            closest = min(records, key=lambda r: (sum(max(v, 0.0) for v in r["constraints"].values()), r["number"]))
+            closest = min(
+                records, key=lambda r: (sum(max(v, 0.0) for v in r["constraints"].values()), r["number"])
+            )
             out["binding_limits"] = sorted(c for c, v in closest["constraints"].items() if v > 0)
             out["closest"] = _design(closest)
         else:
             out["binding_limits"] = []
         out["message"] = (
-            "no feasible design: " + (", ".join(out["binding_limits"]) or "no trial finished") + " cannot be met"
+            "no feasible design: "
+            + (", ".join(out["binding_limits"]) or "no trial finished")
+            + " cannot be met"
         )
         return out
     out["feasible"] = True
@@ -158,18 +174,26 @@ def summarise(records: list[dict[str, Any]], cfg: SweepConfig, extra: dict[str, 
                 binding[c] = {"number": r["number"], "value": float(r["metrics"][primary])}
     out["binding_limits"] = sorted(binding)
     out["binding_evidence"] = {
-        c: f"trial {b['number']} reaches {primary} {b['value']:.4g} and violates only {c}" for c, b in sorted(binding.items())
+        c: f"trial {b['number']} reaches {primary} {b['value']:.4g} and violates only {c}"
+        for c, b in sorted(binding.items())
     }
     if len(objectives) > 1:
         pts = [tuple(float(r["metrics"][o]) for o in objectives) for r in feasible]
         idx = pareto_indices(pts, directions)
-        front = sorted((feasible[i] for i in idx), key=lambda r: (sign * float(r["metrics"][primary]), r["number"]))
+        front = sorted(
+            (feasible[i] for i in idx), key=lambda r: (sign * float(r["metrics"][primary]), r["number"])
+        )
         out["pareto"] = [_design(r) for r in front]
     return out
 
 
 def _design(r: dict[str, Any]) -> dict[str, Any]:
-    return {"number": r["number"], "params": r["params"], "metrics": r["metrics"], "constraints": r["constraints"]}
+    return {
+        "number": r["number"],
+        "params": r["params"],
+        "metrics": r["metrics"],
+        "constraints": r["constraints"],
+    }
 
 
 def write_json(path: Path, obj: Any) -> None:
@@ -186,6 +210,7 @@ def _json_default(o: Any) -> Any:
 
 # ---- the evaluator a study used ----------------------------------------------------------------
 
+
 @dataclass
 class Detail:
     """One design point re-evaluated: the flat metrics and, when the evaluator provides them
@@ -195,7 +220,9 @@ class Detail:
     point: dict[str, Any]
     metrics: dict[str, Any]
     ppa_by_workload: dict[str, Any] = field(default_factory=dict)  # workload name -> ppa.model.PPAResult
-    networks: list[tuple[str, float, Any]] = field(default_factory=list)  # (name, weight, sim.perf.NetworkResult)
+    networks: list[tuple[str, float, Any]] = field(
+        default_factory=list
+    )  # (name, weight, sim.perf.NetworkResult)
     workloads: dict[str, Any] = field(default_factory=dict)  # workload name -> sim.workloads.Workload
     quality: dict[str, Any] | None = None
     serving: dict[str, dict[str, Any]] | None = None  # workload name -> sim.serving statistics (a p99 SLA)
@@ -253,10 +280,15 @@ class Evaluator:
         if not self.has_detail:
             return Detail(point=dict(point), metrics=self.evaluate(point))
         d = self.mod.evaluate_detail(dict(point), self.ctx)
-        return Detail(point=dict(point), metrics=dict(d["metrics"]), ppa_by_workload=dict(d.get("ppa") or {}),
-                      networks=[(str(n), float(w), r) for n, w, r in d.get("networks") or []],
-                      workloads=dict(d.get("workloads") or {}), quality=d.get("quality"),
-                      serving=d.get("serving"))
+        return Detail(
+            point=dict(point),
+            metrics=dict(d["metrics"]),
+            ppa_by_workload=dict(d.get("ppa") or {}),
+            networks=[(str(n), float(w), r) for n, w, r in d.get("networks") or []],
+            workloads=dict(d.get("workloads") or {}),
+            quality=d.get("quality"),
+            serving=d.get("serving"),
+        )
 
 
 def _scalar(v: Any) -> Any:

@@ -50,8 +50,13 @@ LINE_FLIPS = 3
 def _top(records: list[dict[str, Any]], objective: str, direction: str, sparse: bool) -> list[dict[str, Any]]:
     sign = -1.0 if direction == "maximize" else 1.0
     seen, out = set(), []
-    ok = [r for r in records if is_sparse(r["params"]) == sparse and all(v <= 0 for v in r["constraints"].values())
-          and math.isfinite(float(r["metrics"].get(objective, math.nan)))]
+    ok = [
+        r
+        for r in records
+        if is_sparse(r["params"]) == sparse
+        and all(v <= 0 for v in r["constraints"].values())
+        and math.isfinite(float(r["metrics"].get(objective, math.nan)))
+    ]
     for r in sorted(ok, key=lambda r: (sign * float(r["metrics"][objective]), r["number"])):
         k = design_key(r["params"])
         if k not in seen:
@@ -62,7 +67,9 @@ def _top(records: list[dict[str, Any]], objective: str, direction: str, sparse: 
     return out
 
 
-def samples(ranges: dict[str, Assumption], n_joint: int, seed: int) -> tuple[dict[str, np.ndarray], int, dict]:
+def samples(
+    ranges: dict[str, Assumption], n_joint: int, seed: int
+) -> tuple[dict[str, np.ndarray], int, dict]:
     """(assumption name -> array of S values, S, layout): sample 0 at the model's values, then each
     varied assumption's grid (others at the model's values), then ``n_joint`` Latin-hypercube samples."""
     varied = [a for a in ranges.values() if a.varied]
@@ -71,16 +78,22 @@ def samples(ranges: dict[str, Assumption], n_joint: int, seed: int) -> tuple[dic
     layout: dict[str, Any] = {"grid": {}, "joint": slice(S - n_joint, S)}
     for j, a in enumerate(varied):
         lo = 1 + GRID_POINTS * j
-        cols[a.name][lo:lo + GRID_POINTS] = np.geomspace(a.low, a.high, GRID_POINTS)
+        cols[a.name][lo : lo + GRID_POINTS] = np.geomspace(a.low, a.high, GRID_POINTS)
         layout["grid"][a.name] = slice(lo, lo + GRID_POINTS)
     u = qmc.LatinHypercube(d=len(varied), rng=seed).random(n_joint)
     for j, a in enumerate(varied):
-        cols[a.name][S - n_joint:] = a.low * (a.high / a.low) ** u[:, j]
+        cols[a.name][S - n_joint :] = a.low * (a.high / a.low) ** u[:, j]
     return cols, S, layout
 
 
-def _ratios(metrics: list[dict[str, np.ndarray]], cfg: SweepConfig, sparse: np.ndarray, objective: str,
-            direction: str, S: int) -> np.ndarray:
+def _ratios(
+    metrics: list[dict[str, np.ndarray]],
+    cfg: SweepConfig,
+    sparse: np.ndarray,
+    objective: str,
+    direction: str,
+    S: int,
+) -> np.ndarray:
     """best sparse / best dense on ``objective`` per sample (oriented: > 1 favours sparse; 0 without a
     feasible sparse design, inf without a feasible dense one, NaN without either)."""
     sign = 1.0 if direction == "maximize" else -1.0
@@ -95,7 +108,9 @@ def _ratios(metrics: list[dict[str, np.ndarray]], cfg: SweepConfig, sparse: np.n
     with np.errstate(divide="ignore", invalid="ignore"):
         a, b = sign * bs, sign * bd  # the values back (positive)
         r = a / b if direction == "maximize" else b / a
-    return np.where(np.isinf(bs) & np.isinf(bd), np.nan, np.where(np.isinf(bs), 0.0, np.where(np.isinf(bd), np.inf, r)))
+    return np.where(
+        np.isinf(bs) & np.isinf(bd), np.nan, np.where(np.isinf(bs), 0.0, np.where(np.isinf(bd), np.inf, r))
+    )
 
 
 def _adv(r: float) -> float | None:
@@ -116,56 +131,88 @@ def summarise(r: np.ndarray, layout: dict, ranges: dict[str, Assumption], margin
     p05: float | None
     med: float | None
     p95: float | None
-    p05, med, p95 = ((float(x) - 1.0 for x in np.percentile(both, [5, 50, 95])) if len(both)
-                     else (None, None, None))
+    p05, med, p95 = (
+        (float(x) - 1.0 for x in np.percentile(both, [5, 50, 95])) if len(both) else (None, None, None)
+    )
     tornado, flips = [], []
     for name, sl in layout["grid"].items():
         g, vals = r[sl], np.geomspace(ranges[name].low, ranges[name].high, GRID_POINTS)
-        tornado.append({"name": name, "low": float(vals[0]), "high": float(vals[-1]), "value": ranges[name].value,
-                        "low_advantage": _adv(g[0]), "high_advantage": _adv(g[-1])})
+        tornado.append(
+            {
+                "name": name,
+                "low": float(vals[0]),
+                "high": float(vals[-1]),
+                "value": ranges[name].value,
+                "low_advantage": _adv(g[0]),
+                "high_advantage": _adv(g[-1]),
+            }
+        )
         verdict = g >= 1.0 + margin
         if (verdict != ok0).any():
             # walk from the model's value outward to the nearer end where the verdict changes
             nom = ranges[name].value
             up = [i for i in range(GRID_POINTS) if vals[i] > nom]
             down = [i for i in reversed(range(GRID_POINTS)) if vals[i] < nom]
-            hit = [(i, ">=") for i in up if verdict[i] != ok0][:1] + [(i, "<=") for i in down if verdict[i] != ok0][:1]
+            hit = [(i, ">=") for i in up if verdict[i] != ok0][:1] + [
+                (i, "<=") for i in down if verdict[i] != ok0
+            ][:1]
             i, op = min(hit, key=lambda h: abs(math.log(vals[h[0]] / nom))) if hit else (0, "<=")
             flips.append({"name": name, "op": op, "value": float(vals[i]), "advantage": _adv(g[i])})
-    tornado.sort(key=lambda t: -abs((t["high_advantage"] if t["high_advantage"] is not None else 1e9)
-                                    - (t["low_advantage"] if t["low_advantage"] is not None else 1e9)))
+    tornado.sort(
+        key=lambda t: (
+            -abs(
+                (t["high_advantage"] if t["high_advantage"] is not None else 1e9)
+                - (t["low_advantage"] if t["low_advantage"] is not None else 1e9)
+            )
+        )
+    )
     flips.sort(key=lambda f: abs(math.log(f["value"] / ranges[f["name"]].value)))
     return {
-        "advantage_nominal": _adv(r[0]), "advantage_median": med, "advantage_p05": p05, "advantage_p95": p95,
+        "advantage_nominal": _adv(r[0]),
+        "advantage_median": med,
+        "advantage_p05": p05,
+        "advantage_p95": p95,
         "advantage_samples": int(len(both)),
-        "advantage_interval_reason": (None if len(both) else
-                                      "no joint sample leaves a feasible design on both sides"),
+        "advantage_interval_reason": (
+            None if len(both) else "no joint sample leaves a feasible design on both sides"
+        ),
         "p_advantage_ge_margin": float(np.mean(np.nan_to_num(joint, nan=0.0) >= 1.0 + margin)),
         "samples": int(len(joint)),
         "samples_without_feasible_design": int(np.sum(np.isnan(joint))),
         "samples_without_feasible_sparse": int(np.sum(joint == 0.0)),
         "samples_without_feasible_dense": int(np.sum(np.isinf(joint))),
-        "flips": [f["name"] for f in flips], "flip_points": flips, "tornado": tornado,
+        "flips": [f["name"] for f in flips],
+        "flip_points": flips,
+        "tornado": tornado,
         "sample_advantages": [None if not math.isfinite(x) else float(x - 1.0) for x in joint],
     }
 
 
 def verdict_line(rob: dict[str, Any]) -> str:
     """'sparse +13.7 % (5-95 %: +4 ... +22 %), P(>= 5 %) = 0.81; flips if lpddr5_phy_area_mm2 >= 1.6'."""
+
     def pc(x: float | None, digits: int) -> str:
         return "n/a" if x is None or not math.isfinite(x) else f"{x * 100:+.{digits}f} %"
+
     adv = rob.get("advantage_nominal")
     n, both = rob["samples"], rob.get("advantage_samples", rob["samples"])
     if rob["advantage_p05"] is None:
-        interval = f"5-95 %: n/a, {rob.get('advantage_interval_reason') or 'no sample has both sides feasible'}"
+        interval = (
+            f"5-95 %: n/a, {rob.get('advantage_interval_reason') or 'no sample has both sides feasible'}"
+        )
     else:
         interval = f"5-95 %: {pc(rob['advantage_p05'], 0)[:-2]} ... {pc(rob['advantage_p95'], 0)}"
     one_sided = rob.get("samples_without_feasible_dense", 0) + rob.get("samples_without_feasible_sparse", 0)
-    if one_sided:   # samples where one side alone has a design: the interval leaves them out, counted here
-        lack = [f"{what} in {k}" for what, k in
-                (("no feasible dense design", rob.get("samples_without_feasible_dense", 0)),
-                 ("no feasible sparse design", rob.get("samples_without_feasible_sparse", 0)),
-                 ("no feasible design of either side", rob.get("samples_without_feasible_design", 0))) if k]
+    if one_sided:  # samples where one side alone has a design: the interval leaves them out, counted here
+        lack = [
+            f"{what} in {k}"
+            for what, k in (
+                ("no feasible dense design", rob.get("samples_without_feasible_dense", 0)),
+                ("no feasible sparse design", rob.get("samples_without_feasible_sparse", 0)),
+                ("no feasible design of either side", rob.get("samples_without_feasible_design", 0)),
+            )
+            if k
+        ]
         interval += f" over the {both} of {n} samples with both sides feasible; " + ", ".join(lack)
     head = f"sparse {pc(adv, 1)} ({interval}), P(>= {rob['margin'] * 100:g} %) = {rob['p_advantage_ge_margin']:.2f}"
     if not rob["flip_points"]:
@@ -181,28 +228,46 @@ def robustness(records: list[dict[str, Any]], cfg: SweepConfig, ev: Evaluator) -
     if not hasattr(ev.mod, "evaluate_under"):
         return None
     objectives, directions = cfg.objectives.names(), cfg.objectives.directions()
-    tops = {o: (_top(records, o, d, True), _top(records, o, d, False)) for o, d in zip(objectives, directions)}
+    tops = {
+        o: (_top(records, o, d, True), _top(records, o, d, False))
+        for o, d in zip(objectives, directions, strict=True)
+    }
     if not tops[objectives[0]][0] or not tops[objectives[0]][1]:
         return None
     designs: dict[str, dict[str, Any]] = {}
-    for s, d in tops.values():
-        for r in s + d:
-            designs.setdefault(design_key(r["params"]), r)
+    for sparse_top, dense_top in tops.values():
+        for rec in sparse_top + dense_top:
+            designs.setdefault(design_key(rec["params"]), rec)
     ranges = assumption_ranges(cfg)
     cols, S, layout = samples(ranges, cfg.decision.samples, cfg.study.seed)
     keys = list(designs)
-    metrics = dict(zip(keys, ev.mod.evaluate_under([designs[k]["params"] for k in keys], ev.ctx, cols, S)))
+    metrics = dict(
+        zip(keys, ev.mod.evaluate_under([designs[k]["params"] for k in keys], ev.ctx, cols, S), strict=True)
+    )
     per = []
-    for (o, d) in zip(objectives, directions):
+    for o, d in zip(objectives, directions, strict=True):
         chosen = [design_key(r["params"]) for r in tops[o][0] + tops[o][1]]
         sparse = np.array([is_sparse(designs[k]["params"]) for k in chosen])
-        r = _ratios([metrics[k] for k in chosen], cfg, sparse, o, d, S)
-        per.append({"objective": o, "direction": d, "designs_per_side": [len(tops[o][0]), len(tops[o][1])],
-                    **summarise(r, layout, ranges, cfg.decision.margin)})
+        ratios = _ratios([metrics[k] for k in chosen], cfg, sparse, o, d, S)
+        per.append(
+            {
+                "objective": o,
+                "direction": d,
+                "designs_per_side": [len(tops[o][0]), len(tops[o][1])],
+                **summarise(ratios, layout, ranges, cfg.decision.margin),
+            }
+        )
     out = {k: v for k, v in per[0].items() if k not in ("objective", "direction")}
-    out.update({"objective": objectives[0], "margin": cfg.decision.margin, "min_confidence": cfg.decision.min_confidence,
-                "seed": cfg.study.seed, "method": "Latin hypercube, log-uniform within each range (scipy.stats.qmc)",
-                "not_varied": [a.name for a in ranges.values() if not a.varied]})
+    out.update(
+        {
+            "objective": objectives[0],
+            "margin": cfg.decision.margin,
+            "min_confidence": cfg.decision.min_confidence,
+            "seed": cfg.study.seed,
+            "method": "Latin hypercube, log-uniform within each range (scipy.stats.qmc)",
+            "not_varied": [a.name for a in ranges.values() if not a.varied],
+        }
+    )
     out["line"] = verdict_line(out)
     if len(per) > 1:
         for p in per:
@@ -243,13 +308,24 @@ def assumption_shares(point: dict[str, Any], cfg: SweepConfig, ev: Evaluator) ->
     m = ev.mod.evaluate_under([point], ev.ctx, cols, S)[0]
     power, area = np.asarray(m["power_w"], float), np.asarray(m["area_mm2"], float)
     step = 2.0 * math.log1p(SHARE_STEP)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for j, a in enumerate(ranges):
         hi, lo = 1 + 2 * j, 2 + 2 * j
         with np.errstate(divide="ignore", invalid="ignore"):
             ps = abs(math.log(power[hi] / power[lo])) / step if power[hi] > 0 and power[lo] > 0 else math.nan
             ar = abs(math.log(area[hi] / area[lo])) / step if area[hi] > 0 and area[lo] > 0 else math.nan
-        rows.append({"name": a.name, "power_share": ps, "area_share": ar, "value": a.value, "low": a.low,
-                     "high": a.high, "unit": a.unit, "tag": a.tag, "reason": a.reason})
+        rows.append(
+            {
+                "name": a.name,
+                "power_share": ps,
+                "area_share": ar,
+                "value": a.value,
+                "low": a.low,
+                "high": a.high,
+                "unit": a.unit,
+                "tag": a.tag,
+                "reason": a.reason,
+            }
+        )
     rows.sort(key=lambda r: -max(np.nan_to_num(r["power_share"]), np.nan_to_num(r["area_share"])))
     return rows

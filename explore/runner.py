@@ -23,7 +23,6 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
-from explore.settle import SETTLE_ATTR
 from explore.compare import (
     build_comparison,
     is_sparse,
@@ -39,6 +38,7 @@ from explore.results import DEFAULT_EVALUATOR, Evaluator, summarise, write_json
 from explore.robustness import robustness
 from explore.safety import check_out_dir
 from explore.sampler import trial_side
+from explore.settle import SETTLE_ATTR
 from explore.space import design_key
 from explore.trials import (
     EVALUATOR_ATTR,
@@ -61,8 +61,14 @@ def side_trials(study: optuna.Study) -> dict[str, int]:
     return out
 
 
-def export_study(study: optuna.Study, cfg: SweepConfig, out_dir: Path, extra: dict[str, Any] | None = None, *,
-                 compare: bool = True) -> dict[str, Any]:
+def export_study(
+    study: optuna.Study,
+    cfg: SweepConfig,
+    out_dir: Path,
+    extra: dict[str, Any] | None = None,
+    *,
+    compare: bool = True,
+) -> dict[str, Any]:
     """Write DIR/trials.csv and DIR/best.json of a study; return the best.json content. With
     ``compare``, best.json carries ``comparison`` (sparse against dense on equal terms) and
     ``robustness``, and every design its dense twins."""
@@ -78,25 +84,38 @@ def export_study(study: optuna.Study, cfg: SweepConfig, out_dir: Path, extra: di
     return _finish(best, cfg, records, out_dir, study.user_attrs.get(EVALUATOR_ATTR))
 
 
-def study_comparison(study: optuna.Study, cfg: SweepConfig, records: list[dict[str, Any]], best: dict[str, Any]
-                     ) -> dict[str, dict[str, float]]:
+def study_comparison(
+    study: optuna.Study, cfg: SweepConfig, records: list[dict[str, Any]], best: dict[str, Any]
+) -> dict[str, dict[str, float]]:
     """Put best.json's ``comparison`` and ``robustness`` into ``best`` for a stored study, with the
     evaluator the study used, and store them (and the dense study, when one was run) in the study;
     return every record's twin metrics (design key -> metrics)."""
     ev = Evaluator(study.user_attrs.get(EVALUATOR_ATTR) or DEFAULT_EVALUATOR, cfg, where=None)
     sides = side_trials(study)
-    sub = stored_substudy(study.user_attrs.get(SUBSTUDY_ATTR), cfg, sides["sparse"]) if needs_dense_substudy(cfg) else None
+    sub = (
+        stored_substudy(study.user_attrs.get(SUBSTUDY_ATTR), cfg, sides["sparse"])
+        if needs_dense_substudy(cfg)
+        else None
+    )
     chosen = best.get("best") if best.get("feasible") else None
     sampler = str((study.user_attrs.get("sweep") or {}).get("sampler", cfg.study.sampler))
-    comp, sub_new = build_comparison(records, cfg, chosen, ev, sides, sampler, substudy=sub,
-                                     settled=study.user_attrs.get(SETTLE_ATTR))
+    comp, sub_new = build_comparison(
+        records, cfg, chosen, ev, sides, sampler, substudy=sub, settled=study.user_attrs.get(SETTLE_ATTR)
+    )
     if sub is None and sub_new is not None:
         study.set_user_attr(SUBSTUDY_ATTR, storable_substudy(cfg, sides["sparse"], sub_new))
     pool = records + list(sub_new or [])
     best["comparison"] = comp
     best["robustness"] = robustness(pool, cfg, ev)
-    study.set_user_attr(VERDICT_ATTR, {"n_records": len(records), "fingerprint": config_fingerprint(cfg),
-                                       "comparison": comp, "robustness": best["robustness"]})
+    study.set_user_attr(
+        VERDICT_ATTR,
+        {
+            "n_records": len(records),
+            "fingerprint": config_fingerprint(cfg),
+            "comparison": comp,
+            "robustness": best["robustness"],
+        },
+    )
     return study_twin_metrics(records, pool, ev.evaluate_many) if hasattr(ev.mod, "evaluate_batch") else {}
 
 
@@ -107,8 +126,9 @@ def _add_twins(best: dict[str, Any], twins: dict[str, dict[str, float]]) -> None
             d["metrics"] = {**d["metrics"], **twins[design_key(d["params"])]}
 
 
-def _twin_columns(header: list[str], rows: list[dict[str, Any]], twins: dict[str, dict[str, float]],
-                  cfg: SweepConfig) -> tuple[list[str], list[dict[str, Any]]]:
+def _twin_columns(
+    header: list[str], rows: list[dict[str, Any]], twins: dict[str, dict[str, float]], cfg: SweepConfig
+) -> tuple[list[str], list[dict[str, Any]]]:
     """trials.csv with the twin metrics of each COMPLETE trial's design (after the other metrics)."""
     if not twins:
         return header, rows
@@ -122,8 +142,14 @@ def _twin_columns(header: list[str], rows: list[dict[str, Any]], twins: dict[str
     return header, rows
 
 
-def run_grid(cfg: SweepConfig, out_dir: Path, *, progress: bool = False, evaluator: str = DEFAULT_EVALUATOR,
-             sampler: str = "exhaustive") -> dict[str, Any]:
+def run_grid(
+    cfg: SweepConfig,
+    out_dir: Path,
+    *,
+    progress: bool = False,
+    evaluator: str = DEFAULT_EVALUATOR,
+    sampler: str = "exhaustive",
+) -> dict[str, Any]:
     """Evaluate the grid; write DIR/trials.csv and DIR/best.json; return best.json's content."""
     ev = Evaluator(evaluator, cfg, where="--grid")
     grid = GridResults(cfg, *evaluate_grid(cfg, ev.ctx, progress=progress, evaluator=evaluator))
@@ -138,7 +164,9 @@ def run_grid(cfg: SweepConfig, out_dir: Path, *, progress: bool = False, evaluat
     sparse = np.array([is_sparse({"sparsity": s}) for s in grid.cols["sparsity"]])
     n_side = {"sparse": int(sparse.sum()), "dense": int((~sparse).sum())}
     # every dense point of the grid is evaluated already: no dense study
-    best["comparison"], _ = build_comparison(grid.records, cfg, chosen, ev, n_side, sampler, allow_substudy=False)
+    best["comparison"], _ = build_comparison(
+        grid.records, cfg, chosen, ev, n_side, sampler, allow_substudy=False
+    )
     best["robustness"] = robustness(grid.records, cfg, ev)
     return _finish(best, cfg, grid.every_point(), out_dir, evaluator)
 
@@ -151,12 +179,14 @@ def _grid_twins(grid: GridResults, ev: Evaluator) -> dict[str, np.ndarray]:
     index = {design_key({a: _py(cols[a][i]) for a in keys}): i for i in range(P)}
     twin_keys = [design_key(iso_array_point({a: _py(cols[a][i]) for a in keys})) for i in range(P)]
     twin_idx = np.array([index.get(k, -1) for k in twin_keys], dtype=np.int64)
-    iso = {k: np.asarray(grid.metrics[k], float)[twin_idx] for k in ("latency_ms", "perf_per_watt", "area_mm2",
-                                                                    "energy_per_inference_mj")}
+    iso = {
+        k: np.asarray(grid.metrics[k], float)[twin_idx]
+        for k in ("latency_ms", "perf_per_watt", "area_mm2", "energy_per_inference_mj")
+    }
     todo = np.flatnonzero(twin_idx < 0)
     if len(todo):
         missing = {twin_keys[i]: iso_array_point({a: _py(cols[a][i]) for a in keys}) for i in todo}
-        got = dict(zip(missing, ev.evaluate_many(list(missing.values()))))
+        got = dict(zip(missing, ev.evaluate_many(list(missing.values())), strict=True))
         for i in todo:
             for k in iso:
                 iso[k][i] = float(got[twin_keys[i]][k])
@@ -168,8 +198,13 @@ def _py(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _finish(best: dict[str, Any], cfg: SweepConfig, records: list[dict[str, Any]], out_dir: Path,
-            evaluator: str | None) -> dict[str, Any]:
+def _finish(
+    best: dict[str, Any],
+    cfg: SweepConfig,
+    records: list[dict[str, Any]],
+    out_dir: Path,
+    evaluator: str | None,
+) -> dict[str, Any]:
     """The owners of the chosen design (and its closure artifacts), then best.json."""
     if records:
         attach_owners(best, cfg, records, out_dir, evaluator)

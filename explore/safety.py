@@ -27,8 +27,18 @@ from rich.markup import escape
 from hw.errors import InputError
 from hw.host import NON_FINITE_KEY, finite_json, json_text, make_dir, printable, write_file
 
-__all__ = ["MAX_NAME_LEN", "NON_FINITE_KEY", "check_out_dir", "check_study_name", "dumps", "finite_json",
-           "refuse_symlinks", "rich_markup", "rich_safe", "write_text"]
+__all__ = [
+    "MAX_NAME_LEN",
+    "NON_FINITE_KEY",
+    "check_out_dir",
+    "check_study_name",
+    "dumps",
+    "finite_json",
+    "refuse_symlinks",
+    "rich_markup",
+    "rich_safe",
+    "write_text",
+]
 
 #: Longest study name accepted. [A] a study name becomes a directory name (results/<study>) and a
 #: database key; 128 characters is well under every file system's 255-byte name limit.
@@ -53,12 +63,15 @@ def refuse_symlinks(directory: Path | str, names: list[str] | tuple[str, ...]) -
     for name in names:
         p = d / name
         if p.is_symlink():
-            raise InputError("is a symlink; results are never written through a symlink (remove it)", where=str(p))
+            raise InputError(
+                "is a symlink; results are never written through a symlink (remove it)", where=str(p)
+            )
         if p.is_dir():
             for q in p.rglob("*"):
                 if q.is_symlink():
-                    raise InputError("is a symlink; results are never written through a symlink (remove it)",
-                                     where=str(q))
+                    raise InputError(
+                        "is a symlink; results are never written through a symlink (remove it)", where=str(q)
+                    )
 
 
 def check_out_dir(out: Path | str, flag: str = "--out", *, create: bool = True) -> Path:
@@ -69,8 +82,11 @@ def check_out_dir(out: Path | str, flag: str = "--out", *, create: bool = True) 
         raise InputError("is empty: give a directory", where=flag)
     p = Path(out)
     if p.is_symlink():
-        raise InputError(f"is a symlink (to {printable(os.readlink(p))}); results are never written through a "
-                         "symlink: give the directory itself", where=f"{flag} {printable(p)}")
+        raise InputError(
+            f"is a symlink (to {printable(os.readlink(p))}); results are never written through a "
+            "symlink: give the directory itself",
+            where=f"{flag} {printable(p)}",
+        )
     if p.exists() and not p.is_dir():
         raise InputError("is a file, not a directory", where=f"{flag} {printable(p)}")
     if create:
@@ -91,11 +107,17 @@ def check_study_name(name: str, where: str = "--study") -> str:
         raise InputError(f"a study name is a name, not a path: no '/' or '\\', got {name!r}", where=where)
     if ".." in name or name in (".", ".."):
         raise InputError(f"a study name may not contain '..', got {name!r}", where=where)
-    bad = next((c for c in name if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")), None)
-    if bad is not None:  # control, bidi / format (U+202E), surrogate, private-use, unassigned, line separators
-        raise InputError(f"a study name may not contain control or formatting characters (U+{ord(bad):04X} "
-                         f"{unicodedata.name(bad, 'unnamed')} at position {name.index(bad)}), got {name!r}",
-                         where=where)
+    bad = next(
+        (c for c in name if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")), None
+    )
+    if (
+        bad is not None
+    ):  # control, bidi / format (U+202E), surrogate, private-use, unassigned, line separators
+        raise InputError(
+            f"a study name may not contain control or formatting characters (U+{ord(bad):04X} "
+            f"{unicodedata.name(bad, 'unnamed')} at position {name.index(bad)}), got {name!r}",
+            where=where,
+        )
     return name
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import random
 import warnings
-from typing import Any
+from typing import Any, Literal, cast
 
 import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
@@ -48,8 +48,15 @@ from explore.config import SweepConfig
 from explore.space import Space, axis_choices, is_integer_axis, parse_sparsity
 from hw.errors import InputError
 
-__all__ = ["IncumbentSearchSampler", "SideBalancedSampler", "neighbours", "make_sampler", "suggest_point",
-           "sparsity_sides", "trial_side"]
+__all__ = [
+    "IncumbentSearchSampler",
+    "SideBalancedSampler",
+    "neighbours",
+    "make_sampler",
+    "suggest_point",
+    "sparsity_sides",
+    "trial_side",
+]
 
 #: TPE: random start-up trials before the density model is used (Optuna default 10). Measured on
 #: the example spaces with bench/bench_sweep_efficiency.py.
@@ -78,7 +85,7 @@ def _axis_neighbours(value: Any, dist: BaseDistribution) -> list[Any]:
         if value not in choices:
             return []
         if all(_is_number(c) for c in choices):
-            ordered = sorted(choices)
+            ordered = sorted(cast(list[float], choices))  # all numbers (checked above)
             i = ordered.index(value)
             return [ordered[j] for j in (i - 1, i + 1) if 0 <= j < len(ordered)]
         return [c for c in choices if c != value]
@@ -113,13 +120,22 @@ class IncumbentSearchSampler(BaseSampler):
     """``base`` (TPE) plus, every ``every``-th trial after ``startup`` COMPLETE trials, an untried
     one-step neighbour of the incumbent (module docstring)."""
 
-    def __init__(self, base: BaseSampler, *, seed: int | None = None, startup: int = 10, every: int = 2,
-                 keep: Any = None):
+    def __init__(
+        self,
+        base: BaseSampler,
+        *,
+        seed: int | None = None,
+        startup: int = 10,
+        every: int = 2,
+        keep: Any = None,
+    ):
         if every < 1:
             raise ValueError("every must be >= 1")
         self._keep = keep  # a predicate on a neighbour's params (the side's PEs only), or None
         self._base = base
-        self._feasible: dict[int, bool] = {}  # COMPLETE trial number -> meets every constraint (they never change)
+        self._feasible: dict[
+            int, bool
+        ] = {}  # COMPLETE trial number -> meets every constraint (they never change)
         self._keys: dict[int, tuple] = {}  # finished trial number -> its parameters' key
         self._seed = 0 if seed is None else int(seed)
         self._startup = int(startup)
@@ -130,25 +146,28 @@ class IncumbentSearchSampler(BaseSampler):
     def reseed_rng(self) -> None:
         self._base.reseed_rng()
 
-    def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+    def infer_relative_search_space(
+        self, study: optuna.Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
         return self._base.infer_relative_search_space(study, trial)
 
-    def sample_relative(self, study: optuna.Study, trial: FrozenTrial,
-                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+    def sample_relative(
+        self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
         fixed = self._fixed.get(trial.number)
         if fixed is not None:
             return {k: fixed[k] for k in search_space if k in fixed}
         return self._base.sample_relative(study, trial, search_space)
 
-    def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
-                           param_distribution: BaseDistribution) -> Any:
+    def sample_independent(
+        self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
+    ) -> Any:
         fixed = self._fixed.get(trial.number)
         if fixed is not None and param_name in fixed:
             return fixed[param_name]
         return self._base.sample_independent(study, trial, param_name, param_distribution)
 
-    def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState,
-                    values: Any) -> None:
+    def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Any) -> None:
         self._fixed.pop(trial.number, None)
         self._base.after_trial(study, trial, state, values)
 
@@ -190,11 +209,17 @@ class IncumbentSearchSampler(BaseSampler):
                 k = self._keys.get(t.number)
                 if k is None:
                     k = _key(t.params)
-                    if t.state in (TrialState.COMPLETE, TrialState.PRUNED):  # finished: its parameters are final
+                    if t.state in (
+                        TrialState.COMPLETE,
+                        TrialState.PRUNED,
+                    ):  # finished: its parameters are final
                         self._keys[t.number] = k
                 tried.add(k)
-        cands = [c for c in neighbours(best.params, best.distributions)
-                 if _key(c) not in tried and (self._keep is None or self._keep(c))]
+        cands = [
+            c
+            for c in neighbours(best.params, best.distributions)
+            if _key(c) not in tried and (self._keep is None or self._keep(c))
+        ]
         if not cands:
             return None
         random.Random(f"{self._seed}:{number}").shuffle(cands)
@@ -204,7 +229,10 @@ class IncumbentSearchSampler(BaseSampler):
 def sparsity_sides(space: Space) -> dict[str, list[Any]]:
     """The space's sparsity options by side: {"sparse": [...], "dense": [...]} (a side may be empty)."""
     opts = axis_choices(space, "sparsity") or []
-    return {"sparse": [o for o in opts if parse_sparsity(o)[2]], "dense": [o for o in opts if not parse_sparsity(o)[2]]}
+    return {
+        "sparse": [o for o in opts if parse_sparsity(o)[2]],
+        "dense": [o for o in opts if not parse_sparsity(o)[2]],
+    }
 
 
 def trial_side(t: FrozenTrial) -> str | None:
@@ -227,12 +255,26 @@ class _SideView:
 
     def get_trials(self, deepcopy: bool = True, states: Any = None) -> list[FrozenTrial]:
         opts = self._options
-        return [t for t in self._study.get_trials(deepcopy=deepcopy, states=states) if t.params.get("sparsity") in opts]
+        return [
+            t
+            for t in self._study.get_trials(deepcopy=deepcopy, states=states)
+            if t.params.get("sparsity") in opts
+        ]
 
-    def _get_trials(self, deepcopy: bool = True, states: Any = None, use_cache: bool = False) -> list[FrozenTrial]:
+    def _get_trials(
+        self, deepcopy: bool = True, states: Any = None, use_cache: bool = False
+    ) -> list[FrozenTrial]:
         opts = self._options
-        return [t for t in self._study._get_trials(deepcopy=deepcopy, states=states, use_cache=use_cache)
-                if t.params.get("sparsity") in opts]
+        return [
+            t
+            for t in self._study._get_trials(deepcopy=deepcopy, states=states, use_cache=use_cache)
+            if t.params.get("sparsity") in opts
+        ]
+
+
+def as_study(view: _SideView) -> optuna.Study:
+    """The view as the study the side's sampler is given: it forwards every other attribute to it."""
+    return cast(optuna.Study, view)
 
 
 class SideBalancedSampler(BaseSampler):
@@ -280,58 +322,82 @@ class SideBalancedSampler(BaseSampler):
         side = next((k for k, o in self._options.items() if fixed in o), None) if fixed is not None else None
         self._side[trial.number] = side or min(self._sides, key=lambda s: (counts[s], SIDES.index(s)))
         base, view = self._view(study, trial.number)
-        base.before_trial(view, trial)
+        base.before_trial(as_study(view), trial)
 
-    def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+    def infer_relative_search_space(
+        self, study: optuna.Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
         base, view = self._view(study, trial.number)
-        space = dict(base.infer_relative_search_space(view, trial))
+        space = dict(base.infer_relative_search_space(as_study(view), trial))
         space.pop("sparsity", None)  # each side draws its own options (sample_independent)
         return space
 
-    def sample_relative(self, study: optuna.Study, trial: FrozenTrial,
-                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+    def sample_relative(
+        self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
         base, view = self._view(study, trial.number)
-        return base.sample_relative(view, trial, search_space)
+        return base.sample_relative(as_study(view), trial, search_space)
 
-    def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
-                           param_distribution: BaseDistribution) -> Any:
+    def sample_independent(
+        self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
+    ) -> Any:
         base, view = self._view(study, trial.number)
         if param_name == "sparsity":
             opts = self._sides[view._side]
             if len(opts) == 1:
                 return opts[0]
             param_distribution = CategoricalDistribution(opts)
-        return base.sample_independent(view, trial, param_name, param_distribution)
+        return base.sample_independent(as_study(view), trial, param_name, param_distribution)
 
     def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Any) -> None:
         base, view = self._view(study, trial.number)
         self._side.pop(trial.number, None)
-        base.after_trial(view, trial, state, values)
+        base.after_trial(as_study(view), trial, state, values)
 
 
 def _base_sampler(name: str, seed: int, keep: Any = None) -> optuna.samplers.BaseSampler:
     if name == "tpe":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            tpe = optuna.samplers.TPESampler(seed=seed, n_startup_trials=TPE_STARTUP_TRIALS, multivariate=True)
+            tpe = optuna.samplers.TPESampler(
+                seed=seed, n_startup_trials=TPE_STARTUP_TRIALS, multivariate=True
+            )
         # every 2nd trial after start-up: an untried one-step neighbour of the incumbent (explore.sampler)
-        return IncumbentSearchSampler(tpe, seed=seed, startup=TPE_STARTUP_TRIALS, every=INCUMBENT_EVERY, keep=keep)
+        return IncumbentSearchSampler(
+            tpe, seed=seed, startup=TPE_STARTUP_TRIALS, every=INCUMBENT_EVERY, keep=keep
+        )
     if name == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, population_size=NSGA2_POPULATION)
-    if name in ("random", EXHAUSTIVE):  # exhaustive: every point is enqueued (explore.study); nothing is drawn
+    if name in (
+        "random",
+        EXHAUSTIVE,
+    ):  # exhaustive: every point is enqueued (explore.study); nothing is drawn
         return optuna.samplers.RandomSampler(seed=seed)
     raise InputError(f"unknown sampler {name!r} (tpe, nsga2, random)", where="--sampler")
 
 
-def make_sampler(name: str, seed: int, n_objectives: int, space: Space | None = None) -> optuna.samplers.BaseSampler:
+#: An objective's direction as Optuna's create_study takes it.
+Direction = Literal["minimize", "maximize"]
+
+
+def study_directions(cfg: SweepConfig) -> list[Direction]:
+    """The objectives' directions for optuna.create_study (explore.config.OBJECTIVES holds only these two)."""
+    return cast(list[Direction], cfg.objectives.directions())
+
+
+def make_sampler(
+    name: str, seed: int, n_objectives: int, space: Space | None = None
+) -> optuna.samplers.BaseSampler:
     """The sweep's sampler ``name`` seeded ``seed``; with a ``space`` that offers both sparse and dense
     PEs, one per side under a :class:`SideBalancedSampler` (equal search effort)."""
     seed = int(seed) % 2**32  # numpy's seed range; worker and resume offsets wrap around
     sides = sparsity_sides(space) if space is not None and name != EXHAUSTIVE else {}
     if all(sides.get(s) for s in SIDES):
+
         def make(side: str) -> optuna.samplers.BaseSampler:
             opts = set(map(str, sides[side]))
             return _base_sampler(name, seed, keep=lambda params: str(params.get("sparsity")) in opts)
+
         return SideBalancedSampler(make, sides)
     return _base_sampler(name, seed)
 

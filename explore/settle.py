@@ -43,8 +43,10 @@ counted in each side's trials in the report. A rerun of a settled study queues n
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from functools import partial
+from typing import Any
 
 import optuna
 from optuna.distributions import BaseDistribution
@@ -53,8 +55,10 @@ from rich.console import Console
 
 from explore.sampler import neighbours, sparsity_sides
 from explore.space import Space, design_key
-from explore.study import trial_point as _design  # a design as trial parameters (OS: no double_buffer)
-from explore.study import run_worker
+from explore.study import (
+    run_worker,
+    trial_point as _design,  # a design as trial parameters (OS: no double_buffer)
+)
 
 __all__ = ["settle", "side_options", "incumbent", "candidates"]
 
@@ -108,10 +112,12 @@ def incumbent(trials: list[FrozenTrial], options: frozenset[str], maximise: bool
     return best if best is not None else least
 
 
-def _step(params: dict[str, Any], dists: dict[str, BaseDistribution], options: frozenset[str]) -> list[dict[str, Any]]:
+def _step(
+    params: dict[str, Any], dists: dict[str, BaseDistribution], options: frozenset[str]
+) -> list[dict[str, Any]]:
     """One-step neighbours on the side; a move from OS to a stationary dataflow takes each
     ``double_buffer`` choice (an OS design has none: explore.space.double_buffered)."""
-    out = []
+    out: list[dict[str, Any]] = []
     for c in neighbours(params, {k: dists[k] for k in params if k in dists}):
         if not _on_side(c, options):
             continue
@@ -122,8 +128,20 @@ def _step(params: dict[str, Any], dists: dict[str, BaseDistribution], options: f
     return out
 
 
-def candidates(best: dict[str, Any], dists: dict[str, BaseDistribution], options: frozenset[str],
-               tried: set[str]) -> tuple[int, list[dict[str, Any]]]:
+def _kind_step(
+    p: dict[str, Any],
+    dists: dict[str, BaseDistribution],
+    options: frozenset[str],
+    fix: tuple[str, Any] | None,
+) -> list[dict[str, Any]]:
+    """One-step neighbours of ``p`` on the side that keep the walk's kind ``fix`` (axis, value)."""
+    free = fix is None or fix[0] == VT_ATTR  # a flavour's walk is free (the flavour is no axis)
+    return [c for c in _step(p, dists, options) if free or (fix is not None and c.get(fix[0]) == fix[1])]
+
+
+def candidates(
+    best: dict[str, Any], dists: dict[str, BaseDistribution], options: frozenset[str], tried: set[str]
+) -> tuple[int, list[dict[str, Any]]]:
     """(1, untried one-step neighbours) of ``best``, else (2, its untried two-step neighbours), else
     (0, []): ``best`` is a local optimum of both neighbourhoods among what was tried."""
     one = _step(best, dists, options)
@@ -151,7 +169,9 @@ def _distributions(trials: list[FrozenTrial]) -> dict[str, BaseDistribution]:
     for t in trials:
         for k, d in t.distributions.items():
             old = dists.get(k)
-            if old is None or (k == "sparsity" and len(getattr(d, "choices", ())) > len(getattr(old, "choices", ()))):
+            if old is None or (
+                k == "sparsity" and len(getattr(d, "choices", ())) > len(getattr(old, "choices", ()))
+            ):
                 dists[k] = d
     return dists
 
@@ -162,21 +182,31 @@ def _rank(t: FrozenTrial, sign: float) -> tuple[float, float]:
     return (0.0, -sign * t.values[0]) if v <= 0 else (1.0, v)
 
 
-def _starts(trials: list[FrozenTrial], dists: dict[str, BaseDistribution], options: frozenset[str],
-            sign: float) -> list[tuple[FrozenTrial, tuple[str, Any] | None]]:
+def _starts(
+    trials: list[FrozenTrial], dists: dict[str, BaseDistribution], options: frozenset[str], sign: float
+) -> list[tuple[FrozenTrial, tuple[str, Any] | None]]:
     """Where a side's walks start: its best trial overall and its best trial with each value of each
     nominal axis (dataflow, memory type, ...; every axis whose choices are not all numbers, but the
     PE's), so each structurally different kind of design is settled on its own: (trial, the axis and
     value its walk keeps, None for the free walk from the best)."""
-    done = [t for t in trials if t.state == TrialState.COMPLETE and t.values is not None
-            and math.isfinite(t.values[0]) and _on_side(t.params, options)]
+    done = [
+        t
+        for t in trials
+        if t.state == TrialState.COMPLETE
+        and t.values is not None
+        and math.isfinite(t.values[0])
+        and _on_side(t.params, options)
+    ]
     if not done:
         return []
     out: list[tuple[FrozenTrial, tuple[str, Any] | None]] = [(min(done, key=lambda t: _rank(t, sign)), None)]
     for name, d in sorted(dists.items()):
         choices = getattr(d, "choices", None)
-        if name == "sparsity" or not choices or all(isinstance(c, (int, float)) and not isinstance(c, bool)
-                                                    for c in choices):
+        if (
+            name == "sparsity"
+            or not choices
+            or all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in choices)
+        ):
             continue
         for c in choices:
             if out[0][0].params.get(name) == c:
@@ -188,15 +218,20 @@ def _starts(trials: list[FrozenTrial], dists: dict[str, BaseDistribution], optio
     # landscape alike: a clock one step above a flavour's reach needs the next, leakier cells, so the best
     # design of each flavour starts a free walk of its own (its key names the flavour; it may leave it)
     best_vt = out[0][0].user_attrs.get(VT_ATTR)
-    for vt in sorted({t.user_attrs.get(VT_ATTR) for t in done} - {None, best_vt}):
+    for vt in sorted(v for v in {t.user_attrs.get(VT_ATTR) for t in done} - {None, best_vt} if v is not None):
         group = [t for t in done if t.user_attrs.get(VT_ATTR) == vt and _violation(t) <= 0]
         if group:
             out.append((min(group, key=lambda t: _rank(t, sign)), (VT_ATTR, vt)))
     return out
 
 
-def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: int,
-           say: Callable[[str], None] | None = None) -> dict[str, Any]:
+def settle(
+    study: optuna.Study,
+    space: Space,
+    run: Callable[[int], None],
+    cap: int,
+    say: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Settle every side of ``study`` (module docstring). ``run(n)`` evaluates the ``n`` trials just
     enqueued; ``cap`` bounds the extra trials. Returns ``extra_trials``, ``cap``, ``rounds``,
     ``converged``, ``walks`` and, per side, ``queued`` (its candidates evaluated) and its best feasible
@@ -205,7 +240,9 @@ def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: i
     sides = side_options(space)
     n0 = len(study.get_trials(deepcopy=False))
     per: dict[str, dict[str, Any]] = {}
-    walks: dict[str, dict[str, Any]] = {}  # design key of a walk's start -> {"side", "at": current trial params}
+    walks: dict[
+        str, dict[str, Any]
+    ] = {}  # design key of a walk's start -> {"side", "at": current trial params}
     rounds, capped = 0, False
 
     def best_value(trials: list[FrozenTrial], options: frozenset[str]) -> float | None:
@@ -215,7 +252,7 @@ def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: i
     while True:
         trials = study.get_trials(deepcopy=False)
         dists = _distributions(trials)
-        known = {}
+        known: dict[str, FrozenTrial] = {}
         for t in trials:
             if t.state == TrialState.COMPLETE and t.values is not None and math.isfinite(t.values[0]):
                 known.setdefault(design_key(_design(t.params)), t)
@@ -240,10 +277,7 @@ def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: i
             options = sides[w["side"]]
             fix = w["fix"]
 
-            def step(p: dict[str, Any]) -> list[dict[str, Any]]:
-                free = fix is None or fix[0] == VT_ATTR  # a flavour's walk is free (the flavour is no axis)
-                return [c for c in _step(p, dists, options) if free or c.get(fix[0]) == fix[1]]
-
+            step = partial(_kind_step, dists=dists, options=options, fix=fix)
             while True:  # move while a known neighbour is better; else queue the untried ring
                 at = w["at"]
                 ring, cands = 0, []
@@ -268,8 +302,10 @@ def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: i
                 if cands and say is not None:
                     v = _violation(at)
                     what = f"at {at.values[0]:.4g}" if v <= 0 else f"infeasible (violation {v:.3g})"
-                    say(f"settle {w['side']}: walk {at.number} {what}; evaluating {len(cands)} untried "
-                        f"{'one' if ring == 1 else 'two'}-step neighbours")
+                    say(
+                        f"settle {w['side']}: walk {at.number} {what}; evaluating {len(cands)} untried "
+                        f"{'one' if ring == 1 else 'two'}-step neighbours"
+                    )
                 per[w["side"]]["queued"] += len(cands)
                 queued |= {design_key(_design(c)) for c in cands}
                 batch.extend(cands)
@@ -284,8 +320,14 @@ def settle(study: optuna.Study, space: Space, run: Callable[[int], None], cap: i
     for side, options in sides.items():
         per.setdefault(side, {"queued": 0, "before": None})["after"] = best_value(trials, options)
     extra = len(trials) - n0
-    return {"extra_trials": extra, "cap": cap, "rounds": rounds, "converged": not capped, "walks": len(walks),
-            "sides": per}
+    return {
+        "extra_trials": extra,
+        "cap": cap,
+        "rounds": rounds,
+        "converged": not capped,
+        "walks": len(walks),
+        "sides": per,
+    }
 
 
 #: Study user attribute: what settling did (:func:`settle`'s result; extra trials add up over resumes).
@@ -323,6 +365,9 @@ def settle_sweep(opts: Any, cfg: Any, study: optuna.Study) -> dict[str, Any]:
 def settle_note(info: dict[str, Any]) -> str:
     """One line for the terminal and the report."""
     sides = ", ".join(f"{s} +{r['queued']}" for s, r in info["sides"].items())
-    how = ("until each side's best had no better design one or two steps away" if info["converged"]
-           else f"stopped at the cap of {info['cap']} extra trials before every side had converged")
+    how = (
+        "until each side's best had no better design one or two steps away"
+        if info["converged"]
+        else f"stopped at the cap of {info['cap']} extra trials before every side had converged"
+    )
     return f"settled: +{info['extra_trials']} trials ({sides}) in {info['rounds']} rounds, {how}"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -29,8 +29,21 @@ from ppa.dram import DRAM_TYPES as PPA_DRAM_TYPES
 from ppa.tech import NODES_NM
 
 #: The axes of the design space, in the order trials suggest them and trials.csv lists them.
-AXES = ("rows", "cols", "sram_kb", "clock_mhz", "node_nm", "sparsity", "pipeline", "dataflow", "dram", "dram_gbps",
-        "vector_lanes", "precision", "double_buffer")
+AXES = (
+    "rows",
+    "cols",
+    "sram_kb",
+    "clock_mhz",
+    "node_nm",
+    "sparsity",
+    "pipeline",
+    "dataflow",
+    "dram",
+    "dram_gbps",
+    "vector_lanes",
+    "precision",
+    "double_buffer",
+)
 
 #: Axes added after studies were stored: left out of the config fingerprint when absent
 #: (explore.config.config_fingerprint), so a study stored before them still loads.
@@ -79,7 +92,7 @@ class Range(StrictModel):
     grid_points: int | None = None
 
     @model_validator(mode="after")
-    def _check(self) -> "Range":
+    def _check(self) -> Range:
         if not (math.isfinite(self.min) and math.isfinite(self.max)):
             raise ValueError("min and max must be finite numbers")
         if self.min > self.max:
@@ -94,8 +107,9 @@ class Range(StrictModel):
         if self.grid_points is not None and not 1 <= self.grid_points <= MAX_AXIS_VALUES:
             raise ValueError(f"grid_points must be in 1..{MAX_AXIS_VALUES}, got {self.grid_points}")
         if self.step is not None and (self.max - self.min) / self.step + 1 > MAX_AXIS_VALUES:
-            raise ValueError(f"step {self.step:g} gives more than {MAX_AXIS_VALUES} values in "
-                             f"[{self.min:g}, {self.max:g}]")
+            raise ValueError(
+                f"step {self.step:g} gives more than {MAX_AXIS_VALUES} values in [{self.min:g}, {self.max:g}]"
+            )
         return self
 
     def grid(self, integer: bool) -> list[float] | list[int]:
@@ -116,7 +130,7 @@ class Range(StrictModel):
         return [float(v) for v in vals]
 
 
-Axis = Union[Range, list[Any], int, float, str]
+Axis = Range | list[Any] | int | float | str
 
 
 def as_choices(value: Any) -> list[Any] | None:
@@ -143,13 +157,19 @@ class Space(StrictModel):
     dram_gbps: Axis | None = None
     #: lanes of the vector unit beside the array (optional axis; not given: one lane per column)
     vector_lanes: Axis | None = None
-    precision: Axis | None = Field(None, description="operand formats: int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16 "
-                                   "(absent: fixed.act_bits / weight_bits integers)")
-    double_buffer: Axis | None = Field(None, description="a shadow weight set per PE (hw.array double_buffer): "
-                                       "[false, true] sweeps it; ws and is only (absent: false)")
+    precision: Axis | None = Field(
+        None,
+        description="operand formats: int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16 "
+        "(absent: fixed.act_bits / weight_bits integers)",
+    )
+    double_buffer: Axis | None = Field(
+        None,
+        description="a shadow weight set per PE (hw.array double_buffer): "
+        "[false, true] sweeps it; ws and is only (absent: false)",
+    )
 
     @model_validator(mode="after")
-    def _check(self) -> "Space":
+    def _check(self) -> Space:
         if (self.dram is None) == (self.dram_gbps is None):
             raise ValueError("give exactly one of 'dram' (memory types) or 'dram_gbps' (bandwidth in GB/s)")
         for name in AXES:
@@ -178,9 +198,13 @@ class Space(StrictModel):
                 raise ValueError(f"{name}: duplicate choices {choices}")
             for c in choices:
                 _check_choice(name, c)
-        if True in (as_choices(self.double_buffer) or []) and not set(as_choices(self.dataflow) or []) - {"os"}:
-            raise ValueError("double_buffer: true needs a stationary dataflow (ws or is) among the dataflow "
-                             "choices; os streams its weights")
+        if True in (as_choices(self.double_buffer) or []) and not set(as_choices(self.dataflow) or []) - {
+            "os"
+        }:
+            raise ValueError(
+                "double_buffer: true needs a stationary dataflow (ws or is) among the dataflow "
+                "choices; os streams its weights"
+            )
         return self
 
     def axis(self, name: str) -> Any:
@@ -256,7 +280,9 @@ def parse_sparsity(value: Any) -> tuple[int, int, bool]:
             m = int(value[6:])
             check_nm(m // 2, m)
         except (ValueError, InputError):
-            raise ValueError(f"sparsity: expected 'dense:M' with M a power of two >= 2, got {value!r}") from None
+            raise ValueError(
+                f"sparsity: expected 'dense:M' with M a power of two >= 2, got {value!r}"
+            ) from None
         return (m // 2, m, False)
     if isinstance(value, str) and value.endswith(DENSE_PATH_SUFFIX):
         value = value[: -len(DENSE_PATH_SUFFIX)]
@@ -320,5 +346,8 @@ def double_buffered(point: dict[str, Any]) -> bool:
 
 def design_key(point: dict[str, Any]) -> str:
     """A design's identity: numbers compare as floats (a fixed axis's 500 and the echoed metric 500.0)."""
-    norm = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in point.items()}
+    norm = {
+        k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+        for k, v in point.items()
+    }
     return json.dumps(norm, sort_keys=True, default=str)

@@ -27,20 +27,20 @@ import os
 import socket
 import threading
 import warnings
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import optuna
 import psycopg
 import sqlalchemy.exc
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from optuna.storages import JournalStorage, RDBStorage, RetryHeartbeatStaleTrialCallback
-from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 from optuna.storages._rdb import models as rdb_models
 from optuna.storages._rdb.storage import _create_scoped_session as create_scoped_session
+from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 from optuna.storages.journal._storage import JournalOperation
 from optuna.trial import TrialState
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from hw.errors import InputError
 from hw.host import make_dir, mask_passwords, printable
@@ -96,7 +96,9 @@ def resolve_storage(storage: str | None, out_dir: Path) -> StorageSpec:
         return StorageSpec("journal", str(out_dir / JOURNAL_NAME))
     if storage.startswith("sqlite:///"):
         if storage == "sqlite:///":
-            raise InputError("sqlite URL has no file path (use sqlite:///path/to/study.db)", where="--storage")
+            raise InputError(
+                "sqlite URL has no file path (use sqlite:///path/to/study.db)", where="--storage"
+            )
         return StorageSpec("sqlite", storage)
     if storage.startswith(("postgresql://", "postgresql+psycopg://", "postgres://")):
         return StorageSpec("postgresql", storage)
@@ -113,7 +115,7 @@ def _sqlalchemy_url(url: str) -> str:
     """postgresql:// -> postgresql+psycopg:// (psycopg 3 is the installed driver)."""
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + url[len(prefix) :]
     return url
 
 
@@ -132,7 +134,9 @@ def check_journal_file(path: Path) -> None:
     whose first line is not an Optuna journal record (a JSON object with ``op_code`` and
     ``worker_id``). A missing or empty file is a new journal."""
     if path.is_symlink():
-        raise InputError("is a symlink; a journal is never written through a symlink (remove it)", where=str(path))
+        raise InputError(
+            "is a symlink; a journal is never written through a symlink (remove it)", where=str(path)
+        )
     if not path.exists():
         return
     if not path.is_file():
@@ -151,14 +155,23 @@ def check_journal_file(path: Path) -> None:
     except (UnicodeDecodeError, ValueError, RecursionError):
         ok = False
     if not ok:
-        raise InputError("exists and is not an Optuna journal; it was left unchanged (give another --out or "
-                         "--storage)", where=str(path))
+        raise InputError(
+            "exists and is not an Optuna journal; it was left unchanged (give another --out or --storage)",
+            where=str(path),
+        )
     codes = {int(op) for op in JournalOperation}
-    if isinstance(rec["op_code"], bool) or rec["op_code"] not in codes or not isinstance(rec["worker_id"], str):
-        raise InputError(f"is not a readable Optuna journal: its first record has op_code "
-                         f"{printable(json.dumps(rec['op_code']))[:40]} and worker_id {printable(json.dumps(rec['worker_id']))[:40]} "
-                         f"(op_code one of {min(codes)}..{max(codes)}, worker_id a string); it was left unchanged",
-                         where=str(path))
+    if (
+        isinstance(rec["op_code"], bool)
+        or rec["op_code"] not in codes
+        or not isinstance(rec["worker_id"], str)
+    ):
+        raise InputError(
+            f"is not a readable Optuna journal: its first record has op_code "
+            f"{printable(json.dumps(rec['op_code']))[:40]} and worker_id "
+            f"{printable(json.dumps(rec['worker_id']))[:40]} "
+            f"(op_code one of {min(codes)}..{max(codes)}, worker_id a string); it was left unchanged",
+            where=str(path),
+        )
 
 
 def check_storage_file(spec: StorageSpec, *, create: bool = True) -> None:
@@ -195,8 +208,16 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
         try:
             lock = JournalFileSymlinkLock(str(path), grace_period=JOURNAL_LOCK_GRACE_S)
             return JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
-        except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError, AssertionError, AttributeError,
-                RecursionError) as exc:  # Optuna's replay of a damaged record (an unknown op_code: AssertionError)
+        except (
+            ValueError,
+            KeyError,
+            TypeError,
+            IndexError,
+            UnicodeDecodeError,
+            AssertionError,
+            AttributeError,
+            RecursionError,
+        ) as exc:  # Optuna's replay of a damaged record (an unknown op_code: AssertionError)
             raise InputError(
                 f"journal file is corrupt or not an Optuna journal ({type(exc).__name__}: {exc}); "
                 "it was left unchanged",
@@ -208,12 +229,16 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
     url = _sqlalchemy_url(spec.url)
     kwargs: dict = {}
     if spec.kind == "postgresql":
-        kwargs["engine_kwargs"] = {"connect_args": {"connect_timeout": CONNECT_TIMEOUT_S}, "pool_pre_ping": True}
+        kwargs["engine_kwargs"] = {
+            "connect_args": {"connect_timeout": CONNECT_TIMEOUT_S},
+            "pool_pre_ping": True,
+        }
     else:
-        path = spec.path
-        assert path is not None
+        db_path = spec.path
+        assert db_path is not None
         if create:
-            make_dir(path.parent)
+            make_dir(db_path.parent)
+
     def make() -> RDBStorage:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
@@ -234,7 +259,9 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
         raise InputError(f"cannot connect: {first}", where=redact(spec.url)) from None
     except sqlalchemy.exc.DatabaseError as exc:
         first = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else type(exc).__name__
-        raise InputError(f"not a usable study database ({first}); it was left unchanged", where=redact(spec.url)) from None
+        raise InputError(
+            f"not a usable study database ({first}); it was left unchanged", where=redact(spec.url)
+        ) from None
     except sqlalchemy.exc.ArgumentError as exc:
         raise InputError(f"bad storage URL: {exc}", where=redact(spec.url)) from None
     except ImportError as exc:
@@ -245,8 +272,7 @@ def open_storage(spec: StorageSpec, *, create: bool = True) -> optuna.storages.B
 
 #: PostgreSQL advisory lock key held while Optuna creates (or checks) its tables: the first
 #: 8 bytes of sha256("sparsepe optuna schema") as a signed 64-bit integer.
-SCHEMA_LOCK_KEY = int.from_bytes(hashlib.sha256(b"sparsepe optuna schema").digest()[:8], "big",
-                                 signed=True)
+SCHEMA_LOCK_KEY = int.from_bytes(hashlib.sha256(b"sparsepe optuna schema").digest()[:8], "big", signed=True)
 
 
 def _with_schema_lock(url: str, make):
@@ -279,6 +305,7 @@ def _retry_callback() -> RetryHeartbeatStaleTrialCallback:
 
 # ---- batched attribute writes ----------------------------------------------------------------
 
+
 @contextlib.contextmanager
 def one_journal_append(storage: optuna.storages.BaseStorage) -> Iterator[None]:
     """On a journal file, the standard Optuna log records this thread writes in the block (e.g. one
@@ -298,9 +325,12 @@ def one_journal_append(storage: optuna.storages.BaseStorage) -> Iterator[None]:
         if threading.get_ident() != me:
             write_log(op_code, extra_fields)
         else:
-            pending.append({"op_code": op_code, "worker_id": storage._replay_result.worker_id, **extra_fields})
+            pending.append(
+                {"op_code": op_code, "worker_id": storage._replay_result.worker_id, **extra_fields}
+            )
 
-    storage._write_log = buffered
+    # a deliberate patch of Optuna's method for this block (removed below); mypy forbids method assignment
+    storage._write_log = buffered  # type: ignore[method-assign]
     try:
         yield
     finally:
@@ -311,7 +341,9 @@ def one_journal_append(storage: optuna.storages.BaseStorage) -> Iterator[None]:
                 storage._sync_with_backend()
 
 
-def set_trial_attrs(storage: optuna.storages.BaseStorage, trial_id: int, user_attrs: dict, system_attrs: dict) -> None:
+def set_trial_attrs(
+    storage: optuna.storages.BaseStorage, trial_id: int, user_attrs: dict, system_attrs: dict
+) -> None:
     """Write many trial attributes at once.
 
     On a journal file every attribute is one standard Optuna log record (the same record
@@ -326,12 +358,20 @@ def set_trial_attrs(storage: optuna.storages.BaseStorage, trial_id: int, user_at
         with storage._thread_lock:
             worker_id = storage._replay_result.worker_id
             logs = [
-                {"op_code": JournalOperation.SET_TRIAL_USER_ATTR, "worker_id": worker_id, "trial_id": trial_id,
-                 "user_attr": {k: v}}
+                {
+                    "op_code": JournalOperation.SET_TRIAL_USER_ATTR,
+                    "worker_id": worker_id,
+                    "trial_id": trial_id,
+                    "user_attr": {k: v},
+                }
                 for k, v in user_attrs.items()
             ] + [
-                {"op_code": JournalOperation.SET_TRIAL_SYSTEM_ATTR, "worker_id": worker_id, "trial_id": trial_id,
-                 "system_attr": {k: v}}
+                {
+                    "op_code": JournalOperation.SET_TRIAL_SYSTEM_ATTR,
+                    "worker_id": worker_id,
+                    "trial_id": trial_id,
+                    "system_attr": {k: v},
+                }
                 for k, v in system_attrs.items()
             ]
             if logs:
@@ -340,17 +380,28 @@ def set_trial_attrs(storage: optuna.storages.BaseStorage, trial_id: int, user_at
         return
     rdb = getattr(storage, "_backend", None)  # Optuna wraps an RDBStorage in its cache
     if isinstance(rdb, RDBStorage) and hasattr(rdb, "_set_trial_attr_without_commit"):
-        tables = ((rdb_models.TrialUserAttributeModel, user_attrs), (rdb_models.TrialSystemAttributeModel, system_attrs))
+        tables = (
+            (rdb_models.TrialUserAttributeModel, user_attrs),
+            (rdb_models.TrialSystemAttributeModel, system_attrs),
+        )
         with create_scoped_session(rdb.scoped_session, True) as session:
             if rdb.engine.name == "postgresql":  # Optuna's upsert, one statement per table
                 trial = rdb_models.TrialModel.find_or_raise_by_id(trial_id, session)
                 rdb.check_trial_is_updatable(trial_id, trial.state)
                 for model, attrs in tables:
                     if attrs:
-                        stmt = pg_insert(model).values([{"trial_id": trial_id, "key": k, "value_json": json.dumps(v)}
-                                                        for k, v in attrs.items()])
-                        session.execute(stmt.on_conflict_do_update(index_elements=[model.trial_id, model.key],
-                                                                   set_={"value_json": stmt.excluded.value_json}))
+                        stmt = pg_insert(model).values(
+                            [
+                                {"trial_id": trial_id, "key": k, "value_json": json.dumps(v)}
+                                for k, v in attrs.items()
+                            ]
+                        )
+                        session.execute(
+                            stmt.on_conflict_do_update(
+                                index_elements=[model.trial_id, model.key],
+                                set_={"value_json": stmt.excluded.value_json},
+                            )
+                        )
             else:
                 for model, attrs in tables:
                     for k, v in attrs.items():
@@ -363,6 +414,7 @@ def set_trial_attrs(storage: optuna.storages.BaseStorage, trial_id: int, user_at
 
 
 # ---- crashed local workers on a journal file ------------------------------------------------
+
 
 def _proc_start_time(pid: int) -> str | None:
     """Process start time in clock ticks since boot (Linux /proc), None when gone/unknown."""
@@ -404,8 +456,9 @@ def _untagged_stale(t: optuna.trial.FrozenTrial, after_s: float) -> bool:
     return age > after_s
 
 
-def fail_dead_local_trials(study: optuna.Study, *, local: bool = True,
-                           trials: list[optuna.trial.FrozenTrial] | None = None) -> int:
+def fail_dead_local_trials(
+    study: optuna.Study, *, local: bool = True, trials: list[optuna.trial.FrozenTrial] | None = None
+) -> int:
     """Mark RUNNING trials of dead processes on this host FAIL and enqueue them again.
 
     A RUNNING trial that was never tagged is failed too once it is older than UNTAGGED_STALE_S

@@ -1,4 +1,5 @@
-"""The Optuna study behind ``sparsepe sweep``: opening and resuming it, the objective, the workers.
+"""The Optuna study behind ``sparsepe sweep``: opening and resuming it, the workers (the objective
+they run is :mod:`explore.objective`).
 
 * Samplers (explore.sampler): TPE (default, multivariate, seeded), NSGA-II and random. Each worker
   ``k`` of a run gets seed ``seed + k``; one worker with one seed gives the same trials every time.
@@ -14,10 +15,10 @@
 * What a study stores is named in :mod:`explore.trials`, which also reads it back; the files a
   finished sweep writes (trials.csv, best.json) are :mod:`explore.runner`'s.
 """
+
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import signal
@@ -25,37 +26,34 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import optuna
-from optuna.study._constrained_optimization import _CONSTRAINTS_KEY
 from optuna.trial import TrialState
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from explore.config import SweepConfig, config_fingerprint, grid_size, load_config, with_liberty
 from explore.grid import grid_columns
+from explore.objective import TrialFailed, make_objective
 from explore.prewarm import prewarm
 from explore.provenance import model_code_version
-from explore.results import DEFAULT_EVALUATOR, Evaluator, constraint_values
+from explore.results import DEFAULT_EVALUATOR, Evaluator
 from explore.safety import rich_safe
-from explore.sampler import EXHAUSTIVE, SIDES, make_sampler, sparsity_sides, suggest_point
+from explore.sampler import EXHAUSTIVE, SIDES, make_sampler, sparsity_sides, study_directions
 from explore.space import design_key
 from explore.storage import (
     WORKER_ATTR,
     StorageSpec,
     fail_dead_local_trials,
-    one_journal_append,
     open_storage,
-    set_trial_attrs,
     tag_alive,
-    worker_tag,
 )
 from explore.trials import (
     CHARACTERISED_ATTR,
     CONFIG_ATTR,
-    DUPLICATE_ATTR,
     ERROR_ATTR,
     EVALUATOR_ATTR,
     FINGERPRINT_ATTR,
@@ -64,7 +62,6 @@ from explore.trials import (
     TOOLS_ATTR,
 )
 from hw.errors import InputError
-from ppa import characterisation
 from ppa.design import DesignPoint
 from ppa.model import tools_provenance
 
@@ -102,8 +99,10 @@ def exhaustive_points(cfg: SweepConfig, budget: int) -> list[dict[str, Any]] | N
         return None
     cols = grid_columns(cfg)
     names = [a for a in cfg.space.active_axes() if a in cols]
-    return [trial_point({a: (cols[a][i].item() if hasattr(cols[a][i], "item") else cols[a][i]) for a in names})
-            for i in range(len(cols[names[0]]))]
+    return [
+        trial_point({a: (cols[a][i].item() if hasattr(cols[a][i], "item") else cols[a][i]) for a in names})
+        for i in range(len(cols[names[0]]))
+    ]
 
 
 def trial_point(p: dict[str, Any]) -> dict[str, Any]:
@@ -118,8 +117,11 @@ def _enqueue_points(study: optuna.Study, cfg: SweepConfig, points: list[dict[str
     names = set().union(*points) if points else set()
     have, queued, n_complete = set(), 0, 0
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.WAITING)):
-        p = {**{k: v for k, v in t.user_attrs.items() if k in names}, **t.params,
-             **(t.system_attrs.get("fixed_params") or {})}
+        p = {
+            **{k: v for k, v in t.user_attrs.items() if k in names},
+            **t.params,
+            **(t.system_attrs.get("fixed_params") or {}),
+        }
         have.add(design_key(trial_point({a: p[a] for a in names if a in p})))
         queued += t.state == TrialState.WAITING
         n_complete += t.state == TrialState.COMPLETE
@@ -163,7 +165,7 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
     storage = open_storage(opts.storage, create=create)
     seed = resume_seed(storage, opts.study_name, seed)
     sampler = make_sampler(opts.sampler, seed, len(cfg.objectives.names()), cfg.space)
-    directions = cfg.objectives.directions()
+    directions = study_directions(cfg)
     try:
         study = optuna.create_study(
             storage=storage,
@@ -184,7 +186,9 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
     code = model_code_version()
     stored = study.user_attrs.get(FINGERPRINT_ATTR)
     stored_code = study.user_attrs.get(MODEL_CODE_ATTR)
-    results = any(t.state in (TrialState.COMPLETE, TrialState.RUNNING) for t in study.get_trials(deepcopy=False))
+    results = any(
+        t.state in (TrialState.COMPLETE, TrialState.RUNNING) for t in study.get_trials(deepcopy=False)
+    )
     if stored is not None and (stored != fp or stored_code != code) and not results:
         # the study holds no finished (or running) trial, only failed ones: no result to protect, so
         # a corrected config (or newer model code) takes it over instead of being blocked by the
@@ -192,9 +196,12 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
         stored = None
     if stored is not None and stored == fp and stored_code != code:
         raise InputError(
-            f"this study's trials were computed by other model code ({stored_code or 'a version before it was recorded'}; "
+            "this study's trials were computed by other model code "
+            f"({stored_code or 'a version before it was recorded'}; "
             f"this is {code}): resuming would mix results of two model versions; use another --study name or --out "
-            "directory", where=f"study {opts.study_name!r}")
+            "directory",
+            where=f"study {opts.study_name!r}",
+        )
     if stored is None:
         study.set_user_attr(MODEL_CODE_ATTR, code)  # before the fingerprint: a worker that sees one sees both
         study.set_user_attr(FINGERPRINT_ATTR, fp)
@@ -215,144 +222,22 @@ def open_study(cfg: SweepConfig, opts: SweepOptions, seed: int, *, create: bool)
     return study
 
 
-def _counts(study: optuna.Study, trials: list[optuna.trial.FrozenTrial] | None = None) -> dict[TrialState, int]:
+def _counts(
+    study: optuna.Study, trials: list[optuna.trial.FrozenTrial] | None = None
+) -> dict[TrialState, int]:
     counts = {s: 0 for s in TrialState}
     for t in study.get_trials(deepcopy=False) if trials is None else trials:
         counts[t.state] += 1
     return counts
 
 
-def make_objective(cfg: SweepConfig, ctx: Any, evaluate: Callable, target: int) -> Callable[[optuna.Trial], Any]:
-    names = cfg.objectives.names()
-    live = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.WAITING)
-    known: dict[str, Any] = {}  # design key -> (number, attrs, constraints) of its first evaluation
-    scanned: set[int] = set()
-
-    def objective(trial: optuna.Trial):
-        storage = trial.study._storage
-        objective.last_trial_id = trial._trial_id  # the worker reads the outcome of its own last trial
-        storage.set_trial_system_attr(trial._trial_id, WORKER_ATTR, worker_tag())
-        trials = trial.study.get_trials(deepcopy=False)  # read once: the surplus check and the duplicate check
-        ahead = sum(1 for t in trials if t.state in live and t.number < trial.number)
-        if ahead >= target:
-            trial.set_user_attr("surplus", True)
-            raise optuna.TrialPruned("target number of trials already covered by other workers")
-        with one_journal_append(storage):  # the parameters in one journal append (one fsync)
-            point = suggest_point(trial, cfg)
-        prior = _evaluated(trials, point, known, scanned)
-        if prior is not None:  # the design is in the study already: reuse its stored result
-            number, attrs, cons = prior
-            _write_attrs(storage, trial, {**attrs, DUPLICATE_ATTR: number}, cons)
-            return _objective_values(attrs)
-        mark = len(characterisation.computed())
-        try:
-            metrics = evaluate(point, ctx)
-            cons = constraint_values(cfg, metrics)
-            _check_objectives(metrics, names)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as exc:  # one line in the trial and, after MAX_CONSECUTIVE_FAILURES, for the user
-            line = _error_line(exc, point, getattr(cfg, "source", ""))
-            storage.set_trial_system_attr(trial._trial_id, ERROR_ATTR, line)
-            raise TrialFailed(line) from None
-        finally:
-            made = characterisation.computed(mark)
-            if made:  # the progress line says so (run_study)
-                storage.set_trial_system_attr(trial._trial_id, CHARACTERISED_ATTR, characterised_summary(made))
-        attrs: dict[str, Any] = {k: v for k, v in point.items() if k not in trial.params}  # axes fixed to one value
-        for key in sorted(metrics):
-            value = metrics[key]
-            if isinstance(value, float) and not math.isfinite(value):
-                value = str(value)
-            attrs[key] = value
-        # optuna-dashboard (0.21) shows only the pre-5.0 list form of constraints, so feasibility
-        # is also written as user attributes the dashboard can filter on
-        violated = sorted(k for k, v in cons.items() if v > 0)
-        attrs["feasible"] = not violated
-        attrs["violated_limits"] = ",".join(violated)
-        _write_attrs(storage, trial, attrs, cons)
-        return _objective_values(attrs)
-
-    def _objective_values(attrs: dict[str, Any]):
-        values = [float(attrs[n]) for n in names]
-        return values[0] if len(values) == 1 else values
-
-    objective.last_trial_id = None
-    return objective
-
-
-def characterised_summary(made: list[str], shown: int = 3) -> str:
-    """What a trial characterised, in one short phrase."""
-    uniq = list(dict.fromkeys(made))
-    return ", ".join(uniq[:shown]) + (f" and {len(uniq) - shown} more" if len(uniq) > shown else "")
-
-
-class TrialFailed(Exception):
-    """A trial's evaluation raised; the message is one line naming the design and the error."""
-
-
-#: The models name their parameters by the flags of ``sparsepe ppa``/``simulate``; inside a sweep
-#: the user wrote config keys, so a trial's error names those.
-_FLAG_TO_KEY = {
-    "--t-ambient": "fixed.ambient_c", "--theta-ja": "fixed.theta_ja_c_per_w", "--cooling": "fixed.cooling",
-    "--dram-units": "fixed.dram_units", "--sram-banks": "fixed.sram_banks", "--acc-bits": "fixed.acc_bits",
-    "--liberty": "fixed.liberty", "--liberty-node": "fixed.liberty_node", "--rows": "space.rows",
-    "--cols": "space.cols", "--rows/--cols": "space.rows/space.cols", "--sram-kb": "space.sram_kb",
-    "--clock-mhz": "space.clock_mhz", "--node": "space.node_nm", "--dataflow": "space.dataflow",
-    "--dram": "space.dram", "--pipeline": "space.pipeline", "--sparsity": "space.sparsity",
-    "--dense-path": "space.sparsity", "pipeline": "space.pipeline", "n:m": "space.sparsity",
-}
-
-
-def _error_line(exc: BaseException, point: dict[str, Any], source: str = "") -> str:
-    if isinstance(exc, InputError):
-        msg = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
-        key = _FLAG_TO_KEY.get(exc.where or "", exc.where)
-        what = f"{source + ': ' if source and key in _FLAG_TO_KEY.values() else ''}{key + ': ' if key else ''}{msg}"
-    else:
-        what = f"{type(exc).__name__}: {exc}"
-    design = ", ".join(f"{k}={v}" for k, v in point.items())
-    return " ".join(f"{what} (design {design})".split())
-
-
-def _check_objectives(metrics: dict[str, Any], names: list[str]) -> None:
-    for n in names:
-        v = metrics.get(n)
-        if v is None:
-            raise InputError(f"the evaluator returned no objective {n!r}")
-        if not math.isfinite(float(v)):
-            raise InputError(f"objective {n} is {float(v)} (not a finite number)")
-
-
-def _write_attrs(storage: Any, trial: optuna.Trial, attrs: dict[str, Any], cons: dict[str, float]) -> None:
-    # one append (journal) or one transaction (database) for every metric and constraint (see
-    # explore.storage.set_trial_attrs); the constraint records are exactly what trial.set_constraint
-    # writes
-    set_trial_attrs(storage, trial._trial_id, attrs, {f"{_CONSTRAINTS_KEY}:{k}": float(v) for k, v in cons.items()})
-
-
-def _evaluated(trials: list[optuna.trial.FrozenTrial], point: dict[str, Any], known: dict[str, Any],
-               scanned: set[int]) -> tuple[int, dict[str, Any], dict[str, float]] | None:
-    """(number, user attributes, constraints) of the first COMPLETE trial of ``trials`` (a study's)
-    with the same design as ``point``, or None. ``known``/``scanned`` carry what earlier calls indexed."""
-    for t in trials:
-        if t.state != TrialState.COMPLETE or t.number in scanned:
-            continue
-        scanned.add(t.number)
-        if DUPLICATE_ATTR in t.user_attrs or not t.constraints:
-            continue
-        p = {**{k: v for k, v in t.user_attrs.items() if k in point}, **t.params}
-        k = design_key({a: p.get(a) for a in point})
-        if k not in known or known[k][0] > t.number:
-            known[k] = (t.number, {a: v for a, v in t.user_attrs.items() if a != "surplus"}, dict(t.constraints))
-    return known.get(design_key(point))
-
-
 def _record_tools(study: optuna.Study, cfg: SweepConfig) -> None:
     """Record, per host, the tools this worker's trials are costed with (ppa.model.tools_provenance):
     the caches are keyed by them, so these are also the tools that built any cached result used."""
     try:
-        prov = tools_provenance(DesignPoint(liberty=cfg.fixed.liberty, liberty_node_nm=cfg.fixed.liberty_node))
+        prov = tools_provenance(
+            DesignPoint(liberty=cfg.fixed.liberty, liberty_node_nm=cfg.fixed.liberty_node)
+        )
     except InputError as exc:  # e.g. no Yosys here: say so rather than fail the sweep
         prov = {"unavailable": str(exc)}
     host = platform.node() or "localhost"
@@ -407,13 +292,18 @@ def run_worker(opts: SweepOptions, index: int, on_trial: Callable[[int], None] |
                 raise
             study = fresh
             continue
-        last = study._storage.get_trial(objective.last_trial_id) if objective.last_trial_id is not None else None
+        last = (
+            study._storage.get_trial(objective.last_trial_id) if objective.last_trial_id is not None else None
+        )
         if last is not None and last.state == TrialState.FAIL:
             failures += 1
             if failures >= MAX_CONSECUTIVE_FAILURES:
                 msg = last.system_attrs.get(ERROR_ATTR, "no error message")
-                raise InputError(f"stopped after {failures} consecutive failed trials (the study cannot make "
-                                 f"progress); last, trial {last.number}: {msg}", where=f"study {opts.study_name!r}")
+                raise InputError(
+                    f"stopped after {failures} consecutive failed trials (the study cannot make "
+                    f"progress); last, trial {last.number}: {msg}",
+                    where=f"study {opts.study_name!r}",
+                )
         else:
             failures = 0
         done += 1
@@ -431,13 +321,19 @@ def _reaped(study: optuna.Study, trial_id: int | None, exc: Exception) -> bool:
     t = study._storage.get_trial(trial_id)
     if t.state != TrialState.FAIL:
         return False
-    chain, e = [], exc
+    chain: list[BaseException] = []
+    e: BaseException | None = exc
     while e is not None and len(chain) < 16:
         chain.append(e)
         e = e.__cause__ or e.__context__
-    refused = any(isinstance(e, optuna.exceptions.UpdateFinishedTrialError)
-                  or (isinstance(e, ValueError) and str(e).startswith("Cannot tell a ")) for e in chain)
-    return refused or any(r.system_attrs.get("failed_trial") == t.number for r in study.get_trials(deepcopy=False))
+    refused = any(
+        isinstance(e, optuna.exceptions.UpdateFinishedTrialError)
+        or (isinstance(e, ValueError) and str(e).startswith("Cannot tell a "))
+        for e in chain
+    )
+    return refused or any(
+        r.system_attrs.get("failed_trial") == t.number for r in study.get_trials(deepcopy=False)
+    )
 
 
 def _all_running_local(study: optuna.Study) -> bool:
@@ -488,7 +384,7 @@ STOP_GRACE_S = (0.3, 0.8, 0.3)
 def stop_workers(procs: list[subprocess.Popen]) -> None:
     """End the worker processes of an interrupted sweep: wait for them briefly, then SIGINT the
     rest (only the parent was signalled), then SIGKILL. What they stored stays in the study."""
-    for sig, grace in zip((None, signal.SIGINT, signal.SIGKILL), STOP_GRACE_S):
+    for sig, grace in zip((None, signal.SIGINT, signal.SIGKILL), STOP_GRACE_S, strict=True):
         for p in procs:
             if sig is not None and p.poll() is None:
                 p.send_signal(sig)
@@ -505,7 +401,10 @@ def stop_workers(procs: list[subprocess.Popen]) -> None:
 def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
     """Run ``opts.workers`` workers (this process when 1) with a rich progress bar on stderr."""
     if opts.workers > 1 and opts.storage.kind == "sqlite":
-        raise InputError("SQLite takes one writer at a time; use a journal file or PostgreSQL for several workers", where="--workers")
+        raise InputError(
+            "SQLite takes one writer at a time; use a journal file or PostgreSQL for several workers",
+            where="--workers",
+        )
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # Open once here first: bad storage / corrupt file / changed config fail before any worker starts.
     study = open_study(cfg, opts, opts.seed, create=True)
@@ -520,7 +419,9 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
         prewarm(cfg)  # cold caches: synthesis and STA on every core before the first trial
     console = Console(stderr=True)
     progress = Progress(
-        TextColumn(f"sweep [bold]{rich_safe(opts.study_name)}[/]"),  # markup escaped, braces doubled (a format template)
+        TextColumn(
+            f"sweep [bold]{rich_safe(opts.study_name)}[/]"
+        ),  # markup escaped, braces doubled (a format template)
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -550,8 +451,11 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
         progress.update(task, completed=n)
         if log_lines and n != last_logged[0] and (n % LOG_EVERY_TRIALS == 0 or n == opts.trials):
             last_logged[0] = n
-            console.print(f"sweep {opts.study_name}: {n}/{opts.trials} trials finished "
-                          f"({time.monotonic() - t0:.1f} s)", highlight=False, markup=False)
+            console.print(
+                f"sweep {opts.study_name}: {n}/{opts.trials} trials finished ({time.monotonic() - t0:.1f} s)",
+                highlight=False,
+                markup=False,
+            )
 
     with progress:
         task = progress.add_task("trials", total=opts.trials, note="")
@@ -581,6 +485,8 @@ def run_study(opts: SweepOptions, cfg: SweepConfig) -> optuna.Study:
                     line = err.strip().splitlines()[-1] if err.strip() else f"exit code {p.returncode}"
                     errors.append(line.removeprefix("sparsepe: error: "))
             if errors and _counts(study)[TrialState.COMPLETE] < opts.trials:
-                raise InputError(f"{len(errors)} of {opts.workers} workers failed: {errors[0]}", where="--workers")
+                raise InputError(
+                    f"{len(errors)} of {opts.workers} workers failed: {errors[0]}", where="--workers"
+                )
         progress.update(task, completed=min(_counts(study)[TrialState.COMPLETE], opts.trials))
     return study

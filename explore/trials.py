@@ -53,7 +53,14 @@ ERROR_ATTR = "sparsepe:error"
 #: simulate: ppa.characterisation.computed), when the prewarm and the caches did not cover it.
 CHARACTERISED_ATTR = "sparsepe:characterised"
 
-_NON_METRIC_ATTRS = {"surplus", "failed_trial", "retry_history", "feasible", "violated_limits", DUPLICATE_ATTR}
+_NON_METRIC_ATTRS = {
+    "surplus",
+    "failed_trial",
+    "retry_history",
+    "feasible",
+    "violated_limits",
+    DUPLICATE_ATTR,
+}
 
 
 def _is_feasible(t: optuna.trial.FrozenTrial) -> bool:
@@ -67,7 +74,9 @@ def trial_rows(study: optuna.Study, cfg: SweepConfig) -> tuple[list[str], list[d
     axes = list(cfg.space.active_axes())
     objectives = cfg.objectives.names()
     constraint_names = study_constraint_names(cfg, [t.constraints for t in trials])
-    metric_names = sorted({k for t in trials for k in t.user_attrs} - _NON_METRIC_ATTRS - set(axes) - set(objectives))
+    metric_names = sorted(
+        {k for t in trials for k in t.user_attrs} - _NON_METRIC_ATTRS - set(axes) - set(objectives)
+    )
     header = (
         ["number", "state"]
         + axes
@@ -122,5 +131,7 @@ def study_records(study: optuna.Study, cfg: SweepConfig) -> list[dict[str, Any]]
             continue
         metrics = {k: v for k, v in t.user_attrs.items() if k not in _NON_METRIC_ATTRS}
         params = {a: t.params[a] if a in t.params else t.user_attrs.get(a) for a in axes}
-        recs.append({"number": t.number, "params": params, "metrics": metrics, "constraints": dict(t.constraints)})
+        recs.append(
+            {"number": t.number, "params": params, "metrics": metrics, "constraints": dict(t.constraints)}
+        )
     return recs

@@ -19,16 +19,26 @@ the design is faster). Twin metrics are computed once per study, after its trial
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from explore.space import dense_twin_sparsity
 
 #: The twin comparison metrics :func:`twin_metrics` gives every design.
-TWIN_METRICS = ("speedup_vs_dense_design", "perf_per_watt_vs_dense_design", "area_vs_dense_design",
-                "energy_vs_dense_design", "speedup_vs_iso_area_dense", "perf_per_watt_vs_iso_area_dense",
-                "iso_area_dense_rows", "iso_area_dense_cols", "iso_area_dense_area_ratio", "iso_area_dense_fits")
+TWIN_METRICS = (
+    "speedup_vs_dense_design",
+    "perf_per_watt_vs_dense_design",
+    "area_vs_dense_design",
+    "energy_vs_dense_design",
+    "speedup_vs_iso_area_dense",
+    "perf_per_watt_vs_iso_area_dense",
+    "iso_area_dense_rows",
+    "iso_area_dense_cols",
+    "iso_area_dense_area_ratio",
+    "iso_area_dense_fits",
+)
 
 
 def iso_array_point(point: dict[str, Any]) -> dict[str, Any]:
@@ -45,12 +55,24 @@ class DensePool:
     constraints}) whose PEs are dense, sorted by area."""
 
     def __init__(self, records: list[dict[str, Any]], is_dense: Callable[[dict[str, Any]], bool]):
-        ok = [r for r in records if is_dense(r["params"]) and _feasible(r)
-              and np.isfinite(float(r["metrics"].get("latency_ms", np.nan)))
-              and np.isfinite(float(r["metrics"].get("area_mm2", np.nan)))]
+        ok = [
+            r
+            for r in records
+            if is_dense(r["params"])
+            and _feasible(r)
+            and np.isfinite(float(r["metrics"].get("latency_ms", np.nan)))
+            and np.isfinite(float(r["metrics"].get("area_mm2", np.nan)))
+        ]
         # the order that decides ties: fastest, then the larger area, then fewer PEs, then the earlier design
-        key = [(float(r["metrics"]["latency_ms"]), -float(r["metrics"]["area_mm2"]),
-                int(r["params"].get("rows", 0)) * int(r["params"].get("cols", 0)), int(r.get("number", 0))) for r in ok]
+        key = [
+            (
+                float(r["metrics"]["latency_ms"]),
+                -float(r["metrics"]["area_mm2"]),
+                int(r["params"].get("rows", 0)) * int(r["params"].get("cols", 0)),
+                int(r.get("number", 0)),
+            )
+            for r in ok
+        ]
         order = sorted(range(len(ok)), key=lambda i: key[i])
         self.records = [ok[i] for i in order]
         self.area = np.array([float(r["metrics"]["area_mm2"]) for r in self.records])
@@ -76,14 +98,20 @@ class DensePool:
         return np.where(k > 0, self._prefix_best[np.maximum(k - 1, 0)], -1)
 
 
-def twin_metrics(m: dict[str, np.ndarray], iso: dict[str, np.ndarray], pool: DensePool) -> dict[str, np.ndarray]:
+def twin_metrics(
+    m: dict[str, np.ndarray], iso: dict[str, np.ndarray], pool: DensePool
+) -> dict[str, np.ndarray]:
     """TWIN_METRICS of P designs: ``m`` their metric columns and ``iso`` their iso-array twins'
     (latency_ms, perf_per_watt, area_mm2, energy_per_inference_mj; arrays of P), ``pool`` the
     feasible dense designs the iso-area twin is searched among."""
-    lat, ppw, area, e = (np.asarray(m[k], float) for k in ("latency_ms", "perf_per_watt", "area_mm2",
-                                                          "energy_per_inference_mj"))
-    t_lat, t_ppw, t_area, t_e = (np.asarray(iso[k], float) for k in ("latency_ms", "perf_per_watt", "area_mm2",
-                                                                    "energy_per_inference_mj"))
+    lat, ppw, area, e = (
+        np.asarray(m[k], float)
+        for k in ("latency_ms", "perf_per_watt", "area_mm2", "energy_per_inference_mj")
+    )
+    t_lat, t_ppw, t_area, t_e = (
+        np.asarray(iso[k], float)
+        for k in ("latency_ms", "perf_per_watt", "area_mm2", "energy_per_inference_mj")
+    )
     res: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         res["speedup_vs_dense_design"] = t_lat / lat
@@ -92,14 +120,17 @@ def twin_metrics(m: dict[str, np.ndarray], iso: dict[str, np.ndarray], pool: Den
         res["energy_vs_dense_design"] = e / t_e
         j = pool.iso_area_many(area)
         fits = j >= 0
-        col = {k: np.array([float(r["metrics"][k]) for r in pool.records] + [np.nan]) for k in ("latency_ms",
-                                                                                            "perf_per_watt", "area_mm2")}
+        col = {
+            k: np.array([float(r["metrics"][k]) for r in pool.records] + [np.nan])
+            for k in ("latency_ms", "perf_per_watt", "area_mm2")
+        }
         rows = np.array([float(r["params"].get("rows", np.nan)) for r in pool.records] + [np.nan])
         cols = np.array([float(r["params"].get("cols", np.nan)) for r in pool.records] + [np.nan])
         jj = np.where(fits, j, len(pool.records))  # the NaN row where no twin fits
         res["speedup_vs_iso_area_dense"] = col["latency_ms"][jj] / lat
         res["perf_per_watt_vs_iso_area_dense"] = np.where(
-            fits, np.where(col["perf_per_watt"][jj] > 0, ppw / col["perf_per_watt"][jj], 0.0), np.nan)
+            fits, np.where(col["perf_per_watt"][jj] > 0, ppw / col["perf_per_watt"][jj], 0.0), np.nan
+        )
         res["iso_area_dense_rows"] = rows[jj]
         res["iso_area_dense_cols"] = cols[jj]
         res["iso_area_dense_area_ratio"] = col["area_mm2"][jj] / area

@@ -4,7 +4,7 @@ a file of any format of :mod:`sim.importers.registry`, dispatched through the re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, cast
 
 from pydantic import (
     Field,
@@ -35,7 +35,7 @@ class Workload(StrictModel):
     weight: float = Field(1.0, ge=MIN_WORKLOAD_WEIGHT, le=MAX_WORKLOAD_WEIGHT)
     params: dict[str, Any] = Field(default_factory=dict)
     onnx: str | None = None
-    input_shapes: dict[str, Union[str, list[int]]] = Field(default_factory=dict)
+    input_shapes: dict[str, str | list[int]] = Field(default_factory=dict)
     hf_config: str | None = None
     #: an hf_config workload: prune a tied LM head too (sim.importers.hf; not a 2:4 target by default)
     prune_lm_head: bool = Field(False, strict=True)
@@ -45,7 +45,7 @@ class Workload(StrictModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _source(cls, data: Any, handler: ModelWrapValidatorHandler["Workload"]) -> "Workload":
+    def _source(cls, data: Any, handler: ModelWrapValidatorHandler[Workload]) -> Workload:
         later = _registered_keys(cls) if isinstance(data, dict) else set()
         w = handler({k: v for k, v in data.items() if k not in later} if later else data)
         for k in later & set(data):
@@ -54,20 +54,22 @@ class Workload(StrictModel):
             w._registered[k] = data[k]
         return w._check_source()
 
-    def _check_source(self) -> "Workload":
-        names = [imp.field for imp in config_importers()]
-        given = [imp for imp in config_importers() if self.option(imp.field) is not None]
+    def _check_source(self) -> Workload:
+        names = [importer_field(imp) for imp in config_importers()]
+        given = [imp for imp in config_importers() if self.option(importer_field(imp)) is not None]
         if len(given) > 1:
             raise ValueError(f"give one of {_one_of(names)}, not both")
         for imp in config_importers():
             for key, default in imp.options:
-                if self.option(key) != default and self.option(imp.field) is None:
+                if self.option(key) != default and self.option(importer_field(imp)) is None:
                     raise ValueError(f"{key} applies to {imp.noun}")
         if not given and not self.name:
             raise ValueError(f"give name (a built-in workload), {_one_of(names)}")
         if self.name is None:
-            p = Path(self.option(given[0].field))
-            object.__setattr__(self, "name", p.parent.name if p.stem == "config" and p.parent.name else p.stem)
+            p = Path(self.option(importer_field(given[0])))
+            object.__setattr__(
+                self, "name", p.parent.name if p.stem == "config" and p.parent.name else p.stem
+            )
         return self
 
     @model_serializer(mode="wrap")
@@ -86,21 +88,30 @@ class Workload(StrictModel):
 
     def importer(self) -> Importer | None:
         """The importer of the workload's file (None: a built-in workload by name)."""
-        return next((imp for imp in config_importers() if self.option(imp.field) is not None), None)
+        return next((imp for imp in config_importers() if self.option(importer_field(imp)) is not None), None)
 
     def build(self, **override: Any):
         """The sim.workloads.Workload (``override`` replaces params, e.g. ``batch`` for serving)."""
         params = {**self.params, **override}
         imp = self.importer()
         if imp is not None:
-            options = {key: default if self.option(key) is None else self.option(key) for key, default in imp.options}
-            return imp.load_checked(self.option(imp.field), params, options)
-        return get_workload(self.name, **params)
+            options = {
+                key: default if self.option(key) is None else self.option(key) for key, default in imp.options
+            }
+            return imp.load_checked(self.option(importer_field(imp)), params, options)
+        return get_workload(cast(str, self.name), **params)  # _check_source named it
+
+
+def importer_field(imp: Importer) -> str:
+    """The ``[[workload]]`` key of a config importer (config_importers gives only those with one)."""
+    return cast(str, imp.field)
 
 
 def _registered_keys(model: type[StrictModel]) -> set[str]:
     """The file and option keys of registered importers that ``model`` does not declare."""
-    keys = {imp.field for imp in config_importers()} | {k for imp in config_importers() for k, _ in imp.options}
+    keys = {imp.field for imp in config_importers()} | {
+        k for imp in config_importers() for k, _ in imp.options
+    }
     return {k for k in keys if k is not None and k not in model.model_fields}
 
 

@@ -123,8 +123,8 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.errors import InputError
-from hw.params import MAX_DIM, PEParams
 from hw.fp import fp_chain, fp_products
+from hw.params import DEFAULT_PE_PARAMS, MAX_DIM, PEParams
 from hw.pe import decode_fields, lane_shapes, select_lane, sum_tree
 
 __all__ = ["SparseArray", "tile_cycles", "run_cycles", "MAX_DIM", "KINDS", "array_module_name"]
@@ -161,7 +161,9 @@ def tile_cycles(rows: int, cols: int, t: int, dataflow: str = "ws", *, pipeline:
     raise InputError(f"must be 'ws' or 'os', got {dataflow!r}", where="dataflow")
 
 
-def run_cycles(rows: int, cols: int, t: int, tiles: int, *, pipeline: int = 1, double_buffer: bool = False) -> int:
+def run_cycles(
+    rows: int, cols: int, t: int, tiles: int, *, pipeline: int = 1, double_buffer: bool = False
+) -> int:
     """Cycles of ``tiles`` WS tiles of ``t`` vectors each, run back to back, from the first load
     edge through the edge registering the last output (module docstring): single-buffered
     ``tiles x tile_cycles``; double-buffered
@@ -198,8 +200,15 @@ class SparseArray(wiring.Component):
     shared; only the cell's operands differ (``w_lanes`` weights, ``meta_groups`` codes and
     ``act_lanes`` activations per PE and step)."""
 
-    def __init__(self, rows: int, cols: int, params: PEParams = PEParams(), dataflow: str = "ws",
-                 kind: str = "sparse", double_buffer: bool = False):
+    def __init__(
+        self,
+        rows: int,
+        cols: int,
+        params: PEParams = DEFAULT_PE_PARAMS,
+        dataflow: str = "ws",
+        kind: str = "sparse",
+        double_buffer: bool = False,
+    ):
         try:
             for name, v in (("rows", rows), ("cols", cols)):
                 if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_DIM:
@@ -212,8 +221,9 @@ class SparseArray(wiring.Component):
             if not isinstance(double_buffer, bool):
                 raise InputError(f"must be True or False, got {double_buffer!r}", where="double_buffer")
             if double_buffer and dataflow != "ws":
-                raise InputError("double-buffered weights need stationary weights: dataflow ws",
-                                 where="double_buffer")
+                raise InputError(
+                    "double-buffered weights need stationary weights: dataflow ws", where="double_buffer"
+                )
         except InputError:
             self._MustUse__silence = True
             raise
@@ -234,13 +244,15 @@ class SparseArray(wiring.Component):
                 ports["w_meta_in"] = In(cols * mb)
             if dp:
                 ports["w_dense_in"] = In(1)
-            ports.update({
-                "in_valid": In(1),
-                "in_act": In(data.ArrayLayout(act, rows)),
-                "out_valid": Out(1),
-                "out_acc": Out(data.ArrayLayout(acc_shape, cols)),
-                "out_meta_err": Out(cols),
-            })
+            ports.update(
+                {
+                    "in_valid": In(1),
+                    "in_act": In(data.ArrayLayout(act, rows)),
+                    "out_valid": Out(1),
+                    "out_acc": Out(data.ArrayLayout(acc_shape, cols)),
+                    "out_meta_err": Out(cols),
+                }
+            )
         else:
             ports = {"in_valid": In(1), "in_clear": In(1), "in_last": In(1)}
             if dp:
@@ -248,12 +260,14 @@ class SparseArray(wiring.Component):
             ports["in_w"] = In(data.ArrayLayout(kept, rows))
             if mb:
                 ports["in_meta"] = In(rows * mb)
-            ports.update({
-                "in_act": In(data.ArrayLayout(act, cols)),
-                "out_valid": Out(1),
-                "out_acc": Out(data.ArrayLayout(acc_shape, rows * cols)),
-                "out_meta_err": Out(rows),
-            })
+            ports.update(
+                {
+                    "in_act": In(data.ArrayLayout(act, cols)),
+                    "out_valid": Out(1),
+                    "out_acc": Out(data.ArrayLayout(acc_shape, rows * cols)),
+                    "out_meta_err": Out(rows),
+                }
+            )
         super().__init__(ports)
 
     # -- the cell kind ------------------------------------------------------------------------
@@ -300,14 +314,20 @@ class SparseArray(wiring.Component):
 
     @property
     def tile_cycles_formula(self) -> str:
-        return ("R + (T + R + C - 2) + (pipeline - 1)" if self.dataflow == "ws"
-                else "T + R + C - 2 + (pipeline - 1)  (T = groups along K)")
+        return (
+            "R + (T + R + C - 2) + (pipeline - 1)"
+            if self.dataflow == "ws"
+            else "T + R + C - 2 + (pipeline - 1)  (T = groups along K)"
+        )
 
     @property
     def run_cycles_formula(self) -> str:
         """F tiles of T vectors back to back (WS; :func:`run_cycles`)."""
-        return ("(R + 1) + (F - 1) max(T, R) + T + (R + C - 2) + (pipeline - 1)" if self.double_buffer
-                else "F (R + (T + R + C - 2) + (pipeline - 1))")
+        return (
+            "(R + 1) + (F - 1) max(T, R) + T + (R + C - 2) + (pipeline - 1)"
+            if self.double_buffer
+            else "F (R + (T + R + C - 2) + (pipeline - 1))"
+        )
 
     def tile_cycles(self, t: int) -> int:
         return tile_cycles(self.rows, self.cols, t, self.dataflow, pipeline=self.params.pipeline)
@@ -315,8 +335,9 @@ class SparseArray(wiring.Component):
     def run_cycles(self, t: int, tiles: int) -> int:
         if self.dataflow != "ws":
             raise InputError("run_cycles counts weight-stationary tiles", where="dataflow")
-        return run_cycles(self.rows, self.cols, t, tiles, pipeline=self.params.pipeline,
-                          double_buffer=self.double_buffer)
+        return run_cycles(
+            self.rows, self.cols, t, tiles, pipeline=self.params.pipeline, double_buffer=self.double_buffer
+        )
 
     # -- shared PE datapath ---------------------------------------------------------------
     def _decode(self, m: Module, code, tag: str):
@@ -324,14 +345,16 @@ class SparseArray(wiring.Component):
         p = self.params
         if self.meta_groups == 1:
             return [decode_fields(m, code, p.n, p.m, prefix=f"{tag}_")]
-        return [decode_fields(m, code[g * p.meta_bits:(g + 1) * p.meta_bits], p.n, p.m, prefix=f"{tag}_g{g}_")
-                for g in range(self.meta_groups)]
+        return [
+            decode_fields(m, code[g * p.meta_bits : (g + 1) * p.meta_bits], p.n, p.m, prefix=f"{tag}_g{g}_")
+            for g in range(self.meta_groups)
+        ]
 
     def _cell_err(self, dec, dense):
         """The cell's error bit: any group's illegal code (never in dense mode); 0 for dense cells."""
         if not dec:
             return Const(0, 1)
-        if all(isinstance(err, Const) for _, err in dec):      # 1:M codes are always legal
+        if all(isinstance(err, Const) for _, err in dec):  # 1:M codes are always legal
             return Const(0, 1)
         e = dec[0][1]
         for _, b in dec[1:]:
@@ -350,9 +373,11 @@ class SparseArray(wiring.Component):
                 prods = []
                 for j in range(p.n):
                     k = g * p.n + j
-                    a = select_lane(m, act_lanes[g * p.m:(g + 1) * p.m], sel[j], signed(p.act_bits), f"{tag}_a{k}")
+                    a = select_lane(
+                        m, act_lanes[g * p.m : (g + 1) * p.m], sel[j], signed(p.act_bits), f"{tag}_a{k}"
+                    )
                     if dense is not None:
-                        a = Mux(dense, act_lanes[k], a)          # dense mode: lane k of group 0
+                        a = Mux(dense, act_lanes[k], a)  # dense mode: lane k of group 0
                     prods.append(a * weights[k])
                 masked = err if dense is None or isinstance(err, Const) else err & ~dense
                 terms.append(Mux(masked, 0, sum_tree(prods)))
@@ -375,15 +400,19 @@ class SparseArray(wiring.Component):
                 pairs = []
                 for j in range(p.n):
                     k = g * p.n + j
-                    a = select_lane(m, act_lanes[g * p.m:(g + 1) * p.m], sel[j], lane_shapes(p)[0], f"{tag}_a{k}")
+                    a = select_lane(
+                        m, act_lanes[g * p.m : (g + 1) * p.m], sel[j], lane_shapes(p)[0], f"{tag}_a{k}"
+                    )
                     if dense is not None:
                         a = Mux(dense, act_lanes[k], a)
                     pairs.append((a, weights[k]))
                 groups.append((pairs, err if dense is None or isinstance(err, Const) else err & ~dense))
         out = []
         for g, (pairs, err) in enumerate(groups):
-            prods = [_delay(m, x, p.pipeline - 1, f"{tag}_prod{g}_{j}")
-                     for j, x in enumerate(fp_products(m, pairs, p.fmt, f"{tag}_g{g}_"))]
+            prods = [
+                _delay(m, x, p.pipeline - 1, f"{tag}_prod{g}_{j}")
+                for j, x in enumerate(fp_products(m, pairs, p.fmt, f"{tag}_g{g}_"))
+            ]
             if not isinstance(err, Const):
                 err = _delay(m, err, p.pipeline - 1, f"{tag}_err{g}")
             out.append((prods, err))
@@ -402,17 +431,25 @@ class SparseArray(wiring.Component):
         # clock-gating pass turns into one gated clock per enable (a reset with priority over the
         # enable, $_SDFFE_, blocks it)
         wreg = [[Signal(wkept, name=f"w_r{r}_c{c}", reset_less=True) for c in range(C)] for r in range(R)]
-        mreg = [[Signal(mb, name=f"meta_r{r}_c{c}", reset_less=True) for c in range(C)] for r in range(R)] if mb else None
+        mreg = (
+            [[Signal(mb, name=f"meta_r{r}_c{c}", reset_less=True) for c in range(C)] for r in range(R)]
+            if mb
+            else None
+        )
         if self.double_buffer:
             # the dense path's mode bit is per PE here: the swap reaches a row's PEs one edge apart
             dmode = self._ws_weight_sets(m, wreg, mreg)
         else:
-            dreg = [Signal(name=f"dense_r{r}", reset_less=True) for r in range(R)] if self.kind == "dense_path" else None
+            dreg = (
+                [Signal(name=f"dense_r{r}", reset_less=True) for r in range(R)]
+                if self.kind == "dense_path"
+                else None
+            )
             with m.If(self.w_load):
                 for c in range(C):
                     m.d.sync += wreg[0][c].eq(self.w_in[c])
                     if mb:
-                        m.d.sync += mreg[0][c].eq(self.w_meta_in[c * mb:(c + 1) * mb])
+                        m.d.sync += mreg[0][c].eq(self.w_meta_in[c * mb : (c + 1) * mb])
                     for r in range(1, R):
                         m.d.sync += wreg[r][c].eq(wreg[r - 1][c])
                         if mb:
@@ -441,23 +478,31 @@ class SparseArray(wiring.Component):
                 lanes_view = data.ArrayLayout(lane_shapes(p)[0], self.act_lanes)(act)
                 lanes = [lanes_view[i] for i in range(self.act_lanes)]
                 psum = Signal(lane_shapes(p)[2], name=f"psum_r{r}_c{c}")
-                if p.is_float:      # psum_in + this cell's products, one binary32 add at a time
-                    groups = self._fp_groups(m, lanes, wreg[r][c], dec[r][c], dmode[r][c] if dmode else None, f"pe_r{r}_c{c}")
+                if p.is_float:  # psum_in + this cell's products, one binary32 add at a time
+                    groups = self._fp_groups(
+                        m, lanes, wreg[r][c], dec[r][c], dmode[r][c] if dmode else None, f"pe_r{r}_c{c}"
+                    )
                     base = Const(0, 32) if psum_in[c] is None else psum_in[c]
                     m.d.sync += psum.eq(fp_chain(m, base, groups, f"pe_r{r}_c{c}_"))
                     contrib = None
                 else:
-                    contrib = self._contrib(m, lanes, wreg[r][c], dec[r][c], dmode[r][c] if dmode else None, f"pe_r{r}_c{c}")
+                    contrib = self._contrib(
+                        m, lanes, wreg[r][c], dec[r][c], dmode[r][c] if dmode else None, f"pe_r{r}_c{c}"
+                    )
                 if contrib is None:
                     pass
                 elif psum_in[c] is None:
                     m.d.sync += psum.eq(contrib)
                 else:
-                    m.d.sync += psum.eq((psum_in[c] + contrib)[:p.acc_bits])
+                    m.d.sync += psum.eq((psum_in[c] + contrib)[: p.acc_bits])
                 psum_in[c] = psum
                 if err_in is not None:
-                    e = _delay(m, self._cell_err(dec[r][c], dmode[r][c] if dmode else None), p.pipeline - 1,
-                               f"pe_r{r}_c{c}_err")
+                    e = _delay(
+                        m,
+                        self._cell_err(dec[r][c], dmode[r][c] if dmode else None),
+                        p.pipeline - 1,
+                        f"pe_r{r}_c{c}_err",
+                    )
                     reg = Signal(name=f"perr_r{r}_c{c}")
                     m.d.sync += reg.eq(e if err_in[c] is None else err_in[c] | e)
                     err_in[c] = reg
@@ -488,13 +533,13 @@ class SparseArray(wiring.Component):
         if R > 1:
             k_ge = Signal(R - 1, name="w_load_k")
             with m.If(self.w_load):
-                m.d.sync += k_ge.eq(Mux(k_ge[R - 2], 0, Cat(Const(1, 1), k_ge[:R - 2])))
+                m.d.sync += k_ge.eq(Mux(k_ge[R - 2], 0, Cat(Const(1, 1), k_ge[: R - 2])))
             rows_en = [self.w_load] + [self.w_load & k_ge[r - 1] for r in range(1, R)]
         else:
             rows_en = [self.w_load]
         # column c: the enables c edges late (column 0 reads the expressions themselves)
         load = [rows_en] + _taps(m, Cat(*rows_en), C - 1, "w_load_rows")[1:]
-        swap = _taps(m, self.w_swap, R + C - 2, "w_swap")     # PE(r, c) swaps on swap[r + c]
+        swap = _taps(m, self.w_swap, R + C - 2, "w_swap")  # PE(r, c) swaps on swap[r + c]
         mode_in = _taps(m, self.w_dense_in, C - 1, "w_dense_in") if dp else None
         sw = [[Signal(wkept, name=f"wsh_r{r}_c{c}") for c in range(C)] for r in range(R)]
         sm = [[Signal(mb, name=f"metash_r{r}_c{c}") for c in range(C)] for r in range(R)] if mb else None
@@ -502,20 +547,21 @@ class SparseArray(wiring.Component):
         dmode = [[Signal(name=f"dense_r{r}_c{c}") for c in range(C)] for r in range(R)] if dp else None
         for c in range(C):
             word = _delay(m, self.w_in[c].as_value(), c, f"w_skew_c{c}")
-            code = _delay(m, self.w_meta_in[c * mb:(c + 1) * mb], c, f"meta_skew_c{c}") if mb else None
+            code = _delay(m, self.w_meta_in[c * mb : (c + 1) * mb], c, f"meta_skew_c{c}") if mb else None
             for r in range(R):
                 # row 0 takes the column's (skewed) load word; row r shifts once the wave has reached it
+                # (sm is not None exactly when mb; sd, mode_in and dmode exactly when dp)
                 with m.If(load[c][r]):
                     m.d.sync += sw[r][c].eq(word if r == 0 else sw[r - 1][c])
-                    if mb:
+                    if sm is not None:
                         m.d.sync += sm[r][c].eq(code if r == 0 else sm[r - 1][c])
-                    if dp:
+                    if sd is not None and mode_in is not None:
                         m.d.sync += sd[r][c].eq(mode_in[c] if r == 0 else sd[r - 1][c])
                 with m.If(swap[r + c]):
                     m.d.sync += wreg[r][c].eq(sw[r][c])
-                    if mb:
+                    if sm is not None:
                         m.d.sync += mreg[r][c].eq(sm[r][c])
-                    if dp:
+                    if sd is not None and dmode is not None:
                         m.d.sync += dmode[r][c].eq(sd[r][c])
         return dmode
 
@@ -529,7 +575,7 @@ class SparseArray(wiring.Component):
         # valid and clear (and the dense-path mode bit) travel with the weights
         ctl = Cat(self.in_valid, self.in_clear, self.in_dense) if dp else Cat(self.in_valid, self.in_clear)
         fields = {"w": data.ArrayLayout(lane_shapes(p)[1], self.w_lanes)}
-        carry_err = mb and p.n > 1          # 1:M codes are always legal: no error bits to carry
+        carry_err = mb and p.n > 1  # 1:M codes are always legal: no error bits to carry
         if mb:
             fields["sel"] = mb
         if carry_err:
@@ -540,8 +586,8 @@ class SparseArray(wiring.Component):
         for i in range(R):
             parts = [self.in_w[i].as_value()]
             if mb:
-                code = self.in_meta[i * mb:(i + 1) * mb]
-                dec = self._decode(m, code, f"row{i}")          # decoded once per row
+                code = self.in_meta[i * mb : (i + 1) * mb]
+                dec = self._decode(m, code, f"row{i}")  # decoded once per row
                 parts += [code, Cat(*[e for _, e in dec])] if carry_err else [code]
             b = _delay(m, Cat(*parts, ctl), i, f"skew_r{i}")
             for j in range(C):
@@ -552,8 +598,13 @@ class SparseArray(wiring.Component):
                 dense = bv.ctl[2] if dp else None
                 if mb:
                     b_idx = p.index_bits
-                    cdec = [([bv.sel[(g * p.n + k) * b_idx:(g * p.n + k + 1) * b_idx] for k in range(p.n)],
-                             bv.err[g] if carry_err else Const(0, 1)) for g in range(self.meta_groups)]
+                    cdec = [
+                        (
+                            [bv.sel[(g * p.n + k) * b_idx : (g * p.n + k + 1) * b_idx] for k in range(p.n)],
+                            bv.err[g] if carry_err else Const(0, 1),
+                        )
+                        for g in range(self.meta_groups)
+                    ]
                 else:
                     cdec = []
                 if p.is_float:
@@ -569,7 +620,7 @@ class SparseArray(wiring.Component):
                     if p.is_float:
                         m.d.sync += acc.eq(fp_chain(m, Mux(c_ctl[1], 0, acc), fgroups, f"pe_r{i}_c{j}_"))
                     else:
-                        m.d.sync += acc.eq((Mux(c_ctl[1], 0, acc) + contrib)[:p.acc_bits])
+                        m.d.sync += acc.eq((Mux(c_ctl[1], 0, acc) + contrib)[: p.acc_bits])
                     if mb:
                         m.d.sync += errs.eq(Mux(c_ctl[1], 0, errs) | c_err)
                 m.d.comb += self.out_acc[i * C + j].eq(acc)

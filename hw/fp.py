@@ -28,7 +28,7 @@ def _leading_one(m: Module, value, name: str):
     """Index of the most significant set bit of ``value`` (0 when value == 0), a priority mux."""
     width = len(value)
     pos = Signal(range(width), name=name)
-    for i in range(width):                 # later statements win: the highest set bit
+    for i in range(width):  # later statements win: the highest set bit
         with m.If(value[i]):
             m.d.comb += pos.eq(i)
     return pos
@@ -42,8 +42,8 @@ class FPMul(wiring.Component):
     def _decode(self, m: Module, x, tag: str):
         f = self.fmt
         sign = x[f.bits - 1]
-        e = x[f.man_bits:f.man_bits + f.exp_bits]
-        frac = x[:f.man_bits]
+        e = x[f.man_bits : f.man_bits + f.exp_bits]
+        frac = x[: f.man_bits]
         top = e == f.exp_max_field
         if f.ieee_specials:
             nan, inf = top & frac.any(), top & ~frac.any()
@@ -62,28 +62,28 @@ class FPMul(wiring.Component):
         sa, ga, ea, na, ia = self._decode(m, self.a, "a")
         sb, gb, eb, nb, ib = self._decode(m, self.b, "b")
         s = sa ^ sb
-        if ia is None:                                                # format without infinity
+        if ia is None:  # format without infinity
             nan, inf = na | nb, None
         else:
             za, zb = ~ga.any() & ~ia & ~na, ~gb.any() & ~ib & ~nb
             nan = na | nb | (ia & zb) | (ib & za)
             inf = ia | ib
-        sig = Signal(2 * f.sig_bits, name="sig")                      # read by the priority mux
+        sig = Signal(2 * f.sig_bits, name="sig")  # read by the priority mux
         m.d.comb += sig.eq(ga * gb)
         top = _leading_one(m, sig, "top")
         # binary32 exponent field: top + (ea - bias - man) + (eb - bias - man) + 127
         off = 127 - 2 * (f.bias + f.man_bits)
-        lo = 0 + 2 * 1 + off                                          # smallest reachable field
-        hi = (2 * f.sig_bits - 1) + 2 * f.exp_max_field + off          # largest reachable field
+        lo = 0 + 2 * 1 + off  # smallest reachable field
+        hi = (2 * f.sig_bits - 1) + 2 * f.exp_max_field + off  # largest reachable field
         ef = top + ea + eb + off
-        mant = ((sig << 23) >> top)[:23]                              # the leading one drops off
+        mant = ((sig << 23) >> top)[:23]  # the leading one drops off
         m.d.comb += self.out.eq(Cat(mant, ef[:8], s))
         zero = ~sig.any()
-        if lo <= 0:                                                   # binary32 subnormal: FTZ
+        if lo <= 0:  # binary32 subnormal: FTZ
             zero = zero | (ef <= 0)
         with m.If(zero):
             m.d.comb += self.out.eq(Cat(Const(0, 31), s))
-        if hi >= 255:                                                 # |p| >= 2**128: inf
+        if hi >= 255:  # |p| >= 2**128: inf
             with m.If(ef >= 255):
                 m.d.comb += self.out.eq(Cat(Const(_INF, 31), s))
         if inf is not None:
@@ -109,7 +109,7 @@ class F32Add(wiring.Component):
         a_big = a[:31] >= b[:31]
         s1, e1, f1 = Mux(a_big, sa, sb), Mux(a_big, ea, eb), Mux(a_big, fa, fb)
         s2, e2, f2 = Mux(a_big, sb, sa), Mux(a_big, eb, ea), Mux(a_big, fb, fa)
-        m1 = Cat(Const(0, 3), f1, Const(1, 1))                        # 24 bits + guard, round, sticky
+        m1 = Cat(Const(0, 3), f1, Const(1, 1))  # 24 bits + guard, round, sticky
         m2 = Cat(Const(0, 3), f2, Const(1, 1))
         diff = (e1 - e2)[:8]
         d = Mux(diff > 27, 27, diff)[:5]
@@ -118,7 +118,7 @@ class F32Add(wiring.Component):
         m2s = shifted | sticky
         total = Mux(s1 != s2, m1 - m2s, m1 + m2s)[:28]
         carry = total[27]
-        t1 = Signal(27, name="t1")                                   # read by the priority mux
+        t1 = Signal(27, name="t1")  # read by the priority mux
         m.d.comb += t1.eq(Mux(carry, Cat(total[1] | total[0], total[2:28]), total[:27]))
         top = _leading_one(m, t1, "lead")
         lz = (26 - top)[:5]
@@ -132,9 +132,9 @@ class F32Add(wiring.Component):
         m.d.comb += self.out.eq(Cat(mant, e_r[:8], s1))
         with m.If(e_r >= 255):
             m.d.comb += self.out.eq(Cat(Const(_INF, 31), s1))
-        with m.If(e_r <= 0):                                          # FTZ
+        with m.If(e_r <= 0):  # FTZ
             m.d.comb += self.out.eq(Cat(Const(0, 31), s1))
-        with m.If(~total.any()):                                        # exact cancellation: +0
+        with m.If(~total.any()):  # exact cancellation: +0
             m.d.comb += self.out.eq(0)
         with m.If(zero_b):
             m.d.comb += self.out.eq(a)

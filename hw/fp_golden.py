@@ -20,8 +20,20 @@ from hw.golden import decode_table
 from hw.params import PEParams
 from hw.precision import CANONICAL_NAN, FPFormat
 
-__all__ = ["decode", "fp_mul", "f32_add", "f32_chain", "fp_pe_reference", "fp_dense_pe_reference",
-           "fp_dense_path_pe_reference", "run_streams", "fp_gemm", "encode", "bits_to_f32", "f32_to_bits"]
+__all__ = [
+    "decode",
+    "fp_mul",
+    "f32_add",
+    "f32_chain",
+    "fp_pe_reference",
+    "fp_dense_pe_reference",
+    "fp_dense_path_pe_reference",
+    "run_streams",
+    "fp_gemm",
+    "encode",
+    "bits_to_f32",
+    "f32_to_bits",
+]
 
 _F32_INF = 0x7F800000
 
@@ -62,13 +74,13 @@ def fp_mul(a, w, fmt: FPFormat) -> np.ndarray:
     zero_a, zero_w = (ga == 0) & ~ia & ~na, (gw == 0) & ~iw & ~nw
     nan = na | nw | (ia & zero_w) | (iw & zero_a)
     inf = (ia | iw) & ~nan
-    sig = ga * gw                       # exact: at most 2 * sig_bits <= 22 bits (fp16)
-    top = _bitlen(sig) - 1              # position of the leading one
-    ef = top + ea + ew + 127            # binary32 exponent field of the exact product
-    mant = np.where(sig > 0, (sig << np.maximum(23 - top, 0)) & 0x7FFFFF, 0)   # exact: top <= 21 < 23
+    sig = ga * gw  # exact: at most 2 * sig_bits <= 22 bits (fp16)
+    top = _bitlen(sig) - 1  # position of the leading one
+    ef = top + ea + ew + 127  # binary32 exponent field of the exact product
+    mant = np.where(sig > 0, (sig << np.maximum(23 - top, 0)) & 0x7FFFFF, 0)  # exact: top <= 21 < 23
     out = (s << 31) | (np.clip(ef, 0, 255) << 23) | mant
-    out = np.where(ef >= 255, (s << 31) | _F32_INF, out)           # |p| >= 2**128: RNE gives inf
-    out = np.where((ef <= 0) | (sig == 0), s << 31, out)           # binary32 subnormal: FTZ; zero
+    out = np.where(ef >= 255, (s << 31) | _F32_INF, out)  # |p| >= 2**128: RNE gives inf
+    out = np.where((ef <= 0) | (sig == 0), s << 31, out)  # binary32 subnormal: FTZ; zero
     out = np.where(inf, (s << 31) | _F32_INF, out)
     return np.where(nan, CANONICAL_NAN, out).astype(np.int64)
 
@@ -85,12 +97,12 @@ def f32_add(a, b) -> np.ndarray:
     a_big = ((ea << 23) | fa) >= ((eb << 23) | fb)
     s1, e1, f1 = np.where(a_big, sa, sb), np.where(a_big, ea, eb), np.where(a_big, fa, fb)
     s2, e2, f2 = np.where(a_big, sb, sa), np.where(a_big, eb, ea), np.where(a_big, fb, fa)
-    m1, m2 = (f1 | (1 << 23)) << 3, (f2 | (1 << 23)) << 3          # 27 bits: 24 + guard, round, sticky
+    m1, m2 = (f1 | (1 << 23)) << 3, (f2 | (1 << 23)) << 3  # 27 bits: 24 + guard, round, sticky
     d = np.minimum(e1 - e2, 27)
     shifted = m2 >> d
     sticky = ((shifted << d) != m2).astype(np.int64)
     m2s = shifted | sticky
-    total = np.where(s1 != s2, m1 - m2s, m1 + m2s)                  # 0 .. 2**28 - 1
+    total = np.where(s1 != s2, m1 - m2s, m1 + m2s)  # 0 .. 2**28 - 1
     carry = total >> 27
     total = np.where(carry == 1, (total >> 1) | (total & 1), total)
     e = e1 + carry
@@ -103,8 +115,8 @@ def f32_add(a, b) -> np.ndarray:
     keep, e = np.where(over == 1, keep >> 1, keep), e + over
     out = (s1 << 31) | (np.clip(e, 0, 255) << 23) | (keep & 0x7FFFFF)
     out = np.where(e >= 255, (s1 << 31) | _F32_INF, out)
-    out = np.where(e <= 0, s1 << 31, out)                           # FTZ: a zero of the result's sign
-    out = np.where(total == 0, 0, out)                              # exact cancellation: +0 (RNE)
+    out = np.where(e <= 0, s1 << 31, out)  # FTZ: a zero of the result's sign
+    out = np.where(total == 0, 0, out)  # exact cancellation: +0 (RNE)
     out = np.where(zero_b, a, out)
     out = np.where(zero_a, b, out)
     out = np.where(zero_a & zero_b, (sa & sb) << 31, out)
@@ -185,7 +197,7 @@ def fp_pe_reference(acts, weights, metas, clears, params: PEParams, valid=None):
     acts, weights, metas, clears = acts[valid], weights[valid], metas[valid], clears[valid]
     table, legal = _table(p)
     sel = np.take_along_axis(acts, table[metas], axis=1)
-    prods = fp_mul(sel, weights, p.fmt)                         # (T', N), in index order
+    prods = fp_mul(sel, weights, p.fmt)  # (T', N), in index order
     ok = legal[metas]
     en = np.repeat(ok[:, None], p.n, axis=1)
     return run_streams(prods[None], clears[None], en[None])[0], ~ok
@@ -210,15 +222,24 @@ def fp_dense_path_pe_reference(acts, weights, metas, dense, clears, params: PEPa
     t = acts.shape[0]
     metas = np.asarray(metas, dtype=np.int64).reshape(t, g_n)
     dense = np.asarray(dense, dtype=bool).reshape(-1)
-    acts, weights, metas, dense, clears = acts[valid], weights[valid], metas[valid], dense[valid], clears[valid]
+    acts, weights, metas, dense, clears = (
+        acts[valid],
+        weights[valid],
+        metas[valid],
+        dense[valid],
+        clears[valid],
+    )
     table, legal = _table(p)
-    dense_prods = fp_mul(acts[:, :p.m], weights, p.fmt)
-    sp, en = [], []
+    dense_prods = fp_mul(acts[:, : p.m], weights, p.fmt)
+    sp_groups: list[np.ndarray] = []
+    en_groups: list[np.ndarray] = []
     for g in range(g_n):
         idx = table[metas[:, g]] + g * p.m
-        sp.append(fp_mul(np.take_along_axis(acts, idx, axis=1), weights[:, g * p.n:(g + 1) * p.n], p.fmt))
-        en.append(np.repeat(legal[metas[:, g]][:, None], p.n, axis=1))
-    sp, en = np.concatenate(sp, axis=1), np.concatenate(en, axis=1)
+        sp_groups.append(
+            fp_mul(np.take_along_axis(acts, idx, axis=1), weights[:, g * p.n : (g + 1) * p.n], p.fmt)
+        )
+        en_groups.append(np.repeat(legal[metas[:, g]][:, None], p.n, axis=1))
+    sp, en = np.concatenate(sp_groups, axis=1), np.concatenate(en_groups, axis=1)
     prods = np.where(dense[:, None], dense_prods, sp)
     en = en | dense[:, None]
     return run_streams(prods[None], clears[None], en[None])[0], ~en.all(axis=1) & ~dense
@@ -248,7 +269,7 @@ def fp_gemm(w_bits, x_bits, params: PEParams, keep=None) -> np.ndarray:
     out = np.empty((c_n, t_n), dtype=np.int64)
     for c in range(c_n):
         ks = np.flatnonzero(keep[c])
-        prods = fp_mul(np.broadcast_to(w[c, ks], (t_n, len(ks))), x[ks].T, p.fmt)    # (T, kept)
+        prods = fp_mul(np.broadcast_to(w[c, ks], (t_n, len(ks))), x[ks].T, p.fmt)  # (T, kept)
         out[c] = f32_chain(np.zeros(t_n, dtype=np.int64), prods)
     return out
 
@@ -257,17 +278,22 @@ def encode(values, fmt: FPFormat) -> np.ndarray:
     """Finite float values -> nearest operand bit patterns of ``fmt`` (ties to the even code),
     saturating at the largest finite value. For building operand traces and quantising models."""
     x = np.asarray(values, dtype=np.float64)
-    if fmt.exp_bits == 8:                                # bf16: RNE on the binary32 bit pattern
+    if fmt.exp_bits == 8:  # bf16: RNE on the binary32 bit pattern
         with np.errstate(over="ignore"):
-            b = np.clip(x, -fmt.max_finite, fmt.max_finite).astype(np.float32).view(np.uint32).astype(np.int64)
+            b = (
+                np.clip(x, -fmt.max_finite, fmt.max_finite)
+                .astype(np.float32)
+                .view(np.uint32)
+                .astype(np.int64)
+            )
         b = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
         e = (b >> 7) & 0xFF
-        b = np.where(e == 0xFF, (b & 0x8000) | 0x7F7F, b)            # rounding reached inf: saturate
+        b = np.where(e == 0xFF, (b & 0x8000) | 0x7F7F, b)  # rounding reached inf: saturate
         return b.astype(np.int64)
     codes = np.arange(1 << fmt.bits, dtype=np.int64)
     s, sig, exp, nan, inf = decode(codes, fmt)
     val = np.where(s == 1, -1.0, 1.0) * sig * np.exp2(exp.astype(np.float64))
-    ok = ~nan & ~inf & ~((sig == 0) & (s == 1))           # one code per value: +0 for zero
+    ok = ~nan & ~inf & ~((sig == 0) & (s == 1))  # one code per value: +0 for zero
     codes, val = codes[ok], val[ok]
     order = np.argsort(val, kind="stable")
     codes, val = codes[order], val[order]

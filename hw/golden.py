@@ -22,10 +22,23 @@ from hw.nm import check_nm, meta_bits_per_weight
 from hw.params import PEParams
 
 __all__ = [
-    "wrap_signed", "decode_meta", "encode_meta", "pack_meta", "unpack_meta", "legal_codes",
-    "pe_reference", "dense_pe_reference", "dense_path_pe_reference", "compress_nm", "decompress_nm", "gemm_nm",
-    "gemm_dense", "ws_folds", "sum_folds",
-    "dense_to_sparse_stream", "fallback_clears",
+    "wrap_signed",
+    "decode_meta",
+    "encode_meta",
+    "pack_meta",
+    "unpack_meta",
+    "legal_codes",
+    "pe_reference",
+    "dense_pe_reference",
+    "dense_path_pe_reference",
+    "compress_nm",
+    "decompress_nm",
+    "gemm_nm",
+    "gemm_dense",
+    "ws_folds",
+    "sum_folds",
+    "dense_to_sparse_stream",
+    "fallback_clears",
 ]
 
 
@@ -49,8 +62,10 @@ def _check_range(arr: np.ndarray, bits: int, what: str) -> None:
     bad = np.flatnonzero((arr < lo) | (arr > hi))
     if bad.size:
         pos = np.unravel_index(bad[0], arr.shape)
-        raise InputError(f"value {arr[pos]} outside signed {bits}-bit range [{lo}, {hi}]",
-                         where=f"{what}{list(map(int, pos))}")
+        raise InputError(
+            f"value {arr[pos]} outside signed {bits}-bit range [{lo}, {hi}]",
+            where=f"{what}{list(map(int, pos))}",
+        )
 
 
 def _as_int(a, name: str) -> np.ndarray:
@@ -66,6 +81,7 @@ def _as_int(a, name: str) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # metadata
 # ---------------------------------------------------------------------------------------------
+
 
 def decode_meta(code: int, n: int = 2, m: int = 4) -> tuple[tuple[int, ...], bool]:
     """Decode one group's code into (indices, legal). Legal iff indices strictly increase."""
@@ -133,6 +149,7 @@ def decode_table(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
 # PE models
 # ---------------------------------------------------------------------------------------------
 
+
 def _stream_common(acts, clears, valid, params: PEParams, lanes_w: int, weights):
     acts = _as_int(acts, "acts")
     weights = _as_int(weights, "weights")
@@ -157,7 +174,7 @@ def _accumulate(contrib: np.ndarray, clears: np.ndarray, acc_bits: int) -> np.nd
     out = np.empty(contrib.shape[0], dtype=np.int64)
     acc = 0
     mask = (1 << acc_bits) - 1
-    for k, (c, clr) in enumerate(zip(contrib.tolist(), clears.tolist())):
+    for k, (c, clr) in enumerate(zip(contrib.tolist(), clears.tolist(), strict=True)):
         acc = ((0 if clr else acc) + c) & mask
         out[k] = acc - (1 << acc_bits) if acc >> (acc_bits - 1) else acc
     return out
@@ -176,12 +193,14 @@ def pe_reference(acts, weights, metas, clears, params: PEParams, valid=None):
         raise InputError(f"must have shape {clears.shape}, got {metas.shape}", where="metas")
     bad = np.flatnonzero((metas < 0) | (metas >= (1 << params.meta_bits)))
     if bad.size:
-        raise InputError(f"code {metas[bad[0]]} does not fit in {params.meta_bits} bits", where=f"metas[{bad[0]}]")
+        raise InputError(
+            f"code {metas[bad[0]]} does not fit in {params.meta_bits} bits", where=f"metas[{bad[0]}]"
+        )
     acts, weights, metas, clears = acts[valid], weights[valid], metas[valid], clears[valid]
     table, legal = decode_table(params.n, params.m)
-    idx = table[metas]                                     # (T', N)
-    sel = np.take_along_axis(acts, idx, axis=1)            # (T', N)
-    prods = (sel * weights).sum(axis=1)                    # int64 wraps mod 2**64: exact after masking
+    idx = table[metas]  # (T', N)
+    sel = np.take_along_axis(acts, idx, axis=1)  # (T', N)
+    prods = (sel * weights).sum(axis=1)  # int64 wraps mod 2**64: exact after masking
     err = ~legal[metas]
     contrib = np.where(err, 0, prods)
     return _accumulate(contrib, clears, params.acc_bits), err
@@ -227,16 +246,24 @@ def dense_path_pe_reference(acts, weights, metas, dense, clears, params: PEParam
     _check_range(weights, p.weight_bits, "weights")
     bad = np.flatnonzero(((metas < 0) | (metas >= (1 << p.meta_bits))).reshape(-1))
     if bad.size:
-        raise InputError(f"code {metas.reshape(-1)[bad[0]]} does not fit in {p.meta_bits} bits", where="metas")
-    acts, weights, metas, dense, clears = acts[valid], weights[valid], metas[valid], dense[valid], clears[valid]
+        raise InputError(
+            f"code {metas.reshape(-1)[bad[0]]} does not fit in {p.meta_bits} bits", where="metas"
+        )
+    acts, weights, metas, dense, clears = (
+        acts[valid],
+        weights[valid],
+        metas[valid],
+        dense[valid],
+        clears[valid],
+    )
     table, legal = decode_table(p.n, p.m)
-    dense_sum = (acts[:, :p.m] * weights).sum(axis=1)
+    dense_sum = (acts[:, : p.m] * weights).sum(axis=1)
     sparse_sum = np.zeros(acts.shape[0], dtype=np.int64)
     err = np.zeros(acts.shape[0], dtype=bool)
     for g in range(g_n):
-        idx = table[metas[:, g]] + g * p.m                           # (T', N) activation columns
+        idx = table[metas[:, g]] + g * p.m  # (T', N) activation columns
         sel = np.take_along_axis(acts, idx, axis=1)
-        part = (sel * weights[:, g * p.n:(g + 1) * p.n]).sum(axis=1)
+        part = (sel * weights[:, g * p.n : (g + 1) * p.n]).sum(axis=1)
         ok = legal[metas[:, g]]
         sparse_sum += np.where(ok, part, 0)
         err |= ~ok
@@ -248,6 +275,7 @@ def dense_path_pe_reference(acts, weights, metas, dense, clears, params: PEParam
 # ---------------------------------------------------------------------------------------------
 # matrices
 # ---------------------------------------------------------------------------------------------
+
 
 def compress_nm(dense, n: int = 2, m: int = 4):
     """Compress along the last axis (K, the reduction) into N:M values + metadata codes.
@@ -267,7 +295,7 @@ def compress_nm(dense, n: int = 2, m: int = 4):
     lead, k = dense.shape[:-1], dense.shape[-1]
     g = dense.reshape(*lead, k // m, m)
     mag = np.abs(g.astype(np.float64)) if np.issubdtype(g.dtype, np.floating) else np.abs(g.astype(np.int64))
-    order = np.argsort(-mag, axis=-1, kind="stable")[..., :n]   # ties: lower index first
+    order = np.argsort(-mag, axis=-1, kind="stable")[..., :n]  # ties: lower index first
     idx = np.sort(order, axis=-1)
     values = np.take_along_axis(g, idx, axis=-1).reshape(*lead, k * n // m)
     b = meta_bits_per_weight(m)
@@ -280,14 +308,18 @@ def _indices(meta: np.ndarray, n: int, m: int, where: str) -> np.ndarray:
     b = meta_bits_per_weight(m)
     if meta.size and (meta.min() < 0 or meta.max() >= (1 << (n * b))):
         pos = np.unravel_index(np.flatnonzero((meta < 0) | (meta >= (1 << (n * b))))[0], meta.shape)
-        raise InputError(f"code {meta[pos]} does not fit in {n * b} bits", where=f"{where}{list(map(int, pos))}")
+        raise InputError(
+            f"code {meta[pos]} does not fit in {n * b} bits", where=f"{where}{list(map(int, pos))}"
+        )
     idx = (meta[..., None] >> (b * np.arange(n))) & (m - 1)
     if n > 1:
         bad = ~np.all(np.diff(idx, axis=-1) > 0, axis=-1)
         if bad.any():
             pos = np.unravel_index(np.flatnonzero(bad)[0], meta.shape)
-            raise InputError(f"illegal code {meta[pos]} (indices must strictly increase)",
-                             where=f"{where}{list(map(int, pos))}")
+            raise InputError(
+                f"illegal code {meta[pos]} (indices must strictly increase)",
+                where=f"{where}{list(map(int, pos))}",
+            )
     return idx
 
 
@@ -297,8 +329,9 @@ def decompress_nm(values, meta, n: int = 2, m: int = 4):
     check_nm(n, m)
     values, meta = np.asarray(values), _as_int(meta, "meta")
     if values.shape[:-1] != meta.shape[:-1] or values.shape[-1] != meta.shape[-1] * n:
-        raise InputError(f"shape {values.shape} does not match meta shape {meta.shape} for {n}:{m}",
-                         where="values")
+        raise InputError(
+            f"shape {values.shape} does not match meta shape {meta.shape} for {n}:{m}", where="values"
+        )
     idx = _indices(meta, n, m, "meta")
     groups = meta.shape[-1]
     dense = np.zeros((*meta.shape, m), dtype=values.dtype)
@@ -343,16 +376,24 @@ def ws_folds(values, meta, x, rows: int, cols: int, steps: int) -> list[tuple]:
     meta = None if meta is None else np.asarray(meta)
     cout = values.shape[0]
     if values.ndim != 2 or cout % cols or steps % rows or values.shape[1] % steps or x.shape[0] % steps:
-        raise InputError(f"values {values.shape} / x {x.shape} do not split into {rows} x {cols} folds of "
-                         f"{steps} steps", where="ws_folds")
+        raise InputError(
+            f"values {values.shape} / x {x.shape} do not split into {rows} x {cols} folds of {steps} steps",
+            where="ws_folds",
+        )
     w, k = values.shape[1] // steps, x.shape[0] // steps
     g = 0 if meta is None else meta.shape[1] // steps
     out = []
     for c0 in range(0, cout, cols):
         ch = slice(c0, c0 + cols)
         for s0 in range(0, steps, rows):
-            out.append((values[ch, s0 * w:(s0 + rows) * w], None if meta is None else meta[ch, s0 * g:(s0 + rows) * g],
-                        x[s0 * k:(s0 + rows) * k], ch))
+            out.append(
+                (
+                    values[ch, s0 * w : (s0 + rows) * w],
+                    None if meta is None else meta[ch, s0 * g : (s0 + rows) * g],
+                    x[s0 * k : (s0 + rows) * k],
+                    ch,
+                )
+            )
     return out
 
 
@@ -363,7 +404,7 @@ def sum_folds(outs, folds, acc_bits: int = 32) -> np.ndarray:
     cout = max(ch.stop for *_, ch in folds)
     t = np.asarray(outs[0]).shape[1]
     total = np.zeros((cout, t), dtype=np.uint64)
-    for o, (*_, ch) in zip(outs, folds):
+    for o, (*_, ch) in zip(outs, folds, strict=True):
         total[ch] += _as_int(o, "outs").astype(np.uint64)
     return wrap_signed(total, acc_bits)
 
@@ -371,6 +412,7 @@ def sum_folds(outs, folds, acc_bits: int = 32) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # dense fallback
 # ---------------------------------------------------------------------------------------------
+
 
 def dense_to_sparse_stream(acts_group, w_group, n: int = 2, m: int = 4):
     """Dense fallback: turn dense groups into the sparse-PE stream.

@@ -5,8 +5,9 @@
   scratch inputs of Yosys / OpenSTA. Atomic (a temporary file beside the destination, then
   ``os.replace``), never through a symlink: a symlink at the destination is refused, so a planted
   ``trials.csv -> ~/.bashrc`` is neither followed nor overwritten. :func:`make_dir` creates the
-  directories it writes into, :func:`exclusive_lock` the lock files that order writers. (The one write that is not the tool's own is the Optuna study
-  storage, appended by Optuna; explore.storage checks its path first.)
+  directories it writes into, :func:`exclusive_lock` the lock files that order writers. (The one
+  write that is not the tool's own is the Optuna study storage, appended by Optuna;
+  explore.storage checks its path first.)
 * :func:`json_text` -- THE JSON writer: standard JSON only (``allow_nan=False``). A non-finite float
   (NaN, +-inf) becomes ``null`` and the object that holds it gains ``"non_finite": {json-path:
   reason}`` saying which values were nulled and what they were. Finite outputs are unchanged.
@@ -41,22 +42,35 @@ import signal
 import sys
 import tempfile
 import unicodedata
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hw.errors import InputError
 
-__all__ = ["NON_FINITE_KEY", "cache_root", "die_with_parent", "exclusive_lock", "finite_json", "json_text",
-           "keep_library_caches", "make_dir", "mask_passwords", "printable", "tool_env", "write_file"]
+__all__ = [
+    "NON_FINITE_KEY",
+    "cache_root",
+    "die_with_parent",
+    "exclusive_lock",
+    "finite_json",
+    "json_text",
+    "keep_library_caches",
+    "make_dir",
+    "mask_passwords",
+    "printable",
+    "tool_env",
+    "write_file",
+]
 
 #: Key added to a JSON object whose non-finite numbers were written as null.
 NON_FINITE_KEY = "non_finite"
 
 
 # ---- files ------------------------------------------------------------------------------------
+
 
 def make_dir(path: Path | str, where: str | None = None) -> Path:
     """Create the directory ``path`` (and its parents) when missing; one-line InputError naming
@@ -72,7 +86,9 @@ def make_dir(path: Path | str, where: str | None = None) -> Path:
     return p
 
 
-def write_file(path: Path | str, data: str | bytes, *, encoding: str = "utf-8", parents: bool = False) -> Path:
+def write_file(
+    path: Path | str, data: str | bytes, *, encoding: str = "utf-8", parents: bool = False
+) -> Path:
     """Write ``data`` (text or bytes) to ``path`` atomically, never through a symlink at ``path``.
 
     ``parents``: create the missing parent directories first. Raises InputError (one line naming
@@ -161,6 +177,7 @@ def keep_library_caches() -> None:
 
 # ---- standard JSON ----------------------------------------------------------------------------
 
+
 def _finite(obj: Any, path: str, found: dict[str, str]) -> Any:
     if isinstance(obj, float):
         if math.isfinite(obj):
@@ -204,6 +221,7 @@ def json_text(obj: Any, **kw: Any) -> str:
 
 
 # ---- text from users --------------------------------------------------------------------------
+
 
 def printable(text: Any) -> str:
     """``str(text)`` with control and format characters (ANSI escapes, bidi overrides, NUL, ...)
@@ -262,8 +280,12 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 node.body = body[1:] or [ast.Pass()]
     return tree
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from hw.errors import InputError
 
-
 #: Largest group size M. [A] 64 (6 metadata bits per kept weight) is far past the patterns in use
 #: (2:4 in NVIDIA Ampere/Hopper; 1:8, 2:8, 1:16 in the N:M literature) and bounds the PE's M-input
 #: mux, the RTL export and the golden models (M = 2**20 made ``sparsepe verilog`` hang).

@@ -19,7 +19,7 @@ MAX_PIPELINE = 8
 MAX_DIM = 256
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PEParams:
     """Parameters of one N:M sparse PE (and of its dense baseline).
 
@@ -30,9 +30,11 @@ class PEParams:
     presented (the accumulator edge included).
     """
 
-    act_bits: int | None = None
-    weight_bits: int | None = None
-    acc_bits: int | None = None
+    # The three widths may be given as None (follow the precision): the constructor below takes
+    # them so, and __post_init__ fills them in, so every PEParams holds an int in each.
+    act_bits: int
+    weight_bits: int
+    acc_bits: int
     n: int = 2
     m: int = 4
     pipeline: int = 1
@@ -41,6 +43,30 @@ class PEParams:
     #: explicit widths (the integer datapath is width-generic); a float format fixes its widths and
     #: a binary32 accumulator.
     precision: str = "int8"
+
+    def __init__(
+        self,
+        act_bits: int | None = None,
+        weight_bits: int | None = None,
+        acc_bits: int | None = None,
+        n: int = 2,
+        m: int = 4,
+        pipeline: int = 1,
+        precision: str = "int8",
+    ) -> None:
+        """The dataclass's own constructor, with the widths optional (None: the precision's)."""
+        given = {
+            "act_bits": act_bits,
+            "weight_bits": weight_bits,
+            "acc_bits": acc_bits,
+            "n": n,
+            "m": m,
+            "pipeline": pipeline,
+            "precision": precision,
+        }
+        for name, value in given.items():
+            object.__setattr__(self, name, value)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         check_precision(self.precision)
@@ -56,14 +82,18 @@ class PEParams:
                 object.__setattr__(self, name, operator.index(value))
             except TypeError:
                 raise InputError(f"must be an integer, got {value!r}", where=name) from None
-        for name, hi in (("act_bits", MAX_OPERAND_BITS), ("weight_bits", MAX_OPERAND_BITS),
-                         ("acc_bits", MAX_ACC_BITS)):
+        for name, hi in (
+            ("act_bits", MAX_OPERAND_BITS),
+            ("weight_bits", MAX_OPERAND_BITS),
+            ("acc_bits", MAX_ACC_BITS),
+        ):
             value = getattr(self, name)
             if not 1 <= value <= hi:
                 raise InputError(f"must be between 1 and {hi} bits, got {value}", where=name)
         if not 1 <= self.pipeline <= MAX_PIPELINE:
-            raise InputError(f"must be between 1 and {MAX_PIPELINE} register stages, got {self.pipeline}",
-                             where="pipeline")
+            raise InputError(
+                f"must be between 1 and {MAX_PIPELINE} register stages, got {self.pipeline}", where="pipeline"
+            )
         try:
             check_nm(self.n, self.m)
         except InputError as exc:
@@ -71,12 +101,15 @@ class PEParams:
         if is_float(self.precision):
             for name, want in (("act_bits", ob), ("weight_bits", ob), ("acc_bits", F32_BITS)):
                 if getattr(self, name) != want:
-                    raise InputError(f"{self.precision} needs {name} = {want}, got {getattr(self, name)}",
-                                     where=name)
+                    raise InputError(
+                        f"{self.precision} needs {name} = {want}, got {getattr(self, name)}", where=name
+                    )
         if self.acc_bits < self.product_bits:
             raise InputError(
                 f"accumulator ({self.acc_bits} bits) narrower than one product "
-                f"(act_bits + weight_bits = {self.product_bits} bits)", where="acc_bits")
+                f"(act_bits + weight_bits = {self.product_bits} bits)",
+                where="acc_bits",
+            )
 
     @property
     def meta_bits(self) -> int:
@@ -110,8 +143,22 @@ class PEParams:
 
     def as_dict(self) -> dict:
         """Plain dict of the parameters and derived facts (for JSON sidecars)."""
-        return {"act_bits": self.act_bits, "weight_bits": self.weight_bits, "acc_bits": self.acc_bits,
-                "n": self.n, "m": self.m, "pipeline": self.pipeline, "meta_bits": self.meta_bits,
-                "product_bits": self.product_bits, "latency": self.latency, "precision": self.precision,
-                "accumulation": dict(ACCUMULATION_RULES) if self.is_float else
-                "two's complement, wrapped modulo 2**acc_bits"}
+        return {
+            "act_bits": self.act_bits,
+            "weight_bits": self.weight_bits,
+            "acc_bits": self.acc_bits,
+            "n": self.n,
+            "m": self.m,
+            "pipeline": self.pipeline,
+            "meta_bits": self.meta_bits,
+            "product_bits": self.product_bits,
+            "latency": self.latency,
+            "precision": self.precision,
+            "accumulation": dict(ACCUMULATION_RULES)
+            if self.is_float
+            else "two's complement, wrapped modulo 2**acc_bits",
+        }
+
+
+#: The default PE (INT8 2:4, one register stage): the components' default ``params``.
+DEFAULT_PE_PARAMS = PEParams()

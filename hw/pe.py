@@ -58,7 +58,7 @@ from amaranth.lib.wiring import In, Out
 from hw.errors import InputError
 from hw.fp import fp_chain, fp_products
 from hw.nm import check_nm, meta_bits_per_weight
-from hw.params import PEParams
+from hw.params import DEFAULT_PE_PARAMS, PEParams
 
 __all__ = ["MetadataDecoder", "SparsePE", "DensePE", "decode_fields", "select_lane"]
 
@@ -78,22 +78,24 @@ class MetadataDecoder(wiring.Component):
             if int(groups) < 1:
                 raise InputError(f"must be >= 1, got {groups}", where="groups")
         except InputError:
-            self._MustUse__silence = True   # never elaborated: no UnusedElaboratable warning
+            self._MustUse__silence = True  # never elaborated: no UnusedElaboratable warning
             raise
         self.n, self.m, self.groups = n, m, int(groups)
         self.index_bits = meta_bits_per_weight(m)
         sel_layout = data.ArrayLayout(data.ArrayLayout(unsigned(self.index_bits), n), self.groups)
-        super().__init__({
-            "meta": In(self.groups * n * self.index_bits),
-            "sel": Out(sel_layout),
-            "err": Out(self.groups),
-        })
+        super().__init__(
+            {
+                "meta": In(self.groups * n * self.index_bits),
+                "sel": Out(sel_layout),
+                "err": Out(self.groups),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
         w = self.n * self.index_bits
         for g in range(self.groups):
-            sel, err = decode_fields(m, self.meta[g * w:(g + 1) * w], self.n, self.m, prefix=f"g{g}_")
+            sel, err = decode_fields(m, self.meta[g * w : (g + 1) * w], self.n, self.m, prefix=f"g{g}_")
             m.d.comb += [self.sel[g][j].eq(sel[j]) for j in range(self.n)]
             m.d.comb += self.err[g].eq(err)
         return m
@@ -104,8 +106,8 @@ def decode_fields(m: Module, code, n: int, mm: int, prefix: str = ""):
     returns (list of N index Values, err Value). Shared by the decoder, the PE and the array
     so their Verilog stays one flat module."""
     b = meta_bits_per_weight(mm)
-    fields = [code[j * b:(j + 1) * b] for j in range(n)]
-    if n == 1:                      # a single index is always legal (1:M)
+    fields = [code[j * b : (j + 1) * b] for j in range(n)]
+    if n == 1:  # a single index is always legal (1:M)
         return fields, Const(0, 1)
     err = Signal(name=f"{prefix}meta_err")
     m.d.comb += err.eq(~Cat(*[fields[j] < fields[j + 1] for j in range(n - 1)]).all())
@@ -130,7 +132,9 @@ def lane_shapes(p: PEParams):
     return signed(p.act_bits), signed(p.weight_bits), signed(p.acc_bits)
 
 
-def _pe_ports(p: PEParams, w_lanes: int, meta_groups: int, act_groups: int = 1, dense_bit: bool = False) -> dict:
+def _pe_ports(
+    p: PEParams, w_lanes: int, meta_groups: int, act_groups: int = 1, dense_bit: bool = False
+) -> dict:
     a_shape, w_shape, acc_shape = lane_shapes(p)
     ports = {
         "in_valid": In(1),
@@ -138,10 +142,12 @@ def _pe_ports(p: PEParams, w_lanes: int, meta_groups: int, act_groups: int = 1, 
     }
     if dense_bit:
         ports["in_dense"] = In(1)
-    ports.update({
-        "in_act": In(data.ArrayLayout(a_shape, p.m * act_groups)),
-        "in_w": In(data.ArrayLayout(w_shape, w_lanes)),
-    })
+    ports.update(
+        {
+            "in_act": In(data.ArrayLayout(a_shape, p.m * act_groups)),
+            "in_w": In(data.ArrayLayout(w_shape, w_lanes)),
+        }
+    )
     if meta_groups:
         ports["in_meta"] = In(p.meta_bits * meta_groups)
     ports.update({"out_valid": Out(1), "out_acc": Out(acc_shape), "out_meta_err": Out(1)})
@@ -151,8 +157,11 @@ def _pe_ports(p: PEParams, w_lanes: int, meta_groups: int, act_groups: int = 1, 
 def _delay(m: Module, value, stages: int, name: str):
     """``value`` delayed by ``stages`` registers (reset to 0)."""
     for k in range(stages):
-        reg = Signal.like(value, name=f"{name}_d{k}") if isinstance(value, Signal) else \
-            Signal(value.shape(), name=f"{name}_d{k}")
+        reg = (
+            Signal.like(value, name=f"{name}_d{k}")
+            if isinstance(value, Signal)
+            else Signal(value.shape(), name=f"{name}_d{k}")
+        )
         m.d.sync += reg.eq(value)
         value = reg
     return value
@@ -168,15 +177,16 @@ def sum_tree(terms):
 
 def _check_params(component, params) -> None:
     if not isinstance(params, PEParams):
-        component._MustUse__silence = True   # never elaborated: no UnusedElaboratable warning
+        component._MustUse__silence = True  # never elaborated: no UnusedElaboratable warning
         raise InputError(f"expected PEParams, got {type(params).__name__}", where="params")
 
 
 class _PEBase(wiring.Component):
     """Shared pipeline: input delay, operand register, product register, accumulator."""
 
-    def __init__(self, params: PEParams, w_lanes: int, meta_groups: int, act_groups: int = 1,
-                 dense_bit: bool = False):
+    def __init__(
+        self, params: PEParams, w_lanes: int, meta_groups: int, act_groups: int = 1, dense_bit: bool = False
+    ):
         self.params = params
         super().__init__(_pe_ports(params, w_lanes, meta_groups, act_groups, dense_bit))
 
@@ -206,7 +216,7 @@ class _PEBase(wiring.Component):
         groups = self._operands(m, act, w, meta, dense)
         single = len(groups) == 1
         npairs = sum(len(pairs) for pairs, _ in groups)
-        if p.pipeline >= 3:                                   # register after decode + mux
+        if p.pipeline >= 3:  # register after decode + mux
             regs, k = [], 0
             for pairs, _ in groups:
                 rp = []
@@ -217,17 +227,24 @@ class _PEBase(wiring.Component):
                     k += 1
                 regs.append(rp)
             valid, clear = (_delay(m, s, 1, nm) for s, nm in ((valid, "op_valid"), (clear, "op_clear")))
-            groups = [(rp, err if not single and isinstance(err, Const) else _delay(m, err, 1, "op_err" if single else f"op_err{g}"))
-                      for g, (rp, (_, err)) in enumerate(zip(regs, groups))]
+            groups = [
+                (
+                    rp,
+                    err
+                    if not single and isinstance(err, Const)
+                    else _delay(m, err, 1, "op_err" if single else f"op_err{g}"),
+                )
+                for g, (rp, (_, err)) in enumerate(zip(regs, groups, strict=True))
+            ]
         if p.is_float:
             return self._elaborate_float(m, groups, valid, clear)
         if single:
-            (pairs, err), = groups
+            ((pairs, err),) = groups
             total = sum_tree([a * b for a, b in pairs])
-            contrib = Mux(err, 0, total)     # an expression: a named wire would be an unused alias
-        else:                                # each group's products masked by its own code
+            contrib = Mux(err, 0, total)  # an expression: a named wire would be an unused alias
+        else:  # each group's products masked by its own code
             contrib = sum_tree([Mux(e, 0, sum_tree([a * b for a, b in pairs])) for pairs, e in groups])
-            errs = [e for _, e in groups if not isinstance(e, Const)]    # 1:M codes are always legal
+            errs = [e for _, e in groups if not isinstance(e, Const)]  # 1:M codes are always legal
             err = errs[0] if errs else Const(0, 1)
             for e in errs[1:]:
                 err = err | e
@@ -235,18 +252,20 @@ class _PEBase(wiring.Component):
         sum_bits = min(p.product_bits + max(npairs - 1, 0).bit_length(), p.acc_bits)
         if len(contrib) > sum_bits:
             contrib = contrib[:sum_bits].as_signed()
-        if p.pipeline >= 2:                                   # register after multipliers
+        if p.pipeline >= 2:  # register after multipliers
             preg = Signal(signed(sum_bits), name="prod")
             m.d.sync += preg.eq(contrib)
             contrib = preg
-            valid, clear, err = (_delay(m, s, 1, nm) for s, nm in ((valid, "pr_valid"), (clear, "pr_clear"), (err, "pr_err")))
+            valid, clear, err = (
+                _delay(m, s, 1, nm) for s, nm in ((valid, "pr_valid"), (clear, "pr_clear"), (err, "pr_err"))
+            )
 
         # the accumulator wraps modulo 2**ACC: the adder's carry-out is discarded by design
         ext = contrib
         base = Signal(signed(p.acc_bits), name="acc_base")
         m.d.comb += base.eq(Mux(clear, 0, self.out_acc))
         with m.If(valid):
-            m.d.sync += self.out_acc.eq((base + ext)[:p.acc_bits])
+            m.d.sync += self.out_acc.eq((base + ext)[: p.acc_bits])
         m.d.sync += [self.out_valid.eq(valid), self.out_meta_err.eq(valid & err)]
         return m
 
@@ -256,7 +275,10 @@ class _PEBase(wiring.Component):
         pipeline >= 2 registers the binary32 products (and the groups' error bits)."""
         p = self.params
         single = len(groups) == 1
-        prods = [(fp_products(m, pairs, p.fmt, "" if single else f"g{g}_"), err) for g, (pairs, err) in enumerate(groups)]
+        prods = [
+            (fp_products(m, pairs, p.fmt, "" if single else f"g{g}_"), err)
+            for g, (pairs, err) in enumerate(groups)
+        ]
         if p.pipeline >= 2:
             regs, k = [], 0
             for g, (outs, err) in enumerate(prods):
@@ -290,7 +312,7 @@ class SparsePE(_PEBase):
     ``dense_path=True``: M multipliers, one dense group or M/N N:M groups per cycle (module
     docstring, ``sparse_pe_dp``)."""
 
-    def __init__(self, params: PEParams = PEParams(), dense_path: bool = False):
+    def __init__(self, params: PEParams = DEFAULT_PE_PARAMS, dense_path: bool = False):
         _check_params(self, params)
         if not isinstance(dense_path, bool):
             self._MustUse__silence = True
@@ -316,24 +338,34 @@ class SparsePE(_PEBase):
         if not self.dense_path:
             sel, err = decode_fields(m, meta, p.n, p.m)
             lanes = [act[i] for i in range(p.m)]
-            return [([(select_lane(m, lanes, sel[j], lane_shapes(p)[0], f"sel_act{j}"), w[j]) for j in range(p.n)], err)]
+            return [
+                (
+                    [
+                        (select_lane(m, lanes, sel[j], lane_shapes(p)[0], f"sel_act{j}"), w[j])
+                        for j in range(p.n)
+                    ],
+                    err,
+                )
+            ]
         groups = []
         for g in range(self.groups_per_cycle):
-            sel, err = decode_fields(m, meta[g * p.meta_bits:(g + 1) * p.meta_bits], p.n, p.m, prefix=f"g{g}_")
+            sel, err = decode_fields(
+                m, meta[g * p.meta_bits : (g + 1) * p.meta_bits], p.n, p.m, prefix=f"g{g}_"
+            )
             lanes = [act[g * p.m + i] for i in range(p.m)]
             pairs = []
             for j in range(p.n):
                 k = g * p.n + j
                 s = select_lane(m, lanes, sel[j], lane_shapes(p)[0], f"sel_act{k}")
-                pairs.append((Mux(dense, act[k], s), w[k]))     # dense: lane k of group 0
-            groups.append((pairs, err if isinstance(err, Const) else err & ~dense))   # 1:M: never illegal
+                pairs.append((Mux(dense, act[k], s), w[k]))  # dense: lane k of group 0
+            groups.append((pairs, err if isinstance(err, Const) else err & ~dense))  # 1:M: never illegal
         return groups
 
 
 class DensePE(_PEBase):
     """Dense baseline: M multipliers, one per lane; ``out_meta_err`` tied to 0."""
 
-    def __init__(self, params: PEParams = PEParams()):
+    def __init__(self, params: PEParams = DEFAULT_PE_PARAMS):
         _check_params(self, params)
         super().__init__(params, params.m, meta_groups=0)
 

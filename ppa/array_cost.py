@@ -59,12 +59,23 @@ from functools import lru_cache
 
 from hw.errors import InputError
 from hw.params import PEParams
-from ppa import activity, characterisation, rtl
-from ppa import synth as _synth
+from ppa import activity, characterisation, rtl, synth as _synth
 
-__all__ = ["ArrayFacts", "array_facts", "synth_array", "array_transistors", "contrib_bits", "pe_kind",
-           "array_shape", "array_memo", "check_kind", "check_double_buffer", "decoder_transistors",
-           "MAX_CHARACTERISED_ROWS", "KINDS"]
+__all__ = [
+    "ArrayFacts",
+    "array_facts",
+    "synth_array",
+    "array_transistors",
+    "contrib_bits",
+    "pe_kind",
+    "array_shape",
+    "array_memo",
+    "check_kind",
+    "check_double_buffer",
+    "decoder_transistors",
+    "MAX_CHARACTERISED_ROWS",
+    "KINDS",
+]
 
 KINDS = ("sparse", "dense", "dense_path")
 
@@ -78,7 +89,9 @@ def pe_kind(sparse: bool = True, dense_path: bool = False) -> str:
     """``"dense"`` (sparse False), ``"dense_path"`` (sparse and dense_path) or ``"sparse"``."""
     if not sparse:
         if dense_path:
-            raise InputError("the dense path is a mode of the sparse PE: not with a dense design", where="dense_path")
+            raise InputError(
+                "the dense path is a mode of the sparse PE: not with a dense design", where="dense_path"
+            )
         return "dense"
     return "dense_path" if dense_path else "sparse"
 
@@ -88,7 +101,9 @@ def check_kind(kind: str, dataflow: str) -> None:
     if kind not in KINDS:
         raise InputError(f"must be one of {', '.join(KINDS)}, got {kind!r}", where="kind")
     if dataflow not in ("ws", "os"):
-        raise InputError(f"must be 'ws' or 'os' (ppa costs the IS array as WS), got {dataflow!r}", where="dataflow")
+        raise InputError(
+            f"must be 'ws' or 'os' (ppa costs the IS array as WS), got {dataflow!r}", where="dataflow"
+        )
 
 
 @dataclass(frozen=True)
@@ -191,8 +206,10 @@ class ArrayFacts:
     def _rows(self, R: int) -> int:
         k = len(self.row_transistors)
         if R > k and not self.steady:
-            raise ValueError(f"array facts characterise {k} rows without reaching the steady state; "
-                             f"ask array_facts(..., rows={R})")
+            raise ValueError(
+                f"array facts characterise {k} rows without reaching the steady state; "
+                f"ask array_facts(..., rows={R})"
+            )
         return k
 
     def _column_sum(self, seq: tuple, R: int) -> float:
@@ -215,21 +232,35 @@ class ArrayFacts:
             # merges their skew/forward registers into one delay line of R + C - 2 stages
             ctl = 2 + sh.mode_bit
             b = os_bundle_bits(p, self.kind) - ctl
-            return {"act_forward": la * C * (R - 1), "act_skew": la * C * (C - 1) / 2,
-                    "weight_forward": b * R * (C - 1), "weight_skew": b * R * (R - 1) / 2, "psum_deskew": 0.0,
-                    "control": (R + C - 2) * (1 + ctl)}
+            return {
+                "act_forward": la * C * (R - 1),
+                "act_skew": la * C * (C - 1) / 2,
+                "weight_forward": b * R * (C - 1),
+                "weight_skew": b * R * (R - 1) / 2,
+                "psum_deskew": 0.0,
+                "control": (R + C - 2) * (1 + ctl),
+            }
         if self.double_buffer:
             # the load words skewed by column, the dense path's mode bit likewise; valid, swap delay
             # lines, per-column row enables and load-edge counter; the error bits' deskew (with codes)
             word = sh.w_lanes * p.weight_bits + sh.meta_groups * p.meta_bits
             err = 1 if (sh.meta_groups and p.n > 1) else 0
-            return {"act_forward": la * R * (C - 1), "act_skew": la * R * (R - 1) / 2, "weight_forward": 0.0,
-                    "weight_skew": word * C * (C - 1) / 2 + sh.mode_bit * (C - 1),
-                    "psum_deskew": self.psum_bits(R - 1) * C * (C - 1) / 2,
-                    "control": 2 * (R + C - 2) + R * (C - 1) + (R - 1) + err * C * (C - 1) / 2}
-        return {"act_forward": la * R * (C - 1), "act_skew": la * R * (R - 1) / 2, "weight_forward": 0.0,
-                "weight_skew": 0.0, "psum_deskew": self.psum_bits(R - 1) * C * (C - 1) / 2,
-                "control": (R + C - 2) + sh.mode_bit * R}
+            return {
+                "act_forward": la * R * (C - 1),
+                "act_skew": la * R * (R - 1) / 2,
+                "weight_forward": 0.0,
+                "weight_skew": word * C * (C - 1) / 2 + sh.mode_bit * (C - 1),
+                "psum_deskew": self.psum_bits(R - 1) * C * (C - 1) / 2,
+                "control": 2 * (R + C - 2) + R * (C - 1) + (R - 1) + err * C * (C - 1) / 2,
+            }
+        return {
+            "act_forward": la * R * (C - 1),
+            "act_skew": la * R * (R - 1) / 2,
+            "weight_forward": 0.0,
+            "weight_skew": 0.0,
+            "psum_deskew": self.psum_bits(R - 1) * C * (C - 1) / 2,
+            "control": (R + C - 2) + sh.mode_bit * R,
+        }
 
     def load_bit_writes(self, p: PEParams, R: int, C: int) -> tuple[float, float]:
         """Register bits written when one WS weight tile is loaded (and, double-buffered, swapped
@@ -258,11 +289,18 @@ class ArrayFacts:
         return C * self._column_sum(seq, R)
 
     def transistors(self, p: PEParams, R: int, C: int) -> float:
-        return (self.t0 + self._cells(self.row_transistors, self.row_end_transistors, R, C)
-                + self.reg_bit_transistors * self.edge_bits(p, R, C))
+        return (
+            self.t0
+            + self._cells(self.row_transistors, self.row_end_transistors, R, C)
+            + self.reg_bit_transistors * self.edge_bits(p, R, C)
+        )
 
     def flip_flops(self, p: PEParams, R: int, C: int) -> float:
-        return self.f0 + self._cells(self.row_flip_flops, self.row_end_flip_flops, R, C) + self.edge_bits(p, R, C)
+        return (
+            self.f0
+            + self._cells(self.row_flip_flops, self.row_end_flip_flops, R, C)
+            + self.edge_bits(p, R, C)
+        )
 
     def decoders(self, R: int, C: int) -> int:
         """Metadata decoders in the array: one per stationary code (WS, R x C x codes per PE) or,
@@ -274,7 +312,7 @@ class ArrayFacts:
         if self.dataflow == "os":
             return self.row_depth[0]
         k = self._rows(R)
-        return max(self.row_depth[:min(R, k)])
+        return max(self.row_depth[: min(R, k)])
 
 
 def check_double_buffer(double_buffer, dataflow: str) -> None:
@@ -282,8 +320,10 @@ def check_double_buffer(double_buffer, dataflow: str) -> None:
     if not isinstance(double_buffer, bool):
         raise InputError(f"must be True or False, got {double_buffer!r}", where="double_buffer")
     if double_buffer and dataflow != "ws":
-        raise InputError("double-buffered weights are a weight-stationary array's (ppa costs IS as WS)",
-                         where="double_buffer")
+        raise InputError(
+            "double-buffered weights are a weight-stationary array's (ppa costs IS as WS)",
+            where="double_buffer",
+        )
 
 
 def array_memo(R: int, C: int, p: PEParams, kind: str, dataflow: str, double_buffer: bool = False) -> tuple:
@@ -295,8 +335,17 @@ def array_memo(R: int, C: int, p: PEParams, kind: str, dataflow: str, double_buf
     return (R, C, p) if (kind, dataflow) == ("sparse", "ws") else (R, C, p, kind, dataflow)
 
 
-def synth_array(p: PEParams, R: int, C: int, *, cache=None, kind: str = "sparse", dataflow: str = "ws",
-                mapping: str = "area", double_buffer: bool = False) -> _synth.SynthResult:
+def synth_array(
+    p: PEParams,
+    R: int,
+    C: int,
+    *,
+    cache=None,
+    kind: str = "sparse",
+    dataflow: str = "ws",
+    mapping: str = "area",
+    double_buffer: bool = False,
+) -> _synth.SynthResult:
     """Whole-array synthesis (hw SparseArray of ``kind`` cells, ``dataflow``, ``double_buffer``); with
     a warm cache or the shipped characterisation, without elaborating it
     (ppa.characterisation.synthesis). ``mapping="delay"``: the
@@ -304,14 +353,26 @@ def synth_array(p: PEParams, R: int, C: int, *, cache=None, kind: str = "sparse"
     check_kind(kind, dataflow)
     check_double_buffer(double_buffer, dataflow)
     name = rtl.array_module(kind, double_buffer)  # as hw.array.array_module_name, without importing Amaranth
-    return characterisation.synthesis("hw.array.SparseArray", array_memo(R, C, p, kind, dataflow, double_buffer),
-                                      name, lambda: rtl.array_verilog(p, R, C, kind, dataflow, double_buffer),
-                                      cache=cache, mapping=mapping)
+    return characterisation.synthesis(
+        "hw.array.SparseArray",
+        array_memo(R, C, p, kind, dataflow, double_buffer),
+        name,
+        lambda: rtl.array_verilog(p, R, C, kind, dataflow, double_buffer),
+        cache=cache,
+        mapping=mapping,
+    )
 
 
 @lru_cache(maxsize=512)
-def _array_cost(p: PEParams, R: int, C: int, cache_key: str | None, kind: str = "sparse",
-                dataflow: str = "ws", double_buffer: bool = False) -> tuple[int, int, int]:
+def _array_cost(
+    p: PEParams,
+    R: int,
+    C: int,
+    cache_key: str | None,
+    kind: str = "sparse",
+    dataflow: str = "ws",
+    double_buffer: bool = False,
+) -> tuple[int, int, int]:
     """(transistors, flip-flops, logic depth) of a small synthesised array, kept in memory."""
     r = synth_array(p, R, C, cache=cache_key, kind=kind, dataflow=dataflow, double_buffer=double_buffer)
     return r.transistors, r.flip_flops, r.logic_depth
@@ -319,20 +380,33 @@ def _array_cost(p: PEParams, R: int, C: int, cache_key: str | None, kind: str = 
 
 @lru_cache(maxsize=64)
 def _reg_bit(cache_key: str | None) -> float:
-    return characterisation.synthesis("ppa.operators.Register", 32, "reg32", lambda: rtl.register_verilog(32)[0],
-                                      cache=cache_key).transistors / 32
+    return (
+        characterisation.synthesis(
+            "ppa.operators.Register", 32, "reg32", lambda: rtl.register_verilog(32)[0], cache=cache_key
+        ).transistors
+        / 32
+    )
 
 
 @lru_cache(maxsize=64)
 def decoder_transistors(n: int, m: int, cache_key: str | None) -> int:
     """Transistors of one synthesised N:M metadata decoder (hw.pe.MetadataDecoder); ``cache_key``:
     ppa.synth.cache_key of the synthesis cache."""
-    return characterisation.synthesis("hw.pe.MetadataDecoder", (n, m), "meta_decoder",
-                                      lambda: rtl.decoder_verilog(n, m), cache=cache_key).transistors
+    return characterisation.synthesis(
+        "hw.pe.MetadataDecoder", (n, m), "meta_decoder", lambda: rtl.decoder_verilog(n, m), cache=cache_key
+    ).transistors
 
 
-def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None, *, rows: int | None = None,
-                kind: str | None = None, dataflow: str = "ws", double_buffer: bool = False) -> ArrayFacts:
+def array_facts(
+    p: PEParams,
+    sparse: bool = True,
+    cache: str | None = None,
+    *,
+    rows: int | None = None,
+    kind: str | None = None,
+    dataflow: str = "ws",
+    double_buffer: bool = False,
+) -> ArrayFacts:
     """Synthesise what the array model needs and return its terms.
 
     ``kind`` (default: ``"sparse"`` if ``sparse`` else ``"dense"``) and ``dataflow`` select the
@@ -351,34 +425,53 @@ def array_facts(p: PEParams, sparse: bool = True, cache: str | None = None, *, r
 
 
 @lru_cache(maxsize=512)
-def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str = "ws",
-                 double_buffer: bool = False) -> ArrayFacts:
+def _array_facts(
+    p: PEParams, kind, cache: str | None, need: int, dataflow: str = "ws", double_buffer: bool = False
+) -> ArrayFacts:
     if isinstance(kind, bool):  # the former signature (p, sparse, cache, need)
         kind = "sparse" if kind else "dense"
     s = _reg_bit(cache)
     pe = activity.synth_pe(p, kind != "dense", cache=cache, dense_path=kind == "dense_path")
     sh = array_shape(p, kind)
     dec = decoder_transistors(p.n, p.m, cache) if sh.meta_groups else 0
-    common = dict(reg_bit_transistors=s, decoder_transistors=dec, pe_transistors=pe.transistors,
-                  pe_flip_flops=pe.flip_flops, kind=kind, dataflow=dataflow, decoders_per_pe=sh.meta_groups,
-                  double_buffer=double_buffer)
+    common = dict(
+        reg_bit_transistors=s,
+        decoder_transistors=dec,
+        pe_transistors=pe.transistors,
+        pe_flip_flops=pe.flip_flops,
+        kind=kind,
+        dataflow=dataflow,
+        decoders_per_pe=sh.meta_groups,
+        double_buffer=double_buffer,
+    )
     probe = ArrayFacts(0.0, 0.0, (0.0,), (0.0,), (p.acc_bits,), (0,), True, **common)
     if dataflow == "os":
         # T(R, C) - s E(R, C) = t0 + R C t_cell + R t_end: three unknowns from 1x1, 1x2 and 2x2
-        (t11, f11, d11), (t12, f12, d12), (t22, f22, d22) = (_array_cost(p, r, c, cache, kind, "os")
-                                                             for r, c in ((1, 1), (1, 2), (2, 2)))
+        (t11, f11, d11), (t12, f12, d12), (t22, f22, d22) = (
+            _array_cost(p, r, c, cache, kind, "os") for r, c in ((1, 1), (1, 2), (2, 2))
+        )
         e11, e12, e22 = (probe.edge_bits(p, r, c) for r, c in ((1, 1), (1, 2), (2, 2)))
 
         def solve(a11, a12, a22, unit):
             x11, x12, x22 = a11 - unit * e11, a12 - unit * e12, a22 - unit * e22
-            cell = x12 - x11                         # one more cell in the row
-            end = x22 - x11 - 3 * cell               # one more row: 3 more cells and its row end
+            cell = x12 - x11  # one more cell in the row
+            end = x22 - x11 - 3 * cell  # one more row: 3 more cells and its row end
             return x11 - cell - end, cell, end
 
         t0, t_cell, t_end = solve(t11, t12, t22, s)
         f0, f_cell, f_end = solve(f11, f12, f22, 1.0)
-        return ArrayFacts(t0, f0, (t_cell,), (f_cell,), (p.acc_bits,), (max(d11, d12, d22),), True,
-                          row_end_transistors=t_end, row_end_flip_flops=f_end, **common)
+        return ArrayFacts(
+            t0,
+            f0,
+            (t_cell,),
+            (f_cell,),
+            (p.acc_bits,),
+            (max(d11, d12, d22),),
+            True,
+            row_end_transistors=t_end,
+            row_end_flip_flops=f_end,
+            **common,
+        )
     if double_buffer:
         return _double_buffered(p, kind, cache, need, s)
     la = sh.act_lanes * p.act_bits
@@ -409,9 +502,13 @@ def _array_facts(p: PEParams, kind, cache: str | None, need: int, dataflow: str 
     note = ""
     if not steady and need >= MAX_CHARACTERISED_ROWS:
         steady = True
-        note = (f"array model: partial sums still {widths[-1]} of {p.acc_bits} bits after {need} characterised "
-                f"rows; deeper rows are costed as row {need - 1}")
-    return ArrayFacts(t0, f0, tuple(t_rows), tuple(f_rows), tuple(widths), tuple(depths), steady, note=note, **common)
+        note = (
+            f"array model: partial sums still {widths[-1]} of {p.acc_bits} bits after {need} characterised "
+            f"rows; deeper rows are costed as row {need - 1}"
+        )
+    return ArrayFacts(
+        t0, f0, tuple(t_rows), tuple(f_rows), tuple(widths), tuple(depths), steady, note=note, **common
+    )
 
 
 def _double_buffered(p: PEParams, kind: str, cache: str | None, need: int, s: float) -> ArrayFacts:
@@ -429,13 +526,26 @@ def _double_buffered(p: PEParams, kind: str, cache: str | None, need: int, s: fl
     e_db, e_sb = facts.edge_bits(p, k, 1), single.edge_bits(p, k, 1)
     dt = ((t_db - s * e_db) - (t_sb - s * e_sb)) / k
     df = ((f_db - e_db) - (f_sb - e_sb)) / k
-    return replace(facts, row_transistors=tuple(t + dt for t in single.row_transistors),
-                   row_flip_flops=tuple(f + df for f in single.row_flip_flops),
-                   row_depth=single.row_depth[:-1] + (d_db,))
+    return replace(
+        facts,
+        row_transistors=tuple(t + dt for t in single.row_transistors),
+        row_flip_flops=tuple(f + df for f in single.row_flip_flops),
+        row_depth=single.row_depth[:-1] + (d_db,),
+    )
 
 
-def array_transistors(p: PEParams, R: int, C: int, *, sparse: bool = True, cache=None, kind: str | None = None,
-                      dataflow: str = "ws", double_buffer: bool = False) -> float:
+def array_transistors(
+    p: PEParams,
+    R: int,
+    C: int,
+    *,
+    sparse: bool = True,
+    cache=None,
+    kind: str | None = None,
+    dataflow: str = "ws",
+    double_buffer: bool = False,
+) -> float:
     """Model transistor estimate of an R x C array (see the module docstring)."""
-    return array_facts(p, sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=dataflow,
-                       double_buffer=double_buffer).transistors(p, R, C)
+    return array_facts(
+        p, sparse, _synth.cache_key(cache), rows=R, kind=kind, dataflow=dataflow, double_buffer=double_buffer
+    ).transistors(p, R, C)

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ppa import tech
-from ppa.tech import CAL_CYCLES, CAL_INSTANCES, CAL_SEED  # the random operands (re-exported)
 from ppa.netlist import GateNetlist
 from ppa.operators import operator_verilog
 from ppa.synth import synthesize
+from ppa.tech import CAL_CYCLES, CAL_INSTANCES, CAL_SEED  # the random operands (re-exported)
 
 #: Horowitz ISSCC 2014, 45 nm (pJ, um^2), via Kim et al. 2023 Fig. 15 / H&P 6e Fig. 1.13
 HOROWITZ_45NM = {
@@ -38,7 +38,10 @@ HOROWITZ_45NM = {
     ("add", 32): (0.1, 137.0),
     ("mul", 32): (3.1, 3495.0),
 }
-ANCHOR = ("mul", 8)  # the 8-bit multiply: its area is the check of horowitz_area_check below; energy anchors: ENERGY_ANCHORS
+ANCHOR = (
+    "mul",
+    8,
+)  # the 8-bit multiply: its area is the check of horowitz_area_check below; energy anchors: ENERGY_ANCHORS
 ENERGY_ANCHORS = (("mul", 8), ("add", 32))
 
 
@@ -49,15 +52,24 @@ class OperatorCost:
     transistors: int
     toggles_per_op: float  # gate-output toggles
     logic_depth: int
-    energy_per_op: float  # those toggles weighted by their nets' energies (ppa.liberty.gates), toggle-equivalents
+    energy_per_op: (
+        float  # those toggles weighted by their nets' energies (ppa.liberty.gates), toggle-equivalents
+    )
 
     @property
     def name(self) -> str:
         return f"{self.width}-bit {'multiply' if self.kind == 'mul' else 'add'}"
 
 
-def measure_operator(kind: str, width: int, *, cache=None, seed: int = CAL_SEED,
-                     cycles: int = CAL_CYCLES, instances: int = CAL_INSTANCES) -> OperatorCost:
+def measure_operator(
+    kind: str,
+    width: int,
+    *,
+    cache=None,
+    seed: int = CAL_SEED,
+    cycles: int = CAL_CYCLES,
+    instances: int = CAL_INSTANCES,
+) -> OperatorCost:
     """Synthesise one operator and measure its toggles per operation on random operands."""
     verilog, top = operator_verilog(kind, width)
     res = synthesize(verilog, top, cache=cache)
@@ -68,8 +80,14 @@ def measure_operator(kind: str, width: int, *, cache=None, seed: int = CAL_SEED,
     b = rng.integers(0, hi, (cycles, instances), dtype=np.uint64, endpoint=False)
     tc, _ = net.simulate({"a": a, "b": b})
     n = cycles * instances
-    return OperatorCost(kind, width, res.transistors, tc.circuit_toggles / n, res.logic_depth,
-                        (tc.gate_energy + tc.ff_net_energy) / n)
+    return OperatorCost(
+        kind,
+        width,
+        res.transistors,
+        tc.circuit_toggles / n,
+        res.logic_depth,
+        (tc.gate_energy + tc.ff_net_energy) / n,
+    )
 
 
 def calibrate(*, cache=None) -> dict[str, float]:
@@ -88,9 +106,14 @@ def calibrate(*, cache=None) -> dict[str, float]:
         "energy_per_op": m.energy_per_op,
         "add32_energy_per_op": a32.energy_per_op,
         "e_toggle_45_pj": (e_pj / m.energy_per_op * e32 / a32.energy_per_op) ** 0.5,
-        "area_per_transistor_45_um2": 1.0 / (tech.INTEL_22NM_DENSITY_MTR_MM2 * math.prod(tech.INTEL_GP_M1P_NM[22])
-                                             / math.prod(tech.INTEL_GP_M1P_NM[45])
-                                             * tech.PLACEMENT_UTILISATION / tech.POST_LAYOUT_CELL_GROWTH),
+        "area_per_transistor_45_um2": 1.0
+        / (
+            tech.INTEL_22NM_DENSITY_MTR_MM2
+            * math.prod(tech.INTEL_GP_M1P_NM[22])
+            / math.prod(tech.INTEL_GP_M1P_NM[45])
+            * tech.PLACEMENT_UTILISATION
+            / tech.POST_LAYOUT_CELL_GROWTH
+        ),
         "horowitz_area_per_transistor_45_um2": a_um2 / m.transistors,
     }
 
@@ -108,15 +131,25 @@ def held_out_table(*, cache=None, sizing=None) -> list[dict]:
         e = m.energy_per_op * n45.toggle_energy_pj * (sizing(kind, width) if sizing else 1.0)
         a = m.transistors * n45.area_per_transistor_um2
         a_cell = m.transistors * n45.cell_area_per_transistor_um2
-        rows.append({
-            "operator": m.name, "anchor": (kind, width) == ANCHOR,
-            "energy_anchor": (kind, width) in ENERGY_ANCHORS,
-            "transistors": m.transistors, "toggles_per_op": m.toggles_per_op, "energy_per_op": m.energy_per_op,
-            "logic_depth": m.logic_depth,
-            "energy_pj": e, "energy_ref_pj": e_ref, "energy_ratio": e / e_ref,
-            "area_um2": a, "area_ref_um2": a_ref, "area_ratio": a / a_ref,
-            "cell_area_um2": a_cell, "cell_area_ratio": a_cell / a_ref,
-        })
+        rows.append(
+            {
+                "operator": m.name,
+                "anchor": (kind, width) == ANCHOR,
+                "energy_anchor": (kind, width) in ENERGY_ANCHORS,
+                "transistors": m.transistors,
+                "toggles_per_op": m.toggles_per_op,
+                "energy_per_op": m.energy_per_op,
+                "logic_depth": m.logic_depth,
+                "energy_pj": e,
+                "energy_ref_pj": e_ref,
+                "energy_ratio": e / e_ref,
+                "area_um2": a,
+                "area_ref_um2": a_ref,
+                "area_ratio": a / a_ref,
+                "cell_area_um2": a_cell,
+                "cell_area_ratio": a_cell / a_ref,
+            }
+        )
     return rows
 
 
@@ -137,8 +170,16 @@ def node_scaling_crosscheck(*, cache=None, sizing=None) -> list[dict]:
     for (kind, width), e_ref in JOUPPI_7NM_PJ.items():
         m = measure_operator(kind, width, cache=cache)
         e = m.energy_per_op * n7.toggle_energy_pj * (sizing(kind, width) if sizing else 1.0)
-        rows.append({"operator": m.name, "energy_pj": e, "energy_ref_pj": e_ref, "energy_ratio": e / e_ref,
-                     "voltage_v": n7.voltage_v, "energy_anchor": (kind, width) in ENERGY_ANCHORS})
+        rows.append(
+            {
+                "operator": m.name,
+                "energy_pj": e,
+                "energy_ref_pj": e_ref,
+                "energy_ratio": e / e_ref,
+                "voltage_v": n7.voltage_v,
+                "energy_anchor": (kind, width) in ENERGY_ANCHORS,
+            }
+        )
     return rows
 
 
@@ -149,7 +190,12 @@ def horowitz_area_check(transistors: int = tech.CAL_MUL8_TRANSISTORS) -> dict:
     1 / tech.REALISED_DENSITY_FRACTION times the cell ratio."""
     block = transistors * tech.area_per_transistor_um2(45)
     cell = transistors * tech.cell_area_per_transistor_um2(45)
-    return {"transistors": transistors, "model_block_um2": block, "model_cell_um2": cell,
-            "horowitz_um2": tech.HOROWITZ_MUL8_UM2, "block_ratio": block / tech.HOROWITZ_MUL8_UM2,
-            "cell_ratio": cell / tech.HOROWITZ_MUL8_UM2,
-            "horowitz_density_mtr_mm2": transistors / tech.HOROWITZ_MUL8_UM2}
+    return {
+        "transistors": transistors,
+        "model_block_um2": block,
+        "model_cell_um2": cell,
+        "horowitz_um2": tech.HOROWITZ_MUL8_UM2,
+        "block_ratio": block / tech.HOROWITZ_MUL8_UM2,
+        "cell_ratio": cell / tech.HOROWITZ_MUL8_UM2,
+        "horowitz_density_mtr_mm2": transistors / tech.HOROWITZ_MUL8_UM2,
+    }

@@ -22,9 +22,9 @@ DIR`` while it characterises with the code that characterises on demand. Its ent
 netlists: a shipped synthesis result whose netlist is needed anyway (a new activity trace, say)
 is synthesised then (ppa.synth.SynthResult.netlist_file). A file is used only when
 
-- its Yosys (ppa.synth.yosys_id: native or the wheel, with its version) synthesises here,
+- its Yosys (ppa.yosys.yosys_id: native or the wheel, with its version) synthesises here,
 - its model code version (:func:`code_version`) is this installation's, and
-- its Verilog toolchain (ppa.synth.verilog_toolchain: Amaranth and the Yosys its back end runs)
+- its Verilog toolchain (ppa.synth_memo.verilog_toolchain: Amaranth and the Yosys its back end runs)
   is this installation's;
 
 otherwise it is ignored and the run characterises as without it; the first result it then has to
@@ -53,12 +53,11 @@ from pathlib import Path
 from typing import Any
 
 from hw.errors import InputError
-from hw.host import json_text, make_dir, write_file
+from hw.host import code_fingerprint, json_text, make_dir, write_file
 from hw.params import PEParams
-from ppa import rtl, synth
+from ppa import rtl, synth, synth_memo, yosys
 from ppa.liberty.library import LibertyLibrary
-from ppa.timing import buffer as _buffer
-from ppa.timing import sta as _sta
+from ppa.timing import buffer as _buffer, sta as _sta
 from ppa.timing.mapping import MAP_SCRIPT, TIMING_ABC_SCRIPT
 
 _log = logging.getLogger("sparsepe.characterisation")
@@ -74,17 +73,43 @@ REGENERATE = "sparsepe characterise --out ppa/characterised"
 #: costs at a node, voltage and array size, and the host plumbing (file writes, error types). They
 #: are not part of the model code version (editing them leaves every shipped figure as it was).
 #: Everything else in hw/ and ppa/ is.
-POST_CHARACTERISATION = ("ppa/model.py", "ppa/tech.py", "ppa/sram.py", "ppa/dram.py", "ppa/phy.py",
-                         "ppa/thermal.py", "ppa/calibration.py", "ppa/design.py", "ppa/array_cost.py",
-                         "ppa/timing/stage.py", "ppa/assumptions.py", "ppa/override.py", "ppa/recost.py",
-                         "ppa/silicon_clock.py", "ppa/references.py", "ppa/clock_gating.py", "hw/host.py", "hw/errors.py")
+POST_CHARACTERISATION = (
+    "ppa/model.py",
+    "ppa/operating.py",
+    "ppa/power.py",
+    "ppa/result.py",
+    "ppa/tech.py",
+    "ppa/nodes.py",
+    "ppa/sram.py",
+    "ppa/dram.py",
+    "ppa/phy.py",
+    "ppa/thermal.py",
+    "ppa/calibration.py",
+    "ppa/design.py",
+    "ppa/array_cost.py",
+    "ppa/timing/stage.py",
+    "ppa/assumptions.py",
+    "ppa/override.py",
+    "ppa/recost.py",
+    "ppa/silicon_clock.py",
+    "ppa/references.py",
+    "ppa/clock_gating.py",
+    "hw/host.py",
+    "hw/errors.py",
+)
 
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
     """SHA-256 (16 hex digits) of the model code the characterised figures come from: every
-    ``.py`` of hw/ and ppa/ except :data:`POST_CHARACTERISATION`, by path and content."""
-    root = Path(__file__).resolve().parent.parent
+    ``.py`` of hw/ and ppa/ except :data:`POST_CHARACTERISATION`, by path and code
+    (:func:`hw.host.code_fingerprint`: reformatting a file or editing a comment or docstring keeps
+    the shipped characterisation current; a change to the code does not)."""
+    return code_version_of(Path(__file__).resolve().parent.parent)
+
+
+def code_version_of(root: Path) -> str:
+    """:func:`code_version` of the source tree at ``root`` (the directory holding hw/ and ppa/)."""
     files = [f for pkg in ("hw", "ppa") for f in (root / pkg).rglob("*.py")]
     h = hashlib.sha256()
     for f in sorted(files):
@@ -93,19 +118,24 @@ def code_version() -> str:
             continue
         h.update(rel.encode())
         h.update(b"\0")
-        h.update(f.read_bytes())
+        h.update(code_fingerprint(f))
         h.update(b"\0")
     return h.hexdigest()[:16]
 
 
 def context() -> dict[str, str]:
     """What a shipped file must match here (see the module docstring)."""
-    return {"yosys": synth.yosys_id(), "code_version": code_version(), "verilog": synth.verilog_toolchain()}
+    return {
+        "yosys": yosys.yosys_id(),
+        "code_version": code_version(),
+        "verilog": synth_memo.verilog_toolchain(),
+    }
 
 
 # ------------------------------------------------------------------------------------------------
 # the shipped files
 # ------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Shipped:
@@ -135,9 +165,16 @@ def _load(yosys: str, code: str, verilog: str, directory: str) -> Shipped:
     path = Path(directory) / file_name(yosys)
     if not path.is_file():
         have = sorted(p.stem for p in Path(directory).glob("*.json"))
-        return Shipped(None, f"none was made with {yosys} (shipped: {', '.join(have) or 'none'}"
-                             + ("; SPARSEPE_YOSYS=yowasp selects the wheel" if any("yowasp" in h for h in have)
-                                and not yosys.startswith("yowasp") else "") + ")")
+        return Shipped(
+            None,
+            f"none was made with {yosys} (shipped: {', '.join(have) or 'none'}"
+            + (
+                "; SPARSEPE_YOSYS=yowasp selects the wheel"
+                if any("yowasp" in h for h in have) and not yosys.startswith("yowasp")
+                else ""
+            )
+            + ")",
+        )
     try:
         blob = json.loads(path.read_text())
         head = {k: blob[k] for k in ("format", "yosys", "code_version", "verilog")}
@@ -151,8 +188,12 @@ def _load(yosys: str, code: str, verilog: str, directory: str) -> Shipped:
     if head["yosys"] != yosys:
         return Shipped(None, f"{path.name} was made with {head['yosys']}, not {yosys}", path)
     if head["code_version"] != code:
-        return Shipped(None, f"its model code version {head['code_version']} is not this code's {code} "
-                             f"(regenerate: {REGENERATE})", path)
+        return Shipped(
+            None,
+            f"its model code version {head['code_version']} is not this code's {code} "
+            f"(regenerate: {REGENERATE})",
+            path,
+        )
     if head["verilog"] != verilog:
         return Shipped(None, f"its Verilog toolchain ({head['verilog']}) is not this one ({verilog})", path)
     return Shipped(entries, "", path)
@@ -244,8 +285,12 @@ def write(directory: Path, entries: dict[str, dict[str, dict]]) -> Path:
     c = context()
     make_dir(directory)
     path = directory / file_name(c["yosys"])
-    body = {"format": FORMAT, **c, "written_by": REGENERATE.split(" --")[0],
-            "entries": {k: dict(sorted(v.items())) for k, v in sorted(entries.items())}}
+    body = {
+        "format": FORMAT,
+        **c,
+        "written_by": REGENERATE.split(" --")[0],
+        "entries": {k: dict(sorted(v.items())) for k, v in sorted(entries.items())},
+    }
     write_file(path, json_text(body, indent=0, sort_keys=False))
     _load.cache_clear()
     return path
@@ -254,6 +299,7 @@ def write(directory: Path, entries: dict[str, dict[str, dict]]) -> Path:
 # ------------------------------------------------------------------------------------------------
 # probing (what a prewarm still has to characterise) and failures
 # ------------------------------------------------------------------------------------------------
+
 
 class NotCharacterised(Exception):
     """Raised under :func:`probing` where a result would have to be computed (synthesis, OpenSTA,
@@ -345,18 +391,27 @@ def cached(kind: str, key: str, compute: Callable[[], dict], *, cache=None, what
     return value
 
 
-def synthesis(generator: str, params: object, top: str, make_verilog: Callable[[], str], *, cache=None,
-              mapping: str = "area") -> synth.SynthResult:
-    """ppa.synth.synthesize_generated, answered by the shipped characterisation when it holds the
+def synthesis(
+    generator: str,
+    params: object,
+    top: str,
+    make_verilog: Callable[[], str],
+    *,
+    cache=None,
+    mapping: str = "area",
+) -> synth.SynthResult:
+    """ppa.synth_memo.synthesize_generated, answered by the shipped characterisation when it holds the
     design (the result then has no netlist on disk until one is asked for)."""
-    key = synth.generated_key(generator, params, top, mapping)
+    key = synth_memo.generated_key(generator, params, top, mapping)
     meta = _shipped("synth", key)
     if meta is not None:
         try:
             root = synth.cache_dir(cache)
 
             def regenerate() -> synth.SynthResult:
-                return synth.synthesize_generated(generator, params, top, make_verilog, cache=cache, mapping=mapping)
+                return synth_memo.synthesize_generated(
+                    generator, params, top, make_verilog, cache=cache, mapping=mapping
+                )
 
             res = synth.SynthResult.from_meta(meta, root / meta["key"] / "netlist.json", cached=True)
             res.regenerate = regenerate
@@ -364,35 +419,74 @@ def synthesis(generator: str, params: object, top: str, make_verilog: Callable[[
         except (KeyError, ValueError, TypeError):
             pass  # a damaged entry: synthesise
     if _probing:
-        res = synth.cached_generated(generator, params, top, cache=cache, mapping=mapping)
-        if res is None:
+        hit = synth_memo.cached_generated(generator, params, top, cache=cache, mapping=mapping)
+        if hit is None:
             raise NotCharacterised(f"module {top}")
+        res = hit
     else:
-        res = _once("synth", key, lambda: synth.synthesize_generated(generator, params, top, make_verilog,
-                                                                    cache=cache, mapping=mapping))
+        res = _once(
+            "synth",
+            key,
+            lambda: synth_memo.synthesize_generated(
+                generator, params, top, make_verilog, cache=cache, mapping=mapping
+            ),
+        )
     if not res.cached:
         note_computed(f"module {top}")
     if _recorder is not None:
-        _record("synth", key, res.meta() | {"call": {"generator": generator, "params": repr(params), "top": top,
-                                                      "mapping": mapping}})
+        _record(
+            "synth",
+            key,
+            res.meta()
+            | {"call": {"generator": generator, "params": repr(params), "top": top, "mapping": mapping}},
+        )
     return res
 
 
-def sta_key(generator: str, params: object, top: str, lib: LibertyLibrary, *, clock_ps, clock_port,
-            false_path_ports) -> str:
-    """:func:`synth.portable_key` of a ppa.timing.sta.time_generated call (its memo key without the
+def sta_key(
+    generator: str, params: object, top: str, lib: LibertyLibrary, *, clock_ps, clock_port, false_path_ports
+) -> str:
+    """:func:`synth_memo.portable_key` of a ppa.timing.sta.time_generated call (its memo key without the
     machine's own parts: hw/'s source and the Verilog toolchain are the shipped file's)."""
-    return synth.portable_key("sta", _sta.STA_FLOW_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT, _buffer.key(), generator,
-                              repr(params), top, json.dumps(_sta.tools(lib), sort_keys=True), lib.sha256,
-                              repr(clock_ps), repr(clock_port), repr(tuple(false_path_ports)))
+    return synth_memo.portable_key(
+        "sta",
+        _sta.STA_FLOW_VERSION,
+        MAP_SCRIPT,
+        TIMING_ABC_SCRIPT,
+        _buffer.key(),
+        generator,
+        repr(params),
+        top,
+        json.dumps(_sta.tools(lib), sort_keys=True),
+        lib.sha256,
+        repr(clock_ps),
+        repr(clock_port),
+        repr(tuple(false_path_ports)),
+    )
 
 
-def sta(generator: str, params: object, top: str, make_verilog: Callable[[], str], lib: LibertyLibrary, *,
-        clock_ps: float | None = None, clock_port: str | None = "clk", false_path_ports: tuple[str, ...] = (),
-        cache=None) -> _sta.StaResult:
+def sta(
+    generator: str,
+    params: object,
+    top: str,
+    make_verilog: Callable[[], str],
+    lib: LibertyLibrary,
+    *,
+    clock_ps: float | None = None,
+    clock_port: str | None = "clk",
+    false_path_ports: tuple[str, ...] = (),
+    cache=None,
+) -> _sta.StaResult:
     """ppa.timing.sta.time_generated, answered by the shipped characterisation when it holds it."""
-    key = sta_key(generator, params, top, lib, clock_ps=clock_ps, clock_port=clock_port,
-                  false_path_ports=false_path_ports)
+    key = sta_key(
+        generator,
+        params,
+        top,
+        lib,
+        clock_ps=clock_ps,
+        clock_port=clock_port,
+        false_path_ports=false_path_ports,
+    )
     d = _shipped("sta", key)
     if d is not None:
         try:
@@ -416,6 +510,7 @@ def sta(generator: str, params: object, top: str, make_verilog: Callable[[], str
 # checking shipped entries against fresh synthesis
 # ------------------------------------------------------------------------------------------------
 
+
 def _literal(node: ast.AST):
     """A recorded parameter value (ints, strings, tuples, PEParams(...) with keywords) from its repr."""
     if isinstance(node, ast.Constant):
@@ -424,9 +519,15 @@ def _literal(node: ast.AST):
         return tuple(_literal(e) for e in node.elts)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_literal(node.operand)
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "PEParams"
-            and not node.args):
-        return PEParams(**{k.arg: _literal(k.value) for k in node.keywords})
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "PEParams"
+        and not node.args
+    ):
+        kwargs = {k.arg: _literal(k.value) for k in node.keywords if k.arg is not None}
+        if len(kwargs) == len(node.keywords):  # a repr has no **mapping
+            return PEParams(**kwargs)
     raise ValueError(f"not a recorded parameter value: {ast.dump(node)[:80]}")
 
 
@@ -442,7 +543,7 @@ def _array_verilog(params) -> str:
 
 #: the Verilog of each generator name ppa records (ppa.activity.synth_pe, ppa.array_cost,
 #: ppa.vector_cost), from its recorded parameters
-GENERATORS: dict[str, Callable[[object], str]] = {
+GENERATORS: dict[str, Callable[[Any], str]] = {  # each takes its own parameters' type
     "hw.pe.SparsePE": lambda p: rtl.pe_verilog(p, True),
     "hw.pe.DensePE": lambda p: rtl.pe_verilog(p, False),
     "hw.pe.SparsePE(dense_path)": lambda p: rtl.pe_verilog(p, True, True),
@@ -460,24 +561,61 @@ def resynthesise(entry: dict, *, cache) -> synth.SynthResult:
     return synth.synthesize(verilog, call["top"], cache=cache, use_cache=False, mapping=call["mapping"])
 
 
-def check_sample(entries: dict[str, dict[str, dict]], k: int, *, cache, seed: int | None = None,
-                 max_transistors: int | None = None) -> list[str]:
+def check_sample(
+    entries: dict[str, dict[str, dict]],
+    k: int,
+    *,
+    cache,
+    seed: int | None = None,
+    max_transistors: int | None = None,
+) -> list[str]:
     """Re-synthesise ``k`` random synthesis entries of ``entries`` (of at most ``max_transistors``,
     when given); one line per entry whose fresh result differs (nothing: all identical)."""
-    synths = sorted((key, e) for key, e in entries.get("synth", {}).items()
-                    if max_transistors is None or e["transistors"] <= max_transistors)
+    synths = sorted(
+        (key, e)
+        for key, e in entries.get("synth", {}).items()
+        if max_transistors is None or e["transistors"] <= max_transistors
+    )
     rng = random.Random(seed)
     bad = []
-    for key, entry in rng.sample(synths, min(k, len(synths))):
+    for _key, entry in rng.sample(synths, min(k, len(synths))):
         fresh = resynthesise(entry, cache=cache).meta()
         shipped = {k2: v for k2, v in entry.items() if k2 != "call"}
         if fresh != shipped:
             diff = sorted(f for f in set(fresh) | set(shipped) if fresh.get(f) != shipped.get(f))
-            bad.append(f"{entry['call']['top']} {entry['call']['params']} ({entry['call']['mapping']}): "
-                       f"{', '.join(diff)} differ")
+            bad.append(
+                f"{entry['call']['top']} {entry['call']['params']} ({entry['call']['mapping']}): "
+                f"{', '.join(diff)} differ"
+            )
     return bad
 
 
-__all__ = ["NotCharacterised", "probing", "is_probing", "failure", "computed", "cached", "synthesis", "sta", "status", "recording", "merge", "write", "code_version", "context",
-           "file_name", "Shipped", "SHIPPED_DIR", "REGENERATE", "POST_CHARACTERISATION", "results_dir", "note_computed",
-           "shipped_dir", "check_sample", "resynthesise", "recorded_params", "GENERATORS"]
+__all__ = [
+    "NotCharacterised",
+    "probing",
+    "is_probing",
+    "failure",
+    "computed",
+    "cached",
+    "synthesis",
+    "sta",
+    "status",
+    "recording",
+    "merge",
+    "write",
+    "code_version",
+    "code_version_of",
+    "context",
+    "file_name",
+    "Shipped",
+    "SHIPPED_DIR",
+    "REGENERATE",
+    "POST_CHARACTERISATION",
+    "results_dir",
+    "note_computed",
+    "shipped_dir",
+    "check_sample",
+    "resynthesise",
+    "recorded_params",
+    "GENERATORS",
+]

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 # and tree) [A: the ICG's clock pin loads the tree like 4.5 flop clock pins and takes the same
 # wiring and tree share per unit of pin energy]. osu018 has no ICG cell: these ASAP7 ratios are used
 # for every library [A]. Break-even: a group of 1.5 flip-flops held.
-ICG_GATED_FF_CYCLES = (0.169 + 2.139 * 0.7 ** 2) / ((0.586 + 0.588) / 2 + 0.474 * 0.7 ** 2)
-ICG_ENABLED_FF_CYCLES = (0.650 + 0.544 + 2.139 * 0.7 ** 2) / ((0.586 + 0.588) / 2 + 0.474 * 0.7 ** 2)
+ICG_GATED_FF_CYCLES = (0.169 + 2.139 * 0.7**2) / ((0.586 + 0.588) / 2 + 0.474 * 0.7**2)
+ICG_ENABLED_FF_CYCLES = (0.650 + 0.544 + 2.139 * 0.7**2) / ((0.586 + 0.588) / 2 + 0.474 * 0.7**2)
 #: [A] one ICG per PE: one gated clock per enable net (Yosys's clockgate makes one per enable; clock
 #: tree synthesis clones it to the PEs it reaches); the weight, metadata and mode bits of a PE share it
 ICGS_PER_PE = 1
@@ -57,14 +57,24 @@ class ClockGating:
         return (self.flip_flops - self.gated_bits) + self.gated_bits * lam + icg
 
     def details(self) -> dict:
-        return {"enabled": self.enabled, "gated_flip_flops": self.gated_bits if self.enabled else 0,
-                "icgs": self.icgs if self.enabled else 0, "load_enable_fraction": self.load_fraction,
-                "ff_clock_cycles_per_cycle": self.ff_cycles, "flip_flops": self.flip_flops,
-                "icg_ff_cycles_gated": ICG_GATED_FF_CYCLES, "icg_ff_cycles_enabled": ICG_ENABLED_FF_CYCLES}
+        return {
+            "enabled": self.enabled,
+            "gated_flip_flops": self.gated_bits if self.enabled else 0,
+            "icgs": self.icgs if self.enabled else 0,
+            "load_enable_fraction": self.load_fraction,
+            "ff_clock_cycles_per_cycle": self.ff_cycles,
+            "flip_flops": self.flip_flops,
+            "icg_ff_cycles_gated": ICG_GATED_FF_CYCLES,
+            "icg_ff_cycles_enabled": ICG_ENABLED_FF_CYCLES,
+        }
 
 
-def clock_gating(flip_flops: int, gated_bits: int, icgs: int, load_fraction: float, enabled: bool = True) -> ClockGating:
+def clock_gating(
+    flip_flops: int, gated_bits: int, icgs: int, load_fraction: float, enabled: bool = True
+) -> ClockGating:
     """:class:`ClockGating` of an array (``gated_bits`` at most ``flip_flops``)."""
     if not 0.0 <= load_fraction <= 1.0:
         raise ValueError(f"load fraction must be in [0, 1], got {load_fraction}")
-    return ClockGating(bool(enabled), int(flip_flops), int(min(gated_bits, flip_flops)), int(icgs), float(load_fraction))
+    return ClockGating(
+        bool(enabled), int(flip_flops), int(min(gated_bits, flip_flops)), int(icgs), float(load_fraction)
+    )

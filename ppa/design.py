@@ -31,22 +31,38 @@ class WorkloadActivity:
     #: per buffer (ifmap, filter, ofmap): (read bytes, write bytes), as sim/ counts them; with three
     #: buffer macros (DesignPoint.sram_buffers_kb) each buffer's traffic is costed on its own macro
     sram_buffer_bytes: dict[str, tuple[float, float]] | None = None
-    weight_tiles: float | None = None  # weight tiles shifted into a WS array; None: one per W_HOLD busy cycles [A]
+    weight_tiles: float | None = (
+        None  # weight tiles shifted into a WS array; None: one per W_HOLD busy cycles [A]
+    )
     #: operations the vector unit performs, by class (sim.vector: alu, exp, div, red); None: it is idle
     vector_ops: dict[str, float] | None = None
 
     def __post_init__(self):
-        for name in ("cycles", "effective_macs", "performed_multiplies", "sram_read_bytes", "sram_write_bytes", "dram_bytes"):
+        for name in (
+            "cycles",
+            "effective_macs",
+            "performed_multiplies",
+            "sram_read_bytes",
+            "sram_write_bytes",
+            "dram_bytes",
+        ):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise InputError(f"must be a non-negative number, got {v!r}", where=f"activity.{name}")
         if self.cycles <= 0:
             raise InputError("must be positive", where="activity.cycles")
-        if self.weight_tiles is not None and not (isinstance(self.weight_tiles, (int, float))
-                                                  and math.isfinite(self.weight_tiles) and self.weight_tiles >= 0):
-            raise InputError(f"must be a non-negative number, got {self.weight_tiles!r}", where="activity.weight_tiles")
+        if self.weight_tiles is not None and not (
+            isinstance(self.weight_tiles, (int, float))
+            and math.isfinite(self.weight_tiles)
+            and self.weight_tiles >= 0
+        ):
+            raise InputError(
+                f"must be a non-negative number, got {self.weight_tiles!r}", where="activity.weight_tiles"
+            )
         if not 0.0 <= self.pe_busy_fraction <= 1.0:
-            raise InputError(f"must be in [0, 1], got {self.pe_busy_fraction}", where="activity.pe_busy_fraction")
+            raise InputError(
+                f"must be in [0, 1], got {self.pe_busy_fraction}", where="activity.pe_busy_fraction"
+            )
 
 
 @dataclass
@@ -77,7 +93,9 @@ class DesignPoint:
     liberty: str | None = None  # a Liberty file to time the hardware with (else osu018 when installed)
     liberty_node_nm: int | None = None  # the Liberty file's process node, when the file does not state it
     dataflow: str = "ws"  # ws, os (each costed from its own array RTL) or is (costed as the WS array)
-    dense_path: bool = False  # with sparse: the sparse PE with a full-rate dense path (hw SparsePE dense_path)
+    dense_path: bool = (
+        False  # with sparse: the sparse PE with a full-rate dense path (hw SparsePE dense_path)
+    )
     #: gate the clock of the WS stationary weight registers while they hold (one ICG per PE); False:
     #: every flip-flop clocked every cycle
     clock_gating: bool = True
@@ -117,18 +135,24 @@ class DesignPoint:
         for name in ("rows", "cols", "dram_units", "sram_banks"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InputError(f"must be a positive integer, got {v!r}", where=f"--{name.replace('_', '-')}")
+                raise InputError(
+                    f"must be a positive integer, got {v!r}", where=f"--{name.replace('_', '-')}"
+                )
         if self.rows > 256 or self.cols > 256:
             raise InputError("rows and cols must be at most 256", where="--rows/--cols")
         if not isinstance(self.sram_kb, (int, float)) or not math.isfinite(self.sram_kb) or self.sram_kb < 0:
             raise InputError(f"must be a non-negative number of KB, got {self.sram_kb!r}", where="--sram-kb")
-        if self.clock_mhz is not None and not (isinstance(self.clock_mhz, (int, float)) and math.isfinite(self.clock_mhz) and self.clock_mhz > 0):
+        if self.clock_mhz is not None and not (
+            isinstance(self.clock_mhz, (int, float)) and math.isfinite(self.clock_mhz) and self.clock_mhz > 0
+        ):
             raise InputError(f"must be a positive frequency, got {self.clock_mhz!r}", where="--clock-mhz")
         tech.check_node(self.node_nm)
         if self.dataflow not in ("ws", "os", "is"):
             raise InputError(f"must be ws, os or is, got {self.dataflow!r}", where="--dataflow")
         if self.vt is not None and self.vt not in VT_CHOICES:
-            raise InputError(f"must be {', '.join(VT_CHOICES[:-1])} or {VT_CHOICES[-1]}, got {self.vt!r}", where="--vt")
+            raise InputError(
+                f"must be {', '.join(VT_CHOICES[:-1])} or {VT_CHOICES[-1]}, got {self.vt!r}", where="--vt"
+            )
         if not isinstance(self.clock_gating, bool):
             raise InputError(f"must be True or False, got {self.clock_gating!r}", where="clock_gating")
         if not isinstance(self.dense_path, bool) or not isinstance(self.sparse, bool):
@@ -136,30 +160,54 @@ class DesignPoint:
         if not isinstance(self.double_buffer, bool):
             raise InputError(f"must be True or False, got {self.double_buffer!r}", where="--double-buffer")
         if self.double_buffer and self.dataflow == "os":
-            raise InputError("double-buffered weights need stationary weights (ws or is); os streams them",
-                             where="--double-buffer")
+            raise InputError(
+                "double-buffered weights need stationary weights (ws or is); os streams them",
+                where="--double-buffer",
+            )
         if self.dense_path and not self.sparse:
-            raise InputError("the dense path is a mode of the sparse PE: give an N:M sparsity, not dense",
-                             where="--dense-path")
-        if self.vector_lanes is not None and (isinstance(self.vector_lanes, bool) or not isinstance(self.vector_lanes, int)
-                                              or self.vector_lanes < 0):
-            raise InputError(f"must be a non-negative integer, got {self.vector_lanes!r}", where="--vector-lanes")
-        if self.vector_bits is not None and (isinstance(self.vector_bits, bool) or not isinstance(self.vector_bits, int)
-                                             or not 4 <= self.vector_bits <= 32):
-            raise InputError(f"must be an integer of 4..32 bits, got {self.vector_bits!r}", where="vector_bits")
+            raise InputError(
+                "the dense path is a mode of the sparse PE: give an N:M sparsity, not dense",
+                where="--dense-path",
+            )
+        if self.vector_lanes is not None and (
+            isinstance(self.vector_lanes, bool)
+            or not isinstance(self.vector_lanes, int)
+            or self.vector_lanes < 0
+        ):
+            raise InputError(
+                f"must be a non-negative integer, got {self.vector_lanes!r}", where="--vector-lanes"
+            )
+        if self.vector_bits is not None and (
+            isinstance(self.vector_bits, bool)
+            or not isinstance(self.vector_bits, int)
+            or not 4 <= self.vector_bits <= 32
+        ):
+            raise InputError(
+                f"must be an integer of 4..32 bits, got {self.vector_bits!r}", where="vector_bits"
+            )
         if self.voltage_v is not None:
             tech.node(self.node_nm, self.voltage_v)
         if self.sram_voltage_v is not None:
             tech.sram_voltage(self.node_nm, tech.nominal_voltage(self.node_nm), self.sram_voltage_v)
         if self.sram_buffers_kb is not None:
             b = self.sram_buffers_kb
-            if (not isinstance(b, (tuple, list)) or len(b) != 3
-                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in b)):
-                raise InputError(f"must be three non-negative KB figures (ifmap, filter, ofmap), got {b!r}",
-                                 where="sram_buffers_kb")
+            if (
+                not isinstance(b, (tuple, list))
+                or len(b) != 3
+                or not all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+                    for x in b
+                )
+            ):
+                raise InputError(
+                    f"must be three non-negative KB figures (ifmap, filter, ofmap), got {b!r}",
+                    where="sram_buffers_kb",
+                )
         if self.sram_model not in sram.SRAM_MODELS:
-            raise InputError(f"unknown SRAM model {self.sram_model!r}; known: {', '.join(sram.SRAM_MODELS)}",
-                             where="--sram-model")
+            raise InputError(
+                f"unknown SRAM model {self.sram_model!r}; known: {', '.join(sram.SRAM_MODELS)}",
+                where="--sram-model",
+            )
         dram.dram(self.dram)
         if self.cooling not in thermal.COOLING_LIMIT_W_PER_MM2:
             raise InputError(f"unknown cooling {self.cooling!r}; known: air, liquid", where="--cooling")
@@ -174,10 +222,15 @@ class DesignPoint:
         """The PE parameters; with a precision other than int8 the default widths (8/8/32) follow it."""
         if self.precision == "int8":
             return PEParams(self.act_bits, self.weight_bits, self.acc_bits, self.n, self.m, self.pipeline)
-        return PEParams(None if self.act_bits == 8 else self.act_bits,
-                        None if self.weight_bits == 8 else self.weight_bits,
-                        None if self.acc_bits == 32 else self.acc_bits, self.n, self.m, self.pipeline,
-                        precision=self.precision)
+        return PEParams(
+            None if self.act_bits == 8 else self.act_bits,
+            None if self.weight_bits == 8 else self.weight_bits,
+            None if self.acc_bits == 32 else self.acc_bits,
+            self.n,
+            self.m,
+            self.pipeline,
+            precision=self.precision,
+        )
 
 
 @dataclass

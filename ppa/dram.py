@@ -77,8 +77,11 @@ def link_end_pj_per_bit(vddq: float, traffic: str = "mixed") -> float:
     """I/O energy per bit of one end of a DDR-type link at ``vddq`` [D]: the LPDDR4 interface
     measurement (Kim et al. 2018) scaled by (vddq / 1.1 V)^2; ``traffic``: "read", "write" or
     "mixed" (their mean)."""
-    base = {"read": LPDDR4_IF_READ_PJ, "write": LPDDR4_IF_WRITE_PJ,
-            "mixed": (LPDDR4_IF_READ_PJ + LPDDR4_IF_WRITE_PJ) / 2}[traffic]
+    base = {
+        "read": LPDDR4_IF_READ_PJ,
+        "write": LPDDR4_IF_WRITE_PJ,
+        "mixed": (LPDDR4_IF_READ_PJ + LPDDR4_IF_WRITE_PJ) / 2,
+    }[traffic]
     return base * (vddq / LPDDR4_IF_VDDQ) ** 2
 
 
@@ -95,28 +98,57 @@ DDR4_PJ = DDR4_TOTAL_PJ - link_end_pj_per_bit(DDR4_VDDQ)
 LPDDR5_PJ = HBM2_CORE_PJ + link_end_pj_per_bit(LPDDR5_VDDQ)
 
 DRAM_TYPES: dict[str, DramType] = {
-    "ddr4": DramType("DDR4", DDR4_PJ, 3200e6 * 8 / 1e9, "64-bit channel",
-                     "[S] Horowitz 2014 / Jouppi ISCA 2021 Table 2: 1300 pJ per 64 b for the access, less the SoC-side "
-                     "PHY share (ppa.phy)",
-                     "[D] DDR4-3200: 3200 MT/s x 8 B = 25.6 GB/s (JEDEC top speed grade, assumed)",
-                     (DDR4_PJ, 2600.0 / 64 - link_end_pj_per_bit(DDR4_VDDQ))),
-    "lpddr5": DramType("LPDDR5", LPDDR5_PJ, 12.8, "x16 channel",
-                       "[D] DRAM core as HBM2 (O'Connor 2017) + DRAM-side I/O: the 65 nm LPDDR4 interface measurement "
-                       "(Kim et al. TCAS-II 2018) x (0.5/1.1)^2",
-                       "[S] 6400 MT/s x 2 B = 12.8 GB/s per x16 channel",
-                       (HBM2_CORE_PJ + link_end_pj_per_bit(LPDDR5_VDDQ, "read"),
-                        HBM2_CORE_PJ + link_end_pj_per_bit(LPDDR5_VDDQ, "write"))),
-    "hbm2": DramType("HBM2", HBM2_PJ, 307.0, "stack",
-                     "[S] O'Connor et al. MICRO 2017: 3.97 pJ/bit", "[S] JESD235B 2.4 Gb/s x 1024 b = 307 GB/s",
-                     (HBM2_PJ, HBM2E_PJ)),
-    "hbm2e": DramType("HBM2E", HBM2E_PJ, 410.0, "stack",
-                      "[S] SK hynix via Moon et al. IEDM 2023: about 4.3 pJ/bit", "[S] JESD235C 3.2 Gb/s x 1024 b = 410 GB/s",
-                      (HBM2_PJ, HBM2E_PJ)),
-    "hbm3": DramType("HBM3", HBM3_PJ, 819.0, "stack",
-                     "[D] O'Connor's HBM2 breakdown at JESD238's 1.1 V core and 0.4 V I/O: 3.45 x (1.1/1.2)^2 + "
-                     "0.30 x (0.4/1.2)^2",
-                     "[S] JESD238 6.4 Gb/s x 1024 b = 819 GB/s",
-                     (HBM3_PJ, HBM2E_PJ)),
+    "ddr4": DramType(
+        "DDR4",
+        DDR4_PJ,
+        3200e6 * 8 / 1e9,
+        "64-bit channel",
+        "[S] Horowitz 2014 / Jouppi ISCA 2021 Table 2: 1300 pJ per 64 b for the access, less the SoC-side "
+        "PHY share (ppa.phy)",
+        "[D] DDR4-3200: 3200 MT/s x 8 B = 25.6 GB/s (JEDEC top speed grade, assumed)",
+        (DDR4_PJ, 2600.0 / 64 - link_end_pj_per_bit(DDR4_VDDQ)),
+    ),
+    "lpddr5": DramType(
+        "LPDDR5",
+        LPDDR5_PJ,
+        12.8,
+        "x16 channel",
+        "[D] DRAM core as HBM2 (O'Connor 2017) + DRAM-side I/O: the 65 nm LPDDR4 interface measurement "
+        "(Kim et al. TCAS-II 2018) x (0.5/1.1)^2",
+        "[S] 6400 MT/s x 2 B = 12.8 GB/s per x16 channel",
+        (
+            HBM2_CORE_PJ + link_end_pj_per_bit(LPDDR5_VDDQ, "read"),
+            HBM2_CORE_PJ + link_end_pj_per_bit(LPDDR5_VDDQ, "write"),
+        ),
+    ),
+    "hbm2": DramType(
+        "HBM2",
+        HBM2_PJ,
+        307.0,
+        "stack",
+        "[S] O'Connor et al. MICRO 2017: 3.97 pJ/bit",
+        "[S] JESD235B 2.4 Gb/s x 1024 b = 307 GB/s",
+        (HBM2_PJ, HBM2E_PJ),
+    ),
+    "hbm2e": DramType(
+        "HBM2E",
+        HBM2E_PJ,
+        410.0,
+        "stack",
+        "[S] SK hynix via Moon et al. IEDM 2023: about 4.3 pJ/bit",
+        "[S] JESD235C 3.2 Gb/s x 1024 b = 410 GB/s",
+        (HBM2_PJ, HBM2E_PJ),
+    ),
+    "hbm3": DramType(
+        "HBM3",
+        HBM3_PJ,
+        819.0,
+        "stack",
+        "[D] O'Connor's HBM2 breakdown at JESD238's 1.1 V core and 0.4 V I/O: 3.45 x (1.1/1.2)^2 + "
+        "0.30 x (0.4/1.2)^2",
+        "[S] JESD238 6.4 Gb/s x 1024 b = 819 GB/s",
+        (HBM3_PJ, HBM2E_PJ),
+    ),
 }
 
 

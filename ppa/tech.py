@@ -30,10 +30,31 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, overload
 
 from hw.errors import InputError
+
+# the registry's rows and the per-node figures they are built from (the ``as`` names re-exported:
+# ppa.tech.<name> as before the rows moved to ppa.nodes)
+from ppa.nodes import (
+    ALPHA,
+    N5_DENSITY_GAIN as N5_DENSITY_GAIN,
+    N5_POWER_FACTOR as N5_POWER_FACTOR,
+    N5_SPEED_GAIN as N5_SPEED_GAIN,
+    NODE_ROWS,
+    VTH_7NM_V as VTH_7NM_V,
+    NodeSpec,
+)
 from ppa.override import assumed
-from ppa.references import MT8195_GPU_OPP, fit_vth, vf_curve  # the 7 nm Vth's fit
+from ppa.references import (  # re-exported: the 7 nm Vth's fit (ppa.nodes) as ppa.tech.<name> before
+    MT8195_GPU_OPP as MT8195_GPU_OPP,
+    fit_vth as fit_vth,
+    vf_curve as vf_curve,
+)
+
+if TYPE_CHECKING:  # leakage_voltage_factor also takes the numpy arrays of ppa.recost
+    import numpy as np
+    from numpy.typing import NDArray
 
 # --- Calibrated at TWO nodes --------------------------------------------------------------------
 # 45 nm: Horowitz ISSCC 2014, "45 nm, 0.9 V" (published-figures §3, via Kim et al. 2023 Fig. 15 / H&P 6e
@@ -50,7 +71,9 @@ HOROWITZ_ADD32_PJ = 0.1  # Horowitz ISSCC 2014, 45 nm, 0.9 V
 HOROWITZ_MUL8_UM2 = 282.0  # Horowitz ISSCC 2014, 45 nm (area via Kim et al. 2023 / H&P 6e)
 HOROWITZ_V = 0.9  # [S] the voltage of Horowitz's table (published-figures §3)
 #: one toggle-equivalent at 45 nm, 0.9 V (pJ) [D]: sqrt(0.2 / 131.582 x 0.1 / 72.081), multiply 1.52 / add 1.39 fJ
-E_TOGGLE_45_PJ = math.sqrt(HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLE_EQ_PER_OP * HOROWITZ_ADD32_PJ / CAL_ADD32_TOGGLE_EQ_PER_OP)
+E_TOGGLE_45_PJ = math.sqrt(
+    HOROWITZ_MUL8_PJ / CAL_MUL8_TOGGLE_EQ_PER_OP * HOROWITZ_ADD32_PJ / CAL_ADD32_TOGGLE_EQ_PER_OP
+)
 #: what Horowitz's 8-bit multiplier implies per transistor of our netlist (um^2) [D] = 282 / 2176:
 #: a CHECK of the logic area law, not its anchor (``ppa.calibration.horowitz_area_check``)
 HOROWITZ_AREA_PER_TRANSISTOR_45_UM2 = HOROWITZ_MUL8_UM2 / CAL_MUL8_TRANSISTORS
@@ -96,31 +119,13 @@ FO4_7NM_V = 0.7
 #: difference applies to the timing FO4 only, never to a user's Liberty file, which STA times at its own
 #: corner. Between the nodes the factor is 1 at 45 nm and log-linear in log(node) to 7 nm.
 FO4_ANCHORS_NM = (45, 7)
-#: [S] TSMC N5 against N7: "15% faster speed at the same power" (Yeap et al., "5nm CMOS Production
-#: Technology Platform featuring full-fledged EUV, and High Mobility Channel FinFETs with densest
-#: 0.021um2 SRAM cells for Mobile SoC and High Performance Computing Applications", IEDM 2019, 36.7),
-#: also "30% power reduction" at the same speed and 1.84x logic density: the 5 nm row's delay, energy, density.
-N5_SPEED_GAIN, N5_POWER_FACTOR, N5_DENSITY_GAIN = 1.15, 0.70, 1.84
 
 #: flip-flop overhead (clock-to-Q + setup) in gate delays [A]: textbook pipelining's 3-4 FO4; we take 3.
 REGISTER_OVERHEAD_GATES = 3.0
 
-# --- Delay versus voltage: alpha-power law ------------------------------------------------------
-#: [S] velocity-saturation index of the alpha-power law, the short-channel value of Sakurai &
-#: Newton (IEEE JSSC 25(2), 1990).
-ALPHA = 1.3
-#: Threshold voltage per node (V) for the alpha-power law (``NodeSpec.vth_v``; 90 nm as 65 nm):
-#: [P] 45 nm 0.469 and 22/20 nm 0.503: PTM HP NMOS ``vth0`` (45nm.pm "PTM High Performance 45nm
-#:     Metal Gate / High-K / Strained-Si", 22nm.pm, copies in verilog-to-routing vtr_flow/tech).
-#: [D] 32 and 28 nm: log-node interpolation between those two.
-#: [D] 7 nm 0.418: fitted to MT8195's table (``MT8195_GPU_OPP``) above its floor, 0.65-0.75 V (``vf_curve``;
-#:     alpha kept at 1.3, log rms 0.3 %; below 0.65 V OPPs share voltages and step 6.25 mV while frequency
-#:     falls 6-15 %: the floor, not the curve; with it 0.482 V, rms 9 %). Held out: MT8192 (ppa.references).
-#: [D] 65, 16, 14, 10 nm: the Vth at which the alpha-power law has the same d ln(delay)/dV at nominal
-#:     voltage as Stillmaker's fit there (Vth = Vn - alpha / (1/Vn - s), s = D'(Vn)/D(Vn)); 65 nm 0.443 V
-#:     sits next to PTM's 45 nm 0.469 V. The same slope gave 7 nm 0.264 V (1.78x MT8192's frequency at
-#:     0.61 V): the 16-10 nm values (0.19-0.23 V) likely fall as gently; no silicon of theirs was fitted.
-VTH_7NM_V = fit_vth(vf_curve(MT8195_GPU_OPP), ALPHA)
+# --- Delay versus voltage: the alpha-power law (Sakurai & Newton 1990); its index ALPHA, each node's
+# Vth (NodeSpec.vth_v) and the 7 nm Vth's fit to MT8195 (VTH_7NM_V) are in ppa.nodes with the rows. TSMC N5
+# against N7 (N5_SPEED_GAIN, N5_POWER_FACTOR, N5_DENSITY_GAIN: the 5 nm row's delay, energy, density) too.
 
 # --- Minimum voltages ---------------------------------------------------------------------------
 #: [S] logic Vmin = 0.73 x nominal: the hold-time Vmin of flip-flops in Intel's 22 nm tri-gate
@@ -136,97 +141,31 @@ SRAM_VMIN_OFFSET_V = 0.15
 
 # --- Leakage and logic area: the constants and their sources live in ppa.references ---------------
 from ppa.references import (  # noqa: E402,F401  (re-exported: ppa.tech.<name> as before)
-    LOGIC_LEAK_45_W_MM2, LOGIC_LEAK_45_V, LOGIC_LEAK_45_C, LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C,
-    LEAKAGE_T_REF_C, LEAKAGE_TEMP_COEFF_PER_K, LEAKAGE_DECADES_PER_V, INTEL_22NM_DENSITY_MTR_MM2, INTEL_GP_M1P_NM,
-    pitch_scaled_density, PLACEMENT_UTILISATION, POST_LAYOUT_CELL_GROWTH, REALISED_DENSITY_FRACTION)
-
-
-# --- The node registry: one row per process node ---------------------------------------------------
-@dataclass(frozen=True)
-class NodeSpec:
-    """One process node: every per-node figure the model reads, each field group with its source. An
-    interpolated row names ``between`` = (larger, smaller) Stillmaker rows instead of delay / energy, and
-    every figure it leaves out is log-linear in log(node) between theirs. ``alias_of``: another name for
-    that row. ``offered``: False for a node only a check uses. ``sram_fit_nm``: the node ppa.sram's CACTI
-    fit is evaluated at; ``sram_scaled_from``: below CACTI's nodes, the row that SRAM is scaled from."""
-
-    nm: int
-    delay: tuple[float, float, float, float] | None = None  # Stillmaker a, b, c, d: a V^3 + b V^2 + c V + d
-    energy: tuple[float, float, float] | None = None  # Stillmaker e, f, g: e V^2 + f V + g
-    nominal_v: float | None = None
-    area_factor: float | None = None  # Stillmaker area relative to 45 nm (the SRAM's node scaling only)
-    vth_v: float | None = None
-    density_mtr_mm2: float | None = None  # peak logic density, Bohr's metric
-    sram_fit_nm: int | None = None
-    sram_scaled_from: int | None = None
-    between: tuple[int, int] | None = None
-    alias_of: int | None = None
-    offered: bool = True
-    fo4_between: tuple[int, int] | None = None  # node FO4 log-node between these rows, not the row's own fit
-    model_source: str = ""  # delay, energy, area factor (or the interpolation / alias)
-    voltage_source: str = ""
-    vth_source: str = ""
-    density_source: str = ""
-    sram_source: str = ""
-
-
-_SB = "[S] Stillmaker & Baas 2017 HP fit (nodeScale.py, published-figures §4)"
-_PTM4 = "PTM nominal (published-figures §4)"
-_VTH_PTM, _VTH_SLOPE = "[P] PTM HP NMOS vth0", "[D] alpha-power slope at nominal = Stillmaker's"
-_PITCH, _CACTI = "[D] Intel 22 nm 15.3 x Intel GP x M1P pitch law", "[T] CACTI 7 run at this node"
-_BELOW = "[D] CACTI's 22 nm fit x ppa.tech's factors relative to 20 nm"
-_ROWS = (
-    NodeSpec(65, (-53.3, 230.4, -333.9, 178.6), (3.755, -4.398, 1.975), 1.1, 1.0 / 0.66, 0.443, pitch_scaled_density(65),
-             65, model_source=_SB + "; area 1 / (65->45 0.66)", voltage_source="[A] PTM 65 nm nominal",
-             vth_source=_VTH_SLOPE, density_source=_PITCH, sram_source="[D] CACTI fit extrapolated in ln(node)"),
-    NodeSpec(45, (-501.6, 1567, -1619, 566.1), (1.018, -0.3107, 0.1539), 1.0, 1.0, 0.469, pitch_scaled_density(45), 45,
-             model_source=_SB, voltage_source="[S] " + _PTM4, vth_source=_VTH_PTM + " (45nm.pm)",
-             density_source=_PITCH, sram_source=_CACTI),
-    NodeSpec(32, (-1047, 2982, -2797, 873.5), (0.8367, -0.4341, 0.1701), 0.9, 0.46, 0.485, pitch_scaled_density(32), 32,
-             fo4_between=(45, 20), model_source=_SB + "; node FO4 log-node between 45 and 20 nm (HP32's 0.669 is faster "
-             "than HP20's 0.757; 0.889 lies in Stillmaker's HP..LP range 0.669..4.70)", voltage_source="[A] PTM nominal", vth_source="[D] log-node between 45 and 20 nm",
-             density_source=_PITCH, sram_source=_CACTI),
-    NodeSpec(28, vth_v=0.491, sram_fit_nm=28, between=(32, 20), model_source="[D] log-node between 32 and 20 nm",
-             voltage_source="[A] both neighbours' 0.9 V; TSMC 28HP/HPM core 0.9 V",
-             vth_source="[D] log-node between 45 and 20 nm", density_source="[D] log-node between 32 and 20 nm",
-             sram_source="[D] inside the CACTI fit's ln(node) range"),
-    NodeSpec(22, alias_of=20, model_source="[S] Stillmaker's '22/20 nm' is one model", voltage_source="as 20 nm",
-             vth_source="as 20 nm", density_source="as 20 nm", sram_source="as 20 nm"),
-    NodeSpec(20, (0, 34.63, -66.37, 41.15), (0.373, -0.1582, 0.04104), 0.9, 0.21, 0.503, INTEL_22NM_DENSITY_MTR_MM2, 22,
-             model_source=_SB, voltage_source="[A] PTM nominal", vth_source=_VTH_PTM + " (22nm.pm)",
-             density_source="[S] Intel 22 nm (Intel 2017)", sram_source="[T] CACTI 7 run at 22 nm"),
-    NodeSpec(16, (0, 24.8, -47.52, 28.87), (0.2958, -0.1241, 0.03024), 0.85, 0.19, 0.205, 28.0, 22, 20,
-             model_source=_SB, voltage_source="[S] fpga21-scaled-tech (PTM HP)", vth_source=_VTH_SLOPE,
-             density_source="[S] foundry 14/16 nm, Intel's estimate (TSMC 16FF+ 28.9)", sram_source=_BELOW),
-    NodeSpec(14, (-40.66, 109.2, -100.6, 35.92), (0.2363, -0.09675, 0.02239), 0.8, 0.17, 0.188, 37.5, 22, 20,
-             model_source=_SB, voltage_source="[S] " + _PTM4, vth_source=_VTH_SLOPE,
-             density_source="[S] Intel 14 nm (Intel 2017)", sram_source=_BELOW),
-    NodeSpec(10, (-34.95, 93.65, -85.99, 30.4), (0.2068, -0.09311, 0.02375), 0.75, 0.10, 0.231, 50.0, 22, 20,
-             model_source=_SB, voltage_source="[S] " + _PTM4, vth_source=_VTH_SLOPE,
-             density_source="[S] foundry 10 nm, Intel's estimate (TSMC 10FF 52.5)", sram_source=_BELOW),
-    NodeSpec(7, (-28.58, 76.6, -70.26, 24.69), (0.1776, -0.09097, 0.02447), 0.7, 0.059, VTH_7NM_V, 91.2, 22, 20,
-             model_source=_SB, voltage_source="[S] " + _PTM4, vth_source="[D] fitted to MT8195's GPU OPP table",
-             density_source="[S] TSMC N7 HD (WikiChip)", sram_source=_BELOW),
-    NodeSpec(5, tuple(c / N5_SPEED_GAIN for c in (-28.58, 76.6, -70.26, 24.69)),
-             tuple(c * N5_POWER_FACTOR for c in (0.1776, -0.09097, 0.02447)), 0.7, 0.059 / N5_DENSITY_GAIN, VTH_7NM_V,
-             91.2 * N5_DENSITY_GAIN, 22, 20, model_source="[S] 7 nm's Stillmaker fit / 1.15 (delay), x 0.70 (energy), "
-             "area / 1.84: TSMC N5 vs N7 (Yeap et al., IEDM 2019)", voltage_source="[A] as 7 nm",
-             vth_source="[A] as 7 nm", density_source="[D] TSMC N7 HD x 1.84 (Yeap et al.)", sram_source=_BELOW),
-    NodeSpec(180, (0, 97.09, -356.7, 406.5), (0, 24.64, -17.98), 1.8, 40 / 2.2, 0.45, offered=False,
-             model_source=_SB + " (only the node-FO4 law; nodeScale.py '180')", voltage_source="[A] 0.18 um nominal",
-             vth_source="[A] typical 0.18 um NMOS; only nominal FO4 is used"),
-    NodeSpec(130, (-76.65, 334.9, -493.4, 275.8), (7.171, -6.709, 2.904), 1.3, 1.0 / 0.16, 0.4, offered=False,
-             model_source=_SB + " (only the node-FO4 law)", voltage_source="[A] 130 nm nominal",
-             vth_source="[A] only nominal FO4 is used"),
-    NodeSpec(90, (-60.34, 262.5, -384.2, 210.9), (4.762, -4.781, 2.092), 1.2, 1.0 / 0.35, 0.312, offered=False,
-             model_source=_SB + " (only ppa.silicon_clock.fo4_check, IBM's Cell SPE)",
-             voltage_source="[A] 90 nm bulk nominal", vth_source=_VTH_SLOPE),
+    INTEL_22NM_DENSITY_MTR_MM2,
+    INTEL_GP_M1P_NM,
+    LEAKAGE_DECADES_PER_V,
+    LEAKAGE_T_REF_C,
+    LEAKAGE_TEMP_COEFF_PER_K,
+    LOGIC_LEAK_7_C,
+    LOGIC_LEAK_7_V,
+    LOGIC_LEAK_7_W_MM2,
+    LOGIC_LEAK_45_C,
+    LOGIC_LEAK_45_V,
+    LOGIC_LEAK_45_W_MM2,
+    PLACEMENT_UTILISATION,
+    POST_LAYOUT_CELL_GROWTH,
+    REALISED_DENSITY_FRACTION,
+    pitch_scaled_density,
 )
+
+# --- The node registry: one row per process node (ppa.nodes.NODE_ROWS) ---------------------------
 #: the registry: node name (nm) -> its row; ``registered`` adds rows for a block
-NODE_SPECS: dict[int, NodeSpec] = {s.nm: s for s in _ROWS}
+NODE_SPECS: dict[int, NodeSpec] = {s.nm: s for s in NODE_ROWS}
 NODE_ALIASES: dict[int, int] = {}  # node name -> the row it is another name for ("22/20 nm")
 VTH_V: dict[int, float] = {}  # model node -> threshold voltage
-LOGIC_DENSITY_MTR_MM2: dict[int, float] = {}  # model node -> published peak logic density (rows that give one)
+LOGIC_DENSITY_MTR_MM2: dict[
+    int, float
+] = {}  # model node -> published peak logic density (rows that give one)
 NODES_NM: tuple[int, ...] = ()  # the nodes offered, largest first
 
 
@@ -271,9 +210,18 @@ def node_spec(nm) -> NodeSpec:
     return NODE_SPECS[model_nm(check_node(nm))]
 
 
+def _between(nm: int) -> tuple[int, int]:
+    """The (larger, smaller) rows an interpolated row lies between (a TypeError for another row, as
+    unpacking its None did)."""
+    between = NODE_SPECS[nm].between
+    if between is None:
+        raise TypeError(f"the {nm} nm row is not interpolated: it names no 'between' rows")
+    return between
+
+
 def _interp(nm: int, fn: Callable[[int], float]) -> float:
     """``fn`` of an interpolated row: log-linear in log(node) between its ``between`` rows."""
-    lo, hi = NODE_SPECS[nm].between
+    lo, hi = _between(nm)
     t = math.log(lo / nm) / math.log(lo / hi)
     return math.exp((1 - t) * math.log(fn(lo)) + t * math.log(fn(hi)))
 
@@ -284,19 +232,25 @@ def _interp_field(nm: int, name: str) -> float:
     value = getattr(NODE_SPECS[nm], name)
     if value is not None:
         return value
-    lo, hi = (getattr(NODE_SPECS[n], name) for n in NODE_SPECS[nm].between)
+    lo, hi = (getattr(NODE_SPECS[n], name) for n in _between(nm))
     return lo if lo == hi else _interp(nm, lambda n: getattr(NODE_SPECS[n], name))
 
 
 def _delay(nm: int, v: float) -> float:
     """Stillmaker-Baas delay polynomial (Stillmaker rows only)."""
-    a, b, c, d = NODE_SPECS[nm].delay
+    fit = NODE_SPECS[nm].delay
+    if fit is None:
+        raise TypeError(f"the {nm} nm row has no Stillmaker delay fit")
+    a, b, c, d = fit
     return ((a * v + b) * v + c) * v + d
 
 
 def _energy(nm: int, v: float) -> float:
     """Stillmaker-Baas energy polynomial (Stillmaker rows only)."""
-    e, f, g = NODE_SPECS[nm].energy
+    fit = NODE_SPECS[nm].energy
+    if fit is None:
+        raise TypeError(f"the {nm} nm row has no Stillmaker energy fit")
+    e, f, g = fit
     return (e * v + f) * v + g
 
 
@@ -327,8 +281,9 @@ _derive()
 def realised_density_fraction() -> float:
     """PLACEMENT_UTILISATION / POST_LAYOUT_CELL_GROWTH as the model uses them (ppa.override:
     ``placement_utilisation`` and ``post_layout_cell_growth`` when overridden)."""
-    return (assumed("placement_utilisation", PLACEMENT_UTILISATION)
-            / assumed("post_layout_cell_growth", POST_LAYOUT_CELL_GROWTH))
+    return assumed("placement_utilisation", PLACEMENT_UTILISATION) / assumed(
+        "post_layout_cell_growth", POST_LAYOUT_CELL_GROWTH
+    )
 
 
 def realised_logic_density_mtr_mm2(nm: int) -> float:
@@ -411,7 +366,12 @@ class Node:
     def toggle_energy_pj(self) -> float:
         """Energy of one net toggle: Horowitz at 45 nm / 0.9 V, Stillmaker's node shape, C V^2,
         and the node correction that makes 7 nm match Jouppi."""
-        return assumed("toggle_energy_45nm_pj", E_TOGGLE_45_PJ) * self.energy_factor / _E45_AT_HOROWITZ_V * self.node_correction
+        return (
+            assumed("toggle_energy_45nm_pj", E_TOGGLE_45_PJ)
+            * self.energy_factor
+            / _E45_AT_HOROWITZ_V
+            * self.node_correction
+        )
 
     @property
     def area_per_transistor_um2(self) -> float:
@@ -446,7 +406,7 @@ class Node:
 
 
 #: Stillmaker energy factor of 45 nm at Horowitz's 0.9 V relative to 45 nm / 1.0 V, under C V^2
-_E45_AT_HOROWITZ_V = HOROWITZ_V ** 2
+_E45_AT_HOROWITZ_V = HOROWITZ_V**2
 
 
 def alpha_power_delay(v: float, nm: int, vth: float | None = None, alpha: float = ALPHA) -> float:
@@ -470,9 +430,11 @@ def fo4_nominal_ps(nm: int) -> float:
     the 7 nm value times ``node_delay_ratio`` relative to 7 nm."""
     nm = NODE_ALIASES.get(nm, nm)
     w45, w7 = fo4_anchor_weights(nm)
-    f45 = assumed("fo4_45nm_ps", GATE_DELAY_45_PS) * (stillmaker_delay_ratio(nm) if nm >= FO4_ANCHORS_NM[0] else 1.0)
+    f45 = assumed("fo4_45nm_ps", GATE_DELAY_45_PS) * (
+        stillmaker_delay_ratio(nm) if nm >= FO4_ANCHORS_NM[0] else 1.0
+    )
     below = node_delay_ratio(nm) / node_delay_ratio(FO4_ANCHORS_NM[1]) if nm < FO4_ANCHORS_NM[1] else 1.0
-    return f45 ** w45 * assumed("fo4_7nm_ps", FO4_7NM_PS) ** w7 * below
+    return f45**w45 * assumed("fo4_7nm_ps", FO4_7NM_PS) ** w7 * below
 
 
 def node_delay_ratio(nm: int) -> float:
@@ -527,8 +489,12 @@ def fo4_ps(nm: int, v: float) -> float:
 
 #: the toggle energy at 7 nm / Jouppi's voltage without correction, relative to the 45 nm anchor
 def _k7() -> float:
-    e7 = E_TOGGLE_45_PJ * (_energy_nom(7) / _energy(45, 1.0)) * (JOUPPI_V / _vnom(7)) ** 2 / _E45_AT_HOROWITZ_V
-    target = math.sqrt(JOUPPI_MUL8_7NM_PJ / CAL_MUL8_TOGGLE_EQ_PER_OP * JOUPPI_ADD32_7NM_PJ / CAL_ADD32_TOGGLE_EQ_PER_OP)
+    e7 = (
+        E_TOGGLE_45_PJ * (_energy_nom(7) / _energy(45, 1.0)) * (JOUPPI_V / _vnom(7)) ** 2 / _E45_AT_HOROWITZ_V
+    )
+    target = math.sqrt(
+        JOUPPI_MUL8_7NM_PJ / CAL_MUL8_TOGGLE_EQ_PER_OP * JOUPPI_ADD32_7NM_PJ / CAL_ADD32_TOGGLE_EQ_PER_OP
+    )
     return target / e7
 
 
@@ -543,7 +509,7 @@ def node_correction(nm: int) -> float:
     if nm >= 45:
         return 1.0
     t = min(1.0, math.log(45 / nm) / math.log(45 / 7))  # [A] below 7 nm as 7 nm
-    return NODE_CORRECTION_7NM ** t
+    return NODE_CORRECTION_7NM**t
 
 
 def leakage_density_w_mm2(nm: int) -> float:
@@ -554,8 +520,9 @@ def leakage_density_w_mm2(nm: int) -> float:
     scale = assumed("logic_leakage_scale", 1.0)  # ppa.assumptions: the cell library's corner and Vt mix
 
     def at_ref(w_mm2: float, v: float, c: float, anchor_nm: int) -> float:
-        return (scale * w_mm2 * leakage_voltage_factor(_vnom(anchor_nm), v)
-                * math.exp(k * (LEAKAGE_T_REF_C - c)))
+        return (
+            scale * w_mm2 * leakage_voltage_factor(_vnom(anchor_nm), v) * math.exp(k * (LEAKAGE_T_REF_C - c))
+        )
 
     d45 = at_ref(LOGIC_LEAK_45_W_MM2, LOGIC_LEAK_45_V, LOGIC_LEAK_45_C, 45)
     d7 = at_ref(LOGIC_LEAK_7_W_MM2, LOGIC_LEAK_7_V, LOGIC_LEAK_7_C, 7)
@@ -565,14 +532,20 @@ def leakage_density_w_mm2(nm: int) -> float:
     return math.exp((1 - t) * math.log(d45) + t * math.log(d7))
 
 
-def leakage_voltage_factor(v: float, vnom: float) -> float:
+@overload
+def leakage_voltage_factor(v: float, vnom: float) -> float: ...
+@overload
+def leakage_voltage_factor(v: NDArray[np.floating], vnom: float) -> NDArray[np.floating]: ...
+def leakage_voltage_factor(v: float | NDArray[np.floating], vnom: float) -> float | NDArray[np.floating]:
     """P_leak(V) / P_leak(Vnom) = (V / Vnom) x 10^(LEAKAGE_DECADES_PER_V (V - Vnom)) [A]."""
     return (v / vnom) * 10.0 ** (LEAKAGE_DECADES_PER_V * (v - vnom))
 
 
 def check_node(nm) -> int:
     if isinstance(nm, bool) or not isinstance(nm, (int, float)) or int(nm) != nm or int(nm) not in NODES_NM:
-        raise InputError(f"unknown technology node {nm!r} nm; known: {', '.join(map(str, NODES_NM))}", where="--node")
+        raise InputError(
+            f"unknown technology node {nm!r} nm; known: {', '.join(map(str, NODES_NM))}", where="--node"
+        )
     return int(nm)
 
 
@@ -601,11 +574,16 @@ def node(nm, voltage_v: float | None = None) -> Node:
     lo, hi = voltage_range(nm)
     v = hi if voltage_v is None else float(voltage_v)
     if not math.isfinite(v) or v < lo - 1e-9:
-        raise InputError(f"{v:g} V is below the {nm} nm node's minimum logic voltage Vmin {lo:g} V "
-                         f"(modelled range {lo:g}-{hi:g} V)", where="--voltage")
+        raise InputError(
+            f"{v:g} V is below the {nm} nm node's minimum logic voltage Vmin {lo:g} V "
+            f"(modelled range {lo:g}-{hi:g} V)",
+            where="--voltage",
+        )
     if v > hi + 1e-9:
-        raise InputError(f"{v:g} V is outside the modelled range {lo:g}-{hi:g} V of the {nm} nm node "
-                         f"(above nominal)", where="--voltage")
+        raise InputError(
+            f"{v:g} V is outside the modelled range {lo:g}-{hi:g} V of the {nm} nm node (above nominal)",
+            where="--voltage",
+        )
     return Node(nm, v)
 
 
@@ -631,8 +609,10 @@ def sram_voltage(nm: int, logic_v: float, sram_v: float | None = None) -> float:
         return max(lo, float(logic_v))
     v = float(sram_v)
     if not math.isfinite(v) or v < lo - 1e-9 or v > hi + 1e-9:
-        raise InputError(f"SRAM voltage {v:g} V outside {lo:g}-{hi:g} V (SRAM Vmin to nominal) of {nm} nm",
-                         where="--sram-voltage")
+        raise InputError(
+            f"SRAM voltage {v:g} V outside {lo:g}-{hi:g} V (SRAM Vmin to nominal) of {nm} nm",
+            where="--sram-voltage",
+        )
     return v
 
 

@@ -64,8 +64,15 @@ class ThermalResult:
     runaway: bool
 
 
-def solve_tj(dynamic_w: float, leak_ref_w: float, theta: float, t_ambient_c: float = 25.0,
-             *, max_iter: int = 200, tol_c: float = 1e-4) -> ThermalResult:
+def solve_tj(
+    dynamic_w: float,
+    leak_ref_w: float,
+    theta: float,
+    t_ambient_c: float = 25.0,
+    *,
+    max_iter: int = 200,
+    tol_c: float = 1e-4,
+) -> ThermalResult:
     """Fixed point of T = Ta + theta (P_dyn + P_leak_ref exp(k (T - T_ref))).
 
     ``leak_ref_w`` is the leakage at tech.LEAKAGE_T_REF_C. Runaway (no fixed point: the leakage
@@ -97,13 +104,22 @@ def solve_tj(dynamic_w: float, leak_ref_w: float, theta: float, t_ambient_c: flo
     return ThermalResult(None, None, None, max_iter, True)
 
 
-def solve_tj_batch(dynamic_w: np.ndarray, leak_ref_w: np.ndarray, theta: np.ndarray, t_ambient_c: float,
-                   k_per_k: np.ndarray, *, max_iter: int = 200, tol_c: float = 1e-4
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def solve_tj_batch(
+    dynamic_w: np.ndarray,
+    leak_ref_w: np.ndarray,
+    theta: np.ndarray,
+    t_ambient_c: float,
+    k_per_k: np.ndarray,
+    *,
+    max_iter: int = 200,
+    tol_c: float = 1e-4,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`solve_tj` on arrays (one fixed point per element, each with its own leakage temperature
     coefficient ``k_per_k``): (T_j, leakage at T_j, runaway); T_j and leakage are NaN where it runs
     away. The same existence test and iteration, each element stopping where the scalar one stops."""
-    pd, lr, th, k = np.broadcast_arrays(*(np.asarray(x, float) for x in (dynamic_w, leak_ref_w, theta, k_per_k)))
+    pd, lr, th, k = np.broadcast_arrays(
+        *(np.asarray(x, float) for x in (dynamic_w, leak_ref_w, theta, k_per_k))
+    )
     tref = tech.LEAKAGE_T_REF_C
 
     def leak(t):

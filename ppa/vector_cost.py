@@ -29,7 +29,7 @@ import numpy as np
 from hw.vector_golden import OP_CODES
 from ppa import characterisation, rtl, tech
 from ppa.netlist import GateNetlist
-from ppa.synth import portable_key
+from ppa.synth_memo import portable_key
 
 CLASSES = ("alu", "exp", "div", "red")
 _SEED, _CYCLES, _INSTANCES = 14, 128, 256
@@ -63,8 +63,13 @@ LANE_VERSION = "2"  # 2: toggle-equivalents
 def _measure(width: int, cache: str | None) -> tuple[int, int, tuple]:
     """(transistors, logic depth, toggle-equivalents per operation) of the ``width``-bit lane; they are
     computed once per netlist (ppa.characterisation.cached)."""
-    res = characterisation.synthesis("hw.vector.VectorLane", width, f"vector_lane{width}",
-                                     lambda: rtl.vector_lane_verilog(width)[0], cache=cache)
+    res = characterisation.synthesis(
+        "hw.vector.VectorLane",
+        width,
+        f"vector_lane{width}",
+        lambda: rtl.vector_lane_verilog(width)[0],
+        cache=cache,
+    )
 
     def compute() -> dict:
         net = GateNetlist(res.netlist(), res.top)
@@ -79,24 +84,37 @@ def _measure(width: int, cache: str | None) -> tuple[int, int, tuple]:
             tog[op] = (tc.gate_energy + tc.ff_net_energy) / ((_CYCLES - 1) * _INSTANCES)
         return {"toggle_eq_per_op": tog}
 
-    key = portable_key("vector-lane", res.key, LANE_VERSION, repr((_SEED, _CYCLES, _INSTANCES)),
-                       repr(sorted(OP_CODES.items())))
-    tog = characterisation.cached("vector-lane", key, compute, cache=cache,
-                                  what=f"the toggles of {res.top}")["toggle_eq_per_op"]
+    key = portable_key(
+        "vector-lane",
+        res.key,
+        LANE_VERSION,
+        repr((_SEED, _CYCLES, _INSTANCES)),
+        repr(sorted(OP_CODES.items())),
+    )
+    tog = characterisation.cached("vector-lane", key, compute, cache=cache, what=f"the toggles of {res.top}")[
+        "toggle_eq_per_op"
+    ]
     return res.transistors, res.logic_depth, tuple(sorted((k, float(v)) for k, v in tog.items()))
 
 
-def vector_lane_cost(width: int, node_nm: int, voltage_v: float | None = None, *, cache=None) -> VectorLaneCost:
+def vector_lane_cost(
+    width: int, node_nm: int, voltage_v: float | None = None, *, cache=None
+) -> VectorLaneCost:
     """One lane of ``width`` bits at ``node_nm`` (and ``voltage_v``, default nominal)."""
     tr, depth, tog_items = _measure(int(width), None if cache is None else str(cache))
     tog = dict(tog_items)
     v = tech.nominal_voltage(node_nm) if voltage_v is None else voltage_v
     nd = tech.node(node_nm, v)
     e = nd.toggle_energy_pj
-    energy = {"alu": e * (tog["add"] + tog["mul"] + tog["max"]) / 3.0, "red": e * tog["add"],
-              "exp": e * tog["exp2"], "div": e * tog["recip"]}
-    return VectorLaneCost(int(width), int(tr), int(depth), tog, tr * nd.area_per_transistor_um2, energy, int(node_nm),
-                          float(v))
+    energy = {
+        "alu": e * (tog["add"] + tog["mul"] + tog["max"]) / 3.0,
+        "red": e * tog["add"],
+        "exp": e * tog["exp2"],
+        "div": e * tog["recip"],
+    }
+    return VectorLaneCost(
+        int(width), int(tr), int(depth), tog, tr * nd.area_per_transistor_um2, energy, int(node_nm), float(v)
+    )
 
 
 def workload_vector_ops(w) -> dict:

@@ -55,12 +55,17 @@ def weight_verdict(kind: str, weight_shape: tuple[int, ...] | None, n: int = 2, 
     if kind not in KINDS:
         raise InputError(f"unknown layer kind {kind!r} (known: {', '.join(KINDS)})")
     if kind == ACT_GEMM or weight_shape is None:
-        return Verdict(False, "activation x activation product: no weight tensor to prune (ASP prunes weights only)")
+        return Verdict(
+            False, "activation x activation product: no weight tensor to prune (ASP prunes weights only)"
+        )
     if len(weight_shape) < 2:
         return Verdict(False, f"weight of shape {tuple(weight_shape)} is not a matrix")
     out_dim, in_dim = int(weight_shape[0]), int(weight_shape[1])
     if kind == DEPTHWISE or in_dim == 1:
-        return Verdict(False, "depthwise convolution: one input channel per filter, size(1)=1 fails ASP's size(1) % 16 rule")
+        return Verdict(
+            False,
+            "depthwise convolution: one input channel per filter, size(1)=1 fails ASP's size(1) % 16 rule",
+        )
     if out_dim % ASP_DIV_OUT:
         return Verdict(False, f"output dim {out_dim} not divisible by {ASP_DIV_OUT} (ASP auto-skip rule)")
     if in_dim % ASP_DIV_IN:

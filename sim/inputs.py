@@ -95,13 +95,16 @@ def check_layer_dims(where: str, count: int = 1, **dims: int) -> None:
     """Each dimension in 1..MAX_LAYER_DIM, count in 1..MAX_LAYER_COUNT, their product <= MAX_LAYER_MACS."""
     for label, v in dims.items():
         if v > MAX_LAYER_DIM:
-            raise InputError(f"{label} = {v} is above the limit {MAX_LAYER_DIM:,} (2**24) of one layer dimension",
-                             where=where)
+            raise InputError(
+                f"{label} = {v} is above the limit {MAX_LAYER_DIM:,} (2**24) of one layer dimension",
+                where=where,
+            )
     if count > MAX_LAYER_COUNT:
         raise InputError(f"count = {count} is above the limit {MAX_LAYER_COUNT:,} (2**20)", where=where)
     macs = count
     for v in dims.values():
         macs *= v
     if macs > MAX_LAYER_MACS:
-        raise InputError(f"{' x '.join(dims)} x count = {macs:.3g} MACs is above the limit 2**53 of one layer",
-                         where=where)
+        raise InputError(
+            f"{' x '.join(dims)} x count = {macs:.3g} MACs is above the limit 2**53 of one layer", where=where
+        )

@@ -126,7 +126,9 @@ class Workload:
         """Parameters in the workload's weight tensors (GEMM weights, embedding tables, norm scales, biases)."""
         if self.stored_weight_params is not None:
             return int(self.stored_weight_params)
-        return sum(l.weight_params for l in self.layers) + sum(op.params * op.count for op in self.vector_ops)
+        return sum(layer.weight_params for layer in self.layers) + sum(
+            op.params * op.count for op in self.vector_ops
+        )
 
     @property
     def active_params(self) -> int:
@@ -137,24 +139,42 @@ class Workload:
     def unsupported_ops(self) -> list[dict]:
         return unsupported_summary(self.vector_ops)
 
-    def with_overrides(self, overrides: dict[str, bool], *, where: str = "overrides") -> "Workload":
+    def with_overrides(self, overrides: dict[str, bool], *, where: str = "overrides") -> Workload:
         """Force the sparsifiable verdict of named layers (user decision, recorded in the reason)."""
-        names = {l.name for l in self.layers}
+        names = {layer.name for layer in self.layers}
         for key in overrides:
             if key not in names:
                 raise InputError(f"no layer named {key!r} in workload {self.name!r}", where=where)
         layers = tuple(
-            replace(l, sparsifiable=bool(overrides[l.name]),
-                    reason=f"user override: {'sparse' if overrides[l.name] else 'dense'} (ASP default: {l.reason})")
-            if l.name in overrides else l
-            for l in self.layers
+            replace(
+                layer,
+                sparsifiable=bool(overrides[layer.name]),
+                reason=f"user override: {'sparse' if overrides[layer.name] else 'dense'} "
+                f"(ASP default: {layer.reason})",
+            )
+            if layer.name in overrides
+            else layer
+            for layer in self.layers
         )
         return replace(self, layers=layers)
 
 
-def make_layer(name: str, kind: str, M: int, N: int, K: int, *, weight_shape: tuple[int, ...] | None = None,
-               count: int = 1, conv: ConvGeometry | None = None, sparsifiable: bool | None = None,
-               n: int = 2, m: int = 4, where: str | None = None, groups: int = 1) -> Layer:
+def make_layer(
+    name: str,
+    kind: str,
+    M: int,
+    N: int,
+    K: int,
+    *,
+    weight_shape: tuple[int, ...] | None = None,
+    count: int = 1,
+    conv: ConvGeometry | None = None,
+    sparsifiable: bool | None = None,
+    n: int = 2,
+    m: int = 4,
+    where: str | None = None,
+    groups: int = 1,
+) -> Layer:
     """Build a validated layer; the verdict defaults to ASP's rules, ``sparsifiable`` overrides it."""
     loc = where or f"layer {name!r}"
     if kind not in KINDS:
@@ -171,30 +191,78 @@ def make_layer(name: str, kind: str, M: int, N: int, K: int, *, weight_shape: tu
     if sparsifiable is not None and bool(sparsifiable) != sp:
         reason = f"user override: {'sparse' if sparsifiable else 'dense'} (ASP default: {verdict.reason})"
         sp = bool(sparsifiable)
-    return Layer(name, kind, M, N, K, tuple(weight_shape) if weight_shape else None, sp, reason, count, conv,
-                 groups=groups)
+    return Layer(
+        name,
+        kind,
+        M,
+        N,
+        K,
+        tuple(weight_shape) if weight_shape else None,
+        sp,
+        reason,
+        count,
+        conv,
+        groups=groups,
+    )
 
 
-def conv_layer(name: str, geom: ConvGeometry, *, count: int = 1, sparsifiable: bool | None = None,
-               depthwise: bool = False, where: str | None = None) -> Layer:
+def conv_layer(
+    name: str,
+    geom: ConvGeometry,
+    *,
+    count: int = 1,
+    sparsifiable: bool | None = None,
+    depthwise: bool = False,
+    where: str | None = None,
+) -> Layer:
     """Convolution lowered to GEMM: M = OH*OW, N = Cout, K = Cin*R*S (depthwise: N=1, K=R*S, count x C)."""
-    if min(geom.ifmap_h, geom.ifmap_w, geom.filt_h, geom.filt_w, geom.channels, geom.num_filters, geom.stride) <= 0:
-        raise InputError("convolution dimensions must be positive (zero-sized layer)", where=where or f"layer {name!r}")
-    check_layer_dims(where or f"layer {name!r}", count, ifmap_h=geom.ifmap_h, ifmap_w=geom.ifmap_w,
-                     channels=geom.channels, num_filters=geom.num_filters)
+    if (
+        min(
+            geom.ifmap_h, geom.ifmap_w, geom.filt_h, geom.filt_w, geom.channels, geom.num_filters, geom.stride
+        )
+        <= 0
+    ):
+        raise InputError(
+            "convolution dimensions must be positive (zero-sized layer)", where=where or f"layer {name!r}"
+        )
+    check_layer_dims(
+        where or f"layer {name!r}",
+        count,
+        ifmap_h=geom.ifmap_h,
+        ifmap_w=geom.ifmap_w,
+        channels=geom.channels,
+        num_filters=geom.num_filters,
+    )
     if geom.filt_h > geom.ifmap_h + 2 * geom.pad or geom.filt_w > geom.ifmap_w + 2 * geom.pad:
         raise InputError("filter larger than the input feature map", where=where or f"layer {name!r}")
     M = geom.ofmap_h * geom.ofmap_w
     if depthwise:
-        return make_layer(name, DEPTHWISE, M, 1, geom.filt_h * geom.filt_w,
-                          weight_shape=(geom.channels, 1, geom.filt_h, geom.filt_w),
-                          count=count * geom.channels, conv=geom, sparsifiable=sparsifiable, where=where,
-                          groups=geom.channels)
-    return make_layer(name, CONV, M, geom.num_filters, geom.channels * geom.filt_h * geom.filt_w,
-                      weight_shape=(geom.num_filters, geom.channels, geom.filt_h, geom.filt_w),
-                      count=count, conv=geom, sparsifiable=sparsifiable, where=where)
-
+        return make_layer(
+            name,
+            DEPTHWISE,
+            M,
+            1,
+            geom.filt_h * geom.filt_w,
+            weight_shape=(geom.channels, 1, geom.filt_h, geom.filt_w),
+            count=count * geom.channels,
+            conv=geom,
+            sparsifiable=sparsifiable,
+            where=where,
+            groups=geom.channels,
+        )
+    return make_layer(
+        name,
+        CONV,
+        M,
+        geom.num_filters,
+        geom.channels * geom.filt_h * geom.filt_w,
+        weight_shape=(geom.num_filters, geom.channels, geom.filt_h, geom.filt_w),
+        count=count,
+        conv=geom,
+        sparsifiable=sparsifiable,
+        where=where,
+    )
 
 
 def total_dense_macs(w: Workload) -> int:
-    return sum(l.dense_macs for l in w.layers)
+    return sum(layer.dense_macs for layer in w.layers)

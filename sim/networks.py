@@ -18,8 +18,12 @@ from sim.vector import VectorOp, make_op
 # BERT configs: [P] NVIDIA TensorRT demo/BERT README (layers, hidden d, heads, FFN = 4d).
 BERT_CONFIGS = {"bert-base": (12, 768, 12), "bert-large": (24, 1024, 16)}
 # GPT-2: [S] OpenAI hparams.json via renenyffenegger.ch GPT-2 notes (layers, d, heads), FFN = 4d, ctx 1024.
-GPT2_CONFIGS = {"gpt2-small": (12, 768, 12), "gpt2-medium": (24, 1024, 16), "gpt2-large": (36, 1280, 20),
-                "gpt2-xl": (48, 1600, 25)}
+GPT2_CONFIGS = {
+    "gpt2-small": (12, 768, 12),
+    "gpt2-medium": (24, 1024, 16),
+    "gpt2-large": (36, 1280, 20),
+    "gpt2-xl": (48, 1600, 25),
+}
 # Llama: [S] HF configs (layers, d, heads, kv heads, FFN): Llama-2-7B 32/4096/32/32/11008,
 # Llama-3-8B 32/4096/32/8/14336 (published-figures.md 8.1).
 LLAMA_CONFIGS = {"llama2-7b": (32, 4096, 32, 32, 11008), "llama3-8b": (32, 4096, 32, 8, 14336)}
@@ -28,16 +32,40 @@ LLAMA_VOCAB = {"llama2-7b": 32000, "llama3-8b": 128256}
 # Mixture-of-experts LLMs, as the Hugging Face config.json the importer (sim.importers.hf) reads:
 # [P] mistralai/Mixtral-8x7B-v0.1 config.json (46.7B parameters, 12.9B per token: Mistral AI, "Mixtral of
 # experts", 2023)
-MOE_CONFIGS = {"mixtral-8x7b": {"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336,
-                                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-                                "vocab_size": 32000, "max_position_embeddings": 32768, "num_local_experts": 8,
-                                "num_experts_per_tok": 2, "sliding_window": None, "hidden_act": "silu",
-                                "tie_word_embeddings": False}}
+MOE_CONFIGS = {
+    "mixtral-8x7b": {
+        "model_type": "mixtral",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 32000,
+        "max_position_embeddings": 32768,
+        "num_local_experts": 8,
+        "num_experts_per_tok": 2,
+        "sliding_window": None,
+        "hidden_act": "silu",
+        "tie_word_embeddings": False,
+    }
+}
 
 
-def _transformer(name: str, n_layers: int, d: int, heads: int, seq: int, batch: int, *, ffn: int | None = None,
-                 kv_heads: int | None = None, gated: bool = False, decode: bool = False, context: int | None = None,
-                 fused_qkv: bool = True) -> Workload:
+def _transformer(
+    name: str,
+    n_layers: int,
+    d: int,
+    heads: int,
+    seq: int,
+    batch: int,
+    *,
+    ffn: int | None = None,
+    kv_heads: int | None = None,
+    gated: bool = False,
+    decode: bool = False,
+    context: int | None = None,
+    fused_qkv: bool = True,
+) -> Workload:
     """Per-block GEMMs of a transformer (published-figures.md 8.2), each with count = n_layers.
 
     Prefill: M = batch*seq tokens, attention (seq x seq) per head. Decode: one new token per
@@ -65,17 +93,43 @@ def _transformer(name: str, n_layers: int, d: int, heads: int, seq: int, batch: 
         L.append(make_layer("ffn_up", WEIGHT_GEMM, M, ffn, d, weight_shape=(ffn, d), count=n_layers))
     else:
         L.append(make_layer("ffn1", WEIGHT_GEMM, M, ffn, d, weight_shape=(ffn, d), count=n_layers))
-    L.append(make_layer("ffn2" if not gated else "ffn_down", WEIGHT_GEMM, M, d, ffn, weight_shape=(d, ffn),
-                        count=n_layers))
+    L.append(
+        make_layer(
+            "ffn2" if not gated else "ffn_down", WEIGHT_GEMM, M, d, ffn, weight_shape=(d, ffn), count=n_layers
+        )
+    )
     return Workload(name, tuple(L))
 
 
-def transformer_ops(*, n_layers: int, d: int, heads: int, kv_heads: int, head_dim: int, ffn: int, batch: int, q_len: int,
-                    ctx: int, vocab: int, norm: str = "layer", act: str = "gelu", gated: bool = False,
-                    pre_norm: bool = True, qkv_bias: bool = False, o_bias: bool = False, mlp_bias: bool = False,
-                    rope: bool = False, positions: int = 0, token_types: int = 0, embed_norm: bool = False,
-                    final_norm: bool = True, own_embedding: bool = True, decode: bool = False,
-                    mlp_layers: int | None = None, window: tuple[int, int] | None = None) -> list[VectorOp]:
+def transformer_ops(
+    *,
+    n_layers: int,
+    d: int,
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    ffn: int,
+    batch: int,
+    q_len: int,
+    ctx: int,
+    vocab: int,
+    norm: str = "layer",
+    act: str = "gelu",
+    gated: bool = False,
+    pre_norm: bool = True,
+    qkv_bias: bool = False,
+    o_bias: bool = False,
+    mlp_bias: bool = False,
+    rope: bool = False,
+    positions: int = 0,
+    token_types: int = 0,
+    embed_norm: bool = False,
+    final_norm: bool = True,
+    own_embedding: bool = True,
+    decode: bool = False,
+    mlp_layers: int | None = None,
+    window: tuple[int, int] | None = None,
+) -> list[VectorOp]:
     """Every non-GEMM operator of a transformer stack, in the order it runs (each block's with count = n_layers).
 
     ``norm`` "layer" (LayerNorm: scale and shift, 2d params) or "rms" (RMSNorm: scale, d params);
@@ -91,30 +145,129 @@ def transformer_ops(*, n_layers: int, d: int, heads: int, kv_heads: int, head_di
     q_dim, kv = heads * head_dim, kv_heads * head_dim
     nparam = 2 * d if norm == "layer" else d
     norm_op = "LayerNormalization" if norm == "layer" else "RMSNormalization"
-    act_op = {"gelu": "Gelu", "silu": "Silu", "relu": "Relu", "gelu_new": "Gelu", "gelu_pytorch_tanh": "Gelu",
-              "swish": "Silu"}.get(act)
+    act_op = {
+        "gelu": "Gelu",
+        "silu": "Silu",
+        "relu": "Relu",
+        "gelu_new": "Gelu",
+        "gelu_pytorch_tanh": "Gelu",
+        "swish": "Silu",
+    }.get(act)
     if act_op is None:
         raise InputError(f"unknown MLP activation {act!r} (gelu, silu, relu)", where="workload")
     tok, L = (M, d), n_layers
-    ops = [make_op("embed_tokens", "Gather", tok, [(M,)], params=vocab * d if own_embedding else 0, dram=M * d)]
-    if positions:
-        ops += [make_op("embed_positions", "Gather", tok, [(M,)], params=positions * d, dram=M * d),
-                make_op("embed_add_positions", "Add", tok, [tok, tok])]
-    if token_types:
-        ops += [make_op("embed_token_types", "Gather", tok, [(M,)], params=token_types * d),
-                make_op("embed_add_token_types", "Add", tok, [tok, tok])]
-    if embed_norm:
-        ops.append(make_op("embed_norm", norm_op, tok, [tok], params=nparam))
+    ops = _embedding_ops(
+        M=M,
+        d=d,
+        vocab=vocab,
+        own_embedding=own_embedding,
+        positions=positions,
+        token_types=token_types,
+        norm=(norm_op, nparam) if embed_norm else None,
+    )
     if pre_norm:
         ops.append(make_op("attn_norm", norm_op, tok, [tok], count=L, params=nparam))
+    ops += _attention_ops(
+        n_layers=L,
+        d=d,
+        heads=heads,
+        q_dim=q_dim,
+        kv=kv,
+        batch=batch,
+        q_len=q_len,
+        ctx=ctx,
+        qkv_bias=qkv_bias,
+        o_bias=o_bias,
+        rope=rope,
+        decode=decode,
+        window=window,
+    )
+    if not pre_norm:
+        ops.append(make_op("attn_norm", norm_op, tok, [tok], count=L, params=nparam))
+    else:
+        ops.append(make_op("mlp_norm", norm_op, tok, [tok], count=L, params=nparam))
+    Lm = L if mlp_layers is None else mlp_layers
+    ops += _mlp_ops(M=M, d=d, ffn=ffn, act_op=act_op, gated=gated, mlp_bias=mlp_bias, n_layers=Lm)
+    ops.append(make_op("mlp_residual", "Add", tok, [tok, tok], count=L))
+    if not pre_norm:
+        ops.append(make_op("mlp_norm", norm_op, tok, [tok], count=L, params=nparam))
+    if final_norm:
+        ops.append(make_op("final_norm", norm_op, tok, [tok], params=nparam))
+    return ops
+
+
+def _embedding_ops(
+    *,
+    M: int,
+    d: int,
+    vocab: int,
+    own_embedding: bool,
+    positions: int,
+    token_types: int,
+    norm: tuple[str, int] | None,
+) -> list[VectorOp]:
+    """The token (and position / token-type) embedding lookups, their adds, and the embedding norm
+    (``norm``: its operator and parameters, None without one)."""
+    tok = (M, d)
+    ops = [
+        make_op("embed_tokens", "Gather", tok, [(M,)], params=vocab * d if own_embedding else 0, dram=M * d)
+    ]
+    if positions:
+        ops += [
+            make_op("embed_positions", "Gather", tok, [(M,)], params=positions * d, dram=M * d),
+            make_op("embed_add_positions", "Add", tok, [tok, tok]),
+        ]
+    if token_types:
+        ops += [
+            make_op("embed_token_types", "Gather", tok, [(M,)], params=token_types * d),
+            make_op("embed_add_token_types", "Add", tok, [tok, tok]),
+        ]
+    if norm is not None:
+        ops.append(make_op("embed_norm", norm[0], tok, [tok], params=norm[1]))
+    return ops
+
+
+def _attention_ops(
+    *,
+    n_layers: int,
+    d: int,
+    heads: int,
+    q_dim: int,
+    kv: int,
+    batch: int,
+    q_len: int,
+    ctx: int,
+    qkv_bias: bool,
+    o_bias: bool,
+    rope: bool,
+    decode: bool,
+    window: tuple[int, int] | None,
+) -> list[VectorOp]:
+    """One attention block's operators (count = ``n_layers``): the Q/K/V biases, RoPE, the KV cache
+    write of a decode step, scale, mask and softmax of the scores (full and windowed layers), the
+    output bias and the residual add."""
+    M = batch * q_len
+    tok, L = (M, d), n_layers
+    ops: list[VectorOp] = []
     if qkv_bias:
-        ops.append(make_op("qkv_bias", "Add", (M, q_dim + 2 * kv), [(M, q_dim + 2 * kv)], count=L,
-                           params=q_dim + 2 * kv))
+        ops.append(
+            make_op(
+                "qkv_bias", "Add", (M, q_dim + 2 * kv), [(M, q_dim + 2 * kv)], count=L, params=q_dim + 2 * kv
+            )
+        )
     if rope:
         ops.append(make_op("rope", "RotaryEmbedding", (M, q_dim + kv), [(M, q_dim + kv)], count=L))
     if decode:
-        ops.append(make_op("kv_cache_write", "KVCacheWrite", (batch, 2 * kv), [(batch, 2 * kv)], count=L,
-                           dram=batch * 2 * kv))
+        ops.append(
+            make_op(
+                "kv_cache_write",
+                "KVCacheWrite",
+                (batch, 2 * kv),
+                [(batch, 2 * kv)],
+                count=L,
+                dram=batch * 2 * kv,
+            )
+        )
     groups = [("", L - (window[0] if window else 0), ctx)]
     if window and window[0]:
         groups.append(("_window", window[0], window[1]))
@@ -122,23 +275,31 @@ def transformer_ops(*, n_layers: int, d: int, heads: int, kv_heads: int, head_di
         if not n_l:
             continue
         scores = (batch * heads * q_len, keys)
-        ops += [make_op(f"attn_scale{suffix}", "Mul", scores, [scores], count=n_l),
-                make_op(f"attn_mask{suffix}", "Add", scores, [scores], count=n_l),
-                make_op(f"softmax{suffix}", "Softmax", scores, [scores], count=n_l)]
+        ops += [
+            make_op(f"attn_scale{suffix}", "Mul", scores, [scores], count=n_l),
+            make_op(f"attn_mask{suffix}", "Add", scores, [scores], count=n_l),
+            make_op(f"softmax{suffix}", "Softmax", scores, [scores], count=n_l),
+        ]
     if o_bias:
         ops.append(make_op("o_bias", "Add", tok, [tok], count=L, params=d))
     ops.append(make_op("attn_residual", "Add", tok, [tok, tok], count=L))
-    if not pre_norm:
-        ops.append(make_op("attn_norm", norm_op, tok, [tok], count=L, params=nparam))
-    else:
-        ops.append(make_op("mlp_norm", norm_op, tok, [tok], count=L, params=nparam))
-    hid = (M, ffn)
-    Lm = L if mlp_layers is None else mlp_layers
+    return ops
+
+
+def _mlp_ops(
+    *, M: int, d: int, ffn: int, act_op: str, gated: bool, mlp_bias: bool, n_layers: int
+) -> list[VectorOp]:
+    """The dense MLP's operators (count = ``n_layers``, none when 0): the activation and the gate
+    multiply of a gated MLP, or the activation between two GEMMs; their biases."""
+    tok, hid, Lm = (M, d), (M, ffn), n_layers
+    ops: list[VectorOp] = []
     if not Lm:
         pass
     elif gated:
-        ops += [make_op("mlp_act", act_op, hid, [hid], count=Lm),
-                make_op("mlp_gate_mul", "Mul", hid, [hid, hid], count=Lm)]
+        ops += [
+            make_op("mlp_act", act_op, hid, [hid], count=Lm),
+            make_op("mlp_gate_mul", "Mul", hid, [hid, hid], count=Lm),
+        ]
         if mlp_bias:
             ops.append(make_op("mlp_bias", "Add", tok, [tok], count=Lm, params=2 * ffn + d))
     else:
@@ -147,11 +308,6 @@ def transformer_ops(*, n_layers: int, d: int, heads: int, kv_heads: int, head_di
         ops.append(make_op("mlp_act", act_op, hid, [hid], count=Lm))
         if mlp_bias:
             ops.append(make_op("ffn2_bias", "Add", tok, [tok], count=Lm, params=d))
-    ops.append(make_op("mlp_residual", "Add", tok, [tok, tok], count=L))
-    if not pre_norm:
-        ops.append(make_op("mlp_norm", norm_op, tok, [tok], count=L, params=nparam))
-    if final_norm:
-        ops.append(make_op("final_norm", norm_op, tok, [tok], params=nparam))
     return ops
 
 
@@ -182,9 +338,23 @@ class MoEBlock:
     touched_expert_params: int
 
 
-def moe_block(*, n_layers: int, tokens: int, d: int, experts: int, top_k: int, expert_ffn: int, shared_ffn: int = 0,
-              shared_gate: bool = False, act: str = "silu", scoring: str = "softmax", score_bias: bool = False,
-              n: int = 2, m: int = 4, where: str = "workload") -> MoEBlock:
+def moe_block(
+    *,
+    n_layers: int,
+    tokens: int,
+    d: int,
+    experts: int,
+    top_k: int,
+    expert_ffn: int,
+    shared_ffn: int = 0,
+    shared_gate: bool = False,
+    act: str = "silu",
+    scoring: str = "softmax",
+    score_bias: bool = False,
+    n: int = 2,
+    m: int = 4,
+    where: str = "workload",
+) -> MoEBlock:
     """``n_layers`` MoE MLPs over ``tokens`` tokens (batch x query tokens): a router GEMM (d -> E) and
     its scoring (softmax or sigmoid, plus an optional per-expert score bias) and top-k; per token the
     k chosen experts' SwiGLU MLPs (gate, up: d -> expert_ffn; down: expert_ffn -> d), weighted and
@@ -195,8 +365,13 @@ def moe_block(*, n_layers: int, tokens: int, d: int, experts: int, top_k: int, e
     :func:`expected_experts`) instances, the n_layers x tokens x k token-expert pairs spread evenly
     over them (two rows when they do not divide: some instances one token more). So the MACs are
     exactly k expert MLPs per token, and the weights read are those of the expected distinct experts."""
-    for label, v in (("n_layers", n_layers), ("tokens", tokens), ("experts", experts), ("top_k", top_k),
-                     ("expert_ffn", expert_ffn)):
+    for label, v in (
+        ("n_layers", n_layers),
+        ("tokens", tokens),
+        ("experts", experts),
+        ("top_k", top_k),
+        ("expert_ffn", expert_ffn),
+    ):
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             raise InputError(f"{label} must be a positive integer, got {v!r}", where=where)
     if top_k > experts:
@@ -205,7 +380,8 @@ def moe_block(*, n_layers: int, tokens: int, d: int, experts: int, top_k: int, e
         raise InputError(f"router scoring {scoring!r} is not softmax or sigmoid", where=where)
     T, L, E, k, f = tokens, n_layers, experts, top_k, expert_ffn
     mk = lambda name, kind, MM, N, K, ws, count=L: make_layer(  # noqa: E731
-        name, kind, MM, N, K, weight_shape=ws, count=count, n=n, m=m, where=f"{where}: {name}")
+        name, kind, MM, N, K, weight_shape=ws, count=count, n=n, m=m, where=f"{where}: {name}"
+    )
     layers = [mk("router", WEIGHT_GEMM, T, E, d, (E, d))]
     inst = max(1, round(L * expected_experts(E, k, T)))
     q, r = divmod(L * T * k, inst)
@@ -220,22 +396,30 @@ def moe_block(*, n_layers: int, tokens: int, d: int, experts: int, top_k: int, e
     ops = [make_op("router_score", score_op, logits, [logits], count=L)]
     if score_bias:
         ops.append(make_op("router_score_bias", "Add", logits, [logits], count=L, params=E))
-    ops += [make_op("router_topk", "TopK", (T, k), [logits], count=L),
-            make_op("expert_act", "Silu" if act in ("silu", "swish") else "Gelu", hid, [hid], count=L),
-            make_op("expert_gate_mul", "Mul", hid, [hid, hid], count=L),
-            make_op("expert_weight_mul", "Mul", (T * k, d), [(T * k, d), (T * k, 1)], count=L),
-            make_op("expert_sum", "ReduceSum", (T, d), [(T, k, d)], count=L)]
+    ops += [
+        make_op("router_topk", "TopK", (T, k), [logits], count=L),
+        make_op("expert_act", "Silu" if act in ("silu", "swish") else "Gelu", hid, [hid], count=L),
+        make_op("expert_gate_mul", "Mul", hid, [hid, hid], count=L),
+        make_op("expert_weight_mul", "Mul", (T * k, d), [(T * k, d), (T * k, 1)], count=L),
+        make_op("expert_sum", "ReduceSum", (T, d), [(T, k, d)], count=L),
+    ]
     if shared_ffn:
         sh = (T, shared_ffn)
-        layers += [mk("shared_gate_proj", WEIGHT_GEMM, T, shared_ffn, d, (shared_ffn, d)),
-                   mk("shared_up_proj", WEIGHT_GEMM, T, shared_ffn, d, (shared_ffn, d)),
-                   mk("shared_down_proj", WEIGHT_GEMM, T, d, shared_ffn, (d, shared_ffn))]
-        ops += [make_op("shared_act", "Silu", sh, [sh], count=L),
-                make_op("shared_gate_mul", "Mul", sh, [sh, sh], count=L)]
+        layers += [
+            mk("shared_gate_proj", WEIGHT_GEMM, T, shared_ffn, d, (shared_ffn, d)),
+            mk("shared_up_proj", WEIGHT_GEMM, T, shared_ffn, d, (shared_ffn, d)),
+            mk("shared_down_proj", WEIGHT_GEMM, T, d, shared_ffn, (d, shared_ffn)),
+        ]
+        ops += [
+            make_op("shared_act", "Silu", sh, [sh], count=L),
+            make_op("shared_gate_mul", "Mul", sh, [sh, sh], count=L),
+        ]
         if shared_gate:
             layers.append(mk("shared_expert_gate", WEIGHT_GEMM, T, 1, d, (1, d)))
-            ops += [make_op("shared_gate_sigmoid", "Sigmoid", (T, 1), [(T, 1)], count=L),
-                    make_op("shared_scale", "Mul", (T, d), [(T, d), (T, 1)], count=L)]
+            ops += [
+                make_op("shared_gate_sigmoid", "Sigmoid", (T, 1), [(T, 1)], count=L),
+                make_op("shared_scale", "Mul", (T, d), [(T, d), (T, 1)], count=L),
+            ]
         ops.append(make_op("shared_add", "Add", (T, d), [(T, d), (T, d)], count=L))
     return MoEBlock(tuple(layers), tuple(ops), L * E * per_expert, L * k * per_expert, inst * per_expert)
 
@@ -250,10 +434,28 @@ def bert(variant: str = "base", seq: int = 128, batch: int = 1) -> Workload:
     wl = _transformer(f"{key}(seq={seq},batch={batch})", n_layers, d, heads, seq, batch)
     head = make_layer("qa_head", WEIGHT_GEMM, batch * seq, 2, d, weight_shape=(2, d))
     # [P] bert-base-uncased config.json: vocab 30522, 512 positions, 2 token types, post-LN, GELU, biases
-    ops = transformer_ops(n_layers=n_layers, d=d, heads=heads, kv_heads=heads, head_dim=d // heads, ffn=4 * d,
-                          batch=batch, q_len=seq, ctx=seq, vocab=30522, norm="layer", act="gelu", pre_norm=False,
-                          qkv_bias=True, o_bias=True, mlp_bias=True, positions=512, token_types=2, embed_norm=True,
-                          final_norm=False)
+    ops = transformer_ops(
+        n_layers=n_layers,
+        d=d,
+        heads=heads,
+        kv_heads=heads,
+        head_dim=d // heads,
+        ffn=4 * d,
+        batch=batch,
+        q_len=seq,
+        ctx=seq,
+        vocab=30522,
+        norm="layer",
+        act="gelu",
+        pre_norm=False,
+        qkv_bias=True,
+        o_bias=True,
+        mlp_bias=True,
+        positions=512,
+        token_types=2,
+        embed_norm=True,
+        final_norm=False,
+    )
     ops.append(make_op("qa_head_bias", "Add", (batch * seq, 2), [(batch * seq, 2)], params=2))
     return Workload(wl.name, wl.layers + (head,), tuple(ops))
 
@@ -266,26 +468,73 @@ def gpt2(size: str = "small", seq: int = 1024, batch: int = 1) -> Workload:
     n_layers, d, heads = GPT2_CONFIGS[key]
     wl = _transformer(f"{key}(seq={seq},batch={batch})", n_layers, d, heads, seq, batch)
     # [P] openai-community/gpt2 config.json: vocab 50257, 1024 positions, pre-LN, gelu_new, biases, tied LM head
-    ops = transformer_ops(n_layers=n_layers, d=d, heads=heads, kv_heads=heads, head_dim=d // heads, ffn=4 * d,
-                          batch=batch, q_len=seq, ctx=seq, vocab=50257, norm="layer", act="gelu", pre_norm=True,
-                          qkv_bias=True, o_bias=True, mlp_bias=True, positions=1024)
+    ops = transformer_ops(
+        n_layers=n_layers,
+        d=d,
+        heads=heads,
+        kv_heads=heads,
+        head_dim=d // heads,
+        ffn=4 * d,
+        batch=batch,
+        q_len=seq,
+        ctx=seq,
+        vocab=50257,
+        norm="layer",
+        act="gelu",
+        pre_norm=True,
+        qkv_bias=True,
+        o_bias=True,
+        mlp_bias=True,
+        positions=1024,
+    )
     return replace(wl, vector_ops=tuple(ops))
 
 
-def llama(model: str = "llama2-7b", phase: str = "prefill", seq: int = 2048, batch: int = 1,
-          context: int | None = None) -> Workload:
+def llama(
+    model: str = "llama2-7b",
+    phase: str = "prefill",
+    seq: int = 2048,
+    batch: int = 1,
+    context: int | None = None,
+) -> Workload:
     if model not in LLAMA_CONFIGS:
         raise InputError(f"unknown Llama model {model!r} ({', '.join(LLAMA_CONFIGS)})", where="workload")
     if phase not in ("prefill", "decode"):
         raise InputError(f"phase must be prefill or decode, got {phase!r}", where="workload")
     _check_pos(seq=seq, batch=batch)
     n_layers, d, heads, kvh, ffn = LLAMA_CONFIGS[model]
-    wl = _transformer(f"{model}-{phase}(seq={seq},batch={batch})", n_layers, d, heads, seq, batch, ffn=ffn,
-                      kv_heads=kvh, gated=True, decode=phase == "decode", context=context, fused_qkv=False)
+    wl = _transformer(
+        f"{model}-{phase}(seq={seq},batch={batch})",
+        n_layers,
+        d,
+        heads,
+        seq,
+        batch,
+        ffn=ffn,
+        kv_heads=kvh,
+        gated=True,
+        decode=phase == "decode",
+        context=context,
+        fused_qkv=False,
+    )
     decode = phase == "decode"
-    ops = transformer_ops(n_layers=n_layers, d=d, heads=heads, kv_heads=kvh, head_dim=d // heads, ffn=ffn,
-                          batch=batch, q_len=1 if decode else seq, ctx=(context or seq) if decode else seq,
-                          vocab=LLAMA_VOCAB[model], norm="rms", act="silu", gated=True, rope=True, decode=decode)
+    ops = transformer_ops(
+        n_layers=n_layers,
+        d=d,
+        heads=heads,
+        kv_heads=kvh,
+        head_dim=d // heads,
+        ffn=ffn,
+        batch=batch,
+        q_len=1 if decode else seq,
+        ctx=(context or seq) if decode else seq,
+        vocab=LLAMA_VOCAB[model],
+        norm="rms",
+        act="silu",
+        gated=True,
+        rope=True,
+        decode=decode,
+    )
     kv_elems = 2 * n_layers * kvh * (d // heads) * (context or seq) * batch if decode else 0
     return replace(wl, vector_ops=tuple(ops), kv_cache_elements=kv_elems)
 
@@ -316,7 +565,9 @@ def resnet50(batch: int = 1, image: int = 224) -> Workload:
     h = (h0 + 2 - 3) // 2 + 1  # 3x3/2 max-pool, pad 1: 112 -> 56
     ops.append(make_op("maxpool", "MaxPool", (batch, 64, h, h), [(batch, 64, h0, h0)], window=9))
     cin = 64
-    for stage, (width, blocks, stride) in enumerate(((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)), start=2):
+    for stage, (width, blocks, stride) in enumerate(
+        ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)), start=2
+    ):
         for b in range(blocks):
             s = stride if b == 0 else 1
             p = f"layer{stage - 1}.{b}"
@@ -326,7 +577,10 @@ def resnet50(batch: int = 1, image: int = 224) -> Workload:
             if b == 0:
                 conv(f"{p}.downsample", h, cin, 4 * width, 1, s, relu=False)
             out = (batch, 4 * width, h2, h2)
-            ops += [make_op(f"{p}.residual", "Add", out, [out, out]), make_op(f"{p}.relu", "Relu", out, [out])]
+            ops += [
+                make_op(f"{p}.residual", "Add", out, [out, out]),
+                make_op(f"{p}.relu", "Relu", out, [out]),
+            ]
             h, cin = h2, 4 * width
     ops.append(make_op("avgpool", "GlobalAveragePool", (batch, 2048, 1, 1), [(batch, 2048, h, h)]))
     ops.append(make_op("flatten", "Flatten", (batch, 2048), [(batch, 2048, 1, 1)]))

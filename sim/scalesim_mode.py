@@ -75,9 +75,10 @@ def port_time(M, N, K, k_st, steps, R, C, df, d, folds_r, folds_c, per_fold, exa
         # exact window tracking (dense layouts): SCALE-Sim's own count of new_prefetch() calls
         shape = np.broadcast_shapes(np.shape(M), np.shape(R), np.shape(exact))
         exact_if, exact_f = np.full(shape, np.nan), np.full(shape, np.nan)
-        b = np.broadcast_arrays(df, M, N, K, R, C, np.floor(d["ifmap_kb"] * 1024.0), np.floor(d["filter_kb"] * 1024.0),
-                                exact)
-        for idx in zip(*np.nonzero(b[-1])):
+        b = np.broadcast_arrays(
+            df, M, N, K, R, C, np.floor(d["ifmap_kb"] * 1024.0), np.floor(d["filter_kb"] * 1024.0), exact
+        )
+        for idx in zip(*np.nonzero(b[-1]), strict=True):
             exact_if[idx], exact_f[idx] = slides_one(*(int(a[idx]) for a in b[:-1]))
 
     def port(E, kb, bw, passes, events, tail, exact_slides):
@@ -101,13 +102,29 @@ def port_time(M, N, K, k_st, steps, R, C, df, d, folds_r, folds_c, per_fold, exa
     E_f = (N * np.where(is_ws, k_st, K)).astype(np.float64)
     diag = R * (R - 1)
     rev = (R - 1) * C
-    t_if = port(E_if, d["ifmap_kb"], d["port_if"], np.where(is_is, 1, Fc),
-                [(np.where(is_is, 0, Fc * (Fr - 1)), diag), (np.where(is_is, Fr * Fc, 0), rev)],
-                np.where(is_is, per_fold - R, C - 1), exact_if)
-    t_f = port(E_f, d["filter_kb"], d["port_f"], np.where(is_is, Fc, 1),
-               [(np.where(is_ws, Fr * Fc, 0), rev), (np.where(is_is, Fc * (Fr - 1), 0), diag),
-                (np.where(is_os, Fc * (Fr - 1), 0), K * C + C * (C - 1)), (np.where(is_os, Fc - 1, 0), C * (C - 1))],
-               np.where(is_ws, per_fold - R, np.where(is_os, R - 1, C - 1)), exact_f)
+    t_if = port(
+        E_if,
+        d["ifmap_kb"],
+        d["port_if"],
+        np.where(is_is, 1, Fc),
+        [(np.where(is_is, 0, Fc * (Fr - 1)), diag), (np.where(is_is, Fr * Fc, 0), rev)],
+        np.where(is_is, per_fold - R, C - 1),
+        exact_if,
+    )
+    t_f = port(
+        E_f,
+        d["filter_kb"],
+        d["port_f"],
+        np.where(is_is, Fc, 1),
+        [
+            (np.where(is_ws, Fr * Fc, 0), rev),
+            (np.where(is_is, Fc * (Fr - 1), 0), diag),
+            (np.where(is_os, Fc * (Fr - 1), 0), K * C + C * (C - 1)),
+            (np.where(is_os, Fc - 1, 0), C * (C - 1)),
+        ],
+        np.where(is_ws, per_fold - R, np.where(is_os, R - 1, C - 1)),
+        exact_f,
+    )
     words_of = np.floor(d["ofmap_kb"] * 1024.0)
     drain = words_of - np.ceil(words_of / 2.0)
     of_writes = M * N * np.where(is_os, 1, _cdiv(steps, R))
@@ -132,6 +149,7 @@ def port_time(M, N, K, k_st, steps, R, C, df, d, folds_r, folds_c, per_fold, exa
 # (WS filter, IS ifmap) is demanded block row by block row, rows in reverse (one run per row).
 # Addresses are taken as distinct per operand-matrix cell; im2col duplicates (a conv ifmap address
 # in several cells) can hit on another copy in SCALE-Sim, so IS conv ifmap counts may be high.
+
 
 def window_params(E: int, words: int) -> tuple[int, int, int, int]:
     eps = -(-words // 100)
@@ -160,7 +178,7 @@ def _diag_rank(H: int, W: int, r0: int, w_last: int, rows: np.ndarray, cols: np.
 def _slides_runs(first, last, S: int, A: int, P: int) -> int:
     """Window slides over runs of rising sets (each run: first set, last set), in demand order."""
     F = 0
-    for s, e in zip(first, last):
+    for s, e in zip(first, last, strict=True):
         x = s + S * (-(-(F - s) // S))
         if x >= F + A:
             F = ((x - A) // P + 1) * P
@@ -174,7 +192,7 @@ def _slides_rows(tops, nrows, widths, eps: int, S: int, A: int, P: int) -> int:
     """Window slides for folds that demand ``nrows`` contiguous rows of ``width`` positions, top row
     (starting at position ``top``) first, then downwards; rows that cannot miss are skipped."""
     F = 0
-    for top, nr, w in zip(tops, nrows, widths):
+    for top, nr, w in zip(tops, nrows, widths, strict=True):
         j = 0
         while j < nr:
             p = top - j * w
@@ -202,7 +220,9 @@ def _block_runs(F_blk: int, T: int, W: int, n_valid: int, H_reps: tuple[int, int
     b = np.arange(F_blk)
     wb = np.where(b == F_blk - 1, w_last, W)
     r0 = (F_blk - 1) * T
-    ends = _diag_rank(H, W, r0, w_last, np.concatenate((b * T, b * T + T - 1)), np.concatenate((0 * b, wb - 1)))
+    ends = _diag_rank(
+        H, W, r0, w_last, np.concatenate((b * T, b * T + T - 1)), np.concatenate((0 * b, wb - 1))
+    )
     first, last = ends[:F_blk], ends[F_blk:]
     n_out, n_in = H_reps
     if outer_is_block:
@@ -222,8 +242,9 @@ def _row_runs(K: int, Wt: int, R: int, C: int):
     return tops, nr, cw
 
 
-def slides_one(df: int, M: int, N: int, K: int, R: int, C: int, words_if: int, words_f: int
-                         ) -> tuple[int, int]:
+def slides_one(
+    df: int, M: int, N: int, K: int, R: int, C: int, words_if: int, words_f: int
+) -> tuple[int, int]:
     """Exact new_prefetch() counts of SCALE-Sim's ifmap and filter read buffers for one dense layer."""
     out = []
     for op, words in ((0, words_if), (1, words_f)):
@@ -313,5 +334,6 @@ def slides_cells(df, op, M, N, K, R, C, eps, S, A, P) -> int:
     rank[pf] = np.arange(pf.size)
     s = rank[dm[dm >= 0]] // eps
     cut = np.flatnonzero((np.diff(s) < 0) | (np.diff(s) >= S - A)) + 1
-    return _slides_runs(s[np.concatenate(([0], cut))].tolist(), s[np.concatenate((cut - 1, [s.size - 1]))].tolist(),
-                        S, A, P)
+    return _slides_runs(
+        s[np.concatenate(([0], cut))].tolist(), s[np.concatenate((cut - 1, [s.size - 1]))].tolist(), S, A, P
+    )

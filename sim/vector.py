@@ -36,14 +36,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from hw.errors import InputError
 
 CLASSES = ("alu", "exp", "div", "red")
 
 #: How an operator the catalogue does not know is costed (stated in every unsupported entry).
-FALLBACK_RULE = ("costed as one element-wise ALU op per output element, every input read and every output "
-                 "written once through the vector unit")
+FALLBACK_RULE = (
+    "costed as one element-wise ALU op per output element, every input read and every output "
+    "written once through the vector unit"
+)
 
 
 @dataclass(frozen=True)
@@ -99,45 +102,145 @@ def _elems(shape) -> int:
 #   Erf       Abramowitz-Stegun 7.1.26 (t = 1/(1+p x), 5-term Horner, exp(-x^2)): alu 12, exp 1, div 1
 _ELEMENTWISE = {
     # op_type: (alu, exp, div)
-    "Add": (1, 0, 0), "Sub": (1, 0, 0), "Mul": (1, 0, 0), "Div": (0, 0, 1), "Neg": (1, 0, 0), "Abs": (1, 0, 0),
-    "Relu": (1, 0, 0), "LeakyRelu": (2, 0, 0), "PRelu": (2, 0, 0), "Clip": (2, 0, 0), "Max": (1, 0, 0),
-    "Min": (1, 0, 0), "Where": (1, 0, 0), "Equal": (1, 0, 0), "Less": (1, 0, 0), "Greater": (1, 0, 0),
-    "Not": (1, 0, 0), "And": (1, 0, 0), "Or": (1, 0, 0), "Cast": (1, 0, 0), "Floor": (1, 0, 0), "Ceil": (1, 0, 0),
-    "Round": (1, 0, 0), "Sign": (1, 0, 0), "BatchNormalization": (2, 0, 0), "HardSigmoid": (3, 0, 0),
-    "HardSwish": (4, 0, 0), "Exp": (0, 1, 0), "Log": (0, 1, 0), "Pow": (1, 2, 0), "Sqrt": (0, 0, 1),
-    "Reciprocal": (0, 0, 1), "Sigmoid": (1, 1, 1), "Tanh": (3, 1, 1), "Erf": (12, 1, 1), "Gelu": (8, 1, 1),
-    "FastGelu": (8, 1, 1), "Silu": (2, 1, 1), "Swish": (2, 1, 1), "Softplus": (1, 2, 0), "Elu": (2, 1, 0),
-    "Selu": (3, 1, 0), "Mish": (4, 3, 1), "QuickGelu": (2, 1, 1), "Rope": (3, 0, 0), "RotaryEmbedding": (3, 0, 0),
-    "DequantizeLinear": (2, 0, 0), "QuantizeLinear": (3, 0, 1), "Col2Im": (1, 0, 0),
+    "Add": (1, 0, 0),
+    "Sub": (1, 0, 0),
+    "Mul": (1, 0, 0),
+    "Div": (0, 0, 1),
+    "Neg": (1, 0, 0),
+    "Abs": (1, 0, 0),
+    "Relu": (1, 0, 0),
+    "LeakyRelu": (2, 0, 0),
+    "PRelu": (2, 0, 0),
+    "Clip": (2, 0, 0),
+    "Max": (1, 0, 0),
+    "Min": (1, 0, 0),
+    "Where": (1, 0, 0),
+    "Equal": (1, 0, 0),
+    "Less": (1, 0, 0),
+    "Greater": (1, 0, 0),
+    "Not": (1, 0, 0),
+    "And": (1, 0, 0),
+    "Or": (1, 0, 0),
+    "Cast": (1, 0, 0),
+    "Floor": (1, 0, 0),
+    "Ceil": (1, 0, 0),
+    "Round": (1, 0, 0),
+    "Sign": (1, 0, 0),
+    "BatchNormalization": (2, 0, 0),
+    "HardSigmoid": (3, 0, 0),
+    "HardSwish": (4, 0, 0),
+    "Exp": (0, 1, 0),
+    "Log": (0, 1, 0),
+    "Pow": (1, 2, 0),
+    "Sqrt": (0, 0, 1),
+    "Reciprocal": (0, 0, 1),
+    "Sigmoid": (1, 1, 1),
+    "Tanh": (3, 1, 1),
+    "Erf": (12, 1, 1),
+    "Gelu": (8, 1, 1),
+    "FastGelu": (8, 1, 1),
+    "Silu": (2, 1, 1),
+    "Swish": (2, 1, 1),
+    "Softplus": (1, 2, 0),
+    "Elu": (2, 1, 0),
+    "Selu": (3, 1, 0),
+    "Mish": (4, 3, 1),
+    "QuickGelu": (2, 1, 1),
+    "Rope": (3, 0, 0),
+    "RotaryEmbedding": (3, 0, 0),
+    "DequantizeLinear": (2, 0, 0),
+    "QuantizeLinear": (3, 0, 1),
+    "Col2Im": (1, 0, 0),
 }
 #: Row-wise operators: op_type -> (alu, exp, red per element, div per row).
 _ROWWISE = {
-    "Softmax": (2, 1, 2, 1), "LogSoftmax": (2, 1, 2, 1), "LayerNormalization": (5, 0, 2, 1),
-    "SimplifiedLayerNormalization": (3, 0, 1, 1), "RMSNormalization": (3, 0, 1, 1),
-    "SkipLayerNormalization": (6, 0, 2, 1), "InstanceNormalization": (5, 0, 2, 1), "GroupNormalization": (5, 0, 2, 1),
+    "Softmax": (2, 1, 2, 1),
+    "LogSoftmax": (2, 1, 2, 1),
+    "LayerNormalization": (5, 0, 2, 1),
+    "SimplifiedLayerNormalization": (3, 0, 1, 1),
+    "RMSNormalization": (3, 0, 1, 1),
+    "SkipLayerNormalization": (6, 0, 2, 1),
+    "InstanceNormalization": (5, 0, 2, 1),
+    "GroupNormalization": (5, 0, 2, 1),
     "LpNormalization": (2, 0, 1, 1),
 }
 #: Reductions: every input element is one reduction step; mean adds one multiply per output.
-_REDUCE = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceSumSquare", "ReduceProd",
-           "ReduceLogSumExp", "GlobalAveragePool", "GlobalMaxPool", "ArgMax", "ArgMin", "TopK", "CumSum"}
+_REDUCE = {
+    "ReduceMean",
+    "ReduceSum",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceL2",
+    "ReduceSumSquare",
+    "ReduceProd",
+    "ReduceLogSumExp",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
+    "ArgMax",
+    "ArgMin",
+    "TopK",
+    "CumSum",
+}
 #: Pooling windows: every window element but the first is one ALU op (compare or add); average adds a multiply.
 _POOL = {"MaxPool", "AveragePool", "LpPool"}
 #: Data movement only (reshape-like): the tensor is read and written once, no arithmetic.
-_MOVEMENT = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice", "Split", "Gather",
-             "GatherElements", "GatherND", "Expand", "Tile", "Pad", "Identity", "Dropout", "DepthToSpace",
-             "SpaceToDepth", "ScatterND", "ScatterElements", "Resize", "Upsample", "Compress", "OneHot",
-             "Trilu", "ReverseSequence", "KVCacheWrite"}
+_MOVEMENT = {
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Transpose",
+    "Concat",
+    "Slice",
+    "Split",
+    "Gather",
+    "GatherElements",
+    "GatherND",
+    "Expand",
+    "Tile",
+    "Pad",
+    "Identity",
+    "Dropout",
+    "DepthToSpace",
+    "SpaceToDepth",
+    "ScatterND",
+    "ScatterElements",
+    "Resize",
+    "Upsample",
+    "Compress",
+    "OneHot",
+    "Trilu",
+    "ReverseSequence",
+    "KVCacheWrite",
+}
 #: Shape bookkeeping on tiny int64 tensors, folded at compile time: no cost (counted, not timed).
 _FREE = {"Shape", "Constant", "ConstantOfShape", "Size", "Range", "NonZero", "EyeLike"}
 
 
 def known_op(op_type: str) -> bool:
-    return op_type in _ELEMENTWISE or op_type in _ROWWISE or op_type in _REDUCE or op_type in _POOL \
-        or op_type in _MOVEMENT or op_type in _FREE
+    return (
+        op_type in _ELEMENTWISE
+        or op_type in _ROWWISE
+        or op_type in _REDUCE
+        or op_type in _POOL
+        or op_type in _MOVEMENT
+        or op_type in _FREE
+    )
 
 
-def make_op(name: str, op_type: str, out_shape, in_shapes=(), *, count: int = 1, params: int = 0, dram: int = 0,
-            row: int | None = None, window: int | None = None, attrs: dict | None = None) -> VectorOp:
+def make_op(
+    name: str,
+    op_type: str,
+    out_shape,
+    in_shapes=(),
+    *,
+    count: int = 1,
+    params: int = 0,
+    dram: int = 0,
+    row: int | None = None,
+    window: int | None = None,
+    attrs: dict | None = None,
+) -> VectorOp:
     """A :class:`VectorOp` from its output and (activation) input shapes by the recipes above.
 
     ``row`` is the length of the normalised/softmaxed axis (default: the last axis of the output);
@@ -149,8 +252,17 @@ def make_op(name: str, op_type: str, out_shape, in_shapes=(), *, count: int = 1,
     E = _elems(out_shape)
     reads = sum(_elems(s) for s in in_shapes) if in_shapes else E
     sizes = " ".join(f"in{list(map(int, s))}" for s in in_shapes) + f" out{list(map(int, out_shape))}"
-    base = dict(name=name, op_type=op_type, elements=E, read=reads, write=E, count=count, params=params, dram=dram,
-                shapes=sizes.strip())
+    base: dict[str, Any] = dict(
+        name=name,
+        op_type=op_type,
+        elements=E,
+        read=reads,
+        write=E,
+        count=count,
+        params=params,
+        dram=dram,
+        shapes=sizes.strip(),
+    )
     attrs = attrs or {}
     if op_type in _FREE:
         return VectorOp(**{**base, "read": 0, "write": 0}, movement_only=True)
@@ -169,15 +281,21 @@ def make_op(name: str, op_type: str, out_shape, in_shapes=(), *, count: int = 1,
         return VectorOp(**base, alu=float(a * E), exp=float(e * E), red=float(r * E), div=float(dv * rows))
     if op_type in _REDUCE:
         red = float(reads)
-        alu = float(E) if op_type in ("ReduceMean", "GlobalAveragePool", "ReduceL2", "ReduceSumSquare") else 0.0
+        alu = (
+            float(E) if op_type in ("ReduceMean", "GlobalAveragePool", "ReduceL2", "ReduceSumSquare") else 0.0
+        )
         ex = float(reads) if op_type == "ReduceLogSumExp" else 0.0
         return VectorOp(**base, red=red, alu=alu, exp=ex)
     if op_type in _POOL:
         w = int(window or 1)
         alu = float(E * max(w - 1, 0) + (E if op_type == "AveragePool" else 0))
         return VectorOp(**base, alu=alu)
-    return VectorOp(**base, alu=float(E), supported=False, reason=f"operator {op_type!r} unknown to the vector-unit "
-                                                                 f"model; {FALLBACK_RULE}")
+    return VectorOp(
+        **base,
+        alu=float(E),
+        supported=False,
+        reason=f"operator {op_type!r} unknown to the vector-unit model; {FALLBACK_RULE}",
+    )
 
 
 def unsupported_summary(ops) -> list[dict]:

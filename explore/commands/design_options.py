@@ -16,7 +16,7 @@ stay in the commands and the models.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -29,10 +29,36 @@ from ppa.liberty.library import MAX_LIBERTY_NODE_NM
 from ppa.references import VT_CHOICES
 
 __all__ = [
-    "ACC_BITS", "COLS", "DATAFLOW", "DATAFLOWS", "PIPELINE", "PRECISION", "ROWS", "SIMULATE_CLOCK_MHZ", "SPARSITY",
-    "SRAM_BANKS", "SRAM_KB", "AccBits", "ArrayCols", "ArrayRows", "ClockMhz", "Cols", "Dataflow", "DenseFlag",
-    "DoubleBuffer", "Liberty", "LibertyNode", "Pipeline", "Precision", "Rows", "Sparsity", "SramBanks", "SramKb",
-    "Vt", "parse_sparsity_dp",
+    "ACC_BITS",
+    "COLS",
+    "DATAFLOW",
+    "DATAFLOWS",
+    "PIPELINE",
+    "PRECISION",
+    "ROWS",
+    "SIMULATE_CLOCK_MHZ",
+    "SPARSITY",
+    "SRAM_BANKS",
+    "SRAM_KB",
+    "AccBits",
+    "ArrayCols",
+    "ArrayRows",
+    "ClockMhz",
+    "Cols",
+    "Dataflow",
+    "DenseFlag",
+    "DoubleBuffer",
+    "Liberty",
+    "LibertyNode",
+    "Pipeline",
+    "Precision",
+    "Rows",
+    "Sparsity",
+    "SramBanks",
+    "SramKb",
+    "Vt",
+    "or_default",
+    "parse_sparsity_dp",
 ]
 
 ROWS = 16
@@ -53,6 +79,15 @@ ACC_BITS = 32
 SIMULATE_CLOCK_MHZ = 1000.0
 #: Most SRAM banks per buffer (sim.perf.ArrayConfig's limit).
 MAX_SRAM_BANKS = 64
+
+
+T = TypeVar("T")
+
+
+def or_default(value: T | None, default: T) -> T:
+    """A flag's value, or ``default`` for None: a command whose flag defaults to the constant (never
+    None from the command line) passes it on typed as given."""
+    return default if value is None else value
 
 
 def parse_sparsity_dp(text: str) -> tuple[bool, int, int, bool]:
@@ -84,48 +119,131 @@ def _int(flag: str, lo: int, hi: int, help_: str, show: str | None = None) -> An
 _ROWS_HELP = "PE rows R of the array (the reduction side in WS)"
 _COLS_HELP = "PE columns C of the array (output channels in WS)"
 
-Rows = Annotated[Optional[int], _int("--rows", 1, MAX_ARRAY_SIDE, _ROWS_HELP, str(ROWS))]
-Cols = Annotated[Optional[int], _int("--cols", 1, MAX_ARRAY_SIDE, _COLS_HELP, str(COLS))]
+Rows = Annotated[int | None, _int("--rows", 1, MAX_ARRAY_SIDE, _ROWS_HELP, str(ROWS))]
+Cols = Annotated[int | None, _int("--cols", 1, MAX_ARRAY_SIDE, _COLS_HELP, str(COLS))]
 #: verilog's: the array is written only when --rows and --cols are given (no default).
-ArrayRows = Annotated[Optional[int], _int("--rows", 1, MAX_ARRAY_SIDE, _ROWS_HELP + "; with --cols: write the array",
-                                          "no array")]
-ArrayCols = Annotated[Optional[int], _int("--cols", 1, MAX_ARRAY_SIDE, _COLS_HELP + "; with --rows: write the array",
-                                          "no array")]
-SramKb = Annotated[Optional[float], typer.Option(
-    "--sram-kb", help="on-chip SRAM in KiB (simulate: split equally into the ifmap, filter and ofmap buffers)",
-    callback=in_range("--sram-kb", 0, MAX_SRAM_KB), show_default=f"{SRAM_KB:g}")]
-ClockMhz = Annotated[Optional[float], typer.Option(
-    "--clock-mhz", help="array clock in MHz", callback=in_range("--clock-mhz", MIN_CLOCK_MHZ, MAX_CLOCK_MHZ),
-    show_default=f"ppa: fmax at nominal V; simulate: {SIMULATE_CLOCK_MHZ:g}")]
-Pipeline = Annotated[Optional[int], _int(
-    "--pipeline", 1, MAX_PIPELINE, "register stages in the PE (hw PEParams.pipeline); each fold pays pipeline - 1 "
-    "cycles", str(PIPELINE))]
-SramBanks = Annotated[Optional[int], _int(
-    "--sram-banks", 1, MAX_SRAM_BANKS, "banks per SRAM buffer (2: the ping and pong halves of the double buffer)",
-    str(SRAM_BANKS))]
-AccBits = Annotated[Optional[int], _int(
-    "--acc-bits", 1, MAX_ACC_BITS, "accumulator width, >= act + weight bits (float precisions: binary32); "
-    "partial sums that leave the array before the reduction completes move at this width", str(ACC_BITS))]
-Dataflow = Annotated[Optional[str], typer.Option(
-    "--dataflow", help="array dataflow: ws, os or is (is is costed as ws; verilog writes ws and os arrays)",
-    callback=one_of("--dataflow", DATAFLOWS), show_default=DATAFLOW)]
-Sparsity = Annotated[Optional[str], typer.Option(
-    "--sparsity", help="N:M pattern (e.g. 2:4) or dense; ppa also 'N:M+dense' (the sparse PE with its dense path)",
-    callback=_check_sparsity, show_default=SPARSITY)]
-Precision = Annotated[Optional[str], typer.Option(
-    "--precision", help=f"operand format: {', '.join(PRECISIONS)} (float formats accumulate in binary32); it sets "
-                        "the operand widths and the bytes moved per activation and weight",
-    callback=_check_precision, show_default=PRECISION)]
-DoubleBuffer = Annotated[bool, typer.Option(
-    "--double-buffer", help="a shadow weight set per PE, loaded while the array computes (ws or is)")]
-DenseFlag = Annotated[bool, typer.Option(
-    "--dense-path", help="the sparse PE with a full-rate dense path (M multipliers; N:M at M/N groups per cycle)")]
-Liberty = Annotated[Optional[str], typer.Option(
-    "--liberty", help="Liberty (.lib) file of your standard cells, or asap7 (the ASAP7 7 nm library): timing from "
-                      "OpenSTA on it (sweep: overrides fixed.liberty)")]
-LibertyNode = Annotated[Optional[int], _int(
-    "--liberty-node", 1, MAX_LIBERTY_NODE_NM, "process node (nm) of the Liberty file when the file does not state it")]
-Vt = Annotated[Optional[str], typer.Option(
-    "--vt", help=f"threshold-voltage flavour of the logic cells: {', '.join(VT_CHOICES)} (faster cells leak "
-                 "more); default: the lowest-leakage flavour that meets --clock-mhz (rvt with no clock)",
-    callback=one_of("--vt", VT_CHOICES), show_default="auto")]
+ArrayRows = Annotated[
+    int | None,
+    _int("--rows", 1, MAX_ARRAY_SIDE, _ROWS_HELP + "; with --cols: write the array", "no array"),
+]
+ArrayCols = Annotated[
+    int | None,
+    _int("--cols", 1, MAX_ARRAY_SIDE, _COLS_HELP + "; with --rows: write the array", "no array"),
+]
+SramKb = Annotated[
+    float | None,
+    typer.Option(
+        "--sram-kb",
+        help="on-chip SRAM in KiB (simulate: split equally into the ifmap, filter and ofmap buffers)",
+        callback=in_range("--sram-kb", 0, MAX_SRAM_KB),
+        show_default=f"{SRAM_KB:g}",
+    ),
+]
+ClockMhz = Annotated[
+    float | None,
+    typer.Option(
+        "--clock-mhz",
+        help="array clock in MHz",
+        callback=in_range("--clock-mhz", MIN_CLOCK_MHZ, MAX_CLOCK_MHZ),
+        show_default=f"ppa: fmax at nominal V; simulate: {SIMULATE_CLOCK_MHZ:g}",
+    ),
+]
+Pipeline = Annotated[
+    int | None,
+    _int(
+        "--pipeline",
+        1,
+        MAX_PIPELINE,
+        "register stages in the PE (hw PEParams.pipeline); each fold pays pipeline - 1 cycles",
+        str(PIPELINE),
+    ),
+]
+SramBanks = Annotated[
+    int | None,
+    _int(
+        "--sram-banks",
+        1,
+        MAX_SRAM_BANKS,
+        "banks per SRAM buffer (2: the ping and pong halves of the double buffer)",
+        str(SRAM_BANKS),
+    ),
+]
+AccBits = Annotated[
+    int | None,
+    _int(
+        "--acc-bits",
+        1,
+        MAX_ACC_BITS,
+        "accumulator width, >= act + weight bits (float precisions: binary32); "
+        "partial sums that leave the array before the reduction completes move at this width",
+        str(ACC_BITS),
+    ),
+]
+Dataflow = Annotated[
+    str | None,
+    typer.Option(
+        "--dataflow",
+        help="array dataflow: ws, os or is (is is costed as ws; verilog writes ws and os arrays)",
+        callback=one_of("--dataflow", DATAFLOWS),
+        show_default=DATAFLOW,
+    ),
+]
+Sparsity = Annotated[
+    str | None,
+    typer.Option(
+        "--sparsity",
+        help="N:M pattern (e.g. 2:4) or dense; ppa also 'N:M+dense' (the sparse PE with its dense path)",
+        callback=_check_sparsity,
+        show_default=SPARSITY,
+    ),
+]
+Precision = Annotated[
+    str | None,
+    typer.Option(
+        "--precision",
+        help=f"operand format: {', '.join(PRECISIONS)} (float formats accumulate in binary32); it sets "
+        "the operand widths and the bytes moved per activation and weight",
+        callback=_check_precision,
+        show_default=PRECISION,
+    ),
+]
+DoubleBuffer = Annotated[
+    bool,
+    typer.Option(
+        "--double-buffer", help="a shadow weight set per PE, loaded while the array computes (ws or is)"
+    ),
+]
+DenseFlag = Annotated[
+    bool,
+    typer.Option(
+        "--dense-path",
+        help="the sparse PE with a full-rate dense path (M multipliers; N:M at M/N groups per cycle)",
+    ),
+]
+Liberty = Annotated[
+    str | None,
+    typer.Option(
+        "--liberty",
+        help="Liberty (.lib) file of your standard cells, or asap7 (the ASAP7 7 nm library): timing from "
+        "OpenSTA on it (sweep: overrides fixed.liberty)",
+    ),
+]
+LibertyNode = Annotated[
+    int | None,
+    _int(
+        "--liberty-node",
+        1,
+        MAX_LIBERTY_NODE_NM,
+        "process node (nm) of the Liberty file when the file does not state it",
+    ),
+]
+Vt = Annotated[
+    str | None,
+    typer.Option(
+        "--vt",
+        help=f"threshold-voltage flavour of the logic cells: {', '.join(VT_CHOICES)} (faster cells leak "
+        "more); default: the lowest-leakage flavour that meets --clock-mhz (rvt with no clock)",
+        callback=one_of("--vt", VT_CHOICES),
+        show_default="auto",
+    ),
+]

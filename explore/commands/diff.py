@@ -17,15 +17,24 @@ def _run(spec: str, label: str) -> Run:
     """Run ``label`` (A or B): a JSON file, or a stored study."""
     if is_file_run(spec):
         return load_run(spec, label)
-    from explore.diff_study import load_study_run  # reason: Optuna and the study reader load only for a stored study
+    from explore.diff_study import (
+        load_study_run,
+    )  # reason: Optuna and the study reader load only for a stored study
+
     return load_study_run(spec, label)
 
 
 def diff(
-    a: Annotated[str, typer.Argument(help="run A: STORAGE#STUDY, a best.json, or a 'sparsepe simulate --json' file")],
+    a: Annotated[
+        str, typer.Argument(help="run A: STORAGE#STUDY, a best.json, or a 'sparsepe simulate --json' file")
+    ],
     b: Annotated[str, typer.Argument(help="run B: the same kinds as A")],
-    threshold: Annotated[str, typer.Option("--threshold", help="relative move that counts, e.g. 5% or 0.05")] = "5%",
-    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (first_divergence, changes, config_delta)")] = False,
+    threshold: Annotated[
+        str, typer.Option("--threshold", help="relative move that counts, e.g. 5% or 0.05")
+    ] = "5%",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print one JSON object (first_divergence, changes, config_delta)")
+    ] = False,
 ) -> None:
     """Compare two runs: what moved, where it first diverged, and why."""
     thr = parse_threshold(threshold)

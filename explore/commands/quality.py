@@ -26,6 +26,7 @@
   stdout or returns a wrong value is one line ``sparsepe: error: <hook>: <what it did>``, exit 2.
 
 Ctrl-C prints one line ``sparsepe: interrupted`` and exits with 130; the hook's process is killed.
+The tables and lines printed without ``--json`` are :mod:`explore.commands.quality_print`'s.
 """
 
 from __future__ import annotations
@@ -34,46 +35,64 @@ import math
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
+from explore.commands.quality_print import print_result
 from explore.config import MAX_SEED
-from explore.safety import dumps
 from hw.errors import InputError
-from sim.quality.prune.calibration import is_function_spec
 from sim.quality.evidence.evidence import digits_evidence, guardrail_verdict, transformer_evidence
-from sim.quality.team.layer_report import weights_report
-from sim.quality.team.hooks import DEFAULT_HOOK_TIMEOUT, HookRaised, HookTimeout, check_hook_timeout
+from sim.quality.evidence.precision import precision_quality
+from sim.quality.prune.calibration import is_function_spec
 from sim.quality.prune.layouts import parse_layout_rules
 from sim.quality.prune.method_names import METHODS
-from sim.quality.evidence.precision import precision_quality
 from sim.quality.references.reference import check_guardrail, parse_nm
+from sim.quality.team.hooks import DEFAULT_HOOK_TIMEOUT, HookRaised, HookTimeout, check_hook_timeout
+from sim.quality.team.layer_report import weights_report
 from sim.quality.team.user_eval import model_evidence
 from sim.quality.team.weights import check_save_path, save_tensors
 
 
-def _check_common(nm: str, seed: int, max_quality_delta: float, method: str | None, layouts, save_pruned,
-                  weights: Path | None, calib: str | None, reference: bool, eval_spec: str | None,
-                  prune_lm_head: bool = False):
+def _check_common(
+    nm: str,
+    seed: int,
+    max_quality_delta: float,
+    method: str | None,
+    layouts,
+    save_pruned,
+    weights: Path | None,
+    calib: str | None,
+    reference: bool,
+    eval_spec: str | None,
+    prune_lm_head: bool = False,
+):
     """Every argument checked before any work: (n, m, layout rules)."""
     n, m = parse_nm(nm)
     if seed < 0:
         raise InputError(f"must be >= 0, got {seed}", where="--seed")
     if not max_quality_delta >= 0:
-        raise InputError(f"must be >= 0 (a fraction: 0.015 = 1.5 points), got {max_quality_delta}",
-                         where="--max-quality-delta")
+        raise InputError(
+            f"must be >= 0 (a fraction: 0.015 = 1.5 points), got {max_quality_delta}",
+            where="--max-quality-delta",
+        )
     if method is not None and method not in METHODS:
         raise InputError(f"unknown pruning method {method!r} (known: {', '.join(METHODS)})", where="--method")
     rules = parse_layout_rules(layouts)
-    for flag, given in (("--method", method is not None), ("--calib", calib is not None), ("--layout", bool(rules)),
-                        ("--save-pruned", save_pruned is not None), ("--prune-lm-head", prune_lm_head)):
+    for flag, given in (
+        ("--method", method is not None),
+        ("--calib", calib is not None),
+        ("--layout", bool(rules)),
+        ("--save-pruned", save_pruned is not None),
+        ("--prune-lm-head", prune_lm_head),
+    ):
         if given and weights is None:
-            raise InputError("prunes the team's weights: give --weights FILE (the references bring their own "
-                             "calibration data and report every method)", where=flag)
+            raise InputError(
+                "prunes the team's weights: give --weights FILE (the references bring their own "
+                "calibration data and report every method)",
+                where=flag,
+            )
     if save_pruned is not None:
         check_save_path(save_pruned)
     if eval_spec is not None and reference:
@@ -85,10 +104,14 @@ def check_precisions(precision: str) -> list[str]:
     """``--precision`` as a list: comma-separated, no empty entry."""
     precs = [p.strip() for p in precision.split(",")]
     if not any(precs):
-        raise InputError("empty: give a comma list of int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16", where="--precision")
+        raise InputError(
+            "empty: give a comma list of int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16", where="--precision"
+        )
     if not all(precs):
-        raise InputError(f"empty entry in {precision!r} (a comma list of int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16)",
-                         where="--precision")
+        raise InputError(
+            f"empty entry in {precision!r} (a comma list of int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16)",
+            where="--precision",
+        )
     return precs
 
 
@@ -98,177 +121,210 @@ def check_hooks(hook_timeout: float | None, eval_spec: str | None, calib: str | 
         return HookTimeout(DEFAULT_HOOK_TIMEOUT, "--hook-timeout")
     seconds = check_hook_timeout(hook_timeout, "--hook-timeout")
     if eval_spec is None and (calib is None or not is_function_spec(calib)):
-        raise InputError("limits the team's code: give --eval MODULE:FUNCTION or --calib MODULE:FUNCTION",
-                         where="--hook-timeout")
+        raise InputError(
+            "limits the team's code: give --eval MODULE:FUNCTION or --calib MODULE:FUNCTION",
+            where="--hook-timeout",
+        )
     return HookTimeout(seconds, "--hook-timeout")
 
 
-def run_quality(weights: Path | None, nm: str, reference: bool, seed: int, calib: str | None,
-                max_quality_delta: float, progress=None, *, eval_spec: str | None = None,
-                finetuned: Path | None = None, family: str = "mlp", method: str | None = None,
-                layouts=(), save_pruned: Path | None = None, hook_timeout: HookTimeout | None = None,
-                prune_lm_head: bool = False) -> dict:
+def _team_model_result(
+    weights: Path | None,
+    eval_spec: str,
+    n: int,
+    m: int,
+    rules,
+    seed: int,
+    calib: str | None,
+    max_quality_delta: float,
+    *,
+    finetuned: Path | None,
+    method: str | None,
+    save_pruned: Path | None,
+    hook_timeout: HookTimeout | None,
+    prune_lm_head: bool,
+) -> dict:
+    """``--weights --eval``: the team's model scored by the team's eval, with the guardrail."""
+    if weights is None:
+        raise InputError("--eval needs --weights (the model it scores)", where="--eval")
+    out = model_evidence(
+        weights,
+        eval_spec,
+        finetuned_path=finetuned,
+        n=n,
+        m=m,
+        seed=seed,
+        method=method,
+        calibration=calib,
+        layout_rules=rules,
+        save_pruned=save_pruned,
+        hook_timeout=hook_timeout,
+        prune_lm_head=prune_lm_head,
+    )
+    ok, msg = guardrail_verdict(out, max_quality_delta)
+    out.update({"max_quality_delta": max_quality_delta, "guardrail_ok": ok, "guardrail": msg})
+    return out
+
+
+def _transformer_result(n: int, m: int, seed: int, max_quality_delta: float, progress) -> dict:
+    """``--reference --family transformer``: the char-level transformer LM reference."""
+    ev, _ = transformer_evidence(n, m, seed=seed, progress=progress)
+    ok, msg = guardrail_verdict(ev, max_quality_delta)
+    return {
+        **ev,
+        "nm": f"{n}:{m}",
+        "seed": seed,
+        "max_quality_delta": max_quality_delta,
+        "guardrail_ok": ok,
+        "guardrail": msg,
+    }
+
+
+def _weights_result(
+    weights: Path,
+    n: int,
+    m: int,
+    rules,
+    seed: int,
+    calib: str | None,
+    *,
+    method: str | None,
+    save_pruned: Path | None,
+    hook_timeout: HookTimeout | None,
+    prune_lm_head: bool,
+) -> dict:
+    """``--weights`` alone: the per-layer report of the pruned weights (and the saved file)."""
+    rep, shot = weights_report(
+        weights,
+        n,
+        m,
+        seed=seed,
+        calibration=calib,
+        method=method,
+        layout_rules=rules,
+        hook_timeout=hook_timeout,
+        prune_lm_head=prune_lm_head,
+    )
+    if save_pruned is not None:
+        save_tensors(save_pruned, shot.tensors, source=weights, note=shot.schedule())
+    return {
+        "weights_file": rep["file"],
+        "calibration": rep["calibration"],
+        "layers": rep["layers"],
+        "skipped": rep["skipped"],
+        "layers_pruned": rep["layers_pruned"],
+        "layers_dense": rep["layers_dense"],
+        "method": rep["method"],
+        "layouts": rep["layouts"],
+        "pruned_file": None if save_pruned is None else str(save_pruned),
+        "tied_lm_head": rep["tied_lm_head"],
+    }
+
+
+def _digits_result(n: int, m: int, seed: int, max_quality_delta: float, progress) -> dict:
+    """``--reference``: the digits MLP experiment, its seed's guardrail and the multi-seed one."""
+    ev, results = digits_evidence(n, m, seed=seed, progress=progress)
+    res = results[0]
+    out = {**res.to_json()}
+    ok0, msg0 = check_guardrail(res.delta_at_equal_latency, max_quality_delta)
+    ok, msg = guardrail_verdict(ev, max_quality_delta)
+    ev = {k: v for k, v in ev.items() if k != "details"}
+    out.update(
+        {
+            "max_quality_delta": max_quality_delta,
+            "guardrail_ok": ok,
+            "guardrail": msg,
+            "seed_guardrail_ok": ok0,
+            "seed_guardrail": msg0,
+            "evidence": "proxy",
+            "multi_seed": ev,
+            "quality_delta": ev["quality_delta"],
+            "quality_delta_interval": ev["quality_delta_interval"],
+            "quality_delta_ci": ev["quality_delta_ci"],
+        }
+    )
+    return out
+
+
+def run_quality(
+    weights: Path | None,
+    nm: str,
+    reference: bool,
+    seed: int,
+    calib: str | None,
+    max_quality_delta: float,
+    progress=None,
+    *,
+    eval_spec: str | None = None,
+    finetuned: Path | None = None,
+    family: str = "mlp",
+    method: str | None = None,
+    layouts=(),
+    save_pruned: Path | None = None,
+    hook_timeout: HookTimeout | None = None,
+    prune_lm_head: bool = False,
+) -> dict:
     """Everything ``sparsepe quality`` prints with ``--json``, as one dict."""
-    n, m, rules = _check_common(nm, seed, max_quality_delta, method, layouts, save_pruned, weights, calib, reference,
-                                eval_spec, prune_lm_head)
+    n, m, rules = _check_common(
+        nm,
+        seed,
+        max_quality_delta,
+        method,
+        layouts,
+        save_pruned,
+        weights,
+        calib,
+        reference,
+        eval_spec,
+        prune_lm_head,
+    )
     if finetuned is not None and eval_spec is None:
         raise InputError("--finetuned needs --weights and --eval", where="--finetuned")
     if eval_spec is not None:
-        if weights is None:
-            raise InputError("--eval needs --weights (the model it scores)", where="--eval")
-        out = model_evidence(weights, eval_spec, finetuned_path=finetuned, n=n, m=m, seed=seed, method=method,
-                             calibration=calib, layout_rules=rules, save_pruned=save_pruned,
-                             hook_timeout=hook_timeout, prune_lm_head=prune_lm_head)
-        ok, msg = guardrail_verdict(out, max_quality_delta)
-        out.update({"max_quality_delta": max_quality_delta, "guardrail_ok": ok, "guardrail": msg})
-        return out
+        return _team_model_result(
+            weights,
+            eval_spec,
+            n,
+            m,
+            rules,
+            seed,
+            calib,
+            max_quality_delta,
+            finetuned=finetuned,
+            method=method,
+            save_pruned=save_pruned,
+            hook_timeout=hook_timeout,
+            prune_lm_head=prune_lm_head,
+        )
     if family not in ("mlp", "transformer"):
         raise InputError(f"unknown reference family {family!r} (mlp, transformer)", where="--family")
     if family == "transformer":
         if not reference or weights is not None:
             raise InputError("--family transformer goes with --reference alone", where="--family")
-        ev, _ = transformer_evidence(n, m, seed=seed, progress=progress)
-        ok, msg = guardrail_verdict(ev, max_quality_delta)
-        return {**ev, "nm": f"{n}:{m}", "seed": seed, "max_quality_delta": max_quality_delta,
-                "guardrail_ok": ok, "guardrail": msg}
+        return _transformer_result(n, m, seed, max_quality_delta, progress)
     if weights is None and not reference:
-        raise InputError("nothing to do: give --weights FILE [--eval M:F] and/or --reference", where="quality")
+        raise InputError(
+            "nothing to do: give --weights FILE [--eval M:F] and/or --reference", where="quality"
+        )
     out: dict = {"nm": f"{n}:{m}", "seed": seed}
     if weights is not None:
-        rep, shot = weights_report(weights, n, m, seed=seed, calibration=calib, method=method, layout_rules=rules,
-                                   hook_timeout=hook_timeout, prune_lm_head=prune_lm_head)
-        if save_pruned is not None:
-            save_tensors(save_pruned, shot.tensors, source=weights, note=shot.schedule())
-        out.update({"weights_file": rep["file"], "calibration": rep["calibration"], "layers": rep["layers"],
-                    "skipped": rep["skipped"], "layers_pruned": rep["layers_pruned"],
-                    "layers_dense": rep["layers_dense"], "method": rep["method"], "layouts": rep["layouts"],
-                    "pruned_file": None if save_pruned is None else str(save_pruned),
-                    "tied_lm_head": rep["tied_lm_head"]})
+        out.update(
+            _weights_result(
+                weights,
+                n,
+                m,
+                rules,
+                seed,
+                calib,
+                method=method,
+                save_pruned=save_pruned,
+                hook_timeout=hook_timeout,
+                prune_lm_head=prune_lm_head,
+            )
+        )
     if reference:
-        ev, results = digits_evidence(n, m, seed=seed, progress=progress)
-        res = results[0]
-        out.update(res.to_json())
-        ok0, msg0 = check_guardrail(res.delta_at_equal_latency, max_quality_delta)
-        ok, msg = guardrail_verdict(ev, max_quality_delta)
-        ev = {k: v for k, v in ev.items() if k != "details"}
-        out.update({"max_quality_delta": max_quality_delta, "guardrail_ok": ok, "guardrail": msg,
-                    "seed_guardrail_ok": ok0, "seed_guardrail": msg0, "evidence": "proxy", "multi_seed": ev,
-                    "quality_delta": ev["quality_delta"], "quality_delta_interval": ev["quality_delta_interval"],
-                    "quality_delta_ci": ev["quality_delta_ci"]})
+        out.update(_digits_result(n, m, seed, max_quality_delta, progress))
     return out
-
-
-def _print_pruning(con, result: dict) -> None:
-    """What ran: the method, the calibration inputs, the layouts, the saved file."""
-    cal = result["calibration"]
-    src = (f"calibration {cal['source']}, {cal['samples']} rows per tensor, inputs from the {cal['inputs']}"
-           if cal.get("source") else "no calibration inputs")
-    con.print(escape(f"method {result['method']} ({src})"))
-    pruned = result.get("pruned_tensors") or [r for r in result.get("layers", []) if r["pruned"]]
-    by = {}
-    for r in pruned:
-        by.setdefault((r["layout"], r["reduction_axis"], r["method"]), []).append(r["name"])
-    for (lay, axis, meth), names in by.items():
-        con.print(escape(f"  {len(names)} tensor(s) {lay}, groups of M along axis {axis}, pruned by {meth}: "
-                         + ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")))
-    if result.get("pruned_file"):
-        con.print(escape(f"pruned weights written to {result['pruned_file']}"))
-
-
-def _print_evidence(con, result: dict) -> None:
-    if result.get("evidence") == "model":
-        t = Table(title=escape(f"{result['weights_file']}: team eval {result['eval']}, {result['nm']} "
-                               f"(evidence: model)"))
-        t.add_column("weights")
-        t.add_column(escape(result["metric"]), justify="right")
-        t.add_row("dense", f"{result['dense_metric']:.6g}")
-        t.add_row(f"one-shot {result['nm']}", f"{result['oneshot_metric']:.6g}")
-        if result["finetuned_metric"] is not None:
-            t.add_row("fine-tuned (team)", f"{result['finetuned_metric']:.6g}")
-        con.print(t)
-        ci = result["delta_ci"]
-        con.print(escape(f"delta ({result['sparse_model']} - dense): {result['delta']:+.6g}"
-                         + (f", 95 % interval [{ci[0]:+.6g}, {ci[1]:+.6g}]" if ci else " (no per-sample scores: "
-                            "no interval)")))
-        _print_pruning(con, result)
-        for sk in result["skipped_tensors"]:
-            con.print(escape(f"  skipped {sk['name']}: {sk['reason']}"))
-    else:
-        t = Table(title=escape(f"reference ({result['evidence']}): {result['model']}, {result['nm']}, "
-                               f"seeds {result['seeds']}"))
-        t.add_column("step")
-        t.add_column(escape(result["metric"]) + " (mean over seeds)", justify="right")
-        for label, key in (("dense", "dense_metric"), ("one-shot", "oneshot_metric"),
-                           ("fine-tuned, fixed mask (ASP)", "finetuned_metric"), ("gradual", "gradual_metric"),
-                           (f"dense {result['dense_equal_latency_size']} (equal latency)", "dense_equal_latency_metric"),
-                           ("unigram baseline", "unigram_metric")):
-            if result.get(key) is not None:
-                t.add_row(escape(label), f"{result[key]:.4f}")
-        con.print(t)
-        if result.get("oneshot_methods"):
-            mt = Table(title=escape(f"one-shot {result['nm']} by method, against the pre-trained dense model "
-                                    f"({result['pretrained_metric']:.4f}); calibration "
-                                    f"{result['calibration']['source']}"))
-            for col in ("method", escape(result["metric"]), "delta", "95 % interval"):
-                mt.add_column(col, justify="left" if col == "method" else "right")
-            for meth, row in result["oneshot_methods"].items():
-                lo, hi = row["quality_delta_interval"]
-                mt.add_row(meth, f"{row['perplexity']:.4f}", f"{row['quality_delta'] * 100:+.2f} %",
-                           f"[{lo * 100:+.2f}, {hi * 100:+.2f}] %")
-            con.print(mt)
-        con.print(escape(f"equal latency: sparse {result['sparse_size']} ({result['sparse_params']} params, "
-                         f"{result['sparse_nonzero_params']} nonzero, {result['sparse_latency']:g} cycles on "
-                         f"{result['latency_model']}) vs dense {result['dense_equal_latency_size']} "
-                         f"({result['dense_equal_latency_params']} params, {result['dense_equal_latency_latency']:g} "
-                         f"cycles on {result['dense_latency_model']})"))
-    iv = result.get("quality_delta_interval")
-    con.print(escape(f"quality loss {result['quality_delta']:+.4f}"
-                     + (f" (95 % interval [{iv[0]:+.4f}, {iv[1]:+.4f}])" if iv else "")
-                     + f"; {result['guardrail']}"))
-
-
-def _print_human(result: dict) -> None:
-    con = Console()
-    if result.get("evidence") == "model" or "reference" in result:
-        _print_evidence(con, result)
-        return
-    if "layers" in result:
-        t = Table(title=escape(f"{result['weights_file']}: {result['nm']} {result['method']} pruning (outputs "
-                               f"measured on {result['calibration']['measured_on']})"))
-        for col in ("layer", "shape", "kind", "pruned", "nonzero", "kept |w| share", "rel. out err", "SNR dB"):
-            t.add_column(col, overflow="fold")
-        for r in result["layers"]:
-            t.add_row(escape(r["name"]), "x".join(map(str, r["shape"])), r["kind"], "yes" if r["pruned"] else "dense",
-                      f"{r['nonzero_fraction']:.3f}", f"{r['retained_magnitude_share']:.4f}",
-                      f"{r['relative_output_error']:.4f}", "inf" if r["snr_db"] is None else f"{r['snr_db']:.2f}")
-        con.print(t)
-        for r in result["layers"]:
-            if not r["pruned"]:
-                con.print(escape(f"  {r['name']} stays dense: {r['reason']}"))
-        for s in result["skipped"]:
-            con.print(escape(f"  skipped {s['name']}: {s['reason']}"))
-        _print_pruning(con, result)
-    if "dense_accuracy" in result:
-        t = Table(title=f"reference experiment: digits MLP {'-'.join(map(str, result['widths']))}, "
-                        f"{result['nm']}, seed {result['seed']}")
-        t.add_column("step")
-        t.add_column("test accuracy", justify="right")
-        for label, key in (("dense", "dense_accuracy"), (f"one-shot {result['nm']}", "oneshot_accuracy"),
-                           ("fine-tuned, fixed mask (ASP)", "finetuned_accuracy"),
-                           ("gradual (cubic ramp)", "gradual_accuracy"),
-                           (f"dense h={result['dense_equal_latency_hidden']} (equal latency)",
-                            "dense_equal_latency_accuracy")):
-            t.add_row(label, f"{result[key] * 100:.2f}%")
-        con.print(t)
-        con.print(f"equal latency on {escape(result['latency_model'])}: sparse h={result['sparse_hidden']} "
-                  f"({result['sparse_params']} params, {result['sparse_nonzero_params']} nonzero, latency "
-                  f"{result['sparse_latency']:g}) vs dense h={result['dense_equal_latency_hidden']} "
-                  f"({result['dense_equal_latency_params']} params, latency {result['dense_equal_latency_latency']:g})")
-        iv = result["quality_delta_interval"]
-        con.print(f"delta at equal latency (seed {result['seed']}): {result['delta_at_equal_latency'] * 100:+.2f} "
-                  f"points; loss over {len(result['multi_seed']['seeds'])} seeds {result['quality_delta'] * 100:+.2f} "
-                  f"points, 95 % interval [{iv[0] * 100:+.2f}, {iv[1] * 100:+.2f}] (evidence: proxy)")
-        con.print(escape(result["guardrail"]))
 
 
 @contextmanager
@@ -286,55 +342,128 @@ def interrupt_line():
         raise
 
 
+Weights = Annotated[Path | None, typer.Option("--weights", help="Weights file (.npz or .safetensors).")]
+EvalSpec = Annotated[
+    str | None,
+    typer.Option(
+        "--eval", help="The team's eval MODULE:FUNCTION scoring a dict of weights (with --weights)."
+    ),
+]
+Finetuned = Annotated[
+    Path | None,
+    typer.Option("--finetuned", help="The team's N:M fine-tuned weights (with --eval)."),
+]
+Family = Annotated[
+    str,
+    typer.Option(
+        "--family",
+        help="Reference model with --reference: mlp (digits MLP) or transformer (char LM).",
+    ),
+]
+NM = Annotated[str, typer.Option("--nm", help="N:M pattern, e.g. 2:4.")]
+Reference = Annotated[bool, typer.Option("--reference", help="Run the built-in digits-MLP experiment.")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed (data split, init, calibration draws).")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")]
+Calib = Annotated[
+    str | None,
+    typer.Option(
+        "--calib",
+        help="Calibration inputs for pruning: a .npz/.safetensors file of (samples, in_features) "
+        "arrays named like the weights, or MODULE:FUNCTION returning that dict; fn(weights) runs "
+        "SparseGPT's sequential mode.",
+    ),
+]
+Method = Annotated[
+    str | None,
+    typer.Option(
+        "--method",
+        help="Pruning method: magnitude, wanda or sparsegpt (default: sparsegpt with --calib, "
+        "else magnitude).",
+    ),
+]
+Layout = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--layout",
+        help="[TENSOR-PATTERN=]LAYOUT: the reduction axis of matching tensors (linear, "
+        "gpt2-conv1d, conv, experts-out-in, experts-in-out); repeatable.",
+    ),
+]
+SavePruned = Annotated[
+    Path | None,
+    typer.Option(
+        "--save-pruned",
+        help="Write the pruned weights (same names, dtypes, layouts) to FILE.safetensors.",
+    ),
+]
+MaxQualityDelta = Annotated[
+    float,
+    typer.Option(
+        "--max-quality-delta",
+        help="Guardrail: largest tolerated quality loss (fraction: accuracy points, or "
+        "relative perplexity increase), tested on the pessimistic end of its 95 % interval.",
+    ),
+]
+PrecisionList = Annotated[
+    str | None,
+    typer.Option(
+        "--precision",
+        help="Quality gate per operand precision (comma list of int8, int4, fp8-e4m3, fp8-e5m2, "
+        "bf16): the digits reference MLP, dense and --nm pruned, at each precision against dense FP32, "
+        "3 seeds from --seed, each delta with its 95 % interval.",
+    ),
+]
+PruneLmHead = Annotated[
+    bool,
+    typer.Option(
+        "--prune-lm-head",
+        help="Prune an LM head tied to the input embedding (found from config.json's "
+        "tie_word_embeddings beside --weights, or from the tensors), and the embedding with it; by default it "
+        "is kept dense, as simulate --hf-config keeps it.",
+    ),
+]
+HookTimeoutSeconds = Annotated[
+    float | None,
+    typer.Option(
+        "--hook-timeout",
+        help=f"Seconds each call of the team's code (--eval, --calib MODULE:FUNCTION) may take "
+        f"in its child process before it is stopped (default {DEFAULT_HOOK_TIMEOUT:g}).",
+    ),
+]
+
+
+def _check_seed_and_delta(seed: int, max_quality_delta: float) -> None:
+    if not 0 <= seed <= MAX_SEED:
+        raise InputError(f"must be in 0..{MAX_SEED} (numpy's seed range), got {seed}", where="--seed")
+    if not (math.isfinite(max_quality_delta) and max_quality_delta >= 0):
+        raise InputError(
+            f"must be a finite number >= 0, got {max_quality_delta}", where="--max-quality-delta"
+        )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("quality")
     def quality_cmd(
-        weights: Annotated[Optional[Path], typer.Option("--weights", help="Weights file (.npz or .safetensors).")] = None,
-        eval_spec: Annotated[Optional[str], typer.Option(
-            "--eval", help="The team's eval MODULE:FUNCTION scoring a dict of weights (with --weights).")] = None,
-        finetuned: Annotated[Optional[Path], typer.Option(
-            "--finetuned", help="The team's N:M fine-tuned weights (with --eval).")] = None,
-        family: Annotated[str, typer.Option(
-            "--family", help="Reference model with --reference: mlp (digits MLP) or transformer (char LM).")] = "mlp",
-        nm: Annotated[str, typer.Option("--nm", help="N:M pattern, e.g. 2:4.")] = "2:4",
-        reference: Annotated[bool, typer.Option("--reference", help="Run the built-in digits-MLP experiment.")] = False,
-        seed: Annotated[int, typer.Option("--seed", help="Seed (data split, init, calibration draws).")] = 0,
-        as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object to stdout.")] = False,
-        calib: Annotated[Optional[str], typer.Option(
-            "--calib", help="Calibration inputs for pruning: a .npz/.safetensors file of (samples, in_features) "
-            "arrays named like the weights, or MODULE:FUNCTION returning that dict; fn(weights) runs "
-            "SparseGPT's sequential mode.")] = None,
-        method: Annotated[Optional[str], typer.Option(
-            "--method", help="Pruning method: magnitude, wanda or sparsegpt (default: sparsegpt with --calib, "
-            "else magnitude).")] = None,
-        layout: Annotated[Optional[list[str]], typer.Option(
-            "--layout", help="[TENSOR-PATTERN=]LAYOUT: the reduction axis of matching tensors (linear, "
-            "gpt2-conv1d, conv, experts-out-in, experts-in-out); repeatable.")] = None,
-        save_pruned: Annotated[Optional[Path], typer.Option(
-            "--save-pruned", help="Write the pruned weights (same names, dtypes, layouts) to FILE.safetensors.")
-        ] = None,
-        max_quality_delta: Annotated[float, typer.Option(
-            "--max-quality-delta", help="Guardrail: largest tolerated quality loss (fraction: accuracy points, or "
-            "relative perplexity increase), tested on the pessimistic end of its 95 % interval.")
-        ] = 0.015,
-        precision: Annotated[Optional[str], typer.Option(
-            "--precision", help="Quality gate per operand precision (comma list of int8, int4, fp8-e4m3, fp8-e5m2, "
-            "bf16): the digits reference MLP, dense and --nm pruned, at each precision against dense FP32, "
-            "3 seeds from --seed, each delta with its 95 % interval.")] = None,
-        prune_lm_head: Annotated[bool, typer.Option(
-            "--prune-lm-head", help="Prune an LM head tied to the input embedding (found from config.json's "
-            "tie_word_embeddings beside --weights, or from the tensors), and the embedding with it; by default it "
-            "is kept dense, as simulate --hf-config keeps it.")] = False,
-        hook_timeout: Annotated[Optional[float], typer.Option(
-            "--hook-timeout", help=f"Seconds each call of the team's code (--eval, --calib MODULE:FUNCTION) may take "
-            f"in its child process before it is stopped (default {DEFAULT_HOOK_TIMEOUT:g}).")] = None,
+        weights: Weights = None,
+        eval_spec: EvalSpec = None,
+        finetuned: Finetuned = None,
+        family: Family = "mlp",
+        nm: NM = "2:4",
+        reference: Reference = False,
+        seed: Seed = 0,
+        as_json: AsJson = False,
+        calib: Calib = None,
+        method: Method = None,
+        layout: Layout = None,
+        save_pruned: SavePruned = None,
+        max_quality_delta: MaxQualityDelta = 0.015,
+        precision: PrecisionList = None,
+        prune_lm_head: PruneLmHead = False,
+        hook_timeout: HookTimeoutSeconds = None,
     ) -> None:
         """Quality of N:M pruning: user weights per layer and/or the built-in reference experiment."""
         with interrupt_line():
-            if not 0 <= seed <= MAX_SEED:
-                raise InputError(f"must be in 0..{MAX_SEED} (numpy's seed range), got {seed}", where="--seed")
-            if not (math.isfinite(max_quality_delta) and max_quality_delta >= 0):
-                raise InputError(f"must be a finite number >= 0, got {max_quality_delta}", where="--max-quality-delta")
+            _check_seed_and_delta(seed, max_quality_delta)
             limit = check_hooks(hook_timeout, eval_spec, calib)
             precs = check_precisions(precision) if precision is not None else None
             err = Console(stderr=True)
@@ -347,24 +476,29 @@ def register(app: typer.Typer) -> None:
                 if precision is not None and weights is None and not reference:
                     result = {}
                 else:
-                    result = run_quality(weights, nm, reference, seed, calib, max_quality_delta, progress,
-                                         eval_spec=eval_spec, finetuned=finetuned, family=family, method=method,
-                                         layouts=layout or (), save_pruned=save_pruned, hook_timeout=limit,
-                                         prune_lm_head=prune_lm_head)
+                    result = run_quality(
+                        weights,
+                        nm,
+                        reference,
+                        seed,
+                        calib,
+                        max_quality_delta,
+                        progress,
+                        eval_spec=eval_spec,
+                        finetuned=finetuned,
+                        family=family,
+                        method=method,
+                        layouts=layout or (),
+                        save_pruned=save_pruned,
+                        hook_timeout=limit,
+                        prune_lm_head=prune_lm_head,
+                    )
                 if precs is not None:
-                    rows = precision_quality(precs, (nm, "dense"), (seed, seed + 1, seed + 2),
-                                             max_delta=max_quality_delta)
+                    rows = precision_quality(
+                        precs, (nm, "dense"), (seed, seed + 1, seed + 2), max_delta=max_quality_delta
+                    )
                     result["precision_gates"] = [r.to_json() for r in rows]
             finally:
                 if progress is not None:
                     status.stop()
-            if as_json:
-                print(dumps(result, sort_keys=True))
-            else:
-                if set(result) != {"precision_gates"}:
-                    _print_human(result)
-                for r in result.get("precision_gates", []):
-                    d = r["delta"]
-                    print(f"{r['precision']:9} {r['sparsity']:6} accuracy {r['accuracy'] * 100:6.2f}%  delta vs "
-                          f"dense FP32 {d['point'] * 100:+.2f} points [{d['low'] * 100:+.2f}, {d['high'] * 100:+.2f}]  "
-                          f"{'pass' if r['pass'] else 'FAIL'} (max {r['max_delta'] * 100:.1f})")
+            print_result(result, as_json)

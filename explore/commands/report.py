@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -18,19 +18,30 @@ from explore.storage import check_storage_file, resolve_storage
 
 
 def report(
-    storage: Annotated[str, typer.Option("--storage", help="journal file path, sqlite:///..., or postgresql://...")],
+    storage: Annotated[
+        str, typer.Option("--storage", help="journal file path, sqlite:///..., or postgresql://...")
+    ],
     study: Annotated[str, typer.Option("--study", help="study name", callback=study_name("--study"))],
-    out: Annotated[Optional[Path], typer.Option("--out", help="output directory (default results/<study>)")] = None,
-    config: Annotated[Optional[Path], typer.Option(
-        "--config", help="sweep config TOML, only for a study that does not hold its config")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="print the key figures (report.json) to stdout")] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="output directory (default results/<study>)")
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="sweep config TOML, only for a study that does not hold its config"),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="print the key figures (report.json) to stdout")
+    ] = False,
 ) -> None:
     """Write report.html / report.md (+ PNG and CSV files) for a stored study."""
     if out is not None:
         check_out_dir(out, create=False)
     out_dir = check_out_dir(out if out is not None else Path("results") / study, create=False)
     check_storage_file(resolve_storage(storage, Path(".")), create=False)
-    from explore.report.build import write_report  # reason: the report stack loads once the flags and the storage have passed
+    from explore.report.build import (
+        write_report,
+    )  # reason: the report stack loads once the flags and the storage have passed
+
     path = write_report(storage, study, out_dir, progress=sys.stderr.isatty(), config=config)
     if json_out:
         sys.stdout.write(dumps(json.loads((out_dir / "report.json").read_text())) + "\n")

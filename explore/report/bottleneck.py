@@ -42,7 +42,9 @@ def bottleneck_scores(data: StudyData, det: Detail, layers: pd.DataFrame) -> lis
     ev: list[tuple[float, str, str]] = []  # (share of lost time or margin score, mechanism, evidence)
     stall = num(m.get("stall_fraction")) or 0.0
     util = num(m.get("utilization"))
-    ev.append((stall, "memory", f"stall fraction {fmt(stall)} (time waiting for DRAM beyond double buffering)"))
+    ev.append(
+        (stall, "memory", f"stall fraction {fmt(stall)} (time waiting for DRAM beyond double buffering)")
+    )
     # Roofline: below the machine balance (peak ops per DRAM byte) the workload streams its operands
     # (a decode step uses every weight once at a batch of a few tokens): the time the PEs sit idle
     # waits for weights, from DRAM or shifting into the array, whether or not DRAM stalls. Below the
@@ -54,65 +56,109 @@ def bottleneck_scores(data: StudyData, det: Detail, layers: pd.DataFrame) -> lis
         intensity = tops * 1e12 * lat * 1e-3 / dbytes
         balance = peak * 1e12 / (gbps * 1e9)
         if intensity < balance:
-            ev.append((max(1.0 - intensity / balance, 1.0 - util), "memory",
-                       f"weight streaming: {fmt(intensity)} ops per DRAM byte against a machine balance of "
-                       f"{fmt(balance)} ({fmt(peak)} TOPS / {fmt(gbps)} GB/s, roofline), utilisation {fmt(util)}: "
-                       f"the PEs wait for operands streamed once"))
+            ev.append(
+                (
+                    max(1.0 - intensity / balance, 1.0 - util),
+                    "memory",
+                    f"weight streaming: {fmt(intensity)} ops per DRAM byte against a machine balance of "
+                    f"{fmt(balance)} ({fmt(peak)} TOPS / {fmt(gbps)} GB/s, roofline), utilisation {fmt(util)}: "
+                    f"the PEs wait for operands streamed once",
+                )
+            )
     if util is not None:
         sched = max(0.0, (1.0 - stall) - util)
-        ev.append((sched, "scheduling", f"utilisation {fmt(util)}: {pct(sched)} of the time the array computes "
-                                        f"with idle PEs (fold quantisation, fill and drain, dense fallback)"))
+        ev.append(
+            (
+                sched,
+                "scheduling",
+                f"utilisation {fmt(util)}: {pct(sched)} of the time the array computes "
+                f"with idle PEs (fold quantisation, fill and drain, dense fallback)",
+            )
+        )
     if not layers.empty:
         dn = ~layers["sparse"] & array_rows(layers)
-        fb = float((layers.loc[dn, "time_share"] * layers.loc[dn, "weight"]).sum()
-                   / max(layers.groupby("workload")["weight"].first().sum(), 1e-30))
+        fb = float(
+            (layers.loc[dn, "time_share"] * layers.loc[dn, "weight"]).sum()
+            / max(layers.groupby("workload")["weight"].first().sum(), 1e-30)
+        )
         n, mm, sparse = point_sparsity(det.point)
         if sparse:
-            ev.append((fb * (1 - n / mm), "precision", f"{pct(fb)} of the time in dense-fallback layers whose weights "
-                                                       f"cannot keep {n}:{mm} (numeric format / pruning rules)"))
+            ev.append(
+                (
+                    fb * (1 - n / mm),
+                    "precision",
+                    f"{pct(fb)} of the time in dense-fallback layers whose weights "
+                    f"cannot keep {n}:{mm} (numeric format / pruning rules)",
+                )
+            )
     lim = data.cfg.limits
     tj = num(m.get("tj_c"))
     if tj is not None and lim.max_tj_c is not None:
         used = (tj - data.cfg.fixed.ambient_c) / (lim.max_tj_c - data.cfg.fixed.ambient_c)
-        ev.append((used if used > 0.9 else 0.0, "thermal", f"T_j {fmt(tj)} C uses {pct(used)} of the "
-                                                           f"{fmt(lim.max_tj_c)} C budget above ambient"))
+        ev.append(
+            (
+                used if used > 0.9 else 0.0,
+                "thermal",
+                f"T_j {fmt(tj)} C uses {pct(used)} of the {fmt(lim.max_tj_c)} C budget above ambient",
+            )
+        )
     clk, fmax = num(m.get("clock_mhz")), num(m.get("fmax_mhz"))
     if clk and fmax:
         ratio = clk / fmax
         ev.append((ratio if ratio > 0.9 else 0.0, "compute", f"clock at {pct(ratio)} of fmax"))
     if util is not None and stall < MEMORY_STALL_SHARE:
-        ev.append((util, "compute", f"no significant stalls (< {pct(MEMORY_STALL_SHARE)}) and utilisation "
-                                          f"{fmt(util)}: the array's peak rate bounds the speed"))
+        ev.append(
+            (
+                util,
+                "compute",
+                f"no significant stalls (< {pct(MEMORY_STALL_SHARE)}) and utilisation "
+                f"{fmt(util)}: the array's peak rate bounds the speed",
+            )
+        )
     ev.sort(key=lambda e: -e[0])
     return ev
 
 
 def section_bottleneck(data: StudyData, det: Detail | None, layers: pd.DataFrame) -> Section:
     s = Section(10, "bottleneck", "Bottleneck classification", "sparsity")
-    s.paras.append("Mechanisms: compute (array rate, clock vs fmax, area), memory (DRAM stalls), scheduling "
-                   "(mapping and queueing: idle PEs, fold quantisation, p99 under batching), precision "
-                   "(numeric format and pruning: dense fallback, quality loss), thermal (T_j, power density).")
-    s.paras.append("Rule for one design: the mechanism with the largest share of the run time wins: compute = time "
-                   "the PEs do useful work (utilisation, when stalls are below "
-                   f"{pct(MEMORY_STALL_SHARE)}), memory = stall time, scheduling = time computing with idle PEs, "
-                   "precision = time lost to dense fallback; thermal and clock/fmax count only within 10 % of "
-                   "their limit. For a failing limit, the mechanism is that of the limit.")
+    s.paras.append(
+        "Mechanisms: compute (array rate, clock vs fmax, area), memory (DRAM stalls), scheduling "
+        "(mapping and queueing: idle PEs, fold quantisation, p99 under batching), precision "
+        "(numeric format and pruning: dense fallback, quality loss), thermal (T_j, power density)."
+    )
+    s.paras.append(
+        "Rule for one design: the mechanism with the largest share of the run time wins: compute = time "
+        "the PEs do useful work (utilisation, when stalls are below "
+        f"{pct(MEMORY_STALL_SHARE)}), memory = stall time, scheduling = time computing with idle PEs, "
+        "precision = time lost to dense fallback; thermal and clock/fmax count only within 10 % of "
+        "their limit. For a failing limit, the mechanism is that of the limit."
+    )
     if det is not None:
         mech, evidence = best_bottleneck(data, det, layers)
         s.verdict = f"Best design: dominated by {mech}."
         s.bullets += evidence
-    t = Table("Each limit that fails somewhere in the study", ["limit", "mechanism", "trials failing",
-                                                               "median violation", "evidence (closest failing design)"],
-              [], name="bottlenecks")
+    t = Table(
+        "Each limit that fails somewhere in the study",
+        ["limit", "mechanism", "trials failing", "median violation", "evidence (closest failing design)"],
+        [],
+        name="bottlenecks",
+    )
     for c in data.constraint_names:
         fails = [r for r in data.records if r["constraints"].get(c, 0.0) > 0]
         if not fails:
             continue
         vals = np.array([r["constraints"][c] for r in fails])
         closest = min(fails, key=lambda r: (r["constraints"][c], r["number"]))
-        t.rows.append([c, MECHANISM.get(c, "compute"), f"{len(fails)}/{len(data.records)}", pct(float(np.median(vals))),
-                       f"trial {closest['number']}: " + describe_constraint(data, c, closest["constraints"][c],
-                                                                            closest["metrics"])])
+        t.rows.append(
+            [
+                c,
+                MECHANISM.get(c, "compute"),
+                f"{len(fails)}/{len(data.records)}",
+                pct(float(np.median(vals))),
+                f"trial {closest['number']}: "
+                + describe_constraint(data, c, closest["constraints"][c], closest["metrics"]),
+            ]
+        )
     if t.rows:
         s.tables.append(t)
     else:

@@ -26,7 +26,6 @@ from explore.storage import open_storage, redact, resolve_storage
 from explore.trials import CONFIG_ATTR, EVALUATOR_ATTR, FINGERPRINT_ATTR, SWEEP_ATTR, study_records
 from hw.errors import InputError
 
-
 #: Trees of the fANOVA random forest. Optuna's default is 64; on the 1000-trial study of
 #: bench/bench_report.py (examples/default.toml) 16 trees took 1.3 s instead of 7.0 s, kept the
 #: ranking of all 9 parameters and moved no importance by more than 0.02.
@@ -61,23 +60,34 @@ class StudyData:
         return dict(rec["params"])
 
 
-def load_study_data(storage_url: str, study_name: str, *, config: str | Path | SweepConfig | None = None,
-                    evaluator: str | None = None) -> StudyData:
+def load_study_data(
+    storage_url: str,
+    study_name: str,
+    *,
+    config: str | Path | SweepConfig | None = None,
+    evaluator: str | None = None,
+) -> StudyData:
     spec = resolve_storage(storage_url, Path("."))
     storage = open_storage(spec, create=False)
     try:
         study = optuna.load_study(study_name=study_name, storage=storage)
     except KeyError:
-        names = [s.study_name for s in optuna.get_all_study_summaries(storage=storage, include_best_trial=False)]
-        raise InputError(f"no study named {study_name!r} in this storage (studies: {', '.join(names) or 'none'})",
-                         where="--study") from None
+        names = [
+            s.study_name for s in optuna.get_all_study_summaries(storage=storage, include_best_trial=False)
+        ]
+        raise InputError(
+            f"no study named {study_name!r} in this storage (studies: {', '.join(names) or 'none'})",
+            where="--study",
+        ) from None
     attrs = dict(study.user_attrs)
     cfg = _study_config(attrs, config, study_name)
     fp = config_fingerprint(cfg)
     stored_fp = attrs.get(FINGERPRINT_ATTR)
     if stored_fp is not None and stored_fp != fp:
-        raise InputError("the config does not match the one this study was created from (fingerprint differs)",
-                         where="--config" if config is not None else f"study {study_name!r}")
+        raise InputError(
+            "the config does not match the one this study was created from (fingerprint differs)",
+            where="--config" if config is not None else f"study {study_name!r}",
+        )
     records = study_records(study, cfg)
     for r in records:
         r["metrics"] = {k: stored_value(v) for k, v in r["metrics"].items()}
@@ -89,25 +99,39 @@ def load_study_data(storage_url: str, study_name: str, *, config: str | Path | S
     ev = evaluator or attrs.get(EVALUATOR_ATTR) or DEFAULT_EVALUATOR
     cnames = study_constraint_names(cfg, [r["constraints"] for r in records])
     data = StudyData(
-        study_name=study_name, storage_url=redact(spec.url), storage_kind=spec.kind, cfg=cfg,  # no password in a report
-        config_json=cfg.model_dump(mode="json", exclude={"source"}), fingerprint=fp,
-        objectives=cfg.objectives.names(), directions=cfg.objectives.directions(), records=records, best=best,
-        state_counts=counts, user_attrs=attrs, evaluator=ev, constraint_names=cnames,
+        study_name=study_name,
+        storage_url=redact(spec.url),
+        storage_kind=spec.kind,
+        cfg=cfg,  # no password in a report
+        config_json=cfg.model_dump(mode="json", exclude={"source"}),
+        fingerprint=fp,
+        objectives=cfg.objectives.names(),
+        directions=cfg.objectives.directions(),
+        records=records,
+        best=best,
+        state_counts=counts,
+        user_attrs=attrs,
+        evaluator=ev,
+        constraint_names=cnames,
         sweep=dict(attrs.get(SWEEP_ATTR) or {}),
     )
     data.importances, data.importance_note = param_importances(study, cfg)
     return data
 
 
-def _study_config(attrs: dict[str, Any], config: str | Path | SweepConfig | None, study_name: str) -> SweepConfig:
+def _study_config(
+    attrs: dict[str, Any], config: str | Path | SweepConfig | None, study_name: str
+) -> SweepConfig:
     if isinstance(config, SweepConfig):
         return config
     if config is not None:
         return load_config(config)
     stored = attrs.get(CONFIG_ATTR)
     if stored is None:
-        raise InputError("the study does not hold its config (created by an older sweep); give it with --config FILE",
-                         where=f"study {study_name!r}")
+        raise InputError(
+            "the study does not hold its config (created by an older sweep); give it with --config FILE",
+            where=f"study {study_name!r}",
+        )
     src = attrs.get("config_source") or f"study {study_name!r} (stored config)"
     return parse_config(dict(stored), source=str(src))
 
@@ -131,13 +155,18 @@ def param_importances(study: optuna.Study, cfg: SweepConfig) -> tuple[dict[str, 
     evaluator = optuna.importance.FanovaImportanceEvaluator(n_trees=FANOVA_TREES, seed=0)
     target = None
     if len(cfg.objectives.names()) > 1:
+
         def target(t):  # noqa: E306 - the primary objective of a multi-objective study
             return t.values[0]
+
     try:
-        imp = optuna.importance.get_param_importances(study, evaluator=evaluator, params=varied, target=target,
-                                                      normalize=True)
+        imp = optuna.importance.get_param_importances(
+            study, evaluator=evaluator, params=varied, target=target, normalize=True
+        )
     except (RuntimeError, ValueError) as exc:
         return None, f"parameter importances could not be estimated: {exc}"
     return {k: float(v) for k, v in imp.items()}, (
-        f"fANOVA (optuna.importance, {FANOVA_TREES} trees, seed 0) on {cfg.objectives.primary} over {len(trials)} finished trials; "
-        f"parameters with a single value are left out")
+        f"fANOVA (optuna.importance, {FANOVA_TREES} trees, seed 0) on {cfg.objectives.primary} "
+        f"over {len(trials)} finished trials; "
+        f"parameters with a single value are left out"
+    )

@@ -4,6 +4,7 @@ that the HTML and Markdown templates render (explore.report.render)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -32,3 +33,4 @@ class Section:
     pre: list[tuple[str, str]] = field(default_factory=list)  # (caption, preformatted text)
     data: dict[str, pd.DataFrame] = field(default_factory=dict)  # extra CSV files (stem -> raw data)
     links: list[tuple[str, str]] = field(default_factory=list)  # (label, path relative to the report)
+    memo: Any = None  # the review memo's data, on the memo section (explore.report.memo.section_memo)

@@ -96,7 +96,7 @@ def _groups(fig: Figure) -> list[tuple[str, pd.DataFrame]]:
 
 
 def _finite(values) -> list[float | None]:
-    out = []
+    out: list[float | None] = []
     for v in values:
         try:
             f = float(v)
@@ -109,39 +109,73 @@ def _finite(values) -> list[float | None]:
 
 # ---- plotly (HTML) --------------------------------------------------------------------------------
 
+
 def to_plotly(fig: Figure) -> go.Figure:
     g = go.Figure()
     if fig.kind == "scatter":
         for i, (name, df) in enumerate(_groups(fig)):
-            g.add_trace(go.Scatter(
-                x=_finite(df[fig.x]), y=_finite(df[fig.ys[0]]), mode="markers", name=name or fig.ys[0],
-                marker={"color": PALETTE[i % len(PALETTE)], "size": 7, "opacity": 0.8},
-                text=list(df[fig.hover].astype(str)) if fig.hover else None,
-                hovertemplate=("%{text}<br>" if fig.hover else "") + f"{fig.xlabel or fig.x}=%{{x:.4g}}<br>"
-                f"{fig.ylabel or fig.ys[0]}=%{{y:.4g}}<extra>{name}</extra>",
-            ))
+            g.add_trace(
+                go.Scatter(
+                    x=_finite(df[fig.x]),
+                    y=_finite(df[fig.ys[0]]),
+                    mode="markers",
+                    name=name or fig.ys[0],
+                    marker={"color": PALETTE[i % len(PALETTE)], "size": 7, "opacity": 0.8},
+                    text=list(df[fig.hover].astype(str)) if fig.hover else None,
+                    hovertemplate=("%{text}<br>" if fig.hover else "")
+                    + f"{fig.xlabel or fig.x}=%{{x:.4g}}<br>"
+                    f"{fig.ylabel or fig.ys[0]}=%{{y:.4g}}<extra>{name}</extra>",
+                )
+            )
     elif fig.kind in ("bar", "hbar"):
         cats = list(fig.data[fig.x].astype(str))
         for i, col in enumerate(fig.ys):
             vals = _finite(fig.data[col])
             kw = {"y": cats, "x": vals, "orientation": "h"} if fig.kind == "hbar" else {"x": cats, "y": vals}
-            g.add_trace(go.Bar(name=col, marker={"color": PALETTE[i % len(PALETTE)]},
-                               opacity=0.7 if fig.overlay else None, **kw))
+            g.add_trace(
+                go.Bar(
+                    name=col,
+                    marker={"color": PALETTE[i % len(PALETTE)]},
+                    opacity=0.7 if fig.overlay else None,
+                    **kw,
+                )
+            )
         g.update_layout(barmode="overlay" if fig.overlay else "stack")
     else:  # pragma: no cover - programming error
         raise ValueError(f"unknown figure kind {fig.kind!r}")
     for i, ln in enumerate(fig.lines):
-        g.add_trace(go.Scatter(x=ln.x, y=ln.y, mode="lines", name=ln.name,
-                               line={"dash": ln.dash, "color": LINE_COLOURS[i % len(LINE_COLOURS)]}))
+        g.add_trace(
+            go.Scatter(
+                x=ln.x,
+                y=ln.y,
+                mode="lines",
+                name=ln.name,
+                line={"dash": ln.dash, "color": LINE_COLOURS[i % len(LINE_COLOURS)]},
+            )
+        )
     if fig.hline is not None:
-        g.add_hline(y=fig.hline[0], line_dash="dash", line_color="#B00020", annotation_text=fig.hline[1],
-                    annotation_position="top left")
+        g.add_hline(
+            y=fig.hline[0],
+            line_dash="dash",
+            line_color="#B00020",
+            annotation_text=fig.hline[1],
+            annotation_position="top left",
+        )
     if fig.vline is not None:
-        g.add_vline(x=fig.vline[0], line_dash="dash", line_color="#B00020", annotation_text=fig.vline[1],
-                    annotation_position="top right")
+        g.add_vline(
+            x=fig.vline[0],
+            line_dash="dash",
+            line_color="#B00020",
+            annotation_text=fig.vline[1],
+            annotation_position="top right",
+        )
     g.update_layout(
-        title={"text": fig.title}, template="plotly_white", height=420, margin={"l": 60, "r": 20, "t": 50, "b": 60},
-        xaxis_title=fig.xlabel or fig.x, yaxis_title=fig.ylabel or (fig.ys[0] if len(fig.ys) == 1 else ""),
+        title={"text": fig.title},
+        template="plotly_white",
+        height=420,
+        margin={"l": 60, "r": 20, "t": 50, "b": 60},
+        xaxis_title=fig.xlabel or fig.x,
+        yaxis_title=fig.ylabel or (fig.ys[0] if len(fig.ys) == 1 else ""),
         legend={"orientation": "h", "y": -0.2},
     )
     # log axes: one labelled tick per decade, written in full (1, 10, 100, 0.01), no bare "2, 5" minors
@@ -154,11 +188,16 @@ def to_plotly(fig: Figure) -> go.Figure:
 
 def to_plotly_div(fig: Figure) -> str:
     """The figure as an HTML fragment without plotly.js (the page inlines it once)."""
-    return to_plotly(fig).to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{fig.name}",
-                                  config={"displaylogo": False, "responsive": True})
+    return to_plotly(fig).to_html(
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=f"fig-{fig.name}",
+        config={"displaylogo": False, "responsive": True},
+    )
 
 
 # ---- matplotlib (PNG for the Markdown report) ----------------------------------------------------
+
 
 def to_png(fig: Figure, path: Path) -> None:
     """The figure as a PNG at ``path`` (for report.md)."""
@@ -176,8 +215,11 @@ def to_png(fig: Figure, path: Path) -> None:
         base = np.zeros(len(cats))
         for i, col in enumerate(fig.ys):
             vals = np.array([0.0 if v is None else v for v in _finite(fig.data[col])], float)
-            kw = {"color": PALETTE[i % len(PALETTE)], "label": col if len(fig.ys) > 1 else None,
-                  "alpha": 0.7 if fig.overlay else None}
+            kw: dict[str, Any] = {
+                "color": PALETTE[i % len(PALETTE)],
+                "label": col if len(fig.ys) > 1 else None,
+                "alpha": 0.7 if fig.overlay else None,
+            }
             if fig.kind == "hbar":
                 ax.barh(pos, vals, left=base, **kw)
             else:
@@ -191,8 +233,14 @@ def to_png(fig: Figure, path: Path) -> None:
         else:
             ax.set_xticks(pos[::step], labels[::step], rotation=60, ha="right", fontsize=7)
     for i, ln in enumerate(fig.lines):
-        ax.plot(ln.x, ln.y, linestyle=_MPL_DASH.get(ln.dash, "--"), color=LINE_COLOURS[i % len(LINE_COLOURS)],
-                linewidth=1.2, label=ln.name)
+        ax.plot(
+            ln.x,
+            ln.y,
+            linestyle=_MPL_DASH.get(ln.dash, "--"),
+            color=LINE_COLOURS[i % len(LINE_COLOURS)],
+            linewidth=1.2,
+            label=ln.name,
+        )
     if fig.hline is not None:
         ax.axhline(fig.hline[0], linestyle="--", color="#B00020", linewidth=1, label=fig.hline[1])
     if fig.vline is not None:

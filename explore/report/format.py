@@ -31,7 +31,7 @@ def fmt(v: Any, digits: int = 4) -> str:
         return f"{int(v):,}"
     if isinstance(v, (float, np.floating)):
         f = float(v)
-        if not math.isfinite(f):   # not applicable (a vector layer's array utilisation) or undefined
+        if not math.isfinite(f):  # not applicable (a vector layer's array utilisation) or undefined
             return "n/a"
         if 1000 <= abs(f) < 1e15:
             return f"{f:,.0f}"
@@ -72,6 +72,7 @@ def md_text(v: Any) -> str:
 # ---- constraints in words ------------------------------------------------------------------------
 # ``data`` below is anything with the study's config as ``cfg`` (explore.report.data.StudyData).
 
+
 def limit_value(data: Any, cname: str) -> float | None:
     """The configured limit behind constraint ``cname`` (None for timing and ppa feasibility)."""
     if cname in (TIMING_CONSTRAINT, PPA_CONSTRAINT):
@@ -92,12 +93,20 @@ def describe_constraint(data: Any, cname: str, value: float, m: dict[str, Any]) 
     """A constraint value in words: '12.0 % over the 85 C limit (T_j 89.4 C)'."""
     metric = constraint_metric(cname, m)
     if cname == TIMING_CONSTRAINT:
-        return (f"clock {fmt(m.get('clock_mhz'))} MHz vs fmax {fmt(m.get('fmax_mhz'))} MHz "
-                f"({pct(abs(value))} {'over' if value > 0 else 'under'})")
+        return (
+            f"clock {fmt(m.get('clock_mhz'))} MHz vs fmax {fmt(m.get('fmax_mhz'))} MHz "
+            f"({pct(abs(value))} {'over' if value > 0 else 'under'})"
+        )
     if cname == PPA_CONSTRAINT:
-        return ("ppa.model: the design cannot operate (thermal runaway, power density above the cooling limit "
-                "or DRAM traffic above its bandwidth)" if value > 0 else "ppa.model: the design can operate")
+        return (
+            "ppa.model: the design cannot operate (thermal runaway, power density above the cooling limit "
+            "or DRAM traffic above its bandwidth)"
+            if value > 0
+            else "ppa.model: the design can operate"
+        )
     lim = limit_value(data, cname)
     side = "over" if value > 0 else "under"
     unit = UNITS.get(cname, "")
-    return f"{cname} {fmt(metric)} {unit} vs limit {fmt(lim)} {unit}: {pct(abs(value))} {side}".replace("  ", " ")
+    return f"{cname} {fmt(metric)} {unit} vs limit {fmt(lim)} {unit}: {pct(abs(value))} {side}".replace(
+        "  ", " "
+    )

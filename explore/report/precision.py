@@ -9,7 +9,7 @@ precision: the gate-passing pair with the lowest energy per inference (ties: low
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from explore.config import SweepConfig
 from explore.report.document import Section, Table
@@ -25,7 +25,10 @@ __all__ = ["policy_rows", "section_precision", "family_quality", "mix_families"]
 #: [A] seeds of the quality gate per pair (as the multi-seed quality evidence of the report)
 GATE_SEEDS = (0, 1, 2)
 #: Each reference family and the metric its quality delta is in.
-UNITS = {"mlp": "digits MLP (accuracy points)", "transformer": "char-level transformer (relative NLL increase)"}
+UNITS = {
+    "mlp": "digits MLP (accuracy points)",
+    "transformer": "char-level transformer (relative NLL increase)",
+}
 
 
 def _sparsity_label(s: str) -> tuple[str, str]:
@@ -38,7 +41,11 @@ def _best(records: list[dict[str, Any]]) -> dict[str, Any]:
     def key(r):
         mt = r["metrics"]
         e = mt.get("energy_per_inference_mj")
-        return (not r["feasible"], float("inf") if e is None else float(e), float(mt.get("latency_ms") or float("inf")))
+        return (
+            not r["feasible"],
+            float("inf") if e is None else float(e),
+            float(mt.get("latency_ms") or float("inf")),
+        )
 
     return min(records, key=key)
 
@@ -49,7 +56,7 @@ def mix_families(cfg: SweepConfig) -> list[str]:
     pairs = []
     for i, w in enumerate(cfg.workload):
         try:
-            pairs.append((w.name, w.build()))
+            pairs.append((cast(str, w.name), w.build()))  # the validator sets a workload's name
         except InputError as exc:
             raise InputError(str(exc), where=f"{cfg.source}: workload[{i}]") from None
     return list(reference_families(pairs))
@@ -60,8 +67,13 @@ def family_quality(families):
     ``families``: the digits MLP ("mlp") and/or the char-level transformer ("transformer"), one row
     per pair and family (``reference``). Each family's gate tests its own metric; policy_rows
     passes a pair when every family's gate passes (no family's delta is compared with another's)."""
-    def transformer(precs, sparsities, seeds, max_delta=None):  # the configuration the sweep's evidence trains
-        return transformer_precision_quality(precs, sparsities, seeds, max_delta=max_delta, cfg=transformer_config())
+
+    def transformer(
+        precs, sparsities, seeds, max_delta=None
+    ):  # the configuration the sweep's evidence trains
+        return transformer_precision_quality(
+            precs, sparsities, seeds, max_delta=max_delta, cfg=transformer_config()
+        )
 
     fns = {"mlp": precision_quality, "transformer": transformer}
 
@@ -99,19 +111,38 @@ def policy_rows(data, *, max_delta: float | None = None, quality=None) -> list[d
     for (prec, sp), recs in sorted(groups.items()):
         best = _best(recs)
         mt = best["metrics"]
-        gates = [{"reference": getattr(g, "reference", "mlp"), "quality_delta": g.delta.point,
-                  "quality_interval": [g.delta.low, g.delta.high], "gate_pass": bool(g.passed),
-                  "limit_excess": limit_excess(g.delta.high, g.max_delta)} for g in q[(prec, _sparsity_label(sp)[1])]]
+        gates = [
+            {
+                "reference": getattr(g, "reference", "mlp"),
+                "quality_delta": g.delta.point,
+                "quality_interval": [g.delta.low, g.delta.high],
+                "gate_pass": bool(g.passed),
+                "limit_excess": limit_excess(g.delta.high, g.max_delta),
+            }
+            for g in q[(prec, _sparsity_label(sp)[1])]
+        ]
         # each family's gate on its own metric; the pair passes when all do. The binding family (the
         # one farthest past its limit, as a fraction of it; as the evaluator's evidence) is shown first
         gates.sort(key=lambda g: (-g["limit_excess"], g["reference"]))
         g = gates[0]
-        rows.append({"precision": prec, "sparsity": sp, "trial": best["number"], "feasible": bool(best["feasible"]),
-                     "latency_ms": mt.get("latency_ms"), "energy_per_inference_mj": mt.get("energy_per_inference_mj"),
-                     "area_mm2": mt.get("area_mm2"), "quality_delta": g["quality_delta"],
-                     "quality_interval": g["quality_interval"], "gate_pass": all(x["gate_pass"] for x in gates),
-                     "max_delta": q[(prec, _sparsity_label(sp)[1])][0].max_delta, "trials": len(recs),
-                     "reference": g["reference"], "gates": gates})
+        rows.append(
+            {
+                "precision": prec,
+                "sparsity": sp,
+                "trial": best["number"],
+                "feasible": bool(best["feasible"]),
+                "latency_ms": mt.get("latency_ms"),
+                "energy_per_inference_mj": mt.get("energy_per_inference_mj"),
+                "area_mm2": mt.get("area_mm2"),
+                "quality_delta": g["quality_delta"],
+                "quality_interval": g["quality_interval"],
+                "gate_pass": all(x["gate_pass"] for x in gates),
+                "max_delta": q[(prec, _sparsity_label(sp)[1])][0].max_delta,
+                "trials": len(recs),
+                "reference": g["reference"],
+                "gates": gates,
+            }
+        )
     return rows
 
 
@@ -119,7 +150,9 @@ def recommend(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     ok = [r for r in rows if r["gate_pass"] and r["feasible"] and r["energy_per_inference_mj"] is not None]
     if not ok:
         return None
-    return min(ok, key=lambda r: (float(r["energy_per_inference_mj"]), float(r["latency_ms"] or float("inf"))))
+    return min(
+        ok, key=lambda r: (float(r["energy_per_inference_mj"]), float(r["latency_ms"] or float("inf")))
+    )
 
 
 def section_precision(data, *, quality=None) -> tuple[Section, dict[str, Any]]:
@@ -129,31 +162,61 @@ def section_precision(data, *, quality=None) -> tuple[Section, dict[str, Any]]:
     if not rows:
         s.paras.append("No trials: no precision policy.")
         return s, {"rows": [], "recommended": None}
-    t = Table("Precision x sparsity: the best design of each pair and its quality gate",
-              ["precision", "sparsity", "trial", "latency (ms)", "energy / inference (mJ)", "area (mm2)",
-               "reference", "quality delta (x100)", "95 % interval", "gate"], [], name="precision_policy")
+    t = Table(
+        "Precision x sparsity: the best design of each pair and its quality gate",
+        [
+            "precision",
+            "sparsity",
+            "trial",
+            "latency (ms)",
+            "energy / inference (mJ)",
+            "area (mm2)",
+            "reference",
+            "quality delta (x100)",
+            "95 % interval",
+            "gate",
+        ],
+        [],
+        name="precision_policy",
+    )
     for r in rows:
         for g in r.get("gates") or [r]:  # one line per reference family, each gated on its own metric
             lo, hi = g["quality_interval"]
-            t.rows.append([r["precision"], r["sparsity"], fmt(int(r["trial"])), fmt(r["latency_ms"]),
-                           fmt(r["energy_per_inference_mj"]), fmt(r["area_mm2"]), UNITS[g["reference"]],
-                           f"{g['quality_delta'] * 100:+.2f}", f"[{lo * 100:+.2f}, {hi * 100:+.2f}]",
-                           ("pass" if g["gate_pass"] else "FAIL") + ("" if r["feasible"] else " (design infeasible)")])
+            t.rows.append(
+                [
+                    r["precision"],
+                    r["sparsity"],
+                    fmt(int(r["trial"])),
+                    fmt(r["latency_ms"]),
+                    fmt(r["energy_per_inference_mj"]),
+                    fmt(r["area_mm2"]),
+                    UNITS[g["reference"]],
+                    f"{g['quality_delta'] * 100:+.2f}",
+                    f"[{lo * 100:+.2f}, {hi * 100:+.2f}]",
+                    ("pass" if g["gate_pass"] else "FAIL")
+                    + ("" if r["feasible"] else " (design infeasible)"),
+                ]
+            )
     s.tables.append(t)
     s.paras.append(
         "Latency, energy and area: the trial of each (precision, sparsity) pair with the lowest energy per inference "
-        "(feasible first). Quality: the reference of each workload family (" + ", ".join(sorted({
-            UNITS[g["reference"]] for r in rows for g in r.get("gates") or [r]})) + "; each gated on its own metric, "
+        "(feasible first). Quality: the reference of each workload family ("
+        + ", ".join(sorted({UNITS[g["reference"]] for r in rows for g in r.get("gates") or [r]}))
+        + "; each gated on its own metric, "
         "a pair passing when every family's gate passes; dense, or N:M pruned and "
-        "fine-tuned by the ASP recipe) quantised to the precision (INT8/INT4: symmetric per-output-channel weights, per-tensor activations "
+        "fine-tuned by the ASP recipe) quantised to the precision (INT8/INT4: symmetric per-output-channel "
+        "weights, per-tensor activations "
         "calibrated on held-out training data; FP8: per-tensor scales; BF16: RNE) against the dense FP32 model, "
         f"{len(GATE_SEEDS)} seeds, paired bootstrap 95 % interval; a gate passes when the interval's upper end is at "
-        f"most {rows[0]['max_delta'] * 100:.1f} (x100: points of accuracy, or % of NLL).")
+        f"most {rows[0]['max_delta'] * 100:.1f} (x100: points of accuracy, or % of NLL)."
+    )
     rec = recommend(rows)
     if rec is None:
         s.verdict = "No precision passes its quality gate on a feasible design: no precision is recommended."
     else:
-        s.verdict = (f"Recommended precision: {rec['precision']} with {rec['sparsity']} (trial {rec['trial']}): "
-                     f"the lowest energy per inference ({fmt(rec['energy_per_inference_mj'])} mJ) among the pairs "
-                     f"that pass the quality gate.")
+        s.verdict = (
+            f"Recommended precision: {rec['precision']} with {rec['sparsity']} (trial {rec['trial']}): "
+            f"the lowest energy per inference ({fmt(rec['energy_per_inference_mj'])} mJ) among the pairs "
+            f"that pass the quality gate."
+        )
     return s, {"rows": rows, "recommended": rec}

@@ -1,5 +1,6 @@
-"""Sections 2-6 of the report: the PPA tradeoff (summary, Pareto front, the best design's area,
-power, operating point and thermal, sensitivity); the per-layer view is explore.report.layers.
+"""Sections 2-6 of the report: the PPA tradeoff (summary, Pareto front, sensitivity); the best
+design's area, power, operating point and thermal are explore.report.best_design, the per-layer
+view is explore.report.layers.
 
 Every number comes from the stored study (explore.trials.study_records / explore.results.summarise,
 the functions behind ``best.json``) or from re-evaluating a design with the study's evaluator
@@ -20,12 +21,17 @@ from explore.metrics import BY_NAME, REPORT_METRICS
 from explore.report.data import StudyData
 from explore.report.document import Section, Table
 from explore.report.figures import FEASIBLE_LABEL, Figure, Line
-from explore.report.format import constraint_metric, describe_constraint, fmt, limit_value, num, pct, point_label
-from explore.robustness import SHARE_LIMIT
-from explore.results import PPA_CONSTRAINT, TIMING_CONSTRAINT, Detail, Evaluator, constraint_values
+from explore.report.format import (
+    constraint_metric,
+    describe_constraint,
+    fmt,
+    limit_value,
+    num,
+    pct,
+    point_label,
+)
+from explore.results import PPA_CONSTRAINT, TIMING_CONSTRAINT, Evaluator, constraint_values
 from explore.space import axis_choices, is_integer_axis
-from ppa import model as ppa_model
-from ppa import tech, thermal
 
 #: Sensitivity: at most this many values per axis in the one-at-a-time sweeps.
 OAT_MAX_VALUES = 8
@@ -52,11 +58,15 @@ def _pareto_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 # 1. Summary
 # =====================================================================================================
 
+
 def section_summary(data: StudyData) -> Section:
     cfg = data.cfg
     s = Section(1, "summary", "Summary", "ppa")
     best = data.best
-    wl = "; ".join(f"{w.name} (weight {fmt(w.weight)}" + (f", {w.params}" if w.params else "") + ")" for w in cfg.workload)
+    wl = "; ".join(
+        f"{w.name} (weight {fmt(w.weight)}" + (f", {w.params}" if w.params else "") + ")"
+        for w in cfg.workload
+    )
     s.bullets.append(f"Workload mix: {wl}")
     space = []
     for a in cfg.space.active_axes():
@@ -65,13 +75,22 @@ def section_summary(data: StudyData) -> Section:
             space.append(f"{a} in {{{', '.join(map(str, ch))}}}")
         else:
             r = cfg.space.axis(a)
-            space.append(f"{a} in [{fmt(r.min)}, {fmt(r.max)}]" + (f" step {fmt(r.step)}" if r.step else "")
-                         + (" (log)" if r.log else ""))
+            space.append(
+                f"{a} in [{fmt(r.min)}, {fmt(r.max)}]"
+                + (f" step {fmt(r.step)}" if r.step else "")
+                + (" (log)" if r.log else "")
+            )
     s.bullets.append("Design space: " + "; ".join(space))
     lim = cfg.limits.active()
-    s.bullets.append("Limits: " + ("; ".join(f"{k} = {fmt(v)}" for k, v in lim.items()) or "none")
-                     + f"; always: clock <= fmax ({TIMING_CONSTRAINT})")
-    s.bullets.append("Objectives: " + ", ".join(f"{o} ({d})" for o, d in zip(data.objectives, data.directions)))
+    s.bullets.append(
+        "Limits: "
+        + ("; ".join(f"{k} = {fmt(v)}" for k, v in lim.items()) or "none")
+        + f"; always: clock <= fmax ({TIMING_CONSTRAINT})"
+    )
+    s.bullets.append(
+        "Objectives: "
+        + ", ".join(f"{o} ({d})" for o, d in zip(data.objectives, data.directions, strict=True))
+    )
     n_ev, n_fe = best["n_evaluated"], best["n_feasible"]
     states = ", ".join(f"{v} {k.lower()}" for k, v in sorted(data.state_counts.items()))
     s.bullets.append(f"Trials: {n_ev} evaluated ({states}); {n_fe} feasible")
@@ -86,23 +105,35 @@ def section_summary(data: StudyData) -> Section:
         tight = best["tightest_limit"]
         slack = -float(tight["constraint"])
         word = "binds" if slack < 0.05 else "is the closest to binding"
-        s.verdict = (f"The limit that {word}: " + describe_constraint(data, tight["name"], tight["constraint"], b["metrics"])
-                     + ".")
+        s.verdict = (
+            f"The limit that {word}: "
+            + describe_constraint(data, tight["name"], tight["constraint"], b["metrics"])
+            + "."
+        )
         if "pareto" in best:
-            s.paras.append(f"The feasible Pareto set of the objectives holds {len(best['pareto'])} designs "
-                           f"(the Pareto front section and best.json).")
+            s.paras.append(
+                f"The feasible Pareto set of the objectives holds {len(best['pareto'])} designs "
+                f"(the Pareto front section and best.json)."
+            )
     else:
         s.paras.append(f"No feasible design among {n_ev} evaluated. " + (best.get("message", "") + "."))
-        s.verdict = "Limits that bind: " + (", ".join(best.get("binding_limits", [])) or "none (no trial finished)") + "."
+        s.verdict = (
+            "Limits that bind: "
+            + (", ".join(best.get("binding_limits", [])) or "none (no trial finished)")
+            + "."
+        )
     s.tables.append(_limit_table(data))
     return s
 
 
 def _limit_table(data: StudyData) -> Table:
     """Per limit: how often it failed and how close the closest design came (by how much it binds)."""
-    t = Table("How each limit binds (normalised constraint: (metric - limit) / limit; > 0 fails)",
-              ["limit", "value", "trials failing", "closest design", "best normalised value", "metric there"], [],
-              name="limits")
+    t = Table(
+        "How each limit binds (normalised constraint: (metric - limit) / limit; > 0 fails)",
+        ["limit", "value", "trials failing", "closest design", "best normalised value", "metric there"],
+        [],
+        name="limits",
+    )
     recs = data.records
     for c in data.constraint_names:
         vals = [(r["constraints"].get(c), r) for r in recs if c in r["constraints"]]
@@ -111,8 +142,16 @@ def _limit_table(data: StudyData) -> Table:
         fails = sum(1 for v, _ in vals if v > 0)
         v, r = min(vals, key=lambda vr: (vr[0], vr[1]["number"]))
         lim = limit_value(data, c)
-        t.rows.append([c, {TIMING_CONSTRAINT: "clock <= fmax", PPA_CONSTRAINT: "can operate"}.get(c, fmt(lim)), f"{fails}/{len(vals)}",
-                       f"trial {r['number']}", f"{v:+.4g}", fmt(constraint_metric(c, r["metrics"]))])
+        t.rows.append(
+            [
+                c,
+                {TIMING_CONSTRAINT: "clock <= fmax", PPA_CONSTRAINT: "can operate"}.get(c, fmt(lim)),
+                f"{fails}/{len(vals)}",
+                f"trial {r['number']}",
+                f"{v:+.4g}",
+                fmt(constraint_metric(c, r["metrics"])),
+            ]
+        )
     return t
 
 
@@ -120,18 +159,38 @@ def _limit_table(data: StudyData) -> Table:
 # 2. Pareto front
 # =====================================================================================================
 
+
 def section_pareto(data: StudyData) -> Section:
     s = Section(2, "pareto", "Pareto front", "ppa")
     recs = [r for r in data.records if num(r["metrics"].get("perf_per_watt")) is not None]
     rows = []
     for r in recs:
         m = r["metrics"]
-        rows.append({"number": r["number"], **{f"p_{k}": v for k, v in r["params"].items()},
-                     "perf_per_watt": num(m.get("perf_per_watt")), "area_mm2": num(m.get("area_mm2")),
-                     "latency_ms": num(m.get("latency_ms")), "p99_latency_ms": num(m.get("p99_latency_ms")),
-                     "status": _status(r), "feasible": int(r["feasible"])})
-    df = pd.DataFrame(rows, columns=["number", *[f"p_{a}" for a in data.cfg.space.active_axes()], "perf_per_watt",
-                                     "area_mm2", "latency_ms", "p99_latency_ms", "status", "feasible"])
+        rows.append(
+            {
+                "number": r["number"],
+                **{f"p_{k}": v for k, v in r["params"].items()},
+                "perf_per_watt": num(m.get("perf_per_watt")),
+                "area_mm2": num(m.get("area_mm2")),
+                "latency_ms": num(m.get("latency_ms")),
+                "p99_latency_ms": num(m.get("p99_latency_ms")),
+                "status": _status(r),
+                "feasible": int(r["feasible"]),
+            }
+        )
+    df = pd.DataFrame(
+        rows,
+        columns=[
+            "number",
+            *[f"p_{a}" for a in data.cfg.space.active_axes()],
+            "perf_per_watt",
+            "area_mm2",
+            "latency_ms",
+            "p99_latency_ms",
+            "status",
+            "feasible",
+        ],
+    )
     if df.empty:
         s.paras.append("No finished trial: nothing to plot.")
         return s
@@ -144,12 +203,30 @@ def section_pareto(data: StudyData) -> Section:
     pm[idx] = _pareto_mask(x[idx], y[idx])
     df["pareto_area"] = pm.astype(int)
     front = df[pm].sort_values("area_mm2")
-    lines = [Line("feasible Pareto front", list(front["area_mm2"]), list(front["perf_per_watt"]), "solid")] if len(front) else []
-    s.figures.append(Figure("pareto_area", "Perf-per-watt against area (colour: feasible, or the limit that failed worst)",
-                            "scatter", df, "area_mm2", "perf_per_watt", "area (mm^2)", "perf per watt (TOPS/W)",
-                            color="status", hover="label", lines=lines))
-    s.paras.append(f"{int(fe.sum())} of {len(df)} finished designs are feasible; {int(pm.sum())} of them are on the "
-                   f"perf-per-watt / area front.")
+    lines = (
+        [Line("feasible Pareto front", list(front["area_mm2"]), list(front["perf_per_watt"]), "solid")]
+        if len(front)
+        else []
+    )
+    s.figures.append(
+        Figure(
+            "pareto_area",
+            "Perf-per-watt against area (colour: feasible, or the limit that failed worst)",
+            "scatter",
+            df,
+            "area_mm2",
+            "perf_per_watt",
+            "area (mm^2)",
+            "perf per watt (TOPS/W)",
+            color="status",
+            hover="label",
+            lines=lines,
+        )
+    )
+    s.paras.append(
+        f"{int(fe.sum())} of {len(df)} finished designs are feasible; {int(pm.sum())} of them are on the "
+        f"perf-per-watt / area front."
+    )
     lat_obj = next((o for o in data.objectives if o in ("latency_ms", "p99_latency_ms")), None)
     if lat_obj is not None and df[lat_obj].notna().any():
         xl = df[lat_obj].to_numpy(float)
@@ -158,181 +235,42 @@ def section_pareto(data: StudyData) -> Section:
         pl[idl] = _pareto_mask(xl[idl], y[idl])
         df["pareto_latency"] = pl.astype(int)
         fl = df[pl].sort_values(lat_obj)
-        s.figures.append(Figure("pareto_latency", f"Perf-per-watt against {lat_obj}", "scatter", df, lat_obj,
-                                "perf_per_watt", f"{lat_obj} (ms)", "perf per watt (TOPS/W)", color="status",
-                                hover="label",
-                                lines=[Line("feasible Pareto front", list(fl[lat_obj]), list(fl["perf_per_watt"]), "solid")]
-                                if len(fl) else []))
+        s.figures.append(
+            Figure(
+                "pareto_latency",
+                f"Perf-per-watt against {lat_obj}",
+                "scatter",
+                df,
+                lat_obj,
+                "perf_per_watt",
+                f"{lat_obj} (ms)",
+                "perf per watt (TOPS/W)",
+                color="status",
+                hover="label",
+                lines=[Line("feasible Pareto front", list(fl[lat_obj]), list(fl["perf_per_watt"]), "solid")]
+                if len(fl)
+                else [],
+            )
+        )
     else:
         s.paras.append("No latency objective is set, so there is no perf-per-watt / latency front.")
-    t = Table("Feasible Pareto designs (perf-per-watt / area)", ["trial", "design", "perf_per_watt", "area_mm2"], [])
+    t = Table(
+        "Feasible Pareto designs (perf-per-watt / area)", ["trial", "design", "perf_per_watt", "area_mm2"], []
+    )
     for _, r in front.sort_values("perf_per_watt", ascending=False).head(10).iterrows():
         rec = next(q for q in recs if q["number"] == r["number"])
-        t.rows.append([str(int(r["number"])), point_label(rec["params"]), fmt(r["perf_per_watt"]), fmt(r["area_mm2"])])
+        t.rows.append(
+            [str(int(r["number"])), point_label(rec["params"]), fmt(r["perf_per_watt"]), fmt(r["area_mm2"])]
+        )
     if t.rows:
         s.tables.append(t)
     return s
 
 
 # =====================================================================================================
-# 3. Best design
-# =====================================================================================================
-
-def section_best(data: StudyData, det: Detail | None, subject: str,
-                 shares: list[dict[str, Any]] | None = None) -> Section:
-    """The chosen design's area, power, operating point and thermal figures, and the model-limits
-    box: the model's omissions (:data:`MODEL_LIMITS`), the estimate's notes, and every assumption
-    that sets more than :data:`~explore.robustness.SHARE_LIMIT` of the design's power or area
-    (``shares``: explore.robustness.assumption_shares of the design)."""
-    s = Section(3, "best", "Best design: area, power, operating point, thermal", "ppa")
-    if det is None:
-        s.paras.append("No finished trial: no design to break down.")
-        return s
-    m = det.metrics
-    s.paras.append(f"{subject}: {point_label(det.point)}.")
-    ppa = det.ppa
-    if ppa is None:
-        s.paras.append(f"The evaluator ({data.evaluator}) gives no ppa.model estimate for a design "
-                       "(evaluate_detail), so the area and power breakdowns are not shown; the totals are:")
-        s.tables.append(Table("Totals", ["metric", "value"], [[k, fmt(m[k], BY_NAME[k].digits)] for k in REPORT_METRICS
-                                                               if k in m]))
-        return s
-    # breakdowns from the evaluator's metrics (power averaged over the workload mix, as power_w is)
-    area = {k: float(m[f"area_{k}_mm2"]) if f"area_{k}_mm2" in m else float(v) for k, v in ppa.area_breakdown_mm2.items()}
-    if "area_vector_mm2" in m and "vector" not in area:  # the vector unit (explore.evaluator, ppa.vector_cost)
-        area["vector"] = float(m["area_vector_mm2"])
-    area_total = float(m.get("area_mm2", ppa.area_mm2))
-    dfa = pd.DataFrame({"component": list(area), "area_mm2": list(area.values())})
-    s.figures.append(Figure("best_area", f"Area breakdown (total {fmt(area_total)} mm^2)", "bar", dfa, "component",
-                            "area_mm2", "", "area (mm^2)"))
-    pw = {k: (float(m[f"power_{k}_w"]) if f"power_{k}_w" in m else (float(v) if v is not None else None))
-          for k, v in ppa.power_breakdown_w.items()}
-    if "power_vector_w" in m and "vector" not in pw:
-        pw["vector"] = float(m["power_vector_w"])
-    power_total = float(m["power_w"]) if "power_w" in m else ppa.power_w
-    dfp = pd.DataFrame({"component": list(pw), "power_w": list(pw.values())})
-    s.figures.append(Figure("best_power", f"Power breakdown (total {fmt(power_total)} W, averaged over the mix)", "bar", dfp, "component",
-                            "power_w", "", "power (W)"))
-    t = Table("Area and power", ["component", "area (mm^2)", "share", "", "power component", "power (W)", "share"], [])
-    ak, pk = list(area), list(pw)
-    for i in range(max(len(ak), len(pk))):
-        row = ["", "", "", "", "", "", ""]
-        if i < len(ak):
-            row[0:3] = [ak[i], fmt(area[ak[i]]), pct(area[ak[i]] / area_total if area_total else None)]
-        if i < len(pk):
-            v = pw[pk[i]]
-            row[4:7] = [pk[i], fmt(v), pct(v / power_total if (v is not None and power_total) else None)]
-        t.rows.append(row)
-    s.tables.append(t)
-    cooling = data.cfg.fixed.cooling
-    cool_lim = thermal.COOLING_LIMIT_W_PER_MM2[cooling]
-    tj_lim = data.cfg.limits.max_tj_c if data.cfg.limits.max_tj_c is not None else ppa.design.tj_max_c
-    op = Table("Operating point and thermal", ["quantity", "value", "against"], [])
-    op.rows.append(["supply voltage (V)", fmt(ppa.voltage_v), f"node {ppa.details.get('node_nm')} nm"])
-    op.rows.append(["clock (MHz)", fmt(ppa.clock_mhz),
-                    f"fmax {fmt(ppa.fmax_at_voltage_mhz)} MHz at {fmt(ppa.voltage_v)} V; {fmt(ppa.fmax_mhz)} MHz at the top "
-                    f"of the voltage range"])
-    op.rows.append(["logic depth (gates)", fmt(ppa.details.get("logic_depth")), f"pipeline {det.point.get('pipeline')}"])
-    timing = ppa.details.get("timing") or {}
-    if timing.get("cycle_fo4") is not None:
-        sta = ppa.details.get("sta") or {}
-        op.rows.append(["critical stage (FO4 of its library)", fmt(timing["cycle_fo4"]),
-                        f"{timing.get('source')}: {timing.get('stage', '')}"
-                        + (f"; {sta.get('library')}, {fmt(sta.get('critical_path_ps'))} ps there" if sta else "")])
-    if ppa.details.get("vmin_v") is not None:
-        op.rows.append(["Vmin logic / SRAM (V)", f"{fmt(ppa.details['vmin_v'])} / {fmt(ppa.details.get('sram_vmin_v'))}",
-                        f"SRAM rail at {fmt(ppa.details.get('sram_voltage_v'))} V"])
-    tj = num(m.get("tj_c", ppa.tj_c))
-    runaway = bool(num(m.get("thermal_runaway")) or ppa.tj_c is None)
-    if not runaway and tj is not None:
-        op.rows.append(["junction temperature (C), worst workload", fmt(tj),
-                        f"limit {fmt(tj_lim)} C: headroom {fmt(tj_lim - tj)} C; ambient {fmt(data.cfg.fixed.ambient_c)} C, "
-                        f"theta_ja {fmt(ppa.details.get('theta_ja_k_per_w'))} K/W"])
-    else:
-        op.rows.append(["junction temperature (C)", "thermal runaway (no stable T_j)", f"limit {fmt(tj_lim)} C"])
-    dens = num(m.get("power_density_w_mm2", ppa.power_density_w_mm2))
-    if dens is not None:
-        op.rows.append(["power density (W/mm^2), worst workload", fmt(dens),
-                        f"{cooling} cooling limit {fmt(cool_lim)} W/mm^2 ({pct(dens / cool_lim)} of it)"])
-    op.rows.append(["peak (dense-equivalent) TOPS", fmt(ppa.peak_tops), f"effective {fmt(m.get('effective_tops'))} TOPS"])
-    s.tables.append(op)
-    vf = _vf_figure(ppa)
-    if vf is not None:
-        s.figures.append(vf)
-    s.tables.append(Table("Model limits: what these figures do not capture", ["limit", "effect on the figures"],
-                          [list(r) for r in MODEL_LIMITS] + [["ppa note", n] for n in ppa.notes]
-                          + assumption_limit_rows(shares or []), name="model_limits"))
-    return s
-
-
-def assumption_limit_rows(shares: list[dict[str, Any]]) -> list[list[str]]:
-    """The model-limits rows of the assumptions that set more than SHARE_LIMIT of power or area."""
-    rows = []
-    for r in shares:
-        parts = [f"{pct(r[k])} of the {what}" for k, what in (("power_share", "power"), ("area_share", "area"))
-                 if r[k] is not None and math.isfinite(r[k]) and r[k] > SHARE_LIMIT]
-        if parts:
-            rows.append([f"assumption {r['name']} [{r['tag']}]",
-                         f"sets {' and '.join(parts)} (d ln / d ln of the value); {fmt(r['value'])} {r['unit']}, "
-                         f"plausible {fmt(r['low'])} ... {fmt(r['high'])}: {r['reason']}"])
-    return rows
-
-
-#: What the PPA and cycle models leave out, and which way each omission moves the figures. Shown
-#: beside every best design so a reviewer weighs the numbers accordingly.
-MODEL_LIMITS = (
-    ("placement and routing", "timing is OpenSTA on the mapped netlist with a stated wire allowance and clock "
-     "uncertainty (ppa.timing.sta), not extracted parasitics: fmax optimistic for long global nets (the weight-load "
-     "enable of a wide array)"),
-    ("process corner and variation", "typical corner of the Liberty library moved by FO4 ratios; no slow-corner "
-     "or aging margin beyond the stated clock uncertainty"),
-    ("voltage law below nominal", "alpha-power law with a per-node threshold voltage (ppa.tech), checked against one "
-     "published V-f table (RK3399, 28 nm); Vmin is a rule (0.73 x nominal), not a per-design characterisation"),
-    ("area", "transistor counts of the generic-gate netlist times a per-node area per transistor; bench_silicon "
-     "prints the comparison with published accelerators"),
-    ("switching energy", "zero-delay toggles of the generic-gate netlist on the trace, each at its net's energy as an "
-     "osu018 cell (ppa.liberty.gates), times the PE's sizing factor on the STA path (its netlist sized for minimum "
-     "delay over its area mapping, ppa.liberty.sizing: 1.00 for the INT8 dense PE, 1.37 for the BF16 one; on the "
-     "generic timing path 1); no glitches; the sizing is for minimum delay whatever the clock, so a design clocked "
-     "well below its fmax is costed high"),
-    ("clock tree and clock gating", "clock energy per flip-flop from the Liberty library's clock-pin energy, pin "
-     "capacitance and a balanced tree of its clock buffer (ppa.liberty.energy), with an assumed wiring share (0.5 x the "
-     "pin load; no placement), moved to the node in toggle-equivalents; without a library, osu018's figures; the WS weight registers are clock-gated "
-     "while held (one gating cell per PE, costed with ASAP7's ICG/flip-flop energy ratio; [fixed] clock_gating); no "
-     "gating of idle PEs (idle PEs pay clock power)"),
-    ("memory system", "SRAM from CACTI fits, DRAM energy per bit and bandwidth per stack/channel; no DRAM page "
-     "policy, refresh or bank conflicts; SRAM port limits are per-layer averages (bursts not resolved)"),
-    ("non-GEMM operators", "softmax, normalisation, activations, residual adds and the like run on a modelled vector "
-     "unit (sim.vector: per-operator recipes, lane rates from the CUDA throughput table, serialised with the array by "
-     "default); its exp/divide rates describe a GPU special-function unit, not a measured kernel; operators the "
-     "importer does not know are costed by a stated fallback rule"),
-    ("quality", "proxy evidence (a reference model of the workload family) unless the config gives the team's own "
-     "weights and eval"),
-)
-
-
-def _vf_figure(ppa) -> Figure | None:
-    """fmax against supply voltage for the design's critical stage over the node's modelled range
-    (Vmin to nominal), with Vmin and the chosen operating point."""
-    node = ppa.details.get("node_nm")
-    timing = ppa.details.get("timing") or {}
-    cycle_fo4, depth = timing.get("cycle_fo4"), ppa.details.get("logic_depth")
-    if node is None or (cycle_fo4 is None and depth is None):
-        return None
-    vs = tech.voltage_grid(node)
-    fs = [ppa_model.fmax_mhz(depth or 0, node, v, cycle_fo4=cycle_fo4) for v in vs]
-    vmin = tech.vmin_v(node)
-    pts = pd.DataFrame({"voltage_v": [ppa.voltage_v], "clock_mhz": [ppa.clock_mhz],
-                        "point": [f"chosen: {fmt(ppa.clock_mhz)} MHz at {fmt(ppa.voltage_v)} V"]})
-    lines = [Line("fmax of the critical stage", vs, fs, "solid"),
-             Line(f"Vmin {fmt(vmin)} V", [vmin, vmin], [0.0, max(fs)], "dot")]
-    return Figure("best_vf", f"Voltage-frequency curve ({node} nm, {timing.get('source', 'generic')} timing)", "scatter",
-                  pts, "voltage_v", "clock_mhz", "supply voltage (V)", "frequency (MHz)", color="point", lines=lines)
-
-
-# =====================================================================================================
 # 5. Sensitivity
 # =====================================================================================================
+
 
 def _oat_values(data: StudyData, axis: str, centre: Any) -> list[Any]:
     ch = axis_choices(data.cfg.space, axis)
@@ -378,9 +316,9 @@ def oat_frame(data: StudyData, ev: Evaluator, centre: dict[str, Any]) -> pd.Data
             points.append(p)
             rows.append({"axis": axis, "value": v, "is_centre": v == centre[axis]})
     metrics = ev.evaluate_many(points)
-    base = next((mm for r, mm in zip(rows, metrics) if r["is_centre"]), None)
+    base = next((mm for r, mm in zip(rows, metrics, strict=True) if r["is_centre"]), None)
     b = num(base["perf_per_watt"]) if base else None
-    for r, mm in zip(rows, metrics):
+    for r, mm in zip(rows, metrics, strict=True):
         ppw = num(mm.get("perf_per_watt"))
         r["perf_per_watt"] = ppw
         r["change_vs_centre"] = (ppw / b - 1.0) if (ppw is not None and b) else None
@@ -389,17 +327,42 @@ def oat_frame(data: StudyData, ev: Evaluator, centre: dict[str, Any]) -> pd.Data
         r["feasible"] = int(not bad)
         r["fails"] = ";".join(bad)
         r["label"] = f"{r['axis']}={r['value']}"
-    return pd.DataFrame(rows, columns=["axis", "value", "label", "is_centre", "perf_per_watt", "change_vs_centre",
-                                       "feasible", "fails"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "axis",
+            "value",
+            "label",
+            "is_centre",
+            "perf_per_watt",
+            "change_vs_centre",
+            "feasible",
+            "fails",
+        ],
+    )
 
 
-def section_sensitivity(data: StudyData, ev: Evaluator, centre: dict[str, Any] | None, subject: str) -> tuple[Section, pd.DataFrame]:
+def section_sensitivity(
+    data: StudyData, ev: Evaluator, centre: dict[str, Any] | None, subject: str
+) -> tuple[Section, pd.DataFrame]:
     s = Section(5, "sensitivity", "Sensitivity", "ppa")
     if data.importances:
-        di = pd.DataFrame({"parameter": list(data.importances), "importance": list(data.importances.values())})
+        di = pd.DataFrame(
+            {"parameter": list(data.importances), "importance": list(data.importances.values())}
+        )
         di = di.sort_values("importance")
-        s.figures.append(Figure("importances", f"Parameter importances for {data.cfg.objectives.primary}", "hbar", di,
-                                "parameter", "importance", "importance (share)", ""))
+        s.figures.append(
+            Figure(
+                "importances",
+                f"Parameter importances for {data.cfg.objectives.primary}",
+                "hbar",
+                di,
+                "parameter",
+                "importance",
+                "importance (share)",
+                "",
+            )
+        )
     s.paras.append(data.importance_note)
     if centre is None:
         s.paras.append("No finished trial: no design to sweep around.")
@@ -408,20 +371,47 @@ def section_sensitivity(data: StudyData, ev: Evaluator, centre: dict[str, Any] |
     if df.empty:
         s.paras.append("Every axis of the space has a single value: no one-at-a-time sweep.")
         return s, df
-    s.paras.append(f"One-at-a-time sweeps around {subject}: each axis moved alone over its values (at most "
-                   f"{OAT_MAX_VALUES}), every point re-evaluated with {ev.name}. Perf-per-watt change against the "
-                   f"centre; infeasible points name the limits they fail.")
+    s.paras.append(
+        f"One-at-a-time sweeps around {subject}: each axis moved alone over its values (at most "
+        f"{OAT_MAX_VALUES}), every point re-evaluated with {ev.name}. Perf-per-watt change against the "
+        f"centre; infeasible points name the limits they fail."
+    )
     bars = df.copy()  # one series per feasibility, so infeasible points stand out in their own colour
-    bars[OAT_FEASIBLE] = [c if f else None for c, f in zip(bars["change_vs_centre"], bars["feasible"])]
-    bars[OAT_INFEASIBLE] = [None if f else c for c, f in zip(bars["change_vs_centre"], bars["feasible"])]
-    s.figures.append(Figure("sensitivity_oat", "Perf-per-watt change when one parameter moves (centre = 0)", "bar",
-                            bars, "label", [OAT_FEASIBLE, OAT_INFEASIBLE], "parameter = value",
-                            "change vs centre (fraction)"))
-    t = Table("One-at-a-time sweeps", ["axis", "value", "perf_per_watt", "change", "feasible", "fails"], [],
-              name="sensitivity_oat_table")
+    bars[OAT_FEASIBLE] = [
+        c if f else None for c, f in zip(bars["change_vs_centre"], bars["feasible"], strict=True)
+    ]
+    bars[OAT_INFEASIBLE] = [
+        None if f else c for c, f in zip(bars["change_vs_centre"], bars["feasible"], strict=True)
+    ]
+    s.figures.append(
+        Figure(
+            "sensitivity_oat",
+            "Perf-per-watt change when one parameter moves (centre = 0)",
+            "bar",
+            bars,
+            "label",
+            [OAT_FEASIBLE, OAT_INFEASIBLE],
+            "parameter = value",
+            "change vs centre (fraction)",
+        )
+    )
+    t = Table(
+        "One-at-a-time sweeps",
+        ["axis", "value", "perf_per_watt", "change", "feasible", "fails"],
+        [],
+        name="sensitivity_oat_table",
+    )
     for _, r in df.iterrows():
-        t.rows.append([r["axis"], str(r["value"]) + (" (centre)" if r["is_centre"] else ""), fmt(r["perf_per_watt"]),
-                       pct(r["change_vs_centre"]), fmt(bool(r["feasible"])), r["fails"]])
+        t.rows.append(
+            [
+                r["axis"],
+                str(r["value"]) + (" (centre)" if r["is_centre"] else ""),
+                fmt(r["perf_per_watt"]),
+                pct(r["change_vs_centre"]),
+                fmt(bool(r["feasible"])),
+                r["fails"],
+            ]
+        )
     s.tables.append(t)
     swing = df.groupby("axis")["perf_per_watt"].agg(lambda v: float(np.nanmax(v) - np.nanmin(v)))
     if len(swing):

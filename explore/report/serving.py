@@ -80,13 +80,27 @@ def section_llm_serving(data, ev, det: Detail | None) -> Section | None:
     """The section (module docstring), or None when the study serves no LLM request."""
     if det is None or _llm_stats(det) is None:
         return None
-    s = Section(0, "llm_serving", "LLM serving: TTFT and TPOT, sparse against dense, with and without "
-                "double-buffered weights", "sparsity")
+    s = Section(
+        0,
+        "llm_serving",
+        "LLM serving: TTFT and TPOT, sparse against dense, with and without double-buffered weights",
+        "sparsity",
+    )
     rows = serving_variants(data, det.point)
     dets = [(label, det if p == det.point else ev.detail(p)) for label, p in rows]
-    t = Table("TTFT and TPOT percentiles (ms) of one LLM request", [
-        "design", *[f"TTFT p{q}" for q in QUANTILES], *[f"TPOT p{q}" for q in QUANTILES], "decode step (ms)",
-        "decode speedup vs dense", "memory-bound limit"], [], name="llm_serving")
+    t = Table(
+        "TTFT and TPOT percentiles (ms) of one LLM request",
+        [
+            "design",
+            *[f"TTFT p{q}" for q in QUANTILES],
+            *[f"TPOT p{q}" for q in QUANTILES],
+            "decode step (ms)",
+            "decode speedup vs dense",
+            "memory-bound limit",
+        ],
+        [],
+        name="llm_serving",
+    )
     by_label = dict(dets)
     for label, d in dets:
         st = _llm_stats(d) or {}
@@ -100,8 +114,16 @@ def section_llm_serving(data, ev, det: Detail | None) -> Section | None:
                 speed = f"{dn.latency_s() / net.latency_s():.3f}x"
                 sw, meta = weight_traffic(net)
                 limit = f"{weight_traffic(dn)[0] / (sw + meta):.3f}x"
-        t.rows.append([label, *[fmt(st.get(f"ttft_p{q}_ms")) for q in QUANTILES],
-                       *[fmt(st.get(f"tpot_p{q}_ms")) for q in QUANTILES], fmt(step), speed, limit])
+        t.rows.append(
+            [
+                label,
+                *[fmt(st.get(f"ttft_p{q}_ms")) for q in QUANTILES],
+                *[fmt(st.get(f"tpot_p{q}_ms")) for q in QUANTILES],
+                fmt(step),
+                speed,
+                limit,
+            ]
+        )
     s.tables.append(t)
     cfg = data.cfg
     srv = cfg.serving
@@ -113,8 +135,11 @@ def section_llm_serving(data, ev, det: Detail | None) -> Section | None:
         "or double-buffered weights (a shadow weight set per PE: a weight-stationary fold costs max(weight load, "
         "stream), sim.perf); everything else is the design's. The decode speedup is the config's decode step on "
         "the sparse design against the dense design of the same dataflow and buffering; its memory-bound limit is "
-        "dense weight bytes / (sparse weight bytes + metadata bytes), the KV cache left out.")
+        "dense weight bytes / (sparse weight bytes + metadata bytes), the KV cache left out."
+    )
     if str(det.point.get("dataflow")) == "os":
-        s.paras.append("The design is output-stationary: it streams its weights, so it has nothing to double-buffer; "
-                       "the WS rows are the same array weight-stationary.")
+        s.paras.append(
+            "The design is output-stationary: it streams its weights, so it has nothing to double-buffer; "
+            "the WS rows are the same array weight-stationary."
+        )
     return s

@@ -53,11 +53,21 @@ class Row:
         return r is not None and 1 / TOLERANCE <= r <= TOLERANCE
 
     def to_json(self) -> dict:
-        return {"group": self.group, "quantity": self.quantity, "node_nm": self.node_nm, "model": _num(self.model),
-                "reference": _num(self.reference), "ratio": _num(self.ratio), "unit": self.unit,
-                "source": self.source, "held_out": self.held_out, "within": self.within, "reason": self.reason,
-                "fit_sources": list(self.fit_sources),
-                "reference_range": None if self.low is None else [self.low, self.high]}
+        return {
+            "group": self.group,
+            "quantity": self.quantity,
+            "node_nm": self.node_nm,
+            "model": _num(self.model),
+            "reference": _num(self.reference),
+            "ratio": _num(self.ratio),
+            "unit": self.unit,
+            "source": self.source,
+            "held_out": self.held_out,
+            "within": self.within,
+            "reason": self.reason,
+            "fit_sources": list(self.fit_sources),
+            "reference_range": None if self.low is None else [self.low, self.high],
+        }
 
 
 def _num(x: float | None) -> float | None:
@@ -69,17 +79,41 @@ def ranged(low: float, high: float) -> dict:
     return {"reference": math.sqrt(low * high), "low": low, "high": high}
 
 
-def fit_row(group: str, quantity: str, node_nm: int | None, model: float | None, reference: float, unit: str,
-            source: str, fit_sources: list[str]) -> Row:
+def fit_row(
+    group: str,
+    quantity: str,
+    node_nm: int | None,
+    model: float | None,
+    reference: float,
+    unit: str,
+    source: str,
+    fit_sources: list[str],
+) -> Row:
     """A fit anchor: the model against the figure it was fitted to (not a check)."""
-    return Row(group, quantity, node_nm, model, reference, unit, source, held_out=False,
-               reason="fit anchor, not a check: fitted to " + "; ".join(fit_sources), fit_sources=fit_sources)
+    return Row(
+        group,
+        quantity,
+        node_nm,
+        model,
+        reference,
+        unit,
+        source,
+        held_out=False,
+        reason="fit anchor, not a check: fitted to " + "; ".join(fit_sources),
+        fit_sources=fit_sources,
+    )
 
 
 def summary(rows: list[Row]) -> dict:
     """Held-out rows within tolerance, and the misses (each with its reason)."""
     held = [r for r in rows if r.held_out]
     ok = [r for r in held if r.within]
-    return {"held_out": len(held), "held_out_within": len(ok), "tolerance": TOLERANCE,
-            "share": len(ok) / len(held) if held else None, "rows": len(rows),
-            "misses": [r for r in held if not r.within], "misses_without_reason": [r for r in held if not r.within and not r.reason]}
+    return {
+        "held_out": len(held),
+        "held_out_within": len(ok),
+        "tolerance": TOLERANCE,
+        "share": len(ok) / len(held) if held else None,
+        "rows": len(rows),
+        "misses": [r for r in held if not r.within],
+        "misses_without_reason": [r for r in held if not r.within and not r.reason],
+    }

@@ -38,9 +38,13 @@ from ppa import synth
 KEYWORD = "asap7"
 NODE_NM = 7  # [S] ASAP7 is a 7 nm predictive PDK (Clark et al. 2016)
 #: the five RVT TT libraries, in merge order (SIMPLE's header leads)
-FILES = ("asap7sc7p5t_SIMPLE_RVT_TT_nldm_211120", "asap7sc7p5t_INVBUF_RVT_TT_nldm_220122",
-         "asap7sc7p5t_SEQ_RVT_TT_nldm_220123", "asap7sc7p5t_AO_RVT_TT_nldm_211120",
-         "asap7sc7p5t_OA_RVT_TT_nldm_211120")
+FILES = (
+    "asap7sc7p5t_SIMPLE_RVT_TT_nldm_211120",
+    "asap7sc7p5t_INVBUF_RVT_TT_nldm_220122",
+    "asap7sc7p5t_SEQ_RVT_TT_nldm_220123",
+    "asap7sc7p5t_AO_RVT_TT_nldm_211120",
+    "asap7sc7p5t_OA_RVT_TT_nldm_211120",
+)
 MERGED_NAME = "asap7sc7p5t_RVT_TT_merged"
 #: bump when the merge changes
 MERGE_VERSION = "1"
@@ -73,8 +77,10 @@ def available() -> bool:
 def why_unavailable() -> str | None:
     """Why ``--liberty asap7`` cannot be used here (a sentence), or None when it can."""
     if reference_dir() is None:
-        return ("the ASAP7 libraries are not found (../shared/reference/asap7 beside the checkout, or "
-                "$SPARSEPE_ASAP7_DIR)")
+        return (
+            "the ASAP7 libraries are not found (../shared/reference/asap7 beside the checkout, or "
+            "$SPARSEPE_ASAP7_DIR)"
+        )
     if _seven_zip() is None:
         return "unpacking the ASAP7 libraries needs 7z (Debian package p7zip-full)"
     return None
@@ -111,7 +117,9 @@ def _split(text: str) -> tuple[list[str], list[str]]:
 
 
 def _templates(header: list[str]) -> dict[str, list[str]]:
-    out, cur, name = {}, None, None
+    out: dict[str, list[str]] = {}
+    cur: list[str] | None = None  # the lines of the template being read, under its name
+    name = ""
     for ln in header:
         m = _TEMPLATE.match(ln)
         if m:
@@ -142,7 +150,9 @@ def merge(texts: list[str]) -> str:
         raise InputError("no library group in the first ASAP7 file", where="ppa.liberty.asap7")
     header = list(header)
     header[k] = f"library ({MERGED_NAME}) {{"
-    header.insert(k + 1, f'  comment : "ASAP7 7nm predictive PDK, RVT TT 0.7 V 25 C; cells of {", ".join(FILES)}";')
+    header.insert(
+        k + 1, f'  comment : "ASAP7 7nm predictive PDK, RVT TT 0.7 V 25 C; cells of {", ".join(FILES)}";'
+    )
     return "\n".join(header + extra) + "\n" + "\n".join("\n".join(b) for b in bodies) + "\n}\n"
 
 
@@ -152,7 +162,11 @@ def merged_liberty_path() -> str:
     why = why_unavailable()
     if why:
         raise InputError(why, where="--liberty asap7")
-    src = reference_dir()
+    src, seven_zip = reference_dir(), _seven_zip()
+    if src is None or seven_zip is None:  # both there a moment ago (why_unavailable)
+        raise InputError(
+            why_unavailable() or "the ASAP7 libraries or 7z went missing", where="--liberty asap7"
+        )
     dest = cache_root() / _archives_digest(src)
     out = dest / f"{MERGED_NAME}.lib"
     if out.is_file():
@@ -161,8 +175,11 @@ def merged_liberty_path() -> str:
     with tempfile.TemporaryDirectory(prefix="sparsepe-asap7-", dir=dest) as tmp:
         texts = []
         for f in FILES:
-            proc = subprocess.run([_seven_zip(), "x", "-y", f"-o{tmp}", str(src / f"{f}.lib.7z")],
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [seven_zip, "x", "-y", f"-o{tmp}", str(src / f"{f}.lib.7z")],
+                capture_output=True,
+                text=True,
+            )
             lib = Path(tmp) / f"{f}.lib"
             if proc.returncode != 0 or not lib.is_file():
                 tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]

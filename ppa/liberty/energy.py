@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 from hw.errors import InputError
-from ppa import characterisation, rtl, synth
+from ppa import characterisation, rtl, synth, yosys
 from ppa.liberty.library import LibertyLibrary, load_liberty
 from ppa.liberty.mapped import CONNECTION, INSTANCE, module_body, net_name, port_bits
 from ppa.timing.mapping import MAP_SCRIPT, map_to_liberty
@@ -95,7 +95,9 @@ class LibraryEnergy:
 
     @property
     def clock_pj_per_ff_cycle(self) -> float:
-        return self.clock_pin_internal_pj + self.clock_pin_switching_pj + self.clock_wire_pj + self.clock_tree_pj
+        return (
+            self.clock_pin_internal_pj + self.clock_pin_switching_pj + self.clock_wire_pj + self.clock_tree_pj
+        )
 
     @property
     def clock_toggles_per_ff_cycle(self) -> float:
@@ -111,9 +113,14 @@ class LibraryEnergy:
 
     def details(self) -> dict:
         d = asdict(self)
-        d.update(toggle_pj=self.toggle_pj, clock_pj_per_ff_cycle=self.clock_pj_per_ff_cycle,
-                 clock_toggles_per_ff_cycle=self.clock_toggles_per_ff_cycle, ff_extra_toggles=self.ff_extra_toggles,
-                 clock_wire_fraction=CLOCK_WIRE_FRACTION, clock_max_slew_fo4=CLOCK_MAX_SLEW_FO4)
+        d.update(
+            toggle_pj=self.toggle_pj,
+            clock_pj_per_ff_cycle=self.clock_pj_per_ff_cycle,
+            clock_toggles_per_ff_cycle=self.clock_toggles_per_ff_cycle,
+            ff_extra_toggles=self.ff_extra_toggles,
+            clock_wire_fraction=CLOCK_WIRE_FRACTION,
+            clock_max_slew_fo4=CLOCK_MAX_SLEW_FO4,
+        )
         return d
 
 
@@ -121,7 +128,10 @@ class LibraryEnergy:
 # the figures
 # ------------------------------------------------------------------------------------------------
 
-def net_energies(lib: LibertyLibrary, mapped_verilog: str, top: str, *, slew_ns: float, output_load_pf: float) -> list[tuple[str, float, float]]:
+
+def net_energies(
+    lib: LibertyLibrary, mapped_verilog: str, top: str, *, slew_ns: float, output_load_pf: float
+) -> list[tuple[str, float, float]]:
     """(net, 1/2 C V^2, driver output internal energy per toggle) of every cell-driven net of
     ``top`` in a mapped netlist, pJ. C = the input pins it drives (+ ``output_load_pf`` when it is
     an output port); the internal energy is the mean of the rising and falling tables."""
@@ -155,8 +165,9 @@ def net_energies(lib: LibertyLibrary, mapped_verilog: str, top: str, *, slew_ns:
     return out
 
 
-def clock_tree_pj_per_ff(lib: LibertyLibrary, *, sink_pf: float, slew_ns: float,
-                         wire_fraction: float = CLOCK_WIRE_FRACTION) -> tuple[float, str, int]:
+def clock_tree_pj_per_ff(
+    lib: LibertyLibrary, *, sink_pf: float, slew_ns: float, wire_fraction: float = CLOCK_WIRE_FRACTION
+) -> tuple[float, str, int]:
     """Energy per flip-flop per cycle of a balanced tree over many flip-flops of clock-pin
     capacitance ``sink_pf``: each buffer drives as many loads as keep its output transition within
     ``CLOCK_MAX_SLEW_FO4`` x the library's FO4 slew, and the tree uses the clock buffer with the
@@ -168,19 +179,23 @@ def clock_tree_pj_per_ff(lib: LibertyLibrary, *, sink_pf: float, slew_ns: float,
     v = lib.nominal_voltage_v
     max_slew = CLOCK_MAX_SLEW_FO4 * slew_ns
     best = None
+
+    def level(buf: str, y: str, c_in: float, ri: float, fi: float, load_each: float) -> tuple[float, int]:
+        """(pJ per cycle of one buffer ``buf`` driving loads of ``load_each``, how many it drives)."""
+        k = 1
+        while (
+            k < 4096
+            and lib.output_transition_ns(buf, y, slew_ns=slew_ns, load_pf=(k + 1) * load_each) <= max_slew
+        ):
+            k += 1
+        ro, fo = lib.pin_internal_pj(buf, y, slew_ns=slew_ns, load_pf=k * load_each)
+        return ro + fo + ri + fi + c_in * (1 + wire_fraction) * v * v, k
+
     for buf, a, y in lib.clock_buffers():
         c_in = lib.pin_cap_pf(buf, a)
         ri, fi = lib.pin_internal_pj(buf, a, slew_ns=slew_ns)
-
-        def level(load_each: float) -> tuple[float, int]:
-            k = 1
-            while k < 4096 and lib.output_transition_ns(buf, y, slew_ns=slew_ns, load_pf=(k + 1) * load_each) <= max_slew:
-                k += 1
-            ro, fo = lib.pin_internal_pj(buf, y, slew_ns=slew_ns, load_pf=k * load_each)
-            return ro + fo + ri + fi + c_in * (1 + wire_fraction) * v * v, k
-
-        e_leaf, k_leaf = level(sink_pf * (1 + wire_fraction))
-        e_up, k_up = level(c_in * (1 + wire_fraction))
+        e_leaf, k_leaf = level(buf, y, c_in, ri, fi, sink_pf * (1 + wire_fraction))
+        e_up, k_up = level(buf, y, c_in, ri, fi, c_in * (1 + wire_fraction))
         if k_up < 2:
             continue  # cannot drive two of itself within the transition bound: no tree of it
         # the leaf level, then the levels above it: a geometric series of ratio 1 / k_up
@@ -188,8 +203,10 @@ def clock_tree_pj_per_ff(lib: LibertyLibrary, *, sink_pf: float, slew_ns: float,
         if best is None or total < best[0]:
             best = (total, buf, k_leaf)
     if best is None:
-        raise InputError(f"no clock buffer of the library drives two of itself within {CLOCK_MAX_SLEW_FO4:g} FO4 slews",
-                         where=lib.path)
+        raise InputError(
+            f"no clock buffer of the library drives two of itself within {CLOCK_MAX_SLEW_FO4:g} FO4 slews",
+            where=lib.path,
+        )
     return best
 
 
@@ -212,18 +229,35 @@ def compute(lib: LibertyLibrary) -> LibraryEnergy:
     rd, fd = lib.pin_internal_pj(ff, d, slew_ns=slew)
     tree, buf, k_leaf = clock_tree_pj_per_ff(lib, sink_pf=c_clk, slew_ns=slew)
     return LibraryEnergy(
-        library=lib.library, liberty_sha256=lib.sha256, voltage_v=v, slew_ns=slew, flop_cell=ff, clock_buffer=buf, clock_leaf_fanout=k_leaf,
-        mapped_nets=len(nets), generic_nets=len(generic),
-        net_switching_pj=sum(n[1] for n in nets), net_internal_pj=sum(n[2] for n in nets),
-        clock_pin_internal_pj=rc + fc, clock_pin_switching_pj=c_clk * v * v,
-        clock_wire_pj=CLOCK_WIRE_FRACTION * c_clk * v * v, clock_tree_pj=tree,
-        ff_data_internal_pj=(rd + fd) / 2 + (rq + fq) / 2)
+        library=lib.library,
+        liberty_sha256=lib.sha256,
+        voltage_v=v,
+        slew_ns=slew,
+        flop_cell=ff,
+        clock_buffer=buf,
+        clock_leaf_fanout=k_leaf,
+        mapped_nets=len(nets),
+        generic_nets=len(generic),
+        net_switching_pj=sum(n[1] for n in nets),
+        net_internal_pj=sum(n[2] for n in nets),
+        clock_pin_internal_pj=rc + fc,
+        clock_pin_switching_pj=c_clk * v * v,
+        clock_wire_pj=CLOCK_WIRE_FRACTION * c_clk * v * v,
+        clock_tree_pj=tree,
+        ff_data_internal_pj=(rd + fd) / 2 + (rq + fq) / 2,
+    )
 
 
 def _key(lib: LibertyLibrary) -> str:
     h = hashlib.sha256()
-    for part in (LIBERTY_ENERGY_VERSION, repr(CLOCK_WIRE_FRACTION), repr(CLOCK_MAX_SLEW_FO4), MAP_SCRIPT,
-                 synth.yosys_id(), lib.sha256):
+    for part in (
+        LIBERTY_ENERGY_VERSION,
+        repr(CLOCK_WIRE_FRACTION),
+        repr(CLOCK_MAX_SLEW_FO4),
+        MAP_SCRIPT,
+        yosys.yosys_id(),
+        lib.sha256,
+    ):
         h.update(str(part).encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
@@ -232,8 +266,13 @@ def _key(lib: LibertyLibrary) -> str:
 @lru_cache(maxsize=8)
 def _cached(path: str, sha: str, cache: str | None) -> LibraryEnergy:
     lib = load_liberty(path)
-    d = characterisation.cached("liberty-energy", _key(lib), lambda: asdict(compute(lib)), cache=cache,
-                                what=f"the energies of {lib.library}")
+    d = characterisation.cached(
+        "liberty-energy",
+        _key(lib),
+        lambda: asdict(compute(lib)),
+        cache=cache,
+        what=f"the energies of {lib.library}",
+    )
     try:
         if d.get("liberty_sha256") == sha:
             return LibraryEnergy(**{k: d[k] for k in LibraryEnergy.__dataclass_fields__})

@@ -91,9 +91,21 @@ INPUT_CAP_FF: dict[str, dict[str, float]] = {
 }
 #: the driver's output internal energy per transition (fJ) at INTERNAL_AT_PF and the FO4 slew
 INTERNAL_FJ: dict[str, float] = {
-    "$_NOT_": 16.399, "$_BUF_": 52.6789, "$_NAND_": 24.7934, "$_NOR_": 35.9714, "$_AND_": 60.6814,
-    "$_OR_": 62.8602, "$_XOR_": 81.0856, "$_XNOR_": 80.9628, "$_ANDNOT_": 60.6814, "$_ORNOT_": 62.8602,
-    "$_MUX_": 56.233, "$_NMUX_": 56.233, "$_AOI3_": 45.5034, "$_OAI3_": 41.1836, "$_AOI4_": 54.47,
+    "$_NOT_": 16.399,
+    "$_BUF_": 52.6789,
+    "$_NAND_": 24.7934,
+    "$_NOR_": 35.9714,
+    "$_AND_": 60.6814,
+    "$_OR_": 62.8602,
+    "$_XOR_": 81.0856,
+    "$_XNOR_": 80.9628,
+    "$_ANDNOT_": 60.6814,
+    "$_ORNOT_": 62.8602,
+    "$_MUX_": 56.233,
+    "$_NMUX_": 56.233,
+    "$_AOI3_": 45.5034,
+    "$_OAI3_": 41.1836,
+    "$_AOI4_": 54.47,
     "$_OAI4_": 54.0895,
 }
 #: osu018's energy per calibration toggle (pJ): ppa.liberty.energy ``LibraryEnergy.toggle_pj``
@@ -102,7 +114,7 @@ OSU018_TOGGLE_PJ = 0.0985114
 OSU018_FO4_SLEW_NS = 0.0978365
 
 
-def derive(lib: "LibertyLibrary", *, slew_ns: float = OSU018_FO4_SLEW_NS) -> tuple[dict, dict, float]:
+def derive(lib: LibertyLibrary, *, slew_ns: float = OSU018_FO4_SLEW_NS) -> tuple[dict, dict, float]:
     """(INPUT_CAP_FF, INTERNAL_FJ, voltage) read from ``lib`` (osu018's cell names)."""
     caps, internal = {}, {}
     for gate, (cell, pins, out) in GATE_CELLS.items():
@@ -137,7 +149,7 @@ def net_energies(module: dict, bit_ids: dict, n_nets: int) -> tuple[np.ndarray, 
             for b in port["bits"]:
                 if not isinstance(b, str):
                     load_ff[bit_ids[b]] += d_pin
-    v2 = OSU018_VOLTAGE_V ** 2
+    v2 = OSU018_VOLTAGE_V**2
     e_fj = np.zeros(n_nets)
     is_ff = np.zeros(n_nets, dtype=bool)
     for net, t in driver.items():

@@ -33,7 +33,9 @@ from ppa.liberty import parse as _lib
 #: The Debian package ``qflow-tech-osu018``: OSU (Oklahoma State University) 0.18 um standard
 #: cells for TSMC 0.18 um, 1.8 V (the file's nom_voltage) [P] osu018_stdcells.lib.
 OSU018_PATH = "/usr/share/qflow/tech/osu018/osu018_stdcells.lib"
-OSU018_NODE_NM = 180  # [P] "osu018" = OSU cells for the 0.18 um process (qflow-tech-osu018 package description)
+OSU018_NODE_NM = (
+    180  # [P] "osu018" = OSU cells for the 0.18 um process (qflow-tech-osu018 package description)
+)
 
 #: Largest Liberty file read. [A] 2 GiB: PDK libraries with NLDM tables are tens to hundreds of MB.
 MAX_LIBERTY_BYTES = 2 * 2**30
@@ -111,8 +113,13 @@ class LibertyLibrary:
         return f"{self.library} ({Path(self.path).name}, {node}, {self.nominal_voltage_v:g} V)"
 
     def to_json(self) -> dict:
-        return {"library": self.library, "path": self.path, "sha256": self.sha256, "node_nm": self.node_nm,
-                "nominal_voltage_v": self.nominal_voltage_v}
+        return {
+            "library": self.library,
+            "path": self.path,
+            "sha256": self.sha256,
+            "node_nm": self.node_nm,
+            "nominal_voltage_v": self.nominal_voltage_v,
+        }
 
     # -- the parsed file -------------------------------------------------------------------------
     @property
@@ -198,15 +205,18 @@ class LibertyLibrary:
         beside the fractional-drive INVxp33, both pairs of one area)."""
         best = self._smallest(_is_inverter, prefer=lambda c: bool(_UNIT_DRIVE.search(c.name)))
         if best is None:
-            raise InputError("the library has no inverter (a cell whose function is !A of its one input)",
-                             where=self.path)
+            raise InputError(
+                "the library has no inverter (a cell whose function is !A of its one input)", where=self.path
+            )
         return best
 
     def buffer(self) -> tuple[str, str, str]:
         """(cell, input pin, output pin) of the smallest-area non-inverting buffer of the library."""
         b = self._smallest(_is_buffer)
         if b is None:
-            raise InputError("the library has no buffer (a cell whose function is its one input)", where=self.path)
+            raise InputError(
+                "the library has no buffer (a cell whose function is its one input)", where=self.path
+            )
         return b
 
     def buffers(self) -> list[tuple[_lib.Group, str, str]]:
@@ -220,14 +230,11 @@ class LibertyLibrary:
     def drive_buffer(self) -> tuple[str, str, str, float, float]:
         """(cell, input pin, output pin, input capacitance, area) of the library's strongest data
         buffer: the largest-area cell whose function is its one input, clock buffers excluded
-        (BUFX4 in osu018)."""
-        best = None
-        for c, a, y in self.buffers():
-            if not is_clock_cell(c) and (best is None or cell_area(c) > best[4]):
-                best = (c.name, a, y, float(self.pins(c)[a].attr("capacitance", 0.0)), cell_area(c))
-        if best is None:
-            self.buffer()  # raises the library's InputError
-        return best
+        (BUFX4 in osu018); the strongest clock buffer when the library has no other buffer."""
+        cells = self.buffers()
+        data = [(c, a, y) for c, a, y in cells if not is_clock_cell(c)]
+        c, a, y = max(data or cells, key=lambda cay: cell_area(cay[0]))
+        return c.name, a, y, float(self.pins(c)[a].attr("capacitance", 0.0)), cell_area(c)
 
     def clock_buffers(self) -> list[tuple[str, str, str]]:
         """(cell, input, output) of the library's non-inverting one-in one-out cells named or
@@ -249,7 +256,10 @@ class LibertyLibrary:
             state = set(ff.args)
             q = ""
             for n, g in self.pins(c).items():
-                if g.attr("direction") == "output" and str(g.attr("function", "")).strip('"').strip() in state:
+                if (
+                    g.attr("direction") == "output"
+                    and str(g.attr("function", "")).strip('"').strip() in state
+                ):
                     q = n
                     break
             out[c.name] = (clk, nxt if re.fullmatch(r"\w+", nxt) else "", q)
@@ -309,19 +319,23 @@ class LibertyLibrary:
             return _lib.interp1(idx[0][1], vals, arg(idx[0][0]))
         (v1, i1), (v2, i2) = idx
         if len(vals) != len(i1) * len(i2):
-            raise InputError(f"table {table.name}: {len(vals)} values for a {len(i1)} x {len(i2)} table",
-                             where=self.path)
-        rows = [vals[r * len(i2):(r + 1) * len(i2)] for r in range(len(i1))]
+            raise InputError(
+                f"table {table.name}: {len(vals)} values for a {len(i1)} x {len(i2)} table", where=self.path
+            )
+        rows = [vals[r * len(i2) : (r + 1) * len(i2)] for r in range(len(i1))]
         col = [_lib.interp1(i2, row, arg(v2)) for row in rows]
         return _lib.interp1(i1, col, arg(v1))
 
-    def pin_internal_pj(self, cell: str, pin: str, *, slew_ns: float, load_pf: float = 0.0) -> tuple[float, float]:
+    def pin_internal_pj(
+        self, cell: str, pin: str, *, slew_ns: float, load_pf: float = 0.0
+    ) -> tuple[float, float]:
         """(rise, fall) internal energy of ``cell``'s pin per transition, pJ, mean over its
         ``internal_power`` groups (related pins / ``when`` conditions). (0, 0) when it has none."""
         g = self.pins(self.cell(cell)).get(pin)
         if g is None:
             raise InputError(f"{cell} has no pin {pin}", where=self.path)
-        rise, fall = [], []
+        rise: list[float] = []
+        fall: list[float] = []
         for ip in g.sub("internal_power"):
             for kind, acc in (("rise_power", rise), ("fall_power", fall)):
                 t = ip.sub(kind)
@@ -344,7 +358,7 @@ class LibertyLibrary:
         at an input slew and a load, from its ``rise_transition`` / ``fall_transition`` tables."""
         g = self.pins(self.cell(cell)).get(pin)
         worst = 0.0
-        for tg in (g.sub("timing") if g is not None else []):
+        for tg in g.sub("timing") if g is not None else []:
             for kind in ("rise_transition", "fall_transition"):
                 t = tg.sub(kind)
                 if t:
@@ -399,9 +413,12 @@ def load_liberty(path: str | os.PathLike, node_nm: int | None = None) -> Liberty
     nom_voltage, unreadable units) raises InputError naming the path."""
     p = str(path)
     where = p
-    if node_nm is not None and (isinstance(node_nm, bool) or not isinstance(node_nm, int)
-                                or not 1 <= node_nm <= MAX_LIBERTY_NODE_NM):
-        raise InputError(f"must be a node in nm (1..{MAX_LIBERTY_NODE_NM}), got {node_nm!r}", where="--liberty-node")
+    if node_nm is not None and (
+        isinstance(node_nm, bool) or not isinstance(node_nm, int) or not 1 <= node_nm <= MAX_LIBERTY_NODE_NM
+    ):
+        raise InputError(
+            f"must be a node in nm (1..{MAX_LIBERTY_NODE_NM}), got {node_nm!r}", where="--liberty-node"
+        )
     try:
         if Path(p).exists() and not Path(p).is_file():  # a FIFO or a device (/dev/zero) would never end
             raise InputError("not a regular file", where=where)
@@ -441,11 +458,22 @@ def load_liberty(path: str | os.PathLike, node_nm: int | None = None) -> Liberty
         raise InputError(f"capacitive_load_unit {cu!r} unreadable", where=where) from None
     stated = _node_from_file(lib)
     if node_nm is not None and stated is not None and node_nm != stated:
-        raise InputError(f"{node_nm} nm contradicts the node the Liberty file states ({stated} nm, {p}); "
-                         "--liberty-node is for a file that does not state its node", where="--liberty-node")
+        raise InputError(
+            f"{node_nm} nm contradicts the node the Liberty file states ({stated} nm, {p}); "
+            "--liberty-node is for a file that does not state its node",
+            where="--liberty-node",
+        )
     node = node_nm if node_nm is not None else stated
-    return LibertyLibrary(path=str(Path(p).resolve()), sha256=digest, library=lib.name, nominal_voltage_v=v,
-                   node_nm=node, time_unit_s=t_s, cap_unit_f=c_f, cells=len(cells))
+    return LibertyLibrary(
+        path=str(Path(p).resolve()),
+        sha256=digest,
+        library=lib.name,
+        nominal_voltage_v=v,
+        node_nm=node,
+        time_unit_s=t_s,
+        cap_unit_f=c_f,
+        cells=len(cells),
+    )
 
 
 def default_liberty_path() -> str | None:
@@ -455,7 +483,9 @@ def default_liberty_path() -> str | None:
     dpkg = shutil.which("dpkg")
     if dpkg:
         try:
-            out = subprocess.run([dpkg, "-L", "qflow-tech-osu018"], capture_output=True, text=True, timeout=20).stdout
+            out = subprocess.run(
+                [dpkg, "-L", "qflow-tech-osu018"], capture_output=True, text=True, timeout=20
+            ).stdout
         except (OSError, subprocess.SubprocessError):
             return None
         for line in out.splitlines():

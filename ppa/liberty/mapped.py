@@ -15,7 +15,9 @@ import re
 from hw.errors import InputError
 
 #: One cell instance: (indent, cell, instance name, the connection lines).
-INSTANCE = re.compile(r"^([ \t]*)([A-Za-z_][A-Za-z0-9_$]*)[ \t]+(\S+)[ \t]*\(\n(.*?)\n[ \t]*\);[ \t]*$", re.M | re.S)
+INSTANCE = re.compile(
+    r"^([ \t]*)([A-Za-z_][A-Za-z0-9_$]*)[ \t]+(\S+)[ \t]*\(\n(.*?)\n[ \t]*\);[ \t]*$", re.M | re.S
+)
 #: One pin connection line of an instance: (pin, net expression).
 CONNECTION = re.compile(r"^[ \t]*\.([A-Za-z_][A-Za-z0-9_$]*)\((.*)\),?[ \t]*$")
 #: One port declaration: (direction, msb or "", lsb or "", name).
@@ -39,12 +41,14 @@ def module_body(verilog: str, top: str, *, where: str) -> re.Match:
 def port_bits(body: str, direction: str) -> list[tuple[str, str]]:
     """(port, bit net) of every bit of the ``direction`` ports declared in a module body, in
     declaration order (``name[b]`` for a vector, from its lowest bit; ``name`` for a scalar)."""
-    out = []
+    out: list[tuple[str, str]] = []
     for d, msb, lsb, name in PORT.findall(body):
         if d != direction:
             continue
         if msb:
-            out.extend((name, f"{name}[{b}]") for b in range(min(int(msb), int(lsb)), max(int(msb), int(lsb)) + 1))
+            out.extend(
+                (name, f"{name}[{b}]") for b in range(min(int(msb), int(lsb)), max(int(msb), int(lsb)) + 1)
+            )
         else:
             out.append((name, name))
     return out
@@ -53,4 +57,6 @@ def port_bits(body: str, direction: str) -> list[tuple[str, str]]:
 def module_ports(verilog: str, top: str, *, where: str = "ppa.timing.sta") -> list[tuple[str, str, int, int]]:
     """(direction, name, msb, lsb) of ``top``'s ports in a Yosys-written netlist."""
     body = module_body(verilog, top, where=where).group(1)
-    return [(d, name, int(msb) if msb else 0, int(lsb) if lsb else 0) for d, msb, lsb, name in PORT.findall(body)]
+    return [
+        (d, name, int(msb) if msb else 0, int(lsb) if lsb else 0) for d, msb, lsb, name in PORT.findall(body)
+    ]

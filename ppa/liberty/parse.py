@@ -23,15 +23,17 @@ class Group:
 
     kind: str
     args: list[str]
-    attrs: dict[str, list] = field(default_factory=dict)  # name -> list of values (simple: [str], complex: [list[str]])
-    groups: list["Group"] = field(default_factory=list)
+    attrs: dict[str, list] = field(
+        default_factory=dict
+    )  # name -> list of values (simple: [str], complex: [list[str]])
+    groups: list[Group] = field(default_factory=list)
 
     def attr(self, name: str, default=None):
         """The last value of a simple (or complex) attribute."""
         v = self.attrs.get(name)
         return v[-1] if v else default
 
-    def sub(self, kind: str) -> list["Group"]:
+    def sub(self, kind: str) -> list[Group]:
         return [g for g in self.groups if g.kind == kind]
 
     @property
@@ -40,9 +42,9 @@ class Group:
 
 
 _TOKEN = re.compile(
-    r'\s+|/\*.*?\*/|//[^\n]*|\\\r?\n'  # whitespace, comments, line continuations (skipped)
+    r"\s+|/\*.*?\*/|//[^\n]*|\\\r?\n"  # whitespace, comments, line continuations (skipped)
     r'|(?P<str>"(?:[^"\\]|\\.)*")'
-    r'|(?P<punct>[(){};:,])'
+    r"|(?P<punct>[(){};:,])"
     r'|(?P<word>[^\s(){};:,"]+)',
     re.S,
 )
@@ -58,7 +60,7 @@ def _tokens(text: str, where: str):
         m = _TOKEN.match(text, pos)
         if m is None:
             line = text.count("\n", 0, pos) + 1
-            raise InputError(f"malformed Liberty at line {line}: {text[pos:pos + 20]!r}", where=where)
+            raise InputError(f"malformed Liberty at line {line}: {text[pos : pos + 20]!r}", where=where)
         pos = m.end()
         if m.lastgroup == "str":
             yield "str", m.group("str")[1:-1].replace("\\\n", "").replace("\\\r\n", ""), nl
@@ -121,7 +123,7 @@ def parse(text: str, where: str = "liberty") -> Group:
             t, v = toks[j]
             if t == "p" and v == ":":
                 j += 1
-                parts = []
+                parts: list[str] = []
                 while j < len(toks) and not (toks[j][0] == "p" and toks[j][1] in ";}"):
                     if parts and nls[j]:
                         break  # a simple attribute ended by its line, without ';' (ASAP7's "area : X")

@@ -27,12 +27,12 @@ import math
 
 import numpy as np
 
-from ppa import characterisation, rtl, synth
+from ppa import characterisation, rtl, synth_memo, yosys
 from ppa.liberty.library import LibertyLibrary
 from ppa.liberty.switching import mapped_switching
+from ppa.tech import CAL_CYCLES, CAL_SEED
 from ppa.timing.mapping import FASTEST_CLOCK_PS, MAP_SCRIPT, TIMING_ABC_SCRIPT, map_to_liberty
 from ppa.timing.opensta import measure_fo4
-from ppa.tech import CAL_CYCLES, CAL_SEED
 
 #: bump when the figures this module computes change meaning
 SIZING_VERSION = "1"
@@ -46,15 +46,17 @@ def switching_pj(verilog: str, top: str, lib: LibertyLibrary, inputs: dict, *, s
     for minimum delay (``speed``) or for area, on ``inputs`` (ppa.netlist.GateNetlist.simulate's)."""
     mapped = map_to_liberty(verilog, top, lib, clock_ps=FASTEST_CLOCK_PS if speed else None)
     ff, _, d_pin, _ = lib.register()
-    ms = mapped_switching(mapped.verilog, top, lib, slew_ns=measure_fo4(lib).slew_ns,
-                          output_load_pf=lib.pin_cap_pf(ff, d_pin))
+    ms = mapped_switching(
+        mapped.verilog, top, lib, slew_ns=measure_fo4(lib).slew_ns, output_load_pf=lib.pin_cap_pf(ff, d_pin)
+    )
     return ms.energy_per_cycle_pj(inputs)[0]
 
 
 def speed_over_area(verilog: str, top: str, lib: LibertyLibrary, inputs: dict) -> float:
     """Switching energy of ``top`` sized for minimum delay over its area mapping, on ``inputs``."""
-    return (switching_pj(verilog, top, lib, inputs, speed=True)
-            / switching_pj(verilog, top, lib, inputs, speed=False))
+    return switching_pj(verilog, top, lib, inputs, speed=True) / switching_pj(
+        verilog, top, lib, inputs, speed=False
+    )
 
 
 def operator_inputs(width: int, instances: int = ANCHOR_INSTANCES) -> dict:
@@ -67,12 +69,30 @@ def operator_ratio(kind: str, width: int, lib: LibertyLibrary, *, cache=None) ->
     """:func:`speed_over_area` of a ppa.operators operator on ppa.calibration's operands, computed
     once per operator, library, Yosys and model code (ppa.characterisation.cached; the operator's
     Verilog is generated only then)."""
-    key = synth.portable_key("sizing-operator", kind, repr(width), characterisation.code_version(), lib.sha256,
-                             synth.yosys_id(), SIZING_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT, repr(FASTEST_CLOCK_PS),
-                             repr((CAL_SEED, CAL_CYCLES, ANCHOR_INSTANCES)))
-    d = characterisation.cached("sizing", key, lambda: {"speed_over_area": speed_over_area(
-        *rtl.operator_verilog(kind, width), lib, operator_inputs(width))}, cache=cache,
-        what=f"the sizing ratio of the {width}-bit {kind} on {lib.library}")
+    key = synth_memo.portable_key(
+        "sizing-operator",
+        kind,
+        repr(width),
+        characterisation.code_version(),
+        lib.sha256,
+        yosys.yosys_id(),
+        SIZING_VERSION,
+        MAP_SCRIPT,
+        TIMING_ABC_SCRIPT,
+        repr(FASTEST_CLOCK_PS),
+        repr((CAL_SEED, CAL_CYCLES, ANCHOR_INSTANCES)),
+    )
+    d = characterisation.cached(
+        "sizing",
+        key,
+        lambda: {
+            "speed_over_area": speed_over_area(
+                *rtl.operator_verilog(kind, width), lib, operator_inputs(width)
+            )
+        },
+        cache=cache,
+        what=f"the sizing ratio of the {width}-bit {kind} on {lib.library}",
+    )
     return d["speed_over_area"]
 
 

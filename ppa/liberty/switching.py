@@ -25,14 +25,16 @@ import numpy as np
 
 from hw.errors import InputError
 from hw.host import write_file
-from ppa import synth
+from ppa import yosys
 from ppa.liberty.energy import net_energies
 from ppa.liberty.library import LibertyLibrary
 from ppa.netlist import GateNetlist
 
 #: Yosys: the library's cells as their functions, the mapped netlist flattened onto them
-FLATTEN_SCRIPT = ("read_liberty -overwrite {lib}; read_verilog {src}; hierarchy -top {top}; flatten; simplemap; "
-                  "write_json {json}")
+FLATTEN_SCRIPT = (
+    "read_liberty -overwrite {lib}; read_verilog {src}; hierarchy -top {top}; flatten; simplemap; "
+    "write_json {json}"
+)
 
 
 def flat_name(net: str) -> str:
@@ -54,9 +56,13 @@ class MappedSwitching:
     netlist: GateNetlist  # the mapped netlist flattened onto its cells' functions
     energy_pj: np.ndarray  # per net of ``netlist``: the library's energy per transition (0: not charged)
     mapped_nets: np.ndarray  # per net of ``netlist``: how many cell-driven nets of the mapped netlist it is
-    net_energy_pj: dict[str, float]  # each cell-driven net of the mapped netlist, by name: its energy per transition
+    net_energy_pj: dict[
+        str, float
+    ]  # each cell-driven net of the mapped netlist, by name: its energy per transition
 
-    def energy_per_cycle_pj(self, inputs: dict[str, np.ndarray], *, count_from: int = 0) -> tuple[float, np.ndarray]:
+    def energy_per_cycle_pj(
+        self, inputs: dict[str, np.ndarray], *, count_from: int = 0
+    ) -> tuple[float, np.ndarray]:
         """Mean switching energy per cycle and instance (pJ) on ``inputs`` ((cycles, instances)
         arrays per input port, as :meth:`GateNetlist.simulate` takes them; the cycles before
         ``count_from`` only settle the netlist), and the transitions per net per counted cycle and
@@ -66,20 +72,27 @@ class MappedSwitching:
         return float(per @ self.energy_pj), per
 
 
-def mapped_switching(mapped_verilog: str, top: str, lib: LibertyLibrary, *, slew_ns: float,
-                     output_load_pf: float) -> MappedSwitching:
+def mapped_switching(
+    mapped_verilog: str, top: str, lib: LibertyLibrary, *, slew_ns: float, output_load_pf: float
+) -> MappedSwitching:
     """The mapped netlist ``top`` (ppa.timing.mapping.map_to_liberty's Verilog) flattened onto the
     functions of ``lib``'s cells, each cell-driven net charged its library energy at input slew
     ``slew_ns``; an output port also drives ``output_load_pf``."""
-    energy = {net: sw + internal for net, sw, internal in
-              net_energies(lib, mapped_verilog, top, slew_ns=slew_ns, output_load_pf=output_load_pf)}
+    energy = {
+        net: sw + internal
+        for net, sw, internal in net_energies(
+            lib, mapped_verilog, top, slew_ns=slew_ns, output_load_pf=output_load_pf
+        )
+    }
     with tempfile.TemporaryDirectory(prefix="sparsepe-switching-") as tmp:
         d = Path(tmp)
         write_file(d / "mapped.v", mapped_verilog)
         write_file(d / "cells.lib", Path(lib.path).read_bytes())  # the yowasp Yosys sees only its directory
-        run = synth.yosys_process(FLATTEN_SCRIPT.format(lib="cells.lib", src="mapped.v", top=top, json="flat.json"), d)
+        run = yosys.yosys_process(
+            FLATTEN_SCRIPT.format(lib="cells.lib", src="mapped.v", top=top, json="flat.json"), d
+        )
         if run.returncode != 0:
-            synth.raise_failure(run, f"flattening {top} onto the cells of {lib.library}", d)
+            yosys.raise_failure(run, f"flattening {top} onto the cells of {lib.library}", d)
         flat = json.loads((d / "flat.json").read_text())
         netlist = GateNetlist(flat, top)
     # a net the cells' functions tie to a constant (an output bit no input reaches) never switches
@@ -101,8 +114,10 @@ def mapped_switching(mapped_verilog: str, top: str, lib: LibertyLibrary, *, slew
             found.add(by_flat[name])
     missing = sorted(net for net in energy if net not in found and flat_name(net) not in constant)
     if missing:
-        raise InputError(f"{len(missing)} nets of {top} not found after flattening onto {lib.library}, e.g. "
-                         f"{missing[0]}", where="ppa.liberty.switching")
+        raise InputError(
+            f"{len(missing)} nets of {top} not found after flattening onto {lib.library}, e.g. {missing[0]}",
+            where="ppa.liberty.switching",
+        )
     weights[netlist.input_nets] = 0.0
     nets[netlist.input_nets] = 0
     return MappedSwitching(top, lib.library, netlist, weights, nets, energy)

@@ -78,7 +78,9 @@ def _groups(loads: list[float], limit: float) -> list[list[int]]:
     k = max(1, math.ceil(total / limit - 1e-9))
     while True:
         target = total / k
-        groups, cur, acc = [], [], 0.0
+        groups: list[list[int]] = []
+        cur: list[int] = []
+        acc = 0.0
         for i, c in enumerate(loads):
             if cur and acc + c > target * (1 + 1e-9) and len(groups) < k - 1:
                 groups.append(cur)
@@ -91,8 +93,15 @@ def _groups(loads: list[float], limit: float) -> list[list[int]]:
         k += 1
 
 
-def buffer_high_fanout(verilog: str, top: str, lib: LibertyLibrary, *, clock_port: str | None = "clk",
-                       buffer_effort: float = BUFFER_EFFORT, threshold_effort: float = THRESHOLD_EFFORT) -> BufferResult:
+def buffer_high_fanout(
+    verilog: str,
+    top: str,
+    lib: LibertyLibrary,
+    *,
+    clock_port: str | None = "clk",
+    buffer_effort: float = BUFFER_EFFORT,
+    threshold_effort: float = THRESHOLD_EFFORT,
+) -> BufferResult:
     """Insert balanced buffer trees on the nets of module ``top`` driven by a flip-flop output or
     a primary input whose sink load exceeds ``threshold_effort`` x C_in(minimum inverter); each
     buffer drives at most ``buffer_effort`` x its own input capacitance (see the module docstring)."""
@@ -130,7 +139,7 @@ def buffer_high_fanout(verilog: str, top: str, lib: LibertyLibrary, *, clock_por
                     drivers.setdefault(net_name(e), f"{p} of {name} ({cell})")
     # sinks of those nets
     sinks: dict[str, list[tuple[int, int, str, float]]] = {}
-    for cell, name, conns in parsed:
+    for cell, _name, conns in parsed:
         info = pins.get(cell, {})
         for p, e, s, t in conns:
             key = net_name(e)
@@ -139,7 +148,9 @@ def buffer_high_fanout(verilog: str, top: str, lib: LibertyLibrary, *, clock_por
     existing = set(re.findall(r"_sta_buf(\d+)_", body))
     n_id = (max(int(x) for x in existing) + 1) if existing else 0
     edits: list[tuple[int, int, str]] = []
-    new_wires, new_cells, report = [], [], []
+    new_wires: list[str] = []
+    new_cells: list[str] = []
+    report: list[BufferedNet] = []
     for net, ss in sinks.items():
         load = sum(c for *_, c in ss)
         if load <= threshold:
@@ -184,5 +195,9 @@ def buffer_high_fanout(verilog: str, top: str, lib: LibertyLibrary, *, clock_por
         out_body = out_body[:s] + text + out_body[t:]
     decl = "".join(f"  wire {w};\n" for w in new_wires)
     out_body = decl + out_body + "\n".join(new_cells) + "\n"
-    return BufferResult(verilog[:body_start] + out_body + verilog[body_end:], report, buf,
-                        a_buf * sum(r.buffers for r in report))
+    return BufferResult(
+        verilog[:body_start] + out_body + verilog[body_end:],
+        report,
+        buf,
+        a_buf * sum(r.buffers for r in report),
+    )

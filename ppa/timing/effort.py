@@ -32,18 +32,26 @@ from __future__ import annotations
 import math
 
 from ppa import characterisation
-from ppa.synth import portable_key
+from ppa.synth_memo import portable_key
 
-__all__ = ["EFFORT", "path_tau", "netlist_tau", "BUFFER_FROM", "FLOP_OVERHEAD_FO4", "EFFORT_SCALE", "generic_path_fo4",
-           "generic_stage_fo4"]
+__all__ = [
+    "EFFORT",
+    "path_tau",
+    "netlist_tau",
+    "BUFFER_FROM",
+    "FLOP_OVERHEAD_FO4",
+    "EFFORT_SCALE",
+    "generic_path_fo4",
+    "generic_stage_fo4",
+]
 
 #: (logical effort g per input, parasitic delay p) [S] Sutherland, Sproull & Harris 1999 (gamma 2)
 EFFORT: dict[str, tuple[float, float]] = {
     "$_NOT_": (1.0, 1.0),
-    "$_BUF_": (1.0, 2.0),          # two inverters, the second of unit load
+    "$_BUF_": (1.0, 2.0),  # two inverters, the second of unit load
     "$_NAND_": (4 / 3, 2.0),
     "$_NOR_": (5 / 3, 2.0),
-    "$_AND_": (4 / 3, 2.0 + 1.0 + 1.0),   # NAND2 + inverter: p of both + the inverter's unit input load
+    "$_AND_": (4 / 3, 2.0 + 1.0 + 1.0),  # NAND2 + inverter: p of both + the inverter's unit input load
     "$_OR_": (5 / 3, 2.0 + 1.0 + 1.0),
     "$_ANDNOT_": (4 / 3, 2.0 + 1.0 + 1.0),
     "$_ORNOT_": (5 / 3, 2.0 + 1.0 + 1.0),
@@ -120,7 +128,7 @@ def path_tau(netlist: dict, top: str) -> float:
             stack.pop()
         return arrival[bit]
 
-    ends = []
+    ends: list[int] = []
     for cell in mod["cells"].values():
         if cell["type"] in _FF:
             ends.extend(b for b in cell["connections"].get("D", []) if not isinstance(b, str))
@@ -173,10 +181,23 @@ def netlist_tau(res, *, cache=None) -> float:
     """:func:`path_tau` of a ppa.synth.SynthResult's netlist, computed once per netlist
     (ppa.characterisation.cached: memory, disk, the shipped characterisation; keyed by the
     netlist's synthesis key, :data:`PATH_TAU_VERSION` and the effort table)."""
-    key = portable_key("generic-tau", res.key, PATH_TAU_VERSION, repr(sorted(EFFORT.items())), repr(BUFFER_FROM),
-                       repr(OUTPUT_LOAD))
-    return float(characterisation.cached("generic-tau", key, lambda: {"tau": path_tau(res.netlist(), res.top)},
-                                         cache=cache, what=f"the logical-effort path of {res.top}")["tau"])
+    key = portable_key(
+        "generic-tau",
+        res.key,
+        PATH_TAU_VERSION,
+        repr(sorted(EFFORT.items())),
+        repr(BUFFER_FROM),
+        repr(OUTPUT_LOAD),
+    )
+    return float(
+        characterisation.cached(
+            "generic-tau",
+            key,
+            lambda: {"tau": path_tau(res.netlist(), res.top)},
+            cache=cache,
+            what=f"the logical-effort path of {res.top}",
+        )["tau"]
+    )
 
 
 def generic_stage_fo4(res, *, cache=None) -> float:
@@ -185,6 +206,8 @@ def generic_stage_fo4(res, *, cache=None) -> float:
     mapping="delay")): EFFORT_SCALE is fitted on that netlist, and the area mapping's carry chains
     are not what a design is clocked by."""
     if getattr(res, "mapping", "area") != "delay":
-        raise ValueError(f"the generic timing path needs the delay-mapped netlist (mapping='delay'), "
-                         f"got mapping={getattr(res, 'mapping', 'area')!r} for {res.top}")
+        raise ValueError(
+            f"the generic timing path needs the delay-mapped netlist (mapping='delay'), "
+            f"got mapping={getattr(res, 'mapping', 'area')!r} for {res.top}"
+        )
     return generic_path_fo4(netlist_tau(res, cache=cache))

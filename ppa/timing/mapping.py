@@ -20,11 +20,13 @@ from pathlib import Path
 
 from hw.errors import InputError
 from hw.host import write_file
-from ppa import synth as _synth
+from ppa import yosys
 from ppa.liberty.library import LibertyLibrary
 
-MAP_SCRIPT = ("read_verilog {src}; synth -top {top} -flatten -noalumacc; dfflibmap -liberty {lib}; abc -liberty {lib}{D}; "
-              "opt_clean -purge; tee -o {stat} stat -liberty {lib}; insbuf -buf {buf}; write_verilog -noattr {out}")
+MAP_SCRIPT = (
+    "read_verilog {src}; synth -top {top} -flatten -noalumacc; dfflibmap -liberty {lib}; abc -liberty {lib}{D}; "
+    "opt_clean -purge; tee -o {stat} stat -liberty {lib}; insbuf -buf {buf}; write_verilog -noattr {out}"
+)
 # ``insbuf`` (after ``stat``, so the area is the mapped logic's) turns the netlist's remaining
 # wire-to-wire assignments (sign-extension bits of an output driven by another output bit) into
 # buffer cells: OpenSTA 2.0's Verilog reader rejects ``assign {a, b} = ...``.
@@ -71,26 +73,45 @@ def map_to_liberty(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: flo
     with tempfile.TemporaryDirectory(prefix="sparsepe-sta-") as tmp:
         d = Path(tmp)
         write_file(d / "design.v", verilog)
-        write_file(d / "cells.lib", Path(lib.path).read_bytes())  # the yowasp Yosys sees only its working directory
+        write_file(
+            d / "cells.lib", Path(lib.path).read_bytes()
+        )  # the yowasp Yosys sees only its working directory
         buf, a, y = lib.buffer()
-        for abc_script in (TIMING_ABC_SCRIPT, TIMING_ABC_SCRIPT_NO_DCH, TIMING_ABC_SCRIPT_BUFFER_PI,
-                           TIMING_ABC_SCRIPT_MAP_ONLY):
+        for abc_script in (
+            TIMING_ABC_SCRIPT,
+            TIMING_ABC_SCRIPT_NO_DCH,
+            TIMING_ABC_SCRIPT_BUFFER_PI,
+            TIMING_ABC_SCRIPT_MAP_ONLY,
+        ):
             D = ""
             if clock_ps:
                 d_ps = f"{clock_ps:.6g}"
                 D = f" -D {d_ps} -script {abc_script.format(D=d_ps)}"
-            script = MAP_SCRIPT.format(src="design.v", top=top, lib="cells.lib", D=D, stat="stat.txt", out="mapped.v",
-                                       buf=f"{buf} {a} {y}")
-            run = _synth.yosys_process(script, d)
-            if not (run.returncode != 0 and clock_ps and "output.blif" in (run.stderr + run.stdout + run.log)):
+            script = MAP_SCRIPT.format(
+                src="design.v",
+                top=top,
+                lib="cells.lib",
+                D=D,
+                stat="stat.txt",
+                out="mapped.v",
+                buf=f"{buf} {a} {y}",
+            )
+            run = yosys.yosys_process(script, d)
+            if not (
+                run.returncode != 0 and clock_ps and "output.blif" in (run.stderr + run.stdout + run.log)
+            ):
                 break
         if run.returncode != 0:
-            _synth.raise_failure(run, f"mapping {top} to {lib.library}", d)
+            yosys.raise_failure(run, f"mapping {top} to {lib.library}", d)
         stat = (d / "stat.txt").read_text()
         mapped = (d / "mapped.v").read_text()
     area = re.findall(r"Chip area for (?:module|top module) '\\?\S+?':\s+([0-9.]+)", stat)
-    return Mapped(mapped, stat_cells(stat), float(area[-1]) if area else 0.0,
-                  abc_script.format(D="D") if clock_ps else "")
+    return Mapped(
+        mapped,
+        stat_cells(stat),
+        float(area[-1]) if area else 0.0,
+        abc_script.format(D="D") if clock_ps else "",
+    )
 
 
 def stat_cells(stat: str) -> dict[str, int]:
@@ -106,4 +127,3 @@ def stat_cells(stat: str) -> dict[str, int]:
         for m in re.finditer(r"^\s+(\d+)\s+[0-9.]+\s+(\S+)\s*$", sect, re.M):
             cells[m.group(2)] = int(m.group(1))
     return dict(sorted(cells.items()))
-

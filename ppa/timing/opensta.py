@@ -52,8 +52,14 @@ def _find_sta_cached(path_env: str) -> tuple[str, str] | None:
         return None
     try:
         with tempfile.TemporaryDirectory(prefix="sparsepe-opensta-") as tmp:  # nothing written where we run
-            out = subprocess.run([exe, "-version"], capture_output=True, text=True, timeout=30, cwd=tmp,
-                                 stdin=subprocess.DEVNULL)
+            out = subprocess.run(
+                [exe, "-version"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                cwd=tmp,
+                stdin=subprocess.DEVNULL,
+            )
     except (OSError, subprocess.SubprocessError):
         return None
     ver = (out.stdout or out.stderr).strip().splitlines()
@@ -95,8 +101,14 @@ def register_wrapper(mapped: str, top: str, lib: LibertyLibrary, clock_port: str
             src, dst = (f"p_{n}{sel}", f"w_{n}{sel}") if d == "input" else (f"w_{n}{sel}", f"p_{n}{sel}")
             body.append(f"{cell} sta_r{k} (.{cp}(sta_clk), .{dp}({src}), .{qp}({dst}));")
             k += 1
-    return (f"module sta_wrap({', '.join(names)});\n" + "\n".join(decl) + "\n"
-            + f"{top} dut ({', '.join(conns)});\n" + "\n".join(body) + "\nendmodule\n")
+    return (
+        f"module sta_wrap({', '.join(names)});\n"
+        + "\n".join(decl)
+        + "\n"
+        + f"{top} dut ({', '.join(conns)});\n"
+        + "\n".join(body)
+        + "\nendmodule\n"
+    )
 
 
 _ROW = re.compile(r"^\s*((?:-?[0-9.]+\s+)+)([\^v])\s+(\S+)\s+\((\S+)\)\s*$")
@@ -135,12 +147,21 @@ def run_sta(files: dict[str, str], script: str) -> str:
         for name, text in files.items():
             write_file(d / name, text)
         write_file(d / "run.tcl", script + "\nexit\n")
-        proc = subprocess.run([sta[0], "-no_init", "-no_splash", "-exit", "run.tcl"], capture_output=True,
-                              text=True, cwd=d, timeout=600, stdin=subprocess.DEVNULL, env=tool_env(d))
+        proc = subprocess.run(
+            [sta[0], "-no_init", "-no_splash", "-exit", "run.tcl"],
+            capture_output=True,
+            text=True,
+            cwd=d,
+            timeout=600,
+            stdin=subprocess.DEVNULL,
+            env=tool_env(d),
+        )
     out = proc.stdout + proc.stderr
     errs = [ln for ln in out.splitlines() if ln.startswith("Error")]
     if proc.returncode != 0 or errs:
-        raise InputError(f"OpenSTA failed: {' | '.join((errs or out.strip().splitlines())[-3:])}", where="ppa.timing.sta")
+        raise InputError(
+            f"OpenSTA failed: {' | '.join((errs or out.strip().splitlines())[-3:])}", where="ppa.timing.sta"
+        )
     return out
 
 
@@ -172,8 +193,9 @@ def parse_path(report: str) -> StaPath:
         if s.pin.startswith(start + "/") and s.cap_pf is not None:
             c2q = s.delay_ns
             break
-    return StaPath(start, ep.group(1), float(arr.group(1)), -float(setup.group(1)) if setup else 0.0, c2q, stages,
-                   report)
+    return StaPath(
+        start, ep.group(1), float(arr.group(1)), -float(setup.group(1)) if setup else 0.0, c2q, stages, report
+    )
 
 
 def _sta_header(lib_file: str = "cells.lib") -> str:
@@ -183,16 +205,28 @@ def _sta_header(lib_file: str = "cells.lib") -> str:
 _REPORT = "report_checks -path_delay max -digits 6 -fields {slew cap input_pins}"
 
 
-def time_mapped(mapped: str, top: str, lib: LibertyLibrary, *, clock_port: str | None = "clk",
-                clock_slew_ns: float, false_path_ports: tuple[str, ...] = (),
-                period_ns: float = DEFAULT_PERIOD_NS) -> StaPath:
+def time_mapped(
+    mapped: str,
+    top: str,
+    lib: LibertyLibrary,
+    *,
+    clock_port: str | None = "clk",
+    clock_slew_ns: float,
+    false_path_ports: tuple[str, ...] = (),
+    period_ns: float = DEFAULT_PERIOD_NS,
+) -> StaPath:
     """OpenSTA's worst setup path of a mapped netlist inside the register wrapper."""
     wrap = register_wrapper(mapped, top, lib, clock_port)
-    lines = [_sta_header(), "read_verilog mapped.v", "read_verilog wrap.v", "link_design sta_wrap",
-             f"create_clock -name clk -period {period_ns:.6f} [get_ports sta_clk]",
-             f"set_clock_transition {clock_slew_ns:.6f} [get_clocks clk]",
-             "set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports sta_clk]]",
-             "set_output_delay 0 -clock clk [all_outputs]"]
+    lines = [
+        _sta_header(),
+        "read_verilog mapped.v",
+        "read_verilog wrap.v",
+        "link_design sta_wrap",
+        f"create_clock -name clk -period {period_ns:.6f} [get_ports sta_clk]",
+        f"set_clock_transition {clock_slew_ns:.6f} [get_clocks clk]",
+        "set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports sta_clk]]",
+        "set_output_delay 0 -clock clk [all_outputs]",
+    ]
     cell, cp, dp, qp = lib.register()
     ports = {n: (d, msb, lsb) for d, n, msb, lsb in module_ports(mapped, top)}
     k = 0
@@ -210,10 +244,15 @@ def time_mapped(mapped: str, top: str, lib: LibertyLibrary, *, clock_port: str |
     if fp_regs:
         lines.append(f"set_false_path -to [get_pins {{{' '.join(fp_regs)}}}]")
     lines.append(_REPORT)
-    out = run_sta({"cells.lib": Path(lib.path).read_text(), "mapped.v": mapped, "wrap.v": wrap}, "\n".join(lines))
+    out = run_sta(
+        {"cells.lib": Path(lib.path).read_text(), "mapped.v": mapped, "wrap.v": wrap}, "\n".join(lines)
+    )
     sp = parse_path(out)
     reg_names = _wrapper_register_names(mapped, top, clock_port)
-    sp.startpoint, sp.endpoint = reg_names.get(sp.startpoint, sp.startpoint), reg_names.get(sp.endpoint, sp.endpoint)
+    sp.startpoint, sp.endpoint = (
+        reg_names.get(sp.startpoint, sp.startpoint),
+        reg_names.get(sp.endpoint, sp.endpoint),
+    )
     return sp
 
 
@@ -231,15 +270,26 @@ def _wrapper_register_names(mapped: str, top: str, clock_port: str | None) -> di
     return names
 
 
-def time_netlist(netlist: str, top: str, lib: LibertyLibrary, *, input_slew_ns: float, output_load_pf: float) -> StaPath:
+def time_netlist(
+    netlist: str, top: str, lib: LibertyLibrary, *, input_slew_ns: float, output_load_pf: float
+) -> StaPath:
     """OpenSTA's worst path through a structural netlist of library cells, port to port: every
     input arrives at 0 with slew ``input_slew_ns``, every output carries ``output_load_pf``
     (a virtual clock, no wrapper registers). For checking OpenSTA against hand calculation."""
-    script = [_sta_header(), "read_verilog netlist.v", f"link_design {top}", "create_clock -name vclk -period 100",
-              "set_input_delay 0 -clock vclk [all_inputs]", "set_output_delay 0 -clock vclk [all_outputs]",
-              f"set_input_transition {input_slew_ns:.6f} [all_inputs]", f"set_load {output_load_pf:.6f} [all_outputs]",
-              _REPORT]
-    return parse_path(run_sta({"cells.lib": Path(lib.path).read_text(), "netlist.v": netlist}, "\n".join(script)))
+    script = [
+        _sta_header(),
+        "read_verilog netlist.v",
+        f"link_design {top}",
+        "create_clock -name vclk -period 100",
+        "set_input_delay 0 -clock vclk [all_inputs]",
+        "set_output_delay 0 -clock vclk [all_outputs]",
+        f"set_input_transition {input_slew_ns:.6f} [all_inputs]",
+        f"set_load {output_load_pf:.6f} [all_outputs]",
+        _REPORT,
+    ]
+    return parse_path(
+        run_sta({"cells.lib": Path(lib.path).read_text(), "netlist.v": netlist}, "\n".join(script))
+    )
 
 
 @dataclass(frozen=True)
@@ -253,7 +303,7 @@ class Fo4:
 
 def fo4_netlist(lib: LibertyLibrary, stages: int = FO4_STAGES, fanout: int = FO4_FANOUT) -> str:
     inv, a, y = lib.inverter()
-    body = [f"module fo4_chain(in, out);", "input in;", "output out;"]
+    body = ["module fo4_chain(in, out);", "input in;", "output out;"]
     body.append("wire " + ", ".join(f"n{i}" for i in range(1, stages + 1)) + ";")
     body.append("wire " + ", ".join(f"d{i}_{j}" for i in range(stages) for j in range(fanout - 1)) + ";")
     prev = "in"
@@ -271,11 +321,18 @@ def fo4_netlist(lib: LibertyLibrary, stages: int = FO4_STAGES, fanout: int = FO4
 def _fo4(path: str, digest: str) -> Fo4:
     lib = load_liberty(path)
     inv = lib.inverter()[0]
-    script = [_sta_header(), "read_verilog fo4.v", "link_design fo4_chain",
-              "create_clock -name vclk -period 100",
-              "set_input_delay 0 -clock vclk [get_ports in]", "set_output_delay 0 -clock vclk [get_ports out]",
-              "puts \"== rise\"", _REPORT + " -rise_to [get_ports out]",
-              "puts \"== fall\"", _REPORT + " -fall_to [get_ports out]"]
+    script = [
+        _sta_header(),
+        "read_verilog fo4.v",
+        "link_design fo4_chain",
+        "create_clock -name vclk -period 100",
+        "set_input_delay 0 -clock vclk [get_ports in]",
+        "set_output_delay 0 -clock vclk [get_ports out]",
+        'puts "== rise"',
+        _REPORT + " -rise_to [get_ports out]",
+        'puts "== fall"',
+        _REPORT + " -fall_to [get_ports out]",
+    ]
     out = run_sta({"cells.lib": Path(path).read_text(), "fo4.v": fo4_netlist(lib)}, "\n".join(script))
     delays, slews = {}, []
     for part in out.split("== ")[1:]:
@@ -286,8 +343,12 @@ def _fo4(path: str, digest: str) -> Fo4:
         delays["rise" if st[0].edge == "^" else "fall"] = st[0].delay_ns * 1e3
         slews.append(st[0].slew_ns)
     if set(delays) != {"rise", "fall"}:
-        raise InputError("FO4 chain: rising and falling stage delays not both reported", where="ppa.timing.sta")
-    return Fo4((delays["rise"] + delays["fall"]) / 2, delays["rise"], delays["fall"], sum(slews) / len(slews), inv)
+        raise InputError(
+            "FO4 chain: rising and falling stage delays not both reported", where="ppa.timing.sta"
+        )
+    return Fo4(
+        (delays["rise"] + delays["fall"]) / 2, delays["rise"], delays["fall"], sum(slews) / len(slews), inv
+    )
 
 
 def measure_fo4(lib: LibertyLibrary) -> Fo4:

@@ -27,7 +27,7 @@ Caching: every mapping + timing result is kept on disk under ``<synth cache>/sta
 the tools that produced it (Yosys native or wheel and its version, the OpenSTA version), the
 Liberty file's SHA-256, the Verilog's SHA-256, the top module, the clock and the flow version; the
 stored result names those tools. :func:`time_generated` also memoises which result a generator
-call gives (like ppa.synth.synthesize_generated), so a warm process does not elaborate Amaranth.
+call gives (like ppa.synth_memo.synthesize_generated), so a warm process does not elaborate Amaranth.
 """
 
 from __future__ import annotations
@@ -39,17 +39,20 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from hw.errors import InputError
 from hw.host import json_text, write_file
-from ppa import synth as _synth
+from ppa import synth as _synth, synth_memo, yosys
 from ppa.liberty.library import LibertyLibrary
 from ppa.timing import buffer as _buffer
 from ppa.timing.mapping import MAP_SCRIPT, TIMING_ABC_SCRIPT, Mapped, map_to_liberty
 from ppa.timing.opensta import DEFAULT_PERIOD_NS, find_sta, measure_fo4, time_mapped
 
 #: Bump when the flow or the parsing changes, so old cache entries are not reused.
-STA_FLOW_VERSION = "3"  # 2: buffer trees on flip-flop / input nets (ppa.timing.buffer); 3: cell counts of either stat layout
+STA_FLOW_VERSION = (
+    "3"  # 2: buffer trees on flip-flop / input nets (ppa.timing.buffer); 3: cell counts of either stat layout
+)
 
 
 def tools(lib: LibertyLibrary) -> dict:
@@ -57,9 +60,12 @@ def tools(lib: LibertyLibrary) -> dict:
     sta = find_sta()
     if sta is None:
         raise InputError("OpenSTA (sta) is not on PATH", where="ppa.timing.sta")
-    return {"yosys": _synth.yosys_id(), "opensta": f"OpenSTA {sta[1]}", "liberty": lib.library,
-            "liberty_sha256": lib.sha256}
-
+    return {
+        "yosys": yosys.yosys_id(),
+        "opensta": f"OpenSTA {sta[1]}",
+        "liberty": lib.library,
+        "liberty_sha256": lib.sha256,
+    }
 
 
 @dataclass
@@ -111,20 +117,32 @@ class StaResult:
         return d
 
     @classmethod
-    def from_json(cls, d: dict, *, cached: bool = False) -> "StaResult":
+    def from_json(cls, d: dict, *, cached: bool = False) -> StaResult:
         kw = {k: d[k] for k in cls.__dataclass_fields__ if k in d and k != "cached"}
         kw["path_cells"] = tuple(kw.get("path_cells", ()))
         return cls(**kw, cached=cached)
 
     def details(self) -> dict:
         """The ``details.sta`` block of ``sparsepe ppa --json``."""
-        return {"library": self.library, "critical_path_ps": self.critical_path_ps, "setup_ps": self.setup_ps,
-                "critical_path_fo4": self.path_fo4, "cycle_fo4": self.cycle_fo4, "fo4_ps": self.fo4_ps,
-                "startpoint": self.startpoint, "endpoint": self.endpoint, "top": self.top,
-                "cell_area_um2": self.cell_area_um2, "flip_flops": self.flip_flops,
-                "clock_pin_energy_pj": self.clock_pin_energy_pj, "clk_to_q_ps": self.clk_to_q_ps,
-                "buffered_nets": self.buffered_nets, "tree_buffers": self.tree_buffers, "abc_script": self.abc_script,
-                "tools": dict(self.tools)}
+        return {
+            "library": self.library,
+            "critical_path_ps": self.critical_path_ps,
+            "setup_ps": self.setup_ps,
+            "critical_path_fo4": self.path_fo4,
+            "cycle_fo4": self.cycle_fo4,
+            "fo4_ps": self.fo4_ps,
+            "startpoint": self.startpoint,
+            "endpoint": self.endpoint,
+            "top": self.top,
+            "cell_area_um2": self.cell_area_um2,
+            "flip_flops": self.flip_flops,
+            "clock_pin_energy_pj": self.clock_pin_energy_pj,
+            "clk_to_q_ps": self.clk_to_q_ps,
+            "buffered_nets": self.buffered_nets,
+            "tree_buffers": self.tree_buffers,
+            "abc_script": self.abc_script,
+            "tools": dict(self.tools),
+        }
 
 
 def sta_cache_dir(cache: str | os.PathLike | None = None) -> Path:
@@ -136,19 +154,43 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _result_key(verilog_sha: str, top: str, lib: LibertyLibrary, clock_ps: float | None, tl: dict,
-                 false_path_ports: tuple[str, ...]) -> str:
+def _result_key(
+    verilog_sha: str,
+    top: str,
+    lib: LibertyLibrary,
+    clock_ps: float | None,
+    tl: dict,
+    false_path_ports: tuple[str, ...],
+) -> str:
     h = hashlib.sha256()
-    for part in (STA_FLOW_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT, _buffer.key(), json.dumps(tl, sort_keys=True), lib.sha256, verilog_sha, top,
-                 repr(clock_ps), repr(tuple(false_path_ports))):
+    for part in (
+        STA_FLOW_VERSION,
+        MAP_SCRIPT,
+        TIMING_ABC_SCRIPT,
+        _buffer.key(),
+        json.dumps(tl, sort_keys=True),
+        lib.sha256,
+        verilog_sha,
+        top,
+        repr(clock_ps),
+        repr(tuple(false_path_ports)),
+    ):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
 
 
-def time_verilog(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: float | None = None,
-                 clock_port: str | None = "clk", false_path_ports: tuple[str, ...] = (),
-                 cache: str | os.PathLike | None = None, use_cache: bool = True) -> StaResult:
+def time_verilog(
+    verilog: str,
+    top: str,
+    lib: LibertyLibrary,
+    *,
+    clock_ps: float | None = None,
+    clock_port: str | None = "clk",
+    false_path_ports: tuple[str, ...] = (),
+    cache: str | os.PathLike | None = None,
+    use_cache: bool = True,
+) -> StaResult:
     """Map ``verilog`` to ``lib`` and time it (see the module docstring), or the cached result."""
     if clock_ps is not None and not (clock_ps > 0):
         raise InputError(f"clock period must be positive, got {clock_ps!r} ps", where="ppa.timing.sta")
@@ -168,18 +210,39 @@ def time_verilog(verilog: str, top: str, lib: LibertyLibrary, *, clock_ps: float
         cells[bt.cell] = cells.get(bt.cell, 0) + bt.buffers
         m = Mapped(bt.verilog, dict(sorted(cells.items())), m.area_um2 + bt.added_area, m.abc_script)
     period = max(DEFAULT_PERIOD_NS, (clock_ps or 0) / 1e3)
-    sp = time_mapped(m.verilog, top, lib, clock_port=clock_port, clock_slew_ns=fo4.slew_ns,
-                     false_path_ports=tuple(false_path_ports), period_ns=period)
+    sp = time_mapped(
+        m.verilog,
+        top,
+        lib,
+        clock_port=clock_port,
+        clock_slew_ns=fo4.slew_ns,
+        false_path_ports=tuple(false_path_ports),
+        period_ns=period,
+    )
     flops = lib.flops()
     n_ff = sum(n for c, n in m.cells.items() if c in flops)
     e_clk = sum(n * lib.clock_pin_energy_pj(c, fo4.slew_ns) for c, n in m.cells.items() if c in flops)
     path_cells = tuple(s.cell for s in sp.stages if s.cap_pf is not None and s.cell not in ("in", "out"))
     res = StaResult(
-        top=top, library=lib.library, critical_path_ps=sp.arrival_ns * 1e3, setup_ps=sp.setup_ns * 1e3,
+        top=top,
+        library=lib.library,
+        critical_path_ps=sp.arrival_ns * 1e3,
+        setup_ps=sp.setup_ns * 1e3,
         clk_to_q_ps=None if sp.clk_to_q_ns is None else sp.clk_to_q_ns * 1e3,
-        startpoint=_dut_name(sp.startpoint), endpoint=_dut_name(sp.endpoint), fo4_ps=fo4.fo4_ps,
-        cell_area_um2=m.area_um2, cells=m.cells, flip_flops=n_ff, clock_pin_energy_pj=e_clk, clock_ps=clock_ps,
-        path_cells=path_cells, tools=tl, buffered_nets=len(bt.nets), tree_buffers=bt.buffers, abc_script=m.abc_script, key=key,
+        startpoint=_dut_name(sp.startpoint),
+        endpoint=_dut_name(sp.endpoint),
+        fo4_ps=fo4.fo4_ps,
+        cell_area_um2=m.area_um2,
+        cells=m.cells,
+        flip_flops=n_ff,
+        clock_pin_energy_pj=e_clk,
+        clock_ps=clock_ps,
+        path_cells=path_cells,
+        tools=tl,
+        buffered_nets=len(bt.nets),
+        tree_buffers=bt.buffers,
+        abc_script=m.abc_script,
+        key=key,
     )
     write_file(path, json_text(res.to_json(), indent=1), parents=True)
     write_file(path.parent / f"{key}.mapped.v", m.verilog)  # the netlist that was timed, for inspection
@@ -191,47 +254,118 @@ def _dut_name(name: str) -> str:
     return name[4:] if name.startswith("dut/") else name
 
 
-def _generated_memo(generator: str, params: object, top: str, lib: LibertyLibrary, *, clock_ps, clock_port,
-                    false_path_ports, cache) -> Path:
+def _generated_memo(
+    generator: str,
+    params: object,
+    top: str,
+    lib: LibertyLibrary,
+    *,
+    clock_ps,
+    clock_port,
+    false_path_ports,
+    cache,
+) -> Path:
     h = hashlib.sha256()
-    for part in (STA_FLOW_VERSION, MAP_SCRIPT, TIMING_ABC_SCRIPT, _buffer.key(), generator, repr(params), top, _synth.sources_digest(),
-                 _synth.toolchain_id(), json.dumps(tools(lib), sort_keys=True), lib.sha256, repr(clock_ps),
-                 repr(clock_port), repr(tuple(false_path_ports))):
+    for part in (
+        STA_FLOW_VERSION,
+        MAP_SCRIPT,
+        TIMING_ABC_SCRIPT,
+        _buffer.key(),
+        generator,
+        repr(params),
+        top,
+        synth_memo.sources_digest(),
+        synth_memo.toolchain_id(),
+        json.dumps(tools(lib), sort_keys=True),
+        lib.sha256,
+        repr(clock_ps),
+        repr(clock_port),
+        repr(tuple(false_path_ports)),
+    ):
         h.update(part.encode())
         h.update(b"\0")
     return sta_cache_dir(cache) / "elab" / f"{h.hexdigest()[:32]}.json"
 
 
-def cached_timing(generator: str, params: object, top: str, lib: LibertyLibrary, *, clock_ps: float | None = None,
-                  clock_port: str | None = "clk", false_path_ports: tuple[str, ...] = (),
-                  cache: str | os.PathLike | None = None) -> StaResult | None:
+def cached_timing(
+    generator: str,
+    params: object,
+    top: str,
+    lib: LibertyLibrary,
+    *,
+    clock_ps: float | None = None,
+    clock_port: str | None = "clk",
+    false_path_ports: tuple[str, ...] = (),
+    cache: str | os.PathLike | None = None,
+) -> StaResult | None:
     """The cached result of a :func:`time_generated` call, or None (nothing is run)."""
-    memo = _generated_memo(generator, params, top, lib, clock_ps=clock_ps, clock_port=clock_port,
-                           false_path_ports=false_path_ports, cache=cache)
+    memo = _generated_memo(
+        generator,
+        params,
+        top,
+        lib,
+        clock_ps=clock_ps,
+        clock_port=clock_port,
+        false_path_ports=false_path_ports,
+        cache=cache,
+    )
     try:
         key = json.loads(memo.read_text())["key"]
         if re.fullmatch(r"[0-9a-f]{32}", key):
-            return StaResult.from_json(json.loads((sta_cache_dir(cache) / f"{key}.json").read_text()), cached=True)
+            return StaResult.from_json(
+                json.loads((sta_cache_dir(cache) / f"{key}.json").read_text()), cached=True
+            )
     except (OSError, ValueError, KeyError, TypeError):
         pass
     return None
 
 
-def time_generated(generator: str, params: object, top: str, make_verilog: Callable[[], str], lib: LibertyLibrary, *,
-                   clock_ps: float | None = None, clock_port: str | None = "clk",
-                   false_path_ports: tuple[str, ...] = (), cache: str | os.PathLike | None = None,
-                   use_cache: bool = True) -> StaResult:
+class _TimingOptions(TypedDict):
+    """The keyword arguments a :func:`time_generated` call's memo is keyed by."""
+
+    clock_ps: float | None
+    clock_port: str | None
+    false_path_ports: tuple[str, ...]
+    cache: str | os.PathLike | None
+
+
+def time_generated(
+    generator: str,
+    params: object,
+    top: str,
+    make_verilog: Callable[[], str],
+    lib: LibertyLibrary,
+    *,
+    clock_ps: float | None = None,
+    clock_port: str | None = "clk",
+    false_path_ports: tuple[str, ...] = (),
+    cache: str | os.PathLike | None = None,
+    use_cache: bool = True,
+) -> StaResult:
     """``time_verilog(make_verilog(), top, lib, ...)`` without calling ``make_verilog`` when an
     earlier call with the same generator, parameters, generator sources, Amaranth toolchain,
-    tools and library left its result in the cache (cf. ppa.synth.synthesize_generated)."""
-    kw = dict(clock_ps=clock_ps, clock_port=clock_port, false_path_ports=tuple(false_path_ports), cache=cache)
+    tools and library left its result in the cache (cf. ppa.synth_memo.synthesize_generated)."""
+    kw = _TimingOptions(
+        clock_ps=clock_ps, clock_port=clock_port, false_path_ports=tuple(false_path_ports), cache=cache
+    )
     if use_cache:
         hit = cached_timing(generator, params, top, lib, **kw)
         if hit is not None:
             return hit
     memo = _generated_memo(generator, params, top, lib, **kw)
-    res = time_verilog(make_verilog(), top, lib, clock_ps=clock_ps, clock_port=clock_port,
-                       false_path_ports=false_path_ports, cache=cache, use_cache=use_cache)
-    write_file(memo, json_text({"key": res.key, "generator": generator, "params": repr(params), "top": top}),
-               parents=True)
+    res = time_verilog(
+        make_verilog(),
+        top,
+        lib,
+        clock_ps=clock_ps,
+        clock_port=clock_port,
+        false_path_ports=false_path_ports,
+        cache=cache,
+        use_cache=use_cache,
+    )
+    write_file(
+        memo,
+        json_text({"key": res.key, "generator": generator, "params": repr(params), "top": top}),
+        parents=True,
+    )
     return res

@@ -55,12 +55,18 @@ def cycle_time_ps(cycle_fo4: float, fo4_ps: float) -> float:
     stage of ``cycle_fo4`` FO4 (arrival incl. clock-to-Q, plus setup):
     ``T = cycle_fo4 x FO4 x (1 + WIRE_ALLOWANCE) / (1 - CLOCK_UNCERTAINTY_FRACTION)``."""
     wire = assumed("wire_allowance", WIRE_ALLOWANCE)
-    return cycle_fo4 * fo4_ps * (1.0 + wire) / (1.0 - assumed("clock_uncertainty_fraction", CLOCK_UNCERTAINTY_FRACTION))
+    return (
+        cycle_fo4
+        * fo4_ps
+        * (1.0 + wire)
+        / (1.0 - assumed("clock_uncertainty_fraction", CLOCK_UNCERTAINTY_FRACTION))
+    )
 
 
 # ------------------------------------------------------------------------------------------------
 # which library
 # ------------------------------------------------------------------------------------------------
+
 
 @lru_cache(maxsize=32)
 def _load_liberty(path: str, node_nm: int | None, mtime_ns: int, size: int) -> LibertyLibrary:
@@ -70,7 +76,8 @@ def _load_liberty(path: str, node_nm: int | None, mtime_ns: int, size: int) -> L
 def resolve_liberty(design) -> LibertyLibrary | None:
     """The Liberty library ``design`` (a ppa.design.DesignPoint) is timed with, or None for the
     generic path: ``design.liberty`` when given (its node from the file or ``liberty_node_nm``;
-    ``"asap7"``: the ASAP7 7 nm library, ppa.liberty.asap7; OpenSTA required), else the default osu018 library when OpenSTA and the file are installed.
+    ``"asap7"``: the ASAP7 7 nm library, ppa.liberty.asap7; OpenSTA required), else the default
+    osu018 library when OpenSTA and the file are installed.
     ``SPARSEPE_STA=off`` forces the generic path for the default (not for an explicit file)."""
     if design.liberty is not None:
         if not isinstance(design.liberty, str) or not design.liberty:
@@ -83,37 +90,59 @@ def resolve_liberty(design) -> LibertyLibrary | None:
             stamp = (0, 0)  # load_liberty reports the unreadable file
         lib = _load_liberty(path, design.liberty_node_nm, *stamp)
         if lib.node_nm is None:
-            raise InputError("the Liberty file does not state its process node: give --liberty-node NM",
-                             where=design.liberty)
+            raise InputError(
+                "the Liberty file does not state its process node: give --liberty-node NM",
+                where=design.liberty,
+            )
         if find_sta() is None:
             raise InputError("timing with a Liberty file needs OpenSTA (sta) on PATH", where="--liberty")
         return lib
     if design.liberty_node_nm is not None:
-        raise InputError("is the node of a Liberty file that does not state its own: give it with --liberty FILE",
-                         where="--liberty-node")
+        raise InputError(
+            "is the node of a Liberty file that does not state its own: give it with --liberty FILE",
+            where="--liberty-node",
+        )
     if os.environ.get("SPARSEPE_STA", "").strip().lower() in ("off", "0", "no", "generic"):
         return None
-    path = default_liberty_path()
-    if path is None or find_sta() is None:
+    default = default_liberty_path()
+    if default is None or find_sta() is None:
         return None
-    st = os.stat(path)
-    return _load_liberty(path, OSU018_NODE_NM, st.st_mtime_ns, st.st_size)
+    st = os.stat(default)
+    return _load_liberty(default, OSU018_NODE_NM, st.st_mtime_ns, st.st_size)
 
 
 # ------------------------------------------------------------------------------------------------
 # the shipped hardware, timed by OpenSTA
 # ------------------------------------------------------------------------------------------------
 
-def sta_pe(params: PEParams, sparse: bool, lib: LibertyLibrary, *, clock_ps: float | None = None,
-           cache=None) -> StaResult:
+
+def sta_pe(
+    params: PEParams, sparse: bool, lib: LibertyLibrary, *, clock_ps: float | None = None, cache=None
+) -> StaResult:
     """STA of the standalone PE (hw.pe.SparsePE or DensePE) at its pipeline depth."""
     gen = "hw.pe.SparsePE" if sparse else "hw.pe.DensePE"
-    return characterisation.sta(gen, params, rtl.pe_name(sparse), lambda: rtl.pe_verilog(params, sparse), lib,
-                                clock_ps=clock_ps, cache=cache)
+    return characterisation.sta(
+        gen,
+        params,
+        rtl.pe_name(sparse),
+        lambda: rtl.pe_verilog(params, sparse),
+        lib,
+        clock_ps=clock_ps,
+        cache=cache,
+    )
 
 
-def sta_array_column(params: PEParams, rows: int, lib: LibertyLibrary, *, clock_ps: float | None = None, cache=None,
-                     kind: str = "sparse", dataflow: str = "ws", double_buffer: bool = False) -> StaResult:
+def sta_array_column(
+    params: PEParams,
+    rows: int,
+    lib: LibertyLibrary,
+    *,
+    clock_ps: float | None = None,
+    cache=None,
+    kind: str = "sparse",
+    dataflow: str = "ws",
+    double_buffer: bool = False,
+) -> StaResult:
     """STA of an ``rows`` x 1 column of hw.array.SparseArray with ``kind`` cells (sparse, dense,
     dense_path), ``dataflow`` (ws, os) and ``double_buffer`` (the double-buffered WS array), the stage
     the array model characterises (ppa.array_cost.ArrayFacts). In the weight-stationary column the
@@ -125,16 +154,22 @@ def sta_array_column(params: PEParams, rows: int, lib: LibertyLibrary, *, clock_
     check_kind(kind, dataflow)
     check_double_buffer(double_buffer, dataflow)
     # the sparse single-buffered WS column keeps its original memo parameters, so its cached results stay valid
-    return characterisation.sta("hw.array.SparseArray", array_memo(rows, 1, params, kind, dataflow, double_buffer),
-                                rtl.array_module(kind, double_buffer),
-                                lambda: rtl.array_verilog(params, rows, 1, kind, dataflow, double_buffer), lib,
-                                clock_ps=clock_ps, false_path_ports=("out_meta_err",) if dataflow == "ws" else (),
-                                cache=cache)
+    return characterisation.sta(
+        "hw.array.SparseArray",
+        array_memo(rows, 1, params, kind, dataflow, double_buffer),
+        rtl.array_module(kind, double_buffer),
+        lambda: rtl.array_verilog(params, rows, 1, kind, dataflow, double_buffer),
+        lib,
+        clock_ps=clock_ps,
+        false_path_ports=("out_meta_err",) if dataflow == "ws" else (),
+        cache=cache,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
 # the stage
 # ------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class StageTiming:
@@ -166,12 +201,34 @@ def stage_timing(p: PEParams, design, facts: ArrayFacts, *, cache=None) -> Stage
     db = " double-buffered" if design.double_buffer else ""
     rows = min(R, len(facts.row_depth))
     what = f"{rows} x 1 {design.kind}{db} {'output-stationary ' if df == 'os' else ''}array column"
-    if lib is None:  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.timing.effort)
-        res = synth_array(p, rows, 1, cache=cache_key(cache), kind=design.kind, dataflow=df, mapping="delay",
-                          double_buffer=design.double_buffer)
-        return StageTiming(generic_stage_fo4(res, cache=cache_key(cache)), "generic", None,
-                           f"{what}, logical effort on its delay-mapped netlist "
-                           f"(depth {res.logic_depth} gates; area-mapped {depth})")
-    r = sta_array_column(p, rows, lib, clock_ps=FASTEST_CLOCK_PS, cache=cache_key(cache), kind=design.kind,
-                         dataflow=df, double_buffer=design.double_buffer)
+    if (
+        lib is None
+    ):  # the same column's generic netlist, delay-mapped, timed by logical effort (ppa.timing.effort)
+        res = synth_array(
+            p,
+            rows,
+            1,
+            cache=cache_key(cache),
+            kind=design.kind,
+            dataflow=df,
+            mapping="delay",
+            double_buffer=design.double_buffer,
+        )
+        return StageTiming(
+            generic_stage_fo4(res, cache=cache_key(cache)),
+            "generic",
+            None,
+            f"{what}, logical effort on its delay-mapped netlist "
+            f"(depth {res.logic_depth} gates; area-mapped {depth})",
+        )
+    r = sta_array_column(
+        p,
+        rows,
+        lib,
+        clock_ps=FASTEST_CLOCK_PS,
+        cache=cache_key(cache),
+        kind=design.kind,
+        dataflow=df,
+        double_buffer=design.double_buffer,
+    )
     return StageTiming(r.cycle_fo4, "sta", r, what)

@@ -75,12 +75,14 @@ def parse_einsum(equation: str, shapes: list[list[int]]) -> EinsumGemm | str:
     texts = lhs.split(",")
     if len(texts) != len(shapes):
         raise ValueError(f"equation {equation!r} has {len(texts)} operand term(s) for {len(shapes)} input(s)")
-    terms, sizes, widths = [], {}, []
-    for i, (t, shp) in enumerate(zip(texts, shapes)):
-        labels, width = _term(t, len(shp), f"operand {i + 1}")
+    terms: list[list[str]] = []
+    sizes: dict[str, int] = {}
+    widths: list[int] = []
+    for i, (t, dims) in enumerate(zip(texts, shapes, strict=True)):
+        labels, width = _term(t, len(dims), f"operand {i + 1}")
         terms.append(labels)
         widths.append(width)
-        for lab, size in zip(labels, shp):
+        for lab, size in zip(labels, dims, strict=True):
             if lab.startswith(ELLIPSIS):  # broadcast: sizes 1 and n give n
                 old = sizes.get(lab, 1)
                 if old != 1 and size != 1 and old != size:
@@ -109,19 +111,22 @@ def parse_einsum(equation: str, shapes: list[list[int]]) -> EinsumGemm | str:
     if len(terms) != 2:
         return f"{len(terms)} operand(s): only two-operand contractions are GEMMs"
     a, b = terms
-    for t in terms:
-        dup = sorted({lab for lab in t if t.count(lab) > 1})
+    for term in terms:
+        dup = sorted({lab for lab in term if term.count(lab) > 1})
         if dup:
             return f"index {dup[0]!r} repeats inside one operand (a diagonal or trace)"
     # an ellipsis dimension of size 1 in one operand is broadcast: it belongs to the other only
-    shp = {0: dict(zip(a, shapes[0])), 1: dict(zip(b, shapes[1]))}
+    shp = {0: dict(zip(a, shapes[0], strict=True)), 1: dict(zip(b, shapes[1], strict=True))}
 
     def has(side: int, lab: str) -> bool:
         if lab not in shp[side]:
             return False
         return not lab.startswith(ELLIPSIS) or shp[side][lab] != 1 or shp[1 - side].get(lab, 1) == 1
 
-    batch, m, n, k = [], [], [], []
+    batch: list[str] = []
+    m: list[str] = []
+    n: list[str] = []
+    k: list[str] = []
     for lab in sizes:
         in_a, in_b, in_o = has(0, lab), has(1, lab), lab in out
         if in_a and in_b:

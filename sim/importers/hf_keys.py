@@ -12,23 +12,42 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal, overload
 
 from hw.errors import InputError
 from sim.inputs import MAX_LAYER_COUNT, MAX_LAYER_DIM
 
 #: [P] transformers' ACT2FN names (transformers/activations.py) that the vector unit costs, and
 #: the operator each is costed as (every GELU approximation as Gelu; SiLU = Swish)
-HF_ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu", "gelu_fast": "gelu",
-                  "gelu_pytorch_tanh": "gelu", "gelu_python": "gelu", "gelu_accurate": "gelu",
-                  "quick_gelu": "gelu", "relu": "relu"}
+HF_ACTIVATIONS = {
+    "silu": "silu",
+    "swish": "silu",
+    "gelu": "gelu",
+    "gelu_new": "gelu",
+    "gelu_fast": "gelu",
+    "gelu_pytorch_tanh": "gelu",
+    "gelu_python": "gelu",
+    "gelu_accurate": "gelu",
+    "quick_gelu": "gelu",
+    "relu": "relu",
+}
 #: [P] the layer kinds transformers' ``layer_types`` takes for the model types read here
 LAYER_TYPES = ("full_attention", "sliding_attention")
 #: the end of a transformers class name in ``architectures`` -> the head it puts on the stack;
 #: checked in this order (``DoubleHeadsModel`` before ``Model``)
-HEAD_SUFFIXES = (("DoubleHeadsModel", None), ("ForMaskedLM", "mlm"), ("LMHeadModel", "lm"), ("ForCausalLM", "lm"),
-                 ("ForPreTraining", "pretraining"), ("ForSequenceClassification", "seq_cls"),
-                 ("ForTokenClassification", "token_cls"), ("ForQuestionAnswering", "qa"),
-                 ("ForMultipleChoice", "multiple_choice"), ("ForNextSentencePrediction", "nsp"), ("Model", "base"))
+HEAD_SUFFIXES = (
+    ("DoubleHeadsModel", None),
+    ("ForMaskedLM", "mlm"),
+    ("LMHeadModel", "lm"),
+    ("ForCausalLM", "lm"),
+    ("ForPreTraining", "pretraining"),
+    ("ForSequenceClassification", "seq_cls"),
+    ("ForTokenClassification", "token_cls"),
+    ("ForQuestionAnswering", "qa"),
+    ("ForMultipleChoice", "multiple_choice"),
+    ("ForNextSentencePrediction", "nsp"),
+    ("Model", "base"),
+)
 #: the heads modelled per family: [P] transformers' modeling_bert.py (BertModel, BertForPreTraining,
 #: BertLMHeadModel, BertForMaskedLM, BertForNextSentencePrediction, BertForSequenceClassification,
 #: BertForMultipleChoice, BertForTokenClassification, BertForQuestionAnswering) and the decoders'
@@ -44,8 +63,49 @@ def key_of(cfg: dict, *keys: str) -> str:
     return next((k for k in keys if cfg.get(k) is not None), keys[0])
 
 
-def int_key(cfg: dict, where: str, *keys: str, default: int | None = None, required: bool = True,
-            lo: int = 1, hi: int = MAX_LAYER_DIM, why: str = "one layer dimension") -> int | None:
+@overload
+def int_key(
+    cfg: dict,
+    where: str,
+    *keys: str,
+    default: int,
+    required: bool = True,
+    lo: int = 1,
+    hi: int = MAX_LAYER_DIM,
+    why: str = "one layer dimension",
+) -> int: ...
+@overload
+def int_key(
+    cfg: dict,
+    where: str,
+    *keys: str,
+    default: None = None,
+    required: Literal[True] = True,
+    lo: int = 1,
+    hi: int = MAX_LAYER_DIM,
+    why: str = "one layer dimension",
+) -> int: ...
+@overload
+def int_key(
+    cfg: dict,
+    where: str,
+    *keys: str,
+    default: int | None = None,
+    required: bool = True,
+    lo: int = 1,
+    hi: int = MAX_LAYER_DIM,
+    why: str = "one layer dimension",
+) -> int | None: ...
+def int_key(
+    cfg: dict,
+    where: str,
+    *keys: str,
+    default: int | None = None,
+    required: bool = True,
+    lo: int = 1,
+    hi: int = MAX_LAYER_DIM,
+    why: str = "one layer dimension",
+) -> int | None:
     """The integer value of the first of ``keys`` the config gives, in ``lo..hi``."""
     for k in keys:
         if k in cfg and cfg[k] is not None:
@@ -55,8 +115,9 @@ def int_key(cfg: dict, where: str, *keys: str, default: int | None = None, requi
     return default
 
 
-def check_int(name: str, v, where: str, *, lo: int = 1, hi: int = MAX_LAYER_DIM,
-              why: str = "one layer dimension") -> int:
+def check_int(
+    name: str, v, where: str, *, lo: int = 1, hi: int = MAX_LAYER_DIM, why: str = "one layer dimension"
+) -> int:
     """``v`` as an integer in ``lo..hi`` (``name`` the key or flag as written)."""
     named = "" if name == where else f"{name} "  # a flag is the message's location already
     if isinstance(v, bool) or not isinstance(v, int):
@@ -108,8 +169,10 @@ def activation(cfg: dict, key: str, default: str, where: str) -> str:
     v = cfg.get(key)
     v = default if v is None else v
     if not isinstance(v, str) or v not in HF_ACTIVATIONS:
-        raise InputError(f"{key} = {v!r} is not an activation sparsepe costs (one of: {', '.join(HF_ACTIVATIONS)})",
-                         where=where)
+        raise InputError(
+            f"{key} = {v!r} is not an activation sparsepe costs (one of: {', '.join(HF_ACTIVATIONS)})",
+            where=where,
+        )
     return HF_ACTIVATIONS[v]
 
 
@@ -119,15 +182,18 @@ def layer_types(cfg: dict, n_layers: int, layers_key: str, where: str) -> list[s
     if types is None:
         return None
     if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
-        raise InputError(f"layer_types must be a list of strings ({', '.join(LAYER_TYPES)}), got {types!r}",
-                         where=where)
+        raise InputError(
+            f"layer_types must be a list of strings ({', '.join(LAYER_TYPES)}), got {types!r}", where=where
+        )
     if len(types) != n_layers:
-        raise InputError(f"layer_types has {len(types)} entries, but {layers_key} = {n_layers}: one per layer",
-                         where=where)
+        raise InputError(
+            f"layer_types has {len(types)} entries, but {layers_key} = {n_layers}: one per layer", where=where
+        )
     bad = next((t for t in types if t not in LAYER_TYPES), None)
     if bad is not None:
-        raise InputError(f"layer_types[{types.index(bad)}] = {bad!r} is not one of {', '.join(LAYER_TYPES)}",
-                         where=where)
+        raise InputError(
+            f"layer_types[{types.index(bad)}] = {bad!r} is not one of {', '.join(LAYER_TYPES)}", where=where
+        )
     return types
 
 
@@ -142,10 +208,13 @@ def head_kind(cfg: dict, mt: str, where: str) -> str:
         raise InputError(f"architectures must be a non-empty list of class names, got {archs!r}", where=where)
     allowed = BERT_HEADS if mt == "bert" else DECODER_HEADS
     kind = next((k for suffix, k in HEAD_SUFFIXES if archs[0].endswith(suffix)), None)
-    if kind not in allowed:
+    if kind is None or kind not in allowed:  # None: no suffix matched (never among the allowed)
         ends = [s for s, k in HEAD_SUFFIXES if k in allowed]
-        raise InputError(f"architectures[0] = {archs[0]!r} is not a head modelled for model_type {mt!r} "
-                         f"(class names ending in {', '.join(ends)})", where=where)
+        raise InputError(
+            f"architectures[0] = {archs[0]!r} is not a head modelled for model_type {mt!r} "
+            f"(class names ending in {', '.join(ends)})",
+            where=where,
+        )
     return kind
 
 
@@ -174,8 +243,13 @@ class Quantization:
     skip: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"method": self.method, "precision": self.precision, "weight_block": self.weight_block,
-                "not_quantized": list(self.skip), "note": self.note}
+        return {
+            "method": self.method,
+            "precision": self.precision,
+            "weight_block": self.weight_block,
+            "not_quantized": list(self.skip),
+            "note": self.note,
+        }
 
 
 #: [P] DeepSeek-V3 Technical Report (arXiv 2412.19437) Section 3.3.1: FP8 GEMMs for the linear layers;
@@ -206,28 +280,47 @@ def quantization(cfg: dict, where: str) -> Quantization | None:
         if prec is None:
             raise InputError(f"quantization_config.fmt = {fmt!r} is not e4m3 or e5m2", where=where)
         block = q.get("weight_block_size")
-        if block is not None and not (isinstance(block, list) and len(block) == 2
-                                      and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
-            raise InputError(f"quantization_config.weight_block_size must be two positive integers, got {block!r}",
-                             where=where)
+        if block is not None and not (
+            isinstance(block, list)
+            and len(block) == 2
+            and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)
+        ):
+            raise InputError(
+                f"quantization_config.weight_block_size must be two positive integers, got {block!r}",
+                where=where,
+            )
         skip = q.get("modules_to_not_convert") or []
         if not isinstance(skip, list) or not all(isinstance(s, str) for s in skip):
-            raise InputError(f"quantization_config.modules_to_not_convert must be a list of names, got {skip!r}",
-                             where=where)
+            raise InputError(
+                f"quantization_config.modules_to_not_convert must be a list of names, got {skip!r}",
+                where=where,
+            )
         blocks = f"{block[0]}x{block[1]}-block" if block else "per-tensor"
-        note = (f"quantization_config: fp8 {fmt}, {blocks} weight scales, {q.get('activation_scheme', 'dynamic')} "
-                f"activation scales: the weight GEMMs' operands are {prec} (lm_head, the router and attention "
-                f"products stay at the array's precision)")
-        return Quantization("fp8", prec, note, tuple(block) if block else None,
-                            tuple(dict.fromkeys([*FP8_NOT_QUANTIZED, *skip])))
+        note = (
+            f"quantization_config: fp8 {fmt}, {blocks} weight scales, {q.get('activation_scheme', 'dynamic')} "
+            f"activation scales: the weight GEMMs' operands are {prec} (lm_head, the router and attention "
+            f"products stay at the array's precision)"
+        )
+        return Quantization(
+            "fp8",
+            prec,
+            note,
+            tuple(block) if block else None,
+            tuple(dict.fromkeys([*FP8_NOT_QUANTIZED, *skip])),
+        )
     if method in ("gptq", "awq"):
         bits = q.get("bits", q.get("w_bit"))
         if isinstance(bits, bool) or not isinstance(bits, int) or bits not in (2, 3, 4, 8):
             raise InputError(f"quantization_config.bits = {bits!r} is not 2, 3, 4 or 8", where=where)
-        note = (f"quantization_config: {method} {bits}-bit weights with 16-bit activations (weight-only) is not a PE "
-                f"format (a PE multiplies two operands of one format): costed at the array's precision "
-                f"(--precision int{4 if bits <= 4 else 8} costs both operands at {4 if bits <= 4 else 8} bits)")
+        note = (
+            f"quantization_config: {method} {bits}-bit weights with 16-bit activations (weight-only) is not a PE "
+            f"format (a PE multiplies two operands of one format): costed at the array's precision "
+            f"(--precision int{4 if bits <= 4 else 8} costs both operands at {4 if bits <= 4 else 8} bits)"
+        )
         return Quantization(method, None, note)
-    return Quantization(None if not isinstance(method, str) else method, None,
-                        f"quantization_config: quant_method {method!r} is not read (fp8, gptq, awq are): costed at "
-                        f"the array's precision")
+    return Quantization(
+        None if not isinstance(method, str) else method,
+        None,
+        f"quantization_config: quant_method {method!r} is not read (fp8, gptq, awq are): costed at "
+        f"the array's precision",
+    )

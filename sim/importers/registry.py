@@ -50,12 +50,15 @@ class Importer:
         """``an onnx workload``: how messages name a workload of this format."""
         return f"{self.article} {self.field} workload"
 
-    def load_checked(self, path: str | Path, params: Mapping[str, Any], options: Mapping[str, Any]) -> Workload:
+    def load_checked(
+        self, path: str | Path, params: Mapping[str, Any], options: Mapping[str, Any]
+    ) -> Workload:
         """:attr:`load`, after checking ``params`` against :attr:`params` (an error names ``path``)."""
         extra = set(params) - set(self.params)
         if extra:
-            raise InputError(f"unknown params {sorted(extra)} for {self.noun} ({', '.join(self.params)})",
-                             where=str(path))
+            raise InputError(
+                f"unknown params {sorted(extra)} for {self.noun} ({', '.join(self.params)})", where=str(path)
+            )
         return self.load(path, params, options)
 
 
@@ -125,12 +128,32 @@ def _load_topology(path: str | Path, params: Mapping[str, Any], options: Mapping
     return load_scalesim_topology(path)
 
 
-register_importer(Importer(
-    "onnx", (".onnx",), "--onnx", "onnx", _load_onnx, "an ONNX model file (weights may stay external)",
-    params=("batch",), options=(("input_shapes", {}),), article="an"))
-register_importer(Importer(
-    "hf", (".json",), "--hf-config", "hf_config", _load_hf,
-    f"a Hugging Face config.json ({', '.join(MODEL_TYPES)})",
-    params=("seq", "batch", "phase", "context"), options=(("prune_lm_head", False),), article="an"))
-register_importer(Importer(
-    "scalesim", (".csv",), "--topology", None, _load_topology, "a SCALE-Sim topology CSV"))
+register_importer(
+    Importer(
+        "onnx",
+        (".onnx",),
+        "--onnx",
+        "onnx",
+        _load_onnx,
+        "an ONNX model file (weights may stay external)",
+        params=("batch",),
+        options=(("input_shapes", {}),),
+        article="an",
+    )
+)
+register_importer(
+    Importer(
+        "hf",
+        (".json",),
+        "--hf-config",
+        "hf_config",
+        _load_hf,
+        f"a Hugging Face config.json ({', '.join(MODEL_TYPES)})",
+        params=("seq", "batch", "phase", "context"),
+        options=(("prune_lm_head", False),),
+        article="an",
+    )
+)
+register_importer(
+    Importer("scalesim", (".csv",), "--topology", None, _load_topology, "a SCALE-Sim topology CSV")
+)

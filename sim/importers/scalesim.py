@@ -79,8 +79,11 @@ def load_scalesim_topology(path: str | Path, *, n: int = 2, m: int = 4):
     header = [h.strip().lower() for h in rows[0]]
     gemm = len(header) >= 4 and header[1:4] == ["m", "n", "k"]
     if not gemm and not (len(header) >= 8 and header[1].startswith("ifmap")):
-        raise InputError(f"header is neither the GEMM form 'Layer Name, M, N, K, Sparsity' nor the "
-                         f"convolution form 'Layer name, IFMAP Height, ...', got {rows[0][:4]}", where=f"{p}: row 1")
+        raise InputError(
+            f"header is neither the GEMM form 'Layer Name, M, N, K, Sparsity' nor the "
+            f"convolution form 'Layer name, IFMAP Height, ...', got {rows[0][:4]}",
+            where=f"{p}: row 1",
+        )
     sp_col = header.index("sparsity") if "sparsity" in header else None
     layers = []
     seen: dict[str, int] = {}
@@ -94,8 +97,11 @@ def load_scalesim_topology(path: str | Path, *, n: int = 2, m: int = 4):
             raise InputError("missing layer name", where=where)
         need = 4 if gemm else 8
         if len(cells) < need or any(not c.strip() for c in cells[1:need]):
-            raise InputError(f"expected {need} fields ({', '.join(h for h in header[:need])}), got "
-                             f"{[c.strip() for c in cells[:need]]}", where=where)
+            raise InputError(
+                f"expected {need} fields ({', '.join(h for h in header[:need])}), got "
+                f"{[c.strip() for c in cells[:need]]}",
+                where=where,
+            )
         nm = _nm(cells[sp_col], where) if sp_col is not None and sp_col < len(cells) else None
         override = None if nm is None else nm[0] != nm[1]
         if name in seen:
@@ -105,7 +111,9 @@ def load_scalesim_topology(path: str | Path, *, n: int = 2, m: int = 4):
             seen[name] = 1
         if gemm:
             M, N, K = (_int(cells[j], header[j].upper(), where) for j in (1, 2, 3))
-            L = make_layer(name, "gemm", M, N, K, weight_shape=(N, K), sparsifiable=override, n=n, m=m, where=where)
+            L = make_layer(
+                name, "gemm", M, N, K, weight_shape=(N, K), sparsifiable=override, n=n, m=m, where=where
+            )
         else:
             H, W, R, S, C, F, st = (_int(cells[j], rows[0][j].strip(), where) for j in range(1, 8))
             if R > H or S > W:
@@ -141,12 +149,25 @@ class ScaleSimConfig:
 
     def to_array_config(self, **overrides):
         """An :class:`sim.perf.ArrayConfig` in SCALE-Sim-compatible mode (scalar PE, 1-byte words)."""
-        kw = dict(rows=self.rows, cols=self.cols, ifmap_kb=self.ifmap_kb, filter_kb=self.filter_kb,
-                  ofmap_kb=self.ofmap_kb, dataflow=self.dataflow, n=self.block_size // 2 if self.optimized_mapping else 2,
-                  m=self.block_size if self.optimized_mapping else 4, sparse=self.sparsity_support, pe_k=1,
-                  dense_path=False, act_bits=8, weight_bits=8, mode="scalesim",
-                  port_words=(self.ifmap_bw_words, self.filter_bw_words, self.bandwidth_words)
-                  if self.user_bandwidth else None)
+        kw = dict(
+            rows=self.rows,
+            cols=self.cols,
+            ifmap_kb=self.ifmap_kb,
+            filter_kb=self.filter_kb,
+            ofmap_kb=self.ofmap_kb,
+            dataflow=self.dataflow,
+            n=self.block_size // 2 if self.optimized_mapping else 2,
+            m=self.block_size if self.optimized_mapping else 4,
+            sparse=self.sparsity_support,
+            pe_k=1,
+            dense_path=False,
+            act_bits=8,
+            weight_bits=8,
+            mode="scalesim",
+            port_words=(self.ifmap_bw_words, self.filter_bw_words, self.bandwidth_words)
+            if self.user_bandwidth
+            else None,
+        )
         kw.update({k: v for k, v in overrides.items() if v is not None})
         return ArrayConfig(**kw)
 
@@ -165,7 +186,9 @@ def load_scalesim_config(path: str | Path) -> ScaleSimConfig:
     if not p.is_file():
         raise InputError("config file not found", where=str(p))
     cp = configparser.ConfigParser()
-    cp.optionxform = str  # keep key case as SCALE-Sim writes it
+    # keep key case as SCALE-Sim writes it; the stubs type optionxform as a method, which the
+    # configparser docs' own idiom replaces by assignment
+    cp.optionxform = str  # type: ignore[method-assign,assignment]
     try:
         cp.read_string(read_text(p, "config file"))
     except configparser.Error as exc:
@@ -203,14 +226,29 @@ def load_scalesim_config(path: str | Path) -> ScaleSimConfig:
         check_nm_where(max(block // 2, 1), block, f"{w}: [sparsity] BlockSize")
     return ScaleSimConfig(
         run_name=_get(cp, "general", "run_name", w, p.stem),
-        rows=int(num("architecture_presets", "ArrayHeight", cast=int, hi=MAX_SIM_ARRAY_SIDE,
-                     why="sim.inputs.MAX_SIM_ARRAY_SIDE")),
-        cols=int(num("architecture_presets", "ArrayWidth", cast=int, hi=MAX_SIM_ARRAY_SIDE,
-                     why="sim.inputs.MAX_SIM_ARRAY_SIDE")),
+        rows=int(
+            num(
+                "architecture_presets",
+                "ArrayHeight",
+                cast=int,
+                hi=MAX_SIM_ARRAY_SIDE,
+                why="sim.inputs.MAX_SIM_ARRAY_SIDE",
+            )
+        ),
+        cols=int(
+            num(
+                "architecture_presets",
+                "ArrayWidth",
+                cast=int,
+                hi=MAX_SIM_ARRAY_SIDE,
+                why="sim.inputs.MAX_SIM_ARRAY_SIDE",
+            )
+        ),
         ifmap_kb=num("architecture_presets", "IfmapSramSzkB", hi=2**20, why="1 GiB of SRAM"),
         filter_kb=num("architecture_presets", "FilterSramSzkB", hi=2**20, why="1 GiB of SRAM"),
         ofmap_kb=num("architecture_presets", "OfmapSramSzkB", hi=2**20, why="1 GiB of SRAM"),
-        dataflow=df, bandwidth_words=bw,
+        dataflow=df,
+        bandwidth_words=bw,
         ifmap_bw_words=num("layout", "IfmapSRAMBankBandwidth", str(bw)),
         filter_bw_words=num("layout", "FilterSRAMBankBandwidth", str(bw)),
         user_bandwidth=mode == "USER",

@@ -21,8 +21,16 @@ def main(argv: list[str]) -> int:
     cfg = load_config(config)
     spec = resolve_storage(None if storage == "-" else storage, Path(out))
     opts = SweepOptions(
-        config_path=config, storage=spec, study_name=study, trials=int(trials), seed=int(seed),
-        sampler=sampler, workers=int(workers), evaluator="tests.explore._analytic", out_dir=out, progress=False,
+        config_path=config,
+        storage=spec,
+        study_name=study,
+        trials=int(trials),
+        seed=int(seed),
+        sampler=sampler,
+        workers=int(workers),
+        evaluator="tests.explore._analytic",
+        out_dir=out,
+        progress=False,
     )
     try:
         st = run_study(opts, cfg)

@@ -30,9 +30,17 @@ def main(argv: list[str]) -> int:
     storage.HEARTBEAT_INTERVAL_S, storage.HEARTBEAT_GRACE_S = HEARTBEAT_S, GRACE_S
     if mode == "heartbeat":
         storage.tag_alive = study.tag_alive = lambda tag: None  # every worker is "elsewhere"
-    opts = SweepOptions(config_path=config, storage=resolve_storage(where, Path(config).parent), study_name=name,
-                        trials=int(trials), seed=int(index), sampler="random", workers=4,
-                        evaluator="tests.explore._analytic", progress=False)
+    opts = SweepOptions(
+        config_path=config,
+        storage=resolve_storage(where, Path(config).parent),
+        study_name=name,
+        trials=int(trials),
+        seed=int(index),
+        sampler="random",
+        workers=4,
+        evaluator="tests.explore._analytic",
+        progress=False,
+    )
     try:
         run_worker(opts, int(index))
     except InputError as exc:

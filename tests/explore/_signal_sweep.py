@@ -11,7 +11,6 @@ from explore import interrupt
 interrupt.install()  # as the sparsepe entry does before its imports: a signal during them is answered too
 
 import functools  # noqa: E402 - after the handlers, on purpose
-import sys  # noqa: E402
 
 import explore.study as study_module  # noqa: E402
 from explore.cli import main  # noqa: E402

@@ -51,8 +51,17 @@ primary = "perf_per_watt"
 
 #: One design, the 2:4 PE and its dense twin, on a 16x16 array at 7 nm: the [space] of the explore
 #: tests that evaluate a single point.
-ONE_POINT = {"rows": [16], "cols": [16], "sram_kb": [256], "clock_mhz": [400], "node_nm": [7],
-             "sparsity": ["2:4", "dense"], "pipeline": [1], "dataflow": ["ws"], "dram": ["lpddr5"]}
+ONE_POINT = {
+    "rows": [16],
+    "cols": [16],
+    "sram_kb": [256],
+    "clock_mhz": [400],
+    "node_nm": [7],
+    "sparsity": ["2:4", "dense"],
+    "pipeline": [1],
+    "dataflow": ["ws"],
+    "dram": ["lpddr5"],
+}
 
 #: The [fixed] settings those tests share: 45 C ambient, 2 C/W, four LPDDR5 channels.
 FIXED = {"ambient_c": 45.0, "theta_ja_c_per_w": 2.0, "dram_units": {"lpddr5": 4}}
@@ -82,6 +91,7 @@ def small_config(tmp_path: Path):
 def cli_env():
     """The environment of a subprocess that runs this checkout: os.environ, PYTHONPATH=<repo>,
     and the given extra variables."""
+
     def make(**extra: str) -> dict[str, str]:
         return {**os.environ, "PYTHONPATH": str(REPO), **extra}
 
@@ -92,10 +102,17 @@ def cli_env():
 def run_cli(cli_env):
     """``run_cli(args, cwd, **kw)``: the real command line (``python -m explore.cli *args``) in a
     subprocess, output captured as text (exit codes, one-line errors, what it writes)."""
+
     def run(args, cwd=None, **kw) -> subprocess.CompletedProcess:
         kw.setdefault("timeout", 300)
-        return subprocess.run([sys.executable, "-m", "explore.cli", *args], capture_output=True, text=True,
-                              cwd=cwd, env=cli_env(), **kw)
+        return subprocess.run(
+            [sys.executable, "-m", "explore.cli", *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=cli_env(),
+            **kw,
+        )
 
     return run
 
@@ -108,11 +125,28 @@ def sweep_options():
     from explore.storage import resolve_storage
     from explore.study import SweepOptions
 
-    def make(cfg_path, out, *, trials=12, seed=0, sampler="tpe", workers=1, storage=None, study="t",
-             evaluator=DEFAULT_EVALUATOR):
+    def make(
+        cfg_path,
+        out,
+        *,
+        trials=12,
+        seed=0,
+        sampler="tpe",
+        workers=1,
+        storage=None,
+        study="t",
+        evaluator=DEFAULT_EVALUATOR,
+    ):
         return SweepOptions(
-            config_path=str(cfg_path), storage=resolve_storage(storage, Path(out)), study_name=study,
-            trials=trials, seed=seed, sampler=sampler, workers=workers, evaluator=evaluator, out_dir=str(out),
+            config_path=str(cfg_path),
+            storage=resolve_storage(storage, Path(out)),
+            study_name=study,
+            trials=trials,
+            seed=seed,
+            sampler=sampler,
+            workers=workers,
+            evaluator=evaluator,
+            out_dir=str(out),
             progress=False,
         )
 

@@ -32,8 +32,12 @@ REPO = Path(__file__).resolve().parents[2]
 def _config(trace: str | None = None) -> str:
     """Two workloads (a transformer, a CNN) on one 8x8 design; ``trace``: [fixed] activity_trace."""
     keys = {} if trace is None else {"activity_trace": trace}
-    return ('[study]\nname = "trace"\nseed = 0\n' + space_toml(rows=[8], cols=[8], clock_mhz=[800.0])
-            + fixed_toml("theta_ja_c_per_w", **keys) + WORKLOADS)
+    return (
+        '[study]\nname = "trace"\nseed = 0\n'
+        + space_toml(rows=[8], cols=[8], clock_mhz=[800.0])
+        + fixed_toml("theta_ja_c_per_w", **keys)
+        + WORKLOADS
+    )
 
 
 WORKLOADS = """
@@ -48,8 +52,17 @@ weight = 1.0
 primary = "perf_per_watt"
 """
 
-POINT = dict(rows=8, cols=8, sram_kb=256, clock_mhz=800.0, node_nm=7, sparsity="2:4", pipeline=1,
-             dataflow="ws", dram="lpddr5")
+POINT = dict(
+    rows=8,
+    cols=8,
+    sram_kb=256,
+    clock_mhz=800.0,
+    node_nm=7,
+    sparsity="2:4",
+    pipeline=1,
+    dataflow="ws",
+    dram="lpddr5",
+)
 
 
 def _traces(monkeypatch, trace: str | None, sparsity: str):
@@ -57,7 +70,9 @@ def _traces(monkeypatch, trace: str | None, sparsity: str):
     cfg = parse_config(tomllib.loads(_config(trace)), source="<test>")
     seen = []
     real = ev.estimate
-    monkeypatch.setattr(ev, "estimate", lambda design, act, trace=None: (seen.append((trace, act)), real(design, act))[1])
+    monkeypatch.setattr(
+        ev, "estimate", lambda design, act, trace=None: (seen.append((trace, act)), real(design, act))[1]
+    )
     ev.evaluate({**POINT, "sparsity": sparsity}, ev.make_context(cfg))
     return seen
 
@@ -74,7 +89,9 @@ def test_reference_is_the_default_and_picks_each_family(monkeypatch):
         assert mix.sparse_macs + mix.fallback_macs == pytest.approx(act.effective_macs)
         assert 0 < mix.fallback_macs < mix.sparse_macs
     # BERT's dense layers are its attention products; ResNet-50's its stem and classifier: different shares
-    assert bert.fallback_macs / bert_act.effective_macs != pytest.approx(resnet.fallback_macs / resnet_act.effective_macs)
+    assert bert.fallback_macs / bert_act.effective_macs != pytest.approx(
+        resnet.fallback_macs / resnet_act.effective_macs
+    )
     assert isinstance(bert.sparse, TraceRecipe) and bert.sparse.key != resnet.sparse.key
 
 
@@ -86,7 +103,9 @@ def test_dense_design_gets_the_dense_model_and_synthetic_gets_none(monkeypatch):
 
 
 def test_mlp_workload_gets_the_mlp_trace_and_float_is_encoded():
-    mlp = Workload("mlp", (make_layer("fc0", "gemm", 64, 256, 256, weight_shape=(256, 256), sparsifiable=True),))
+    mlp = Workload(
+        "mlp", (make_layer("fc0", "gemm", 64, 256, 256, weight_shape=(256, 256), sparsifiable=True),)
+    )
     d = DesignPoint(rows=8, cols=8, sparse=True)
     assert workload_trace("reference", d, mlp, 1.0, 0.0).label.startswith("mlp trace: digits MLP")
     bf = DesignPoint(rows=8, cols=8, sparse=False, precision="bf16", act_bits=16, weight_bits=16)
@@ -94,7 +113,10 @@ def test_mlp_workload_gets_the_mlp_trace_and_float_is_encoded():
     assert "encoded to bf16 (RNE)" in t.label
     # the recipe's key names the number format and the stream order: no two configurations share an activity
     os_ = DesignPoint(rows=8, cols=8, sparse=False, dataflow="os")
-    keys = {workload_trace("reference", x, mlp, 1.0, 0.0).key for x in (bf, os_, DesignPoint(rows=8, cols=8, sparse=False))}
+    keys = {
+        workload_trace("reference", x, mlp, 1.0, 0.0).key
+        for x in (bf, os_, DesignPoint(rows=8, cols=8, sparse=False))
+    }
     assert len(keys) == 3
     # prewarm: a sparse design's both parts, per family of the mix
     [mix] = design_traces("reference", d, [mlp])
@@ -131,7 +153,9 @@ def test_the_default_example_finds_its_family_trace_activity_shipped(tmp_path):
     references) has nothing left to characterise: its transformer-trace activity is shipped, so no
     model is trained and no netlist simulated."""
     env = {k: v for k, v in os.environ.items() if k != "SPARSEPE_CHARACTERISATION"}
-    env.update(SPARSEPE_CACHE_DIR=str(tmp_path / "cache"), SPARSEPE_QUALITY_REFERENCE="full", PYTHONPATH=str(REPO))
+    env.update(
+        SPARSEPE_CACHE_DIR=str(tmp_path / "cache"), SPARSEPE_QUALITY_REFERENCE="full", PYTHONPATH=str(REPO)
+    )
     r = subprocess.run([sys.executable, "-c", FIRST_RUN], capture_output=True, text=True, cwd=REPO, env=env)
     assert r.returncode == 0, r.stderr
     if r.stdout.startswith("SKIP"):

@@ -12,12 +12,11 @@ import tomllib
 from types import SimpleNamespace
 
 import pandas as pd
-import pytest
 
 import explore.evaluator as ev
 from explore.config import parse_config
-from explore.results import Detail
 from explore.report.bottleneck import best_bottleneck
+from explore.results import Detail
 
 CONFIG = """
 [space]
@@ -40,9 +39,20 @@ params = PARAMS
 
 
 def _classify(workload: str, params: str) -> tuple[str, list[str], dict]:
-    cfg = parse_config(tomllib.loads(CONFIG.replace("WL", workload).replace("PARAMS", params)), source="b.toml")
-    point = dict(rows=32, cols=32, sram_kb=1024, clock_mhz=600, node_nm=7, sparsity="2:4", pipeline=1,
-                 dataflow="ws", dram="hbm2")
+    cfg = parse_config(
+        tomllib.loads(CONFIG.replace("WL", workload).replace("PARAMS", params)), source="b.toml"
+    )
+    point = dict(
+        rows=32,
+        cols=32,
+        sram_kb=1024,
+        clock_mhz=600,
+        node_nm=7,
+        sparsity="2:4",
+        pipeline=1,
+        dataflow="ws",
+        dram="hbm2",
+    )
     m = ev.evaluate(point, ev.make_context(cfg))
     det = Detail(point=point, metrics=m)
     mech, evidence = best_bottleneck(SimpleNamespace(cfg=cfg), det, pd.DataFrame())

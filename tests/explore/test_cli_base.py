@@ -11,10 +11,11 @@ def test_cli_help_lists_program():
 
 
 def test_unknown_command_exits_2():
-    out = subprocess.run([sys.executable, "-m", "explore.cli", "no-such-command"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "explore.cli", "no-such-command"], capture_output=True, text=True
+    )
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
-
 
 
 def test_an_internal_error_is_one_line_exit_1(monkeypatch, capsys):
@@ -31,4 +32,6 @@ def test_an_internal_error_is_one_line_exit_1(monkeypatch, capsys):
         cli.main(["assumptions", "--config", "any.toml"])
     assert exc.value.code == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("sparsepe: error: internal error (ZeroDivisionError: a bug)"), err
+    assert len(err) == 1 and err[0].startswith(
+        "sparsepe: error: internal error (ZeroDivisionError: a bug)"
+    ), err

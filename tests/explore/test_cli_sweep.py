@@ -95,9 +95,22 @@ def test_sweep_writes_trials_and_best(cfg_path, tmp_path, run_cli):
     out = tmp_path / "results" / "cli"  # default --out is results/<study>
     rows = _rows(out / "trials.csv")
     extra = json.loads((out / "best.json").read_text())["search_mode"]["settle"]["extra_trials"]
-    assert len(rows) == 12 + extra and all(row["state"] == "COMPLETE" for row in rows)   # the budget, then settling
-    for col in ("rows", "clock_mhz", "perf_per_watt", "c_stall_fraction", "c_tj_c", "c_timing", "feasible",
-                "power_w", "area_mm2", "tj_c", "stall_fraction"):
+    assert len(rows) == 12 + extra and all(
+        row["state"] == "COMPLETE" for row in rows
+    )  # the budget, then settling
+    for col in (
+        "rows",
+        "clock_mhz",
+        "perf_per_watt",
+        "c_stall_fraction",
+        "c_tj_c",
+        "c_timing",
+        "feasible",
+        "power_w",
+        "area_mm2",
+        "tj_c",
+        "stall_fraction",
+    ):
         assert col in rows[0]
     best = json.loads((out / "best.json").read_text())
     assert json.loads(r.stdout) == best
@@ -114,7 +127,9 @@ def test_same_seed_same_trials_csv_via_cli(cfg_path, tmp_path, sweep_inproc):
     b = sweep_inproc([str(cfg_path), "--out", "b", "--seed", "4"])
     assert a.exit_code == 0 and b.exit_code == 0
     # the sweep hands the report writer its own storage, study name and output directory
-    assert sweep_inproc.report_calls == [(resolve_storage(None, Path(d)).url, "cli", Path(d)) for d in ("a", "b")]
+    assert sweep_inproc.report_calls == [
+        (resolve_storage(None, Path(d)).url, "cli", Path(d)) for d in ("a", "b")
+    ]
     assert "report:" in a.stderr and "report.html" in a.stderr.replace("\n", "")
     assert (tmp_path / "a" / "trials.csv").read_text() == (tmp_path / "b" / "trials.csv").read_text()
 
@@ -122,7 +137,9 @@ def test_same_seed_same_trials_csv_via_cli(cfg_path, tmp_path, sweep_inproc):
 def test_sigkill_then_rerun_via_cli(cfg_path, tmp_path, sweep_inproc, cli_env):
     out = tmp_path / "k"
     args = [sys.executable, "-m", "explore.cli", "sweep", str(cfg_path), "--out", str(out), "--trials", "60"]
-    proc = subprocess.Popen(args, cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        args, cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     spec = resolve_storage(None, out)
     n = 0
     deadline = time.time() + 120
@@ -146,15 +163,19 @@ def test_sigkill_then_rerun_via_cli(cfg_path, tmp_path, sweep_inproc, cli_env):
     st = optuna.load_study(study_name="cli", storage=open_storage(spec, create=False))
     done = {t.number: t.values for t in st.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))}
     extra = json.loads((out / "best.json").read_text())["search_mode"]["settle"]["extra_trials"]
-    assert len(done) == 60 + extra   # the budget, then settling (explore.settle)
+    assert len(done) == 60 + extra  # the budget, then settling (explore.settle)
     assert all(done[k] == v for k, v in before.items())
     assert sum(row["state"] == "COMPLETE" for row in _rows(out / "trials.csv")) == 60 + extra
 
 
 def test_grid_mode_matches_brute_force_over_its_rows(tmp_path, run_cli):
     p = tmp_path / "g.toml"
-    p.write_text(CONFIG.replace("rows = [8, 16, 32]", "rows = [16]").replace("cols = [8, 16, 32]", "cols = [16, 32]")
-                 .replace("sram_kb = [64, 256, 1024]", "sram_kb = [256]").replace('node_nm = [16, 7]', "node_nm = [7]"))
+    p.write_text(
+        CONFIG.replace("rows = [8, 16, 32]", "rows = [16]")
+        .replace("cols = [8, 16, 32]", "cols = [16, 32]")
+        .replace("sram_kb = [64, 256, 1024]", "sram_kb = [256]")
+        .replace("node_nm = [16, 7]", "node_nm = [7]")
+    )
     r = run_cli(["sweep", str(p), "--grid", "--out", "g"], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     rows = _rows(tmp_path / "g" / "trials.csv")
@@ -173,14 +194,21 @@ def test_no_feasible_design_exit_0_and_names_limit(cfg_path, tmp_path, sweep_inp
     best = json.loads((tmp_path / "o" / "best.json").read_text())
     assert best["feasible"] is False and "area_mm2" in best["binding_limits"]
     assert "no feasible design" in r.stderr
-    assert [c[1:] for c in sweep_inproc.report_calls] == [("cli", Path("o"))]   # the report is written all the same
+    assert [c[1:] for c in sweep_inproc.report_calls] == [
+        ("cli", Path("o"))
+    ]  # the report is written all the same
 
 
 def test_unreachable_postgres_one_line_exit_2(cfg_path, tmp_path, run_cli):
-    r = run_cli(["sweep", str(cfg_path), "--storage", "postgresql://u:secret@127.0.0.1:1/db", "--out", "o"], cwd=tmp_path)
+    r = run_cli(
+        ["sweep", str(cfg_path), "--storage", "postgresql://u:secret@127.0.0.1:1/db", "--out", "o"],
+        cwd=tmp_path,
+    )
     assert r.returncode == 2
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
-    assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and "cannot connect" in lines[0], r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and "cannot connect" in lines[0], (
+        r.stderr
+    )
     assert "secret" not in r.stderr
 
 
@@ -194,14 +222,20 @@ def test_corrupt_journal_one_line_exit_2_file_unchanged(cfg_path, tmp_path, swee
     trials_before = (tmp_path / "o" / "trials.csv").read_bytes()
     r = run_cli(["sweep", str(cfg_path), "--trials", "8", "--out", "o"], cwd=tmp_path)
     assert r.returncode == 2
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "corrupt" in lines[0], r.stderr
     assert j.read_bytes() == bad
     assert (tmp_path / "o" / "trials.csv").read_bytes() == trials_before
 
 
-@pytest.mark.parametrize("args,needle", [(["--sampler", "cmaes"], "--sampler"), (["--workers", "0"], "--workers"),
-                                         (["--trials", "0"], "--trials")])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--sampler", "cmaes"], "--sampler"),
+        (["--workers", "0"], "--workers"),
+        (["--trials", "0"], "--trials"),
+    ],
+)
 def test_bad_options_exit_2(cfg_path, tmp_path, args, needle, run_cli):
     r = run_cli(["sweep", str(cfg_path), "--out", "o", *args], cwd=tmp_path)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr

@@ -8,19 +8,21 @@ from importlib import metadata
 from pathlib import Path
 
 from explore.trials import MODEL_CODE_ATTR
+from hw.host import code_fingerprint
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _model_code_digest(root: Path) -> str:
     """The documented digest, computed here from the files: SHA-256 over the relative path, a NUL,
-    the content and a NUL of every .py file of hw/, ppa/ and sim/ and of the evaluator's modules
-    (explore/evaluator.py, explore/twins.py, explore/prewarm.py), in path order; 16 hex digits."""
+    the code (hw.host.code_fingerprint, tested in tests/test_code_fingerprint.py) and a NUL of
+    every .py file of hw/, ppa/ and sim/ and of the evaluator's modules (explore/evaluator.py,
+    explore/twins.py, explore/prewarm.py), in path order; 16 hex digits."""
     files = {p for pkg in ("hw", "ppa", "sim") for p in (root / pkg).rglob("*.py")}
     files |= {root / "explore" / m for m in ("evaluator.py", "twins.py", "prewarm.py")}
     h = hashlib.sha256()
     for p in sorted(files):
-        h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+        h.update(p.relative_to(root).as_posix().encode() + b"\0" + code_fingerprint(p) + b"\0")
     return h.hexdigest()[:16]
 
 

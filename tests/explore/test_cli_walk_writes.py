@@ -33,13 +33,17 @@ from tests.explore.conftest import fixed_toml, space_toml
 REPO = Path(__file__).resolve().parents[2]
 
 #: The walk's sweep: two designs (the 2:4 PE and its dense twin) on a 4x4 array, 4 trials.
-TINY_CONFIG = """\
+TINY_CONFIG = (
+    """\
 [study]
 name = "walk"
 seed = 3
 trials = 4
 
-""" + space_toml(rows=[4], cols=[4], sram_kb=[64], node_nm=[16]) + fixed_toml() + """
+"""
+    + space_toml(rows=[4], cols=[4], sram_kb=[64], node_nm=[16])
+    + fixed_toml()
+    + """
 [[workload]]
 name = "bert-base"
 weight = 1.0
@@ -53,14 +57,15 @@ max_area_mm2 = 20.0
 [objectives]
 primary = "perf_per_watt"
 """
+)
 
-EVAL_MODULE = '''\
+EVAL_MODULE = """\
 import numpy as np
 
 
 def score(weights):
     return float(sum(np.abs(w).sum() for w in weights.values()))
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -100,8 +105,11 @@ def changes(before: dict[str, Entry], after: dict[str, Entry], allowed: list[Pat
     """What differs between two snapshots, but under ``allowed``."""
     found = [f"created {p}" for p in sorted(set(after) - set(before))]
     found += [f"removed {p}" for p in sorted(set(before) - set(after))]
-    found += [f"changed {p}: {before[p]} -> {after[p]}" for p in sorted(set(before) & set(after))
-              if before[p] != after[p]]
+    found += [
+        f"changed {p}: {before[p]} -> {after[p]}"
+        for p in sorted(set(before) & set(after))
+        if before[p] != after[p]
+    ]
     return [f for f in found if not _under(f.split(" ", 1)[1].split(":", 1)[0], allowed)]
 
 
@@ -111,27 +119,77 @@ def steps(inp: Path, out: Path) -> list[tuple[str, list[str], list[Path]]]:
     study = out / "sweep" / "study.journal"
     return [
         ("assumptions", ["assumptions", "--json"], []),
-        ("verilog", ["verilog", "--out", str(out / "verilog"), "--rows", "2", "--cols", "2", "--json"],
-         [out / "verilog"]),
-        ("ppa", ["ppa", "--rows", "4", "--cols", "4", "--node", "16", "--clock-mhz", "400", "--sparsity", "2:4",
-                 "--json"], []),
+        (
+            "verilog",
+            ["verilog", "--out", str(out / "verilog"), "--rows", "2", "--cols", "2", "--json"],
+            [out / "verilog"],
+        ),
+        (
+            "ppa",
+            [
+                "ppa",
+                "--rows",
+                "4",
+                "--cols",
+                "4",
+                "--node",
+                "16",
+                "--clock-mhz",
+                "400",
+                "--sparsity",
+                "2:4",
+                "--json",
+            ],
+            [],
+        ),
         ("simulate", ["simulate", "--workload", "bert-base", "--rows", "4", "--cols", "4", "--json"], []),
-        ("quality", ["quality", "--weights", str(inp / "w.npz"), "--eval", "walk_eval:score",
-                     "--save-pruned", str(out / "pruned.safetensors"), "--hook-timeout", "120", "--json"],
-         [out / "pruned.safetensors"]),
+        (
+            "quality",
+            [
+                "quality",
+                "--weights",
+                str(inp / "w.npz"),
+                "--eval",
+                "walk_eval:score",
+                "--save-pruned",
+                str(out / "pruned.safetensors"),
+                "--hook-timeout",
+                "120",
+                "--json",
+            ],
+            [out / "pruned.safetensors"],
+        ),
         ("sweep", ["sweep", str(inp / "walk.toml"), "--out", str(out / "sweep"), "--json"], [out / "sweep"]),
-        ("report", ["report", "--storage", str(study), "--study", "walk", "--out", str(out / "report"), "--json"],
-         [out / "report"]),
+        (
+            "report",
+            ["report", "--storage", str(study), "--study", "walk", "--out", str(out / "report"), "--json"],
+            [out / "report"],
+        ),
         ("memo", ["memo", "--storage", str(study), "--study", "walk"], []),
         ("diff", ["diff", f"{study}#walk", str(out / "sweep" / "best.json"), "--json"], []),
-        ("validate", ["validate", "--group", "mac", "--markdown", str(out / "validation.md")],
-         [out / "validation.md"]),
+        (
+            "validate",
+            ["validate", "--group", "mac", "--markdown", str(out / "validation.md")],
+            [out / "validation.md"],
+        ),
         # one Yosys (the native one when installed: the wheel's synthesis takes minutes), its own
         # temporary cache (removed on exit: TMPDIR must end empty)
-        ("characterise", ["characterise", str(inp / "walk.toml"), "--out", str(out / "characterised"),
-                          "--quality-out", str(out / "characterised" / "quality"), "--workers", "1",
-                          "--yosys", "native" if shutil.which("yosys") else "yowasp"],
-         [out / "characterised"]),
+        (
+            "characterise",
+            [
+                "characterise",
+                str(inp / "walk.toml"),
+                "--out",
+                str(out / "characterised"),
+                "--quality-out",
+                str(out / "characterised" / "quality"),
+                "--workers",
+                "1",
+                "--yosys",
+                "native" if shutil.which("yosys") else "yowasp",
+            ],
+            [out / "characterised"],
+        ),
     ]
 
 
@@ -139,8 +197,11 @@ def _inputs(inp: Path) -> None:
     inp.mkdir()
     (inp / "walk.toml").write_text(TINY_CONFIG)
     rng = np.random.default_rng(0)
-    np.savez(inp / "w.npz", fc1=rng.standard_normal((8, 16)).astype(np.float32),
-             fc2=rng.standard_normal((4, 8)).astype(np.float32))
+    np.savez(
+        inp / "w.npz",
+        fc1=rng.standard_normal((8, 16)).astype(np.float32),
+        fc2=rng.standard_normal((4, 8)).astype(np.float32),
+    )
     (inp / "walk_eval.py").write_text(EVAL_MODULE)
 
 
@@ -156,17 +217,31 @@ def test_every_command_writes_only_under_its_output(tmp_path):
     out.mkdir()  # the directory the user keeps results in; each command writes below it
     (home / ".profile").write_text("# a file of the user's\n")
     (cwd / "notes.txt").write_text("the user's working directory\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "MPLCONFIGDIR", "XDG_CACHE_HOME",
-                                                              "XDG_CONFIG_HOME")}
-    env.update(HOME=str(home), TMPDIR=str(tmp), SPARSEPE_CACHE_DIR=str(cache), PYTHONPATH=f"{REPO}{os.pathsep}{inp}",
-               COLUMNS="200")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONDONTWRITEBYTECODE", "MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
+    }
+    env.update(
+        HOME=str(home),
+        TMPDIR=str(tmp),
+        SPARSEPE_CACHE_DIR=str(cache),
+        PYTHONPATH=f"{REPO}{os.pathsep}{inp}",
+        COLUMNS="200",
+    )
     roots = [home, cwd, tmp, parent]
     walk = steps(inp, out)
     assert {name for name, _, _ in walk} == set(COMMAND_MODULES), "every sub-command is walked"
     state = snapshot(roots, [cache])
     for name, args, outputs in walk:
-        p = subprocess.run([sys.executable, "-m", "explore.cli", *args], cwd=cwd, env=env, capture_output=True,
-                           text=True, timeout=900)
+        p = subprocess.run(
+            [sys.executable, "-m", "explore.cli", *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert p.returncode == 0, f"{name}: exit {p.returncode}\n{p.stderr[-2000:]}"
         if "--json" in args:
             json.loads(p.stdout)

@@ -28,13 +28,21 @@ def test_small_config_loads(small_config):
     [
         ("max_tj_c = 85.0", "max_tjc = 85.0", "limits.max_tjc: unknown key"),
         ("rows = [8, 16, 32]", "rows = [8, 16, 32]\nrowz = [4]", "space.rowz: unknown key"),
-        ("clock_mhz = { min = 200, max = 2000, step = 100 }", "clock_mhz = { min = 2000, max = 200 }", "empty range"),
+        (
+            "clock_mhz = { min = 200, max = 2000, step = 100 }",
+            "clock_mhz = { min = 2000, max = 200 }",
+            "empty range",
+        ),
         ("sram_kb = [64, 256, 1024]", "sram_kb = []", "sram_kb: empty list"),
         ("max_tj_c = 85.0", "max_tj_c = 40.0", "no design can meet it"),
         ("max_stall_fraction = 0.3", "max_stall_fraction = 1.5", "max_stall_fraction must be in (0, 1]"),
         ('sparsity = ["2:4", "dense"]', 'sparsity = ["3:4"]', "N must divide M"),
         ('dram = ["lpddr5", "hbm2"]', 'dram = ["lpddr9"]', "unknown memory type"),
-        ('primary = "perf_per_watt"', 'primary = "perf_per_watt"\nsecondary = ["area"]', "unknown secondary objective"),
+        (
+            'primary = "perf_per_watt"',
+            'primary = "perf_per_watt"\nsecondary = ["area"]',
+            "unknown secondary objective",
+        ),
     ],
 )
 def test_bad_config_names_file_and_key(small_config, old, new, needle):
@@ -59,7 +67,15 @@ def test_not_toml(tmp_path):
 
 def test_range_grid_discretisation():
     assert Range(min=200, max=1000, step=200).grid(integer=False) == [200.0, 400.0, 600.0, 800.0, 1000.0]
-    assert Range(min=64, max=4096, log=True, grid_points=7).grid(integer=True) == [64, 128, 256, 512, 1024, 2048, 4096]
+    assert Range(min=64, max=4096, log=True, grid_points=7).grid(integer=True) == [
+        64,
+        128,
+        256,
+        512,
+        1024,
+        2048,
+        4096,
+    ]
     with pytest.raises(InputError, match="grid_points"):
         Range(min=1, max=2).grid(integer=False)
 
@@ -86,7 +102,7 @@ def test_cli_bad_config_exit_2_nothing_written(small_config, tmp_path, old, new,
     out = tmp_path / "out"
     r = run_cli(["sweep", str(p), "--out", str(out), "--trials", "3"], cwd=tmp_path)
     assert r.returncode == 2, r.stderr
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error: "), r.stderr
     assert "Traceback" not in r.stderr
     assert not out.exists()

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from explore.cli import _load_command as load_command  # noqa: PLC2701 - the CLI's own command loader
-from explore.cli import main
+from explore.cli import (
+    _load_command as load_command,
+    main,
+)
 
 #: flag -> (a bad value, the one-line message, the commands that take the flag)
 SHARED: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -18,16 +20,23 @@ SHARED: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "--sram-banks": ("65", "--sram-banks: must be in 1..64, got 65", ("ppa", "simulate")),
     "--acc-bits": ("65", "--acc-bits: must be in 1..64, got 65", ("ppa", "simulate", "verilog")),
     "--dataflow": ("zz", "--dataflow: unknown value 'zz' (ws, os, is)", ("ppa", "simulate", "verilog")),
-    "--precision": ("fp7", "--precision: must be one of int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16, got 'fp7'",
-                    ("ppa", "simulate", "verilog")),
+    "--precision": (
+        "fp7",
+        "--precision: must be one of int8, int4, fp8-e4m3, fp8-e5m2, fp16, bf16, got 'fp7'",
+        ("ppa", "simulate", "verilog"),
+    ),
     "--sparsity": ("3:3", "--sparsity:", ("ppa", "simulate")),
     "--liberty-node": ("0", "--liberty-node: must be in 1..1000, got 0", ("ppa", "sweep")),
 }
 #: verilog writes an array only when --rows and --cols are given: those two have no default there.
 OPT_IN = {("verilog", "--rows"), ("verilog", "--cols")}
 #: the arguments that bring each command to its flag checks
-BASE = {"ppa": [], "simulate": ["--workload", "bert-base"], "verilog": ["--out", "unused-out"],
-        "sweep": ["examples/default.toml"]}
+BASE = {
+    "ppa": [],
+    "simulate": ["--workload", "bert-base"],
+    "verilog": ["--out", "unused-out"],
+    "sweep": ["examples/default.toml"],
+}
 
 
 def _shown_default(command: str, flag: str) -> object:
@@ -47,8 +56,9 @@ def test_simulate_default_array_is_ppas() -> None:
 
 
 @pytest.mark.parametrize("flag,command", [(f, c) for f, (_, _, cs) in sorted(SHARED.items()) for c in cs])
-def test_every_command_rejects_the_same_value_alike(flag: str, command: str, capsys: pytest.CaptureFixture[str],
-                                                    tmp_path, monkeypatch) -> None:
+def test_every_command_rejects_the_same_value_alike(
+    flag: str, command: str, capsys: pytest.CaptureFixture[str], tmp_path, monkeypatch
+) -> None:
     monkeypatch.chdir(tmp_path) if command == "verilog" else None
     bad, message, _ = SHARED[flag]
     with pytest.raises(SystemExit) as e:

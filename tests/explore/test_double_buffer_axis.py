@@ -36,7 +36,7 @@ def test_axis_parses_and_rejects_bad_values():
     for bad in ([0, 1], ["yes"], [True, True], {"min": 0, "max": 1}, []):
         with pytest.raises(InputError, match="double_buffer"):
             _cfg(double_buffer=bad)
-    with pytest.raises(InputError, match="stationary dataflow"):   # OS streams its weights
+    with pytest.raises(InputError, match="stationary dataflow"):  # OS streams its weights
         _cfg(double_buffer=[True], dataflow=["os"])
     assert _cfg(double_buffer=[False, True], dataflow=["ws"]).space.double_buffer == [False, True]
 
@@ -48,21 +48,35 @@ def test_fingerprint_only_changes_with_the_axis():
 
 
 def test_grid_leaves_out_os_points_with_double_buffering():
-    cfg = _cfg(double_buffer=[False, True], rows=[8, 16], cols=[8], sram_kb=[256], clock_mhz=500, node_nm=[7],
-               pipeline=[1], dram=["hbm2"])
+    cfg = _cfg(
+        double_buffer=[False, True],
+        rows=[8, 16],
+        cols=[8],
+        sram_kb=[256],
+        clock_mhz=500,
+        node_nm=[7],
+        pipeline=[1],
+        dram=["hbm2"],
+    )
     cols = grid_columns(cfg)
-    pairs = sorted({(str(d), bool(b)) for d, b in zip(cols["dataflow"], cols["double_buffer"])})
+    pairs = sorted({(str(d), bool(b)) for d, b in zip(cols["dataflow"], cols["double_buffer"], strict=True)})
     assert pairs == [("os", False), ("ws", False), ("ws", True)]
-    assert len(cols["rows"]) == grid_size(cfg) == 2 * 2 * 3   # rows x sparsity x the three pairs
+    assert len(cols["rows"]) == grid_size(cfg) == 2 * 2 * 3  # rows x sparsity x the three pairs
     d = design_columns(cfg, cols)
-    assert d["double_buffer"].tolist() == [(str(a) == "ws" and bool(b))
-                                           for a, b in zip(cols["dataflow"], cols["double_buffer"])]
+    assert d["double_buffer"].tolist() == [
+        (str(a) == "ws" and bool(b)) for a, b in zip(cols["dataflow"], cols["double_buffer"], strict=True)
+    ]
     # a point given OS with double_buffer true (a one-step move of a report) is the OS design
-    one = design_columns(cfg, {k: v[:1] for k, v in cols.items()} | {"dataflow": np.array(["os"], dtype=object),
-                                                                       "double_buffer": np.array([True])})
+    one = design_columns(
+        cfg,
+        {k: v[:1] for k, v in cols.items()}
+        | {"dataflow": np.array(["os"], dtype=object), "double_buffer": np.array([True])},
+    )
     assert one["double_buffer"].tolist() == [False]
     assert not double_buffered({"dataflow": "os", "double_buffer": True})
-    assert double_buffered({"dataflow": "is", "double_buffer": True}) and not double_buffered({"dataflow": "ws"})
+    assert double_buffered({"dataflow": "is", "double_buffer": True}) and not double_buffered(
+        {"dataflow": "ws"}
+    )
 
 
 def test_search_asks_only_stationary_points():
@@ -87,8 +101,17 @@ def test_evaluator_costs_both_and_the_dense_twin_alike():
     registers from the synthesised double-buffered array), and its dense twin double-buffered too."""
     cfg = _cfg(double_buffer=[False, True])
     ctx = make_context(cfg)
-    point = dict(rows=16, cols=16, sram_kb=256, clock_mhz=1000.0, node_nm=7, sparsity="2:4", pipeline=1,
-                 dataflow="ws", dram="lpddr5")
+    point = dict(
+        rows=16,
+        cols=16,
+        sram_kb=256,
+        clock_mhz=1000.0,
+        node_nm=7,
+        sparsity="2:4",
+        pipeline=1,
+        dataflow="ws",
+        dram="lpddr5",
+    )
     single = evaluate({**point, "double_buffer": False}, ctx)
     double = evaluate({**point, "double_buffer": True}, ctx)
     assert double["latency_ms"] < single["latency_ms"]
@@ -97,9 +120,14 @@ def test_evaluator_costs_both_and_the_dense_twin_alike():
     assert iso == {**point, "sparsity": "dense", "double_buffer": True}
     twin = evaluate(iso, ctx)
     cols = ("latency_ms", "perf_per_watt", "area_mm2", "energy_per_inference_mj")
-    t = twin_metrics({k: np.array([double[k]]) for k in cols}, {k: np.array([twin[k]]) for k in cols},
-                     DensePool([], lambda r: True))
-    assert t["speedup_vs_dense_design"][0] == pytest.approx(twin["latency_ms"] / double["latency_ms"], rel=1e-12)
+    t = twin_metrics(
+        {k: np.array([double[k]]) for k in cols},
+        {k: np.array([twin[k]]) for k in cols},
+        DensePool([], lambda r: True),
+    )
+    assert t["speedup_vs_dense_design"][0] == pytest.approx(
+        twin["latency_ms"] / double["latency_ms"], rel=1e-12
+    )
     assert t["area_vs_dense_design"][0] == pytest.approx(double["area_mm2"] / twin["area_mm2"], rel=1e-12)
 
 
@@ -115,8 +143,21 @@ def test_simulate_flag_gives_the_derived_fold_count(tmp_path):
     + (R + C - 2) (sim.perf's derivation)."""
     R = C = 16
     T, F = 64, 16
-    free = ["--rows", "16", "--cols", "16", "--dram-gbps", "100000", "--sram-port-bytes", "inf",
-            "--sram-kb", "3072", "--json", "--topology", str(_topology(tmp_path))]
+    free = [
+        "--rows",
+        "16",
+        "--cols",
+        "16",
+        "--dram-gbps",
+        "100000",
+        "--sram-port-bytes",
+        "inf",
+        "--sram-kb",
+        "3072",
+        "--json",
+        "--topology",
+        str(_topology(tmp_path)),
+    ]
     out = {}
     for flag in ([], ["--double-buffer"]):
         r = _cli("simulate", *free, *flag)
@@ -151,7 +192,9 @@ def test_ppa_flag_costs_the_double_buffered_array():
 
 
 def test_verilog_flag_writes_the_double_buffered_arrays(tmp_path):
-    r = _cli("verilog", "--out", str(tmp_path / "v"), "--rows", "2", "--cols", "2", "--double-buffer", "--json")
+    r = _cli(
+        "verilog", "--out", str(tmp_path / "v"), "--rows", "2", "--cols", "2", "--double-buffer", "--json"
+    )
     assert r.returncode == 0, r.stderr
     paths = json.loads(r.stdout)
     assert {"sparse_array_db", "dense_array_db"} <= set(paths) and "sparse_array" not in paths

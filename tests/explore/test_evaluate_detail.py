@@ -16,7 +16,11 @@ import explore.evaluator as ev
 from explore.config import parse_config
 from tests.explore.conftest import fixed_toml, space_toml
 
-CONFIG = '[study]\nname = "detail"\nseed = 0\n' + space_toml(rows=[8], clock_mhz=[800.0]) + fixed_toml() + """
+CONFIG = (
+    '[study]\nname = "detail"\nseed = 0\n'
+    + space_toml(rows=[8], clock_mhz=[800.0])
+    + fixed_toml()
+    + """
 [[workload]]
 name = "bert-base"
 weight = 3.0
@@ -31,9 +35,19 @@ max_stall_fraction = 0.5
 [objectives]
 primary = "perf_per_watt"
 """
+)
 
-POINT = {"rows": 8, "cols": 16, "sram_kb": 256.0, "clock_mhz": 800.0, "node_nm": 7, "sparsity": "2:4",
-         "pipeline": 1, "dataflow": "ws", "dram": "lpddr5"}
+POINT = {
+    "rows": 8,
+    "cols": 16,
+    "sram_kb": 256.0,
+    "clock_mhz": 800.0,
+    "node_nm": 7,
+    "sparsity": "2:4",
+    "pipeline": 1,
+    "dataflow": "ws",
+    "dram": "lpddr5",
+}
 
 
 def _cfg(extra: str = "", source: str = "detail.toml"):
@@ -75,8 +89,14 @@ def test_detail_metrics_are_evaluate_and_the_parts_re_add():
         assert p.area_breakdown_mm2["vector"] > 0 and p.details["vector_unit"]["lanes"] == 16
         from ppa.vector_cost import workload_vector_ops
 
-        e = sum(n * p.details["vector_unit"]["energy_pj_per_op"][c] for c, n in
-                workload_vector_ops(det["workloads"][name]).items()) * 1e-12 * p.details["vt"]["energy_factor"]
+        e = (
+            sum(
+                n * p.details["vector_unit"]["energy_pj_per_op"][c]
+                for c, n in workload_vector_ops(det["workloads"][name]).items()
+            )
+            * 1e-12
+            * p.details["vt"]["energy_factor"]
+        )
         assert math.isclose(p.power_breakdown_w["vector"], e / (net.total_cycles / clk_hz), rel_tol=1e-12)
     assert m["tj_c"] == max(p.tj_c for p in det["ppa"].values())
 
@@ -113,12 +133,22 @@ def test_detail_quality_is_the_transformer_reference_run_once(monkeypatch):
     import numpy as np
 
     ps = r.per_sample
-    point = np.mean([np.expm1(np.mean(s) - np.mean(d)) for d, s in zip(ps["dense_equal_latency"], ps["finetuned"])])
+    point = np.mean(
+        [
+            np.expm1(np.mean(s) - np.mean(d))
+            for d, s in zip(ps["dense_equal_latency"], ps["finetuned"], strict=True)
+        ]
+    )
     assert qd["quality_delta"] == pytest.approx(point, rel=1e-12)
     assert (qd["guardrail_ok"], qd["guardrail"]) == qe.guardrail_verdict(e, 0.015)
     assert qd["guardrail_ok"] == (hi <= 0.015)
     assert qd["max_quality_delta"] == 0.015
-    assert dense["quality"] == {"dense": True, "quality_delta": 0.0, "quality_delta_ci": 0.0, "evidence": "proxy"}
+    assert dense["quality"] == {
+        "dense": True,
+        "quality_delta": 0.0,
+        "quality_delta_ci": 0.0,
+        "evidence": "proxy",
+    }
     assert dense["metrics"]["quality_evidence"] == "proxy"
 
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from explore.config import load_config
-from explore.config import grid_size
+from explore.config import grid_size, load_config
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FAMILIES = {"bert": "bert", "resnet50": "resnet50", "gpt2": "gpt2", "llama": "llama"}
@@ -31,8 +30,20 @@ def test_default_example_is_small_enough_for_grid_mode_and_evaluates():
 
     cfg = load_config(EXAMPLES / "default.toml")
     assert grid_size(cfg) == 4 * 4 * 4 * 10 * 2 * 2 * 3 * 2 * 2
-    m = ev.evaluate({"rows": 16, "cols": 16, "sram_kb": 256, "clock_mhz": 800.0, "node_nm": 7, "sparsity": "2:4",
-                     "pipeline": 1, "dataflow": "ws", "dram": "lpddr5"}, ev.make_context(cfg))
+    m = ev.evaluate(
+        {
+            "rows": 16,
+            "cols": 16,
+            "sram_kb": 256,
+            "clock_mhz": 800.0,
+            "node_nm": 7,
+            "sparsity": "2:4",
+            "pipeline": 1,
+            "dataflow": "ws",
+            "dram": "lpddr5",
+        },
+        ev.make_context(cfg),
+    )
     assert 0 <= m["stall_fraction"] < 1
     for k in ("perf_per_watt", "effective_tops", "power_w", "area_mm2", "tj_c", "fmax_mhz"):
         assert m[k] > 0, k

@@ -48,6 +48,7 @@ def one_line(code, err, needle: str | None = None):
 
 def strict_json(text: str):
     """json.loads that refuses NaN / Infinity (standard JSON only)."""
+
     def bad(x):
         raise ValueError(f"non-standard JSON constant {x}")
 
@@ -62,37 +63,67 @@ CONFIG_CASES = {
     "ambient absurd": ("ambient_c = 45.0", "ambient_c = 1e9", "fixed.ambient_c"),
     "pipeline 1000": ("pipeline = [1, 2, 3]", "pipeline = [1, 2, 1000]", "space.pipeline"),
     "rows 1e9": ("rows = [8, 16, 32]", "rows = [8, 16, 1000000000]", "space.rows"),
-    "clock 1e30": ("clock_mhz = { min = 200, max = 2000, step = 100 }", "clock_mhz = [200, 1e30]", "clock_mhz"),
-    "clock 1e-300": ("clock_mhz = { min = 200, max = 2000, step = 100 }", "clock_mhz = [1e-300]", "clock_mhz"),
-    "clock range step tiny": ("clock_mhz = { min = 200, max = 2000, step = 100 }",
-                              "clock_mhz = { min = 200, max = 2000, step = 1e-300 }", "space.clock_mhz"),
-    "clock range inf": ("clock_mhz = { min = 200, max = 2000, step = 100 }",
-                        "clock_mhz = { min = 200, max = inf }", "space.clock_mhz"),
+    "clock 1e30": (
+        "clock_mhz = { min = 200, max = 2000, step = 100 }",
+        "clock_mhz = [200, 1e30]",
+        "clock_mhz",
+    ),
+    "clock 1e-300": (
+        "clock_mhz = { min = 200, max = 2000, step = 100 }",
+        "clock_mhz = [1e-300]",
+        "clock_mhz",
+    ),
+    "clock range step tiny": (
+        "clock_mhz = { min = 200, max = 2000, step = 100 }",
+        "clock_mhz = { min = 200, max = 2000, step = 1e-300 }",
+        "space.clock_mhz",
+    ),
+    "clock range inf": (
+        "clock_mhz = { min = 200, max = 2000, step = 100 }",
+        "clock_mhz = { min = 200, max = inf }",
+        "space.clock_mhz",
+    ),
     "tj nan": ("max_tj_c = 85.0", "max_tj_c = nan", "limits.max_tj_c"),
     "tj inf": ("max_tj_c = 85.0", "max_tj_c = inf", "limits.max_tj_c"),
     "tj absurd": ("max_tj_c = 85.0", "max_tj_c = 1e6", "max_tj_c"),
     "negative seed": ("seed = 3", "seed = -1", "study.seed"),
     "huge seed": ("seed = 3", "seed = 99999999999999", "study.seed"),
     "huge trials": ("trials = 20", "trials = 1000000000", "study.trials"),
-    "float step rounds to 0": ("rows = [8, 16, 32]", "rows = { min = 8, max = 32, step = 0.3 }", "space.rows"),
+    "float step rounds to 0": (
+        "rows = [8, 16, 32]",
+        "rows = { min = 8, max = 32, step = 0.3 }",
+        "space.rows",
+    ),
     "weight inf": ("weight = 1.0", "weight = inf", "workload[0].weight"),
     "weight tiny": ("weight = 1.0", "weight = 1e-300", "workload[0].weight"),
     "weight huge": ("weight = 1.0", "weight = 1e300", "workload[0].weight"),
-    "layer dims overflow": ("weight = 1.0", "weight = 1.0\nparams = { seq = 100000000000, batch = 1 }",
-                            "workload 'bert-base'"),
+    "layer dims overflow": (
+        "weight = 1.0",
+        "weight = 1.0\nparams = { seq = 100000000000, batch = 1 }",
+        "workload 'bert-base'",
+    ),
     "workload param float": ("weight = 1.0", "weight = 1.0\nparams = { seq = 1.5 }", "workload"),
     "sparsity 0:0": ('sparsity = ["2:4", "dense"]', 'sparsity = ["0:0"]', "sparsity"),
     "sparsity huge M": ('sparsity = ["2:4", "dense"]', 'sparsity = ["1:1048576"]', "sparsity"),
     "study name path": ('name = "small"', 'name = "../../evil"', "study.name"),
     "study name separator": ('name = "small"', 'name = "a/b"', "study.name"),
-    "dram units huge": ("dram_units = { lpddr5 = 4, hbm2 = 1 }", "dram_units = { lpddr5 = 1000000, hbm2 = 1 }",
-                        "fixed.dram_units"),
+    "dram units huge": (
+        "dram_units = { lpddr5 = 4, hbm2 = 1 }",
+        "dram_units = { lpddr5 = 1000000, hbm2 = 1 }",
+        "fixed.dram_units",
+    ),
     "theta inf": ("theta_ja_c_per_w = 2.0", "theta_ja_c_per_w = inf", "fixed.theta_ja_c_per_w"),
     "sram huge": ("sram_kb = [64, 256, 1024]", "sram_kb = [64, 1e15]", "sram_kb"),
-    "serving requests 1e9": ("[objectives]", "[serving]\nn_requests = 1000000000\n\n[objectives]",
-                             "serving.n_requests"),
-    "bits do not fit": ("ambient_c = 45.0", "ambient_c = 45.0\nact_bits = 16\nweight_bits = 16\nacc_bits = 24",
-                        "acc"),
+    "serving requests 1e9": (
+        "[objectives]",
+        "[serving]\nn_requests = 1000000000\n\n[objectives]",
+        "serving.n_requests",
+    ),
+    "bits do not fit": (
+        "ambient_c = 45.0",
+        "ambient_c = 45.0\nact_bits = 16\nweight_bits = 16\nacc_bits = 24",
+        "acc",
+    ),
     "unknown key": ("ambient_c = 45.0", "ambient_c = 45.0\nbogus = 1", "fixed.bogus"),
 }
 
@@ -113,8 +144,12 @@ def test_bad_config_is_one_line_naming_file_and_key_and_creates_nothing(case, tm
 def test_liberty_that_is_a_device_is_refused(tmp_path, capsys):
     cfg = tmp_path / "c.toml"
     cfg.write_text(BASE)
-    one_line(*run(["sweep", cfg, "--out", tmp_path / "o", "--liberty", "/dev/zero", "--liberty-node", "180"],
-                  capsys)[::2], "/dev/zero")
+    one_line(
+        *run(
+            ["sweep", cfg, "--out", tmp_path / "o", "--liberty", "/dev/zero", "--liberty-node", "180"], capsys
+        )[::2],
+        "/dev/zero",
+    )
     assert not (tmp_path / "o").exists()
 
 
@@ -134,26 +169,30 @@ def test_deeply_nested_and_non_utf8_and_odd_files(tmp_path, capsys):
 
 # ---- CLI values ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args,needle", [
-    (["verilog", "--n", "1", "--m", "1048576"], "--n/--m"),
-    (["verilog", "--pipeline", "1000"], "--pipeline"),
-    (["verilog", "--rows", "100000", "--cols", "2"], "--rows"),
-    (["verilog", "--n", "abc"], "--n"),
-    (["verilog", "--bogus"], "--bogus"),
-    (["ppa", "--t-ambient", "nan"], "--t-ambient"),
-    (["ppa", "--rows", "1000000000"], "--rows"),
-    (["ppa", "--clock-mhz", "1e30"], "--clock-mhz"),
-    (["ppa", "--clock-mhz", "1e-300"], "--clock-mhz"),
-    (["ppa", "--sram-kb", "inf"], "--sram-kb"),
-    (["ppa", "--sparsity", "0:0"], "--sparsity"),
-    (["simulate", "--workload", "bert-base", "--rows", "0"], "--rows"),
-    (["simulate", "--workload", "bert-base", "--clock-mhz", "nan"], "--clock-mhz"),
-    (["simulate", "--workload", "bert-base", "--clock-mhz", "1e-300"], "--clock-mhz"),
-    (["simulate", "--workload", "bert-base", "--sparsity", "1:1048576"], "--sparsity"),
-    (["simulate", "--workload", "nope"], "--workload"),
-    (["quality", "--seed", "-1"], "--seed"),
-    (["bogus-command"], "bogus"),
-])
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["verilog", "--n", "1", "--m", "1048576"], "--n/--m"),
+        (["verilog", "--pipeline", "1000"], "--pipeline"),
+        (["verilog", "--rows", "100000", "--cols", "2"], "--rows"),
+        (["verilog", "--n", "abc"], "--n"),
+        (["verilog", "--bogus"], "--bogus"),
+        (["ppa", "--t-ambient", "nan"], "--t-ambient"),
+        (["ppa", "--rows", "1000000000"], "--rows"),
+        (["ppa", "--clock-mhz", "1e30"], "--clock-mhz"),
+        (["ppa", "--clock-mhz", "1e-300"], "--clock-mhz"),
+        (["ppa", "--sram-kb", "inf"], "--sram-kb"),
+        (["ppa", "--sparsity", "0:0"], "--sparsity"),
+        (["simulate", "--workload", "bert-base", "--rows", "0"], "--rows"),
+        (["simulate", "--workload", "bert-base", "--clock-mhz", "nan"], "--clock-mhz"),
+        (["simulate", "--workload", "bert-base", "--clock-mhz", "1e-300"], "--clock-mhz"),
+        (["simulate", "--workload", "bert-base", "--sparsity", "1:1048576"], "--sparsity"),
+        (["simulate", "--workload", "nope"], "--workload"),
+        (["quality", "--seed", "-1"], "--seed"),
+        (["bogus-command"], "bogus"),
+    ],
+)
 def test_bad_cli_value_is_one_line(args, needle, tmp_path, capsys):
     if args[0] == "verilog":
         args = [*args, "--out", tmp_path / "v"]
@@ -161,12 +200,22 @@ def test_bad_cli_value_is_one_line(args, needle, tmp_path, capsys):
     assert not (tmp_path / "v").exists()
 
 
-@pytest.mark.parametrize("flags,needle", [
-    (["--trials", "0"], "--trials"), (["--trials", "1000000000000"], "--trials"), (["--seed", "-1"], "--seed"),
-    (["--seed", str(2**40)], "--seed"), (["--workers", "0"], "--workers"), (["--workers", "100000"], "--workers"),
-    (["--study", "../escape"], "--study"), (["--study", "a/b"], "--study"), (["--study", ""], "--study"),
-    (["--sampler", "x"], "--sampler"), (["--liberty-node", "7"], "--liberty-node"),
-])
+@pytest.mark.parametrize(
+    "flags,needle",
+    [
+        (["--trials", "0"], "--trials"),
+        (["--trials", "1000000000000"], "--trials"),
+        (["--seed", "-1"], "--seed"),
+        (["--seed", str(2**40)], "--seed"),
+        (["--workers", "0"], "--workers"),
+        (["--workers", "100000"], "--workers"),
+        (["--study", "../escape"], "--study"),
+        (["--study", "a/b"], "--study"),
+        (["--study", ""], "--study"),
+        (["--sampler", "x"], "--sampler"),
+        (["--liberty-node", "7"], "--liberty-node"),
+    ],
+)
 def test_bad_sweep_flag_is_one_line_and_creates_nothing(flags, needle, tmp_path, capsys):
     cfg = tmp_path / "c.toml"
     cfg.write_text(BASE)
@@ -177,6 +226,7 @@ def test_bad_sweep_flag_is_one_line_and_creates_nothing(flags, needle, tmp_path,
 
 
 # ---- paths -----------------------------------------------------------------------------------
+
 
 def test_out_that_is_a_file_is_refused_and_left_alone(tmp_path, capsys):
     cfg = tmp_path / "c.toml"
@@ -261,6 +311,7 @@ def test_safe_write_replaces_atomically(tmp_path):
 
 # ---- one line from inside a trial; a study that cannot make progress stops ------------------
 
+
 def test_failing_trials_stop_after_k_with_one_line(small_config, tmp_path, run_sweep, monkeypatch, capsys):
     from explore.study import MAX_CONSECUTIVE_FAILURES
     from explore.trials import ERROR_ATTR
@@ -274,18 +325,25 @@ def test_failing_trials_stop_after_k_with_one_line(small_config, tmp_path, run_s
     assert "\n" not in msg
     err = capsys.readouterr().err
     assert "Traceback" not in err and "Trial 0 failed" not in err, err
-    from explore.storage import open_storage, resolve_storage
     import optuna
 
-    st = optuna.load_study(study_name="t", storage=open_storage(resolve_storage(None, tmp_path / "out"), create=False))
+    from explore.storage import open_storage, resolve_storage
+
+    st = optuna.load_study(
+        study_name="t", storage=open_storage(resolve_storage(None, tmp_path / "out"), create=False)
+    )
     trials = st.get_trials(deepcopy=False)
     assert len(trials) == MAX_CONSECUTIVE_FAILURES  # not 1,553
-    assert all(t.state == TrialState.FAIL and "refuses this design" in t.system_attrs[ERROR_ATTR] for t in trials)
+    assert all(
+        t.state == TrialState.FAIL and "refuses this design" in t.system_attrs[ERROR_ATTR] for t in trials
+    )
     # the corrected re-run is not blocked by the failed first attempt (no finished trial to protect),
     # even when the config changed
     monkeypatch.delenv("SPARSEPE_TEST_FAIL")
-    cfg2 = small_config(text=small_config().read_text().replace("max_area_mm2 = 20.0", "max_area_mm2 = 30.0"),
-                        name="fixed.toml")
+    cfg2 = small_config(
+        text=small_config().read_text().replace("max_area_mm2 = 20.0", "max_area_mm2 = 30.0"),
+        name="fixed.toml",
+    )
     study, best = run_sweep(cfg2, tmp_path / "out", evaluator=HOSTILE_EVAL, trials=4)
     assert len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) == 4
     assert best["limits"]["max_area_mm2"] == 30.0
@@ -299,7 +357,9 @@ def test_nan_objective_is_a_failed_trial_with_its_reason(small_config, tmp_path,
 
 def test_a_bad_corner_is_survived_and_listed(small_config, tmp_path, run_sweep, monkeypatch):
     monkeypatch.setenv("SPARSEPE_TEST_FAIL", "rows8")
-    study, best = run_sweep(small_config(), tmp_path / "out", evaluator=HOSTILE_EVAL, trials=15, sampler="random")
+    study, best = run_sweep(
+        small_config(), tmp_path / "out", evaluator=HOSTILE_EVAL, trials=15, sampler="random"
+    )
     failed = study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
     assert len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) == 15
     assert failed, "the seed draws rows=8 at least once"
@@ -334,10 +394,11 @@ def test_cli_sweep_trial_error_is_one_line(tmp_path, capsys, monkeypatch):
 
 # ---- rich markup and braces in user strings --------------------------------------------------
 
+
 def test_markup_and_braces_in_names_do_not_crash(small_config, tmp_path, sweep_options, capsys):
     from explore.config import load_config
-    from explore.study import run_study
     from explore.safety import rich_safe
+    from explore.study import run_study
 
     cfg_path = small_config()
     name = "a[/]b{x}[bold]"
@@ -359,6 +420,7 @@ def test_markup_in_topology_layer_names(tmp_path, capsys, monkeypatch):
 
 # ---- standard JSON ---------------------------------------------------------------------------
 
+
 def test_non_finite_numbers_become_null_with_a_reason():
     from explore.safety import dumps
 
@@ -374,12 +436,15 @@ def test_best_json_and_trials_are_standard_json(small_config, tmp_path, run_swee
 
 
 def test_simulate_json_is_standard(tmp_path, capsys):
-    code, out, err = run(["simulate", "--workload", "bert-base", "--sram-port-bytes", "inf", "--json"], capsys)
+    code, out, err = run(
+        ["simulate", "--workload", "bert-base", "--sram-port-bytes", "inf", "--json"], capsys
+    )
     assert code == 0, err
     strict_json(out)
 
 
 # ---- bounded work: weight files --------------------------------------------------------------
+
 
 def _npz_with_header(path: Path, shape: tuple[int, ...], payload: bytes = b"") -> None:
     import numpy.lib.format as fmt
@@ -438,6 +503,7 @@ def test_valid_npz_still_loads(tmp_path):
 
 # ---- bounded work: serving, caps agree -------------------------------------------------------
 
+
 def test_serving_requests_capped_in_the_model_too():
     from explore.config import MAX_SERVING_REQUESTS
     from sim.serving import MAX_REQUESTS, serve
@@ -469,17 +535,22 @@ def test_native_workload_files(tmp_path, capsys):
 def test_scalesim_config_values(tmp_path, capsys):
     topo = tmp_path / "t.csv"
     topo.write_text("Layer name,M,N,K,\nfc,8,64,64,\n")
-    base = ("[architecture_presets]\nArrayHeight = 8\nArrayWidth = 8\nIfmapSramSzkB = 64\nFilterSramSzkB = 64\n"
-            "OfmapSramSzkB = 64\nDataflow = ws\n")
-    for name, text in {"nan.cfg": base.replace("= 64\nF", "= nan\nF"),
-                       "huge.cfg": base.replace("ArrayHeight = 8", "ArrayHeight = 100000000"),
-                       "pct.cfg": base.replace("Dataflow = ws", "Dataflow = %(x)s")}.items():
+    base = (
+        "[architecture_presets]\nArrayHeight = 8\nArrayWidth = 8\nIfmapSramSzkB = 64\nFilterSramSzkB = 64\n"
+        "OfmapSramSzkB = 64\nDataflow = ws\n"
+    )
+    for name, text in {
+        "nan.cfg": base.replace("= 64\nF", "= nan\nF"),
+        "huge.cfg": base.replace("ArrayHeight = 8", "ArrayHeight = 100000000"),
+        "pct.cfg": base.replace("Dataflow = ws", "Dataflow = %(x)s"),
+    }.items():
         p = tmp_path / name
         p.write_text(text)
         one_line(*run(["simulate", "--topology", topo, "--scalesim-config", p], capsys)[::2], name)
 
 
 # ---- resume ----------------------------------------------------------------------------------
+
 
 def test_resume_does_not_replay_the_first_points(small_config, tmp_path, run_sweep):
     from explore.trials import DUPLICATE_ATTR

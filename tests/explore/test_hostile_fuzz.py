@@ -18,11 +18,9 @@ import math
 import tomllib
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from explore import config as C
-from explore import space as S
+from explore import config as C, space as S
 from explore.cli import main
 from hw.errors import InputError
 from tests.explore.conftest import SMALL_CONFIG
@@ -31,25 +29,62 @@ BASE = tomllib.loads(SMALL_CONFIG.replace("{workload}", "bert-base"))
 
 # (section, key) paths of the base config that the fuzzer replaces; [[workload]] is index 0
 PATHS = [
-    ("study", "name"), ("study", "seed"), ("study", "trials"), ("study", "sampler"),
+    ("study", "name"),
+    ("study", "seed"),
+    ("study", "trials"),
+    ("study", "sampler"),
     *[("space", k) for k in BASE["space"]],
-    ("fixed", "ambient_c"), ("fixed", "theta_ja_c_per_w"), ("fixed", "dram_units"), ("fixed", "act_bits"),
-    ("fixed", "acc_bits"), ("fixed", "sram_banks"),
-    ("workload", "weight"), ("workload", "params"), ("workload", "name"),
+    ("fixed", "ambient_c"),
+    ("fixed", "theta_ja_c_per_w"),
+    ("fixed", "dram_units"),
+    ("fixed", "act_bits"),
+    ("fixed", "acc_bits"),
+    ("fixed", "sram_banks"),
+    ("workload", "weight"),
+    ("workload", "params"),
+    ("workload", "name"),
     *[("limits", k) for k in BASE["limits"]],
-    ("serving", "n_requests"), ("serving", "timeout_ms"), ("serving", "max_batch"),
+    ("serving", "n_requests"),
+    ("serving", "timeout_ms"),
+    ("serving", "max_batch"),
 ]
 
 SCALARS = st.one_of(
-    st.sampled_from([float("nan"), float("inf"), -float("inf"), 0, -1, 0.0, 1e-300, 1e300, 2**63, -2**63, 10**30,
-                     True, False, "", "[/]", "{x}", "../..", "2:4", "0:0", "1:1048576", "dense", "ws"]),
-    st.integers(min_value=-2**70, max_value=2**70),
+    st.sampled_from(
+        [
+            float("nan"),
+            float("inf"),
+            -float("inf"),
+            0,
+            -1,
+            0.0,
+            1e-300,
+            1e300,
+            2**63,
+            -(2**63),
+            10**30,
+            True,
+            False,
+            "",
+            "[/]",
+            "{x}",
+            "../..",
+            "2:4",
+            "0:0",
+            "1:1048576",
+            "dense",
+            "ws",
+        ]
+    ),
+    st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=12),
 )
 NUMBERS = st.one_of(
-    st.sampled_from([float("nan"), float("inf"), -float("inf"), 0, -1, 1e-300, 1e300, 2**63, 10**30, 0.3, 1000]),
-    st.integers(min_value=-2**70, max_value=2**70),
+    st.sampled_from(
+        [float("nan"), float("inf"), -float("inf"), 0, -1, 1e-300, 1e300, 2**63, 10**30, 0.3, 1000]
+    ),
+    st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=True, allow_infinity=True),
 )
 VALUES = st.one_of(
@@ -57,8 +92,11 @@ VALUES = st.one_of(
     NUMBERS.map(lambda v: [8, v]),
     SCALARS,
     st.lists(SCALARS, max_size=4),
-    st.dictionaries(st.sampled_from(["min", "max", "step", "log", "grid_points", "seq", "batch", "lpddr5", "x"]),
-                    SCALARS, max_size=4),
+    st.dictionaries(
+        st.sampled_from(["min", "max", "step", "log", "grid_points", "seq", "batch", "lpddr5", "x"]),
+        SCALARS,
+        max_size=4,
+    ),
     st.integers(min_value=1, max_value=400).map(lambda d: "[" * d + "]" * d).map(lambda s: s),  # nesting text
     st.integers(min_value=50, max_value=2000).map(lambda d: _nested(d)),
 )
@@ -111,10 +149,14 @@ def test_fuzz_config_schema_one_line(edits):
 FLAGS = {
     "--rows": st.one_of(st.integers(-5, 70_000), st.sampled_from(["abc", "1e9", "nan", str(2**70)])),
     "--cols": st.one_of(st.integers(-5, 70_000), st.sampled_from(["x", "0"])),
-    "--clock-mhz": st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["1e-300", "1e30"])),
+    "--clock-mhz": st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["1e-300", "1e30"])
+    ),
     "--sram-kb": st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["0", "-1"])),
     "--dram-gbps": st.floats(allow_nan=True, allow_infinity=True),
-    "--sparsity": st.sampled_from(["2:4", "1:4", "0:0", "3:4", "1:1048576", "dense", "[/]", "{x}", "2:4+dense", ""]),
+    "--sparsity": st.sampled_from(
+        ["2:4", "1:4", "0:0", "3:4", "1:1048576", "dense", "[/]", "{x}", "2:4+dense", ""]
+    ),
     "--dataflow": st.sampled_from(["ws", "os", "is", "xx", "[/]"]),
     "--pipeline": st.integers(-3, 2000),
     "--acc-bits": st.integers(-3, 200),
@@ -122,8 +164,11 @@ FLAGS = {
 }
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                   HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(chosen=st.lists(st.sampled_from(sorted(FLAGS)), min_size=1, max_size=4, unique=True), data=st.data())
 def test_fuzz_simulate_cli_one_line(chosen, data, capsys):
     argv = ["simulate", "--workload", "bert-base", "--json"]

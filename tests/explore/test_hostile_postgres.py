@@ -41,14 +41,32 @@ def test_two_sweeps_start_at_once_on_a_fresh_database(pg_url, small_config, tmp_
     cfg = small_config()
     env = {**os.environ, "PYTHONPATH": str(REPO), "SPARSEPE_TEST_SLOW_S": "0.02"}
     procs = [
-        subprocess.Popen([sys.executable, "-m", "tests.explore._driver", str(cfg), url, "race", "8", "1", str(k),
-                          "tpe", str(tmp_path / f"out{k}")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.explore._driver",
+                str(cfg),
+                url,
+                "race",
+                "8",
+                "1",
+                str(k),
+                "tpe",
+                str(tmp_path / f"out{k}"),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for k in range(2)
     ]
     results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
     for code, err in results:
         assert code == 0, err
         assert "duplicate key" not in err
-    study = optuna.load_study(study_name="race", storage=open_storage(resolve_storage(url, tmp_path), create=False))
+    study = optuna.load_study(
+        study_name="race", storage=open_storage(resolve_storage(url, tmp_path), create=False)
+    )
     assert len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) == 8

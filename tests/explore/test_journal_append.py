@@ -32,15 +32,20 @@ def _count_appends(storage, monkeypatch):
 def test_params_in_one_append_replay_identically(tmp_path, monkeypatch):
     path = tmp_path / "s.journal"
     storage = _storage(path)
-    study = optuna.create_study(storage=storage, study_name="s", sampler=optuna.samplers.RandomSampler(seed=3))
+    study = optuna.create_study(
+        storage=storage, study_name="s", sampler=optuna.samplers.RandomSampler(seed=3)
+    )
     calls = _count_appends(storage, monkeypatch)
     expected = []
     for _ in range(5):
         trial = study.ask()
         before = len(calls)
         with one_journal_append(storage):
-            p = {"a": trial.suggest_int("a", 1, 64), "b": trial.suggest_float("b", 0.1, 10.0, log=True),
-                 "c": trial.suggest_categorical("c", ["ws", "os", "is"])}
+            p = {
+                "a": trial.suggest_int("a", 1, 64),
+                "b": trial.suggest_float("b", 0.1, 10.0, log=True),
+                "c": trial.suggest_categorical("c", ["ws", "os", "is"]),
+            }
         assert calls[before:] == [3]  # three records, one append
         assert trial.params == p
         study.tell(trial, p["a"] * p["b"])

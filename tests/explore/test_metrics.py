@@ -24,9 +24,16 @@ from tests.explore.conftest import FIXED, ONE_POINT, SMALL_CONFIG
 #: evaluator produce the quality and serving metrics (a short serving run: 100 requests, one seed).
 POINT = {k: v[0] for k, v in ONE_POINT.items()}
 CONTRACT_CONFIG = {
-    "study": {"name": "metrics"}, "space": ONE_POINT, "fixed": FIXED,
+    "study": {"name": "metrics"},
+    "space": ONE_POINT,
+    "fixed": FIXED,
     "workload": [{"name": "bert-base", "weight": 1.0, "params": {"seq": 128, "batch": 1}}],
-    "limits": {"max_area_mm2": 20.0, "max_quality_delta": 0.1, "p99_latency_ms": 1000.0, "request_rate_hz": 10.0},
+    "limits": {
+        "max_area_mm2": 20.0,
+        "max_quality_delta": 0.1,
+        "p99_latency_ms": 1000.0,
+        "request_rate_hz": 10.0,
+    },
     "serving": {"n_requests": 100, "seeds": 1},
 }
 
@@ -68,17 +75,24 @@ def test_objectives_are_the_objective_rows() -> None:
 
 
 def test_unknown_primary_objective_names_the_known_ones() -> None:
-    text = SMALL_CONFIG.replace("{workload}", "bert-base").replace('primary = "perf_per_watt"', 'primary = "speed"')
-    with pytest.raises(InputError, match=r"objectives.primary: unknown primary objective 'speed' \(known: "
-                                         r"perf_per_watt, effective_tops"):
+    text = SMALL_CONFIG.replace("{workload}", "bert-base").replace(
+        'primary = "perf_per_watt"', 'primary = "speed"'
+    )
+    with pytest.raises(
+        InputError,
+        match=r"objectives.primary: unknown primary objective 'speed' \(known: "
+        r"perf_per_watt, effective_tops",
+    ):
         parse_config(tomllib.loads(text))
 
 
 @pytest.mark.parametrize("primary", ["latency_ms", "effective_tops"])
-def test_sweep_with_another_primary_objective_picks_its_best(primary: str, small_config, run_sweep,
-                                                             tmp_path: Path) -> None:
-    text = SMALL_CONFIG.replace("{workload}", "bert-base").replace('primary = "perf_per_watt"',
-                                                                   f'primary = "{primary}"')
+def test_sweep_with_another_primary_objective_picks_its_best(
+    primary: str, small_config, run_sweep, tmp_path: Path
+) -> None:
+    text = SMALL_CONFIG.replace("{workload}", "bert-base").replace(
+        'primary = "perf_per_watt"', f'primary = "{primary}"'
+    )
     cfg_path = small_config(text=text)
     study, best = run_sweep(cfg_path, tmp_path / "out", trials=10, seed=1)
     stored = json.loads((tmp_path / "out" / "best.json").read_text())

@@ -37,9 +37,11 @@ def _scan(text: str, where: str) -> None:
     """Fails on a number of magnitude 1e11 or more, or a NaN/inf word, in ``text``."""
     for m in NUMBER.finditer(text):
         value = float(m.group().replace(",", ""))
-        assert abs(value) < 1e11, f"{where}: {m.group()!r} at {m.start()}: {text[max(0, m.start() - 80):m.end()]!r}"
+        assert abs(value) < 1e11, (
+            f"{where}: {m.group()!r} at {m.start()}: {text[max(0, m.start() - 80) : m.end()]!r}"
+        )
     bad = NON_FINITE.search(text)
-    assert bad is None, f"{where}: {bad.group()!r}: {text[max(0, bad.start() - 80):bad.end() + 20]!r}"
+    assert bad is None, f"{where}: {bad.group()!r}: {text[max(0, bad.start() - 80) : bad.end() + 20]!r}"
 
 
 def test_samples_without_a_dense_design_are_counted_not_folded_into_the_interval():
@@ -49,7 +51,7 @@ def test_samples_without_a_dense_design_are_counted_not_folded_into_the_interval
     # the 95th percentile is over the 221 samples with both sides: at most the largest real ratio
     assert s["advantage_p95"] == pytest.approx(0.30) and s["advantage_p05"] == pytest.approx(0.10)
     assert s["advantage_interval_reason"] is None
-    json.dumps(s, allow_nan=False)   # raises on NaN or inf
+    json.dumps(s, allow_nan=False)  # raises on NaN or inf
     line = verdict_line({**s, "margin": 0.05})
     assert "5-95 %: +10 ... +30 %" in line
     assert "over the 221 of 256 samples with both sides feasible; no feasible dense design in 35" in line
@@ -64,8 +66,10 @@ def test_the_interval_is_null_with_a_reason_when_no_sample_has_both_sides():
     _scan(text, "summary JSON")
     line = verdict_line({**s, "margin": 0.05})
     assert "5-95 %: n/a, no joint sample leaves a feasible design on both sides" in line
-    assert ("no feasible dense design in 20, no feasible sparse design in 4, "
-            "no feasible design of either side in 8") in line
+    assert (
+        "no feasible dense design in 20, no feasible sparse design in 4, "
+        "no feasible design of either side in 8"
+    ) in line
 
 
 def test_a_sweep_with_every_sample_two_sided_prints_the_interval_alone():
@@ -81,7 +85,7 @@ def test_scan_catches_the_sentinel_it_is_for():
         _scan("1.2e12x faster", "a ratio")
     with pytest.raises(AssertionError):
         _scan('{"advantage_p95": NaN}', "json")
-    _scan("inference 1,234.5 Infinite-loop pinf sha256 37d06970fc926e60", "words")   # words, digests
+    _scan("inference 1,234.5 Infinite-loop pinf sha256 37d06970fc926e60", "words")  # words, digests
 
 
 def _scan_outputs(p, out: Path) -> None:
@@ -92,7 +96,9 @@ def _scan_outputs(p, out: Path) -> None:
     for f in files:
         assert f.is_file(), f
         text = f.read_text()
-        if f.suffix == ".html":   # the inlined plotly.js and figure data carry their own numbers: scan the text
+        if (
+            f.suffix == ".html"
+        ):  # the inlined plotly.js and figure data carry their own numbers: scan the text
             text = re.sub(r"<script\b.*?</script>", "", text, flags=re.S)
         _scan(text, f.name)
 
@@ -113,12 +119,20 @@ OTHER_EXAMPLES = sorted(p.name for p in EXAMPLES.glob("*.toml") if p.name != "de
 @pytest.mark.parametrize("example", OTHER_EXAMPLES)
 def test_every_example_outputs_hold_no_sentinel(tmp_path, run_cli, example):
     out = tmp_path / "out"
-    p = run_cli(["sweep", str(EXAMPLES / example), "--out", str(out), "--trials", "40"], cwd=tmp_path, timeout=900)
+    p = run_cli(
+        ["sweep", str(EXAMPLES / example), "--out", str(out), "--trials", "40"], cwd=tmp_path, timeout=900
+    )
     _scan_outputs(p, out)
     rob = json.loads((out / "best.json").read_text()).get("robustness") or {}
-    one_sided = sum(rob.get(k) or 0 for k in ("samples_without_feasible_dense", "samples_without_feasible_sparse",
-                                              "samples_without_feasible_design"))
-    if one_sided:   # the robustness line counts the samples without a design beside the interval
+    one_sided = sum(
+        rob.get(k) or 0
+        for k in (
+            "samples_without_feasible_dense",
+            "samples_without_feasible_sparse",
+            "samples_without_feasible_design",
+        )
+    )
+    if one_sided:  # the robustness line counts the samples without a design beside the interval
         line = " ".join((p.stdout + p.stderr).split())
         n = rob["advantage_samples"]
         assert f"over the {n} of {rob['samples']} samples with both sides feasible" in line, line[-1500:]

@@ -49,7 +49,10 @@ params = { seq = 64, batch = 1 }
 primary = "perf_per_watt"
 """
 STEP = 25.0
-CLOCK_MIN, CLOCK_MAX = 50.0, 800.0  # the 7 nm pipeline-1 32 x 32 array on rvt cells meets timing up to about 700 MHz
+CLOCK_MIN, CLOCK_MAX = (
+    50.0,
+    800.0,
+)  # the 7 nm pipeline-1 32 x 32 array on rvt cells meets timing up to about 700 MHz
 
 
 def _cfg(gbps: float = 400.0, **limits) -> object:
@@ -69,8 +72,10 @@ def _roofline_knee_mhz(gbps: float) -> float:
     from sim.perf import ArrayConfig, simulate
     from sim.workloads import get_workload
 
-    r = simulate(get_workload("bert-base", seq=64, batch=1),
-                 ArrayConfig(rows=32, cols=32, sram_kb=256, clock_mhz=1000.0, dram_gbps=gbps))
+    r = simulate(
+        get_workload("bert-base", seq=64, batch=1),
+        ArrayConfig(rows=32, cols=32, sram_kb=256, clock_mhz=1000.0, dram_gbps=gbps),
+    )
     return r.totals["compute_cycles"] * gbps * 1e9 / r.totals["dram_bytes"] / 1e6
 
 
@@ -124,8 +129,15 @@ def test_tj_limit_binds_in_the_search_and_is_named(tmp_path):
     from explore.config import load_config
 
     cfg = load_config(p)
-    opts = SweepOptions(config_path=str(p), storage=resolve_storage(None, tmp_path / "o"), study_name="phys",
-                        trials=25, seed=0, sampler="tpe", progress=False)
+    opts = SweepOptions(
+        config_path=str(p),
+        storage=resolve_storage(None, tmp_path / "o"),
+        study_name="phys",
+        trials=25,
+        seed=0,
+        sampler="tpe",
+        progress=False,
+    )
     best = export_study(run_study(opts, cfg), cfg, tmp_path / "o")
     i1, cols1, m1, _ = _best(cfg)
     assert best["feasible"]

@@ -64,28 +64,49 @@ def pg_url(tmp_path_factory):
         for parent in list(base.parents)[:3]:  # the tmp dirs above must be traversable
             os.chmod(parent, os.stat(parent).st_mode | 0o711)
         as_postgres = ["runuser", "-u", "postgres", "--"]
-    r = subprocess.run([*as_postgres, str(binary / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [*as_postgres, str(binary / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
-        pytest.skip(f"initdb failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
+        pytest.skip(
+            f"initdb failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}"
+        )
     opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {base} -c fsync=off -c synchronous_commit=off"  # throwaway
-    r = subprocess.run([*as_postgres, str(binary / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(log), "-w", "start"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [*as_postgres, str(binary / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(log), "-w", "start"],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         pytest.skip(f"pg_ctl start failed: {r.stderr.strip()}")
     try:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run([*as_postgres, str(binary / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True)
+        subprocess.run(
+            [*as_postgres, str(binary / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+            capture_output=True,
+        )
 
 
 def test_two_workers_on_one_postgres_study(pg_url, small_config, tmp_path):
     study_name = f"pg-{uuid.uuid4().hex[:8]}"
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(REPO), "SPARSEPE_TEST_SLOW_S": "0.03"}
-    args = [sys.executable, "-m", "tests.explore._driver", str(small_config()), pg_url, study_name, "30", "2", "0",
-            "tpe", str(out)]
+    args = [
+        sys.executable,
+        "-m",
+        "tests.explore._driver",
+        str(small_config()),
+        pg_url,
+        study_name,
+        "30",
+        "2",
+        "0",
+        "tpe",
+        str(out),
+    ]
     r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     storage = open_storage(resolve_storage(pg_url, out), create=False)

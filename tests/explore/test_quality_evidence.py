@@ -18,13 +18,16 @@ from explore.storage import resolve_storage
 from tests.explore.conftest import fixed_toml, space_toml
 from tests.sim.test_quality_eval import equal_importance, two_strong, write_model
 
-CONFIG = """\
+CONFIG = (
+    """\
 [study]
 name = "q"
 seed = 1
 trials = {trials}
 
-{space}""" + fixed_toml() + """
+{space}"""
+    + fixed_toml()
+    + """
 [[workload]]
 name = "{workload}"
 weight = 1.0
@@ -36,6 +39,7 @@ max_area_mm2 = 50.0
 max_quality_delta = {limit}
 {quality}
 """
+)
 
 QUALITY = """
 [quality]
@@ -49,12 +53,20 @@ metric = "top-1 accuracy"
 CLOCKS = [300, 600]
 
 
-def _write(tmp: Path, limit: float, *, workload: str = "resnet50", quality: bool = True, trials: int = 6,
-           **axes) -> Path:
+def _write(
+    tmp: Path, limit: float, *, workload: str = "resnet50", quality: bool = True, trials: int = 6, **axes
+) -> Path:
     """The config in ``tmp``: CONFIG with ``axes`` replacing the [space] ones."""
     p = tmp / "q.toml"
-    p.write_text(CONFIG.format(trials=trials, workload=workload, limit=limit, quality=QUALITY if quality else "",
-                               space=space_toml(**{"clock_mhz": CLOCKS, **axes})))
+    p.write_text(
+        CONFIG.format(
+            trials=trials,
+            workload=workload,
+            limit=limit,
+            quality=QUALITY if quality else "",
+            space=space_toml(**{"clock_mhz": CLOCKS, **axes}),
+        )
+    )
     return p
 
 
@@ -96,7 +108,7 @@ def test_the_limit_binds_on_the_interval_not_the_point(tmp_path, run_sweep):
         ev = run_quality(path, "2:4", False, 0, None, 0.015, eval_spec="team_eval:score")
     finally:
         os.chdir(cwd)
-    point, (lo, hi) = ev["quality_delta"], ev["quality_delta_interval"]
+    point, (_lo, hi) = ev["quality_delta"], ev["quality_delta_interval"]
     assert 0 < point < hi and hi - point > 0.004, ev  # a real interval around a small loss
     between = round((point + hi) / 2, 6)  # the point passes this limit, the pessimistic end does not
     rows = {}
@@ -112,7 +124,9 @@ def test_the_limit_binds_on_the_interval_not_the_point(tmp_path, run_sweep):
             assert float(r["quality_delta"]) == pytest.approx(point)
             assert float(r["quality_delta_ci"]) == pytest.approx(hi)
             assert (float(r["c_quality_delta"]) > 0) == (name == "between")
-        if name == "above":  # the sparse designs are feasible (whether they win is the equal-terms comparison's)
+        if (
+            name == "above"
+        ):  # the sparse designs are feasible (whether they win is the equal-terms comparison's)
             assert all(r["feasible"] == "1" for r in sparse)
             bs = best["comparison"]["best_sparse"]
             assert bs is not None and bs["design"]["sparsity"] == "2:4"
@@ -124,9 +138,15 @@ def test_the_limit_binds_on_the_interval_not_the_point(tmp_path, run_sweep):
         grows = list(csv.DictReader(open(d / "grid" / "trials.csv")))
         assert len(grows) == 4 and gbest["quality_evidence"] == "model"
         for r in grows:
-            study_row = next(x for x in rows[name] if (x["sparsity"], x["clock_mhz"]) == (r["sparsity"], r["clock_mhz"])
-                             ) if any((x["sparsity"], x["clock_mhz"]) == (r["sparsity"], r["clock_mhz"])
-                                      for x in rows[name]) else None
+            study_row = (
+                next(
+                    x
+                    for x in rows[name]
+                    if (x["sparsity"], x["clock_mhz"]) == (r["sparsity"], r["clock_mhz"])
+                )
+                if any((x["sparsity"], x["clock_mhz"]) == (r["sparsity"], r["clock_mhz"]) for x in rows[name])
+                else None
+            )
             assert r["quality_evidence"] == "model"
             assert (float(r["c_quality_delta"]) > 0) == (name == "between" and r["sparsity"] == "2:4")
             if study_row is not None:
@@ -165,23 +185,34 @@ def test_bad_eval_fails_before_any_trial(tmp_path, run_cli):
     r = run_cli(["sweep", str(cfg), "--out", str(tmp_path / "run"), "--trials", "2"], cwd=tmp_path)
     assert r.returncode == 2
     line = r.stderr.strip().splitlines()
-    assert len(line) == 1 and "team_eval:boom" in line[0] and "RuntimeError: the eval server is down" in line[0]
+    assert (
+        len(line) == 1 and "team_eval:boom" in line[0] and "RuntimeError: the eval server is down" in line[0]
+    )
     assert not (tmp_path / "run" / "best.json").exists()
 
 
-@pytest.mark.parametrize("section, msg", [
-    ('[quality]\nweights = "m.safetensors"\n', "weights and eval go together"),
-    ('[quality]\nfinetuned = "f.safetensors"\n', "finetuned needs weights and eval"),
-    ('[quality]\nweights = "m.safetensors"\neval = "nocolon"\n', "eval must be 'module:function'"),
-    ('[quality]\nweights = "m.safetensors"\neval = "a:b"\nmetrics = "x"\n', "quality.metrics: unknown key"),
-])
+@pytest.mark.parametrize(
+    "section, msg",
+    [
+        ('[quality]\nweights = "m.safetensors"\n', "weights and eval go together"),
+        ('[quality]\nfinetuned = "f.safetensors"\n', "finetuned needs weights and eval"),
+        ('[quality]\nweights = "m.safetensors"\neval = "nocolon"\n', "eval must be 'module:function'"),
+        (
+            '[quality]\nweights = "m.safetensors"\neval = "a:b"\nmetrics = "x"\n',
+            "quality.metrics: unknown key",
+        ),
+    ],
+)
 def test_quality_section_is_validated(tmp_path, section, msg):
     from explore.config import load_config
     from hw.errors import InputError
 
     p = tmp_path / "c.toml"
-    p.write_text(CONFIG.format(trials=2, workload="resnet50", limit=0.01, quality=section,
-                             space=space_toml(clock_mhz=CLOCKS)))
+    p.write_text(
+        CONFIG.format(
+            trials=2, workload="resnet50", limit=0.01, quality=section, space=space_toml(clock_mhz=CLOCKS)
+        )
+    )
     with pytest.raises(InputError, match=msg):
         load_config(p)
 

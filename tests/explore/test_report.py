@@ -140,9 +140,25 @@ def test_breakdowns_and_layers_add_up_to_the_evaluator_totals(feasible_study, fe
 def test_sections_and_self_contained_html(feasible_report):
     out, html = feasible_report
     text = html.read_text()
-    for n, title in enumerate(("Verdict: sparse vs dense, on equal terms", "Robustness of the verdict", "Summary", "Pareto front", "Best design", "Per-layer view", "Sensitivity",
-                               "Supported layer matrix", "Dense-fallback impact", "Metadata overhead", "Quality",
-                               "Bottleneck classification", "Decision", "Reproducibility"), start=1):
+    for n, title in enumerate(
+        (
+            "Verdict: sparse vs dense, on equal terms",
+            "Robustness of the verdict",
+            "Summary",
+            "Pareto front",
+            "Best design",
+            "Per-layer view",
+            "Sensitivity",
+            "Supported layer matrix",
+            "Dense-fallback impact",
+            "Metadata overhead",
+            "Quality",
+            "Bottleneck classification",
+            "Decision",
+            "Reproducibility",
+        ),
+        start=1,
+    ):
         assert re.search(rf"<h2>{n}\. {title}", text), title
     assert text.count("plotly.js v") <= 2  # the bundle's own banner, inlined once
     assert len(re.findall(r"<script[^>]*\bsrc=", text)) == 0
@@ -160,7 +176,15 @@ def test_sensitivity_centre_is_the_best_design(feasible_report):
     rows = _csv(out / "report_files" / "sensitivity_oat.csv")
     centres = [r for r in rows if r["is_centre"] == "True"]
     assert centres and all(float(r["perf_per_watt"]) == key["metrics"]["perf_per_watt"] for r in centres)
-    assert {r["axis"] for r in rows} == {"rows", "cols", "sram_kb", "clock_mhz", "sparsity", "dataflow", "dram"}
+    assert {r["axis"] for r in rows} == {
+        "rows",
+        "cols",
+        "sram_kb",
+        "clock_mhz",
+        "sparsity",
+        "dataflow",
+        "dram",
+    }
 
 
 def test_cli_report_and_bad_input(feasible_study, tmp_path, run_cli):
@@ -170,11 +194,18 @@ def test_cli_report_and_bad_input(feasible_study, tmp_path, run_cli):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["study"] == "tiny"
     assert (out / "report.html").exists() and (out / "report.md").exists()
-    r = run_cli(["report", "--storage", str(journal), "--study", "nope", "--out", str(tmp_path / "x")], timeout=120)
+    r = run_cli(
+        ["report", "--storage", str(journal), "--study", "nope", "--out", str(tmp_path / "x")], timeout=120
+    )
     assert r.returncode == 2
-    assert r.stderr.strip().splitlines() == ["sparsepe: error: --study: no study named 'nope' in this storage (studies: tiny)"]
-    r = run_cli(["report", "--storage", str(tmp_path / "missing.journal"), "--study", "tiny"], cwd=tmp_path,
-                timeout=120)
+    assert r.stderr.strip().splitlines() == [
+        "sparsepe: error: --study: no study named 'nope' in this storage (studies: tiny)"
+    ]
+    r = run_cli(
+        ["report", "--storage", str(tmp_path / "missing.journal"), "--study", "tiny"],
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert r.returncode == 2 and "no such journal file" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -208,11 +239,14 @@ def hostile_registry(monkeypatch):
     import sim.workloads as w
 
     def make(**_):
-        return w.Workload(HOSTILE_WL, (
-            w.make_layer(HOSTILE_LAYER, "gemm", 64, 256, 256),
-            w.make_layer("ok_layer", "gemm", 64, 128, 256),
-            w.make_layer("</script><b>x", "act_gemm", 64, 64, 64),
-        ))
+        return w.Workload(
+            HOSTILE_WL,
+            (
+                w.make_layer(HOSTILE_LAYER, "gemm", 64, 256, 256),
+                w.make_layer("ok_layer", "gemm", 64, 128, 256),
+                w.make_layer("</script><b>x", "act_gemm", 64, 64, 64),
+            ),
+        )
 
     monkeypatch.setitem(w._REGISTRY, HOSTILE_WL, make)
 
@@ -221,7 +255,9 @@ def test_hostile_names_are_escaped_and_quality_evidence_is_used(hostile_registry
     from explore.report.build import write_report
 
     wl = json.dumps(HOSTILE_WL)  # a TOML basic string
-    extra = 'max_quality_delta = 0.015\n\n[objectives]\nprimary = "perf_per_watt"\nsecondary = ["latency_ms"]\n'
+    extra = (
+        'max_quality_delta = 0.015\n\n[objectives]\nprimary = "perf_per_watt"\nsecondary = ["latency_ms"]\n'
+    )
     cfg = _config(tmp_path / "h.toml", workload=wl, extra=extra)
     study = "<script>alert('study')</script>"
     journal = _sweep(run_sweep, cfg, tmp_path / "run", 6, study=study)
@@ -254,7 +290,9 @@ def test_hostile_names_are_escaped_and_quality_evidence_is_used(hostile_registry
 
 
 def _chromium() -> str | None:
-    return next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+    return next(
+        (shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None
+    )
 
 
 @pytest.mark.chromium
@@ -263,11 +301,27 @@ def test_html_renders_in_headless_chromium(feasible_report, tmp_path):
     n_figs = html.read_text().count('class="plotly-graph-div"')
     assert n_figs >= 8
     r = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
-         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-         "--virtual-time-budget=20000", "--dump-dom", html.resolve().as_uri()],
-        capture_output=True, text=True, timeout=180)
+        [
+            _chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-default-apps",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+            html.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     dom = r.stdout
     # plotly drew every figure: each plot gets its SVG layers
@@ -294,7 +348,12 @@ def test_gap_to_the_bound_adds_up_and_operator_types_are_shown(feasible_report):
     assert r["vector_loss"] > 0.1 and r["fallback_loss"] > 0 and r["metadata_loss"] >= 0
     shares = operator_time_shares(det)
     assert math.isclose(sum(x["time_share"] for x in shares), 1.0, rel_tol=1e-9)
-    assert {x["op_type"] for x in shares if x["unit"] == "vector"} >= {"Softmax", "LayerNormalization", "Gelu", "Add"}
+    assert {x["op_type"] for x in shares if x["unit"] == "vector"} >= {
+        "Softmax",
+        "LayerNormalization",
+        "Gelu",
+        "Add",
+    }
     out, html = feasible_report
     text = html.read_text()
     assert "Operator types by share of their workload" in text and "The gap to the" in text

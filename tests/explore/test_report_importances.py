@@ -22,7 +22,7 @@ def _study(directions, n=16):
         rows = t.suggest_categorical("rows", [8, 16, 32])
         clock = t.suggest_int("clock_mhz", 200, 2000, step=200)
         t.suggest_categorical("node_nm", [16, 7])
-        t.suggest_categorical("pipeline", [1])       # a single value: left out of the estimate
+        t.suggest_categorical("pipeline", [1])  # a single value: left out of the estimate
         v = 10.0 * rows + clock / 1000.0
         return (v, 1.0 / v) if len(directions) > 1 else v
 
@@ -38,12 +38,15 @@ def _cfg(secondary):
     return parse_config(data, source="test")
 
 
-@pytest.mark.parametrize("directions,secondary", [(["maximize"], []), (["maximize", "minimize"], ["power_w"])],
-                         ids=["single", "multi"])
+@pytest.mark.parametrize(
+    "directions,secondary",
+    [(["maximize"], []), (["maximize", "minimize"], ["power_w"])],
+    ids=["single", "multi"],
+)
 def test_importances_emit_no_warning(directions, secondary):
     study = _study(directions)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")                 # any warning at all fails the test
+        warnings.simplefilter("error")  # any warning at all fails the test
         imp, note = param_importances(study, _cfg(secondary))
     assert imp is not None, note
     assert set(imp) == {"rows", "clock_mhz", "node_nm"} and max(imp, key=imp.get) == "rows"
@@ -75,4 +78,6 @@ def test_deprecation_warning_under_the_step_surfaces(monkeypatch):
         imp, _ = param_importances(study, _cfg([]))
     assert imp is not None
     assert sorted((r.category.__name__, str(r.message)) for r in rec) == [
-        ("DeprecationWarning", "old API of ours"), ("FutureWarning", "changing API of ours")]
+        ("DeprecationWarning", "old API of ours"),
+        ("FutureWarning", "changing API of ours"),
+    ]

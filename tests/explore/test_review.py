@@ -57,8 +57,14 @@ power_mode = "MAXN"
 
 
 def _write(path: Path, *, trials=2, clock=None, units=4, extra="") -> Path:
-    path.write_text(ONE.format(trials=trials, space=space_toml(sparsity=["2:4"], clock_mhz=clock or [400]),
-                               fixed=fixed_toml(dram_units={"lpddr5": units}), extra=extra))
+    path.write_text(
+        ONE.format(
+            trials=trials,
+            space=space_toml(sparsity=["2:4"], clock_mhz=clock or [400]),
+            fixed=fixed_toml(dram_units={"lpddr5": units}),
+            extra=extra,
+        )
+    )
     return path
 
 
@@ -77,6 +83,7 @@ def review_study(tmp_path_factory, run_sweep):
 
 
 # ---- owners ----------------------------------------------------------------------------------------
+
 
 def _all_findings(owners: dict) -> list[dict]:
     return [f for role, v in owners.items() if role != "rules" for f in v["findings"]]
@@ -102,7 +109,9 @@ def test_every_finding_has_exactly_one_owner_and_artifacts_exist(review_study):
     cfg, out, _ = review_study
     best = json.loads((out / "best.json").read_text())
     owners = best["owners"]
-    found = _check_one_owner_each(owners, {"model_optimization": "Ada (ML)", "serving_performance": "Grace (SRE)"})
+    found = _check_one_owner_each(
+        owners, {"model_optimization": "Ada (ML)", "serving_performance": "Grace (SRE)"}
+    )
     # every limit that fails in some trial (independently, from trials.csv) is a finding of its owner
     with open(out / "trials.csv") as f:
         rows = list(csv.DictReader(f))
@@ -117,9 +126,16 @@ def test_every_finding_has_exactly_one_owner_and_artifacts_exist(review_study):
     fams = {f["subject"] for f in found if f["kind"] == "fallback"}
     assert {"bert-base: attn_scores", "bert-base: attn_context"} <= fams
     assert all(f["owner"] == "compiler_sparsity" for f in found if f["kind"] == "fallback")
-    assert sum(f["kind"] == "bottleneck" and f["text"].split(" (")[1].startswith("dominant") for f in found) == 1
+    assert (
+        sum(f["kind"] == "bottleneck" and f["text"].split(" (")[1].startswith("dominant") for f in found) == 1
+    )
     # artifacts: a produced or partial one names a file that exists and holds its evidence
-    for role in ("model_optimization", "accelerator_architecture", "compiler_sparsity", "serving_performance"):
+    for role in (
+        "model_optimization",
+        "accelerator_architecture",
+        "compiler_sparsity",
+        "serving_performance",
+    ):
         art = owners[role]["artifact"]
         assert art["status"] != "missing", (role, art)
         p = out / art["file"]
@@ -151,6 +167,7 @@ def test_bad_owner_name_is_one_line(tmp_path, run_cli):
 
 # ---- report and memo -------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def review_report(review_study, tmp_path_factory):
     from explore.report.build import write_report
@@ -176,10 +193,18 @@ def test_report_has_memo_owners_and_p99_interval(review_study, review_report):
     # the p99 in the validation matrix carries its interval over the arrival seeds
     m = key["metrics"]
     assert m["p99_latency_lo_ms"] < m["p99_latency_ms"] < m["p99_latency_hi_ms"]
-    assert re.search(r"p99 latency at 20 req/s \(ms\) \| [\d.,]+ \(95 % interval \[[\d.,]+, [\d.,]+\] over 3 arrival "
-                     r"seeds, first 10 % of each run discarded as warm-up\)", md)
+    assert re.search(
+        r"p99 latency at 20 req/s \(ms\) \| [\d.,]+ \(95 % interval \[[\d.,]+, [\d.,]+\] over 3 arrival "
+        r"seeds, first 10 % of each run discarded as warm-up\)",
+        md,
+    )
     # the closure artifacts the owners section links to are written
-    for role in ("accelerator_architecture", "compiler_sparsity", "serving_performance", "model_optimization"):
+    for role in (
+        "accelerator_architecture",
+        "compiler_sparsity",
+        "serving_performance",
+        "model_optimization",
+    ):
         assert (review_report / "report_files" / f"closure_{role}.csv").is_file()
         assert f'<a href="report_files/closure_{role}.csv">' in html
         assert f"(report_files/closure_{role}.csv)" in md
@@ -187,8 +212,8 @@ def test_report_has_memo_owners_and_p99_interval(review_study, review_report):
 
 def test_memo_cli_prints_four_parts_without_placeholders(review_study, run_cli):
     from explore.config import load_config
-    from explore.report.memo_study import memo_of_study
     from explore.evaluator import evaluate, make_context
+    from explore.report.memo_study import memo_of_study
 
     cfg_path, _, journal = review_study
     r = run_cli(["memo", "--storage", str(journal), "--study", "review"])
@@ -212,7 +237,7 @@ def test_memo_cli_prints_four_parts_without_placeholders(review_study, run_cli):
     memo = memo_of_study(str(journal), "review")
     delta = memo["action"]["delta"]
     assert delta and len(delta) == 1
-    (axis, ch), = delta.items()
+    ((axis, ch),) = delta.items()
     cfg = load_config(cfg_path)
     from explore.report.data import load_study_data
 
@@ -231,6 +256,7 @@ def test_memo_cli_prints_four_parts_without_placeholders(review_study, run_cli):
 
 # ---- diff ------------------------------------------------------------------------------------------
 
+
 def test_diff_dram_bandwidth_is_memory_at_the_first_layer_whose_stalls_changed(tmp_path, run_sweep, run_cli):
     from sim.perf import ArrayConfig, simulate
     from sim.workloads import get_workload
@@ -246,8 +272,9 @@ def test_diff_dram_bandwidth_is_memory_at_the_first_layer_whose_stalls_changed(t
     wl = get_workload("bert-base", seq=64)
     base = dict(rows=16, cols=16, sram_kb=256, clock_mhz=400, n=2, m=4, sparse=True, dataflow="ws")
     sa, sb = (simulate(wl, ArrayConfig(**base, dram_gbps=g)) for g in (51.2, 12.8))
-    first = next(i for i in range(len(sa.names))
-                 if sa.layers["stall_cycles"][i] != sb.layers["stall_cycles"][i])
+    first = next(
+        i for i in range(len(sa.names)) if sa.layers["stall_cycles"][i] != sb.layers["stall_cycles"][i]
+    )
     fd = res["first_divergence"]
     assert fd["layer"] == sa.names[first] and fd["position"] == first and fd["workload"] == sa.workload
     assert fd["moved"]["stall_cycles"]["a"] == int(sa.layers["stall_cycles"][first])
@@ -260,7 +287,10 @@ def test_diff_dram_bandwidth_is_memory_at_the_first_layer_whose_stalls_changed(t
     assert res2["config_delta"] == res["config_delta"]
     # the table form names the layer and the mechanism
     t = run_cli(["diff", f"{a}#s", f"{b}#s"])
-    assert f"first diverging layer: {sa.workload}: {sa.names[first]}" in t.stdout and "mechanism: memory" in t.stdout
+    assert (
+        f"first diverging layer: {sa.workload}: {sa.names[first]}" in t.stdout
+        and "mechanism: memory" in t.stdout
+    )
 
 
 def test_diff_same_seed_twice_is_no_divergence(tmp_path, run_sweep, run_cli):
@@ -280,7 +310,9 @@ def test_diff_simulate_jsons_of_different_workloads_is_one_line(tmp_path, run_cl
     r = run_cli(["diff", str(tmp_path / "bert-base.json"), str(tmp_path / "resnet50.json")])
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "different workloads" in r.stderr
-    r = run_cli(["diff", str(tmp_path / "bert-base.json"), str(tmp_path / "bert-base.json"), "--threshold", "x"])
+    r = run_cli(
+        ["diff", str(tmp_path / "bert-base.json"), str(tmp_path / "bert-base.json"), "--threshold", "x"]
+    )
     assert r.returncode == 2 and "--threshold" in r.stderr and r.stderr.count("\n") == 1
 
 
@@ -294,6 +326,7 @@ def test_diff_threshold_parsing():
 
 
 # ---- the default example ---------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_default_example_every_finding_has_one_owner(tmp_path, run_sweep):
@@ -313,6 +346,7 @@ def test_default_example_every_finding_has_one_owner(tmp_path, run_sweep):
 
 # ---- serving evidence in the evaluator -----------------------------------------------------------
 
+
 def test_llm_serving_is_prefill_plus_decode_with_ttft_and_tpot():
     """A Llama request in the evaluator: TTFT of a request served alone is its prefill, TPOT one
     decode step at the mean context, end to end prefill + (T - 1) steps (sim.perf, independently)."""
@@ -322,28 +356,62 @@ def test_llm_serving_is_prefill_plus_decode_with_ttft_and_tpot():
     from sim.workloads import get_workload
 
     T = 16
-    cfg = parse_config({
-        "space": {"rows": [32], "cols": [32], "sram_kb": [1024], "clock_mhz": [1000], "node_nm": [7],
-                  "sparsity": ["2:4"], "pipeline": [1], "dataflow": ["ws"], "dram": ["hbm3"]},
-        "fixed": {"dram_units": {"hbm3": 4}, "cooling": "liquid"},
-        "workload": [{"name": "llama2-7b-decode", "params": {"seq": 128, "batch": 1}}],
-        "limits": {"p99_latency_ms": 1e5, "request_rate_hz": 0.001},
-        "serving": {"max_batch": 2, "n_requests": 200, "seeds": 2, "output_tokens": T, "timeout_ms": 0.0},
-    })
+    cfg = parse_config(
+        {
+            "space": {
+                "rows": [32],
+                "cols": [32],
+                "sram_kb": [1024],
+                "clock_mhz": [1000],
+                "node_nm": [7],
+                "sparsity": ["2:4"],
+                "pipeline": [1],
+                "dataflow": ["ws"],
+                "dram": ["hbm3"],
+            },
+            "fixed": {"dram_units": {"hbm3": 4}, "cooling": "liquid"},
+            "workload": [{"name": "llama2-7b-decode", "params": {"seq": 128, "batch": 1}}],
+            "limits": {"p99_latency_ms": 1e5, "request_rate_hz": 0.001},
+            "serving": {"max_batch": 2, "n_requests": 200, "seeds": 2, "output_tokens": T, "timeout_ms": 0.0},
+        }
+    )
     ctx = ev.make_context(cfg)
-    point = {"rows": 32, "cols": 32, "sram_kb": 1024, "clock_mhz": 1000, "node_nm": 7, "sparsity": "2:4",
-             "pipeline": 1, "dataflow": "ws", "dram": "hbm3"}
+    point = {
+        "rows": 32,
+        "cols": 32,
+        "sram_kb": 1024,
+        "clock_mhz": 1000,
+        "node_nm": 7,
+        "sparsity": "2:4",
+        "pipeline": 1,
+        "dataflow": "ws",
+        "dram": "hbm3",
+    }
     m = ev.evaluate(point, ctx)
-    arch = ArrayConfig(rows=32, cols=32, sram_kb=1024, clock_mhz=1000, dram_gbps=ev.dram_gbps_of(cfg, "hbm3"),
-                       n=2, m=4, sparse=True, dataflow="ws")
+    arch = ArrayConfig(
+        rows=32,
+        cols=32,
+        sram_kb=1024,
+        clock_mhz=1000,
+        dram_gbps=ev.dram_gbps_of(cfg, "hbm3"),
+        n=2,
+        m=4,
+        sparse=True,
+        dataflow="ws",
+    )
     pre = simulate(get_workload("llama2-7b-prefill", seq=128, batch=1), arch).latency_s() * 1e3
-    dec = simulate(get_workload("llama2-7b-decode", seq=128, batch=1, context=128 + T // 2), arch).latency_s() * 1e3
+    dec = (
+        simulate(get_workload("llama2-7b-decode", seq=128, batch=1, context=128 + T // 2), arch).latency_s()
+        * 1e3
+    )
     (st,) = ev.serving_stats(ctx, ctx.workloads[0], ev.design_columns(cfg, ev.point_columns(point)))
     # at 0.001 req/s almost every request runs alone: the medians are the single-request figures
     assert st.ttft_p50_ms == pytest.approx(pre, rel=1e-9)
     assert st.tpot_p50_ms == pytest.approx(dec, rel=1e-9)
     assert st.runs[0].p50 == pytest.approx(pre + (T - 1) * dec, rel=1e-9)
-    assert m["ttft_p99_ms"] == pytest.approx(st.ttft_p99_ms) and m["tpot_p99_ms"] == pytest.approx(st.tpot_p99_ms)
+    assert m["ttft_p99_ms"] == pytest.approx(st.ttft_p99_ms) and m["tpot_p99_ms"] == pytest.approx(
+        st.tpot_p99_ms
+    )
     assert m["p99_latency_ms"] >= pre + (T - 1) * dec and m["ttft_p99_ms"] < m["p99_latency_ms"]
     assert 0 <= m["p99_latency_lo_ms"] <= m["p99_latency_ms"] <= m["p99_latency_hi_ms"]
 
@@ -363,10 +431,13 @@ def test_grid_mode_best_json_has_owners_and_diffs_with_a_study(tmp_path, run_swe
     assert res["aligned"]["chosen_designs_same"] and res["first_divergence"] == "no divergence"
 
 
-@pytest.mark.parametrize("a_args,b_args,mech,rule", [
-    (["--rows", "8"], ["--rows", "16"], "compute", "D3"),  # no stalls at 4 TB/s: only compute cycles move
-    (["--sparsity", "2:4"], ["--sparsity", "dense"], "precision", "D1"),  # layers leave the sparse path
-])
+@pytest.mark.parametrize(
+    "a_args,b_args,mech,rule",
+    [
+        (["--rows", "8"], ["--rows", "16"], "compute", "D3"),  # no stalls at 4 TB/s: only compute cycles move
+        (["--sparsity", "2:4"], ["--sparsity", "dense"], "precision", "D1"),  # layers leave the sparse path
+    ],
+)
 def test_diff_mechanism_rules_on_simulate_runs(tmp_path, run_cli, a_args, b_args, mech, rule):
     common = ["simulate", "--workload", "bert-base", "--cols", "8", "--dram-gbps", "4000", "--json"]
     for name, extra in (("a", a_args), ("b", b_args)):

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from explore.config import parse_config
+from explore.report.best_design import assumption_limit_rows
 from explore.report.data import StudyData
 from explore.report.decision import decide
 from explore.results import Detail, Evaluator, constraint_values
-from explore.report.sections import assumption_limit_rows
 from explore.robustness import SHARE_LIMIT, assumption_shares, confident, robustness
 from ppa.assumptions import varied
 from ppa.override import overriding
@@ -47,8 +47,17 @@ name = "bert-base"
 params = { seq = 128, batch = 1 }
 [limits]
 """
-SPARSE = dict(rows=32, cols=32, sram_kb=1024, clock_mhz=400.0, node_nm=7, sparsity="2:4", pipeline=1, dataflow="os",
-              dram="lpddr5")
+SPARSE = dict(
+    rows=32,
+    cols=32,
+    sram_kb=1024,
+    clock_mhz=400.0,
+    node_nm=7,
+    sparsity="2:4",
+    pipeline=1,
+    dataflow="os",
+    dram="lpddr5",
+)
 
 
 def _setup(extra: str = ""):
@@ -57,15 +66,20 @@ def _setup(extra: str = ""):
 
 
 def _records(cfg, ev, points):
-    return [{"number": i, "params": p, "metrics": m, "constraints": constraint_values(cfg, m)}
-            for i, (p, m) in enumerate(zip(points, ev.evaluate_many(points)))]
+    return [
+        {"number": i, "params": p, "metrics": m, "constraints": constraint_values(cfg, m)}
+        for i, (p, m) in enumerate(zip(points, ev.evaluate_many(points), strict=True))
+    ]
 
 
 def test_one_assumption_decides_the_winner_and_the_verdict_is_not_ship():
     # the sparse design on LPDDR5 against the dense one on HBM2: which wins depends on HBM2's energy
     # per bit, here given a wide range; every other range is pinned to the model's value
-    pins = "".join(f"{a.name} = {{ low = {a.value!r}, high = {a.value!r} }}\n" for a in varied()
-                   if a.name != "hbm2_dram_pj_per_bit")
+    pins = "".join(
+        f"{a.name} = {{ low = {a.value!r}, high = {a.value!r} }}\n"
+        for a in varied()
+        if a.name != "hbm2_dram_pj_per_bit"
+    )
     cfg, ev = _setup("[assumptions]\nhbm2_dram_pj_per_bit = { low = 0.5, high = 8.0 }\n" + pins)
     recs = _records(cfg, ev, [SPARSE, {**SPARSE, "sparsity": "dense", "dram": "hbm2"}])
     rob = robustness(recs, cfg, ev)
@@ -104,22 +118,53 @@ def test_a_sample_is_the_evaluator_under_the_same_overrides():
     for i in range(3):
         with overriding({k: float(v[i]) for k, v in cols.items()}):
             want = ev.evaluate(point)
-        for k in ("perf_per_watt", "power_w", "area_mm2", "tj_c", "fmax_mhz", "energy_per_inference_mj",
-                  "power_density_w_mm2", "ppa_infeasible", "latency_ms"):
+        for k in (
+            "perf_per_watt",
+            "power_w",
+            "area_mm2",
+            "tj_c",
+            "fmax_mhz",
+            "energy_per_inference_mj",
+            "power_density_w_mm2",
+            "ppa_infeasible",
+            "latency_ms",
+        ):
             assert got[k][i] == pytest.approx(want[k], rel=1e-7), k
 
 
 def _decision(rob, tmp_cfg):
     """decide() on a study whose best design is sparse, with evidence on the team's model and slack:
     only the robustness rule can hold SHIP back."""
-    best = {"feasible": True, "n_feasible": 2, "n_evaluated": 2, "tightest_limit": {"name": "timing", "constraint": -0.5},
-            "best": {"number": 0, "params": SPARSE, "metrics": {}}}
-    data = StudyData(study_name="s", storage_url="", storage_kind="journal", cfg=tmp_cfg, config_json={},
-                     fingerprint="", objectives=["perf_per_watt"], directions=["maximize"], records=[], best=best,
-                     state_counts={}, user_attrs={}, evaluator="explore.evaluator", constraint_names=[])
+    best = {
+        "feasible": True,
+        "n_feasible": 2,
+        "n_evaluated": 2,
+        "tightest_limit": {"name": "timing", "constraint": -0.5},
+        "best": {"number": 0, "params": SPARSE, "metrics": {}},
+    }
+    data = StudyData(
+        study_name="s",
+        storage_url="",
+        storage_kind="journal",
+        cfg=tmp_cfg,
+        config_json={},
+        fingerprint="",
+        objectives=["perf_per_watt"],
+        directions=["maximize"],
+        records=[],
+        best=best,
+        state_counts={},
+        user_attrs={},
+        evaluator="explore.evaluator",
+        constraint_names=[],
+    )
     det = Detail(point=dict(SPARSE), metrics={"effective_speedup": 1.9, "ideal_speedup": 2.0})
     q = {"evidence": "model", "guardrail_ok": True, "guardrail": "ok", "quality_delta": 0.0}
-    comp = {"primary_advantage": 1.2, "best_sparse": {"perf_per_watt": 1.2}, "best_dense": {"perf_per_watt": 1.0}}
+    comp = {
+        "primary_advantage": 1.2,
+        "best_sparse": {"perf_per_watt": 1.2},
+        "best_dense": {"perf_per_watt": 1.0},
+    }
     return decide(data, det, q, comp, rob)
 
 
@@ -135,22 +180,42 @@ def test_ship_needs_the_confidence():
 def _cli(tmp_path, text: str, *args) -> subprocess.CompletedProcess:
     p = tmp_path / "c.toml"
     p.write_text(text)
-    return subprocess.run([sys.executable, "-m", "explore.cli", "sweep", str(p), "--out", str(tmp_path / "out"), *args],
-                          capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-m", "explore.cli", "sweep", str(p), "--out", str(tmp_path / "out"), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
 
 
 BIGGER = ("sram_kb = [64, 256, 1024, 4096]", "sram_kb = [64, 128, 256, 512, 1024, 2048, 4096, 8192]")
 
 
-@pytest.mark.parametrize("extra, args, message", [
-    ("[assumptions]\nwire_allowance = { low = 0.2, high = 0.1 }\n", (), "assumptions.wire_allowance: low 0.2 is above high 0.1"),
-    ("[decision]\nmin_confidence = 0.0\n", (), "decision.min_confidence"),
-    ("[decision]\nmin_confidence = 1.01\n", (), "decision.min_confidence"),
-    (BIGGER, ("--exhaustive",), "--exhaustive: the space has 61,440 points (both sides), more than 50,000"),
-])
+@pytest.mark.parametrize(
+    "extra, args, message",
+    [
+        (
+            "[assumptions]\nwire_allowance = { low = 0.2, high = 0.1 }\n",
+            (),
+            "assumptions.wire_allowance: low 0.2 is above high 0.1",
+        ),
+        ("[decision]\nmin_confidence = 0.0\n", (), "decision.min_confidence"),
+        ("[decision]\nmin_confidence = 1.01\n", (), "decision.min_confidence"),
+        (
+            BIGGER,
+            ("--exhaustive",),
+            "--exhaustive: the space has 61,440 points (both sides), more than 50,000",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(tmp_path, extra, args, message):
     text = (ROOT / "examples" / "default.toml").read_text()
-    text = text.replace(*extra) if isinstance(extra, tuple) else text.replace("[objectives]", extra + "[objectives]")
+    text = (
+        text.replace(*extra)
+        if isinstance(extra, tuple)
+        else text.replace("[objectives]", extra + "[objectives]")
+    )
     r = _cli(tmp_path, text, *args)
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith("sparsepe: error: "), r.stderr
@@ -159,8 +224,11 @@ def test_bad_input_is_one_line_exit_2(tmp_path, extra, args, message):
 
 
 def test_sweep_writes_robustness_equal_search_and_the_report_section(tmp_path):
-    text = SPACE.replace("[study]\nseed = 3", '[study]\nname = "rb"\nseed = 3\ntrials = 16').replace(
-        'dram = ["lpddr5", "hbm2"]', 'dram = ["lpddr5"]').replace("[limits]", "[limits]\nmax_area_mm2 = 5.0")
+    text = (
+        SPACE.replace("[study]\nseed = 3", '[study]\nname = "rb"\nseed = 3\ntrials = 16')
+        .replace('dram = ["lpddr5", "hbm2"]', 'dram = ["lpddr5"]')
+        .replace("[limits]", "[limits]\nmax_area_mm2 = 5.0")
+    )
     r = _cli(tmp_path, text)
     assert r.returncode == 0, r.stderr
     best = json.loads((tmp_path / "out" / "best.json").read_text())
@@ -170,7 +238,15 @@ def test_sweep_writes_robustness_equal_search_and_the_report_section(tmp_path):
     assert search["sparse"]["trials"] == search["dense"]["trials"] == 4
     assert search["sparse"]["sampler"] == search["dense"]["sampler"]
     rob = best["robustness"]
-    for k in ("advantage_median", "advantage_p05", "advantage_p95", "p_advantage_ge_margin", "samples", "flips", "tornado"):
+    for k in (
+        "advantage_median",
+        "advantage_p05",
+        "advantage_p95",
+        "p_advantage_ge_margin",
+        "samples",
+        "flips",
+        "tornado",
+    ):
         assert k in rob, k
     assert rob["samples"] == 256 and {"name", "low_advantage", "high_advantage"} <= set(rob["tornado"][0])
     assert "lpddr5_phy_area_mm2" in rob["flips"]  # 4 LPDDR5 PHYs are 4.0 of the 5.0 mm^2 allowed
@@ -181,8 +257,8 @@ def test_sweep_writes_robustness_equal_search_and_the_report_section(tmp_path):
     assert key["robustness"]["line"] == rob["line"] and key["decision"]["verdict"] != "SHIP"
     assert "speedup_vs_iso_area_dense" in (tmp_path / "out" / "trials.csv").read_text().splitlines()[0]
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "assumption lpddr5_phy_area_mm2 [A] | sets " in report   # the PHYs are most of the area
-    assert "assumption ddr4_phy_area_mm2" not in report   # no DDR4 in this design
+    assert "assumption lpddr5_phy_area_mm2 [A] | sets " in report  # the PHYs are most of the area
+    assert "assumption ddr4_phy_area_mm2" not in report  # no DDR4 in this design
 
 
 def test_assumption_shares_are_the_parts_they_price():
@@ -192,10 +268,17 @@ def test_assumption_shares_are_the_parts_they_price():
     cfg, ev = _setup()
     rows = {r["name"]: r for r in assumption_shares(SPARSE, cfg, ev)}
     m = ev.evaluate_many([SPARSE])[0]
-    assert rows["lpddr5_phy_area_mm2"]["area_share"] == pytest.approx(m["area_phy_mm2"] / m["area_mm2"], rel=0.01)
-    assert rows["lpddr5_dram_pj_per_bit"]["power_share"] == pytest.approx(m["power_dram_w"] / m["power_w"], rel=0.02)
+    assert rows["lpddr5_phy_area_mm2"]["area_share"] == pytest.approx(
+        m["area_phy_mm2"] / m["area_mm2"], rel=0.01
+    )
+    assert rows["lpddr5_dram_pj_per_bit"]["power_share"] == pytest.approx(
+        m["power_dram_w"] / m["power_w"], rel=0.02
+    )
     assert rows["lpddr5_dram_pj_per_bit"]["area_share"] == pytest.approx(0.0, abs=1e-9)
-    assert rows["hbm_phy_area_mm2"]["area_share"] == pytest.approx(0.0, abs=1e-9)   # not this design's memory
+    assert rows["hbm_phy_area_mm2"]["area_share"] == pytest.approx(0.0, abs=1e-9)  # not this design's memory
     named = [r[0] for r in assumption_limit_rows(list(rows.values()))]
     big = {n for n, r in rows.items() if max(r["power_share"], r["area_share"]) > SHARE_LIMIT}
-    assert named == [f"assumption {n} [{rows[n]['tag']}]" for n in rows if n in big] and "assumption lpddr5_phy_area_mm2 [A]" in named
+    assert (
+        named == [f"assumption {n} [{rows[n]['tag']}]" for n in rows if n in big]
+        and "assumption lpddr5_phy_area_mm2 [A]" in named
+    )

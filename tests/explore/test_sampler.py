@@ -4,22 +4,32 @@ import optuna
 import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
-from explore.sampler import IncumbentSearchSampler, neighbours
-from explore.sampler import make_sampler
+from explore.sampler import IncumbentSearchSampler, make_sampler, neighbours
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
 def test_neighbours_ordinal_nominal_and_stepped():
-    dists = {"rows": CategoricalDistribution([64, 8, 32, 16]), "dataflow": CategoricalDistribution(["ws", "os", "is"]),
-             "clock_mhz": IntDistribution(200, 2000, step=200), "v": FloatDistribution(0.5, 1.0, step=0.25),
-             "x": FloatDistribution(0.0, 1.0)}
+    dists = {
+        "rows": CategoricalDistribution([64, 8, 32, 16]),
+        "dataflow": CategoricalDistribution(["ws", "os", "is"]),
+        "clock_mhz": IntDistribution(200, 2000, step=200),
+        "v": FloatDistribution(0.5, 1.0, step=0.25),
+        "x": FloatDistribution(0.0, 1.0),
+    }
     p = {"rows": 16, "dataflow": "os", "clock_mhz": 2000, "v": 0.5, "x": 0.3}
     got = neighbours(p, dists)
     changed = sorted((k, q[k]) for q in got for k in q if q[k] != p[k])
     # rows is ordinal by value (8 and 32 are adjacent to 16 whatever the config order); dataflow is
     # nominal (every other choice); the clock is at its top (one step down only); x is continuous
-    assert changed == [("clock_mhz", 1800), ("dataflow", "is"), ("dataflow", "ws"), ("rows", 8), ("rows", 32), ("v", 0.75)]
+    assert changed == [
+        ("clock_mhz", 1800),
+        ("dataflow", "is"),
+        ("dataflow", "ws"),
+        ("rows", 8),
+        ("rows", 32),
+        ("v", 0.75),
+    ]
     assert all(sum(q[k] != p[k] for k in p) == 1 for q in got)
 
 

@@ -17,12 +17,15 @@ from explore.config import parse_config
 from explore.sampler import make_sampler
 from explore.settle import VT_ATTR, candidates, settle
 from explore.space import design_key
-
 from tests.explore.conftest import FIXED, ONE_POINT
 
-DISTS = {"rows": CategoricalDistribution([8, 16, 32]), "clock_mhz": IntDistribution(400, 800, step=200),
-         "dataflow": CategoricalDistribution(["os", "ws"]), "double_buffer": CategoricalDistribution([False, True]),
-         "sparsity": CategoricalDistribution(["2:4", "dense"])}
+DISTS = {
+    "rows": CategoricalDistribution([8, 16, 32]),
+    "clock_mhz": IntDistribution(400, 800, step=200),
+    "dataflow": CategoricalDistribution(["os", "ws"]),
+    "double_buffer": CategoricalDistribution([False, True]),
+    "sparsity": CategoricalDistribution(["2:4", "dense"]),
+}
 BEST = {"rows": 16, "clock_mhz": 600, "dataflow": "os", "sparsity": "2:4"}
 
 
@@ -37,7 +40,7 @@ def _moves(d: dict) -> int | None:
         if gap > 1:
             return None
         n += gap
-    return n + (d["dataflow"] != "os")   # OS has no double_buffer: a stationary design's is part of the move
+    return n + (d["dataflow"] != "os")  # OS has no double_buffer: a stationary design's is part of the move
 
 
 def _all_designs() -> list[dict]:
@@ -51,7 +54,9 @@ def _all_designs() -> list[dict]:
 def test_one_step_neighbours_then_two_step_ones_on_the_side():
     ring, one = candidates(BEST, DISTS, frozenset({"2:4"}), set())
     expect_one = {design_key(d) for d in _all_designs() if _moves(d) == 1}
-    assert ring == 1 and {design_key(d) for d in one} == expect_one and len(one) == 6   # OS -> WS: both buffers
+    assert (
+        ring == 1 and {design_key(d) for d in one} == expect_one and len(one) == 6
+    )  # OS -> WS: both buffers
     tried = expect_one | {design_key(BEST)}
     ring, two = candidates(BEST, DISTS, frozenset({"2:4"}), tried)
     expect_two = {design_key(d) for d in _all_designs() if _moves(d) == 2}
@@ -76,8 +81,14 @@ def _toy_study(space_cfg):
 
 
 def _toy_cfg():
-    return parse_config({"study": {"name": "toy", "seed": 0, "trials": 2}, "space": {**ONE_POINT},
-                         "fixed": FIXED, "workload": [{"name": "resnet50", "weight": 1.0}]})
+    return parse_config(
+        {
+            "study": {"name": "toy", "seed": 0, "trials": 2},
+            "space": {**ONE_POINT},
+            "fixed": FIXED,
+            "workload": [{"name": "resnet50", "weight": 1.0}],
+        }
+    )
 
 
 def _started_toy():
@@ -93,14 +104,23 @@ def _started_toy():
 def test_settle_escapes_a_one_step_optimum_and_converges_on_each_side():
     cfg, study, objective = _started_toy()
     info = settle(study, cfg.space, lambda n: study.optimize(objective, n_trials=n), cap=1000)
-    best = {s: max((t for t in study.trials if t.params["sparsity"] == s), key=lambda t: t.value).params
-            for s in ("2:4", "dense")}
-    assert (best["2:4"]["a"], best["2:4"]["b"]) == (6, 6) and (best["dense"]["a"], best["dense"]["b"]) == (3, 3)
-    assert info["converged"] and info["sides"]["sparse"]["after"] == 0.0 and info["sides"]["dense"]["after"] == 0.0
+    best = {
+        s: max((t for t in study.trials if t.params["sparsity"] == s), key=lambda t: t.value).params
+        for s in ("2:4", "dense")
+    }
+    assert (best["2:4"]["a"], best["2:4"]["b"]) == (6, 6) and (best["dense"]["a"], best["dense"]["b"]) == (
+        3,
+        3,
+    )
+    assert (
+        info["converged"]
+        and info["sides"]["sparse"]["after"] == 0.0
+        and info["sides"]["dense"]["after"] == 0.0
+    )
     assert info["sides"]["sparse"]["before"] == -100.0 and info["sides"]["dense"]["before"] == -16.0
     keys = [design_key(t.params) for t in study.trials]
-    assert len(keys) == len(set(keys))                  # no design is evaluated twice
-    assert info["extra_trials"] == len(study.trials) - 2 < 200   # a local search, not the 200-point grid
+    assert len(keys) == len(set(keys))  # no design is evaluated twice
+    assert info["extra_trials"] == len(study.trials) - 2 < 200  # a local search, not the 200-point grid
     # nothing left: a second call queues nothing
     again = settle(study, cfg.space, lambda n: study.optimize(objective, n_trials=n), cap=1000)
     assert again["extra_trials"] == 0 and again["converged"]
@@ -145,11 +165,19 @@ def test_the_cap_bounds_it_and_says_it_did_not_converge():
 def test_a_sweep_settles_reports_it_and_a_rerun_queues_nothing(tmp_path, run_cli):
     space = {**ONE_POINT, "clock_mhz": {"min": 400, "max": 1400, "step": 100}, "rows": [8, 16]}
     cfg = tmp_path / "st.toml"
-    cfg.write_text(tomli_w.dumps({"study": {"name": "st", "seed": 0, "trials": 10}, "space": space, "fixed": FIXED,
-                                  "workload": [{"name": "resnet50", "weight": 1.0}],
-                                  "limits": {"max_stall_fraction": 0.5, "max_tj_c": 85.0}}))
+    cfg.write_text(
+        tomli_w.dumps(
+            {
+                "study": {"name": "st", "seed": 0, "trials": 10},
+                "space": space,
+                "fixed": FIXED,
+                "workload": [{"name": "resnet50", "weight": 1.0}],
+                "limits": {"max_stall_fraction": 0.5, "max_tj_c": 85.0},
+            }
+        )
+    )
     out = tmp_path / "out"
-    p = run_cli(["sweep", str(cfg), "--out", str(out)], cwd=tmp_path)   # 44 points > 4 x 10: searched
+    p = run_cli(["sweep", str(cfg), "--out", str(out)], cwd=tmp_path)  # 44 points > 4 x 10: searched
     assert p.returncode == 0, p.stderr[-2000:]
     text = " ".join((p.stdout + p.stderr).split())
     mode = json.loads((out / "best.json").read_text())["search_mode"]
@@ -166,7 +194,7 @@ def test_a_sweep_settles_reports_it_and_a_rerun_queues_nothing(tmp_path, run_cli
     for side in ("best_sparse", "best_dense"):
         assert best[side]["design"] == exact[side]["design"], side
     n_before = len(open(out / "trials.csv").read().splitlines())
-    p = run_cli(["sweep", str(cfg), "--out", str(out)], cwd=tmp_path)   # resume: settled already
+    p = run_cli(["sweep", str(cfg), "--out", str(out)], cwd=tmp_path)  # resume: settled already
     assert p.returncode == 0, p.stderr[-2000:]
     assert len(open(out / "trials.csv").read().splitlines()) == n_before
 
@@ -189,6 +217,6 @@ def test_each_kind_of_design_gets_its_own_walk():
         study.enqueue_trial({"a": 0, "b": 0, "kind": "x", "sparsity": s})
     study.optimize(objective, n_trials=4)
     info = settle(study, cfg.space, lambda n: study.optimize(objective, n_trials=n), cap=2000)
-    assert info["converged"] and info["walks"] >= 4      # per side: the best (kind y) and the best of kind x
+    assert info["converged"] and info["walks"] >= 4  # per side: the best (kind y) and the best of kind x
     for side in ("sparse", "dense"):
         assert info["sides"][side]["before"] == -5.0 and info["sides"][side]["after"] == 0.0

@@ -66,15 +66,28 @@ def _catches_sigterm(pid: int) -> bool:
 
 def _complete(out: Path) -> set[int]:
     try:
-        st = optuna.load_study(study_name="small", storage=open_storage(resolve_storage(None, out), create=False))
+        st = optuna.load_study(
+            study_name="small", storage=open_storage(resolve_storage(None, out), create=False)
+        )
     except Exception:  # not created yet
         return set()
     return {t.number for t in st.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))}
 
 
 def _command(cfg: Path, out: Path, workers: int) -> list[str]:
-    return [sys.executable, "-m", "tests.explore._signal_sweep", "sweep", str(cfg), "--out", str(out),
-            "--trials", str(TRIALS), "--workers", str(workers)]
+    return [
+        sys.executable,
+        "-m",
+        "tests.explore._signal_sweep",
+        "sweep",
+        str(cfg),
+        "--out",
+        str(out),
+        "--trials",
+        str(TRIALS),
+        "--workers",
+        str(workers),
+    ]
 
 
 def _ignore_sigint() -> None:
@@ -85,9 +98,15 @@ def _run(cfg: Path, out: Path, workers: int, env: dict) -> subprocess.Popen:
     # started with SIGINT ignored, as a script's background job is (sh -c 'cmd &'), in a group of
     # its own; no shell stays between (dash dies of the group's SIGINT itself, and its exit status
     # would hide the sweep's)
-    return subprocess.Popen(_command(cfg, out, workers), env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=_ignore_sigint)
+    return subprocess.Popen(
+        _command(cfg, out, workers),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_ignore_sigint,
+    )
 
 
 def _sweep_pid(sh: subprocess.Popen) -> int | None:
@@ -108,7 +127,9 @@ def _one(k: int, rng: random.Random, tmp: Path, env: dict) -> str | None:
             assert time.monotonic() - t0 < 60, "the sweep did not start"
             pid = _sweep_pid(sh)
             time.sleep(0.005)
-        time.sleep(rng.uniform(0.0, 12.0))   # the imports, prewarm, 10 trials and the report take about 12 s here
+        time.sleep(
+            rng.uniform(0.0, 12.0)
+        )  # the imports, prewarm, 10 trials and the report take about 12 s here
         before = _complete(out)
         if sh.poll() is not None:
             return None if sh.returncode == 0 else f"run {k}: exit {sh.returncode} before the signal"
@@ -123,11 +144,22 @@ def _one(k: int, rng: random.Random, tmp: Path, env: dict) -> str | None:
             return f"run {k}: {sig.name} after {t_sig - t0:.2f} s: still running 30 s later"
         took = time.monotonic() - t_sig
         lines = [ln for ln in err.splitlines() if ln.strip()]
-        want = {signal.SIGINT: (130, "sparsepe: interrupted"), signal.SIGTERM: (143, "sparsepe: terminated (SIGTERM)")}[sig]
+        want = {
+            signal.SIGINT: (130, "sparsepe: interrupted"),
+            signal.SIGTERM: (143, "sparsepe: terminated (SIGTERM)"),
+        }[sig]
         if sh.returncode == 0 and "results:" in err:
             pass  # it had finished its report as the signal came
-        elif sh.returncode != want[0] or lines[-1:] != [want[1]] or err.count(want[1]) != 1 or "Traceback" in err:
-            return f"run {k} (workers {workers}, {sig.name} {t_sig - t0:.2f} s in): exit {sh.returncode}, stderr {err[-400:]!r}"
+        elif (
+            sh.returncode != want[0]
+            or lines[-1:] != [want[1]]
+            or err.count(want[1]) != 1
+            or "Traceback" in err
+        ):
+            return (
+                f"run {k} (workers {workers}, {sig.name} {t_sig - t0:.2f} s in): "
+                f"exit {sh.returncode}, stderr {err[-400:]!r}"
+            )
         elif took > DEADLINE_S:
             return f"run {k} (workers {workers}, {sig.name} {t_sig - t0:.2f} s in): ended {took:.2f} s after the signal"
         time.sleep(0.3)
@@ -137,11 +169,15 @@ def _one(k: int, rng: random.Random, tmp: Path, env: dict) -> str | None:
         if not before <= after:
             return f"run {k}: finished trials lost: {sorted(before - after)}"
         if k % 5 == 0:
-            again = subprocess.run(_command(cfg, out, workers), env=env,
-                                   capture_output=True, text=True, timeout=300)
+            again = subprocess.run(
+                _command(cfg, out, workers), env=env, capture_output=True, text=True, timeout=300
+            )
             final = _complete(out)
             if again.returncode != 0 or len(final) < TRIALS or not after <= final:
-                return f"run {k}: the rerun did not resume (exit {again.returncode}, {len(final)} complete): {again.stderr[-300:]!r}"
+                return (
+                    f"run {k}: the rerun did not resume (exit {again.returncode}, {len(final)} complete): "
+                    f"{again.stderr[-300:]!r}"
+                )
         return None
     finally:
         for p in _group(sh.pid):

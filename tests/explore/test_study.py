@@ -77,7 +77,19 @@ def test_sigkill_halfway_then_rerun_ends_with_exact_total(small_config, tmp_path
     cfg = small_config()
     out = tmp_path / "o"
     env = cli_env(SPARSEPE_TEST_SLOW_S="0.05")
-    args = [sys.executable, "-m", "tests.explore._driver", str(cfg), "-", "k", "40", "1", "0", "tpe", str(out)]
+    args = [
+        sys.executable,
+        "-m",
+        "tests.explore._driver",
+        str(cfg),
+        "-",
+        "k",
+        "40",
+        "1",
+        "0",
+        "tpe",
+        str(out),
+    ]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     journal = out / "study.journal"
     deadline = time.time() + 60
@@ -86,7 +98,9 @@ def test_sigkill_halfway_then_rerun_ends_with_exact_total(small_config, tmp_path
         time.sleep(0.2)
         if journal.exists():
             try:
-                st = optuna.load_study(study_name="k", storage=open_storage(resolve_storage(None, out), create=False))
+                st = optuna.load_study(
+                    study_name="k", storage=open_storage(resolve_storage(None, out), create=False)
+                )
             except KeyError:  # the journal file exists, its create-study record is not written yet
                 continue
             n_done = len(_complete(st))
@@ -154,7 +168,9 @@ def test_unreachable_postgres_is_one_clear_error(small_config, tmp_path, opts):
     cfg = load_config(small_config())
     t0 = time.time()
     with pytest.raises(InputError) as exc:
-        run_study(opts(small_config(), tmp_path / "o", storage="postgresql://nobody:pw@127.0.0.1:1/none"), cfg)
+        run_study(
+            opts(small_config(), tmp_path / "o", storage="postgresql://nobody:pw@127.0.0.1:1/none"), cfg
+        )
     msg = str(exc.value)
     assert "cannot connect" in msg and "\n" not in msg and "pw" not in msg
     assert time.time() - t0 < 30
@@ -187,8 +203,8 @@ def test_other_model_code_on_same_study_is_refused(small_config, tmp_path, sweep
 
 
 def test_model_code_version_follows_the_model_source(tmp_path, monkeypatch):
-    """It hashes hw/, ppa/, sim/ and the evaluator by path and content: a copy of the tree with one
-    byte changed in a ppa module gets another version."""
+    """It hashes hw/, ppa/, sim/ and the evaluator by path and code: in a copy of the tree, a blank
+    line added to a ppa module keeps the version, and a new constant there changes it."""
     import shutil
 
     import explore.study as st
@@ -201,7 +217,11 @@ def test_model_code_version_follows_the_model_source(tmp_path, monkeypatch):
     real_import = importlib.import_module
 
     def fake(name, *a, **k):
-        return type("M", (), {"__file__": str(tmp_path / "explore" / "__init__.py")}) if name == "explore" else real_import(name, *a, **k)
+        return (
+            type("M", (), {"__file__": str(tmp_path / "explore" / "__init__.py")})
+            if name == "explore"
+            else real_import(name, *a, **k)
+        )
 
     monkeypatch.setattr(importlib, "import_module", fake)
     st.model_code_version.cache_clear()
@@ -209,18 +229,27 @@ def test_model_code_version_follows_the_model_source(tmp_path, monkeypatch):
         v1 = st.model_code_version()
         st.model_code_version.cache_clear()
         f = tmp_path / "ppa" / "tech.py"
-        f.write_text(f.read_text() + "\n")
+        f.write_text(f.read_text() + "\n\n# a comment\n")
+        v_layout = st.model_code_version()
+        st.model_code_version.cache_clear()
+        f.write_text(f.read_text() + "EXTRA_CONSTANT = 1\n")
         v2 = st.model_code_version()
     finally:
         monkeypatch.undo()
         st.model_code_version.cache_clear()
-    assert v1 == st.model_code_version() and v2 != v1
+    assert v1 == st.model_code_version() == v_layout and v2 != v1
 
 
 def test_constraints_one_per_limit_plus_timing(small_config):
     cfg = load_config(small_config())
-    m = {"stall_fraction": 0.45, "tj_c": 95.0, "power_density_w_mm2": 0.5, "area_mm2": 20.0,
-         "clock_mhz": 1000.0, "fmax_mhz": 800.0}
+    m = {
+        "stall_fraction": 0.45,
+        "tj_c": 95.0,
+        "power_density_w_mm2": 0.5,
+        "area_mm2": 20.0,
+        "clock_mhz": 1000.0,
+        "fmax_mhz": 800.0,
+    }
     c = constraint_values(cfg, m)
     assert set(c) == {"stall_fraction", "tj_c", "power_density_w_mm2", "area_mm2", "timing"}
     assert c["stall_fraction"] == pytest.approx(0.5)  # 50 % over 0.3
@@ -243,7 +272,11 @@ def test_no_feasible_design_names_binding_limits(small_config, tmp_path, sweep):
 
 def test_multi_objective_pareto_set_is_nondominated(small_config, tmp_path, sweep):
     p = small_config()
-    p.write_text(p.read_text().replace('primary = "perf_per_watt"', 'primary = "perf_per_watt"\nsecondary = ["area_mm2"]'))
+    p.write_text(
+        p.read_text().replace(
+            'primary = "perf_per_watt"', 'primary = "perf_per_watt"\nsecondary = ["area_mm2"]'
+        )
+    )
     study, best = sweep(p, tmp_path / "o", trials=30, sampler="nsga2")
     assert len(study.directions) == 2
     feas = [t for t in _complete(study) if all(v <= 0 for v in t.constraints.values())]
@@ -252,7 +285,8 @@ def test_multi_objective_pareto_set_is_nondominated(small_config, tmp_path, swee
     for t in feas:
         ppw, area = t.values
         dominated = any(
-            u.values[0] >= ppw and u.values[1] <= area and (u.values[0] > ppw or u.values[1] < area) for u in feas
+            u.values[0] >= ppw and u.values[1] <= area and (u.values[0] > ppw or u.values[1] < area)
+            for u in feas
         )
         assert (t.number in front) == (not dominated)
 
@@ -290,8 +324,16 @@ def test_journal_opens_in_optuna_dashboard(small_config, tmp_path, sweep):
     app = dashboard.wsgi(get_storage(str(tmp_path / "o" / "study.journal")))
 
     def get(path):
-        env = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "localhost",
-               "SERVER_PORT": "80", "wsgi.input": io.BytesIO(), "wsgi.url_scheme": "http", "SERVER_PROTOCOL": "HTTP/1.1"}
+        env = {
+            "REQUEST_METHOD": "GET",
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "localhost",
+            "SERVER_PORT": "80",
+            "wsgi.input": io.BytesIO(),
+            "wsgi.url_scheme": "http",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+        }
         status = {}
         body = b"".join(app(env, lambda s, h, e=None: status.setdefault("s", s)))
         assert status["s"].startswith("200"), status
@@ -323,12 +365,16 @@ def test_orphaned_running_trials_are_failed_and_retried(small_config, tmp_path, 
     states = {t.number: t.state for t in study.get_trials(deepcopy=False)}
     assert states[dead.number] == TrialState.FAIL and states[untagged.number] == TrialState.FAIL
     assert len(_complete(study)) == 9
-    retried = [t for t in study.get_trials(deepcopy=False) if t.system_attrs.get("failed_trial") == dead.number]
+    retried = [
+        t for t in study.get_trials(deepcopy=False) if t.system_attrs.get("failed_trial") == dead.number
+    ]
     assert retried and retried[0].params["rows"] == dead.params["rows"]
 
 
 @pytest.mark.parametrize("retry", [True, False])
-def test_a_trial_failed_by_another_worker_while_it_runs_is_retried(small_config, tmp_path, monkeypatch, sweep, retry):
+def test_a_trial_failed_by_another_worker_while_it_runs_is_retried(
+    small_config, tmp_path, monkeypatch, sweep, retry
+):
     """Another worker may take a live worker's trial for a dead one's and fail it (its retry
     enqueued) while it is still being evaluated. The live worker must not crash on Optuna's refusal
     of its later writes: it goes on, the retry evaluates the point, and the total ends exact.
@@ -345,7 +391,9 @@ def test_a_trial_failed_by_another_worker_while_it_runs_is_retried(small_config,
             other = optuna.load_study(study_name="t", storage=open_storage(resolve_storage(None, out)))
             (running,) = other.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
             # taken for a dead process's trial (a pid that cannot exist on this host)
-            other._storage.set_trial_system_attr(running._trial_id, WORKER_ATTR, f"{socket.gethostname()}:999999999:1")
+            other._storage.set_trial_system_attr(
+                running._trial_id, WORKER_ATTR, f"{socket.gethostname()}:999999999:1"
+            )
             if retry:
                 assert fail_dead_local_trials(other) == 1
             else:
@@ -392,7 +440,9 @@ def test_a_design_already_in_the_study_is_reused_and_counted_once(small_config, 
     cfg = small_config(text=TINY_SPACE)
     calls: list[dict] = []
     real = analytic.evaluate
-    monkeypatch.setattr(analytic, "evaluate", lambda point, ctx: (calls.append(dict(point)), real(point, ctx))[1])
+    monkeypatch.setattr(
+        analytic, "evaluate", lambda point, ctx: (calls.append(dict(point)), real(point, ctx))[1]
+    )
     study, best = sweep(cfg, tmp_path / "o", trials=12, seed=1)
     keys = [tuple(sorted(c.items())) for c in calls]
     assert len(keys) == len(set(keys)) <= 4  # no design evaluated twice
@@ -408,8 +458,9 @@ def test_a_design_already_in_the_study_is_reused_and_counted_once(small_config, 
     assert best["n_evaluated"] == len(keys)
 
 
-def test_a_trial_that_characterises_says_so_on_the_progress_line(small_config, tmp_path, sweep_options, capsys,
-                                                                 monkeypatch):
+def test_a_trial_that_characterises_says_so_on_the_progress_line(
+    small_config, tmp_path, sweep_options, capsys, monkeypatch
+):
     from explore.config import load_config
     from explore.trials import CHARACTERISED_ATTR
 
@@ -418,8 +469,11 @@ def test_a_trial_that_characterises_says_so_on_the_progress_line(small_config, t
     o = sweep_options(cfg, tmp_path / "o", trials=4, evaluator="tests.explore._characterising")
     o.progress = True
     study = run_study(o, load_config(cfg))
-    marked = {t.number: t.system_attrs[CHARACTERISED_ATTR] for t in study.get_trials(deepcopy=False)
-              if CHARACTERISED_ATTR in t.system_attrs}
+    marked = {
+        t.number: t.system_attrs[CHARACTERISED_ATTR]
+        for t in study.get_trials(deepcopy=False)
+        if CHARACTERISED_ATTR in t.system_attrs
+    }
     assert marked == {0: "module sparse_array"}
     err = capsys.readouterr().err
     assert "sweep t: trial 0 characterised module sparse_array (not prewarmed)" in err, err

@@ -54,15 +54,33 @@ def _start(tmp: Path, workers: int) -> subprocess.Popen:
     cfg = tmp / "c.toml"
     cfg.write_text(SMALL_CONFIG.replace("{workload}", "bert-base"))
     env = {**os.environ, "PYTHONPATH": str(REPO), "SPARSEPE_TEST_SLOW_S": "0.2"}
-    return subprocess.Popen([sys.executable, "-m", "tests.explore._signal_sweep", "sweep", str(cfg), "--out",
-                             str(tmp / "out"), "--trials", "200", "--workers", str(workers)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.explore._signal_sweep",
+            "sweep",
+            str(cfg),
+            "--out",
+            str(tmp / "out"),
+            "--trials",
+            "200",
+            "--workers",
+            str(workers),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _complete(tmp: Path) -> int:
     try:
-        st = optuna.load_study(study_name="small",
-                               storage=open_storage(resolve_storage(None, tmp / "out"), create=False))
+        st = optuna.load_study(
+            study_name="small", storage=open_storage(resolve_storage(None, tmp / "out"), create=False)
+        )
     except Exception:  # not created yet
         return 0
     return len(st.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))

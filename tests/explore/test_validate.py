@@ -30,7 +30,11 @@ HOROWITZ_DRAM = (1300 / 64, 2600 / 64)
 HBM3_IF_4NM = 0.29  # pJ/bit, JSSC 2024
 PAM4_HBM_IF_40NM = 0.41
 MT8192_GPU = {0.60625: 358, 0.65625: 523, 0.70625: 688, 0.8: 866}  # V: MHz
-MT8195_GPU = {0.65: 640, 0.7: 760, 0.75: 880}  # V: MHz, the 7 nm Vth's fit source (mt8195.dtsi, above its floor)
+MT8195_GPU = {
+    0.65: 640,
+    0.7: 760,
+    0.75: 880,
+}  # V: MHz, the 7 nm Vth's fit source (mt8195.dtsi, above its floor)
 RK3399_A72 = {0.825: 816, 0.95: 1200, 1.10: 1608, 1.20: 1800}
 
 
@@ -38,8 +42,9 @@ def _run(args, cache=None):
     env = dict(os.environ)
     if cache is not None:
         env["SPARSEPE_CACHE_DIR"] = str(cache)
-    return subprocess.run([sys.executable, "-m", "explore.cli", "validate", *args], capture_output=True, text=True,
-                          env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "explore.cli", "validate", *args], capture_output=True, text=True, env=env
+    )
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +77,11 @@ def test_row_within_ratio_and_range():
 def test_sram_rows_hold_to_the_published_tables(fast_rows):
     for nm, table in ((45, HOROWITZ_SRAM), (7, JOUPPI_SRAM)):
         for kb, ref in table.items():
-            (r,) = [x for x in _find(fast_rows, "sram", nm, f"{kb} KB") if "CACTI" not in x.quantity
-                    and "40 nm" not in x.quantity]
+            (r,) = [
+                x
+                for x in _find(fast_rows, "sram", nm, f"{kb} KB")
+                if "CACTI" not in x.quantity and "40 nm" not in x.quantity
+            ]
             assert r.reference == ref
             assert r.held_out == (kb == 32)  # 8 KB and 1 MB are the fit points: not their own check
             assert r.model == pytest.approx(ref, rel=1e-9 if kb != 32 else 0.10)
@@ -83,7 +91,7 @@ def test_sram_rows_hold_to_the_published_tables(fast_rows):
     # a projection that Jouppi's later silicon-derived 7 nm table contradicts: printed as a conflict, not a check
     assert (k10.low, k10.high) == KECKLER_10NM_8KB and not k10.within and not k10.held_out
     assert "projection" in k10.quantity and "conflict between sources" in k10.reason
-    assert min(JOUPPI_SRAM[8] / x for x in KECKLER_10NM_8KB) > 1.5   # the two sources cannot both be met
+    assert min(JOUPPI_SRAM[8] / x for x in KECKLER_10NM_8KB) > 1.5  # the two sources cannot both be met
     conflicts = [r for r in fast_rows if "CACTI" in r.quantity]
     assert len(conflicts) == 4 and not any(r.held_out for r in conflicts)
     assert all(r.model > r.reference for r in conflicts)  # CACTI reads cheaper: the default follows silicon
@@ -104,7 +112,9 @@ def test_dram_and_phy_rows_hold_to_the_published_figures(fast_rows):
     ddr4 = [r for q, r in rows.items() if q.startswith("DDR4") and r.held_out][0]
     assert (ddr4.low, ddr4.high) == pytest.approx(HOROWITZ_DRAM) and ddr4.within
     phy = [r for r in fast_rows if r.group == "phy" and r.held_out][0]
-    assert phy.reference == pytest.approx(PAM4_HBM_IF_40NM * 8) and phy.model == pytest.approx(HBM3_IF_4NM * 8)
+    assert phy.reference == pytest.approx(PAM4_HBM_IF_40NM * 8) and phy.model == pytest.approx(
+        HBM3_IF_4NM * 8
+    )
     areas = [r for r in fast_rows if r.group == "phy" and "area" in r.quantity]
     assert areas and all(r.reference is None and not r.held_out and r.reason for r in areas)
 
@@ -149,11 +159,24 @@ def test_json_schema_and_exit_0():
     out = _run(["--json", *sum((["--group", g] for g in FAST), [])])
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
-    keys = {"quantity", "node_nm", "model", "reference", "ratio", "unit", "source", "held_out", "within", "reason"}
+    keys = {
+        "quantity",
+        "node_nm",
+        "model",
+        "reference",
+        "ratio",
+        "unit",
+        "source",
+        "held_out",
+        "within",
+        "reason",
+    }
     assert rows and all(keys <= set(r) for r in rows)
     for r in rows:
         assert isinstance(r["held_out"], bool) and isinstance(r["within"], bool)
-        assert isinstance(r["quantity"], str) and isinstance(r["source"], str) and isinstance(r["reason"], str)
+        assert (
+            isinstance(r["quantity"], str) and isinstance(r["source"], str) and isinstance(r["reason"], str)
+        )
         assert r["node_nm"] is None or isinstance(r["node_nm"], int)
         assert r["model"] is None or math.isfinite(r["model"])
         if r["reference"] is not None and r["model"] is not None:
@@ -162,11 +185,14 @@ def test_json_schema_and_exit_0():
             assert r["reason"]
 
 
-@pytest.mark.parametrize("args,where", [
-    (["--node", "3"], "--node"),
-    (["--json", "--liberty", "/nonexistent/cells.lib"], "cells.lib"),
-    (["--json", "--group", "vibes"], "--group"),
-])
+@pytest.mark.parametrize(
+    "args,where",
+    [
+        (["--node", "3"], "--node"),
+        (["--json", "--liberty", "/nonexistent/cells.lib"], "cells.lib"),
+        (["--json", "--group", "vibes"], "--group"),
+    ],
+)
 def test_bad_input_one_line_exit_2(args, where, tmp_path):
     out = _run(args, tmp_path)
     assert out.returncode == 2, out.stdout
@@ -203,12 +229,22 @@ def test_full_validate_exits_0_and_counts_every_group(tmp_path):
     assert all(r["reason"] for r in rows if r["held_out"] and not r["within"])
     # the INT8 PE's MAC (8-bit multiply, 32-bit accumulate) against the same table's two operators
     for nm, table in ((45, HOROWITZ_OPS), (7, JOUPPI_OPS)):
-        (mac,) = [r for r in rows if r["node_nm"] == nm and r["quantity"].startswith("INT8 MAC energy (dense PE, compute")]
-        assert not mac["held_out"] and mac["reference"] == pytest.approx(table["8-bit multiply"] + table["32-bit add"])
+        (mac,) = [
+            r
+            for r in rows
+            if r["node_nm"] == nm and r["quantity"].startswith("INT8 MAC energy (dense PE, compute")
+        ]
+        assert not mac["held_out"] and mac["reference"] == pytest.approx(
+            table["8-bit multiply"] + table["32-bit add"]
+        )
     # float MACs against the float operators of the same tables: FP16 at 45 nm (Horowitz: fp16 multiply
     # 1.1 + fp32 add 0.9 pJ), BF16 at 7 nm (Jouppi: bf16 multiply 0.21 + fp32 add 0.38 pJ); Horowitz has no
     # bf16, so the 45 nm BF16 row, shown against his fp16 figures, is not counted
-    mac = {(r["node_nm"], r["quantity"].split(" MAC")[0]): r for r in rows if " MAC energy (dense PE: " in r["quantity"]}
+    mac = {
+        (r["node_nm"], r["quantity"].split(" MAC")[0]): r
+        for r in rows
+        if " MAC energy (dense PE: " in r["quantity"]
+    }
     assert set(mac) == {(45, "FP16"), (45, "BF16"), (7, "BF16")}
     assert mac[45, "FP16"]["held_out"] and mac[45, "FP16"]["reference"] == pytest.approx(1.1 + 0.9)
     assert mac[7, "BF16"]["held_out"] and mac[7, "BF16"]["reference"] == pytest.approx(0.21 + 0.38)
@@ -249,7 +285,7 @@ def test_timing_rows_hold_the_7nm_pe_to_7nm_silicon():
     assert (fmax.low, fmax.high) == SHIPPED_7NM_MHZ
     a72 = [r for r in rows if "Cortex-A72" in r.quantity]
     assert len(a72) == len(A72_7NM)
-    for r, (ghz, v) in zip(a72, A72_7NM):
+    for r, (_ghz, v) in zip(a72, A72_7NM, strict=True):
         assert r.held_out and r.within and 15 <= r.model <= 30 * 1.5 and f"{v:g} V" in r.quantity
     # 28.2 FO4 at 1.2 V; 30.5 at 1.375 V, just above the 15-30 range (the 7 nm law, fitted at
     # 0.65-0.75 V on MT8195, gives more gain above 1.2 V than the chip shows), within 1.5x of it
@@ -259,8 +295,15 @@ def test_timing_rows_hold_the_7nm_pe_to_7nm_silicon():
 
 
 # nvdla/doc primer.rst "Example Area and Performance": INT8 MACs, CBUF KB -> 28 nm synthesis area (mm^2)
-NVDLA_PRIMER_AREA = {(2048, 512): 5.5, (1024, 256): 3.0, (512, 256): 2.3, (256, 256): 1.7, (128, 256): 1.4,
-                     (64, 128): 0.91, (32, 128): 0.85}
+NVDLA_PRIMER_AREA = {
+    (2048, 512): 5.5,
+    (1024, 256): 3.0,
+    (512, 256): 2.3,
+    (256, 256): 1.7,
+    (128, 256): 1.4,
+    (64, 128): 0.91,
+    (32, 128): 0.85,
+}
 
 
 @pytest.mark.slow
@@ -270,7 +313,10 @@ def test_nvdla_rows_fit_on_nv_small_and_hold_on_the_other_six():
     by_cfg = {}
     for r in rows:
         if "block_area" in r.quantity:
-            macs, kb = r.quantity.split(" MACs / ")[0].split()[-1], r.quantity.split(" MACs / ")[1].split(" KB")[0]
+            macs, kb = (
+                r.quantity.split(" MACs / ")[0].split()[-1],
+                r.quantity.split(" MACs / ")[1].split(" KB")[0],
+            )
             by_cfg[(int(macs), int(kb))] = r
     assert set(by_cfg) == set(NVDLA_PRIMER_AREA)
     for cfg, r in by_cfg.items():
@@ -283,12 +329,20 @@ def test_nvdla_rows_fit_on_nv_small_and_hold_on_the_other_six():
     xs = [m for (m, kb) in NVDLA_PRIMER_AREA if kb == 256]
     ys = [NVDLA_PRIMER_AREA[(m, 256)] for m in xs]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs) * 1e6
+    slope = (
+        sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs) * 1e6
+    )
     s = [r for r in rows if "slope scope" in r.quantity][0]
     assert s.reference == pytest.approx(slope) and s.held_out and s.within
 
 
-EYERISS_ALEXNET = (35.0, 666e6, 168, 200e6, 0.278)  # fps, MACs per image, MACs, clock Hz, W (JSSC 2017, ISSCC 2016)
+EYERISS_ALEXNET = (
+    35.0,
+    666e6,
+    168,
+    200e6,
+    0.278,
+)  # fps, MACs per image, MACs, clock Hz, W (JSSC 2017, ISSCC 2016)
 
 
 @pytest.mark.slow
@@ -350,13 +404,17 @@ def test_cell_area_rows_hold_the_pes_to_asap7s_cells():
     for sparse, name in ((False, "dense PE"), (True, "2:4 PE")):
         r = rows[f"cell area of the INT8 {name} at 7 nm (transistors at N7's peak density)"]
         v, top = rtl.pe_verilog(PEParams(), sparse), rtl.pe_name(sparse)
-        assert r.held_out and r.model == pytest.approx(synth.synthesize(v, top).transistors / N7_HD_MTR_PER_MM2)
+        assert r.held_out and r.model == pytest.approx(
+            synth.synthesize(v, top).transistors / N7_HD_MTR_PER_MM2
+        )
         if asap7.why_unavailable() is not None:
             assert r.reference is None and r.reason == asap7.why_unavailable()
             continue
         lib = load_liberty(asap7.merged_liberty_path())
         mapped = map_to_liberty(v, top, lib)
-        assert r.reference == pytest.approx(sum(n * cell_area(lib.cell(c)) for c, n in mapped.cells.items()), rel=1e-3)
+        assert r.reference == pytest.approx(
+            sum(n * cell_area(lib.cell(c)) for c, n in mapped.cells.items()), rel=1e-3
+        )
         assert r.within, (r.model, r.reference)  # 0.93 (dense), 0.89 (2:4) when written
     if asap7.why_unavailable() is None:  # sizing for fmax grows the cells more than the model's 1.25
         assert 1.25 < growth.reference < 2.5
@@ -410,7 +468,9 @@ def test_the_asap7_clock_figure_stated_in_the_docs_is_pinned():
 def test_one_sided_rows_score_one_side_only():
     """issue 37: a clock that must be reached holds only at or above it; a bound holds up to 1.5x it."""
     reach = Row("clock", "q", 14, 1999.0, 2000.0, "MHz", "", True, bound="at_least")
-    assert not reach.within and Row("clock", "q", 14, 2000.0, 2000.0, "MHz", "", True, bound="at_least").within
+    assert (
+        not reach.within and Row("clock", "q", 14, 2000.0, 2000.0, "MHz", "", True, bound="at_least").within
+    )
     assert Row("clock", "q", 14, 9000.0, 2000.0, "MHz", "", True, bound="at_least").within
     cap = Row("clock", "q", 7, 1600.0, 1050.0, "MHz", "", True, bound="at_most_1.5x")
     assert not cap.within and Row("clock", "q", 7, 10.0, 1050.0, "MHz", "", True, bound="at_most_1.5x").within
@@ -418,9 +478,16 @@ def test_one_sided_rows_score_one_side_only():
 
 def test_shipped_clock_rows_are_mapped_and_sourced():
     from explore.validation import clocks
+
     designs = {s.name: s for s in clocks.shipped()}
-    assert set(designs) == {"Tesla FSD NPU", "Google TPU v1", "Google TPU v4i", "NVIDIA A100 SXM4",
-                            "NVIDIA H100 SXM5", "Eyeriss v1"}
+    assert set(designs) == {
+        "Tesla FSD NPU",
+        "Google TPU v1",
+        "Google TPU v4i",
+        "NVIDIA A100 SXM4",
+        "NVIDIA H100 SXM5",
+        "Eyeriss v1",
+    }
     for s in designs.values():
         assert s.source and s.mapping and s.design.voltage_v == tech_nominal(s.design.node_nm)
     fsd = designs["Tesla FSD NPU"].design
@@ -430,4 +497,5 @@ def test_shipped_clock_rows_are_mapped_and_sourced():
 
 def tech_nominal(nm):
     from ppa import tech
+
     return tech.nominal_voltage(nm)

@@ -37,11 +37,19 @@ REPO = Path(__file__).resolve().parents[2]
 TRIALS, WORKERS, KILLED = 400, 4, 2
 #: The small test config with three searched axes (rows, cols, clock: 1,629 designs) and the rest
 #: fixed: each trial stores three parameters, so the run measures the workers, not the database.
-LOSS_CONFIG = (SMALL_CONFIG.replace("{workload}", "bert-base")
-               .replace("clock_mhz = { min = 200, max = 2000, step = 100 }", "clock_mhz = { min = 200, max = 2000, step = 10 }")
-               .replace("sram_kb = [64, 256, 1024]", "sram_kb = [256]").replace("node_nm = [16, 7]", "node_nm = [7]")
-               .replace('sparsity = ["2:4", "dense"]', 'sparsity = ["2:4"]').replace("pipeline = [1, 2, 3]", "pipeline = [2]")
-               .replace('dataflow = ["ws", "os"]', 'dataflow = ["ws"]').replace('dram = ["lpddr5", "hbm2"]', 'dram = ["hbm2"]'))
+LOSS_CONFIG = (
+    SMALL_CONFIG.replace("{workload}", "bert-base")
+    .replace(
+        "clock_mhz = { min = 200, max = 2000, step = 100 }",
+        "clock_mhz = { min = 200, max = 2000, step = 10 }",
+    )
+    .replace("sram_kb = [64, 256, 1024]", "sram_kb = [256]")
+    .replace("node_nm = [16, 7]", "node_nm = [7]")
+    .replace('sparsity = ["2:4", "dense"]', 'sparsity = ["2:4"]')
+    .replace("pipeline = [1, 2, 3]", "pipeline = [2]")
+    .replace('dataflow = ["ws", "os"]', 'dataflow = ["ws"]')
+    .replace('dram = ["lpddr5", "hbm2"]', 'dram = ["hbm2"]')
+)
 #: Seconds the whole run may take before the test gives up (the runs take 20-50 s).
 DEADLINE_S = 240
 
@@ -56,7 +64,9 @@ def _pid_of(t: optuna.trial.FrozenTrial) -> int | None:
 
 def _load(url: str, tmp: Path) -> optuna.Study | None:
     try:
-        return optuna.load_study(study_name="loss", storage=open_storage(resolve_storage(url, tmp), create=False))
+        return optuna.load_study(
+            study_name="loss", storage=open_storage(resolve_storage(url, tmp), create=False)
+        )
     except (KeyError, InputError):  # not created yet by the first worker
         return None
 
@@ -67,9 +77,26 @@ def run_with_losses(url: str, tmp: Path, mode: str, seed: int) -> dict:
     cfg = tmp / "c.toml"
     cfg.write_text(LOSS_CONFIG)
     env = {**os.environ, "PYTHONPATH": str(REPO), "SPARSEPE_TEST_SLOW_S": "0.02"}
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.explore._loss_worker", str(cfg), url, "loss", str(TRIALS),
-                               str(k), mode], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for k in range(WORKERS)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.explore._loss_worker",
+                str(cfg),
+                url,
+                "loss",
+                str(TRIALS),
+                str(k),
+                mode,
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(WORKERS)
+    ]
     rng = random.Random(seed)
     victims = rng.sample(procs, KILLED)
     # by half the trials: under load the poll below is slow, and a later moment can come after the
@@ -79,22 +106,28 @@ def run_with_losses(url: str, tmp: Path, mode: str, seed: int) -> dict:
     held: list[int] = []  # trial numbers the victims held when killed
     st = None
     try:
-        for victim, moment in zip(victims, moments):
+        for victim, moment in zip(victims, moments, strict=True):
             while True:
                 assert time.monotonic() - t0 < DEADLINE_S, (
                     f"no victim caught by {DEADLINE_S} s: victim exit {victim.poll()}, "
                     f"{sum(t.state == TrialState.COMPLETE for t in (st.get_trials(deepcopy=False) if st else []))} "
-                    f"complete, moment {moment}; {victim.stderr.read() if victim.poll() is not None else ''}")
+                    f"complete, moment {moment}; {victim.stderr.read() if victim.poll() is not None else ''}"
+                )
                 st = st or _load(url, tmp)  # one storage, re-read: a fresh connection per poll is slow
                 trials = st.get_trials(deepcopy=False) if st is not None else []
                 done = sum(t.state == TrialState.COMPLETE for t in trials)
-                mine = [t.number for t in trials if t.state == TrialState.RUNNING and _pid_of(t) == victim.pid]
+                mine = [
+                    t.number for t in trials if t.state == TrialState.RUNNING and _pid_of(t) == victim.pid
+                ]
                 if done >= moment and mine:
                     victim.send_signal(signal.SIGKILL)
                     victim.wait()
                     # what it held at its death (a trial seen running may have finished meanwhile)
-                    held += [t.number for t in st.get_trials(deepcopy=False)
-                             if t.state == TrialState.RUNNING and _pid_of(t) == victim.pid]
+                    held += [
+                        t.number
+                        for t in st.get_trials(deepcopy=False)
+                        if t.state == TrialState.RUNNING and _pid_of(t) == victim.pid
+                    ]
                     break
                 time.sleep(0.02)
         codes = [p.wait(timeout=max(1.0, DEADLINE_S - (time.monotonic() - t0))) for p in procs]
@@ -103,15 +136,25 @@ def run_with_losses(url: str, tmp: Path, mode: str, seed: int) -> dict:
             if p.poll() is None:
                 p.kill()
     errs = [p.stderr.read() for p in procs]
-    return {"seed": seed, "codes": codes, "victims": [procs.index(v) for v in victims], "held": held, "errors": errs,
-            "study": _load(url, tmp), "seconds": time.monotonic() - t0, "moments": moments}
+    return {
+        "seed": seed,
+        "codes": codes,
+        "victims": [procs.index(v) for v in victims],
+        "held": held,
+        "errors": errs,
+        "study": _load(url, tmp),
+        "seconds": time.monotonic() - t0,
+        "moments": moments,
+    }
 
 
 def check(res: dict) -> None:
     """The study's end state after the losses (``res`` of :func:`run_with_losses`)."""
-    print(f"seed {res['seed']}: killed workers {res['victims']} at {res['moments']} complete trials, holding "
-          f"trials {res['held']}; {res['seconds']:.1f} s")
-    for k, (code, err) in enumerate(zip(res["codes"], res["errors"])):
+    print(
+        f"seed {res['seed']}: killed workers {res['victims']} at {res['moments']} complete trials, holding "
+        f"trials {res['held']}; {res['seconds']:.1f} s"
+    )
+    for k, (code, err) in enumerate(zip(res["codes"], res["errors"], strict=True)):
         if k in res["victims"]:
             assert code == -signal.SIGKILL, (k, code, err)
         else:

@@ -1,5 +1,6 @@
 """An independent reference for the float PE datapath, built on numpy's float32/float64 arithmetic
-and ml_dtypes' decoders of OCP FP8 and bfloat16, numpy's float16 for IEEE binary16 (no bit manipulation of exponents or significands).
+and ml_dtypes' decoders of OCP FP8 and bfloat16, numpy's float16 for IEEE binary16 (no bit
+manipulation of exponents or significands).
 Used only by the tests: it must not share code with hw.fp_golden or hw.fp."""
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ except ImportError:  # pragma: no cover - ml_dtypes is a dependency of jax/tenso
     ml_dtypes = None
 
 CANON = 0x7FC00000
-_TINY = np.float32(np.finfo(np.float32).tiny)      # 2**-126, the smallest binary32 normal
+_TINY = np.float32(np.finfo(np.float32).tiny)  # 2**-126, the smallest binary32 normal
 
 
 def _dtype(precision: str):
-    return {"fp8-e4m3": ml_dtypes.float8_e4m3fn, "fp8-e5m2": ml_dtypes.float8_e5m2,
-            "bf16": ml_dtypes.bfloat16, "fp16": np.float16}[precision]
+    return {
+        "fp8-e4m3": ml_dtypes.float8_e4m3fn,
+        "fp8-e5m2": ml_dtypes.float8_e5m2,
+        "bf16": ml_dtypes.bfloat16,
+        "fp16": np.float16,
+    }[precision]
 
 
 def decode(bits, precision: str) -> np.ndarray:
@@ -25,7 +30,7 @@ def decode(bits, precision: str) -> np.ndarray:
     raw = np.asarray(bits).astype(np.uint16 if precision in ("bf16", "fp16") else np.uint8)
     v = raw.view(_dtype(precision)).astype(np.float64)
     if precision == "bf16":
-        v = np.where((v != 0) & (np.abs(v) < 2.0 ** -126), np.copysign(0.0, v), v)
+        v = np.where((v != 0) & (np.abs(v) < 2.0**-126), np.copysign(0.0, v), v)
     return v
 
 

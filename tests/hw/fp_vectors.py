@@ -14,10 +14,21 @@ def specials(precision: str) -> np.ndarray:
     sign = 1 << (f.bits - 1)
     max_e = e_all - 1 if f.ieee_specials else e_all
     max_m = m_all if f.ieee_specials else m_all - 1
-    vals = [0, 1, m_all, 1 << sh, (1 << sh) | m_all, (max_e << sh) | max_m, (max_e << sh), f.bias << sh,
-            ((f.bias - 1) << sh) | m_all, (e_all << sh) | m_all, (e_all << sh) | 1]
+    vals = [
+        0,
+        1,
+        m_all,
+        1 << sh,
+        (1 << sh) | m_all,
+        (max_e << sh) | max_m,
+        (max_e << sh),
+        f.bias << sh,
+        ((f.bias - 1) << sh) | m_all,
+        (e_all << sh) | m_all,
+        (e_all << sh) | 1,
+    ]
     if f.ieee_specials:
-        vals.append(e_all << sh)                                 # inf
+        vals.append(e_all << sh)  # inf
     return np.array(sorted({v | s for v in vals for s in (0, sign)}), dtype=np.int64)
 
 
@@ -27,8 +38,11 @@ def operands(rng: np.random.Generator, precision: str, shape, mix=(0.4, 0.45, 0.
     f = FORMATS[precision]
     uni = rng.integers(0, 1 << f.bits, size=shape, dtype=np.int64)
     e = np.clip(f.bias + rng.integers(-3, 4, size=shape), 1, f.exp_max_field - 1)
-    band = (rng.integers(0, 2, size=shape) << (f.bits - 1)) | (e << f.man_bits) | \
-        rng.integers(0, 1 << f.man_bits, size=shape)
+    band = (
+        (rng.integers(0, 2, size=shape) << (f.bits - 1))
+        | (e << f.man_bits)
+        | rng.integers(0, 1 << f.man_bits, size=shape)
+    )
     sp = rng.choice(specials(precision), size=shape)
     pick = rng.choice(3, size=shape, p=list(mix))
     return np.choose(pick, [uni, band, sp]).astype(np.int64)

@@ -47,7 +47,7 @@ def _fold_ref(kind, p, values, meta, x, dense=False):
 
 
 CASES = [
-    ("sparse", PEParams(acc_bits=20), 3, 2),                       # channel 0 wraps at 20 bits
+    ("sparse", PEParams(acc_bits=20), 3, 2),  # channel 0 wraps at 20 bits
     ("sparse", PEParams(n=2, m=8, pipeline=3), 2, 3),
     ("sparse", PEParams(n=1, m=4, act_bits=4, weight_bits=4, acc_bits=10, pipeline=2), 2, 2),
     ("dense", PEParams(pipeline=2), 3, 2),
@@ -78,7 +78,7 @@ def test_double_buffered_gemm_matches_golden_and_run_cycles(kind, p, rows, cols,
     sched = ws_tile_schedule(rows, cols, [t] * len(folds), double_buffer=True)
     assert runs[True].swaps == [s for _, s, _ in sched]
     if t >= rows:
-        assert all(s1 == f0 + t - 1 for (_, _, f0), (_, s1, _) in zip(sched, sched[1:]))
+        assert all(s1 == f0 + t - 1 for (_, _, f0), (_, s1, _) in zip(sched, sched[1:], strict=False))
 
 
 def test_dense_path_modes_change_with_the_swap():
@@ -88,11 +88,13 @@ def test_dense_path_modes_change_with_the_swap():
     dn_v, dn_m, dn_x, dn_steps, _ = _gemm("dense_path", p, rows, cols, t, seed=2, dense=True)
     dn = ws_folds(dn_v, dn_m, dn_x, rows, cols, dn_steps)
     tiles, modes = [], []
-    for a, b in zip(nm, dn):
+    for a, b in zip(nm, dn, strict=True):
         tiles += [a[:3], b[:3]]
         modes += [False, True]
-    run = run_array_ws_tiles(SparseArray(rows, cols, p, kind="dense_path", double_buffer=True), tiles, dense=modes)
-    want = [_fold_ref("dense_path", p, *tile, dense=mode) for tile, mode in zip(tiles, modes)]
+    run = run_array_ws_tiles(
+        SparseArray(rows, cols, p, kind="dense_path", double_buffer=True), tiles, dense=modes
+    )
+    want = [_fold_ref("dense_path", p, *tile, dense=mode) for tile, mode in zip(tiles, modes, strict=True)]
     assert [o.tolist() for o in run.outs] == [w.tolist() for w in want]
     assert run.cycles == run_cycles(rows, cols, t, len(tiles), double_buffer=True)
 
@@ -101,20 +103,22 @@ def test_illegal_code_follows_the_active_tile():
     p, rows, cols, t = PEParams(), 2, 2, 3
     values, meta, x, steps, _ = _gemm("sparse", p, rows, cols, t, seed=3, cfolds=1)
     meta = meta.copy()
-    meta[1, 0] = 0b0000                                  # channel 1, first step of fold 0: illegal
+    meta[1, 0] = 0b0000  # channel 1, first step of fold 0: illegal
     folds = ws_folds(values, meta, x, rows, cols, steps)
     run = run_array_ws_tiles(SparseArray(rows, cols, p, double_buffer=True), [f[:3] for f in folds])
     legal = meta.copy()
     legal[1, 0] = 0b0100
     w = decompress_nm(values, legal)
-    w[1, :4] = 0                                         # the dropped group
-    assert run.outs[0].tolist() == gemm_dense(w[:, :rows * p.m], x[:rows * p.m]).tolist()
+    w[1, :4] = 0  # the dropped group
+    assert run.outs[0].tolist() == gemm_dense(w[:, : rows * p.m], x[: rows * p.m]).tolist()
     assert run.outs[1].tolist() == gemm_nm(*folds[1][:3]).tolist()
-    assert run.err.tolist() == [0b10] * t + [0] * t       # beside each output of tile 0 only
+    assert run.err.tolist() == [0b10] * t + [0] * t  # beside each output of tile 0 only
 
 
-@pytest.mark.parametrize("precision,kind,pipeline", [("bf16", "sparse", 1), ("fp8-e4m3", "dense_path", 2),
-                                                     ("fp8-e5m2", "dense", 1)])
+@pytest.mark.parametrize(
+    "precision,kind,pipeline",
+    [("bf16", "sparse", 1), ("fp8-e4m3", "dense_path", 2), ("fp8-e5m2", "dense", 1)],
+)
 def test_double_buffered_fp_array(precision, kind, pipeline):
     p = PEParams(precision=precision, pipeline=pipeline)
     rows, cols, t = 2, 2, 3
@@ -129,8 +133,10 @@ def test_double_buffered_fp_array(precision, kind, pipeline):
             tiles.append((w, None, x))
             want.append(fp_gemm(w, x, p))
             continue
-        _, meta = compress_nm(w & ((1 << (p.weight_bits - 1)) - 1), p.n, p.m)   # prune by magnitude
-        keep = decompress_nm(np.ones((cols, rows * k_step * p.n // p.m), dtype=np.int64), meta, p.n, p.m).astype(bool)
+        _, meta = compress_nm(w & ((1 << (p.weight_bits - 1)) - 1), p.n, p.m)  # prune by magnitude
+        keep = decompress_nm(
+            np.ones((cols, rows * k_step * p.n // p.m), dtype=np.int64), meta, p.n, p.m
+        ).astype(bool)
         tiles.append((w.reshape(cols, -1, p.m)[keep.reshape(cols, -1, p.m)].reshape(cols, -1), meta, x))
         want.append(fp_gemm(w, x, p, keep))
     run = run_array_ws_tiles(SparseArray(rows, cols, p, kind=kind, double_buffer=True), tiles)
@@ -163,7 +169,7 @@ def test_run_cycles_formula_and_inputs():
     # double-buffered: (R + 1) + (F - 1) max(T, R) + T + (R + C - 2) + (p - 1)
     assert run_cycles(4, 4, 6, 3, double_buffer=True) == 5 + 2 * 6 + 6 + 6
     assert run_cycles(4, 4, 2, 3, double_buffer=True, pipeline=2) == 5 + 2 * 4 + 2 + 6 + 1
-    assert run_cycles(4, 4, 6, 1, double_buffer=True) == run_cycles(4, 4, 6, 1) + 1      # the swap edge
+    assert run_cycles(4, 4, 6, 1, double_buffer=True) == run_cycles(4, 4, 6, 1) + 1  # the swap edge
     with pytest.raises(InputError):
         run_cycles(4, 4, 6, 0)
     with pytest.raises(InputError):
@@ -171,15 +177,16 @@ def test_run_cycles_formula_and_inputs():
     with pytest.raises(InputError):
         SparseArray(2, 2, PEParams(), double_buffer=1)
     with pytest.raises(InputError):
-        write_bundle("unused", PEParams(), double_buffer=True)        # no rows/cols: no array
+        write_bundle("unused", PEParams(), double_buffer=True)  # no rows/cols: no array
 
 
 def test_off_adds_nothing_and_on_names_its_modules(tmp_path):
     p = PEParams()
     for kind in ("sparse", "dense", "dense_path"):
         single = SparseArray(2, 2, p, kind=kind)
-        assert to_verilog(single, single.module_name) == to_verilog(SparseArray(2, 2, p, kind=kind, double_buffer=False),
-                                                                    single.module_name)
+        assert to_verilog(single, single.module_name) == to_verilog(
+            SparseArray(2, 2, p, kind=kind, double_buffer=False), single.module_name
+        )
         assert "w_swap" not in single.signature.members
         db = SparseArray(2, 2, p, kind=kind, double_buffer=True)
         assert db.module_name == array_module_name(kind) + "_db" and "w_swap" in db.signature.members
@@ -190,18 +197,28 @@ def test_off_adds_nothing_and_on_names_its_modules(tmp_path):
 
 
 @pytest.mark.iverilog
-@pytest.mark.parametrize("kind,p,rows,cols", [CASES[0], CASES[1], CASES[3], CASES[4]],
-                         ids=[IDS[0], IDS[1], IDS[3], IDS[4]])
+@pytest.mark.parametrize(
+    "kind,p,rows,cols", [CASES[0], CASES[1], CASES[3], CASES[4]], ids=[IDS[0], IDS[1], IDS[3], IDS[4]]
+)
 @pytest.mark.parametrize("double_buffer", [False, True], ids=["single", "double"])
 def test_iverilog_runs_the_same_folds(tmp_path, kind, p, rows, cols, double_buffer):
     t = rows + 1
-    values, meta, x, steps, ref = _gemm(kind, p, rows, cols, t, seed=rows * 10 + cols + t)   # as the Amaranth test
+    values, meta, x, steps, ref = _gemm(
+        kind, p, rows, cols, t, seed=rows * 10 + cols + t
+    )  # as the Amaranth test
     folds = ws_folds(values, meta, x, rows, cols, steps)
-    paths = write_bundle(tmp_path / "rtl", p, rows=rows, cols=cols, dense_path=kind == "dense_path",
-                         double_buffer=double_buffer)
+    paths = write_bundle(
+        tmp_path / "rtl",
+        p,
+        rows=rows,
+        cols=cols,
+        dense_path=kind == "dense_path",
+        double_buffer=double_buffer,
+    )
     name = array_module_name(kind, double_buffer)
-    outs, last = run_array_ws_tiles_iverilog(paths[name], p, rows, cols, [f[:3] for f in folds], tmp_path,
-                                             kind=kind, double_buffer=double_buffer)
+    outs, last = run_array_ws_tiles_iverilog(
+        paths[name], p, rows, cols, [f[:3] for f in folds], tmp_path, kind=kind, double_buffer=double_buffer
+    )
     assert [o.tolist() for o in outs] == [_fold_ref(kind, p, *f[:3]).tolist() for f in folds]
     assert sum_folds(outs, folds, p.acc_bits).tolist() == ref.tolist()
     assert last + 1 == run_cycles(rows, cols, t, len(folds), pipeline=p.pipeline, double_buffer=double_buffer)
@@ -213,34 +230,55 @@ def test_iverilog_dense_path_modes(tmp_path):
     nm = ws_folds(*_gemm("dense_path", p, rows, cols, t, seed=7)[:3], rows, cols, 2 * rows)
     dn_v, dn_m, dn_x, dn_steps, _ = _gemm("dense_path", p, rows, cols, t, seed=8, dense=True)
     dn = ws_folds(dn_v, dn_m, dn_x, rows, cols, dn_steps)
-    tiles = [f[:3] for pair in zip(dn, nm) for f in pair]
+    tiles = [f[:3] for pair in zip(dn, nm, strict=True) for f in pair]
     modes = [True, False] * len(nm)
     paths = write_bundle(tmp_path / "rtl", p, rows=rows, cols=cols, dense_path=True, double_buffer=True)
-    outs, _ = run_array_ws_tiles_iverilog(paths["sparse_array_dp_db"], p, rows, cols, tiles, tmp_path,
-                                          kind="dense_path", dense=modes, double_buffer=True)
-    assert [o.tolist() for o in outs] == [_fold_ref("dense_path", p, *tile, dense=m).tolist()
-                                          for tile, m in zip(tiles, modes)]
+    outs, _ = run_array_ws_tiles_iverilog(
+        paths["sparse_array_dp_db"],
+        p,
+        rows,
+        cols,
+        tiles,
+        tmp_path,
+        kind="dense_path",
+        dense=modes,
+        double_buffer=True,
+    )
+    assert [o.tolist() for o in outs] == [
+        _fold_ref("dense_path", p, *tile, dense=m).tolist() for tile, m in zip(tiles, modes, strict=True)
+    ]
 
 
 #: The non-square shapes (rows != cols, both orders) are the integer cases'; the float case lints at
 #: 2x2, which already has a top row, a neighbour to the right and below (2x3 adds no other kind of
 #: connection, and took 29 s of processor time against 21 s, mostly Amaranth elaborating float PEs).
-LINT = [(PEParams(), (2, 3)), (PEParams(), (5, 4)), (PEParams(pipeline=4, n=4, m=8, acc_bits=16), (2, 3)),
-        (PEParams(n=1, m=4, act_bits=3, weight_bits=5, acc_bits=8), (5, 4)),
-        # the BF16 array takes Verilator 30-90 s: the slow tier (the BF16 PE lints in the default tier)
-        pytest.param(PEParams(precision="bf16", pipeline=2), (2, 2), marks=pytest.mark.slow)]
+LINT = [
+    (PEParams(), (2, 3)),
+    (PEParams(), (5, 4)),
+    (PEParams(pipeline=4, n=4, m=8, acc_bits=16), (2, 3)),
+    (PEParams(n=1, m=4, act_bits=3, weight_bits=5, acc_bits=8), (5, 4)),
+    # the BF16 array takes Verilator 30-90 s: the slow tier (the BF16 PE lints in the default tier)
+    pytest.param(PEParams(precision="bf16", pipeline=2), (2, 2), marks=pytest.mark.slow),
+]
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("p,shape", LINT, ids=["default_2x3", "default_5x4", "4of8_p4_acc16_2x3", "1of4_narrow_5x4",
-                                               "bf16_p2_2x2"])
+@pytest.mark.parametrize(
+    "p,shape", LINT, ids=["default_2x3", "default_5x4", "4of8_p4_acc16_2x3", "1of4_narrow_5x4", "bf16_p2_2x2"]
+)
 def test_verilator_lint_clean(tmp_path, p, shape):
     # the same waivers as the single-buffered modules (hw/verilog.py), nothing added
     waivers = verilator_waivers(p.precision)
     assert waivers.startswith(VERILATOR_WAIVERS)
     (tmp_path / "waivers.vlt").write_text(waivers)
-    paths = write_bundle(tmp_path / "rtl", p, rows=shape[0], cols=shape[1], dense_path=True, double_buffer=True)
+    paths = write_bundle(
+        tmp_path / "rtl", p, rows=shape[0], cols=shape[1], dense_path=True, double_buffer=True
+    )
     for module in ("sparse_array_db", "dense_array_db", "sparse_array_dp_db"):
-        r = subprocess.run(["verilator", "--lint-only", "-Wall", "waivers.vlt", str(paths[module]),
-                            "--top-module", module], cwd=tmp_path, capture_output=True, text=True)
+        r = subprocess.run(
+            ["verilator", "--lint-only", "-Wall", "waivers.vlt", str(paths[module]), "--top-module", module],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
         assert r.returncode == 0, f"{module}:\n{r.stderr}"

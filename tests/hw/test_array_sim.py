@@ -20,9 +20,9 @@ def _ws_case(rows, cols, t, p, seed):
     lo_a, lo_w = -(1 << (p.act_bits - 1)), -(1 << (p.weight_bits - 1))
     k = rows * p.m
     dense = rng.integers(lo_w, -lo_w, size=(cols, k))
-    dense[0, :] = lo_w                                  # most negative weights in channel 0
+    dense[0, :] = lo_w  # most negative weights in channel 0
     x = rng.integers(lo_a, -lo_a, size=(k, t))
-    x[:, 0] = lo_a                                      # most negative activations in vector 0
+    x[:, 0] = lo_a  # most negative activations in vector 0
     values, meta = compress_nm(dense, p.n, p.m)
     return values, meta, x
 
@@ -39,12 +39,16 @@ def test_tile_cycles_formula_matches_scalesim_ws():
         tile_cycles(4, 4, 1, "rs")
 
 
-@pytest.mark.parametrize("rows,cols,t,p", [
-    (4, 4, 6, PEParams(acc_bits=20)),          # 4x4 2:4 tile; acc 20 bits so channel 0 wraps
-    (3, 2, 5, PEParams(pipeline=2)),
-    (2, 3, 4, PEParams(n=2, m=8, pipeline=3)),
-    (2, 2, 3, PEParams(n=1, m=4, act_bits=4, weight_bits=4, acc_bits=8)),
-], ids=["4x4_2of4", "3x2_p2", "2x3_2of8_p3", "2x2_1of4_narrow"])
+@pytest.mark.parametrize(
+    "rows,cols,t,p",
+    [
+        (4, 4, 6, PEParams(acc_bits=20)),  # 4x4 2:4 tile; acc 20 bits so channel 0 wraps
+        (3, 2, 5, PEParams(pipeline=2)),
+        (2, 3, 4, PEParams(n=2, m=8, pipeline=3)),
+        (2, 2, 3, PEParams(n=1, m=4, act_bits=4, weight_bits=4, acc_bits=8)),
+    ],
+    ids=["4x4_2of4", "3x2_p2", "2x3_2of8_p3", "2x2_1of4_narrow"],
+)
 def test_ws_array_gemm_tile(rows, cols, t, p):
     values, meta, x = _ws_case(rows, cols, t, p, seed=rows * 10 + cols)
     run = run_array_ws(SparseArray(rows, cols, p), values, meta, x)
@@ -57,7 +61,7 @@ def test_ws_array_gemm_tile(rows, cols, t, p):
 def test_ws_array_wraps():
     p = PEParams(acc_bits=16)
     values, meta, x = _ws_case(4, 4, 3, p, seed=1)
-    values[0], x[:, 0] = -128, -128       # 8 products of 16384 per column 0 output: wraps in 16 bits
+    values[0], x[:, 0] = -128, -128  # 8 products of 16384 per column 0 output: wraps in 16 bits
     run = run_array_ws(SparseArray(4, 4, p), values, meta, x)
     assert run.out[0, 0] == wrap_signed(8 * 16384, 16) == 0
     assert run.out.tolist() == gemm_nm(values, meta, x, acc_bits=16).tolist()
@@ -76,12 +80,12 @@ def test_ws_array_illegal_metadata_drops_products():
     p = PEParams()
     values, meta, x = _ws_case(3, 3, 3, p, seed=4)
     meta = meta.copy()
-    meta[1, 2] = encode_meta((2, 2))                    # column 1, row 2: illegal
+    meta[1, 2] = encode_meta((2, 2))  # column 1, row 2: illegal
     run = run_array_ws(SparseArray(3, 3, p), values, meta, x)
     legal_meta = meta.copy()
     legal_meta[1, 2] = encode_meta((0, 1))
     w = decompress_nm(values, legal_meta)
-    w[1, 8:12] = 0                                      # the dropped group
+    w[1, 8:12] = 0  # the dropped group
     ref = wrap_signed(w.astype(np.uint64) @ x.astype(np.uint64), 32)
     assert run.out.tolist() == ref.tolist()
     assert run.err.tolist() == [0b010] * 3
@@ -101,8 +105,11 @@ def _os_case(rows, cols, groups, p):
     return values, meta, x
 
 
-OS_CASES = [(4, 4, 5, PEParams()), (3, 2, 4, PEParams(pipeline=2, acc_bits=18)),
-            (2, 3, 3, PEParams(n=4, m=8, pipeline=3))]
+OS_CASES = [
+    (4, 4, 5, PEParams()),
+    (3, 2, 4, PEParams(pipeline=2, acc_bits=18)),
+    (2, 3, 3, PEParams(n=4, m=8, pipeline=3)),
+]
 OS_IDS = ["4x4", "3x2_p2", "2x3_4of8_p3"]
 
 
@@ -115,8 +122,15 @@ def test_os_array_gemm_tile(rows, cols, groups, p):
     assert run.err == 0
 
 
-@pytest.mark.parametrize("kwargs", [dict(rows=0, cols=4), dict(rows=4, cols=True), dict(rows=2, cols=2, dataflow="rs"),
-                                    dict(rows=2, cols=2, params={"n": 2})])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(rows=0, cols=4),
+        dict(rows=4, cols=True),
+        dict(rows=2, cols=2, dataflow="rs"),
+        dict(rows=2, cols=2, params={"n": 2}),
+    ],
+)
 def test_array_rejects_bad_parameters(kwargs):
     kwargs.setdefault("params", PEParams())
     with pytest.raises(InputError):
@@ -124,10 +138,13 @@ def test_array_rejects_bad_parameters(kwargs):
 
 
 @pytest.mark.iverilog
-@pytest.mark.parametrize("rows,cols,t,p", [(4, 4, 6, PEParams(acc_bits=20)), (3, 2, 5, PEParams(pipeline=2))],
-                         ids=["4x4_2of4", "3x2_p2"])
+@pytest.mark.parametrize(
+    "rows,cols,t,p",
+    [(4, 4, 6, PEParams(acc_bits=20)), (3, 2, 5, PEParams(pipeline=2))],
+    ids=["4x4_2of4", "3x2_p2"],
+)
 def test_iverilog_ws_array_matches_golden(tmp_path, rows, cols, t, p):
-    values, meta, x = _ws_case(rows, cols, t, p, seed=rows * 10 + cols)     # as the Amaranth test
+    values, meta, x = _ws_case(rows, cols, t, p, seed=rows * 10 + cols)  # as the Amaranth test
     paths = write_bundle(tmp_path / "rtl", p, rows=rows, cols=cols)
     out, last = run_array_ws_iverilog(paths["sparse_array"], p, rows, cols, values, meta, x, tmp_path)
     assert out.tolist() == gemm_nm(values, meta, x, p.n, p.m, p.acc_bits).tolist()
@@ -137,7 +154,7 @@ def test_iverilog_ws_array_matches_golden(tmp_path, rows, cols, t, p):
 @pytest.mark.iverilog
 @pytest.mark.parametrize("rows,cols,groups,p", OS_CASES, ids=OS_IDS)
 def test_iverilog_os_array_matches_golden(tmp_path, rows, cols, groups, p):
-    values, meta, x = _os_case(rows, cols, groups, p)                       # as the Amaranth test
+    values, meta, x = _os_case(rows, cols, groups, p)  # as the Amaranth test
     paths = write_bundle(tmp_path / "rtl", p, rows=rows, cols=cols, dataflow="os")
     out, err, last = run_array_os_iverilog(paths["sparse_array"], p, rows, cols, values, meta, x, tmp_path)
     assert out.tolist() == gemm_nm(values, meta, x, p.n, p.m, p.acc_bits).tolist()
@@ -146,6 +163,7 @@ def test_iverilog_os_array_matches_golden(tmp_path, rows, cols, groups, p):
 
 
 # ---- arrays of dense and dense-path cells (one SparseArray, kind=...) ---------------------------
+
 
 def _kind_case(kind, dataflow, rows, cols, t, p, seed, dense=False):
     """(values, meta, x, reference) for one tile of a ``kind`` array. W has ``outc`` output
@@ -176,7 +194,9 @@ KIND_CASES = [
     ("dense_path", False, 3, 2, 4, PEParams(n=2, m=8, pipeline=2)),
     ("dense_path", True, 2, 3, 4, PEParams(n=1, m=4, act_bits=4, weight_bits=4, acc_bits=10, pipeline=3)),
 ]
-KIND_IDS = [f"{k}{'_densemode' if d else ''}_{r}x{c}_{p.n}of{p.m}_p{p.pipeline}" for k, d, r, c, _, p in KIND_CASES]
+KIND_IDS = [
+    f"{k}{'_densemode' if d else ''}_{r}x{c}_{p.n}of{p.m}_p{p.pipeline}" for k, d, r, c, _, p in KIND_CASES
+]
 
 
 @pytest.mark.parametrize("kind,dense,rows,cols,t,p", KIND_CASES, ids=KIND_IDS)
@@ -207,13 +227,13 @@ def test_dense_path_array_illegal_code_drops_one_group(dataflow):
     p = PEParams()
     values, meta, x, _ = _kind_case("dense_path", dataflow, 3, 2, 3, p, seed=5)
     meta = meta.copy()
-    meta[1, 3] = encode_meta((2, 2))                 # channel 1, reduction group 3: illegal
+    meta[1, 3] = encode_meta((2, 2))  # channel 1, reduction group 3: illegal
     arr = SparseArray(3, 2, p, dataflow=dataflow, kind="dense_path")
     run = (run_array_ws if dataflow == "ws" else run_array_os)(arr, values, meta, x)
     legal = meta.copy()
     legal[1, 3] = encode_meta((0, 1))
     w = decompress_nm(values, legal)
-    w[1, 12:16] = 0                                  # only that group's products are dropped
+    w[1, 12:16] = 0  # only that group's products are dropped
     assert run.out.tolist() == wrap_signed(w.astype(np.uint64) @ x.astype(np.uint64), 32).tolist()
     err = run.err.tolist()
     assert (err == [0b10] * len(err)) if dataflow == "ws" else err == 0b10
@@ -225,13 +245,17 @@ def test_array_rejects_unknown_kind():
 
 
 @pytest.mark.iverilog
-@pytest.mark.parametrize("kind,dense,rows,cols,t,p", [KIND_CASES[0], KIND_CASES[1], KIND_CASES[2], KIND_CASES[3]],
-                         ids=KIND_IDS[:4])
+@pytest.mark.parametrize(
+    "kind,dense,rows,cols,t,p", [KIND_CASES[0], KIND_CASES[1], KIND_CASES[2], KIND_CASES[3]], ids=KIND_IDS[:4]
+)
 def test_iverilog_kind_ws_array_matches_golden(tmp_path, kind, dense, rows, cols, t, p):
     values, meta, x, ref = _kind_case(kind, "ws", rows, cols, t, p, seed=rows * 10 + cols, dense=dense)
     paths = write_bundle(tmp_path / "rtl", p, rows=rows, cols=cols, dense_path=kind == "dense_path")
     from hw.array import array_module_name
+
     name = array_module_name(kind)
-    out, last = run_array_ws_iverilog(paths[name], p, rows, cols, values, meta, x, tmp_path, kind=kind, dense=dense)
+    out, last = run_array_ws_iverilog(
+        paths[name], p, rows, cols, values, meta, x, tmp_path, kind=kind, dense=dense
+    )
     assert out.tolist() == ref.tolist()
     assert last + 1 == tile_cycles(rows, cols, t, "ws", pipeline=p.pipeline)

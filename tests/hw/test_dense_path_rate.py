@@ -20,13 +20,15 @@ from sim.workloads import Workload, make_layer
 @pytest.mark.parametrize("R,C", [(32, 32), (16, 8)])
 def test_sim_pe_k_equal_m_is_the_dense_path_array(R, C):
     p = PEParams()
-    rows_t, n_out, k = 256, 256, 1024           # T vectors streamed per fold, output channels, reduction
-    w = Workload("w", (make_layer("s", "gemm", rows_t, n_out, k), make_layer("d", "act_gemm", rows_t, n_out, k)))
+    rows_t, n_out, k = 256, 256, 1024  # T vectors streamed per fold, output channels, reduction
+    w = Workload(
+        "w", (make_layer("s", "gemm", rows_t, n_out, k), make_layer("d", "act_gemm", rows_t, n_out, k))
+    )
     sim = simulate(w, ArrayConfig(rows=R, cols=C, dram_gbps=1e6, pe_k=p.m))
     assert sim.layers["sparse"].tolist() == [True, False]
     arr = SparseArray(R, C, p, kind="dense_path")
     arr._MustUse__silence = True
-    for layer, k_step in ((0, arr.k_per_step), (1, p.m)):     # N:M mode, dense mode
+    for layer, k_step in ((0, arr.k_per_step), (1, p.m)):  # N:M mode, dense mode
         folds = math.ceil(k / (R * k_step)) * math.ceil(n_out / C)
         assert sim.layers["cycles"][layer] + 1 == folds * arr.tile_cycles(rows_t)
     # N:M at twice the dense rate on the same array

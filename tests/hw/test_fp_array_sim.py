@@ -52,7 +52,7 @@ def test_ws_dense_path_fp_array(dense):
     g = p.m // p.n
     k = 2 * (p.m if dense else p.m * g)
     values, meta, x, want = _case(p, k, 2, 3, seed=11 + dense, sparse=not dense)
-    if dense:        # dense mode: every weight, codes ignored (any legal code)
+    if dense:  # dense mode: every weight, codes ignored (any legal code)
         meta = np.full((2, 2 * g), 0b0100)
     run = run_array_ws(SparseArray(2, 2, p, kind="dense_path"), values, meta, x, dense=dense)
     assert run.out.tolist() == want.tolist()

@@ -20,7 +20,7 @@ FLOATS = ("fp8-e4m3", "fp8-e5m2", "fp16", "bf16")
 def _stream(rng, p: PEParams, t: int, a_lanes: int, w_lanes: int):
     acts = operands(rng, p.precision, (t, a_lanes))
     w = operands(rng, p.precision, (t, w_lanes))
-    edge = rng.random(t) < 0.3                     # overflow / underflow rows
+    edge = rng.random(t) < 0.3  # overflow / underflow rows
     acts[edge] = big_band(rng, p.precision, acts[edge].shape)
     w[edge] = big_band(rng, p.precision, w[edge].shape)
     # cancellation: a row whose second product is minus the first
@@ -41,8 +41,8 @@ def test_sparse_fp_pe_matches_golden(precision, pipeline):
     t = 90
     acts, w, clears, valid = _stream(rng, p, t, p.m, p.n)
     metas = rng.choice(legal_codes(), size=t)
-    metas[rng.random(t) < 0.1] = 0b0101            # illegal: the group adds nothing
-    metas[t // 3] = 0b0100                          # (0, 1): the cancellation row
+    metas[rng.random(t) < 0.1] = 0b0101  # illegal: the group adds nothing
+    metas[t // 3] = 0b0100  # (0, 1): the cancellation row
     run = run_pe(SparsePE(p), acts, w, metas, clears, valid)
     acc, err = fp_pe_reference(acts, w, metas, clears, p, valid)
     assert run.acc.tolist() == acc.tolist()
@@ -97,7 +97,7 @@ def test_dense_path_fp_pe_matches_golden(precision):
 def test_fp_ports_and_params():
     p = PEParams(precision="bf16")
     pe, pe8 = SparsePE(p), SparsePE(PEParams(precision="fp8-e4m3"))
-    pe._MustUse__silence = pe8._MustUse__silence = True      # port checks only, never elaborated
+    pe._MustUse__silence = pe8._MustUse__silence = True  # port checks only, never elaborated
     assert (p.act_bits, p.weight_bits, p.acc_bits) == (16, 16, 32)
     assert pe.in_act.shape().size == 4 * 16 and pe.in_w.shape().size == 2 * 16 and len(pe.out_acc) == 32
     assert pe8.in_act.shape().size == 32

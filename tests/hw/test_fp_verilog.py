@@ -10,7 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from hw.fp_golden import fp_dense_pe_reference, fp_gemm, fp_pe_reference
+from hw.fp_golden import fp_dense_pe_reference, fp_pe_reference
 from hw.golden import legal_codes
 from hw.params import PEParams
 from hw.verilog import verilator_waivers, write_bundle
@@ -31,7 +31,7 @@ def _vectors(p, t, seed, w_lanes):
     acts[: t // 3] = big_band(rng, p.precision, (t // 3, p.m))
     w[: t // 3] = big_band(rng, p.precision, (t // 3, w_lanes))
     sp = specials(p.precision)
-    acts[-len(sp):, 0], w[-len(sp):, 0] = sp, sp[::-1]
+    acts[-len(sp) :, 0], w[-len(sp) :, 0] = sp, sp[::-1]
     clears = rng.random(t) < 0.2
     valid = rng.random(t) < 0.9
     return acts, w, clears, valid
@@ -70,8 +70,12 @@ def test_iverilog_fp_ws_array_matches_golden(tmp_path):
 
 def _lint(tmp_path, path, module, precision):
     (tmp_path / "waivers.vlt").write_text(verilator_waivers(precision))
-    r = subprocess.run(["verilator", "--lint-only", "-Wall", "waivers.vlt", str(path), "--top-module", module],
-                       cwd=tmp_path, capture_output=True, text=True)
+    r = subprocess.run(
+        ["verilator", "--lint-only", "-Wall", "waivers.vlt", str(path), "--top-module", module],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, f"{module}:\n{r.stderr[:3000]}"
 
 
@@ -87,10 +91,14 @@ def test_verilator_lint_fp(tmp_path, precision):
 
 
 @pytest.mark.verilator
-@pytest.mark.parametrize("precision,dataflow,pipeline",
-                         # 30-70 s of Verilator each: the slow tier; the float PEs lint in the default tier
-                         [pytest.param("bf16", "ws", 1, marks=pytest.mark.slow),
-                          pytest.param("fp8-e4m3", "os", 2, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "precision,dataflow,pipeline",
+    # 30-70 s of Verilator each: the slow tier; the float PEs lint in the default tier
+    [
+        pytest.param("bf16", "ws", 1, marks=pytest.mark.slow),
+        pytest.param("fp8-e4m3", "os", 2, marks=pytest.mark.slow),
+    ],
+)
 def test_verilator_lint_fp_arrays(tmp_path, precision, dataflow, pipeline):
     """The 2x2 float arrays lint clean under the same waivers as the float PEs (no waiver for Yosys
     temporaries: the WS top row's +0 base takes no adder, E4M3 generates no infinity terms)."""

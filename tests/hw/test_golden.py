@@ -6,13 +6,24 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from hw.errors import InputError
-from hw.golden import (compress_nm, decode_meta, decompress_nm, dense_pe_reference, dense_to_sparse_stream,
-                       encode_meta, fallback_clears, gemm_nm, legal_codes, pack_meta, pe_reference, unpack_meta,
-                       wrap_signed)
+from hw.golden import (
+    compress_nm,
+    decode_meta,
+    decompress_nm,
+    dense_pe_reference,
+    dense_to_sparse_stream,
+    encode_meta,
+    fallback_clears,
+    gemm_nm,
+    legal_codes,
+    pack_meta,
+    pe_reference,
+    unpack_meta,
+    wrap_signed,
+)
 from hw.params import PEParams
 
 NM = [(1, 4), (2, 4), (2, 8), (4, 8), (1, 2)]
@@ -31,6 +42,7 @@ def test_2of4_legal_codes_are_the_six_nvidia_codes():
 @pytest.mark.parametrize("n,m", NM)
 def test_legal_count_is_binomial(n, m):
     from math import comb
+
     assert len(legal_codes(n, m)) == comb(m, n)
     for code in legal_codes(n, m):
         idx, ok = decode_meta(code, n, m)
@@ -59,9 +71,9 @@ def test_wrap_signed_scalar_and_array():
 def _scalar_pe(acts, weights, metas, clears, p: PEParams, dense=False):
     """Straight Python-int reference of the PE semantics in the issue text."""
     acc, outs, errs = 0, [], []
-    for a, w, code, clr in zip(acts, weights, metas, clears):
+    for a, w, code, clr in zip(acts, weights, metas, clears, strict=True):
         if dense:
-            s, err = sum(int(x) * int(y) for x, y in zip(a, w)), False
+            s, err = sum(int(x) * int(y) for x, y in zip(a, w, strict=True)), False
         else:
             idx, legal = decode_meta(int(code), p.n, p.m)
             s, err = sum(int(a[i]) * int(w[j]) for j, i in enumerate(idx)), not legal
@@ -73,8 +85,10 @@ def _scalar_pe(acts, weights, metas, clears, p: PEParams, dense=False):
     return outs, errs
 
 
-@pytest.mark.parametrize("n,m,ab,wb,accb", [(2, 4, 8, 8, 16), (2, 4, 4, 6, 10), (4, 8, 8, 8, 32), (1, 4, 16, 16, 32),
-                                            (2, 8, 32, 32, 64)])
+@pytest.mark.parametrize(
+    "n,m,ab,wb,accb",
+    [(2, 4, 8, 8, 16), (2, 4, 4, 6, 10), (4, 8, 8, 8, 32), (1, 4, 16, 16, 32), (2, 8, 32, 32, 64)],
+)
 def test_pe_reference_matches_scalar(n, m, ab, wb, accb):
     p = PEParams(act_bits=ab, weight_bits=wb, acc_bits=accb, n=n, m=m)
     rng = np.random.default_rng(1)
@@ -123,7 +137,10 @@ def _nm_matrix(draw):
 def test_compress_exact_on_nm_input(case):
     n, m, dense = case
     values, meta = compress_nm(dense, n, m)
-    assert values.shape == (dense.shape[0], dense.shape[1] * n // m) and meta.shape == (dense.shape[0], dense.shape[1] // m)
+    assert values.shape == (dense.shape[0], dense.shape[1] * n // m) and meta.shape == (
+        dense.shape[0],
+        dense.shape[1] // m,
+    )
     assert np.array_equal(decompress_nm(values, meta, n, m), dense)
     assert all(decode_meta(int(c), n, m)[1] for c in meta.ravel())
 
@@ -135,12 +152,12 @@ def test_compress_keeps_largest_magnitudes(nm, vals):
     dense = np.array(vals[: (8 // m) * m]).reshape(1, -1)
     values, meta = compress_nm(dense, n, m)
     for g in range(dense.shape[1] // m):
-        grp = [int(x) for x in dense[0, g * m:(g + 1) * m]]
+        grp = [int(x) for x in dense[0, g * m : (g + 1) * m]]
         # independent rule: sort by (-|x|, index) and keep the first n, lower index wins ties
         keep = sorted(sorted(range(m), key=lambda i: (-abs(grp[i]), i))[:n])
         idx, ok = decode_meta(int(meta[0, g]), n, m)
         assert ok and list(idx) == keep
-        assert values[0, g * n:(g + 1) * n].tolist() == [grp[i] for i in keep]
+        assert values[0, g * n : (g + 1) * n].tolist() == [grp[i] for i in keep]
 
 
 def test_compress_tie_rule_lower_index_wins():
@@ -166,8 +183,10 @@ def test_gemm_nm_matches_python_ints(n, m):
     x[0] = -128
     for acc_bits in (16, 32, 64):
         out = gemm_nm(values, meta, x, n, m, acc_bits)
-        ref = [[wrap_signed(sum(int(w[r, i]) * int(x[i, c]) for i in range(k)), acc_bits) for c in range(p)]
-               for r in range(rows)]
+        ref = [
+            [wrap_signed(sum(int(w[r, i]) * int(x[i, c]) for i in range(k)), acc_bits) for c in range(p)]
+            for r in range(rows)
+        ]
         assert out.tolist() == ref
 
 
@@ -190,7 +209,7 @@ def test_dense_fallback_stream_gives_dense_result(n, m):
     sacc, serr = pe_reference(sa, sw, sm, fallback_clears(clears, n, m), p)
     dacc, _ = dense_pe_reference(acts, w, clears, p)
     assert not serr.any()
-    assert sacc[m // n - 1::m // n].tolist() == dacc.tolist()
+    assert sacc[m // n - 1 :: m // n].tolist() == dacc.tolist()
     if (n, m) == (2, 4):
         assert sm[:2].tolist() == [encode_meta((0, 1)), encode_meta((2, 3))]
 
@@ -199,7 +218,9 @@ def _scalar_dp(acts, w, metas, dense, clears, p):
     """The dense-path PE, one group and one product at a time in plain Python integers."""
     g_n, b = p.m // p.n, p.index_bits
     acc, outs, errs = 0, [], []
-    for a, ww, codes, d, c in zip(acts.tolist(), w.tolist(), metas.tolist(), dense.tolist(), clears.tolist()):
+    for a, ww, codes, d, c in zip(
+        acts.tolist(), w.tolist(), metas.tolist(), dense.tolist(), clears.tolist(), strict=True
+    ):
         total, err = 0, False
         if d:
             total = sum(a[i] * ww[i] for i in range(p.m))
@@ -216,7 +237,9 @@ def _scalar_dp(acts, w, metas, dense, clears, p):
     return outs, errs
 
 
-@pytest.mark.parametrize("n,m,ab,wb,accb", [(2, 4, 8, 8, 16), (1, 4, 4, 6, 10), (2, 8, 8, 8, 32), (4, 8, 32, 32, 64)])
+@pytest.mark.parametrize(
+    "n,m,ab,wb,accb", [(2, 4, 8, 8, 16), (1, 4, 4, 6, 10), (2, 8, 8, 8, 32), (4, 8, 32, 32, 64)]
+)
 def test_dense_path_reference_matches_scalar(n, m, ab, wb, accb):
     from hw.golden import dense_path_pe_reference, gemm_dense
 
@@ -234,7 +257,7 @@ def test_dense_path_reference_matches_scalar(n, m, ab, wb, accb):
     acc, err = dense_path_pe_reference(acts, w, metas, dense, clears, p, valid=valid)
     ref, ref_err = _scalar_dp(acts[valid], w[valid], metas[valid], dense[valid], clears[valid], p)
     assert acc.tolist() == ref and err.tolist() == ref_err
-    assert (any(ref_err) if n > 1 else not any(ref_err))
+    assert any(ref_err) if n > 1 else not any(ref_err)
     with pytest.raises(InputError, match="metas"):
         dense_path_pe_reference(acts, w, metas[:, :1], dense, clears, p)
     wm = rng.integers(-(1 << (wb - 1)), 1 << (wb - 1), size=(3, 2 * m))

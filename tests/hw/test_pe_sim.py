@@ -7,8 +7,15 @@ import pytest
 from amaranth.sim import Simulator
 
 from hw.errors import InputError
-from hw.golden import (decode_meta, dense_pe_reference, dense_to_sparse_stream, fallback_clears, pack_meta,
-                       pe_reference, unpack_meta)
+from hw.golden import (
+    decode_meta,
+    dense_pe_reference,
+    dense_to_sparse_stream,
+    fallback_clears,
+    pack_meta,
+    pe_reference,
+    unpack_meta,
+)
 from hw.params import PEParams
 from hw.pe import DensePE, MetadataDecoder, SparsePE
 from hw.simulate import run_pe
@@ -34,24 +41,28 @@ def _run_decoder(dec, words):
 def test_decoder_exhaustive(n, m):
     dec = MetadataDecoder(n, m)
     codes = list(range(1 << dec.meta.shape().width))
-    for code, (sel, err) in zip(codes, _run_decoder(dec, codes)):
+    for code, (sel, err) in zip(codes, _run_decoder(dec, codes), strict=True):
         idx, legal = decode_meta(code, n, m)
         assert tuple(sel[0]) == idx and err == (not legal), code
 
 
 def test_decoder_all_16_codes_2of4():
     got = _run_decoder(MetadataDecoder(2, 4), range(16))
-    illegal = {c for c, (_, err) in zip(range(16), got) if err}
+    illegal = {c for c, (_, err) in zip(range(16), got, strict=True) if err}
     assert illegal == {0b0000, 0b0101, 0b1010, 0b1111} | {c for c in range(16) if (c & 3) > (c >> 2)}
     assert len(illegal) == 10
 
 
 def test_decoder_packed_ptx_word():
     rng = np.random.default_rng(3)
-    words = [pack_meta(rng.integers(0, 16, 8).tolist(), 2, 4) for _ in range(40)] + [0xFFFF_FFFF, 0x0, 0xEDC9_8400]
+    words = [pack_meta(rng.integers(0, 16, 8).tolist(), 2, 4) for _ in range(40)] + [
+        0xFFFF_FFFF,
+        0x0,
+        0xEDC9_8400,
+    ]
     dec = MetadataDecoder(2, 4, groups=8)
     assert dec.meta.shape().width == 32
-    for word, (sel, err) in zip(words, _run_decoder(dec, words)):
+    for word, (sel, err) in zip(words, _run_decoder(dec, words), strict=True):
         for g, code in enumerate(unpack_meta(word, 8, 2, 4)):
             idx, legal = decode_meta(code)
             assert tuple(sel[g]) == idx and ((err >> g) & 1) == (not legal)
@@ -76,8 +87,15 @@ SPARSE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("p,t", SPARSE_CASES, ids=lambda x: str(x) if isinstance(x, int) else
-                         f"a{x.act_bits}w{x.weight_bits}acc{x.acc_bits}_{x.n}of{x.m}_p{x.pipeline}")
+@pytest.mark.parametrize(
+    "p,t",
+    SPARSE_CASES,
+    ids=lambda x: (
+        str(x)
+        if isinstance(x, int)
+        else f"a{x.act_bits}w{x.weight_bits}acc{x.acc_bits}_{x.n}of{x.m}_p{x.pipeline}"
+    ),
+)
 def test_sparse_pe_matches_golden(p, t):
     acts, w, metas, clears, valid = pe_vectors(p, t, seed=p.meta_bits * 100 + p.pipeline)
     run = run_pe(SparsePE(p), acts, w, metas, clears, valid)
@@ -102,8 +120,15 @@ def test_sparse_pe_wraps_and_clears_on_illegal():
     assert run.err.tolist() == [False, False, True, False]
 
 
-@pytest.mark.parametrize("p", [PEParams(), PEParams(pipeline=3, act_bits=5, weight_bits=7, acc_bits=12),
-                               PEParams(n=2, m=8, acc_bits=20)], ids=["2of4", "narrow_p3", "m8"])
+@pytest.mark.parametrize(
+    "p",
+    [
+        PEParams(),
+        PEParams(pipeline=3, act_bits=5, weight_bits=7, acc_bits=12),
+        PEParams(n=2, m=8, acc_bits=20),
+    ],
+    ids=["2of4", "narrow_p3", "m8"],
+)
 def test_dense_pe_matches_golden(p):
     acts, w, _, clears, valid = pe_vectors(p, 100, seed=5, dense=True)
     run = run_pe(DensePE(p), acts, w, None, clears, valid)
@@ -120,11 +145,11 @@ def test_dense_fallback_on_sparse_pe(p):
     run = run_pe(SparsePE(p), sa, sw, sm, fallback_clears(clears, p.n, p.m))
     dense_ref, _ = dense_pe_reference(acts, w, clears, p)
     steps = p.m // p.n
-    assert run.acc[steps - 1::steps].tolist() == dense_ref.tolist()
+    assert run.acc[steps - 1 :: steps].tolist() == dense_ref.tolist()
     assert not run.err.any()
     drun = run_pe(DensePE(p), acts, w, None, clears)
     assert drun.acc.tolist() == dense_ref.tolist()
-    assert run.cycles - drun.cycles == len(acts) * (steps - 1)     # half rate for 2:4
+    assert run.cycles - drun.cycles == len(acts) * (steps - 1)  # half rate for 2:4
 
 
 def test_pe_rejects_non_params():
@@ -173,8 +198,9 @@ def test_dense_path_pe_modes_by_hand():
     """2:4, ACC 16: hand-computed sums, wrap-around, a dense cycle with illegal codes present
     (ignored), one illegal group dropping only its own products, clear on an illegal cycle."""
     p = PEParams(acc_bits=16)
-    a = np.array([[-128] * 8, [1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8],
-                  [-128] * 8])
+    a = np.array(
+        [[-128] * 8, [1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8], [-128] * 8]
+    )
     w = np.array([[-128] * 4, [10, 20, 30, 40], [10, 20, 30, 40], [10, 20, 30, 40], [-128] * 4])
     m = np.array([[0b0100, 0b1110], [0b0000, 0b1111], [0b1101, 0b0000], [0b0100, 0b1101], [0, 0]])
     dense = np.array([0, 1, 0, 0, 1])
@@ -195,22 +221,37 @@ def test_dense_path_rates(p):
     cycles as on DensePE, with the same results."""
     g = p.m // p.n
     acts, w, metas, clears, _ = pe_vectors(p, 48, seed=4)
-    metas = np.where(np.isin(metas, [c for c in range(1 << p.meta_bits) if decode_meta(c, p.n, p.m)[1]]), metas,
-                     metas * 0 + int(sum(j << (j * p.index_bits) for j in range(p.n))))
+    metas = np.where(
+        np.isin(metas, [c for c in range(1 << p.meta_bits) if decode_meta(c, p.n, p.m)[1]]),
+        metas,
+        metas * 0 + int(sum(j << (j * p.index_bits) for j in range(p.n))),
+    )
     clears[:] = False
     clears[0] = True
     sp = run_pe(SparsePE(p), acts, w, metas, clears)
-    dp = run_pe(SparsePE(p, dense_path=True), acts.reshape(-1, g * p.m), w.reshape(-1, p.m), metas.reshape(-1, g),
-                clears.reshape(-1, g)[:, 0], dense=np.zeros(len(acts) // g, dtype=bool))
-    assert dp.acc.tolist() == sp.acc[g - 1::g].tolist()
-    assert (sp.cycles - sp.out_cycle[-1]) == (dp.cycles - dp.out_cycle[-1])     # same drain
+    dp = run_pe(
+        SparsePE(p, dense_path=True),
+        acts.reshape(-1, g * p.m),
+        w.reshape(-1, p.m),
+        metas.reshape(-1, g),
+        clears.reshape(-1, g)[:, 0],
+        dense=np.zeros(len(acts) // g, dtype=bool),
+    )
+    assert dp.acc.tolist() == sp.acc[g - 1 :: g].tolist()
+    assert (sp.cycles - sp.out_cycle[-1]) == (dp.cycles - dp.out_cycle[-1])  # same drain
     assert sp.out_cycle[-1] + 1 == len(acts) + p.latency - 1
-    assert dp.out_cycle[-1] + 1 == len(acts) // g + p.latency - 1               # M/N x fewer cycles
+    assert dp.out_cycle[-1] + 1 == len(acts) // g + p.latency - 1  # M/N x fewer cycles
     da, dw, _, dc, _ = pe_vectors(p, 30, seed=6, dense=True)
     dref = run_pe(DensePE(p), da, dw, None, dc)
     pad = np.zeros((len(da), (g - 1) * p.m), dtype=np.int64)
-    dd = run_pe(SparsePE(p, dense_path=True), np.hstack([da, pad]), dw, np.zeros((len(da), g), dtype=int), dc,
-                dense=np.ones(len(da), dtype=bool))
+    dd = run_pe(
+        SparsePE(p, dense_path=True),
+        np.hstack([da, pad]),
+        dw,
+        np.zeros((len(da), g), dtype=int),
+        dc,
+        dense=np.ones(len(da), dtype=bool),
+    )
     assert dd.acc.tolist() == dref.acc.tolist() and dd.out_cycle.tolist() == dref.out_cycle.tolist()
     assert not dd.err.any()
 

@@ -20,7 +20,7 @@ def test_rtl_matches_golden_on_every_op(width):
     async def bench(ctx):
         for op in OP_CODES:
             ys = []
-            for x, z in zip(a.tolist(), b.tolist()):
+            for x, z in zip(a.tolist(), b.tolist(), strict=True):
                 ctx.set(dut.a, x)
                 ctx.set(dut.b, z)
                 ctx.set(dut.op, OP_CODES[op])
@@ -39,7 +39,7 @@ def test_approximations_are_within_mitchell_error():
     W, F = 8, 4
     x = np.arange(0, 1 << W, dtype=np.uint64)
     e = lane_golden("exp2", x, 0, W).astype(float)
-    exact = 2.0 ** (x / 2 ** F) * 2 ** F
+    exact = 2.0 ** (x / 2**F) * 2**F
     ok = exact < (1 << 2 * W) - 1  # below saturation
     rel = np.abs(e[ok] - exact[ok]) / exact[ok]
     assert rel.max() <= 0.0616 and rel.max() > 0.05  # Mitchell: 6.15 % at f* = 1/ln2 - log2(1/ln2)

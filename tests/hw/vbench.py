@@ -20,9 +20,16 @@ def _write_vectors(work: Path, words, width: int) -> None:
 def _run_tb(work: Path, tb: str, vfile: Path) -> str:
     """Compile the testbench with the generated module (Verilog-2005) and run it; its stdout."""
     (work / "tb.v").write_text(tb)
-    subprocess.run(["iverilog", "-g2005", "-o", "sim.vvp", "tb.v", str(vfile)], cwd=work, check=True,
-                   capture_output=True, text=True)
-    return subprocess.run(["vvp", "-n", "sim.vvp"], cwd=work, check=True, capture_output=True, text=True).stdout
+    subprocess.run(
+        ["iverilog", "-g2005", "-o", "sim.vvp", "tb.v", str(vfile)],
+        cwd=work,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return subprocess.run(
+        ["vvp", "-n", "sim.vvp"], cwd=work, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def _unpack_signed(word: int, lanes: int, bits: int) -> list[int]:
@@ -32,7 +39,9 @@ def _unpack_signed(word: int, lanes: int, bits: int) -> list[int]:
     return [v - (1 << bits) if v & sign else v for v in vals]
 
 
-def run_pe_iverilog(vfile: Path, module: str, p: PEParams, acts, w, metas, clears, valid, work: Path, dense=None):
+def run_pe_iverilog(
+    vfile: Path, module: str, p: PEParams, acts, w, metas, clears, valid, work: Path, dense=None
+):
     """Drive ``module`` (sparse_pe, dense_pe or sparse_pe_dp) cycle by cycle; return (acc, err,
     out_cycle) lists. For sparse_pe_dp: acts (T, G*M), w (T, M), metas (T, G) per-group codes
     (packed group g at [g*N*b +: N*b]) and ``dense`` (T,) the in_dense bit."""
@@ -100,8 +109,18 @@ endmodule
     return [int(r[1]) for r in rows], [bool(int(r[2])) for r in rows], [int(r[0]) for r in rows]
 
 
-def run_array_ws_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values, meta, x, work: Path,
-                          kind: str = "sparse", dense: bool = False):
+def run_array_ws_iverilog(
+    vfile: Path,
+    p: PEParams,
+    rows: int,
+    cols: int,
+    values,
+    meta,
+    x,
+    work: Path,
+    kind: str = "sparse",
+    dense: bool = False,
+):
     """Same schedule as ``hw.simulate.run_array_ws`` (load R rows bottom-first, then stream x's
     columns back to back) on the generated WS array of ``kind`` (``sparse_array``, ``dense_array``
     or ``sparse_array_dp``; ``dense``: the dense-path array's mode); returns (out (C, T), last_edge).
@@ -122,13 +141,24 @@ def run_array_ws_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values
     words = []
     for s in range(rows):
         r = rows - 1 - s
-        wv = sum(pack_lanes(values[c, r * wl:(r + 1) * wl], p.weight_bits) << (c * wl * p.weight_bits)
-                 for c in range(cols))
-        mv = sum(int(meta[c, r * mg + k]) << ((c * mg + k) * p.meta_bits) for c in range(cols) for k in range(mg))
-        words.append((1 << (width - 1)) | (int(dense) << (mw + ww + aw) if dw else 0) | (mv << (aw + ww)) | (wv << aw))
+        wv = sum(
+            pack_lanes(values[c, r * wl : (r + 1) * wl], p.weight_bits) << (c * wl * p.weight_bits)
+            for c in range(cols)
+        )
+        mv = sum(
+            int(meta[c, r * mg + k]) << ((c * mg + k) * p.meta_bits) for c in range(cols) for k in range(mg)
+        )
+        words.append(
+            (1 << (width - 1)) | (int(dense) << (mw + ww + aw) if dw else 0) | (mv << (aw + ww)) | (wv << aw)
+        )
     for t in range(T):
-        words.append((1 << (width - 2)) | sum(pack_lanes(x[r * k_step:(r + 1) * k_step, t], p.act_bits) << (r * al * p.act_bits)
-                                              for r in range(rows)))
+        words.append(
+            (1 << (width - 2))
+            | sum(
+                pack_lanes(x[r * k_step : (r + 1) * k_step, t], p.act_bits) << (r * al * p.act_bits)
+                for r in range(rows)
+            )
+        )
     _write_vectors(work, words, width)
     n = len(words)
     latency = rows + cols + p.pipeline - 2
@@ -137,7 +167,9 @@ def run_array_ws_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values
     meta_conn = ".w_meta_in(w_meta_in), " if mw else ""
     dense_decl = "  reg w_dense_in = 0;\n" if dw else ""
     dense_conn = ".w_dense_in(w_dense_in), " if dw else ""
-    lhs = "w_load, in_valid, " + ("w_dense_in, " if dw else "") + ("w_meta_in, " if mw else "") + "w_in, in_act"
+    lhs = (
+        "w_load, in_valid, " + ("w_dense_in, " if dw else "") + ("w_meta_in, " if mw else "") + "w_in, in_act"
+    )
     tb = f"""`timescale 1ns/1ps
 module tb;
   reg clk = 0;
@@ -177,8 +209,17 @@ endmodule
     return np.array(rows_out, dtype=np.int64).T, last
 
 
-def run_array_ws_tiles_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, tiles, work: Path,
-                                kind: str = "sparse", dense=False, double_buffer: bool = False):
+def run_array_ws_tiles_iverilog(
+    vfile: Path,
+    p: PEParams,
+    rows: int,
+    cols: int,
+    tiles,
+    work: Path,
+    kind: str = "sparse",
+    dense=False,
+    double_buffer: bool = False,
+):
     """WS tiles back to back on the generated (double-buffered) array, on the schedule of the
     hw/array.py docstring, written out here again: single-buffered, each tile loads R words (bottom
     row first) and streams its vectors, tile_cycles apart; double-buffered, tile 0 loads at edges
@@ -199,7 +240,7 @@ def run_array_ws_tiles_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, 
     edges: dict[int, int] = {}
     ts = [np.asarray(x).shape[1] for _, _, x in tiles]
     load, swap = 0, rows
-    for f, ((values, meta, x), mode) in enumerate(zip(tiles, modes)):
+    for (values, meta, x), mode in zip(tiles, modes, strict=True):
         values, x = np.asarray(values), np.asarray(x)
         if double_buffer:
             first = swap + 1
@@ -209,14 +250,27 @@ def run_array_ws_tiles_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, 
         k_step = p.m if (kind != "dense_path" or mode) else p.m * g
         for s in range(rows):
             r = rows - 1 - s
-            wv = sum(pack_lanes(values[c, r * wl:(r + 1) * wl], p.weight_bits) << (c * wl * p.weight_bits)
-                     for c in range(cols))
-            mv = sum(int(meta[c, r * mg + k]) << ((c * mg + k) * p.meta_bits) for c in range(cols) for k in range(mg))
-            word = (1 << (width - 1)) | (int(mode) << (mw + ww + aw) if dw else 0) | (mv << (aw + ww)) | (wv << aw)
+            wv = sum(
+                pack_lanes(values[c, r * wl : (r + 1) * wl], p.weight_bits) << (c * wl * p.weight_bits)
+                for c in range(cols)
+            )
+            mv = sum(
+                int(meta[c, r * mg + k]) << ((c * mg + k) * p.meta_bits)
+                for c in range(cols)
+                for k in range(mg)
+            )
+            word = (
+                (1 << (width - 1))
+                | (int(mode) << (mw + ww + aw) if dw else 0)
+                | (mv << (aw + ww))
+                | (wv << aw)
+            )
             edges[load + s] = edges.get(load + s, 0) | word
         for t in range(x.shape[1]):
-            av = sum(pack_lanes(x[r * k_step:(r + 1) * k_step, t], p.act_bits) << (r * al * p.act_bits)
-                     for r in range(rows))
+            av = sum(
+                pack_lanes(x[r * k_step : (r + 1) * k_step, t], p.act_bits) << (r * al * p.act_bits)
+                for r in range(rows)
+            )
             edges[first + t] = edges.get(first + t, 0) | (1 << (width - 2 - sw)) | av
         if double_buffer:
             load, swap = swap, swap + max(x.shape[1], rows)
@@ -232,8 +286,14 @@ def run_array_ws_tiles_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, 
     dense_conn = ".w_dense_in(w_dense_in), " if dw else ""
     swap_decl = "  reg w_swap = 0;\n" if sw else ""
     swap_conn = ".w_swap(w_swap), " if sw else ""
-    lhs = ("w_load, " + ("w_swap, " if sw else "") + "in_valid, " + ("w_dense_in, " if dw else "")
-           + ("w_meta_in, " if mw else "") + "w_in, in_act")
+    lhs = (
+        "w_load, "
+        + ("w_swap, " if sw else "")
+        + "in_valid, "
+        + ("w_dense_in, " if dw else "")
+        + ("w_meta_in, " if mw else "")
+        + "w_in, in_act"
+    )
     tb = f"""`timescale 1ns/1ps
 module tb;
   reg clk = 0;
@@ -272,7 +332,7 @@ endmodule
             rows_out.append(_unpack_signed(int(word, 16), cols, p.acc_bits))
     out = np.array(rows_out, dtype=np.int64).T.reshape(cols, -1)
     bounds = np.cumsum([0] + ts)
-    return [out[:, bounds[f]:bounds[f + 1]] for f in range(len(ts))], last
+    return [out[:, bounds[f] : bounds[f + 1]] for f in range(len(ts))], last
 
 
 def run_array_os_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values, meta, x, work: Path):
@@ -285,11 +345,16 @@ def run_array_os_iverilog(vfile: Path, p: PEParams, rows: int, cols: int, values
     width = 3 + mw + ww + aw
     words = []
     for g in range(G):
-        wv = sum(pack_lanes(values[i, g * p.n:(g + 1) * p.n], p.weight_bits) << (i * p.n * p.weight_bits)
-                 for i in range(rows))
+        wv = sum(
+            pack_lanes(values[i, g * p.n : (g + 1) * p.n], p.weight_bits) << (i * p.n * p.weight_bits)
+            for i in range(rows)
+        )
         mv = sum(int(meta[i, g]) << (i * p.meta_bits) for i in range(rows))
-        av = sum(pack_lanes(x[g * p.m:(g + 1) * p.m, j], p.act_bits) << (j * p.m * p.act_bits) for j in range(cols))
-        ctl = 0b100 | (0b010 if g == 0 else 0) | (0b001 if g == G - 1 else 0)     # valid, clear, last
+        av = sum(
+            pack_lanes(x[g * p.m : (g + 1) * p.m, j], p.act_bits) << (j * p.m * p.act_bits)
+            for j in range(cols)
+        )
+        ctl = 0b100 | (0b010 if g == 0 else 0) | (0b001 if g == G - 1 else 0)  # valid, clear, last
         words.append((ctl << (mw + ww + aw)) | (mv << (ww + aw)) | (wv << aw) | av)
     _write_vectors(work, words, width)
     latency = rows + cols + p.pipeline - 2

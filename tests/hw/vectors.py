@@ -11,8 +11,9 @@ from hw.params import PEParams
 def pe_vectors(p: PEParams, t: int, seed: int, dense: bool = False):
     """acts (T, M), weights (T, N or M), metas (T,), clears (T,), valid (T,).
 
-    The first rows walk every metadata code (for wide metadata, the first 2*T/2 codes) with extreme operands (most negative x most
-    negative, max x most negative) without clears, so the accumulator wraps; the rest is random
+    The first rows walk every metadata code (for wide metadata, the first 2*T/2 codes) with extreme
+    operands (most negative x most negative, max x most negative) without clears, so the accumulator
+    wraps; the rest is random
     with ~10% clears and ~20% idle cycles (in_valid low, data still toggling).
     """
     rng = np.random.default_rng(seed)
@@ -24,9 +25,11 @@ def pe_vectors(p: PEParams, t: int, seed: int, dense: bool = False):
     codes = np.arange(1 << p.meta_bits)
     head = min(t // 2, 2 * codes.size)
     legal = np.array(legal_codes(p.n, p.m))
-    metas = np.where(rng.random(t) < 0.75, rng.choice(legal, size=t), rng.integers(0, 1 << p.meta_bits, size=t))
+    metas = np.where(
+        rng.random(t) < 0.75, rng.choice(legal, size=t), rng.integers(0, 1 << p.meta_bits, size=t)
+    )
     metas[:head] = np.resize(codes, head)
-    acts[:head:2], w[:head:2] = lo_a, lo_w             # most negative x most negative
+    acts[:head:2], w[:head:2] = lo_a, lo_w  # most negative x most negative
     acts[1:head:2], w[1:head:2] = hi_a, lo_w
     clears = rng.random(t) < 0.1
     clears[:head] = False
@@ -52,21 +55,22 @@ def dense_path_vectors(p: PEParams, t: int, seed: int):
     w = rng.integers(lo_w, hi_w + 1, size=(t, p.m))
     ncodes = 1 << p.meta_bits
     legal = np.array(legal_codes(p.n, p.m))
-    metas = np.where(rng.random((t, g_n)) < 0.75, rng.choice(legal, size=(t, g_n)),
-                     rng.integers(0, ncodes, size=(t, g_n)))
+    metas = np.where(
+        rng.random((t, g_n)) < 0.75, rng.choice(legal, size=(t, g_n)), rng.integers(0, ncodes, size=(t, g_n))
+    )
     head = min(t // 3, 2 * ncodes)
     for g in range(g_n):
         metas[:head, g] = (np.arange(head) + 3 * g) % ncodes
     dense = rng.random(t) < 0.4
     dense[:head] = False
     dhead = min(8, t - head)
-    dense[head:head + dhead] = True
+    dense[head : head + dhead] = True
     ext = slice(0, head + dhead)
-    acts[ext][::2], w[ext][::2] = lo_a, lo_w            # most negative x most negative
+    acts[ext][::2], w[ext][::2] = lo_a, lo_w  # most negative x most negative
     acts[ext][1::2], w[ext][1::2] = hi_a, lo_w
     clears = rng.random(t) < 0.1
-    clears[:head + dhead] = False
+    clears[: head + dhead] = False
     clears[0] = True
     valid = rng.random(t) < 0.8
-    valid[:head + dhead] = True
+    valid[: head + dhead] = True
     return acts, w, metas, dense, clears, valid

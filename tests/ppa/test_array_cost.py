@@ -19,7 +19,13 @@ def _check(p, R, C, kind, dataflow, cache):
     """(model / synthesis transistor ratio, model FFs, synthesised FFs, model depth, real depth)."""
     f = array_facts(p, kind=kind, dataflow=dataflow, cache=str(cache), rows=R)
     real = synth_array(p, R, C, cache=cache, kind=kind, dataflow=dataflow)
-    return f.transistors(p, R, C) / real.transistors, f.flip_flops(p, R, C), real.flip_flops, f.depth(R), real.logic_depth
+    return (
+        f.transistors(p, R, C) / real.transistors,
+        f.flip_flops(p, R, C),
+        real.flip_flops,
+        f.depth(R),
+        real.logic_depth,
+    )
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -87,8 +93,10 @@ def _est(cache, activity=None, **kw):
 
 
 def test_each_kind_is_costed_from_its_own_array(synth_cache):
-    res = {k: _est(synth_cache, **kw) for k, kw in
-           (("sparse", {}), ("dense", {"sparse": False}), ("dense_path", {"dense_path": True}))}
+    res = {
+        k: _est(synth_cache, **kw)
+        for k, kw in (("sparse", {}), ("dense", {"sparse": False}), ("dense_path", {"dense_path": True}))
+    }
     for k, r in res.items():
         real = synth_array(P4, 2, 2, cache=synth_cache, kind=k)
         assert r.details["kind"] == k
@@ -96,28 +104,42 @@ def test_each_kind_is_costed_from_its_own_array(synth_cache):
         assert r.details["array_flip_flops"] == real.flip_flops
     # the dense path doubles the effective rate of the same array (2:4: 8 MACs per PE-cycle)
     assert res["dense_path"].details["effective_macs_per_pe_cycle"] == 8
-    assert res["dense_path"].peak_tops == pytest.approx(2 * res["sparse"].peak_tops * res["dense_path"].clock_mhz
-                                                        / res["sparse"].clock_mhz)
+    assert res["dense_path"].peak_tops == pytest.approx(
+        2 * res["sparse"].peak_tops * res["dense_path"].clock_mhz / res["sparse"].clock_mhz
+    )
     assert res["dense"].area_breakdown_mm2["decoders"] == 0
-    assert res["dense_path"].area_breakdown_mm2["decoders"] == pytest.approx(2 * res["sparse"].area_breakdown_mm2["decoders"])
+    assert res["dense_path"].area_breakdown_mm2["decoders"] == pytest.approx(
+        2 * res["sparse"].area_breakdown_mm2["decoders"]
+    )
     os_ = _est(synth_cache, dataflow="os")
     assert os_.details["array_transistors"] != res["sparse"].details["array_transistors"]
     assert os_.details["cost_dataflow"] == "os"
-    assert _est(synth_cache, dataflow="is").details["array_transistors"] == res["sparse"].details["array_transistors"]
+    assert (
+        _est(synth_cache, dataflow="is").details["array_transistors"]
+        == res["sparse"].details["array_transistors"]
+    )
 
 
 def test_idle_pes_pay_clock_and_weight_loads_are_charged(synth_cache):
     act = dict(cycles=1e6, effective_macs=1e6)
     clk = 500.0
-    busy = _est(synth_cache, clock_mhz=clk, activity=WorkloadActivity(**act, pe_busy_fraction=1.0, weight_tiles=1000))
-    idle = _est(synth_cache, clock_mhz=clk, activity=WorkloadActivity(**act, pe_busy_fraction=0.1, weight_tiles=1000))
-    more = _est(synth_cache, clock_mhz=clk, activity=WorkloadActivity(**act, pe_busy_fraction=1.0, weight_tiles=4000))
+    busy = _est(
+        synth_cache, clock_mhz=clk, activity=WorkloadActivity(**act, pe_busy_fraction=1.0, weight_tiles=1000)
+    )
+    idle = _est(
+        synth_cache, clock_mhz=clk, activity=WorkloadActivity(**act, pe_busy_fraction=0.1, weight_tiles=1000)
+    )
+    more = _est(
+        synth_cache, clock_mhz=clk, activity=WorkloadActivity(**act, pe_busy_fraction=1.0, weight_tiles=4000)
+    )
     # no clock gating is modelled: every flip-flop is clocked every cycle, busy or not
     assert idle.power_breakdown_w["clock"] == busy.power_breakdown_w["clock"] > 0
     db, di, dm = (r.details["dynamic_breakdown_w"] for r in (busy, idle, more))
-    assert di["pe"] == pytest.approx(0.1 * db["pe"]) and di["edge_registers"] == pytest.approx(0.1 * db["edge_registers"])
+    assert di["pe"] == pytest.approx(0.1 * db["pe"]) and di["edge_registers"] == pytest.approx(
+        0.1 * db["edge_registers"]
+    )
     assert db["edge_registers"] > 0
     # weight loading: energy per tile, so 4x the tiles cost 4x
     assert db["weight_load"] > 0 and dm["weight_load"] == pytest.approx(4 * db["weight_load"])
-    assert di["weight_load"] == pytest.approx(db["weight_load"])       # same tiles, whatever the busy share
+    assert di["weight_load"] == pytest.approx(db["weight_load"])  # same tiles, whatever the busy share
     assert busy.power_breakdown_w["dynamic"] == pytest.approx(sum(db.values()))

@@ -6,10 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ppa import clock_gating as cg
-from ppa import tech
-from ppa.liberty import asap7
-from ppa.liberty import parse as lp
+from ppa import clock_gating as cg, tech
+from ppa.liberty import asap7, parse as lp
 from ppa.liberty.library import load_liberty
 from ppa.timing.opensta import find_sta, measure_fo4
 
@@ -35,20 +33,26 @@ def test_parser_accepts_a_simple_attribute_ended_by_its_line():
     assert inv.sub("pin")[0].attr("capacitance") == "0.62"
     assert b.attr("area") == "1.5" and b.attr("dont_touch") == "true"
     # a backslash continuation still joins lines; two values on one line stay one attribute
-    g = lp.parse('library (y) {\n  comment : a \\\n b;\n  f : c d;\n}\n').sub("library")[0]
+    g = lp.parse("library (y) {\n  comment : a \\\n b;\n  f : c d;\n}\n").sub("library")[0]
     assert g.attr("comment") == "a b" and g.attr("f") == "c d"
 
 
 def test_merge_keeps_the_first_header_adds_new_templates_and_all_cells():
-    a = ("library (first) {\n  time_unit : \"1ps\";\n  lu_table_template (t_x1) {\n    variable_1 : x;\n  }\n"
-         "  cell (A1) {\n    area : 1\n  }\n}\n")
-    b = ("library (second) {\n  time_unit : \"1ns\";\n  lu_table_template (t_x1) {\n    variable_1 : y;\n  }\n"
-         "  power_lut_template (p_7x7) {\n    variable_1 : z;\n  }\n  cell (B1) {\n    area : 2;\n  }\n}\n")
+    a = (
+        'library (first) {\n  time_unit : "1ps";\n  lu_table_template (t_x1) {\n    variable_1 : x;\n  }\n'
+        "  cell (A1) {\n    area : 1\n  }\n}\n"
+    )
+    b = (
+        'library (second) {\n  time_unit : "1ns";\n  lu_table_template (t_x1) {\n    variable_1 : y;\n  }\n'
+        "  power_lut_template (p_7x7) {\n    variable_1 : z;\n  }\n  cell (B1) {\n    area : 2;\n  }\n}\n"
+    )
     lib = lp.parse(asap7.merge([a, b])).sub("library")[0]
     assert lib.name == asap7.MERGED_NAME and "7nm" in lib.attr("comment")
     assert lib.attr("time_unit") == "1ps"
     assert [c.name for c in lib.sub("cell")] == ["A1", "B1"]
-    assert [t.name for t in lib.sub("lu_table_template")] == ["t_x1"] and lib.sub("lu_table_template")[0].attr("variable_1") == "x"
+    assert [t.name for t in lib.sub("lu_table_template")] == ["t_x1"] and lib.sub("lu_table_template")[
+        0
+    ].attr("variable_1") == "x"
     assert [t.name for t in lib.sub("power_lut_template")] == ["p_7x7"]
 
 
@@ -82,9 +86,15 @@ def _internal_fj(lib, cell, pin, when, load_pf=0.0):
     """rise + fall internal energy (fJ) of the VDD group of ``cell``/``pin`` whose ``when`` is
     ``when``, at a 20 ps input slew (ASAP7's units: fF x V = fJ)."""
     for ip in lib.pins(lib.cell(cell))[pin].sub("internal_power"):
-        if str(ip.attr("related_pg_pin", "")).strip('"') == "VDD" and str(ip.attr("when", "")).strip('"') == when:
-            return sum(lib.table_value(t, slew_ns=0.02, load_pf=load_pf) for k in ("rise_power", "fall_power")
-                       for t in ip.sub(k))
+        if (
+            str(ip.attr("related_pg_pin", "")).strip('"') == "VDD"
+            and str(ip.attr("when", "")).strip('"') == when
+        ):
+            return sum(
+                lib.table_value(t, slew_ns=0.02, load_pf=load_pf)
+                for k in ("rise_power", "fall_power")
+                for t in ip.sub(k)
+            )
     raise AssertionError(f"{cell}/{pin}: no VDD group when {when}")
 
 
@@ -94,14 +104,17 @@ def _rise_cap_ff(lib, cell, pin):
 
 @needs_asap7
 def test_clock_gating_ratios_are_the_asap7_tables():
-    lib, v2 = _asap7(), 0.7 ** 2
+    lib, v2 = _asap7(), 0.7**2
     dff, icg = "DFFHQNx1_ASAP7_75t_R", "ICGx1_ASAP7_75t_R"
     held = (_internal_fj(lib, dff, "CLK", "(D * !QN)") + _internal_fj(lib, dff, "CLK", "(!D * QN)")) / 2
     ff = held + _rise_cap_ff(lib, dff, "CLK") * v2
     pin = _rise_cap_ff(lib, icg, "CLK") * v2
     gated = _internal_fj(lib, icg, "CLK", "(!ENA * !SE * !GCLK)") + pin
-    enabled = (_internal_fj(lib, icg, "CLK", "(ENA * !GCLK) + (!ENA * SE * !GCLK)")
-               + _internal_fj(lib, icg, "GCLK", "(ENA) + (!ENA * SE)", load_pf=0.010) + pin)
+    enabled = (
+        _internal_fj(lib, icg, "CLK", "(ENA * !GCLK) + (!ENA * SE * !GCLK)")
+        + _internal_fj(lib, icg, "GCLK", "(ENA) + (!ENA * SE)", load_pf=0.010)
+        + pin
+    )
     assert ff == pytest.approx(0.819, abs=0.005) and gated == pytest.approx(1.217, abs=0.005)
     assert cg.ICG_GATED_FF_CYCLES == pytest.approx(gated / ff, rel=0.01)
     assert cg.ICG_ENABLED_FF_CYCLES == pytest.approx(enabled / ff, rel=0.02)

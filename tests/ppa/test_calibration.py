@@ -22,8 +22,12 @@ def test_calibration_reproduces_the_hard_coded_constants(synth_cache):
 
 
 # Horowitz ISSCC 2014, 45 nm (pJ, um^2), typed from published-figures.md section 3, independently of ppa/
-HOROWITZ = {"8-bit multiply": (0.2, 282.0), "8-bit add": (0.03, 36.0), "32-bit add": (0.1, 137.0),
-            "32-bit multiply": (3.1, 3495.0)}
+HOROWITZ = {
+    "8-bit multiply": (0.2, 282.0),
+    "8-bit add": (0.03, 36.0),
+    "32-bit add": (0.1, 137.0),
+    "32-bit multiply": (3.1, 3495.0),
+}
 
 
 #: 45 nm placed-block area per transistor, typed independently of ppa/: Intel 22 nm 15.3 MTr/mm^2

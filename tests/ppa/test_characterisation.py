@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ppa import characterisation, synth
+from ppa import characterisation, synth_memo, yosys
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,8 +52,9 @@ print(json.dumps({"result": r.to_json(), "kinds": sorted(rec), "file": path.name
 
 def _run(script: str, env_extra: dict[str, str], *args: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO), **env_extra}
-    r = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, cwd=REPO,
-                       timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=600
+    )
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -61,12 +62,17 @@ def _run(script: str, env_extra: dict[str, str], *args: str) -> dict:
 @pytest.mark.yosys
 def test_recorded_results_estimate_a_design_in_a_fresh_process_without_synthesis(synth_cache, tmp_path):
     shipped = tmp_path / "shipped"
-    first = _run(RECORD, {"SPARSEPE_CHARACTERISATION": "off", "SPARSEPE_CACHE_DIR": str(synth_cache.parent)},
-                 str(shipped))
+    first = _run(
+        RECORD,
+        {"SPARSEPE_CHARACTERISATION": "off", "SPARSEPE_CACHE_DIR": str(synth_cache.parent)},
+        str(shipped),
+    )
     assert {"synth", "activity", "vector-lane"} <= set(first["kinds"])
     assert ("sta" in first["kinds"]) != ("generic-tau" in first["kinds"])  # one timing path
-    assert first["file"] == characterisation.file_name(synth.yosys_id())
-    got = _run(PROBE, {"SPARSEPE_CHARACTERISATION": str(shipped), "SPARSEPE_CACHE_DIR": str(tmp_path / "fresh")})
+    assert first["file"] == characterisation.file_name(yosys.yosys_id())
+    got = _run(
+        PROBE, {"SPARSEPE_CHARACTERISATION": str(shipped), "SPARSEPE_CACHE_DIR": str(tmp_path / "fresh")}
+    )
     assert got["result"] == first["result"]  # identical, not just close
     assert got["amaranth"] is False
     assert got["written"] == []  # nothing synthesised, timed or simulated: nothing cached
@@ -81,14 +87,18 @@ def _file(directory: Path, **head) -> Path:
 
 
 @pytest.mark.yosys
-@pytest.mark.parametrize("head, why", [
-    ({"code_version": "0123456789abcdef"}, "its model code version 0123456789abcdef is not this code's "),
-    ({"verilog": "amaranth=0.0"}, "its Verilog toolchain (amaranth=0.0) is not this one ("),
-    ({"format": 99}, "has format 99, this code reads 1"),
-    ({"yosys": "yosys (native) Yosys 0.1"}, "none was made with "),
-])
-def test_a_file_that_does_not_apply_is_ignored_and_the_first_computation_says_why(tmp_path, monkeypatch, caplog,
-                                                                                  head, why):
+@pytest.mark.parametrize(
+    "head, why",
+    [
+        ({"code_version": "0123456789abcdef"}, "its model code version 0123456789abcdef is not this code's "),
+        ({"verilog": "amaranth=0.0"}, "its Verilog toolchain (amaranth=0.0) is not this one ("),
+        ({"format": 99}, "has format 99, this code reads 1"),
+        ({"yosys": "yosys (native) Yosys 0.1"}, "none was made with "),
+    ],
+)
+def test_a_file_that_does_not_apply_is_ignored_and_the_first_computation_says_why(
+    tmp_path, monkeypatch, caplog, head, why
+):
     monkeypatch.setenv("SPARSEPE_CHARACTERISATION", str(tmp_path))
     _file(tmp_path, **head)
     st = characterisation.status()
@@ -97,8 +107,13 @@ def test_a_file_that_does_not_apply_is_ignored_and_the_first_computation_says_wh
         assert characterisation.REGENERATE in st.why
     caplog.set_level(logging.INFO, logger="sparsepe.characterisation")
     monkeypatch.setattr(characterisation, "_said", set())
-    characterisation.cached("test-kind", synth.portable_key("test", str(tmp_path)), lambda: {"x": 1}, cache=tmp_path / "cache",
-                            what="a test result")
+    characterisation.cached(
+        "test-kind",
+        synth_memo.portable_key("test", str(tmp_path)),
+        lambda: {"x": 1},
+        cache=tmp_path / "cache",
+        what="a test result",
+    )
     lines = [r.getMessage() for r in caplog.records if r.name == "sparsepe.characterisation"]
     assert lines == [f"shipped characterisation not used ({st.why}): characterising a test result here"]
 
@@ -106,7 +121,7 @@ def test_a_file_that_does_not_apply_is_ignored_and_the_first_computation_says_wh
 def test_cached_results_are_computed_once_then_read_from_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARSEPE_CHARACTERISATION", "off")
     calls = []
-    key = synth.portable_key("test", str(tmp_path))
+    key = synth_memo.portable_key("test", str(tmp_path))
 
     def compute():
         calls.append(1)
@@ -116,7 +131,9 @@ def test_cached_results_are_computed_once_then_read_from_disk(tmp_path, monkeypa
     assert characterisation.cached("test-kind", key, compute, cache=tmp_path) == {"tau": 1.5}
     assert len(calls) == 1
     monkeypatch.setattr(characterisation, "_memory", {})  # a new process: the disk answers
-    assert characterisation.cached("test-kind", key, compute, cache=tmp_path) == {"tau": 1.5} and len(calls) == 1
+    assert (
+        characterisation.cached("test-kind", key, compute, cache=tmp_path) == {"tau": 1.5} and len(calls) == 1
+    )
     assert json.loads((tmp_path / "results" / "test-kind" / f"{key}.json").read_text()) == {"tau": 1.5}
     with characterisation.probing(), pytest.raises(characterisation.NotCharacterised, match="another"):
         characterisation.cached("test-kind", key + "x", compute, cache=tmp_path, what="another")
@@ -134,13 +151,16 @@ def test_shipped_files_are_of_this_model_code():
     regenerate it after a change to the characterised code."""
     files = sorted(characterisation.SHIPPED_DIR.glob("*.json"))
     if not files:
-        pytest.skip(f"no shipped characterisation in {characterisation.SHIPPED_DIR}: run "
-                    f"`{characterisation.REGENERATE} --quality-out sim/quality/shipped`")
+        pytest.skip(
+            f"no shipped characterisation in {characterisation.SHIPPED_DIR}: run "
+            f"`{characterisation.REGENERATE} --quality-out sim/quality/shipped`"
+        )
     for f in files:
         head = json.loads(f.read_text())
         assert head["code_version"] == characterisation.code_version(), (
             f"{f.name} is of model code {head['code_version']}, this code is {characterisation.code_version()}: "
-            f"run `{characterisation.REGENERATE} --quality-out sim/quality/shipped`")
+            f"run `{characterisation.REGENERATE} --quality-out sim/quality/shipped`"
+        )
 
 
 @pytest.mark.yosys

@@ -6,22 +6,45 @@ import sys
 
 import pytest
 
-KEYS = {"area_mm2", "area_breakdown_mm2", "fmax_mhz", "voltage_v", "clock_mhz", "power_w", "power_breakdown_w",
-        "energy_per_mac_pj", "peak_tops", "tj_c", "power_density_w_mm2", "feasible", "infeasible_reasons"}
+KEYS = {
+    "area_mm2",
+    "area_breakdown_mm2",
+    "fmax_mhz",
+    "voltage_v",
+    "clock_mhz",
+    "power_w",
+    "power_breakdown_w",
+    "energy_per_mac_pj",
+    "peak_tops",
+    "tj_c",
+    "power_density_w_mm2",
+    "feasible",
+    "infeasible_reasons",
+}
 
 
 def _run(args, cache):
     env = dict(os.environ, SPARSEPE_CACHE_DIR=str(cache))
-    return subprocess.run([sys.executable, "-m", "explore.cli", "ppa", *args], capture_output=True, text=True, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "explore.cli", "ppa", *args], capture_output=True, text=True, env=env
+    )
 
 
-@pytest.mark.parametrize("args,where", [
-    (["--node", "3"], "--node"), (["--rows", "-4"], "--rows"), (["--sram-kb", "-1"], "--sram-kb"),
-    (["--voltage", "1.3"], "--voltage"), (["--sparsity", "3:4"], "--sparsity"), (["--sparsity", "half"], "--sparsity"),
-    (["--clock-mhz", "-5"], "--clock-mhz"),
-    (["--sparsity", "dense", "--dense-path"], "--dense-path"), (["--sparsity", "dense+dense"], "--sparsity"),
-    (["--dataflow", "rs"], "--dataflow"),
-])
+@pytest.mark.parametrize(
+    "args,where",
+    [
+        (["--node", "3"], "--node"),
+        (["--rows", "-4"], "--rows"),
+        (["--sram-kb", "-1"], "--sram-kb"),
+        (["--voltage", "1.3"], "--voltage"),
+        (["--sparsity", "3:4"], "--sparsity"),
+        (["--sparsity", "half"], "--sparsity"),
+        (["--clock-mhz", "-5"], "--clock-mhz"),
+        (["--sparsity", "dense", "--dense-path"], "--dense-path"),
+        (["--sparsity", "dense+dense"], "--sparsity"),
+        (["--dataflow", "rs"], "--dataflow"),
+    ],
+)
 def test_bad_input_one_line_exit_2(args, where, tmp_path):
     out = _run(args, tmp_path)
     assert out.returncode == 2
@@ -32,14 +55,18 @@ def test_bad_input_one_line_exit_2(args, where, tmp_path):
 
 @pytest.mark.yosys
 def test_json_keys_and_breakdowns(synth_cache):
-    out = _run(["--rows", "4", "--cols", "4", "--node", "7", "--clock-mhz", "800", "--json"], synth_cache.parent)
+    out = _run(
+        ["--rows", "4", "--cols", "4", "--node", "7", "--clock-mhz", "800", "--json"], synth_cache.parent
+    )
     assert out.returncode == 0, out.stderr
     j = json.loads(out.stdout)
     assert KEYS <= set(j)
     assert set(j["area_breakdown_mm2"]) == {"pe_array", "decoders", "sram", "vector", "phy", "other"}
     assert set(j["power_breakdown_w"]) == {"dynamic", "clock", "leakage", "sram", "vector", "phy", "dram"}
     det = j["details"]
-    assert det["vmin_v"] <= j["voltage_v"] and det["sram_voltage_v"] >= max(j["voltage_v"], det["sram_vmin_v"])
+    assert det["vmin_v"] <= j["voltage_v"] and det["sram_voltage_v"] >= max(
+        j["voltage_v"], det["sram_vmin_v"]
+    )
     assert j["clock_mhz"] == 800 and j["feasible"] is True
     assert j["area_mm2"] == pytest.approx(sum(j["area_breakdown_mm2"].values()))
     assert j["power_w"] == pytest.approx(sum(j["power_breakdown_w"].values()))
@@ -54,7 +81,9 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     recomputed from the published anchors and the stated default activity, given the synthesised
     counts it reports."""
     R = C = 4
-    out = _run(["--rows", str(R), "--cols", str(C), "--node", "45", "--voltage", "1.0", "--json"], synth_cache.parent)
+    out = _run(
+        ["--rows", str(R), "--cols", str(C), "--node", "45", "--voltage", "1.0", "--json"], synth_cache.parent
+    )
     assert out.returncode == 0, out.stderr
     j = json.loads(out.stdout)
     det, f_hz = j["details"], j["clock_mhz"] * 1e6
@@ -66,10 +95,14 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     # node and voltage, + 15 % wire allowance (ASAP7 wire-load runs: +21-23 % unsized), / (1 - 5 % clock skew + jitter)
     tm = det["timing"]
     assert tm["wire_allowance"] == 0.15 and tm["clock_uncertainty_fraction"] == 0.05
-    assert j["fmax_at_voltage_mhz"] == pytest.approx(1e6 / (tm["cycle_fo4"] * det["gate_delay_ps"] * 1.15 / 0.95), rel=1e-9)
+    assert j["fmax_at_voltage_mhz"] == pytest.approx(
+        1e6 / (tm["cycle_fo4"] * det["gate_delay_ps"] * 1.15 / 0.95), rel=1e-9
+    )
     if tm["source"] == "sta":
         st = det["sta"]
-        assert tm["cycle_fo4"] == pytest.approx((st["critical_path_ps"] + st["setup_ps"]) / st["fo4_ps"], rel=1e-9)
+        assert tm["cycle_fo4"] == pytest.approx(
+            (st["critical_path_ps"] + st["setup_ps"]) / st["fo4_ps"], rel=1e-9
+        )
         assert st["critical_path_fo4"] == pytest.approx(st["critical_path_ps"] / st["fo4_ps"], rel=1e-9)
         assert {"library", "startpoint", "endpoint", "tools", "buffered_nets", "tree_buffers"} <= set(st)
     else:
@@ -79,7 +112,7 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     # and 32-bit add (0.1 pJ / 72.081), times (1.0 / 0.9)^2 (C V^2) at 1.0 V;
     # one transistor = 1 / (45 nm logic density x realised fraction): Intel 22 nm 15.3 MTr/mm^2 x
     # (90 x 80) / (160 x 160) (gate x metal-1 pitch, 22 -> 45 nm) = 4.303 MTr/mm^2, x 0.70 / 1.25
-    e_t_pj = math.sqrt(0.2 / 131.582 * 0.1 / 72.081) / 0.9 ** 2
+    e_t_pj = math.sqrt(0.2 / 131.582 * 0.1 / 72.081) / 0.9**2
     assert det["toggle_energy_fj"] == pytest.approx(e_t_pj * 1e3, rel=1e-9)
     a = j["area_breakdown_mm2"]
     a_t_um2 = 1.0 / (15.3 * (90 * 80) / (160 * 160) * 0.70 / 1.25)
@@ -89,7 +122,9 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     # (1904 signal + 1754 power microbumps) at 55 um
     # the vector unit: one synthesised lane (hw.vector.VectorLane) per column, priced per transistor like the array
     vu = det["vector_unit"]
-    assert vu["lanes"] == C and a["vector"] == pytest.approx(C * vu["lane_transistors"] * a_t_um2 * 1e-6, rel=1e-9)
+    assert vu["lanes"] == C and a["vector"] == pytest.approx(
+        C * vu["lane_transistors"] * a_t_um2 * 1e-6, rel=1e-9
+    )
     assert p_vec_is_idle(j)
     # the fixed control block: 3.19 M transistors (NVDLA nv_small's 0.91 mm^2 at 28 nm less its array, CBUF,
     # lanes and allowances), priced per transistor like the array and inside the core the allowances cover
@@ -97,7 +132,7 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     assert det["control_fixed"]["area_mm2"] == pytest.approx(ctrl, rel=1e-9)
     core = a["pe_array"] + a["decoders"] + a["sram"] + a["vector"] + ctrl
     assert a["other"] == pytest.approx(0.15 * core + ctrl, rel=1e-9)
-    assert a["phy"] == pytest.approx((1904 + 1754) * 55.0 ** 2 * 1e-6, rel=1e-9)
+    assert a["phy"] == pytest.approx((1904 + 1754) * 55.0**2 * 1e-6, rel=1e-9)
     assert det["die_phy_limited"] is False
     # throughput: 4 dense-equivalent MACs per PE-cycle, every PE busy (no workload given)
     macs_per_s = R * C * 4 * f_hz
@@ -112,7 +147,9 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
         from ppa.liberty.library import default_liberty
 
         le = liberty_energy.library_energy(default_liberty())
-        assert ce["source"] == "liberty" and ce["toggles_per_ff_cycle"] == pytest.approx(le.clock_toggles_per_ff_cycle)
+        assert ce["source"] == "liberty" and ce["toggles_per_ff_cycle"] == pytest.approx(
+            le.clock_toggles_per_ff_cycle
+        )
         per_ff = le.clock_toggles_per_ff_cycle
     else:
         from ppa import tech
@@ -130,7 +167,8 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     cycles = det["array_flip_flops"] - gated + gated * lam + icg
     assert p["clock"] == pytest.approx(cycles * per_ff * e_t_pj * 1e-12 * f_hz, rel=1e-9)
     assert det["clock_gating_detail"]["clock_w_ungated"] == pytest.approx(
-        det["array_flip_flops"] * per_ff * e_t_pj * 1e-12 * f_hz, rel=1e-9)
+        det["array_flip_flops"] * per_ff * e_t_pj * 1e-12 * f_hz, rel=1e-9
+    )
     # DRAM: the stated default traffic (SRAM reads R*M activation bytes + held weights (2 of 4 bytes
     # + 4 metadata bits per PE) / 64, writes C*4 psum bytes per cycle; DRAM = SRAM / 16) at
     # O'Connor's HBM2 3.97 pJ/bit
@@ -144,7 +182,9 @@ def test_headline_figures_follow_from_the_published_anchors(synth_cache):
     # 256 KB in the CLI's 2 banks: a 128 KB bank, on E = a + b sqrt(KB) through Horowitz's 8 KB 10 pJ
     # and 1 MB 100 pJ (45 nm, 0.9 V), at 1.0 V
     b = (100.0 - 10.0) / (math.sqrt(1024) - math.sqrt(8))
-    assert det["sram_read_pj_per_64b"] == pytest.approx((10.0 - b * math.sqrt(8) + b * math.sqrt(128)) / 0.81, rel=1e-6)
+    assert det["sram_read_pj_per_64b"] == pytest.approx(
+        (10.0 - b * math.sqrt(8) + b * math.sqrt(128)) / 0.81, rel=1e-6
+    )
     assert det["dram_pj_per_bit"] == 3.97 and det["dram_total_pj_per_bit"] == pytest.approx(3.97 + 0.29)
     assert det["clock_gating"] is True
     assert det["activity_trace"].startswith("synthetic")
@@ -173,7 +213,10 @@ def test_compute_energy_per_mac_within_1_5x_of_jouppi_and_horowitz(synth_cache):
     j = json.loads(out.stdout)
     assert j["voltage_v"] == pytest.approx(0.7)
     assert 0.077 / 1.5 <= _compute_pj_per_mac(j) <= 0.077 * 1.5
-    out = _run(["--node", "45", "--voltage", "0.9", "--sparsity", "dense", "--pipeline", "1", "--json"], synth_cache.parent)
+    out = _run(
+        ["--node", "45", "--voltage", "0.9", "--sparsity", "dense", "--pipeline", "1", "--json"],
+        synth_cache.parent,
+    )
     j = json.loads(out.stdout)
     assert 0.23 / 1.5 <= _compute_pj_per_mac(j) <= 0.23 * 1.5
     out = _run(["--node", "45", "--sparsity", "dense", "--pipeline", "1", "--json"], synth_cache.parent)
@@ -188,7 +231,9 @@ def test_no_result_below_vmin(synth_cache, tmp_path):
     out = _run(["--node", "7", "--voltage", "0.5", "--json"], tmp_path)
     assert out.returncode == 2 and "Vmin" in out.stderr and len(out.stderr.strip().splitlines()) == 1
     # a slow clock picks the lowest voltage, which is Vmin, not below
-    out = _run(["--rows", "4", "--cols", "4", "--node", "7", "--clock-mhz", "50", "--json"], synth_cache.parent)
+    out = _run(
+        ["--rows", "4", "--cols", "4", "--node", "7", "--clock-mhz", "50", "--json"], synth_cache.parent
+    )
     j = json.loads(out.stdout)
     assert j["voltage_v"] == pytest.approx(j["details"]["vmin_v"]) == pytest.approx(0.52)
     assert j["details"]["sram_voltage_v"] == pytest.approx(0.67)  # its own rail at the SRAM Vmin
@@ -196,20 +241,47 @@ def test_no_result_below_vmin(synth_cache, tmp_path):
 
 @pytest.mark.yosys
 def test_dense_path_and_dataflow_flags(synth_cache):
-    small = ["--rows", "2", "--cols", "2", "--act-bits", "4", "--weight-bits", "4", "--acc-bits", "12",
-             "--node", "45", "--voltage", "1.0", "--sram-kb", "0", "--json"]
-    runs = {name: _run(small + args, synth_cache.parent) for name, args in (
-        ("sparse", []), ("flag", ["--dense-path"]), ("value", ["--sparsity", "2:4+dense"]),
-        ("os", ["--dataflow", "os"]))}
+    small = [
+        "--rows",
+        "2",
+        "--cols",
+        "2",
+        "--act-bits",
+        "4",
+        "--weight-bits",
+        "4",
+        "--acc-bits",
+        "12",
+        "--node",
+        "45",
+        "--voltage",
+        "1.0",
+        "--sram-kb",
+        "0",
+        "--json",
+    ]
+    runs = {
+        name: _run(small + args, synth_cache.parent)
+        for name, args in (
+            ("sparse", []),
+            ("flag", ["--dense-path"]),
+            ("value", ["--sparsity", "2:4+dense"]),
+            ("os", ["--dataflow", "os"]),
+        )
+    }
     for name, r in runs.items():
         assert r.returncode == 0, f"{name}: {r.stderr}"
     j = {name: json.loads(r.stdout) for name, r in runs.items()}
     assert j["flag"] == j["value"]
     det = j["flag"]["details"]
-    assert det["kind"] == "dense_path" and det["pe"] == "2:4+dense" and det["effective_macs_per_pe_cycle"] == 8
+    assert (
+        det["kind"] == "dense_path" and det["pe"] == "2:4+dense" and det["effective_macs_per_pe_cycle"] == 8
+    )
     assert det["multipliers_per_pe"] == 4 and j["sparse"]["details"]["multipliers_per_pe"] == 2
     # twice the effective MACs per PE-cycle: peak scales with the clock each runs at
-    assert j["flag"]["peak_tops"] / j["flag"]["clock_mhz"] == pytest.approx(2 * j["sparse"]["peak_tops"] / j["sparse"]["clock_mhz"])
+    assert j["flag"]["peak_tops"] / j["flag"]["clock_mhz"] == pytest.approx(
+        2 * j["sparse"]["peak_tops"] / j["sparse"]["clock_mhz"]
+    )
     assert j["flag"]["area_mm2"] > j["sparse"]["area_mm2"]
     assert j["os"]["details"]["cost_dataflow"] == "os"
     assert j["os"]["details"]["array_transistors"] != j["sparse"]["details"]["array_transistors"]

@@ -17,8 +17,10 @@ GP_M1P = {65: 220 * 210, 45: 160 * 160, 32: 112.5 * 112.5, 22: 90 * 80, 14: 70 *
 A100_MTR_MM2 = 54.2e3 / 826
 
 
-@pytest.mark.parametrize("nm,density", [(22, INTEL_22), (20, INTEL_22), (16, FOUNDRY_16), (14, INTEL_14),
-                                        (10, FOUNDRY_10), (7, TSMC_N7)])
+@pytest.mark.parametrize(
+    "nm,density",
+    [(22, INTEL_22), (20, INTEL_22), (16, FOUNDRY_16), (14, INTEL_14), (10, FOUNDRY_10), (7, TSMC_N7)],
+)
 def test_cited_node_densities(nm, density):
     assert tech.logic_density_mtr_mm2(nm) == density
 
@@ -61,15 +63,19 @@ def test_pitch_law_against_intels_published_finfet_densities():
 
 def test_density_rises_as_nodes_shrink():
     d = [tech.logic_density_mtr_mm2(nm) for nm in (65, 45, 32, 28, 20, 16, 14, 10, 7)]
-    assert all(a < b for a, b in zip(d, d[1:]))
+    assert all(a < b for a, b in zip(d, d[1:], strict=False))
 
 
 def test_realised_fraction_and_area_per_transistor():
     assert tech.REALISED_DENSITY_FRACTION == pytest.approx(0.70 / 1.25)
     for nm in tech.NODES_NM:
         n = tech.node(nm)
-        assert n.area_per_transistor_um2 == pytest.approx(1.0 / (tech.logic_density_mtr_mm2(nm) * 0.56), rel=1e-12)
-        assert n.cell_area_per_transistor_um2 == pytest.approx(1.0 / tech.logic_density_mtr_mm2(nm), rel=1e-12)
+        assert n.area_per_transistor_um2 == pytest.approx(
+            1.0 / (tech.logic_density_mtr_mm2(nm) * 0.56), rel=1e-12
+        )
+        assert n.cell_area_per_transistor_um2 == pytest.approx(
+            1.0 / tech.logic_density_mtr_mm2(nm), rel=1e-12
+        )
     # 7 nm: 1 / (91.2 x 0.56) = 0.0196 um^2 per transistor, 51 MTr/mm^2 realised
     assert tech.node(7).area_per_transistor_um2 == pytest.approx(0.01958, rel=1e-3)
 
@@ -88,7 +94,9 @@ def test_horowitz_multiplier_check():
     a45 = 1.0 / (INTEL_22 * GP_M1P[22] / GP_M1P[45])
     assert h["model_cell_um2"] == pytest.approx(2176 * a45, rel=1e-12)
     assert h["model_block_um2"] == pytest.approx(2176 * a45 / 0.56, rel=1e-12)
-    assert h["block_ratio"] == pytest.approx(3.20, abs=0.01) and h["cell_ratio"] == pytest.approx(1.79, abs=0.01)
+    assert h["block_ratio"] == pytest.approx(3.20, abs=0.01) and h["cell_ratio"] == pytest.approx(
+        1.79, abs=0.01
+    )
     # Horowitz's figure implies 7.8 MTr/mm^2 of our transistors: denser than the 45 nm library peak
     assert h["horowitz_density_mtr_mm2"] == pytest.approx(2176 / 282.0)
     assert h["horowitz_density_mtr_mm2"] > tech.logic_density_mtr_mm2(45)
@@ -103,4 +111,6 @@ def test_sram_scaling_keeps_stillmakers_area_factor():
 def test_leakage_on_cell_area_with_growth():
     n = tech.node(45)
     area_mm2 = 1e6 / tech.logic_density_mtr_mm2(45) * 1.25 * 1e-6
-    assert n.leakage_w(1e6, tech.LEAKAGE_T_REF_C) == pytest.approx(area_mm2 * n.leakage_density_w_mm2, rel=1e-12)
+    assert n.leakage_w(1e6, tech.LEAKAGE_T_REF_C) == pytest.approx(
+        area_mm2 * n.leakage_density_w_mm2, rel=1e-12
+    )

@@ -32,7 +32,9 @@ def test_model_matches_whole_double_buffered_array(kind, synth_cache):
     assert abs(f.depth(3) - real.logic_depth) <= 1
     single = synth_array(P4, 3, 3, cache=synth_cache, kind=kind)
     # the shadow set: at least one more weight word (and code) per PE, as flip-flops
-    sh = (P4.n if kind == "sparse" else P4.m) * P4.weight_bits + {"sparse": 1, "dense": 0, "dense_path": 2}[kind] * P4.meta_bits
+    sh = (P4.n if kind == "sparse" else P4.m) * P4.weight_bits + {"sparse": 1, "dense": 0, "dense_path": 2}[
+        kind
+    ] * P4.meta_bits
     assert real.flip_flops - single.flip_flops >= 9 * sh
 
 
@@ -51,8 +53,8 @@ def _load_toggles(p, R, C, double_buffer, cache, tiles=4, instances=64, seed=1):
     for load, swap, _ in sched:
         for s in range(R):
             ins["w_load"][load + s] = 1
-            ins["w_in"][load + s:] = rng.integers(0, 1 << (C * p.n * p.weight_bits), instances)
-            ins["w_meta_in"][load + s:] = rng.integers(0, 1 << (C * p.meta_bits), instances)
+            ins["w_in"][load + s :] = rng.integers(0, 1 << (C * p.n * p.weight_bits), instances)
+            ins["w_meta_in"][load + s :] = rng.integers(0, 1 << (C * p.meta_bits), instances)
         if double_buffer:
             ins["w_swap"][swap] = 1
     tc, _ = net.simulate(ins)
@@ -71,10 +73,12 @@ def test_load_writes_match_the_netlist(synth_cache):
     R, C, tiles = 3, 2, 4
     word = P4.n * P4.weight_bits + P4.meta_bits
     db = _load_toggles(P4, R, C, True, synth_cache, tiles)
-    muxed, plain = array_facts(P4, cache=str(synth_cache), rows=R, double_buffer=True).load_bit_writes(P4, R, C)
+    muxed, plain = array_facts(P4, cache=str(synth_cache), rows=R, double_buffer=True).load_bit_writes(
+        P4, R, C
+    )
     shadow, active, skew = db["wsh"] + db["metash"], db["w"] + db["meta"], db["w_skew"] + db["meta_skew"]
-    assert shadow == pytest.approx(tiles * C * R * (R + 1) / 2 * word / 2, rel=0.05)      # 288 measured 288.5
-    assert active == pytest.approx(tiles * R * C * word / 2, rel=0.05)                    # 144 measured 144.2
+    assert shadow == pytest.approx(tiles * C * R * (R + 1) / 2 * word / 2, rel=0.05)  # 288 measured 288.5
+    assert active == pytest.approx(tiles * R * C * word / 2, rel=0.05)  # 144 measured 144.2
     assert shadow + active == pytest.approx(tiles * muxed / 2, rel=0.05)
     assert skew == pytest.approx(tiles * plain / 2, rel=0.08)
     # single-buffered: R R C words a tile, less the first tile's shifts of the reset zeros into rows 1..R-1
@@ -101,7 +105,8 @@ def test_estimate_charges_the_shadow_registers(synth_cache):
     one_ng = estimate(DesignPoint(**base, clock_gating=False), cache=synth_cache)
     two_ng = estimate(DesignPoint(**base, double_buffer=True, clock_gating=False), cache=synth_cache)
     assert two_ng.power_breakdown_w["clock"] / one_ng.power_breakdown_w["clock"] == pytest.approx(
-        f2.flip_flops(P4, 4, 4) / f1.flip_flops(P4, 4, 4), rel=1e-6)
+        f2.flip_flops(P4, 4, 4) / f1.flip_flops(P4, 4, 4), rel=1e-6
+    )
     with pytest.raises(InputError):
         estimate(DesignPoint(**base, dataflow="os", double_buffer=True), cache=synth_cache)
     with pytest.raises(InputError):

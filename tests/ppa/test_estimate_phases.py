@@ -21,24 +21,75 @@ from ppa.design import DesignPoint, WorkloadActivity
 
 PINS = Path(__file__).with_name("estimate_pins.json")
 
-_WORKLOAD = {"cycles": 2.0e6, "effective_macs": 1.5e8, "pe_busy_fraction": 0.7, "sram_read_bytes": 3.0e7,
-             "sram_write_bytes": 4.0e6, "dram_bytes": 5.0e6, "weight_tiles": 900.0,
-             "vector_ops": {"alu": 2.0e5, "exp": 1.0e4}}
+_WORKLOAD = {
+    "cycles": 2.0e6,
+    "effective_macs": 1.5e8,
+    "pe_busy_fraction": 0.7,
+    "sram_read_bytes": 3.0e7,
+    "sram_write_bytes": 4.0e6,
+    "dram_bytes": 5.0e6,
+    "weight_tiles": 900.0,
+    "vector_ops": {"alu": 2.0e5, "exp": 1.0e4},
+}
 
 #: name -> (DesignPoint keywords, WorkloadActivity keywords or None)
 POINTS: dict[str, tuple[dict, dict | None]] = {
     "sparse_ws_7nm_fmax": ({"rows": 4, "cols": 4, "node_nm": 7, "sram_kb": 64}, None),
-    "dense_ws_45nm_clock": ({"rows": 4, "cols": 4, "sparse": False, "node_nm": 45, "sram_kb": 32,
-                             "clock_mhz": 200.0}, None),
-    "sparse_os_16nm_workload": ({"rows": 4, "cols": 4, "node_nm": 16, "dataflow": "os", "sram_kb": 64,
-                                 "clock_mhz": 500.0, "vector_lanes": 4}, _WORKLOAD),
-    "sparse_ws_pipe2_dbuf_3buf": ({"rows": 4, "cols": 4, "node_nm": 7, "pipeline": 2, "double_buffer": True,
-                                   "sram_buffers_kb": (64.0, 64.0, 32.0), "dram": "lpddr5"}, _WORKLOAD),
-    "dense_path_ws_28nm_no_gating": ({"rows": 2, "cols": 2, "node_nm": 28, "dense_path": True, "sram_kb": 16,
-                                      "clock_gating": False, "clock_mhz": 300.0}, None),
+    "dense_ws_45nm_clock": (
+        {"rows": 4, "cols": 4, "sparse": False, "node_nm": 45, "sram_kb": 32, "clock_mhz": 200.0},
+        None,
+    ),
+    "sparse_os_16nm_workload": (
+        {
+            "rows": 4,
+            "cols": 4,
+            "node_nm": 16,
+            "dataflow": "os",
+            "sram_kb": 64,
+            "clock_mhz": 500.0,
+            "vector_lanes": 4,
+        },
+        _WORKLOAD,
+    ),
+    "sparse_ws_pipe2_dbuf_3buf": (
+        {
+            "rows": 4,
+            "cols": 4,
+            "node_nm": 7,
+            "pipeline": 2,
+            "double_buffer": True,
+            "sram_buffers_kb": (64.0, 64.0, 32.0),
+            "dram": "lpddr5",
+        },
+        _WORKLOAD,
+    ),
+    "dense_path_ws_28nm_no_gating": (
+        {
+            "rows": 2,
+            "cols": 2,
+            "node_nm": 28,
+            "dense_path": True,
+            "sram_kb": 16,
+            "clock_gating": False,
+            "clock_mhz": 300.0,
+        },
+        None,
+    ),
     "thermal_runaway": ({"rows": 64, "cols": 64, "node_nm": 7, "sram_kb": 4096, "theta_ja": 500.0}, None),
-    "hot_phy_limited": ({"rows": 8, "cols": 8, "node_nm": 7, "sram_kb": 64, "dram": "hbm2", "dram_units": 4,
-                         "theta_ja": 40.0, "clock_mhz": 1000.0, "vt": "rvt"}, None),
+    "hot_phy_limited": (
+        {
+            "rows": 8,
+            "cols": 8,
+            "node_nm": 7,
+            "sram_kb": 64,
+            "dram": "hbm2",
+            "dram_units": 4,
+            "theta_ja": 40.0,
+            "clock_mhz": 1000.0,
+            "vt": "rvt",
+        },
+        None,
+    ),
     # the clock rvt cells miss: the automatic threshold-voltage choice (ppa.references VT_FLAVOURS) takes slvt
     "auto_vt_slvt": ({"rows": 8, "cols": 8, "node_nm": 7, "sram_kb": 64, "clock_mhz": 1000.0}, None),
 }
@@ -87,4 +138,3 @@ def test_the_pins_cover_the_phases_branches():
     assert any(r["details"]["die_phy_limited"] for r in pinned.values())
     assert len({r["details"]["node_nm"] for r in pinned.values()}) >= 4
     assert {r["details"]["vt"]["flavour"] for r in pinned.values()} >= {"rvt", "slvt"}  # the automatic choice
-

@@ -62,8 +62,11 @@ def test_toggle_counts_equal_icarus_vcd(tmp_path, synth_cache):
     tr = synthetic_trace(p, True, cycles=T, instances=64, kind="random", seed=11, w_hold=8, acc_len=5)
     res = synth_pe(p, True, cache=synth_cache)
     netv = tmp_path / "sparse_pe_gates.v"
-    subprocess.run(["yosys", "-q", "-p", f"read_json {res.netlist_path}; write_verilog -noattr -norename {netv}"],
-                   check=True)
+    subprocess.run(
+        ["yosys", "-q", "-p", f"read_json {res.netlist_path}; write_verilog -noattr -norename {netv}"],
+        check=True,
+    )
+
     # cycle 0 is a reset cycle (rst=1, inputs 0); lane 0's stream follows; all 64 lanes identical
     def lane0(a, bits, lanes):
         a = np.asarray(a)[:, 0] if a.ndim == 2 else np.asarray(a)[:, 0, :]
@@ -72,10 +75,19 @@ def test_toggle_counts_equal_icarus_vcd(tmp_path, synth_cache):
         return [sum((int(v) & ((1 << bits) - 1)) << (k * bits) for k, v in enumerate(row)) for row in a]
 
     streams = {
-        "in_act": lane0(tr.acts, p.act_bits, p.m), "in_w": lane0(tr.weights, p.weight_bits, p.n),
-        "in_meta": lane0(tr.meta, p.meta_bits, 1), "in_clear": lane0(tr.clear, 1, 1), "in_valid": lane0(tr.valid, 1, 1),
+        "in_act": lane0(tr.acts, p.act_bits, p.m),
+        "in_w": lane0(tr.weights, p.weight_bits, p.n),
+        "in_meta": lane0(tr.meta, p.meta_bits, 1),
+        "in_clear": lane0(tr.clear, 1, 1),
+        "in_valid": lane0(tr.valid, 1, 1),
     }
-    widths = {"in_act": p.m * p.act_bits, "in_w": p.n * p.weight_bits, "in_meta": p.meta_bits, "in_clear": 1, "in_valid": 1}
+    widths = {
+        "in_act": p.m * p.act_bits,
+        "in_w": p.n * p.weight_bits,
+        "in_meta": p.meta_bits,
+        "in_clear": 1,
+        "in_valid": 1,
+    }
     for k, v in streams.items():
         streams[k] = [0] + v
     rst = [1] + [0] * T
@@ -83,7 +95,9 @@ def test_toggle_counts_equal_icarus_vcd(tmp_path, synth_cache):
     for k, v in streams.items():
         (tmp_path / f"{k}.hex").write_text("\n".join(f"{x:x}" for x in v) + "\n")
     (tmp_path / "rst.hex").write_text("\n".join(str(x) for x in rst) + "\n")
-    regs = "\n".join(f"  reg [{w - 1}:0] {k}; reg [{w - 1}:0] mem_{k} [0:{n - 1}];" for k, w in widths.items())
+    regs = "\n".join(
+        f"  reg [{w - 1}:0] {k}; reg [{w - 1}:0] mem_{k} [0:{n - 1}];" for k, w in widths.items()
+    )
     loads = "\n".join(f'    $readmemh("{tmp_path / k}.hex", mem_{k});' for k in widths)
     apply = "\n".join(f"      {k} <= mem_{k}[k];" for k in widths)
     tb = f"""
@@ -111,7 +125,9 @@ module tb;
 endmodule
 """
     (tmp_path / "tb.v").write_text(tb)
-    subprocess.run(["iverilog", "-g2005", "-o", str(tmp_path / "sim"), str(tmp_path / "tb.v"), str(netv)], check=True)
+    subprocess.run(
+        ["iverilog", "-g2005", "-o", str(tmp_path / "sim"), str(tmp_path / "tb.v"), str(netv)], check=True
+    )
     subprocess.run(["vvp", str(tmp_path / "sim")], check=True, cwd=tmp_path, capture_output=True)
     sigs = _vcd_values(tmp_path / "pe.vcd")
     sample_times = [5 + 10 * c for c in range(n)]  # posedge of cycle c; zero-delay nets settle there
@@ -124,8 +140,14 @@ endmodule
         return np.repeat(np.concatenate([z, a]), 64, axis=1)
 
     net = GateNetlist(res.netlist(), "sparse_pe")
-    inputs = {"in_act": rep(tr.acts), "in_w": rep(tr.weights), "in_meta": rep(tr.meta),
-              "in_clear": rep(tr.clear), "in_valid": rep(tr.valid), "rst": np.repeat(np.array(rst)[:, None], 64, axis=1)}
+    inputs = {
+        "in_act": rep(tr.acts),
+        "in_w": rep(tr.weights),
+        "in_meta": rep(tr.meta),
+        "in_clear": rep(tr.clear),
+        "in_valid": rep(tr.valid),
+        "rst": np.repeat(np.array(rst)[:, None], 64, axis=1),
+    }
     count_from = 2  # cycle 0 differs (Verilog flip-flops start at x); compare from cycle 1 -> 2 on
     tc, _ = net.simulate(inputs, count_from=count_from)
     netnames = res.netlist()["modules"]["sparse_pe"]["netnames"]

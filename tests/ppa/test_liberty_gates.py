@@ -31,24 +31,39 @@ def _netlist() -> dict:
         "n2": {"type": "$_NAND_", "connections": {"A": [4], "B": [2], "Y": [6]}},
         "ff": {"type": "$_DFF_P_", "connections": {"C": [7], "D": [5], "Q": [8]}},
     }
-    ports = {"a": {"direction": "input", "bits": [2]}, "b": {"direction": "input", "bits": [3]},
-             "clk": {"direction": "input", "bits": [7]}, "o2": {"direction": "output", "bits": [6]},
-             "q": {"direction": "output", "bits": [8]}}
-    names = {"a": {"bits": [2]}, "b": {"bits": [3]}, "clk": {"bits": [7]}, "x": {"bits": [4]}, "o1": {"bits": [5]},
-             "o2": {"bits": [6]}, "q": {"bits": [8]}}
+    ports = {
+        "a": {"direction": "input", "bits": [2]},
+        "b": {"direction": "input", "bits": [3]},
+        "clk": {"direction": "input", "bits": [7]},
+        "o2": {"direction": "output", "bits": [6]},
+        "q": {"direction": "output", "bits": [8]},
+    }
+    names = {
+        "a": {"bits": [2]},
+        "b": {"bits": [3]},
+        "clk": {"bits": [7]},
+        "x": {"bits": [4]},
+        "o1": {"bits": [5]},
+        "o2": {"bits": [6]},
+        "q": {"bits": [8]},
+    }
     return {"modules": {"t": {"ports": ports, "cells": cells, "netnames": names}}}
 
 
 def test_a_netlist_costed_by_hand():
     gn = GateNetlist(_netlist(), "t")
     net = {n: gn.bit_ids[b] for n, b in (("a", 2), ("b", 3), ("x", 4), ("o1", 5), ("o2", 6), ("q", 8))}
-    half_cv2 = lambda c_pf: 0.5 * c_pf * 1e3 * 1.8 ** 2  # fJ
+
+    def half_cv2(c_pf):
+        return 0.5 * c_pf * 1e3 * 1.8**2  # fJ
+
     want = {
         "x": half_cv2((NAND2X1_A + NAND2X1_A) / 1e3) + XOR2X1_Y_FJ,  # drives both NANDs' A pins
         "o1": half_cv2(DFFPOSX1_D / 1e3) + NAND2X1_Y_FJ,  # the flip-flop's D pin
         "o2": half_cv2(DFFPOSX1_D / 1e3) + NAND2X1_Y_FJ,  # an output port: one D pin
         "q": half_cv2(DFFPOSX1_D / 1e3),  # a flip-flop output: its load only
-        "a": 0.0, "b": 0.0,  # driven from outside
+        "a": 0.0,
+        "b": 0.0,  # driven from outside
     }
     for name, fj in want.items():
         assert gn.net_energy[net[name]] == pytest.approx(fj / UNIT_FJ, rel=1e-5), name
@@ -58,7 +73,9 @@ def test_a_netlist_costed_by_hand():
     a, b = (rng.integers(0, 2, (40, 64)).astype(np.uint64) for _ in "ab")
     tc, _ = gn.simulate({"a": a, "b": b})
     per = tc.per_net
-    assert tc.gate_energy == pytest.approx(sum(per[net[n]] * want[n] / UNIT_FJ for n in ("x", "o1", "o2")), rel=1e-9)
+    assert tc.gate_energy == pytest.approx(
+        sum(per[net[n]] * want[n] / UNIT_FJ for n in ("x", "o1", "o2")), rel=1e-9
+    )
     assert tc.ff_net_energy == pytest.approx(per[net["q"]] * want["q"] / UNIT_FJ, rel=1e-9)
     assert tc.gate_energy > 0 and tc.ff_net_energy > 0
 
@@ -71,7 +88,7 @@ def _as_osu018_cells(netlist: dict, top: str) -> str:
     lines = [f"module {top}({', '.join(mod['ports'])});"]
     for name, port in mod["ports"].items():
         w = len(port["bits"])
-        lines.append(f"  {port['direction']} {'[%d:0] ' % (w - 1) if w > 1 else ''}{name};")
+        lines.append(f"  {port['direction']} {f'[{w - 1}:0] ' if w > 1 else ''}{name};")
         for i, b in enumerate(port["bits"]):
             port_of[b] = f"{name}[{i}]" if w > 1 else name
     for k, cell in enumerate(mod["cells"].values()):
@@ -96,8 +113,9 @@ def test_the_library_tables_at_each_nets_load_agree_within_1_percent():
     v, top = operator_verilog("mul", 8)
     netlist = synth.synthesize(v, top).netlist()
     gn = GateNetlist(netlist, top)
-    looked_up = net_energies(lib, _as_osu018_cells(netlist, top), top, slew_ns=0.0978365,
-                             output_load_pf=DFFPOSX1_D / 1e3)
+    looked_up = net_energies(
+        lib, _as_osu018_cells(netlist, top), top, slew_ns=0.0978365, output_load_pf=DFFPOSX1_D / 1e3
+    )
     assert len(looked_up) > 300
     index = {}
     for name, info in netlist["modules"][top]["netnames"].items():
@@ -123,7 +141,11 @@ def test_the_built_in_figures_are_osu018s():
     assert v == gates.OSU018_VOLTAGE_V == 1.8
     assert caps == gates.INPUT_CAP_FF
     assert internal == gates.INTERNAL_FJ
-    assert (caps["$_NAND_"]["A"], caps["$_DFF_P_"]["D"], internal["$_XOR_"]) == (NAND2X1_A, DFFPOSX1_D, XOR2X1_Y_FJ)
+    assert (caps["$_NAND_"]["A"], caps["$_DFF_P_"]["D"], internal["$_XOR_"]) == (
+        NAND2X1_A,
+        DFFPOSX1_D,
+        XOR2X1_Y_FJ,
+    )
 
 
 @pytest.mark.sta

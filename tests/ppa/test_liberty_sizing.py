@@ -36,7 +36,8 @@ def test_operator_ratio_is_the_two_mappings_energies():
     f = sizing.operator_sizing_factor("mul", 8, lib) * sizing.operator_sizing_factor("add", 32, lib)
     assert f == pytest.approx(1.0, rel=1e-9)
     assert sizing.anchor_ratio(lib) == pytest.approx(
-        math.sqrt(sizing.operator_ratio("mul", 8, lib) * sizing.operator_ratio("add", 32, lib)), rel=1e-12)
+        math.sqrt(sizing.operator_ratio("mul", 8, lib) * sizing.operator_ratio("add", 32, lib)), rel=1e-12
+    )
 
 
 def test_the_model_charges_the_pes_gates_at_its_sizing_factor():

@@ -37,8 +37,11 @@ module tb; reg [7:0] a, b; wire [15:0] y; reg [7:0] ma [0:{n - 1}]; reg [7:0] mb
   end
 endmodule
 """)
-    subprocess.run(["iverilog", "-g2005", "-o", str(d / "s.vvp"), str(d / "tb.v"), str(d / "m.v"), cells_v],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["iverilog", "-g2005", "-o", str(d / "s.vvp"), str(d / "tb.v"), str(d / "m.v"), cells_v],
+        check=True,
+        capture_output=True,
+    )
     subprocess.run(["vvp", "-n", str(d / "s.vvp")], check=True, capture_output=True)
     names, last, count, t = {}, {}, Counter(), 0
     for line in (d / "z.vcd").read_text().splitlines():
@@ -52,7 +55,7 @@ endmodule
             value, ident = line[1:].split() if line[0] == "b" else (line[0], line[1:].strip())
             value = value.rjust(len(names[ident]), "0")
             if ident in last and t > 10_000:  # after the dump's own values (10 ns, in ps)
-                count.update(nm for nm, x, y in zip(names[ident], value, last[ident]) if x != y)
+                count.update(nm for nm, x, y in zip(names[ident], value, last[ident], strict=True) if x != y)
             last[ident] = value
     return count
 
@@ -69,16 +72,23 @@ def test_mapped_transitions_match_icarus_on_the_cell_models(tmp_path):
     n = 100
     a, b = (rng.integers(0, 256, n, dtype=np.uint64) for _ in "ab")
     # cycle 0 at zero inputs settles the netlist, as the bench's first 10 ns do
-    ops = {p: np.repeat(np.concatenate([np.zeros(1, np.uint64), x])[:, None], 64, axis=1) for p, x in (("a", a), ("b", b))}
+    ops = {
+        p: np.repeat(np.concatenate([np.zeros(1, np.uint64), x])[:, None], 64, axis=1)
+        for p, x in (("a", a), ("b", b))
+    }
     energy, per = ms.energy_per_cycle_pj(ops, count_from=1)
     icarus = _icarus_transitions(mapped, top, str(Path(path).with_suffix(".v")), a, b, tmp_path)
     charged = np.nonzero(ms.energy_pj > 0)[0]
-    assert len(charged) > 200 and (ms.mapped_nets[charged] >= 1).all()  # every cell-driven net of the multiplier
+    assert (
+        len(charged) > 200 and (ms.mapped_nets[charged] >= 1).all()
+    )  # every cell-driven net of the multiplier
     for idx in charged:
         names = [nm.lstrip("\\") for nm in ms.netlist.names[idx]]
         assert per[idx] * n == pytest.approx(max(icarus.get(nm, 0) for nm in names), abs=1e-9), names
     # the energy is those transitions at the library's per-net energies, inputs not charged
-    assert energy == pytest.approx(float(per @ ms.energy_pj)) and not ms.energy_pj[ms.netlist.input_nets].any()
+    assert (
+        energy == pytest.approx(float(per @ ms.energy_pj)) and not ms.energy_pj[ms.netlist.input_nets].any()
+    )
 
 
 ESCAPED = """
@@ -109,7 +119,9 @@ def test_escaped_net_names_of_a_flattened_submodule_are_charged():
     _, per = ms.energy_per_cycle_pj(inputs, count_from=1)
     t = ((ops["a"] ^ ops["c"]) + (ops["b"] & ops["c"])) & 15
     for bit in range(4):
-        idx = [i for i, names in ms.netlist.names.items() if f"u0.y[{bit}]" in {nm.lstrip("\\") for nm in names}]
+        idx = [
+            i for i, names in ms.netlist.names.items() if f"u0.y[{bit}]" in {nm.lstrip("\\") for nm in names}
+        ]
         assert len(idx) == 1 and ms.energy_pj[idx[0]] > 0 and ms.mapped_nets[idx[0]] >= 1
         toggles = int(np.count_nonzero(((t[1:] ^ t[:-1]) >> np.uint64(bit)) & np.uint64(1)))
         assert per[idx[0]] * (n - 1) == pytest.approx(toggles, abs=1e-9)  # cycles 1..n-1 counted

@@ -16,29 +16,45 @@ def _cell(t, conns, dirs):
 def _toy():
     # y = ~((a & b) | c) (AOI3), q <= a ^ y (XOR + DFF); bits: clk 2, a 3, b 4, c 5, y 6, x 7, q 8
     io2 = {"A": "input", "B": "input", "Y": "output"}
-    return {"modules": {"toy": {
-        "ports": {"clk": {"direction": "input", "bits": [2]}, "a": {"direction": "input", "bits": [3]},
-                  "b": {"direction": "input", "bits": [4]}, "c": {"direction": "input", "bits": [5]},
-                  "y": {"direction": "output", "bits": [6]}, "q": {"direction": "output", "bits": [8]}},
-        "cells": {
-            "g1": _cell("$_AOI3_", {"A": [3], "B": [4], "C": [5], "Y": [6]},
-                        {"A": "input", "B": "input", "C": "input", "Y": "output"}),
-            "g2": _cell("$_XOR_", {"A": [3], "B": [6], "Y": [7]}, io2),
-            "ff": _cell("$_DFF_P_", {"C": [2], "D": [7], "Q": [8]}, {"C": "input", "D": "input", "Q": "output"}),
-        },
-        "netnames": {"a": {"bits": [3]}, "y": {"bits": [6]}, "x": {"bits": [7]}, "q": {"bits": [8]}},
-    }}}
+    return {
+        "modules": {
+            "toy": {
+                "ports": {
+                    "clk": {"direction": "input", "bits": [2]},
+                    "a": {"direction": "input", "bits": [3]},
+                    "b": {"direction": "input", "bits": [4]},
+                    "c": {"direction": "input", "bits": [5]},
+                    "y": {"direction": "output", "bits": [6]},
+                    "q": {"direction": "output", "bits": [8]},
+                },
+                "cells": {
+                    "g1": _cell(
+                        "$_AOI3_",
+                        {"A": [3], "B": [4], "C": [5], "Y": [6]},
+                        {"A": "input", "B": "input", "C": "input", "Y": "output"},
+                    ),
+                    "g2": _cell("$_XOR_", {"A": [3], "B": [6], "Y": [7]}, io2),
+                    "ff": _cell(
+                        "$_DFF_P_",
+                        {"C": [2], "D": [7], "Q": [8]},
+                        {"C": "input", "D": "input", "Q": "output"},
+                    ),
+                },
+                "netnames": {"a": {"bits": [3]}, "y": {"bits": [6]}, "x": {"bits": [7]}, "q": {"bits": [8]}},
+            }
+        }
+    }
 
 
 def test_toy_netlist_values_and_toggles_against_python_model():
     rng = np.random.default_rng(0)
-    T, I = 50, 128
-    a, b, c = (rng.integers(0, 2, (T, I)) for _ in range(3))
+    T, n_inst = 50, 128
+    a, b, c = (rng.integers(0, 2, (T, n_inst)) for _ in range(3))
     net = GateNetlist(_toy(), "toy")
     tc, out = net.simulate({"a": a, "b": b, "c": c}, outputs=("y", "q"))
     # reference, one instance at a time, in plain Python
     exp_toggles = 0
-    for i in range(I):
+    for i in range(n_inst):
         q = y_prev = x_prev = q_prev = 0
         x = 0
         for t in range(T):
@@ -53,8 +69,8 @@ def test_toy_netlist_values_and_toggles_against_python_model():
 
 
 def test_constant_inputs_do_not_toggle_after_settling():
-    T, I = 20, 64
-    ones = np.ones((T, I), dtype=np.int64)
+    T, n_inst = 20, 64
+    ones = np.ones((T, n_inst), dtype=np.int64)
     net = GateNetlist(_toy(), "toy")
     tc_all, _ = net.simulate({"a": ones, "b": ones, "c": ones * 0})
     tc_late, _ = net.simulate({"a": ones, "b": ones, "c": ones * 0}, count_from=3)

@@ -16,16 +16,29 @@ from pathlib import Path
 import pytest
 
 from hw.errors import InputError
-from ppa import sram, tech
+from ppa import nodes, sram, tech
 
 PINS = Path(__file__).with_name("node_pins.json")
 #: bank sizes for the SRAM pins (KB): below, inside and above the CACTI fit, and a split bank
 SRAM_KB = (8.0, 64.0, 1024.0, 8192.0)
 #: supplies at which FO4 is pinned beyond the node's own range (the silicon checks use them)
 EXTRA_V = (1.0, 1.2, 1.4)
-_NODE_PROPS = ("model_nm", "nominal_v", "vmin_v", "sram_vmin_v", "delay_factor", "energy_factor",
-               "node_correction", "area_factor", "gate_delay_ps", "fo4_ps", "toggle_energy_pj",
-               "area_per_transistor_um2", "cell_area_per_transistor_um2", "leakage_density_w_mm2")
+_NODE_PROPS = (
+    "model_nm",
+    "nominal_v",
+    "vmin_v",
+    "sram_vmin_v",
+    "delay_factor",
+    "energy_factor",
+    "node_correction",
+    "area_factor",
+    "gate_delay_ps",
+    "fo4_ps",
+    "toggle_energy_pj",
+    "area_per_transistor_um2",
+    "cell_area_per_transistor_um2",
+    "leakage_density_w_mm2",
+)
 
 
 def _voltages(nm: int) -> list[float]:
@@ -35,10 +48,23 @@ def _voltages(nm: int) -> list[float]:
 
 def _node_pins(nm: int) -> dict[str, str]:
     out: dict[str, str] = {}
-    for name in ("nominal_voltage", "vmin_v", "sram_vmin_v", "voltage_range", "voltage_grid", "fo4_nominal_ps",
-                 "fo4_anchor_weights", "stillmaker_delay_ratio", "node_correction", "leakage_density_w_mm2",
-                 "logic_density_mtr_mm2", "realised_logic_density_mtr_mm2", "cell_area_per_transistor_um2",
-                 "area_per_transistor_um2", "check_node"):
+    for name in (
+        "nominal_voltage",
+        "vmin_v",
+        "sram_vmin_v",
+        "voltage_range",
+        "voltage_grid",
+        "fo4_nominal_ps",
+        "fo4_anchor_weights",
+        "stillmaker_delay_ratio",
+        "node_correction",
+        "leakage_density_w_mm2",
+        "logic_density_mtr_mm2",
+        "realised_logic_density_mtr_mm2",
+        "cell_area_per_transistor_um2",
+        "area_per_transistor_um2",
+        "check_node",
+    ):
         out[name] = repr(getattr(tech, name)(nm))
     m = tech.NODE_ALIASES.get(nm, nm)
     out["model_nm"] = repr(m)
@@ -60,7 +86,9 @@ def _node_pins(nm: int) -> dict[str, str]:
         for model in sram.SRAM_MODELS:
             for sv in (None, tech.sram_vmin_v(nm)):
                 for word in (64, 512):
-                    c = sram.sram(kb, nm, word_bits=word, banks=2 if kb > 1024 else 1, voltage_v=sv, model=model)
+                    c = sram.sram(
+                        kb, nm, word_bits=word, banks=2 if kb > 1024 else 1, voltage_v=sv, model=model
+                    )
                     out[f"sram@{kb!r},{model},{sv!r},{word}"] = repr(vars(c))
     return out
 
@@ -68,20 +96,25 @@ def _node_pins(nm: int) -> dict[str, str]:
 def current_pins() -> dict[str, dict[str, str]]:
     """Every figure ppa.tech and ppa.sram give for each offered node, and the module-level ones, as repr."""
     from ppa import silicon_clock
+
     pins = {str(nm): _node_pins(nm) for nm in tech.NODES_NM}
     pins["90"] = {f"fo4_ps@{v!r}": repr(tech.fo4_ps(90, v)) for v in EXTRA_V}
     pins["90"]["vth"] = repr(tech.VTH_V[90])
     pins["90"]["stillmaker_delay_ratio"] = repr(tech.stillmaker_delay_ratio(90))
     pins["module"] = {
-        "NODES_NM": repr(tech.NODES_NM), "NODE_ALIASES": repr(tech.NODE_ALIASES),
+        "NODES_NM": repr(tech.NODES_NM),
+        "NODE_ALIASES": repr(tech.NODE_ALIASES),
         "VTH_V": repr(sorted(tech.VTH_V.items())),
         "LOGIC_DENSITY_MTR_MM2": repr(sorted(tech.LOGIC_DENSITY_MTR_MM2.items())),
         "NODE_CORRECTION_7NM": repr(tech.NODE_CORRECTION_7NM),
         "AREA_PER_TRANSISTOR_45_UM2": repr(tech.AREA_PER_TRANSISTOR_45_UM2),
-        "energy_32_0.9": repr(tech._energy(32, 0.9)), "delay_45_1.0": repr(tech._delay(45, 1.0)),
-        "fo4_check": repr(silicon_clock.fo4_check()), "a72_7nm_check": repr(silicon_clock.a72_7nm_check()),
-        "silicon_limit_mhz": repr([silicon_clock.silicon_limit_mhz(nm, tech.nominal_voltage(nm))
-                                   for nm in tech.NODES_NM]),
+        "energy_32_0.9": repr(tech._energy(32, 0.9)),
+        "delay_45_1.0": repr(tech._delay(45, 1.0)),
+        "fo4_check": repr(silicon_clock.fo4_check()),
+        "a72_7nm_check": repr(silicon_clock.a72_7nm_check()),
+        "silicon_limit_mhz": repr(
+            [silicon_clock.silicon_limit_mhz(nm, tech.nominal_voltage(nm)) for nm in tech.NODES_NM]
+        ),
     }
     return pins
 
@@ -98,12 +131,18 @@ def test_node_fo4_falls_strictly_from_180_to_5nm_within_stillmaker() -> None:
     """issue 37 item 1: the node FO4 at nominal voltage falls strictly over every row (check-only 180, 130,
     90 nm included), each ratio to 45 nm inside Stillmaker's HP..LP range at nominal (nodeScale.py), 5 nm
     TSMC N5's 1.15x over 7 nm; every row names its source."""
-    hp_lp = {32: (0.669, 4.70), 20: (0.757, 1.134), 16: (0.512, 0.83), 14: (0.361, 0.62), 10: (0.307, 0.60),
-             7: (0.259, 0.579)}
+    hp_lp = {
+        32: (0.669, 4.70),
+        20: (0.757, 1.134),
+        16: (0.512, 0.83),
+        14: (0.361, 0.62),
+        10: (0.307, 0.60),
+        7: (0.259, 0.579),
+    }
     rows = sorted((s for s in tech.NODE_SPECS.values() if s.alias_of is None), key=lambda s: -s.nm)
     assert [s.nm for s in rows][0] == 180 and rows[-1].nm == 5
     fo4 = [tech.node_fo4_nominal_ps(s.nm) for s in rows]
-    assert all(a > b for a, b in _pairs(fo4)), list(zip([s.nm for s in rows], fo4))
+    assert all(a > b for a, b in _pairs(fo4)), list(zip([s.nm for s in rows], fo4, strict=True))
     for s in rows:
         assert s.model_source and s.voltage_source and s.vth_source
         r = tech.node_delay_ratio(s.nm)
@@ -119,7 +158,9 @@ def test_node_fo4_falls_strictly_from_180_to_5nm_within_stillmaker() -> None:
 
 
 def test_unknown_node_message() -> None:
-    with pytest.raises(InputError, match=r"unknown technology node 12 nm; known: 65, 45, 32, 28, 22, 20, 16, 14, 10, 7, 5"):
+    with pytest.raises(
+        InputError, match=r"unknown technology node 12 nm; known: 65, 45, 32, 28, 22, 20, 16, 14, 10, 7, 5"
+    ):
         tech.check_node(12)
 
 
@@ -130,15 +171,18 @@ MODEL_ROWS = [s for s in ROWS if s.alias_of is None and s.offered]
 
 
 @pytest.mark.parametrize("spec", ROWS, ids=lambda s: f"{s.nm}nm")
-def test_row_contract(spec: tech.NodeSpec) -> None:
+def test_row_contract(spec: nodes.NodeSpec) -> None:
     # a source for each field group the row gives (a check-only row has no density or SRAM)
     groups = _SOURCES if spec.offered else _SOURCES[:3]
     assert all(getattr(spec, g).strip() for g in groups), spec.nm
     if spec.alias_of is not None:  # an alias carries no figures of its own and points at a model row
         target = tech.NODE_SPECS[spec.alias_of]
         assert target.alias_of is None and target.offered
-        assert all(getattr(spec, f.name) is None for f in fields(spec)
-                   if f.name not in ("nm", "alias_of", "offered") and not f.name.endswith("_source"))
+        assert all(
+            getattr(spec, f.name) is None
+            for f in fields(spec)
+            if f.name not in ("nm", "alias_of", "offered") and not f.name.endswith("_source")
+        )
         return
     if spec.between is None:  # a Stillmaker row: both polynomials, nominal voltage and area factor
         assert len(spec.delay) == 4 and len(spec.energy) == 3 and spec.nominal_v > 0 and spec.area_factor > 0
@@ -158,7 +202,7 @@ def test_row_contract(spec: tech.NodeSpec) -> None:
 
 
 def _pairs(values: list[float]) -> list[tuple[float, float]]:
-    return list(zip(values, values[1:]))
+    return list(zip(values, values[1:], strict=False))
 
 
 def test_across_nodes_what_the_data_has() -> None:
@@ -177,21 +221,31 @@ def test_across_nodes_what_the_data_has() -> None:
 
 
 # --- a new node is one row ------------------------------------------------------------------------------
-TOY_12NM = tech.NodeSpec(12, vth_v=0.2, sram_fit_nm=22, sram_scaled_from=20, between=(14, 10),
-                         model_source="[D] toy: log-node between 14 and 10 nm", voltage_source="[D] toy: interpolated",
-                         vth_source="[A] toy", density_source="[D] toy: interpolated", sram_source="[D] toy: as 10 nm")
+TOY_12NM = nodes.NodeSpec(
+    12,
+    vth_v=0.2,
+    sram_fit_nm=22,
+    sram_scaled_from=20,
+    between=(14, 10),
+    model_source="[D] toy: log-node between 14 and 10 nm",
+    voltage_source="[D] toy: interpolated",
+    vth_source="[A] toy",
+    density_source="[D] toy: interpolated",
+    sram_source="[D] toy: as 10 nm",
+)
 
 
 def test_toy_node_is_one_row() -> None:
     from ppa.design import DesignPoint
     from ppa.model import estimate
+
     with tech.registered(TOY_12NM):
         assert tech.NODES_NM == (65, 45, 32, 28, 22, 20, 16, 14, 12, 10, 7, 5)  # issue 37: 5 nm added
         test_row_contract(TOY_12NM)
         t = math.log(14 / 12) / math.log(14 / 10)
         vnom = math.exp((1 - t) * math.log(0.8) + t * math.log(0.75))
         assert tech.nominal_voltage(12) == pytest.approx(vnom, rel=1e-15)
-        assert tech.logic_density_mtr_mm2(12) == pytest.approx(37.5 ** (1 - t) * 50.0 ** t, rel=1e-12)
+        assert tech.logic_density_mtr_mm2(12) == pytest.approx(37.5 ** (1 - t) * 50.0**t, rel=1e-12)
         assert tech.fo4_ps(12, tech.vmin_v(12)) > tech.fo4_nominal_ps(12)
         for name in ("toggle_energy_pj", "area_per_transistor_um2", "leakage_density_w_mm2", "gate_delay_ps"):
             lo, mid, hi = (getattr(tech.node(n), name) for n in (14, 12, 10))

@@ -10,6 +10,7 @@ import pytest
 from hw.params import PEParams
 from tests.ppa.test_cli_ppa import _run
 
+
 def test_cli_ppa_rejects_unknown_precision(tmp_path):
     bad = _run(["--precision", "fp64", "--json"], tmp_path)
     assert bad.returncode == 2 and "precision" in bad.stderr and "Traceback" not in bad.stderr
@@ -20,9 +21,12 @@ def test_cli_ppa_rejects_unknown_precision(tmp_path):
 def test_pe_transistors_order_by_precision(synth_cache):
     from ppa.activity import synth_pe
 
-    tr = {p: synth_pe(PEParams(precision=p), True, cache=synth_cache).transistors for p in ("int4", "int8", "bf16")}
+    tr = {
+        p: synth_pe(PEParams(precision=p), True, cache=synth_cache).transistors
+        for p in ("int4", "int8", "bf16")
+    }
     assert tr["int4"] < tr["int8"] < tr["bf16"]
-    assert 1.5 < tr["bf16"] / tr["int8"] < 10      # the FP multipliers and two binary32 adders
+    assert 1.5 < tr["bf16"] / tr["int8"] < 10  # the FP multipliers and two binary32 adders
 
 
 @pytest.mark.slow

@@ -23,18 +23,58 @@ from sim.perf import ArrayConfig
 
 pytestmark = pytest.mark.yosys
 
-ACT = WorkloadActivity(cycles=3e6, effective_macs=2e9, performed_multiplies=1e9, pe_busy_fraction=0.6,
-                       sram_read_bytes=5e8, sram_write_bytes=1e8, dram_bytes=4e7, weight_tiles=1000.0,
-                       sram_buffer_bytes={"ifmap": (2e8, 1e7), "filter": (2e8, 2e7), "ofmap": (1e8, 1e8)})
+ACT = WorkloadActivity(
+    cycles=3e6,
+    effective_macs=2e9,
+    performed_multiplies=1e9,
+    pe_busy_fraction=0.6,
+    sram_read_bytes=5e8,
+    sram_write_bytes=1e8,
+    dram_bytes=4e7,
+    weight_tiles=1000.0,
+    sram_buffer_bytes={"ifmap": (2e8, 1e7), "filter": (2e8, 2e7), "ofmap": (1e8, 1e8)},
+)
 #: a 7 nm design at the voltage floor, and a 16 nm one whose clock needs more than the floor
 DESIGNS = {
-    "7nm-os-lpddr5": DesignPoint(rows=32, cols=32, sram_kb=1024, clock_mhz=1200, node_nm=7, n=2, m=4, sparse=True,
-                                 dataflow="os", pipeline=1, dram="lpddr5", dram_units=4,
-                                 sram_buffers_kb=(341.0, 341.0, 342.0)),
-    "16nm-ws-hbm2-fast": DesignPoint(rows=16, cols=16, sram_kb=256, clock_mhz=1500, node_nm=16, n=2, m=4, sparse=False,
-                                     dataflow="ws", pipeline=1, dram="hbm2", dram_units=1),
+    "7nm-os-lpddr5": DesignPoint(
+        rows=32,
+        cols=32,
+        sram_kb=1024,
+        clock_mhz=1200,
+        node_nm=7,
+        n=2,
+        m=4,
+        sparse=True,
+        dataflow="os",
+        pipeline=1,
+        dram="lpddr5",
+        dram_units=4,
+        sram_buffers_kb=(341.0, 341.0, 342.0),
+    ),
+    "16nm-ws-hbm2-fast": DesignPoint(
+        rows=16,
+        cols=16,
+        sram_kb=256,
+        clock_mhz=1500,
+        node_nm=16,
+        n=2,
+        m=4,
+        sparse=False,
+        dataflow="ws",
+        pipeline=1,
+        dram="hbm2",
+        dram_units=1,
+    ),
 }
-METRICS = ("area_mm2", "power_w", "tj_c", "fmax_mhz", "voltage_v", "fmax_at_voltage_mhz", "power_density_w_mm2")
+METRICS = (
+    "area_mm2",
+    "power_w",
+    "tj_c",
+    "fmax_mhz",
+    "voltage_v",
+    "fmax_at_voltage_mhz",
+    "power_density_w_mm2",
+)
 
 
 def _check(r, out, i):
@@ -49,8 +89,12 @@ def _check(r, out, i):
     for part, want in r.power_breakdown_w.items():
         if want is not None:
             assert out[f"power_{part}_w"][i] == pytest.approx(want, rel=1e-7, abs=1e-12), part
-    for flag, start in (("timing_violated", "clock "), ("tj_violated", "junction temperature "),
-                        ("density_violated", "power density "), ("bandwidth_violated", "DRAM traffic ")):
+    for flag, start in (
+        ("timing_violated", "clock "),
+        ("tj_violated", "junction temperature "),
+        ("density_violated", "power density "),
+        ("bandwidth_violated", "DRAM traffic "),
+    ):
         assert bool(out[flag][i]) == any(x.startswith(start) for x in r.infeasible_reasons), flag
 
 
@@ -119,8 +163,21 @@ def test_the_7nm_fo4_anchor_alone_moves_7nm():
 
 
 def test_runaway_is_found_per_sample():
-    d = DesignPoint(rows=32, cols=32, sram_kb=4096, clock_mhz=1000, node_nm=7, n=2, m=4, sparse=True, dataflow="ws",
-                    pipeline=1, dram="lpddr5", dram_units=4, theta_ja=80.0)
+    d = DesignPoint(
+        rows=32,
+        cols=32,
+        sram_kb=4096,
+        clock_mhz=1000,
+        node_nm=7,
+        n=2,
+        m=4,
+        sparse=True,
+        dataflow="ws",
+        pipeline=1,
+        dram="lpddr5",
+        dram_units=4,
+        theta_ja=80.0,
+    )
     r = estimate(d, ACT)  # runs away with CACTI's HP SRAM leakage, not with a tenth of it
     vals = np.array([0.1, 0.5, 1.0])
     out = recost(r.details["terms"], {"sram_leakage_scale": vals}, 3)
@@ -140,7 +197,9 @@ def test_solve_tj_batch_equals_the_scalar_solver():
         s = thermal.solve_tj(float(pd[i]), float(lr[i]), float(th[i]), 45.0)
         assert run[i] == s.runaway
         if not s.runaway:
-            assert tj[i] == pytest.approx(s.tj_c, abs=1e-9) and leak[i] == pytest.approx(s.leakage_w, rel=1e-12)
+            assert tj[i] == pytest.approx(s.tj_c, abs=1e-9) and leak[i] == pytest.approx(
+                s.leakage_w, rel=1e-12
+            )
 
 
 def test_registry_values_are_the_model_constants_and_inside_their_ranges():
@@ -152,7 +211,10 @@ def test_registry_values_are_the_model_constants_and_inside_their_ranges():
     assert (REGISTRY["fo4_45nm_ps"].low, REGISTRY["fo4_45nm_ps"].high) == (13.01, 23.84)
     # the 7 nm anchor: ASAP7's INVx1 FO4, between its INVx2 and INVxp33 chains (ppa.tech)
     assert (REGISTRY["fo4_7nm_ps"].low, REGISTRY["fo4_7nm_ps"].value, REGISTRY["fo4_7nm_ps"].high) == (
-        18.3, tech.FO4_7NM_PS, 26.2)
+        18.3,
+        tech.FO4_7NM_PS,
+        26.2,
+    )
     wa = REGISTRY["wire_allowance"]
     assert wa.value == stage.WIRE_ALLOWANCE == 0.15 and wa.low < 0.15 < wa.high
     assert math.sqrt(wa.low * wa.high) == pytest.approx(0.15, rel=0.02)  # centred for log-uniform sampling

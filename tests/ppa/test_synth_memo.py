@@ -1,4 +1,4 @@
-"""The elaboration memo (ppa.synth.synthesize_generated): a warm cache serves a fresh process
+"""The elaboration memo (ppa.synth_memo.synthesize_generated): a warm cache serves a fresh process
 without Amaranth; a changed generator source (hw/ edited) misses.
 
 References: the same estimate computed by a process that elaborated and synthesised (the first
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ppa import synth
+from ppa import synth_memo
 
 pytestmark = pytest.mark.yosys
 
@@ -36,7 +36,9 @@ print(json.dumps({"result": r.to_json(), "verilog_backend": "amaranth.back.veril
 
 def _fresh_process(cache_root: Path) -> dict:
     env = {**os.environ, "SPARSEPE_CACHE_DIR": str(cache_root), "PYTHONPATH": str(REPO)}
-    r = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=REPO, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -59,30 +61,34 @@ def test_memo_hits_and_misses_on_a_changed_source(tmp_path, monkeypatch):
         calls.append(1)
         return register_verilog(4)[0]
 
-    a = synth.synthesize_generated("ppa.operators.Register", 4, "reg4", make, cache=tmp_path)
-    b = synth.synthesize_generated("ppa.operators.Register", 4, "reg4", make, cache=tmp_path)
+    a = synth_memo.synthesize_generated("ppa.operators.Register", 4, "reg4", make, cache=tmp_path)
+    b = synth_memo.synthesize_generated("ppa.operators.Register", 4, "reg4", make, cache=tmp_path)
     assert len(calls) == 1 and b.cached and b == a
     # other parameters are another entry
-    synth.synthesize_generated("ppa.operators.Register", 5, "reg5", lambda: register_verilog(5)[0], cache=tmp_path)
+    synth_memo.synthesize_generated(
+        "ppa.operators.Register", 5, "reg5", lambda: register_verilog(5)[0], cache=tmp_path
+    )
     assert len(list((tmp_path / "elab").glob("*.json"))) == 2
     # hw/ edited: the source digest differs, so the memo misses and the Verilog is regenerated
-    edited = synth.sources_digest() + "-edited"
-    monkeypatch.setattr(synth, "sources_digest", lambda files=None: edited)
-    c = synth.synthesize_generated("ppa.operators.Register", 4, "reg4", make, cache=tmp_path)
+    edited = synth_memo.sources_digest() + "-edited"
+    monkeypatch.setattr(synth_memo, "sources_digest", lambda files=None: edited)
+    c = synth_memo.synthesize_generated("ppa.operators.Register", 4, "reg4", make, cache=tmp_path)
     assert len(calls) == 2
     assert c.key == a.key  # same Verilog, so the synthesis itself is still a cache hit
     # a memo whose synthesis entry was deleted regenerates instead of failing
     monkeypatch.undo()
     shutil.rmtree(tmp_path / a.key)
-    d = synth.synthesize_generated("ppa.operators.Register", 4, "reg4", make, cache=tmp_path)
+    d = synth_memo.synthesize_generated("ppa.operators.Register", 4, "reg4", make, cache=tmp_path)
     assert len(calls) == 3 and d.transistors == a.transistors
     # no memo with use_cache=False
-    synth.synthesize_generated("ppa.operators.Register", 4, "reg4", make, cache=tmp_path, use_cache=False)
+    synth_memo.synthesize_generated(
+        "ppa.operators.Register", 4, "reg4", make, cache=tmp_path, use_cache=False
+    )
     assert len(calls) == 4
 
 
 def test_source_digest_covers_every_hw_file(tmp_path):
-    files = synth._generator_sources()
+    files = synth_memo.generator_sources()
     names = {f.name for f in files}
     assert {"pe.py", "array.py", "verilog.py", "params.py", "operators.py"} <= names
     copies = []
@@ -91,8 +97,8 @@ def test_source_digest_covers_every_hw_file(tmp_path):
         dst.parent.mkdir(exist_ok=True)
         shutil.copyfile(f, dst)
         copies.append(dst)
-    before = synth.sources_digest(copies)
-    assert before == synth.sources_digest()
+    before = synth_memo.sources_digest(copies)
+    assert before == synth_memo.sources_digest()
     pe = next(c for c in copies if c.name == "pe.py")
     pe.write_text(pe.read_text() + "\n# an edit\n")
-    assert synth.sources_digest(copies) != before
+    assert synth_memo.sources_digest(copies) != before

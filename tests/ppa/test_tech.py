@@ -11,10 +11,17 @@ def test_stillmaker_corrigendum_energy_values():
     assert tech._energy(32, 0.9) == pytest.approx(0.4571, abs=5e-5)
 
 
-@pytest.mark.parametrize("nm,delay,energy,area", [
-    (32, 0.669, 0.531, 0.46), (20, 0.757, 0.233, 0.21), (16, 0.512, 0.161, 0.19),
-    (14, 0.361, 0.112, 0.17), (10, 0.307, 0.082, 0.10), (7, 0.259, 0.056, 0.059),
-])
+@pytest.mark.parametrize(
+    "nm,delay,energy,area",
+    [
+        (32, 0.669, 0.531, 0.46),
+        (20, 0.757, 0.233, 0.21),
+        (16, 0.512, 0.161, 0.19),
+        (14, 0.361, 0.112, 0.17),
+        (10, 0.307, 0.082, 0.10),
+        (7, 0.259, 0.056, 0.059),
+    ],
+)
 def test_nominal_factors_match_published_table(nm, delay, energy, area):
     n = tech.node(nm)
     assert tech.stillmaker_delay_ratio(nm) == pytest.approx(delay, abs=2e-3)
@@ -27,7 +34,7 @@ def test_22_is_the_20nm_model_and_delay_falls_with_voltage():
     for nm in tech.NODES_NM:
         grid = tech.voltage_grid(nm)
         d = [tech.node(nm, v).gate_delay_ps for v in grid[: len(grid) // 2]]
-        assert all(a > b for a, b in zip(d, d[1:])), nm
+        assert all(a > b for a, b in zip(d, d[1:], strict=False)), nm
 
 
 def test_calibration_constants_follow_from_the_anchors():

@@ -7,9 +7,9 @@ from ppa import tech, thermal
 
 def test_tj_monotonic_in_theta_and_power():
     tjs = [thermal.solve_tj(2.0, 0.2, th, 25.0).tj_c for th in (0.5, 1, 2, 4, 8)]
-    assert all(a < b for a, b in zip(tjs, tjs[1:]))
+    assert all(a < b for a, b in zip(tjs, tjs[1:], strict=False))
     tjs = [thermal.solve_tj(p, 0.2, 4.0, 25.0).tj_c for p in (0.5, 1, 2, 4)]
-    assert all(a < b for a, b in zip(tjs, tjs[1:]))
+    assert all(a < b for a, b in zip(tjs, tjs[1:], strict=False))
 
 
 def test_fixed_point_satisfies_the_equation():

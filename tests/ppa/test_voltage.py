@@ -29,7 +29,7 @@ def test_no_node_runs_below_its_vmin():
         assert lo - tech.VTH_V[tech.NODE_ALIASES.get(nm, nm)] >= 0.09
         # delay rises monotonically as the voltage falls to Vmin
         d = [tech.node(nm, v).gate_delay_ps for v in tech.voltage_grid(nm)]
-        assert all(a > b for a, b in zip(d, d[1:])), nm
+        assert all(a > b for a, b in zip(d, d[1:], strict=False)), nm
 
 
 def test_sram_rail_defaults_to_max_of_sram_vmin_and_logic():
@@ -57,9 +57,24 @@ def test_alpha_power_law_against_published_rk3399_vf_table():
 
 # MediaTek MT8192 (7 nm) Mali-G57 OPP table, arch/arm64/boot/dts/mediatek/mt8192.dtsi gpu_opp_table (typed
 # from the file): (MHz, V). Held out: the 7 nm Vth is fitted to MT8195's table (ppa.tech.MT8195_GPU_OPP).
-MT8192_GPU = [(358, 0.60625), (399, 0.61875), (440, 0.63125), (482, 0.64375), (523, 0.65625), (564, 0.66875),
-              (605, 0.68125), (647, 0.69375), (688, 0.70625), (724, 0.725), (748, 0.7375), (772, 0.75),
-              (795, 0.7625), (819, 0.775), (843, 0.7875), (866, 0.8)]
+MT8192_GPU = [
+    (358, 0.60625),
+    (399, 0.61875),
+    (440, 0.63125),
+    (482, 0.64375),
+    (523, 0.65625),
+    (564, 0.66875),
+    (605, 0.68125),
+    (647, 0.69375),
+    (688, 0.70625),
+    (724, 0.725),
+    (748, 0.7375),
+    (772, 0.75),
+    (795, 0.7625),
+    (819, 0.775),
+    (843, 0.7875),
+    (866, 0.8),
+]
 
 
 def test_7nm_alpha_power_law_against_held_out_mt8192_table():
@@ -67,11 +82,15 @@ def test_7nm_alpha_power_law_against_held_out_mt8192_table():
     MT8192's table: within 1.5x everywhere (measured 0.99-1.27x, worst at the 0.606 V bottom; the
     former Vth from Stillmaker's slope, 0.264 V, gave 1.78x there)."""
     f_top, v_top = MT8192_GPU[-1]
-    ratios = [tech.alpha_power_delay(v_top, 7) / tech.alpha_power_delay(v, 7) / (f / f_top) for f, v in MT8192_GPU]
+    ratios = [
+        tech.alpha_power_delay(v_top, 7) / tech.alpha_power_delay(v, 7) / (f / f_top) for f, v in MT8192_GPU
+    ]
     assert all(1 / 1.5 <= r <= 1.5 for r in ratios), ratios
     assert max(ratios) == pytest.approx(1.27, abs=0.01)
     f0, v0 = MT8192_GPU[0]
-    old = tech.alpha_power_delay(v_top, 7, vth=0.264) / tech.alpha_power_delay(v0, 7, vth=0.264) / (f0 / f_top)
+    old = (
+        tech.alpha_power_delay(v_top, 7, vth=0.264) / tech.alpha_power_delay(v0, 7, vth=0.264) / (f0 / f_top)
+    )
     assert old > 1.7
 
 
@@ -90,9 +109,11 @@ def test_energy_anchors_and_node_correction():
     assert 4.0 < tech.NODE_CORRECTION_7NM < 6.5  # Stillmaker's 45->7 nm energy overshoots Jouppi's ~5x
     # log-linear in log(node) between the anchors, so monotone
     ks = [tech.node_correction(nm) for nm in (45, 32, 28, 20, 16, 14, 10, 7)]
-    assert all(a < b for a, b in zip(ks, ks[1:]))
+    assert all(a < b for a, b in zip(ks, ks[1:], strict=False))
     # switching energy is C V^2 below nominal
-    assert tech.node(7, 0.6).toggle_energy_pj == pytest.approx(tech.node(7).toggle_energy_pj * (0.6 / 0.7) ** 2)
+    assert tech.node(7, 0.6).toggle_energy_pj == pytest.approx(
+        tech.node(7).toggle_energy_pj * (0.6 / 0.7) ** 2
+    )
 
 
 def test_new_nodes_65_and_28():
@@ -102,7 +123,11 @@ def test_new_nodes_65_and_28():
     # 28 nm lies between its neighbours in delay, energy and area (log-node interpolation)
     n32, n20 = tech.node(32), tech.node(20)
     assert n20.area_factor < n28.area_factor < n32.area_factor
-    assert min(n32.energy_factor, n20.energy_factor) < n28.energy_factor < max(n32.energy_factor, n20.energy_factor)
+    assert (
+        min(n32.energy_factor, n20.energy_factor)
+        < n28.energy_factor
+        < max(n32.energy_factor, n20.energy_factor)
+    )
     assert min(n32.fo4_ps, n20.fo4_ps) < n28.fo4_ps < max(n32.fo4_ps, n20.fo4_ps)
     assert n65.fo4_ps > tech.node(45).fo4_ps
     assert sram.sram(256, 28).in_range and not sram.sram(256, 65).in_range
@@ -111,16 +136,17 @@ def test_new_nodes_65_and_28():
 def test_leakage_per_node_voltage_temperature():
     n = tech.node(45)
     # logic libraries' drive-1 inverters, taken to 360 K (2.5x per 40 K) and the node's nominal V:
-    # Nangate 45 nm INV_X1 14.353185 nW / 0.532 um^2 at 1.1 V, 25 C; ASAP7 INVx1 51.1588 pW / 0.04374 um^2 at 0.7 V, 25 C
+    # Nangate 45 nm INV_X1 14.353185 nW / 0.532 um^2 at 1.1 V, 25 C;
+    # ASAP7 INVx1 51.1588 pW / 0.04374 um^2 at 0.7 V, 25 C
     heat = 2.5 ** ((360 - 273.15 - 25) / 40)
-    assert n.leakage_density_w_mm2 == pytest.approx(14.353185e-3 / 0.532 * heat * (1.0 / 1.1) * 10 ** -0.1)
+    assert n.leakage_density_w_mm2 == pytest.approx(14.353185e-3 / 0.532 * heat * (1.0 / 1.1) * 10**-0.1)
     assert tech.node(7).leakage_density_w_mm2 == pytest.approx(51.1588e-6 / 0.04374 * heat)
     # below 20 nm each node has its own figure, falling with the node
     d = [tech.leakage_density_w_mm2(nm) for nm in (22, 16, 14, 10, 7)]
-    assert all(a > b for a, b in zip(d, d[1:]))
+    assert all(a > b for a, b in zip(d, d[1:], strict=False))
     # one decade of I_off per volt [A], times V
     lo = tech.node(45, 0.8)
-    assert lo.leakage_density_w_mm2 / n.leakage_density_w_mm2 == pytest.approx(0.8 * 10 ** -0.2)
+    assert lo.leakage_density_w_mm2 / n.leakage_density_w_mm2 == pytest.approx(0.8 * 10**-0.2)
     assert n.leakage_w(1e6, 130.0) / n.leakage_w(1e6, 90.0) == pytest.approx(2.5)
 
 
@@ -130,7 +156,9 @@ def test_clock_energy_uses_the_library_toggle_equivalents():
     from ppa.model import clock_energy_per_ff_cycle_pj
 
     n7 = tech.node(7)
-    assert clock_energy_per_ff_cycle_pj(n7) == pytest.approx(tech.CLOCK_TOGGLES_PER_FF_CYCLE * n7.toggle_energy_pj)
+    assert clock_energy_per_ff_cycle_pj(n7) == pytest.approx(
+        tech.CLOCK_TOGGLES_PER_FF_CYCLE * n7.toggle_energy_pj
+    )
     # a library's clock energy per flip-flop, in its own toggle-equivalents, x the node's toggle energy
     lib_e = SimpleNamespace(clock_toggles_per_ff_cycle=4.5)
     assert clock_energy_per_ff_cycle_pj(n7, lib_e) == pytest.approx(4.5 * n7.toggle_energy_pj)

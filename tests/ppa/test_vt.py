@@ -1,5 +1,6 @@
-"""Threshold-voltage flavours (ppa.references VT_FLAVOURS): each factor reaches the figure it belongs to once, the automatic
-choice is the lowest-leakage flavour that meets the clock, and ppa.recost keeps the chosen flavour."""
+"""Threshold-voltage flavours (ppa.references VT_FLAVOURS): each factor reaches the figure it belongs
+to once, the automatic choice is the lowest-leakage flavour that meets the clock, and ppa.recost
+keeps the chosen flavour."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from hw.errors import InputError
 from ppa.design import DesignPoint
 from ppa.model import estimate
 from ppa.recost import recost
-from ppa.references import VT_CHOICES
-from ppa.references import VT_FLAVOURS as FLAVOURS
+from ppa.references import VT_CHOICES, VT_FLAVOURS as FLAVOURS
 
 pytestmark = pytest.mark.yosys
 
@@ -29,20 +29,28 @@ def test_each_factor_reaches_its_figure_once():
     r = {vt: _at(vt) for vt in VT_CHOICES}
     for vt in ("lvt", "slvt"):
         f = FLAVOURS[vt]
-        assert r[vt].fmax_at_voltage_mhz / r["rvt"].fmax_at_voltage_mhz == pytest.approx(1 / f.delay, rel=1e-9)
+        assert r[vt].fmax_at_voltage_mhz / r["rvt"].fmax_at_voltage_mhz == pytest.approx(
+            1 / f.delay, rel=1e-9
+        )
         t, t0 = r[vt].details["terms"], r["rvt"].details["terms"]
         assert t["logic_leak_ref_w"] / t0["logic_leak_ref_w"] == pytest.approx(f.leakage, rel=1e-9)
         # at the same clock (fmax of each: the switching power goes with f, so compare per clock cycle)
         per_cycle = lambda res: res.details["terms"]["dyn_w"] / res.clock_mhz  # noqa: E731
         assert per_cycle(r[vt]) / per_cycle(r["rvt"]) == pytest.approx(f.energy, rel=1e-9)
-        assert r[vt].area_mm2 == pytest.approx(r["rvt"].area_mm2, rel=1e-12)  # the same cells, another implant
+        assert r[vt].area_mm2 == pytest.approx(
+            r["rvt"].area_mm2, rel=1e-12
+        )  # the same cells, another implant
         assert r[vt].details["vt"] | {} == {**r[vt].details["vt"], "flavour": vt, "choice": "given"}
 
 
 def test_the_automatic_choice_is_the_lowest_leakage_flavour_that_meets_the_clock():
     f = {vt: _at(vt).fmax_at_voltage_mhz for vt in VT_CHOICES}
     assert f["rvt"] < f["lvt"] < f["slvt"]
-    cases = [(0.9 * f["rvt"], "rvt"), ((f["rvt"] + f["lvt"]) / 2, "lvt"), ((f["lvt"] + f["slvt"]) / 2, "slvt")]
+    cases = [
+        (0.9 * f["rvt"], "rvt"),
+        ((f["rvt"] + f["lvt"]) / 2, "lvt"),
+        ((f["lvt"] + f["slvt"]) / 2, "slvt"),
+    ]
     for clock, want in cases:
         r = _at(None, clock_mhz=clock)
         assert r.feasible and r.details["vt"]["flavour"] == want, (clock, r.details["vt"])
@@ -60,8 +68,12 @@ def test_recost_keeps_the_chosen_flavour():
     r = estimate(d)
     assert r.feasible and r.details["vt"]["flavour"] == "lvt"
     out = recost(r.details["terms"], {}, 1)
-    for k, want in (("fmax_at_voltage_mhz", r.fmax_at_voltage_mhz), ("voltage_v", r.voltage_v),
-                    ("power_w", r.power_w), ("tj_c", r.tj_c)):
+    for k, want in (
+        ("fmax_at_voltage_mhz", r.fmax_at_voltage_mhz),
+        ("voltage_v", r.voltage_v),
+        ("power_w", r.power_w),
+        ("tj_c", r.tj_c),
+    ):
         assert out[k][0] == pytest.approx(want, rel=1e-9), k
     assert not bool(np.asarray(out["timing_violated"])[0])
 

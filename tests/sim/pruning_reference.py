@@ -40,9 +40,9 @@ def sparsegpt_reference(W, X, n, m, blocksize=128, percdamp=0.01):
             w = W1[:, i]
             d = Hinv1[i, i]
             if i % prune_m == 0:
-                tmp = W1[:, i:i + prune_m] ** 2 / (np.diag(Hinv1)[i:i + prune_m].reshape((1, -1))) ** 2
+                tmp = W1[:, i : i + prune_m] ** 2 / (np.diag(Hinv1)[i : i + prune_m].reshape((1, -1))) ** 2
                 idx = np.argsort(tmp, axis=1, kind="stable")[:, :prune_n]
-                np.put_along_axis(mask1[:, i:i + prune_m], idx, True, axis=1)
+                np.put_along_axis(mask1[:, i : i + prune_m], idx, True, axis=1)
             q = w.copy()
             q[mask1[:, i]] = 0
             Q1[:, i] = q
@@ -62,6 +62,6 @@ def wanda_reference(W, X, n, m):
     keep = np.ones_like(W, dtype=bool)
     for r in range(W.shape[0]):
         for g in range(0, W.shape[1], m):
-            order = np.argsort(metric[r, g:g + m], kind="stable")
-            keep[r, g + order[:m - n]] = False
+            order = np.argsort(metric[r, g : g + m], kind="stable")
+            keep[r, g + order[: m - n]] = False
     return np.where(keep, W, 0.0), keep

@@ -27,11 +27,14 @@ def _cycles(w, **arch):
     return int(r.layers["cycles"][0]) + 1, int(r.layers["folds"][0])
 
 
-@pytest.mark.parametrize("rows,cols,t,n,m,pipeline,rfolds,cfolds", [
-    (3, 2, 5, 2, 4, 1, 2, 2),      # T > R: the load hides behind the stream
-    (3, 2, 2, 2, 4, 2, 2, 1),      # T < R: the stream waits for the next load
-    (2, 3, 2, 1, 4, 3, 1, 3),      # T = R, column folds only
-])
+@pytest.mark.parametrize(
+    "rows,cols,t,n,m,pipeline,rfolds,cfolds",
+    [
+        (3, 2, 5, 2, 4, 1, 2, 2),  # T > R: the load hides behind the stream
+        (3, 2, 2, 2, 4, 2, 2, 1),  # T < R: the stream waits for the next load
+        (2, 3, 2, 1, 4, 3, 1, 3),  # T = R, column folds only
+    ],
+)
 def test_model_equals_the_double_buffered_rtl(rows, cols, t, n, m, pipeline, rfolds, cfolds):
     """The model's layer (K = rfolds x R x M, N = cfolds x C, M = t vectors) against the RTL running
     the same GEMM fold after fold: same edges from the first load to the last output."""
@@ -42,7 +45,9 @@ def test_model_equals_the_double_buffered_rtl(rows, cols, t, n, m, pipeline, rfo
     values, meta = compress_nm(w, n, m)
     folds = ws_folds(values, meta, x, rows, cols, rfolds * rows)
     run = run_array_ws_tiles(SparseArray(rows, cols, p, double_buffer=True), [f[:3] for f in folds])
-    assert sum_folds(run.outs, folds, p.acc_bits).tolist() == gemm_nm(values, meta, x, n, m, p.acc_bits).tolist()
+    assert (
+        sum_folds(run.outs, folds, p.acc_bits).tolist() == gemm_nm(values, meta, x, n, m, p.acc_bits).tolist()
+    )
     layer = _gemm(t, cfolds * cols, rfolds * rows * m, sparsifiable=True, n=n, m=m)
     for db in (False, True):
         model, f = _cycles(layer, rows=rows, cols=cols, n=n, m=m, pe_k=n, pipeline=pipeline, double_buffer=db)
@@ -53,6 +58,7 @@ def test_model_equals_the_double_buffered_rtl(rows, cols, t, n, m, pipeline, rfo
 
 # ---- a WS 512x1024x1024 GEMM on a 128 x 128 array -----------------------------------------------
 
+
 def _derived(R, C, T, F, p=1):
     """The derivation in sim.perf's docstring, written out again: (single, double, compute-only)."""
     single = F * (2 * R + C + T - 2 + p - 1)
@@ -62,7 +68,9 @@ def _derived(R, C, T, F, p=1):
 
 @pytest.mark.parametrize("design", ["sparse_2of4", "dense", "scalar_pe"])
 def test_512x1024x1024_on_128x128_gets_shorter_and_respects_the_bound(design):
-    arch = {"sparse_2of4": dict(), "dense": dict(sparse=False), "scalar_pe": dict(sparse=False, pe_k=1)}[design]
+    arch = {"sparse_2of4": dict(), "dense": dict(sparse=False), "scalar_pe": dict(sparse=False, pe_k=1)}[
+        design
+    ]
     w = _gemm(512, 1024, 1024)
     single, folds = _cycles(w, rows=128, cols=128, **arch)
     double, folds_db = _cycles(w, rows=128, cols=128, double_buffer=True, **arch)
@@ -76,8 +84,11 @@ def test_512x1024x1024_on_128x128_gets_shorter_and_respects_the_bound(design):
     assert bound < double < single
     # measured: 2:4 sparse 16 folds, 14,304 -> 8,575 (bound 8,192); dense (pe_k = M) 16 folds, the same;
     # scalar PE 64 folds, 57,216 -> 33,151 (bound 32,768)
-    assert (folds, single, double) == {"sparse_2of4": (16, 14304, 8575), "dense": (16, 14304, 8575),
-                                       "scalar_pe": (64, 57216, 33151)}[design]
+    assert (folds, single, double) == {
+        "sparse_2of4": (16, 14304, 8575),
+        "dense": (16, 14304, 8575),
+        "scalar_pe": (64, 57216, 33151),
+    }[design]
 
 
 def test_decode_shapes_gain_most():
@@ -101,10 +112,10 @@ ZIGZAG_TPU_LIKE_TOTAL = 589_888
 
 def test_against_zigzag_tpu_like():
     w = _gemm(512, 1024, 1024)
-    arch = dict(rows=32, cols=32, sparse=False, pe_k=1)      # tpu_like: scalar MACs, dense
+    arch = dict(rows=32, cols=32, sparse=False, pe_k=1)  # tpu_like: scalar MACs, dense
     single, folds = _cycles(w, **arch)
     double, _ = _cycles(w, double_buffer=True, **arch)
-    assert folds == 1024 and single == 620_544          # SCALE-Sim's count
+    assert folds == 1024 and single == 620_544  # SCALE-Sim's count
     # double-buffered: ZigZag's computation plus what the RTL cannot hide (first load and swap, the
     # last fold's fill and drain): 33 + 62 = 95 edges, 0.02 %
     assert double - ZIGZAG_TPU_LIKE_COMPUTATION == (32 + 1) + (32 + 32 - 2)
@@ -115,8 +126,10 @@ def test_against_zigzag_tpu_like():
 def test_scalesim_mode_unchanged_and_bad_combinations_rejected():
     w = _gemm(64, 64, 64)
     a = simulate(w, ArrayConfig(mode="scalesim", sparse=False, **FREE)).layers["cycles"][0]
-    b = simulate(w, ArrayConfig(mode="scalesim", sparse=False, double_buffer=False, **FREE)).layers["cycles"][0]
-    assert a == b == 4 * (2 * 32 + 32 + 64 - 2) - 1     # SCALE-Sim's folds, the last line's index
+    b = simulate(w, ArrayConfig(mode="scalesim", sparse=False, double_buffer=False, **FREE)).layers["cycles"][
+        0
+    ]
+    assert a == b == 4 * (2 * 32 + 32 + 64 - 2) - 1  # SCALE-Sim's folds, the last line's index
     for kw in (dict(mode="scalesim"), dict(dataflow="os"), dict(double_buffer=1)):
         with pytest.raises(InputError):
             ArrayConfig(**{"double_buffer": True, **kw})
@@ -126,9 +139,16 @@ def test_scalesim_mode_unchanged_and_bad_combinations_rejected():
 
 def test_grid_matches_single_points_and_is_charged_as_ws():
     w = _gemm(100, 300, 500)
-    grid = simulate_grid(w, {"double_buffer": np.array([False, True, True]), "dataflow": np.array(["ws", "ws", "is"]),
-                             "rows": np.array([16, 16, 16]), "cols": np.array([16, 16, 16])},
-                         base=ArrayConfig(**FREE))
+    grid = simulate_grid(
+        w,
+        {
+            "double_buffer": np.array([False, True, True]),
+            "dataflow": np.array(["ws", "ws", "is"]),
+            "rows": np.array([16, 16, 16]),
+            "cols": np.array([16, 16, 16]),
+        },
+        base=ArrayConfig(**FREE),
+    )
     for i, (db, df) in enumerate([(False, "ws"), (True, "ws"), (True, "is")]):
         one = simulate(w, ArrayConfig(rows=16, cols=16, dataflow=df, double_buffer=db, **FREE))
         assert grid["cycles"][i, 0] == one.layers["cycles"][0]

@@ -35,13 +35,24 @@ def _load_gemms(path: str | Path, params: Mapping[str, Any], options: Mapping[st
     return Workload(p.stem, tuple(layers))
 
 
-GEMMS = Importer("gemms", (".gemms",), "--gemms", "gemms", _load_gemms, "M K N per line (a test format)",
-                 params=("count",))
+GEMMS = Importer(
+    "gemms", (".gemms",), "--gemms", "gemms", _load_gemms, "M K N per line (a test format)", params=("count",)
+)
 
 BASE = {
-    "space": {"rows": [16], "cols": [16], "sram_kb": [256], "clock_mhz": [500], "node_nm": [16],
-              "sparsity": ["2:4"], "pipeline": [1], "dataflow": ["ws"], "dram_gbps": [100.0]},
-    "fixed": {"dram_type": "lpddr5"}, "limits": {},
+    "space": {
+        "rows": [16],
+        "cols": [16],
+        "sram_kb": [256],
+        "clock_mhz": [500],
+        "node_nm": [16],
+        "sparsity": ["2:4"],
+        "pipeline": [1],
+        "dataflow": ["ws"],
+        "dram_gbps": [100.0],
+    },
+    "fixed": {"dram_type": "lpddr5"},
+    "limits": {},
 }
 
 
@@ -57,7 +68,10 @@ def test_toy_importer_loads_through_the_registry(gemms_file: Path) -> None:
         imp = importer_for_suffix(gemms_file)
         assert imp is GEMMS and importer_for_field("gemms") is GEMMS
         wl = imp.load_checked(gemms_file, {"count": 3}, {})
-        assert [(l.M, l.K, l.N, l.count) for l in wl.layers] == [(64, 128, 256, 3), (8, 16, 32, 3)]
+        assert [(layer.M, layer.K, layer.N, layer.count) for layer in wl.layers] == [
+            (64, 128, 256, 3),
+            (8, 16, 32, 3),
+        ]
         with pytest.raises(InputError, match=r"unknown params \['seq'\] for a gemms workload \(count\)"):
             imp.load_checked(gemms_file, {"seq": 1}, {})
     assert importer_for_suffix(gemms_file) is None and GEMMS not in importers()
@@ -71,7 +85,7 @@ def test_toy_importer_loads_through_the_sweep_config(gemms_file: Path) -> None:
         cfg = parse_config(data, source=str(gemms_file.parent / "sweep.toml"))
         w = cfg.workload[0]
         assert w.name == "toy" and w.option("gemms") == str(gemms_file)  # relative to the config file
-        assert [l.M * l.count for l in w.build().layers] == [128, 16]
+        assert [layer.M * layer.count for layer in w.build().layers] == [128, 16]
         assert cfg.model_dump(mode="json")["workload"][0]["gemms"] == str(gemms_file)
         again = parse_config(cfg.model_dump(mode="json", exclude={"source"}), source="<memory>")
         assert config_fingerprint(again) == config_fingerprint(cfg)

@@ -16,7 +16,9 @@ TABLE_DEC = [0.010 + 0.001 * b for b in range(1, 9)]
 
 
 def test_ttft_and_tpot_percentiles_are_ordered():
-    st = serve_llm(TABLE_PRE, TABLE_DEC, rate_rps=3.0, output_tokens=16, n_requests=1000, warmup=100, n_seeds=3)
+    st = serve_llm(
+        TABLE_PRE, TABLE_DEC, rate_rps=3.0, output_tokens=16, n_requests=1000, warmup=100, n_seeds=3
+    )
     assert 0 < st.ttft_p50_ms <= st.ttft_p95_ms <= st.ttft_p99_ms
     assert 0 < st.tpot_p50_ms <= st.tpot_p95_ms <= st.tpot_p99_ms
     d = st.as_dict()
@@ -33,7 +35,9 @@ def test_memory_bound_limit_of_a_weight_streaming_decode():
     w = Workload("gemv", (make_layer("fc", "gemm", 1, N, K, weight_shape=(N, K)),))
     sparse = ArrayConfig(rows=32, cols=32, dram_gbps=4.0, sram_kb=96)
     s = decode_speedup(w, sparse, replace(sparse, sparse=False))
-    assert s.dense_weight_bytes == N * K and s.sparse_weight_bytes == N * K / 2 and s.metadata_bytes == N * K / 8
+    assert (
+        s.dense_weight_bytes == N * K and s.sparse_weight_bytes == N * K / 2 and s.metadata_bytes == N * K / 8
+    )
     assert s.memory_bound_limit == pytest.approx(1.6)
     assert 1.5 < s.speedup <= s.memory_bound_limit + 1e-9
 
@@ -51,10 +55,18 @@ def test_weight_traffic_leaves_the_kv_cache_out():
 def test_mixtral_serving_sparse_beats_dense_and_stays_under_the_limit():
     a = ArrayConfig(rows=64, cols=64, sram_kb=2048, clock_mhz=2000.0, dram_gbps=4914.0)
     designs = {"sparse": a, "dense": replace(a, sparse=False)}
-    t = compare_llm_serving(lambda b: get_workload("mixtral-8x7b-prefill", seq=128, batch=b),
-                            lambda b: get_workload("mixtral-8x7b-decode", seq=128, batch=b, context=160),
-                            designs, rate_rps=0.02, output_tokens=16, baseline="dense", max_batch=4,
-                            n_requests=300, warmup=30, n_seeds=2)
+    t = compare_llm_serving(
+        lambda b: get_workload("mixtral-8x7b-prefill", seq=128, batch=b),
+        lambda b: get_workload("mixtral-8x7b-decode", seq=128, batch=b, context=160),
+        designs,
+        rate_rps=0.02,
+        output_tokens=16,
+        baseline="dense",
+        max_batch=4,
+        n_requests=300,
+        warmup=30,
+        n_seeds=2,
+    )
     assert t["sparse"]["tpot_p50_ms"] < t["dense"]["tpot_p50_ms"]
     assert "decode_speedup" not in t["dense"]
     for s in t["sparse"]["decode_speedup"]:
@@ -65,7 +77,7 @@ def test_mixtral_serving_sparse_beats_dense_and_stays_under_the_limit():
     d, f, L = 4096, 14336, 32
     rest = L * (2 * d * d + 2 * d * 1024 + 8 * d) + 32000 * d
     assert b1["dense_weight_bytes"] == rest + L * 2 * 3 * d * f
-    assert b4["dense_weight_bytes"] == rest + round(L * 8 * (1 - 0.75 ** 4)) * 3 * d * f
+    assert b4["dense_weight_bytes"] == rest + round(L * 8 * (1 - 0.75**4)) * 3 * d * f
 
 
 def test_double_buffered_designs_against_their_own_dense_design():
@@ -77,12 +89,27 @@ def test_double_buffered_designs_against_their_own_dense_design():
     def gemm(m):
         return Workload("lm", (make_layer("fc", "gemm", m, N, K, weight_shape=(N, K)),))
 
-    a = ArrayConfig(rows=32, cols=32, sram_kb=3072, dram_gbps=64.0, sram_port_bytes=None)  # no SRAM port limit
-    designs = {"dense": replace(a, sparse=False), "sparse": a,
-               "dense db": replace(a, sparse=False, double_buffer=True), "sparse db": replace(a, double_buffer=True)}
-    t = compare_llm_serving(lambda b: gemm(256 * b), lambda b: gemm(b), designs, rate_rps=0.5, output_tokens=8,
-                            baseline={"sparse": "dense", "sparse db": "dense db"}, max_batch=2,
-                            n_requests=200, warmup=20, n_seeds=2)
+    a = ArrayConfig(
+        rows=32, cols=32, sram_kb=3072, dram_gbps=64.0, sram_port_bytes=None
+    )  # no SRAM port limit
+    designs = {
+        "dense": replace(a, sparse=False),
+        "sparse": a,
+        "dense db": replace(a, sparse=False, double_buffer=True),
+        "sparse db": replace(a, double_buffer=True),
+    }
+    t = compare_llm_serving(
+        lambda b: gemm(256 * b),
+        lambda b: gemm(b),
+        designs,
+        rate_rps=0.5,
+        output_tokens=8,
+        baseline={"sparse": "dense", "sparse db": "dense db"},
+        max_batch=2,
+        n_requests=200,
+        warmup=20,
+        n_seeds=2,
+    )
     assert t["sparse"]["baseline"] == "dense" and t["sparse db"]["baseline"] == "dense db"
     assert "decode_speedup" not in t["dense"] and "decode_speedup" not in t["dense db"]
     for side in ("dense", "sparse"):
@@ -91,5 +118,12 @@ def test_double_buffered_designs_against_their_own_dense_design():
     for s in t["sparse db"]["decode_speedup"]:
         assert s["memory_bound_limit"] == pytest.approx(1.6) and 1.0 < s["speedup"] <= 1.6 + 1e-9
     with pytest.raises(InputError, match="baseline"):
-        compare_llm_serving(lambda b: gemm(b), lambda b: gemm(b), designs, rate_rps=0.5, output_tokens=8,
-                            baseline={"sparse": "dense, double-buffered"}, max_batch=1)
+        compare_llm_serving(
+            lambda b: gemm(b),
+            lambda b: gemm(b),
+            designs,
+            rate_rps=0.5,
+            output_tokens=8,
+            baseline={"sparse": "dense, double-buffered"},
+            max_batch=1,
+        )

@@ -31,12 +31,31 @@ def _model(kind: str):
     torch.manual_seed(0)
     eager = {"attn_implementation": "eager"}
     if kind == "bert":
-        m = tf.BertModel(tf.BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
-                                       intermediate_size=512, vocab_size=1000, **eager), add_pooling_layer=False)
+        m = tf.BertModel(
+            tf.BertConfig(
+                hidden_size=128,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                intermediate_size=512,
+                vocab_size=1000,
+                **eager,
+            ),
+            add_pooling_layer=False,
+        )
     else:
-        m = tf.MixtralModel(tf.MixtralConfig(hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-                                             num_attention_heads=4, num_key_value_heads=2, num_local_experts=4,
-                                             num_experts_per_tok=2, vocab_size=1000, **eager))
+        m = tf.MixtralModel(
+            tf.MixtralConfig(
+                hidden_size=128,
+                intermediate_size=256,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                num_key_value_heads=2,
+                num_local_experts=4,
+                num_experts_per_tok=2,
+                vocab_size=1000,
+                **eager,
+            )
+        )
         m.set_experts_implementation("batched_mm")
     m.eval()
 
@@ -62,8 +81,16 @@ def _export(mod, path, dynamo: bool) -> int:
         warnings.simplefilter("ignore")
         if dynamo:
             dims = {0: torch.export.Dim("batch"), 1: torch.export.Dim("seq", max=512)}
-            torch.onnx.export(mod, (x,), str(path), input_names=["input_ids"], output_names=["out"],
-                              dynamic_shapes={"x": dims}, dynamo=True, external_data=False)
+            torch.onnx.export(
+                mod,
+                (x,),
+                str(path),
+                input_names=["input_ids"],
+                output_names=["out"],
+                dynamic_shapes={"x": dims},
+                dynamo=True,
+                external_data=False,
+            )
             # the dynamo exporter lists the weights in value_info, which onnxruntime's quantizer leaves
             # stale when it transposes a weight (ShapeInferenceError ... differ): drop those entries, as
             # bench/bench_onnx_formats.py does
@@ -75,9 +102,16 @@ def _export(mod, path, dynamo: bool) -> int:
             m.graph.value_info.extend(keep)
             onnx.save(m, str(path))
         else:
-            torch.onnx.export(mod, (x,), str(path), input_names=["input_ids"], output_names=["out"],
-                              dynamic_axes={"input_ids": {0: "b", 1: "s"}, "out": {0: "b"}}, opset_version=17,
-                              dynamo=False)
+            torch.onnx.export(
+                mod,
+                (x,),
+                str(path),
+                input_names=["input_ids"],
+                output_names=["out"],
+                dynamic_axes={"input_ids": {0: "b", 1: "s"}, "out": {0: "b"}},
+                opset_version=17,
+                dynamo=False,
+            )
     return fc.get_total_flops() // 2
 
 
@@ -90,20 +124,27 @@ def _quantize(src, dst, fmt: str) -> None:
 
     class Reader(ort_q.CalibrationDataReader):
         def __init__(self):
-            self.batches = iter([{"input_ids": rng.integers(0, 1000, (1, 8), dtype=np.int64)} for _ in range(2)])
+            self.batches = iter(
+                [{"input_ids": rng.integers(0, 1000, (1, 8), dtype=np.int64)} for _ in range(2)]
+            )
 
         def get_next(self):
             return next(self.batches, None)
 
-    ort_q.quantize_static(str(src), str(dst), Reader(),
-                          quant_format=ort_q.QuantFormat.QDQ if fmt == "qdq" else ort_q.QuantFormat.QOperator,
-                          activation_type=ort_q.QuantType.QUInt8, weight_type=ort_q.QuantType.QInt8)
+    ort_q.quantize_static(
+        str(src),
+        str(dst),
+        Reader(),
+        quant_format=ort_q.QuantFormat.QDQ if fmt == "qdq" else ort_q.QuantFormat.QOperator,
+        activation_type=ort_q.QuantType.QUInt8,
+        weight_type=ort_q.QuantType.QInt8,
+    )
 
 
 def _cost(path):
     w = load_onnx(path, {"input_ids": (1, SEQ)})
     r = simulate(w, ArrayConfig())
-    return w, sum(l.dense_macs for l in w.layers), r.total_cycles, r.effective_speedup
+    return w, sum(layer.dense_macs for layer in w.layers), r.total_cycles, r.effective_speedup
 
 
 @pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])

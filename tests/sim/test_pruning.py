@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from hw.errors import InputError
 from sim.asp_rules import weight_verdict
 from sim.quality.prune.pruning import (
-    cubic_sparsity, gradual_nm_mask, is_nm, nm_mask, prune_layer, prune_nm,
+    cubic_sparsity,
+    gradual_nm_mask,
+    is_nm,
+    nm_mask,
+    prune_layer,
+    prune_nm,
 )
 
 NM = [(1, 2), (1, 4), (2, 4), (2, 8), (4, 8), (1, 8)]
@@ -52,7 +56,7 @@ def test_prune_matches_reference_and_is_nm(case):
     assert np.all(mask.sum(axis=-1) == n)  # exactly N kept positions per group
     # kept magnitudes dominate pruned ones; on ties the kept index is the lower one
     mag = np.abs(w).reshape(w.shape[0], -1, m)
-    for r, g in zip(*np.nonzero(np.ones(mask.shape[:2], dtype=bool))):
+    for r, g in zip(*np.nonzero(np.ones(mask.shape[:2], dtype=bool)), strict=True):
         kept, dropped = np.flatnonzero(mask[r, g]), np.flatnonzero(~mask[r, g])
         for i in kept:
             for j in dropped:
@@ -70,7 +74,8 @@ def test_already_nm_is_unchanged(case):
 def test_known_group_and_ties():
     w = np.array([[0.5, -3.0, 3.0, 1.0, 2.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0, 7.0]])
     np.testing.assert_array_equal(
-        prune_nm(w, 2, 4), [[0.0, -3.0, 3.0, 0.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0]])
+        prune_nm(w, 2, 4), [[0.0, -3.0, 3.0, 0.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0]]
+    )
     np.testing.assert_array_equal(nm_mask(w, 2, 4)[0, 8:], [True, False, False, True])
 
 
@@ -101,8 +106,10 @@ def test_prune_layer_follows_asp_verdict():
     assert body.pruned and is_nm(body.weights)
 
 
-@pytest.mark.parametrize("bad", [np.array([[1.0, np.nan, 0, 0]]), np.array([[1, 2, 3]], dtype=float),
-                                 np.array([["a", "b", "c", "d"]])])
+@pytest.mark.parametrize(
+    "bad",
+    [np.array([[1.0, np.nan, 0, 0]]), np.array([[1, 2, 3]], dtype=float), np.array([["a", "b", "c", "d"]])],
+)
 def test_bad_weights_raise_input_error(bad):
     with pytest.raises(InputError):
         prune_nm(bad)
@@ -119,6 +126,7 @@ def test_gaussian_retained_share_matches_order_statistics():
             cdf = 2 * stats.norm.cdf(x) - 1
             pdf = 2 * stats.norm.pdf(x)
             return x * j * comb(n, j) * cdf ** (j - 1) * (1 - cdf) ** (n - j) * pdf
+
         return integrate.quad(f, 0, np.inf)[0]
 
     expected = (e_order(3) + e_order(4)) / (4 * np.sqrt(2 / np.pi))
@@ -131,7 +139,7 @@ def test_gaussian_retained_share_matches_order_statistics():
 def test_cubic_ramp_and_gradual_mask_converge_to_nm():
     assert cubic_sparsity(0, 10, 0.5) == 0.0
     assert cubic_sparsity(10, 10, 0.5) == 0.5
-    assert cubic_sparsity(5, 10, 0.5) == pytest.approx(0.5 * (1 - 0.5 ** 3))
+    assert cubic_sparsity(5, 10, 0.5) == pytest.approx(0.5 * (1 - 0.5**3))
     w = np.random.default_rng(3).normal(size=(32, 64))
     np.testing.assert_array_equal(gradual_nm_mask(w, 0.5), nm_mask(w))
     assert gradual_nm_mask(w, 0.0).all()

@@ -9,11 +9,17 @@ import pytest
 
 from hw.errors import InputError
 from sim.perf import ArrayConfig
+from sim.quality.prune.pruning import is_nm
 from sim.quality.references.reference import (
-    analytic_latency_fn, check_guardrail, equal_latency_width, mlp_gemms, parse_nm, perf_latency_fn, quality_loss,
+    analytic_latency_fn,
+    check_guardrail,
+    equal_latency_width,
+    mlp_gemms,
+    parse_nm,
+    perf_latency_fn,
+    quality_loss,
     reference_experiment,
 )
-from sim.quality.prune.pruning import is_nm
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +29,8 @@ def ref():
 
 def test_reference_acceptance(ref):
     assert ref.dense_accuracy >= 0.95
-    assert ref.oneshot_accuracy <= ref.dense_accuracy - 0.01          # measurable drop (>= 1 point)
-    assert ref.finetuned_accuracy >= ref.dense_accuracy - 0.015       # recovers within 1.5 points
+    assert ref.oneshot_accuracy <= ref.dense_accuracy - 0.01  # measurable drop (>= 1 point)
+    assert ref.finetuned_accuracy >= ref.dense_accuracy - 0.015  # recovers within 1.5 points
     assert ref.gradual_accuracy >= ref.dense_accuracy - 0.015
     assert ref.seconds < 60
     # ASP verdict: 64->64 and 64->64 pruned, the 64->10 head fails size(0) % 8 and stays dense
@@ -37,14 +43,14 @@ def test_reference_models_are_nm(ref):
         assert is_nm(model.weights[0]) and is_nm(model.weights[1])
         assert not is_nm(model.weights[2])  # the head stays dense
     # fine-tuning kept the one-shot mask: zeros stay zeros
-    for w1, w2 in zip(ref.models["oneshot"].weights[:2], ref.models["finetuned"].weights[:2]):
+    for w1, w2 in zip(ref.models["oneshot"].weights[:2], ref.models["finetuned"].weights[:2], strict=True):
         assert np.all(w2[w1 == 0] == 0)
 
 
 def test_reference_is_deterministic(ref):
     again = reference_experiment(seed=0, latency_fn=analytic_latency_fn(16, 16, 2, 4))
     assert again.to_json() | {"seconds": 0} == ref.to_json() | {"seconds": 0}
-    for a, b in zip(again.models["finetuned"].weights, ref.models["finetuned"].weights):
+    for a, b in zip(again.models["finetuned"].weights, ref.models["finetuned"].weights, strict=True):
         np.testing.assert_array_equal(a, b)
 
 
@@ -54,12 +60,14 @@ def test_equal_latency_sizes(ref):
     assert ref.dense_equal_latency_hidden == 32
     assert ref.sparse_params == 64 * 64 + 64 + 64 * 64 + 64 + 64 * 10 + 10
     assert ref.dense_equal_latency_params == 64 * 32 + 32 + 32 * 32 + 32 + 32 * 10 + 10
-    assert ref.delta_at_equal_latency == pytest.approx(ref.finetuned_accuracy - ref.dense_equal_latency_accuracy)
+    assert ref.delta_at_equal_latency == pytest.approx(
+        ref.finetuned_accuracy - ref.dense_equal_latency_accuracy
+    )
 
 
 def _closed_form_dense_width(hs, rate_sparse, rate_dense, step=16):
     ls = (64 * hs + hs * hs) / rate_sparse + 10 * hs / rate_dense
-    h = (-74 + math.sqrt(74 ** 2 + 4 * ls * rate_dense)) / 2
+    h = (-74 + math.sqrt(74**2 + 4 * ls * rate_dense)) / 2
     return int(h // step) * step
 
 

@@ -11,8 +11,13 @@ import pytest
 
 
 def _run(*args, cwd, timeout=300):
-    return subprocess.run([sys.executable, "-m", "explore.cli", "quality", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "explore.cli", "quality", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+    )
 
 
 def test_reference_json(tmp_path):
@@ -23,7 +28,9 @@ def test_reference_json(tmp_path):
         assert 0.0 <= d[key] <= 1.0
     assert d["dense_accuracy"] >= 0.95
     assert d["finetuned_accuracy"] >= d["dense_accuracy"] - 0.015
-    assert d["delta_at_equal_latency"] == pytest.approx(d["finetuned_accuracy"] - d["dense_equal_latency_accuracy"])
+    assert d["delta_at_equal_latency"] == pytest.approx(
+        d["finetuned_accuracy"] - d["dense_equal_latency_accuracy"]
+    )
     assert d["sparse_hidden"] == 64 and d["dense_equal_latency_hidden"] % 16 == 0
     assert d["sparse_params"] > 0 and d["dense_equal_latency_params"] > 0
     assert d["dense_equal_latency_latency"] <= d["sparse_latency"]
@@ -55,7 +62,9 @@ def test_transformer_reference_json(tmp_path):
     for row in d["oneshot_methods"].values():
         lo, hi = row["quality_delta_interval"]
         assert lo <= row["quality_delta"] <= hi
-        assert row["perplexity"] == pytest.approx(d["pretrained_metric"] * (1 + row["quality_delta"]), rel=0.05)
+        assert row["perplexity"] == pytest.approx(
+            d["pretrained_metric"] * (1 + row["quality_delta"]), rel=0.05
+        )
     assert d["calibration"]["inputs"].startswith("pruned prefix")
     human = _run("--reference", "--family", "transformer", cwd=None, timeout=900)
     assert human.returncode == 0 and "one-shot 2:4 by method" in human.stdout and "sparsegpt" in human.stdout
@@ -65,8 +74,14 @@ def test_transformer_reference_json(tmp_path):
 
 def test_weights_json_and_human(tmp_path):
     rng = np.random.default_rng(0)
-    np.savez(tmp_path / "w.npz", **{"fc1.weight": rng.normal(size=(32, 64)), "fc1.bias": np.zeros(32),
-                                    "head.weight": rng.normal(size=(10, 32))})
+    np.savez(
+        tmp_path / "w.npz",
+        **{
+            "fc1.weight": rng.normal(size=(32, 64)),
+            "fc1.bias": np.zeros(32),
+            "head.weight": rng.normal(size=(10, 32)),
+        },
+    )
     out = _run("--weights", str(tmp_path / "w.npz"), "--nm", "2:4", "--json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
@@ -91,8 +106,12 @@ def test_bad_input_exits_2_with_one_line(tmp_path, case):
         np.savez(p, W=np.ones((8, 6)))
     else:
         np.savez(p, W=np.ones((16, 32)))
-        args = {"nm": ["--reference", "--nm", "3:4"], "nothing": [], "seed": ["--reference", "--seed", "-1"],
-                "maxdelta": ["--reference", "--max-quality-delta", "-0.1"]}[case]
+        args = {
+            "nm": ["--reference", "--nm", "3:4"],
+            "nothing": [],
+            "seed": ["--reference", "--seed", "-1"],
+            "maxdelta": ["--reference", "--max-quality-delta", "-0.1"],
+        }[case]
     out = _run(*args, cwd=tmp_path)
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()

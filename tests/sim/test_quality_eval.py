@@ -21,7 +21,7 @@ from sim.quality.team.user_eval import load_eval, model_evidence, prune_for_eval
 
 REPO = Path(__file__).resolve().parents[2]
 
-EVAL_SRC = '''
+EVAL_SRC = """
 import numpy as np
 from pathlib import Path
 
@@ -41,7 +41,7 @@ def boom(weights):
 
 def text(weights):
     return "ninety percent"
-'''
+"""
 
 
 def nm_reference(w: np.ndarray) -> np.ndarray:
@@ -61,8 +61,14 @@ def write_model(tmp: Path, w: np.ndarray, *, samples: int = 400, seed: int = 0) 
     np.savez(tmp / "evaldata.npz", x=x, y=y)
     (tmp / "team_eval.py").write_text(EVAL_SRC)
     path = tmp / "model.safetensors"
-    save_file({"fc.weight": w.astype(np.float32), "fc.bias": b.astype(np.float32),
-               "tok_embed.weight": rng.standard_normal((10, 16)).astype(np.float32)}, str(path))
+    save_file(
+        {
+            "fc.weight": w.astype(np.float32),
+            "fc.bias": b.astype(np.float32),
+            "tok_embed.weight": rng.standard_normal((10, 16)).astype(np.float32),
+        },
+        str(path),
+    )
     return path
 
 
@@ -83,8 +89,13 @@ def two_strong(rows: int = 16, cols: int = 32, seed: int = 2, weak: float = 0.03
 
 def test_prune_for_eval_follows_asp_rules_and_lists_skips():
     rng = np.random.default_rng(0)
-    t = {"fc.weight": rng.standard_normal((16, 32)), "fc.bias": np.zeros(16), "odd.weight": rng.standard_normal((10, 32)),
-         "tok_embed.weight": rng.standard_normal((16, 32)), "ids": np.arange(4)}
+    t = {
+        "fc.weight": rng.standard_normal((16, 32)),
+        "fc.bias": np.zeros(16),
+        "odd.weight": rng.standard_normal((10, 32)),
+        "tok_embed.weight": rng.standard_normal((16, 32)),
+        "ids": np.arange(4),
+    }
     out, masks, skipped = prune_for_eval(t, 2, 4)
     assert list(masks) == ["fc.weight"]
     np.testing.assert_array_equal(out["fc.weight"], nm_reference(t["fc.weight"]))
@@ -106,15 +117,23 @@ def test_model_evidence_scores_dense_oneshot_and_finetuned(tmp_path):
     assert ev["delta"] == pytest.approx(acc_one - 1.0)
     lo, hi = ev["delta_ci"]
     assert lo <= ev["delta"] <= hi and hi - lo > 0
-    assert ev["quality_delta"] == pytest.approx(1.0 - acc_one) and ev["quality_delta_ci"] >= ev["quality_delta"]
+    assert (
+        ev["quality_delta"] == pytest.approx(1.0 - acc_one) and ev["quality_delta_ci"] >= ev["quality_delta"]
+    )
     assert ev["oneshot_metric"] < 0.6  # equal importance: 2:4 destroys the classifier
     assert [t["name"] for t in ev["pruned_tensors"]] == ["fc.weight"]
     assert {t["name"] for t in ev["skipped_tensors"]} == {"fc.bias", "tok_embed.weight"}
 
     # the team's fine-tuned weights: here the pruned weights rescaled (still 2:4)
     ft = tmp_path / "ft.safetensors"
-    save_file({"fc.weight": (2.0 * nm_reference(w32)).astype(np.float32), "fc.bias": np.zeros(16, np.float32),
-               "tok_embed.weight": np.zeros((10, 16), np.float32)}, str(ft))
+    save_file(
+        {
+            "fc.weight": (2.0 * nm_reference(w32)).astype(np.float32),
+            "fc.bias": np.zeros(16, np.float32),
+            "tok_embed.weight": np.zeros((10, 16), np.float32),
+        },
+        str(ft),
+    )
     ev2 = model_evidence(path, "team_eval:score", finetuned_path=ft, base_dir=tmp_path)
     assert ev2["finetuned_metric"] == pytest.approx(acc_one) and ev2["sparse_model"] == "fine-tuned"
 
@@ -126,25 +145,39 @@ def test_finetuned_weights_that_break_nm_are_one_clear_error(tmp_path):
     wb = nm_reference(w)
     wb[3, 5] = 0.7 if wb[3, 5] == 0 else wb[3, 5]
     wb[3, 4:8] = 0.5  # four nonzeros in one group
-    save_file({"fc.weight": wb.astype(np.float32), "fc.bias": np.zeros(16, np.float32),
-               "tok_embed.weight": np.zeros((10, 16), np.float32)}, str(bad))
+    save_file(
+        {
+            "fc.weight": wb.astype(np.float32),
+            "fc.bias": np.zeros(16, np.float32),
+            "tok_embed.weight": np.zeros((10, 16), np.float32),
+        },
+        str(bad),
+    )
     with pytest.raises(InputError, match=r"not 2:4 sparse: 1 group\(s\) of 4 keep more than 2") as ei:
         model_evidence(path, "team_eval:score", finetuned_path=bad, base_dir=tmp_path)
     assert "fc.weight" in ei.value.where
 
 
-@pytest.mark.parametrize("spec, msg", [
-    ("no_such_module_xyz:score", "import failed: ModuleNotFoundError"),
-    ("team_eval:missing", "has no function 'missing'"),
-    ("team_eval:boom", "raised RuntimeError: the eval server is down"),
-    ("team_eval:text", "non-numeric result 'ninety percent'"),
-    ("team_eval", "expected MODULE:FUNCTION"),
-])
+@pytest.mark.parametrize(
+    "spec, msg",
+    [
+        ("no_such_module_xyz:score", "import failed: ModuleNotFoundError"),
+        ("team_eval:missing", "has no function 'missing'"),
+        ("team_eval:boom", "raised RuntimeError: the eval server is down"),
+        ("team_eval:text", "non-numeric result 'ninety percent'"),
+        ("team_eval", "expected MODULE:FUNCTION"),
+    ],
+)
 def test_bad_eval_is_one_line_exit_2(tmp_path, spec, msg):
     path = write_model(tmp_path, two_strong())
-    r = subprocess.run([sys.executable, "-m", "explore.cli", "quality", "--weights", str(path), "--eval", spec,
-                        "--json"], capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                       env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    r = subprocess.run(
+        [sys.executable, "-m", "explore.cli", "quality", "--weights", str(path), "--eval", spec, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     if "raised" in msg:  # a hook that raised: its traceback in the team's files first (issue 38 item 4)
@@ -157,13 +190,40 @@ def test_bad_eval_is_one_line_exit_2(tmp_path, spec, msg):
 
 def test_cli_json_keys(tmp_path):
     path = write_model(tmp_path, two_strong())
-    r = subprocess.run([sys.executable, "-m", "explore.cli", "quality", "--weights", str(path), "--eval",
-                        "team_eval:score", "--nm", "2:4", "--seed", "3", "--json"], capture_output=True, text=True,
-                       cwd=tmp_path, timeout=120, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "explore.cli",
+            "quality",
+            "--weights",
+            str(path),
+            "--eval",
+            "team_eval:score",
+            "--nm",
+            "2:4",
+            "--seed",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    for k in ("dense_metric", "oneshot_metric", "finetuned_metric", "delta", "delta_ci", "pruned_tensors",
-              "skipped_tensors", "evidence"):
+    for k in (
+        "dense_metric",
+        "oneshot_metric",
+        "finetuned_metric",
+        "delta",
+        "delta_ci",
+        "pruned_tensors",
+        "skipped_tensors",
+        "evidence",
+    ):
         assert k in out, k
     assert out["evidence"] == "model" and out["finetuned_metric"] is None and len(out["delta_ci"]) == 2
     # a plain float result: no per-sample scores, so no interval, and the guardrail uses the point

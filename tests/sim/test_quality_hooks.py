@@ -21,17 +21,17 @@ import pytest
 from safetensors.numpy import save_file
 
 from hw.errors import InputError
-from sim.quality.prune.calibration import calibration_from_function, calibration_from_hook
-from sim.quality.team.hooks import HookTimeout, Opaque, TeamHook
-from sim.quality.prune.oneshot import prune_tensors
 from sim.quality.evidence.stats import paired_interval
+from sim.quality.prune.calibration import calibration_from_function, calibration_from_hook
+from sim.quality.prune.oneshot import prune_tensors
+from sim.quality.team.hooks import HookTimeout, Opaque, TeamHook
 from sim.quality.team.user_eval import model_evidence
 from sim.quality.team.weights import load_tensors
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
 
-HOOKS_SRC = '''
+HOOKS_SRC = """
 import os, signal, sys, time
 from pathlib import Path
 import numpy as np
@@ -144,7 +144,7 @@ def calib_list():
 
 def calib_wrong_width():
     return {"fc.weight": np.zeros((64, 31))}
-'''
+"""
 
 
 def write_team(tmp: Path, *, samples: int = 200) -> Path:
@@ -155,19 +155,34 @@ def write_team(tmp: Path, *, samples: int = 200) -> Path:
     (tmp / "team_hooks.py").write_text(HOOKS_SRC)
     (tmp / "hang_at_import.py").write_text("import time\ntime.sleep(3600)\n")
     # a second file of the team's; the error is raised inside the standard library (json's encoder)
-    (tmp / "team_helpers.py").write_text("import json\n\ndef summarise(weights):\n"
-                                         "    return json.dumps({k: v for k, v in weights.items()})\n")
-    (tmp / "prints_at_import.py").write_text("print('hello from import')\ndef score(weights):\n    return 1.0\n")
+    (tmp / "team_helpers.py").write_text(
+        "import json\n\ndef summarise(weights):\n    return json.dumps({k: v for k, v in weights.items()})\n"
+    )
+    (tmp / "prints_at_import.py").write_text(
+        "print('hello from import')\ndef score(weights):\n    return 1.0\n"
+    )
     path = tmp / "model.safetensors"
-    save_file({"fc.weight": w.astype(np.float32), "fc.bias": np.zeros(16, np.float32),
-               "fc2.weight": rng.standard_normal((8, 16)).astype(np.float32)}, str(path))
+    save_file(
+        {
+            "fc.weight": w.astype(np.float32),
+            "fc.bias": np.zeros(16, np.float32),
+            "fc2.weight": rng.standard_normal((8, 16)).astype(np.float32),
+        },
+        str(path),
+    )
     np.savez(tmp / "nan_calib.npz", **{"fc.weight": np.full((64, 32), np.nan)})
     return path
 
 
 def run_cli(args, cwd: Path, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "explore.cli", "quality", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=timeout, env={**ENV, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "explore.cli", "quality", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env={**ENV, **(env or {})},
+    )
 
 
 def assert_one_error_line(r: subprocess.CompletedProcess, *fragments: str, traceback: bool = False) -> str:
@@ -176,7 +191,7 @@ def assert_one_error_line(r: subprocess.CompletedProcess, *fragments: str, trace
     raised, whose trimmed traceback (:func:`team_traceback`) comes before that line."""
     lines = r.stderr.splitlines()
     if traceback:
-        lines = lines[len(team_traceback(r)):]
+        lines = lines[len(team_traceback(r)) :]
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error: "), r.stderr
     for f in fragments:
@@ -223,22 +238,36 @@ EVAL_CASES = [
 @pytest.mark.parametrize("fn,fragments", EVAL_CASES, ids=[c[0] for c in EVAL_CASES])
 def test_misbehaving_eval_is_one_line_exit_2(tmp_path, fn, fragments):
     path = write_team(tmp_path)
-    r = run_cli(["--weights", str(path), "--eval", f"team_hooks:{fn}", "--json", "--hook-timeout", "30"], tmp_path)
+    r = run_cli(
+        ["--weights", str(path), "--eval", f"team_hooks:{fn}", "--json", "--hook-timeout", "30"], tmp_path
+    )
     line = assert_one_error_line(r, f"eval 'team_hooks:{fn}'", *fragments, traceback=fn in RAISING)
     assert "Warning" not in line and "Traceback" not in r.stderr
     if fn in RAISING:
         tb = team_traceback(r)
-        assert f"team_hooks.py\", line" in tb[1] and f"in {fn}" in tb[1] and len(tb) == 3, tb
+        assert 'team_hooks.py", line' in tb[1] and f"in {fn}" in tb[1] and len(tb) == 3, tb
     assert r.stdout == ""
 
 
-@pytest.mark.parametrize("hook,frames,error", [
-    (["--eval", "team_hooks:through_a_library"],
-     [("team_hooks.py", "through_a_library", "return team_helpers.summarise(weights)"),
-      ("team_helpers.py", "summarise", "return json.dumps({k: v for k, v in weights.items()})")],
-     "on the dense weights: raised TypeError: Object of type ndarray is not JSON serializable"),
-    (["--calib", "team_hooks:calib_raises"], [("team_hooks.py", "calib_raises", 'return {"fc.weight": 1 / 0}')],
-     "raised ZeroDivisionError: division by zero")], ids=["eval-through-a-library", "calib"])
+@pytest.mark.parametrize(
+    "hook,frames,error",
+    [
+        (
+            ["--eval", "team_hooks:through_a_library"],
+            [
+                ("team_hooks.py", "through_a_library", "return team_helpers.summarise(weights)"),
+                ("team_helpers.py", "summarise", "return json.dumps({k: v for k, v in weights.items()})"),
+            ],
+            "on the dense weights: raised TypeError: Object of type ndarray is not JSON serializable",
+        ),
+        (
+            ["--calib", "team_hooks:calib_raises"],
+            [("team_hooks.py", "calib_raises", 'return {"fc.weight": 1 / 0}')],
+            "raised ZeroDivisionError: division by zero",
+        ),
+    ],
+    ids=["eval-through-a-library", "calib"],
+)
 def test_a_raising_hook_shows_its_traceback_in_the_teams_files(tmp_path, hook, frames, error):
     """Issue 38 item 4: the frames in the team's files (file, line, the line's text), outermost
     first, none of the tool's or the standard library's (json's encoder raised), then the one line."""
@@ -248,33 +277,68 @@ def test_a_raising_hook_shows_its_traceback_in_the_teams_files(tmp_path, hook, f
     tb = team_traceback(r)[1:]
     assert len(tb) == 2 * len(frames), r.stderr
     src = {f: (tmp_path / f).read_text().splitlines() for f, _, _ in frames}
-    for (file, fn, text), (where, line) in zip(frames, zip(tb[::2], tb[1::2])):
+    for (file, fn, text), (where, line) in zip(frames, zip(tb[::2], tb[1::2], strict=True), strict=True):
         assert where.startswith(f'  File "{tmp_path / file}", line ') and where.endswith(f"in {fn}"), where
         number = int(where.split(", line ")[1].split(",")[0])
         assert src[file][number - 1].strip() == text == line.strip()
     assert "json" + os.sep + "encoder.py" not in r.stderr and "team_code.py" not in r.stderr
 
 
-@pytest.mark.parametrize("args,fragments", [
-    (["--eval", "os:getcwd"], ["eval 'os:getcwd'", "built-in function"]),
-    (["--eval", "collections:OrderedDict"], ["is a class"]),
-    (["--eval", "team_hooks:no_such"], ["has no function 'no_such'"]),
-    (["--eval", "prints_at_import:score"], ["printed to stdout", "hello from import"]),
-    (["--eval", "team_hooks:score", "--calib", "team_hooks:calib_all_nan"],
-     ["calibration function team_hooks:calib_all_nan", "holds NaN or infinity"]),
-    (["--eval", "team_hooks:score", "--calib", "nan_calib.npz"], ["nan_calib.npz", "holds NaN or infinity"]),
-    (["--calib", "nan_calib.npz"], ["nan_calib.npz", "holds NaN or infinity"]),
-    (["--calib", "team_hooks:calib_prints"], ["calibration function team_hooks:calib_prints", "printed to stdout"]),
-    (["--calib", "team_hooks:calib_exit"], ["calibration function team_hooks:calib_exit", "exited with status 3"]),
-    (["--calib", "team_hooks:calib_list"], ["returned list; expected a dict"]),
-    (["--calib", "team_hooks:calib_wrong_width"], ["width 31", "takes 32 input features"]),
-    (["--eval", "team_hooks:score", "--hook-timeout", "0"], ["--hook-timeout", "must be a number of seconds > 0"]),
-    (["--eval", "team_hooks:score", "--hook-timeout", "nan"], ["--hook-timeout"]),
-    (["--hook-timeout", "5"], ["--hook-timeout", "give --eval MODULE:FUNCTION or --calib MODULE:FUNCTION"]),
-    (["--calib", "nan_calib.npz", "--hook-timeout", "5"], ["--hook-timeout"]),
-], ids=["builtin", "class", "missing", "prints-at-import", "calib-fn-all-nan", "calib-file-all-nan-eval",
-        "calib-file-all-nan", "calib-prints", "calib-exits", "calib-list", "calib-shape", "timeout-0", "timeout-nan",
-        "timeout-without-hook", "timeout-with-calib-file"])
+@pytest.mark.parametrize(
+    "args,fragments",
+    [
+        (["--eval", "os:getcwd"], ["eval 'os:getcwd'", "built-in function"]),
+        (["--eval", "collections:OrderedDict"], ["is a class"]),
+        (["--eval", "team_hooks:no_such"], ["has no function 'no_such'"]),
+        (["--eval", "prints_at_import:score"], ["printed to stdout", "hello from import"]),
+        (
+            ["--eval", "team_hooks:score", "--calib", "team_hooks:calib_all_nan"],
+            ["calibration function team_hooks:calib_all_nan", "holds NaN or infinity"],
+        ),
+        (
+            ["--eval", "team_hooks:score", "--calib", "nan_calib.npz"],
+            ["nan_calib.npz", "holds NaN or infinity"],
+        ),
+        (["--calib", "nan_calib.npz"], ["nan_calib.npz", "holds NaN or infinity"]),
+        (
+            ["--calib", "team_hooks:calib_prints"],
+            ["calibration function team_hooks:calib_prints", "printed to stdout"],
+        ),
+        (
+            ["--calib", "team_hooks:calib_exit"],
+            ["calibration function team_hooks:calib_exit", "exited with status 3"],
+        ),
+        (["--calib", "team_hooks:calib_list"], ["returned list; expected a dict"]),
+        (["--calib", "team_hooks:calib_wrong_width"], ["width 31", "takes 32 input features"]),
+        (
+            ["--eval", "team_hooks:score", "--hook-timeout", "0"],
+            ["--hook-timeout", "must be a number of seconds > 0"],
+        ),
+        (["--eval", "team_hooks:score", "--hook-timeout", "nan"], ["--hook-timeout"]),
+        (
+            ["--hook-timeout", "5"],
+            ["--hook-timeout", "give --eval MODULE:FUNCTION or --calib MODULE:FUNCTION"],
+        ),
+        (["--calib", "nan_calib.npz", "--hook-timeout", "5"], ["--hook-timeout"]),
+    ],
+    ids=[
+        "builtin",
+        "class",
+        "missing",
+        "prints-at-import",
+        "calib-fn-all-nan",
+        "calib-file-all-nan-eval",
+        "calib-file-all-nan",
+        "calib-prints",
+        "calib-exits",
+        "calib-list",
+        "calib-shape",
+        "timeout-0",
+        "timeout-nan",
+        "timeout-without-hook",
+        "timeout-with-calib-file",
+    ],
+)
 def test_bad_hook_inputs_are_one_line_exit_2(tmp_path, args, fragments):
     path = write_team(tmp_path)
     r = run_cli(["--weights", str(path), *args, "--json"], tmp_path)
@@ -288,18 +352,33 @@ def test_empty_precision_is_one_line_exit_2(tmp_path, value):
     assert_one_error_line(r, "--precision", "empty")
 
 
-@pytest.mark.parametrize("args,what", [
-    (["--eval", "team_hooks:hang"], "eval 'team_hooks:hang' on the dense weights: did not return within 2 s"),
-    (["--eval", "hang_at_import:score"], "eval 'hang_at_import:score': its import did not finish within 2 s"),
-    (["--calib", "team_hooks:calib_hang"], "calibration function team_hooks:calib_hang: did not return within 2 s"),
-], ids=["eval", "import", "calibration"])
+@pytest.mark.parametrize(
+    "args,what",
+    [
+        (
+            ["--eval", "team_hooks:hang"],
+            "eval 'team_hooks:hang' on the dense weights: did not return within 2 s",
+        ),
+        (
+            ["--eval", "hang_at_import:score"],
+            "eval 'hang_at_import:score': its import did not finish within 2 s",
+        ),
+        (
+            ["--calib", "team_hooks:calib_hang"],
+            "calibration function team_hooks:calib_hang: did not return within 2 s",
+        ),
+    ],
+    ids=["eval", "import", "calibration"],
+)
 def test_hang_is_stopped_at_the_timeout(tmp_path, args, what):
     path = write_team(tmp_path)
     t0 = time.monotonic()
     r = run_cli(["--weights", str(path), *args, "--hook-timeout", "2", "--json"], tmp_path, timeout=60)
     elapsed = time.monotonic() - t0
     assert_one_error_line(r, what, "(--hook-timeout); stopped")
-    assert elapsed < 30, elapsed  # the 2 s limit plus a loaded machine's interpreter start-ups; a hang never returns
+    assert elapsed < 30, (
+        elapsed
+    )  # the 2 s limit plus a loaded machine's interpreter start-ups; a hang never returns
 
 
 def test_numpy_warnings_and_stderr_of_a_good_hook_are_never_printed(tmp_path):
@@ -337,9 +416,25 @@ def _wait_for_pid(pid_file: Path, within: float = 60) -> int:
 def test_ctrl_c_is_one_line_exit_130_and_kills_the_hook(tmp_path):
     path = write_team(tmp_path)
     pid_file = tmp_path / "hook.pid"
-    proc = subprocess.Popen([sys.executable, "-m", "explore.cli", "quality", "--weights", str(path), "--eval",
-                             "team_hooks:hang", "--json"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**ENV, "HOOK_PID_FILE": str(pid_file)}, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "explore.cli",
+            "quality",
+            "--weights",
+            str(path),
+            "--eval",
+            "team_hooks:hang",
+            "--json",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**ENV, "HOOK_PID_FILE": str(pid_file)},
+        start_new_session=True,
+    )
     try:
         hook_pid = _wait_for_pid(pid_file)
         time.sleep(0.2)
@@ -358,10 +453,16 @@ def test_child_dies_with_its_parent(tmp_path):
     """SIGKILL of the tool: the hook's process (in its own session) follows within seconds."""
     write_team(tmp_path)
     pid_file = tmp_path / "hook.pid"
-    code = ("import sys, numpy as np; from sim.quality.team.hooks import TeamHook; "
-            f"h = TeamHook('team_hooks:hang', {str(tmp_path)!r}); h.call({{'w': np.zeros(4)}})")
-    proc = subprocess.Popen([sys.executable, "-c", code], env={**ENV, "HOOK_PID_FILE": str(pid_file)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    code = (
+        "import sys, numpy as np; from sim.quality.team.hooks import TeamHook; "
+        f"h = TeamHook('team_hooks:hang', {str(tmp_path)!r}); h.call({{'w': np.zeros(4)}})"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env={**ENV, "HOOK_PID_FILE": str(pid_file)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         hook_pid = _wait_for_pid(pid_file)
         proc.kill()
@@ -409,25 +510,42 @@ def test_good_eval_gives_exactly_the_in_process_results(tmp_path):
     mod = _team_module(tmp_path)
     dense = load_tensors(path)
     shot = prune_tensors(dense, 2, 4)
-    d, s = mod.score({k: v.copy() for k, v in dense.items()}), mod.score({k: v.copy() for k, v in shot.tensors.items()})
-    iv = paired_interval([np.asarray(d["per_sample"])], [np.asarray(s["per_sample"])], lambda a, b: b - a, seed=0)
+    d, s = (
+        mod.score({k: v.copy() for k, v in dense.items()}),
+        mod.score({k: v.copy() for k, v in shot.tensors.items()}),
+    )
+    iv = paired_interval(
+        [np.asarray(d["per_sample"])], [np.asarray(s["per_sample"])], lambda a, b: b - a, seed=0
+    )
     ev = model_evidence(path, "team_hooks:score", base_dir=tmp_path)
     assert ev["dense_metric"] == d["metric"] and ev["oneshot_metric"] == s["metric"]
     assert ev["delta"] == s["metric"] - d["metric"] and ev["delta_ci"] == [iv.low, iv.high]
-    assert d["metric"] == 1.0 and s["metric"] < 1.0  # the eval sees the pruned weights, not the dense ones twice
+    assert (
+        d["metric"] == 1.0 and s["metric"] < 1.0
+    )  # the eval sees the pruned weights, not the dense ones twice
     # the same through the command line
     r = run_cli(["--weights", str(path), "--eval", "team_hooks:score", "--json"], tmp_path)
     assert r.returncode == 0 and r.stderr == "", r.stderr
     out = json.loads(r.stdout)
-    assert (out["dense_metric"], out["oneshot_metric"], out["delta_ci"]) == (d["metric"], s["metric"], [iv.low, iv.high])
+    assert (out["dense_metric"], out["oneshot_metric"], out["delta_ci"]) == (
+        d["metric"],
+        s["metric"],
+        [iv.low, iv.high],
+    )
 
 
 @pytest.mark.parametrize("fn", ["calib_dense", "calib_seq"])
 def test_good_calibration_function_prunes_exactly_as_in_process(tmp_path, fn):
     path = write_team(tmp_path)
     dense = load_tensors(path)
-    mine = prune_tensors(dense, 2, 4, calibration=calibration_from_function(getattr(_team_module(tmp_path), fn),
-                                                                           f"function team_hooks:{fn}"))
+    mine = prune_tensors(
+        dense,
+        2,
+        4,
+        calibration=calibration_from_function(
+            getattr(_team_module(tmp_path), fn), f"function team_hooks:{fn}"
+        ),
+    )
     with calibration_from_hook(f"team_hooks:{fn}", tmp_path) as cal:
         assert cal.sequential == (fn == "calib_seq")
         theirs = prune_tensors(dense, 2, 4, calibration=cal)
@@ -446,7 +564,8 @@ def test_only_changed_tensors_are_sent_and_the_hook_gets_a_fresh_copy(tmp_path):
         "    out = {k: float(v.sum()) for k, v in weights.items()}\n"
         "    for v in weights.values():\n"
         "        v[...] = 1e6  # the hook scribbles on its copy\n"
-        "    return out\n")
+        "    return out\n"
+    )
     a, b = np.arange(6.0).reshape(2, 3), np.full((3, 2), 2.0, np.float32)
     with TeamHook("mut:total", tmp_path) as hook:
         assert hook.call({"a": a, "b": b}) == {"a": 15.0, "b": 12.0}
@@ -463,19 +582,25 @@ def test_plain_values_cross_over_and_others_are_opaque(tmp_path):
         "class Mine:\n    pass\n"
         "def many(weights):\n"
         "    return {'f': np.float32(0.5), 'i': np.int64(3), 'b': np.bool_(True), 'a': np.arange(3),\n"
-        "            't': (1.0, 2.0), 'mine': Mine(), 'nested': [{'x': Mine()}], 7: None}\n")
+        "            't': (1.0, 2.0), 'mine': Mine(), 'nested': [{'x': Mine()}], 7: None}\n"
+    )
     with TeamHook("vals:many", tmp_path) as hook:
         out = hook.call({})
     assert out["f"] == 0.5 and type(out["f"]) is float and out["i"] == 3 and out["b"] is True
     np.testing.assert_array_equal(out["a"], np.arange(3))
-    assert out["t"] == [1.0, 2.0] and out["mine"] == Opaque("Mine") and out["nested"] == [{"x": Opaque("Mine")}]
+    assert (
+        out["t"] == [1.0, 2.0] and out["mine"] == Opaque("Mine") and out["nested"] == [{"x": Opaque("Mine")}]
+    )
     assert out[7] is None
 
 
 def test_load_errors_name_the_hook(tmp_path):
     write_team(tmp_path)
-    for spec, msg in (("team_hooks", "expected MODULE:FUNCTION"), ("no_such_module:f", "import failed"),
-                      ("team_hooks:no_such", "has no function")):
+    for spec, msg in (
+        ("team_hooks", "expected MODULE:FUNCTION"),
+        ("no_such_module:f", "import failed"),
+        ("team_hooks:no_such", "has no function"),
+    ):
         with pytest.raises(InputError, match=msg) as e:
             TeamHook(spec, tmp_path)
         assert str(e.value).startswith(f"eval {spec!r}: ")

@@ -8,8 +8,8 @@ import pytest
 import hw.golden as golden
 from hw.errors import InputError
 from hw.params import PEParams
-from sim.quality.references.reference import analytic_latency_fn, reference_experiment
 from sim.quality.prune.pruning import is_nm, prune_nm
+from sim.quality.references.reference import analytic_latency_fn, reference_experiment
 from sim.quality.traces.traces import layer_trace, quantize_symmetric, reference_traces
 
 
@@ -59,7 +59,7 @@ def test_reference_traces_use_real_activations():
     # each layer's integer GEMM, dequantised, matches the float layer on its calibration inputs
     model = res.models["finetuned"]
     _, acts = model.forward(res.models["data"][2][:64], keep=True)
-    for tr, w, a in zip(traces, model.weights, acts):
+    for tr, w, a in zip(traces, model.weights, acts, strict=True):
         y = (tr.gemm(32) * tr.weight_scale[:, None] * tr.act_scale).T
         ref = a @ w.T
         assert np.linalg.norm(y - ref) / np.linalg.norm(ref) < 0.03

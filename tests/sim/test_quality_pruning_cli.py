@@ -24,7 +24,7 @@ from tests.sim.test_quality_methods import gpt2_checkpoint, groups_ok
 
 REPO = Path(__file__).resolve().parents[2]
 
-EVAL_SRC = '''
+EVAL_SRC = """
 import numpy as np
 from pathlib import Path
 
@@ -40,7 +40,7 @@ def score(weights):
 
 def gpt2_score(weights):
     return float(sum(np.abs(v).sum() for k, v in weights.items() if k.endswith("c_fc.weight")))
-'''
+"""
 
 CALIB_SRC = '''
 import numpy as np
@@ -62,8 +62,9 @@ def two_blocks(weights):
 '''
 
 
-def outlier_model(tmp: Path, *, k: int = 256, out: int = 16, outliers: int = 4, weak: float = 0.2,
-                  seed: int = 0) -> Path:
+def outlier_model(
+    tmp: Path, *, k: int = 256, out: int = 16, outliers: int = 4, weak: float = 0.2, seed: int = 0
+) -> Path:
     """The team's files: weights, eval data (2,000 rows), 128 calibration rows of the same inputs."""
     rng = np.random.default_rng(seed)
     chans = rng.choice(k, outliers, replace=False)
@@ -78,49 +79,97 @@ def outlier_model(tmp: Path, *, k: int = 256, out: int = 16, outliers: int = 4, 
     (tmp / "team_eval.py").write_text(EVAL_SRC)
     (tmp / "team_calib.py").write_text(CALIB_SRC)
     path = tmp / "model.safetensors"
-    save_file({"fc.weight": w.astype(np.float32), "fc.bias": np.zeros(out, np.float32)}, str(path),
-              metadata={"format": "pt"})
+    save_file(
+        {"fc.weight": w.astype(np.float32), "fc.bias": np.zeros(out, np.float32)},
+        str(path),
+        metadata={"format": "pt"},
+    )
     return path
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "explore.cli", "quality", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, timeout=300, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-m", "explore.cli", "quality", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_outlier_channels_magnitude_destroys_the_metric_wanda_and_sparsegpt_keep_it(tmp_path):
     path = outlier_model(tmp_path)
     got = {}
     for method in ("magnitude", "wanda", "sparsegpt"):
-        ev = model_evidence(path, "team_eval:score", base_dir=tmp_path, method=method,
-                            calibration=tmp_path / "calib_named.npz")
+        ev = model_evidence(
+            path,
+            "team_eval:score",
+            base_dir=tmp_path,
+            method=method,
+            calibration=tmp_path / "calib_named.npz",
+        )
         assert ev["dense_metric"] == 1.0 and ev["method"] == method
         got[method] = ev["oneshot_metric"]
     assert got["magnitude"] < 0.5, got
     assert got["wanda"] > 0.8 and got["sparsegpt"] > 0.8, got
     # the default with calibration inputs is sparsegpt; without them magnitude
-    assert model_evidence(path, "team_eval:score", base_dir=tmp_path,
-                          calibration="calib_named.npz")["method"] == "sparsegpt"
+    assert (
+        model_evidence(path, "team_eval:score", base_dir=tmp_path, calibration="calib_named.npz")["method"]
+        == "sparsegpt"
+    )
     assert model_evidence(path, "team_eval:score", base_dir=tmp_path)["oneshot_metric"] == got["magnitude"]
 
 
 def test_cli_json_says_method_calibration_and_layouts(tmp_path):
     outlier_model(tmp_path)
-    r = _cli("--weights", "model.safetensors", "--eval", "team_eval:score", "--calib", "team_calib:dense_inputs",
-             "--json", cwd=tmp_path)
+    r = _cli(
+        "--weights",
+        "model.safetensors",
+        "--eval",
+        "team_eval:score",
+        "--calib",
+        "team_calib:dense_inputs",
+        "--json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    for key in ("dense_metric", "oneshot_metric", "finetuned_metric", "delta", "delta_ci", "pruned_tensors",
-                "skipped_tensors", "evidence"):
+    for key in (
+        "dense_metric",
+        "oneshot_metric",
+        "finetuned_metric",
+        "delta",
+        "delta_ci",
+        "pruned_tensors",
+        "skipped_tensors",
+        "evidence",
+    ):
         assert key in d, key
     assert d["method"] == "sparsegpt" and d["oneshot_metric"] > 0.8
     assert d["calibration"]["source"] == "function team_calib:dense_inputs"
     assert d["calibration"]["samples"] == 128 and d["calibration"]["inputs"] == "dense model"
     assert d["layouts"] == {"fc.weight": 1}
-    assert d["pruned_tensors"] == [{"name": "fc.weight", "shape": [16, 256], "layout": "linear", "reduction_axis": 1,
-                                    "method": "sparsegpt"}]
-    human = _cli("--weights", "model.safetensors", "--eval", "team_eval:score", "--calib", "calib_named.npz",
-                 "--method", "wanda", cwd=tmp_path)
+    assert d["pruned_tensors"] == [
+        {
+            "name": "fc.weight",
+            "shape": [16, 256],
+            "layout": "linear",
+            "reduction_axis": 1,
+            "method": "sparsegpt",
+        }
+    ]
+    human = _cli(
+        "--weights",
+        "model.safetensors",
+        "--eval",
+        "team_eval:score",
+        "--calib",
+        "calib_named.npz",
+        "--method",
+        "wanda",
+        cwd=tmp_path,
+    )
     assert human.returncode == 0 and "method wanda (calibration file" in human.stdout
     assert "linear, groups of M along axis 1, pruned by wanda" in human.stdout
 
@@ -128,15 +177,27 @@ def test_cli_json_says_method_calibration_and_layouts(tmp_path):
 def test_save_pruned_round_trips(tmp_path):
     path = outlier_model(tmp_path)
     out = tmp_path / "pruned.safetensors"
-    r = _cli("--weights", path, "--eval", "team_eval:score", "--calib", "calib_named.npz", "--save-pruned", out,
-             "--json", cwd=tmp_path)
+    r = _cli(
+        "--weights",
+        path,
+        "--eval",
+        "team_eval:score",
+        "--calib",
+        "calib_named.npz",
+        "--save-pruned",
+        out,
+        "--json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     dense, saved = load_file(str(path)), load_file(str(out))
     assert list(saved) == list(dense)
     for k in dense:
         assert saved[k].dtype == dense[k].dtype and saved[k].shape == dense[k].shape, k
-    assert groups_ok(saved["fc.weight"], 2, 4, 1) and not np.array_equal(saved["fc.weight"], dense["fc.weight"])
+    assert groups_ok(saved["fc.weight"], 2, 4, 1) and not np.array_equal(
+        saved["fc.weight"], dense["fc.weight"]
+    )
     np.testing.assert_array_equal(saved["fc.bias"], dense["fc.bias"])
     with safe_open(str(out), framework="numpy") as f:
         meta = f.metadata()
@@ -155,7 +216,16 @@ def test_gpt2_checkpoint_saved_pruned_along_the_input_axis(tmp_path):
     rng = np.random.default_rng(0)
     t = gpt2_checkpoint(rng)
     save_file(t, str(tmp_path / "gpt2.safetensors"))
-    r = _cli("--weights", "gpt2.safetensors", "--nm", "4:8", "--save-pruned", "p.safetensors", "--json", cwd=tmp_path)
+    r = _cli(
+        "--weights",
+        "gpt2.safetensors",
+        "--nm",
+        "4:8",
+        "--save-pruned",
+        "p.safetensors",
+        "--json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     saved = load_file(str(tmp_path / "p.safetensors"))
@@ -170,8 +240,10 @@ def test_sequential_calibration_feeds_each_block_the_pruned_prefix(tmp_path):
     outlier_model(tmp_path)
     rng = np.random.default_rng(1)
     w0, w1 = rng.standard_normal((64, 256)), rng.standard_normal((16, 64))
-    save_file({"blocks.0.fc.weight": w0.astype(np.float32), "blocks.1.fc.weight": w1.astype(np.float32)},
-              str(tmp_path / "mlp.safetensors"))
+    save_file(
+        {"blocks.0.fc.weight": w0.astype(np.float32), "blocks.1.fc.weight": w1.astype(np.float32)},
+        str(tmp_path / "mlp.safetensors"),
+    )
     r = _cli("--weights", "mlp.safetensors", "--calib", "team_calib:two_blocks", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
@@ -184,8 +256,10 @@ def test_sequential_calibration_feeds_each_block_the_pruned_prefix(tmp_path):
 
 BAD = {
     "calib key": (["--calib", "bad_key.npz"], "key 'fc2' matches no tensor"),
-    "calib width": (["--calib", "bad_width.npz"],
-                    "width 128, but tensor 'fc.weight' (16, 256) (layout linear) takes 256"),
+    "calib width": (
+        ["--calib", "bad_width.npz"],
+        "width 128, but tensor 'fc.weight' (16, 256) (layout linear) takes 256",
+    ),
     "calib nan": (["--calib", "bad_nan.npz"], "holds NaN or infinity"),
     "method": (["--method", "obs"], "unknown pruning method 'obs'"),
     "layout rank": (["--layout", "fc.weight=conv"], "layout conv describes 3 or 4 or 5-axis tensors"),
@@ -204,13 +278,21 @@ def test_bad_input_is_one_line_exit_2_before_any_pruning(tmp_path, case):
     xn[3, 7] = np.nan
     np.savez(tmp_path / "bad_nan.npz", fc=xn)
     args, msg = BAD[case]
-    r = _cli("--weights", "model.safetensors", "--eval", "team_eval:score", *args, "--save-pruned", "p.safetensors",
-             cwd=tmp_path)
+    r = _cli(
+        "--weights",
+        "model.safetensors",
+        "--eval",
+        "team_eval:score",
+        *args,
+        "--save-pruned",
+        "p.safetensors",
+        cwd=tmp_path,
+    )
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("sparsepe: error:") and msg in lines[0], r.stderr
-    assert not (tmp_path / "eval_calls.log").exists()      # the eval never ran
-    assert not (tmp_path / "p.safetensors").exists()       # nothing was pruned and written
+    assert not (tmp_path / "eval_calls.log").exists()  # the eval never ran
+    assert not (tmp_path / "p.safetensors").exists()  # nothing was pruned and written
 
 
 def test_finetuned_weights_are_checked_along_the_layout_axis(tmp_path):
@@ -221,8 +303,12 @@ def test_finetuned_weights_are_checked_along_the_layout_axis(tmp_path):
     # every tensor pruned along its input axis, except c_fc: 2:4 along the output axis (1), wrong for Conv1D
     good = prune_tensors(t, 2, 4).tensors
     save_file(good, str(tmp_path / "ok.safetensors"))
-    ev = model_evidence(tmp_path / "g.safetensors", "team_eval:gpt2_score", finetuned_path=tmp_path / "ok.safetensors",
-                        base_dir=tmp_path)
+    ev = model_evidence(
+        tmp_path / "g.safetensors",
+        "team_eval:gpt2_score",
+        finetuned_path=tmp_path / "ok.safetensors",
+        base_dir=tmp_path,
+    )
     assert ev["finetuned_metric"] == pytest.approx(ev["oneshot_metric"])
     bad = dict(good)
     k = "transformer.h.0.mlp.c_fc.weight"
@@ -233,6 +319,10 @@ def test_finetuned_weights_are_checked_along_the_layout_axis(tmp_path):
     assert groups_ok(w, 2, 4, 1) and not groups_ok(w, 2, 4, 0)
     save_file(bad, str(tmp_path / "ft.safetensors"))
     with pytest.raises(InputError, match="along axis 0") as ei:
-        model_evidence(tmp_path / "g.safetensors", "team_eval:gpt2_score", finetuned_path=tmp_path / "ft.safetensors",
-                       base_dir=tmp_path)
+        model_evidence(
+            tmp_path / "g.safetensors",
+            "team_eval:gpt2_score",
+            finetuned_path=tmp_path / "ft.safetensors",
+            base_dir=tmp_path,
+        )
     assert k in ei.value.where

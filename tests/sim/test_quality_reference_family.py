@@ -12,8 +12,9 @@ from tests.sim.test_hf_import import GPT2_SMALL, MISTRAL_7B, OPT_125M, QWEN2_05B
 from tests.sim.test_onnx_import import build_model
 
 
-@pytest.mark.parametrize("cfg", [MISTRAL_7B, QWEN2_05B, OPT_125M, GPT2_SMALL],
-                         ids=["mistral", "qwen2", "opt", "gpt2"])
+@pytest.mark.parametrize(
+    "cfg", [MISTRAL_7B, QWEN2_05B, OPT_125M, GPT2_SMALL], ids=["mistral", "qwen2", "opt", "gpt2"]
+)
 def test_hf_transformers_of_any_name_get_the_transformer_reference(cfg):
     w = load_hf_config(cfg, seq=64)
     family, why = reference_family(w)

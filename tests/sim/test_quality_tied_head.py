@@ -21,7 +21,7 @@ from sim.quality.prune.oneshot import EMBEDDING_NAME, prune_tensors
 from sim.quality.prune.tied import config_tie, tied_heads
 
 REPO = Path(__file__).resolve().parents[2]
-V, D = 64, 32   # vocabulary and model width: both tile 2:4 under the ASP rules (size(0) % 8, size(1) % 16)
+V, D = 64, 32  # vocabulary and model width: both tile 2:4 under the ASP rules (size(0) % 8, size(1) % 16)
 
 
 def _ckpt(*, stored_once: bool, untied: bool = False) -> dict[str, np.ndarray]:
@@ -44,9 +44,11 @@ def test_a_head_stored_once_is_found_tied_and_kept_dense():
     t = _ckpt(stored_once=True)
     assert set(tied_heads(t, EMBEDDING_NAME)) == {"lm_head.weight"}
     shot = prune_tensors(t, 2, 4)
-    assert "lm_head.weight" not in shot.masks and np.array_equal(shot.tensors["lm_head.weight"], t["lm_head.weight"])
+    assert "lm_head.weight" not in shot.masks and np.array_equal(
+        shot.tensors["lm_head.weight"], t["lm_head.weight"]
+    )
     assert "--prune-lm-head" in shot.skipped["lm_head.weight"] and "tied" in shot.skipped["lm_head.weight"]
-    assert _nonzero_share(shot.tensors["model.layers.0.mlp.up_proj.weight"]) == 0.5   # the rest is pruned
+    assert _nonzero_share(shot.tensors["model.layers.0.mlp.up_proj.weight"]) == 0.5  # the rest is pruned
 
 
 def test_identical_head_and_table_are_tied_and_pruned_together_only_when_asked():
@@ -68,16 +70,16 @@ def test_an_untied_head_is_pruned_as_any_weight():
     assert tied_heads(t, EMBEDDING_NAME) == {}
     shot = prune_tensors(t, 2, 4)
     assert "lm_head.weight" in shot.masks and _nonzero_share(shot.tensors["lm_head.weight"]) == 0.5
-    assert "model.embed_tokens.weight" not in shot.masks      # ASP never prunes the embedding
+    assert "model.embed_tokens.weight" not in shot.masks  # ASP never prunes the embedding
 
 
 def test_config_json_decides_the_tie(tmp_path):
     t = _ckpt(stored_once=True)
     w = tmp_path / "model.safetensors"
-    assert config_tie(w) is None                              # no config: the tensors decide
+    assert config_tie(w) is None  # no config: the tensors decide
     (tmp_path / "config.json").write_text(json.dumps({"tie_word_embeddings": False}))
     assert config_tie(w) is False
-    shot = prune_tensors(t, 2, 4, tie=config_tie(w))         # the config says untied: a head like any other
+    shot = prune_tensors(t, 2, 4, tie=config_tie(w))  # the config says untied: a head like any other
     assert "lm_head.weight" in shot.masks
     (tmp_path / "config.json").write_text(json.dumps({"tie_word_embeddings": "yes"}))
     with pytest.raises(Exception, match="tie_word_embeddings must be true or false, got 'yes'"):
@@ -85,8 +87,13 @@ def test_config_json_decides_the_tie(tmp_path):
 
 
 def _quality(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "explore.cli", "quality", *args], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "explore.cli", "quality", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_quality_save_pruned_keeps_the_tied_head_dense_unless_prune_lm_head(tmp_path):
@@ -97,10 +104,17 @@ def test_quality_save_pruned_keeps_the_tied_head_dense_unless_prune_lm_head(tmp_
     out = json.loads(r.stdout)
     assert [x["name"] for x in out["tied_lm_head"]] == ["lm_head.weight"]
     saved = load_file(str(tmp_path / "p.safetensors"))
-    assert _nonzero_share(saved["lm_head.weight"]) == 1.0           # the input embedding stays dense
+    assert _nonzero_share(saved["lm_head.weight"]) == 1.0  # the input embedding stays dense
     assert _nonzero_share(saved["model.layers.0.mlp.up_proj.weight"]) == 0.5
-    r = _quality(tmp_path, "--weights", str(src), "--save-pruned", str(tmp_path / "q.safetensors"),
-                 "--prune-lm-head", "--json")
+    r = _quality(
+        tmp_path,
+        "--weights",
+        str(src),
+        "--save-pruned",
+        str(tmp_path / "q.safetensors"),
+        "--prune-lm-head",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     assert _nonzero_share(load_file(str(tmp_path / "q.safetensors"))["lm_head.weight"]) == 0.5
 
@@ -108,4 +122,6 @@ def test_quality_save_pruned_keeps_the_tied_head_dense_unless_prune_lm_head(tmp_
 def test_prune_lm_head_without_weights_is_one_line(tmp_path):
     r = _quality(tmp_path, "--reference", "--prune-lm-head")
     lines = r.stderr.strip().splitlines()
-    assert r.returncode == 2 and len(lines) == 1 and "--prune-lm-head" in lines[0] and "--weights" in lines[0], r.stderr
+    assert (
+        r.returncode == 2 and len(lines) == 1 and "--prune-lm-head" in lines[0] and "--weights" in lines[0]
+    ), r.stderr

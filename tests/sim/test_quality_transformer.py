@@ -8,20 +8,28 @@ baseline; the ASP fine-tune recovers at least half of the one-shot loss) is mark
 from __future__ import annotations
 
 import hashlib
+import pydoc_data.topics as t
 import time
 from dataclasses import replace
 
 import numpy as np
-import pydoc_data.topics as t
 import pytest
 from autograd import grad
 
 import sim.quality.references.charlm as charlm
 from sim.perf import ArrayConfig
-from sim.quality.prune.pruning import is_nm, reduction_axis
 from sim.quality.evidence.stats import loss_of, paired_interval
+from sim.quality.prune.pruning import is_nm, reduction_axis
 from sim.quality.references.transformer import (
-    TINY, LMConfig, VOCAB, corpus, init_lm, lm_loss, train_lm, transformer_experiment, unigram_baseline,
+    TINY,
+    VOCAB,
+    LMConfig,
+    corpus,
+    init_lm,
+    lm_loss,
+    train_lm,
+    transformer_experiment,
+    unigram_baseline,
 )
 from sim.quality.team.user_eval import prune_for_eval
 
@@ -34,7 +42,9 @@ def test_corpus_is_pydoc_topics_with_its_digest():
     assert train.max() < VOCAB and test.min() >= 0
     # unigram baseline recomputed by hand
     p = (np.bincount(train, minlength=VOCAB) + 1.0) / (len(train) + VOCAB)
-    assert unigram_baseline(train, test)["perplexity"] == pytest.approx(float(np.exp(-np.mean(np.log(p[test])))))
+    assert unigram_baseline(train, test)["perplexity"] == pytest.approx(
+        float(np.exp(-np.mean(np.log(p[test]))))
+    )
 
 
 def test_autograd_gradient_matches_finite_difference():
@@ -47,8 +57,12 @@ def test_autograd_gradient_matches_finite_difference():
     charlm.DTYPE = np.float64
     try:
         g = grad(lm_loss)(p, x, y, 2)
-        for name, idx in (("blocks.0.ffn.fc1.weight", (3, 5)), ("blocks.0.attn.qkv.weight", (20, 7)),
-                          ("tok_embed.weight", (int(x[0, 0]), 2)), ("blocks.0.ln1.weight", (4,))):
+        for name, idx in (
+            ("blocks.0.ffn.fc1.weight", (3, 5)),
+            ("blocks.0.attn.qkv.weight", (20, 7)),
+            ("tok_embed.weight", (int(x[0, 0]), 2)),
+            ("blocks.0.ln1.weight", (4,)),
+        ):
             h = 1e-6
             pp = {k: v.copy() for k, v in p.items()}
             pm = {k: v.copy() for k, v in p.items()}
@@ -67,8 +81,12 @@ def test_tiny_training_lowers_the_loss_and_masks_stay_nm():
     p, losses = train_lm(init_lm(cfg, rng), train, cfg, rng, 60)
     assert np.mean(losses[-10:]) < np.mean(losses[:5]) - 0.8  # from ln(97) = 4.57 nats down
     one, masks, skipped = prune_for_eval(p, 2, 4)
-    assert set(masks) == {"blocks.0.attn.qkv.weight", "blocks.0.attn.out.weight", "blocks.0.ffn.fc1.weight",
-                          "blocks.0.ffn.fc2.weight"}
+    assert set(masks) == {
+        "blocks.0.attn.qkv.weight",
+        "blocks.0.attn.out.weight",
+        "blocks.0.ffn.fc1.weight",
+        "blocks.0.ffn.fc2.weight",
+    }
     assert "head.weight" in skipped and "tok_embed.weight" in skipped
     ft, _ = train_lm(one, train, cfg, rng, 20, masks=masks)
     gr, _ = train_lm(p, train, cfg, rng, 20, gradual=(2, 4))
@@ -119,11 +137,11 @@ def test_paired_interval_covers_a_known_difference():
         dense.append(d)
         sparse.append(s)
     iv = paired_interval(dense, sparse, lambda d, s: loss_of(d, s, True), seed=1)
-    true = np.mean([d.mean() - s.mean() for d, s in zip(dense, sparse)])
+    true = np.mean([d.mean() - s.mean() for d, s in zip(dense, sparse, strict=True)])
     assert iv.point == pytest.approx(true)
     assert iv.low < true < iv.high and iv.high - iv.low < 0.02
     # the analytic standard error of a paired mean difference, checked against the bootstrap width
-    diff = np.concatenate([d - s for d, s in zip(dense, sparse)])
+    diff = np.concatenate([d - s for d, s in zip(dense, sparse, strict=True)])
     se = diff.std(ddof=1) / np.sqrt(diff.size)
     assert (iv.high - iv.low) / 2 == pytest.approx(1.96 * se, rel=0.35)
     assert loss_of(10.0, 11.0, False) == pytest.approx(0.1)
@@ -136,9 +154,13 @@ def test_full_reference_acceptance(tmp_path, monkeypatch):
     t0 = time.perf_counter()
     r = transformer_experiment(2, 4, cfg=LMConfig())
     wall = time.perf_counter() - t0
-    dense, one, ft = (float(np.mean(v)) for v in (r.dense_perplexity, r.oneshot_perplexity, r.finetuned_perplexity))
+    dense, one, ft = (
+        float(np.mean(v)) for v in (r.dense_perplexity, r.oneshot_perplexity, r.finetuned_perplexity)
+    )
     assert dense < 0.5 * r.unigram["perplexity"]
     assert one > dense
     assert (one - ft) >= 0.5 * (one - dense)
-    print(f"cold {wall:.1f} s; unigram {r.unigram['perplexity']:.2f}, dense {dense:.2f}, one-shot {one:.2f}, "
-          f"fine-tuned {ft:.2f}, gradual {np.mean(r.gradual_perplexity):.2f}")
+    print(
+        f"cold {wall:.1f} s; unigram {r.unigram['perplexity']:.2f}, dense {dense:.2f}, one-shot {one:.2f}, "
+        f"fine-tuned {ft:.2f}, gradual {np.mean(r.gradual_perplexity):.2f}"
+    )

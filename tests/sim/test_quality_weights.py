@@ -12,10 +12,13 @@ from sim.quality.team.weights import load_tensors
 
 
 def _model(rng):
-    return {"fc1.weight": rng.normal(size=(128, 64)).astype(np.float32), "fc1.bias": np.zeros(128, np.float32),
-            "conv.weight": rng.normal(size=(16, 32, 3, 3)).astype(np.float32),
-            "ln_f.weight": np.ones(64, np.float32),
-            "head.weight": rng.normal(size=(10, 128)).astype(np.float32)}
+    return {
+        "fc1.weight": rng.normal(size=(128, 64)).astype(np.float32),
+        "fc1.bias": np.zeros(128, np.float32),
+        "conv.weight": rng.normal(size=(16, 32, 3, 3)).astype(np.float32),
+        "ln_f.weight": np.ones(64, np.float32),
+        "head.weight": rng.normal(size=(10, 128)).astype(np.float32),
+    }
 
 
 @pytest.mark.parametrize("fmt", ["npz", "safetensors"])
@@ -30,15 +33,19 @@ def test_report_on_both_formats(tmp_path, fmt):
     rows = {r["name"]: r for r in rep["layers"]}
     assert set(rows) == {"fc1.weight", "conv.weight", "head.weight"}
     assert {s["name"] for s in rep["skipped"]} == {"fc1.bias", "ln_f.weight"}
-    assert rows["fc1.weight"]["pruned"] and rows["conv.weight"]["pruned"] and not rows["head.weight"]["pruned"]
+    assert (
+        rows["fc1.weight"]["pruned"] and rows["conv.weight"]["pruned"] and not rows["head.weight"]["pruned"]
+    )
     assert rows["head.weight"]["relative_output_error"] == 0.0 and rows["head.weight"]["snr_db"] is None
     assert rows["fc1.weight"]["nonzero_fraction"] == 0.5
     # Gaussian weights: retained share near the order-statistics value 0.7445 (see test_pruning)
     assert 0.72 < rows["fc1.weight"]["retained_magnitude_share"] < 0.77
     # same seed -> same report; other seed -> other calibration draws
     assert weights_report(path, 2, 4, seed=3)[0] == rep
-    assert weights_report(path, 2, 4, seed=4)[0]["layers"][0]["relative_output_error"] != rows["fc1.weight"][
-        "relative_output_error"]
+    assert (
+        weights_report(path, 2, 4, seed=4)[0]["layers"][0]["relative_output_error"]
+        != rows["fc1.weight"]["relative_output_error"]
+    )
 
 
 def test_metrics_against_direct_computation():
@@ -50,7 +57,7 @@ def test_metrics_against_direct_computation():
     wp = np.zeros_like(w)
     for i in range(32):
         for g in range(16):
-            grp = w[i, 4 * g:4 * g + 4]
+            grp = w[i, 4 * g : 4 * g + 4]
             keep = sorted(range(4), key=lambda j: (-abs(grp[j]), j))[:2]
             wp[i, [4 * g + j for j in keep]] = grp[keep]
     y, yp = x @ w.T, x @ wp.T
@@ -67,16 +74,27 @@ def test_user_calibration_file(tmp_path):
     np.savez(tmp_path / "c.npz", fc=rng.normal(size=(20, 32)))
     rep, _ = weights_report(tmp_path / "w.npz", calibration=tmp_path / "c.npz")
     assert rep["layers"][0]["calibration"] == "user, 20 samples"
-    assert rep["method"] == "sparsegpt" and rep["calibration"]["samples"] == 20  # the default with calibration
+    assert (
+        rep["method"] == "sparsegpt" and rep["calibration"]["samples"] == 20
+    )  # the default with calibration
     np.savez(tmp_path / "c2.npz", fc=rng.normal(size=(20, 16)))
     with pytest.raises(InputError, match="width 16, but tensor 'fc'"):
         weights_report(tmp_path / "w.npz", calibration=tmp_path / "c2.npz")
 
 
-@pytest.mark.parametrize("case,match", [
-    ("notnpz", "not an .npz"), ("oned", "1-D tensor"), ("int", "dtype int32"), ("untileable", "cannot be tiled"),
-    ("nan", "NaN"), ("badsafe", "not a readable .safetensors"), ("txt", "unsupported"), ("missing", "no such file"),
-])
+@pytest.mark.parametrize(
+    "case,match",
+    [
+        ("notnpz", "not an .npz"),
+        ("oned", "1-D tensor"),
+        ("int", "dtype int32"),
+        ("untileable", "cannot be tiled"),
+        ("nan", "NaN"),
+        ("badsafe", "not a readable .safetensors"),
+        ("txt", "unsupported"),
+        ("missing", "no such file"),
+    ],
+)
 def test_bad_files_name_file_and_tensor(tmp_path, case, match):
     p = tmp_path / {"badsafe": "x.safetensors", "txt": "x.txt"}.get(case, "x.npz")
     if case in ("notnpz", "badsafe", "txt"):

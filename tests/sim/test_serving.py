@@ -12,11 +12,14 @@ TABLE = np.array([2.0, 2.6, 3.2, 3.8, 4.4, 5.0, 5.6, 6.2]) * 1e-3  # seconds per
 
 
 def test_percentiles_ordered_and_rise_with_load():
-    res = [serve(TABLE, rate_rps=r, n_requests=3000, max_batch=8, timeout_ms=2.0, seed=3) for r in (100, 400, 900, 1200)]
+    res = [
+        serve(TABLE, rate_rps=r, n_requests=3000, max_batch=8, timeout_ms=2.0, seed=3)
+        for r in (100, 400, 900, 1200)
+    ]
     for r in res:
         assert r.p99 >= r.p95 >= r.p50 > 0
     p99 = [r.p99 for r in res]
-    assert all(b > a for a, b in zip(p99, p99[1:]))
+    assert all(b > a for a, b in zip(p99, p99[1:], strict=False))
     assert res[-1].mean_batch > res[0].mean_batch  # batching grows with load
     # at light load a request waits at most the timeout before running alone
     assert res[0].p50 <= 2.0 + 2.0 + 1e-9
@@ -42,6 +45,7 @@ def test_latency_table_from_model_and_bad_input():
 
 
 # ---- warm-up discard, arrival-seed intervals, LLM requests (issue 15) ----------------------------
+
 
 def _long_run_p99(table, rate, max_batch=8):
     """The steady-state p99: one long run (40,000 requests) with its first 5,000 discarded."""
@@ -90,12 +94,16 @@ def test_llm_request_is_prefill_plus_decode_with_ttft_and_tpot_apart():
     T = 64
     # light load: requests run alone: TTFT = timeout wait + prefill, TPOT = one decode step,
     # end to end = TTFT + (T - 1) decode steps
-    st = serve_llm(pre, dec, 0.5, T, n_requests=300, max_batch=4, timeout_ms=0.0, seed=1, n_seeds=2, warmup=20)
+    st = serve_llm(
+        pre, dec, 0.5, T, n_requests=300, max_batch=4, timeout_ms=0.0, seed=1, n_seeds=2, warmup=20
+    )
     assert st.ttft_p50_ms == pytest.approx(20.0, rel=1e-6)
     assert st.tpot_p50_ms == pytest.approx(1.0, rel=1e-6)
     assert st.runs[0].p50 == pytest.approx(20.0 + (T - 1) * 1.0, rel=1e-6)
     # heavier load: batching and queueing raise TTFT; TPOT rises only with the batch's step time
-    hv = serve_llm(pre, dec, 20.0, T, n_requests=600, max_batch=4, timeout_ms=5.0, seed=1, n_seeds=3, warmup=60)
+    hv = serve_llm(
+        pre, dec, 20.0, T, n_requests=600, max_batch=4, timeout_ms=5.0, seed=1, n_seeds=3, warmup=60
+    )
     assert hv.ttft_p99_ms > st.ttft_p99_ms
     assert 1.0 <= hv.tpot_p99_ms <= 1.15 + 1e-9
     assert hv.p99_ms >= hv.ttft_p99_ms

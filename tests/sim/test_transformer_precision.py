@@ -6,15 +6,19 @@ import numpy as np
 import pytest
 
 from hw.errors import InputError
+from sim.quality.evidence.transformer_precision import (
+    quantized_nll,
+    trained_models,
+    transformer_precision_quality,
+)
 from sim.quality.references.transformer import TINY, corpus, eval_lm, eval_windows
-from sim.quality.evidence.transformer_precision import quantized_nll, trained_models, transformer_precision_quality
 
 
 def test_numpy_forward_matches_the_training_forward(tmp_path, monkeypatch):
     # the FP32 path of the quantised forward is the training network (autograd) itself
     monkeypatch.setenv("SPARSEPE_CACHE_DIR", str(tmp_path))
     models = trained_models(0, 2, 4, TINY)
-    again = trained_models(0, 2, 4, TINY)          # from the on-disk cache, identical
+    again = trained_models(0, 2, 4, TINY)  # from the on-disk cache, identical
     assert all(np.array_equal(models["finetuned"][k], again["finetuned"][k]) for k in models["finetuned"])
     w = eval_windows(corpus()[1], TINY)
     ref = eval_lm(models["finetuned"], w, TINY.heads)
@@ -24,8 +28,12 @@ def test_numpy_forward_matches_the_training_forward(tmp_path, monkeypatch):
 
 def test_bf16_close_to_fp32_and_int4_worse_than_int8(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARSEPE_CACHE_DIR", str(tmp_path))
-    rows = {(r.precision, r.sparsity): r for r in
-            transformer_precision_quality(["fp32", "bf16", "fp16", "int8", "int4"], ("2:4",), (0,), cfg=TINY)}
+    rows = {
+        (r.precision, r.sparsity): r
+        for r in transformer_precision_quality(
+            ["fp32", "bf16", "fp16", "int8", "int4"], ("2:4",), (0,), cfg=TINY
+        )
+    }
     fp32, bf16, fp16 = rows[("fp32", "2:4")], rows[("bf16", "2:4")], rows[("fp16", "2:4")]
     # BF16 2:4 within 0.1 % NLL of FP32 2:4 (both measured against the same dense FP32 model); FP16,
     # three more significand bits, closer still
@@ -40,13 +48,15 @@ def test_bf16_close_to_fp32_and_int4_worse_than_int8(tmp_path, monkeypatch):
 
 
 def test_team_model_per_precision(tmp_path):
-    from tests.sim.test_quality_eval import two_strong, write_model
     from sim.quality.team.user_precision import model_precision_quality, quantize_tensors
+    from tests.sim.test_quality_eval import two_strong, write_model
 
     w = two_strong()
     path = write_model(tmp_path, w)
-    rows = {(r["precision"], r["sparsity"]): r for r in
-            model_precision_quality(path, "team_eval:score", ["fp32", "bf16", "int4"], base_dir=tmp_path)}
+    rows = {
+        (r["precision"], r["sparsity"]): r
+        for r in model_precision_quality(path, "team_eval:score", ["fp32", "bf16", "int4"], base_dir=tmp_path)
+    }
     assert rows[("fp32", "dense")]["quality_delta"] == 0.0
     # independent check of the INT4 weights: per-row scale max|w| / 7, round, clip
     q = quantize_tensors({"fc.weight": w.astype(np.float32)}, ["fc.weight"], "int4")["fc.weight"]

@@ -28,12 +28,25 @@ def _bert_vector_cycles_by_hand(lanes=32, port=128):
         return max(math.ceil((7 * E) / lanes + (E // row) * 4 / lanes + tree), math.ceil(2 * E / port))
 
     def softmax(E, row):  # 2 ALU, 1 exp, 2 reduction steps per element, 1 reciprocal per row
-        return max(math.ceil((4 * E + 4 * E) / lanes + (E // row) * 4 / lanes + tree), math.ceil(2 * E / port))
+        return max(
+            math.ceil((4 * E + 4 * E) / lanes + (E // row) * 4 / lanes + tree), math.ceil(2 * E / port)
+        )
 
     gather = math.ceil((T + tok) / port)  # indices in, rows out
     embed = 3 * gather + 2 * ew(tok, reads=2) + norm(tok, d)
-    block = (ew(qkv) + 2 * ew(sc) + softmax(sc, S) + ew(tok) + ew(tok, reads=2) + norm(tok, d) + ew(ffn)
-             + ew(ffn, alu=8, exp=1, div=1) + ew(tok) + ew(tok, reads=2) + norm(tok, d))
+    block = (
+        ew(qkv)
+        + 2 * ew(sc)
+        + softmax(sc, S)
+        + ew(tok)
+        + ew(tok, reads=2)
+        + norm(tok, d)
+        + ew(ffn)
+        + ew(ffn, alu=8, exp=1, div=1)
+        + ew(tok)
+        + ew(tok, reads=2)
+        + norm(tok, d)
+    )
     return embed + L * block + ew(T * 2)
 
 
@@ -78,7 +91,9 @@ def test_unknown_operator_is_unsupported_and_costed_by_the_fallback_rule():
     op = make_op("x", "FancyOp", (4, 64), [(4, 64), (4, 64)])
     assert not op.supported and FALLBACK_RULE in op.reason
     assert op.alu == 256 and op.read == 512 and op.write == 256
-    w = Workload("t", (make_layer("g", "gemm", 4, 64, 64),), (op, make_op("r", "Reshape", (4, 64), [(4, 64)])))
+    w = Workload(
+        "t", (make_layer("g", "gemm", 4, 64, 64),), (op, make_op("r", "Reshape", (4, 64), [(4, 64)]))
+    )
     r = simulate(w, ArrayConfig(vector_lanes=16, dram_gbps=1e6))
     assert [o["op_type"] for o in r.to_dict()["unsupported_ops"]] == ["FancyOp"]
     # 256 ALU ops / 16 lanes = 16 cycles; (512 + 256) bytes / 128 B per cycle = 6

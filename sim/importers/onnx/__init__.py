@@ -89,16 +89,24 @@ def _read(onnx, p: Path, where: str):
     try:
         model = onnx.load(str(p), load_external_data=False)
     except Exception as exc:  # protobuf DecodeError and friends: not an ONNX model
-        raise InputError(f"not a readable ONNX model ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
-                         where=where) from None
+        raise InputError(
+            f"not a readable ONNX model ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+            where=where,
+        ) from None
     if not len(model.graph.node):
         raise InputError("the ONNX graph has no nodes (not an ONNX model?)", where=where)
     check_model(onnx, model, where)
     return model
 
 
-def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...] | str] | None = None,
-              batch: int | None = None, *, n: int = 2, m: int = 4) -> Workload:
+def load_onnx(
+    path: str | Path,
+    input_shapes: dict[str, tuple[int, ...] | str] | None = None,
+    batch: int | None = None,
+    *,
+    n: int = 2,
+    m: int = 4,
+) -> Workload:
     onnx = _onnx()
     p = Path(path)
     where = str(p)
@@ -107,8 +115,9 @@ def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...] | str] |
         raise InputError(f"batch must be a positive integer, got {batch!r}", where="--batch")
     shapes_in = {k: dims_of(v, "--input-shape", k) for k, v in (input_shapes or {}).items()}
     stored = {t.name: tuple(int(d) for d in t.dims) for t in model.graph.initializer}
-    stored_params = sum(math.prod(s) for s in stored.values()) + \
-        sum(math.prod(s) for s in _constants(onnx, model.graph)[0].values())
+    stored_params = sum(math.prod(s) for s in stored.values()) + sum(
+        math.prod(s) for s in _constants(onnx, model.graph)[0].values()
+    )
     bind_inputs(model.graph, stored, shapes_in, batch, where)
     missing_ext = read_needed_external(onnx, model, p.parent, where)
     model = fold_contrib(onnx, model, where)
@@ -119,6 +128,7 @@ def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...] | str] |
     elem.update(const_type)
     for name, shp in {**inits, **consts}.items():
         shapes[name] = list(shp)
-    w, report = map_nodes(onnx, model, p.stem, where, shapes, elem, inits, consts, missing_ext, shapes_in,
-                          stored_params, n, m)
+    w, report = map_nodes(
+        onnx, model, p.stem, where, shapes, elem, inits, consts, missing_ext, shapes_in, stored_params, n, m
+    )
     return replace(w, import_report=report)

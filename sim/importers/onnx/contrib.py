@@ -27,9 +27,13 @@ from __future__ import annotations
 #: com.microsoft operator -> the float operator it costs as on the vector unit (quant.py and the
 #: mapping read this), and the indices of its data inputs (the rest are scales and zero points).
 QLINEAR_VECTOR = {
-    "QLinearAdd": ("Add", (0, 3)), "QLinearMul": ("Mul", (0, 3)), "QLinearSigmoid": ("Sigmoid", (0,)),
-    "QLinearLeakyRelu": ("LeakyRelu", (0,)), "QLinearSoftmax": ("Softmax", (0,)),
-    "QLinearGlobalAveragePool": ("GlobalAveragePool", (0,)), "QLinearAveragePool": ("AveragePool", (0,)),
+    "QLinearAdd": ("Add", (0, 3)),
+    "QLinearMul": ("Mul", (0, 3)),
+    "QLinearSigmoid": ("Sigmoid", (0,)),
+    "QLinearLeakyRelu": ("LeakyRelu", (0,)),
+    "QLinearSoftmax": ("Softmax", (0,)),
+    "QLinearGlobalAveragePool": ("GlobalAveragePool", (0,)),
+    "QLinearAveragePool": ("AveragePool", (0,)),
     "QLinearConcat": ("Concat", None),  # None: every third input from index 2
 }
 #: com.microsoft element-wise float operators (onnxruntime's fused transformer ops): shape of input 0.
@@ -88,10 +92,16 @@ def _surrogate(onnx, node, types: dict, fresh) -> list | None:
             nodes.append(h.make_node("Transpose", [x], [t], perm=[0, 3, 1, 2]))
             x = t
         p = fresh()
-        keep = {k: v for k, v in attrs.items() if k in ("auto_pad", "ceil_mode", "count_include_pad", "kernel_shape",
-                                                        "pads", "strides")}
-        nodes.append(h.make_node("GlobalAveragePool" if op == "QLinearGlobalAveragePool" else "AveragePool", [x], [p],
-                                 **keep))
+        keep = {
+            k: v
+            for k, v in attrs.items()
+            if k in ("auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides")
+        }
+        nodes.append(
+            h.make_node(
+                "GlobalAveragePool" if op == "QLinearGlobalAveragePool" else "AveragePool", [x], [p], **keep
+            )
+        )
         if last:
             t = fresh()
             nodes.append(h.make_node("Transpose", [p], [t], perm=[0, 2, 3, 1]))

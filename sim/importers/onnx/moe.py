@@ -33,8 +33,16 @@ from sim.networks import expected_experts
 #: Operators through which an expert-gathered tensor stays one (their other inputs are constants).
 #: QuantizeLinear is one too: onnxruntime's QDQ format gives the gathered matrices a QuantizeLinear ->
 #: DequantizeLinear pair (Gather shares its input's quantization), the stored INT8 weight's load.
-PASS_THROUGH = {"Transpose", "Reshape", "Cast", "Squeeze", "Unsqueeze", "QuantizeLinear", "DequantizeLinear",
-                "Identity"}
+PASS_THROUGH = {
+    "Transpose",
+    "Reshape",
+    "Cast",
+    "Squeeze",
+    "Unsqueeze",
+    "QuantizeLinear",
+    "DequantizeLinear",
+    "Identity",
+}
 #: The batched matrix products over a gathered expert stack: the float one, quantize_dynamic's
 #: (MatMulInteger) and QOperator's (QLinearMatMul of the quantized stack)
 BATCHED_PRODUCTS = {"MatMul", "MatMulInteger", "QLinearMatMul"}
@@ -59,14 +67,20 @@ class ExpertWeights:
     def summary(self) -> dict:
         stacks = sorted({s for s, _ in self.gathered.values()})
         experts = sorted({e for _, e in self.gathered.values()})
-        return {"experts": experts[0] if len(experts) == 1 else experts, "top_k": self.top_k,
-                "expert_tensors": stacks, "expert_gemms": list(self.gemms)}
+        return {
+            "experts": experts[0] if len(experts) == 1 else experts,
+            "top_k": self.top_k,
+            "expert_tensors": stacks,
+            "expert_gemms": list(self.gemms),
+        }
 
 
 def _const_ints(onnx, g, name: str) -> list[int] | None:
     for t in g.initializer:
         if t.name == name:
-            return [int(x) for x in onnx.numpy_helper.to_array(t).reshape(-1)] if not t.external_data else None
+            return (
+                [int(x) for x in onnx.numpy_helper.to_array(t).reshape(-1)] if not t.external_data else None
+            )
     for n in g.node:
         if n.op_type == "Constant" and n.output and n.output[0] == name:
             for a in n.attribute:
@@ -81,18 +95,29 @@ def find_experts(onnx, g, weights: dict, shapes: dict, folded: set[int]) -> Expe
         if idx in folded or node.domain not in ("", "ai.onnx") or not node.output:
             continue
         ins = [x for x in node.input if x]
-        if node.op_type in ("Gather", "GatherND") and len(ins) == 2 and ins[0] in weights and ins[1] not in weights:
+        if (
+            node.op_type in ("Gather", "GatherND")
+            and len(ins) == 2
+            and ins[0] in weights
+            and ins[1] not in weights
+        ):
             attr = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
             if node.op_type == "Gather":
                 first = int(attr.get("axis", 0)) == 0
             else:  # the dynamo exporter: GatherND by (S, 1) indices, i.e. rows of axis 0
                 ids = shapes.get(ins[1])
-                first = int(attr.get("batch_dims", 0)) == 0 and bool(ids) and ids[-1] == 1
+                first = (
+                    int(attr.get("batch_dims", 0)) == 0 and ids is not None and len(ids) > 0 and ids[-1] == 1
+                )
             if len(weights[ins[0]]) >= 3 and first:
                 out.gathered[node.output[0]] = (ins[0], int(weights[ins[0]][0]))
                 out.nodes.add(idx)
-        elif node.op_type in PASS_THROUGH and ins and ins[0] in out.gathered \
-                and all(x in weights for x in ins[1:]):
+        elif (
+            node.op_type in PASS_THROUGH
+            and ins
+            and ins[0] in out.gathered
+            and all(x in weights for x in ins[1:])
+        ):
             out.gathered[node.output[0]] = out.gathered[ins[0]]
             out.nodes.add(idx)
     if out.gathered:
@@ -108,12 +133,28 @@ def find_experts(onnx, g, weights: dict, shapes: dict, folded: set[int]) -> Expe
     return out
 
 
-def expert_layers(ex: ExpertWeights, src: tuple[str, int], nm: str, op: str, A: str, Bn: str, sa: list, sb: list,
-                  a: dict, where: str, loc: str, n: int, m: int) -> list:
+def expert_layers(
+    ex: ExpertWeights,
+    src: tuple[str, int],
+    nm: str,
+    op: str,
+    A: str,
+    Bn: str,
+    sa: list,
+    sb: list,
+    a: dict,
+    where: str,
+    loc: str,
+    n: int,
+    m: int,
+) -> list:
     """The weight GEMMs of a batched MatMul over gathered expert matrices (see the module docstring)."""
     if op not in BATCHED_PRODUCTS:
-        raise InputError(f"{op} over the expert weights {src[0]!r} is not modelled (batched "
-                         f"{', '.join(sorted(BATCHED_PRODUCTS))} are)", where=where)
+        raise InputError(
+            f"{op} over the expert weights {src[0]!r} is not modelled (batched "
+            f"{', '.join(sorted(BATCHED_PRODUCTS))} are)",
+            where=where,
+        )
     if len(sa) < 2 or len(sb) < 2 or sa[-1] != sb[-2]:
         raise InputError(f"{op} {nm!r}: inner dimensions differ ({sa} x {sb})", where=where)
     if Bn in ex.gathered:  # X (S, rows, K) @ W (S, K, N)
@@ -128,8 +169,12 @@ def expert_layers(ex: ExpertWeights, src: tuple[str, int], nm: str, op: str, A: 
     q, r = divmod(pairs, inst)
     out = []
     if inst - r:
-        out.append(make_layer(nm, WEIGHT_GEMM, q, N, K, weight_shape=(N, K), count=inst - r, n=n, m=m, where=loc))
+        out.append(
+            make_layer(nm, WEIGHT_GEMM, q, N, K, weight_shape=(N, K), count=inst - r, n=n, m=m, where=loc)
+        )
     if r:
-        out.append(make_layer(f"{nm}+1", WEIGHT_GEMM, q + 1, N, K, weight_shape=(N, K), count=r, n=n, m=m, where=loc))
+        out.append(
+            make_layer(f"{nm}+1", WEIGHT_GEMM, q + 1, N, K, weight_shape=(N, K), count=r, n=n, m=m, where=loc)
+        )
     ex.gemms.extend(L.name for L in out)
     return out

@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import math
 from pathlib import Path
+from typing import TypeGuard
 
 from hw.errors import InputError
 from sim.importers.onnx.contrib import typing_surrogate
@@ -47,11 +48,28 @@ FOLD_INPUT_LIMIT = 8192
 KEEP = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"}
 #: Inputs whose *values* (not only shapes) shape inference reads: op type -> input indices.
 #: [P] the ONNX operator specification of each (target shape, bounds, axes, pads, repeats, k, sizes).
-VALUE_INPUTS = {"Reshape": (1,), "Expand": (1,), "Tile": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 3),
-                "ConstantOfShape": (0,), "Resize": (1, 2, 3), "Upsample": (1,), "Squeeze": (1,), "Unsqueeze": (1,),
-                "TopK": (1,), "Range": (0, 1, 2), "Split": (1,), "OneHot": (1,), "CenterCropPad": (1,),
-                "Col2Im": (1, 2), **{f"Reduce{r}": (1,) for r in ("Mean", "Sum", "Max", "Min", "Prod", "L1", "L2",
-                                                                    "LogSum", "LogSumExp", "SumSquare")}}
+VALUE_INPUTS = {
+    "Reshape": (1,),
+    "Expand": (1,),
+    "Tile": (1,),
+    "Slice": (1, 2, 3, 4),
+    "Pad": (1, 3),
+    "ConstantOfShape": (0,),
+    "Resize": (1, 2, 3),
+    "Upsample": (1,),
+    "Squeeze": (1,),
+    "Unsqueeze": (1,),
+    "TopK": (1,),
+    "Range": (0, 1, 2),
+    "Split": (1,),
+    "OneHot": (1,),
+    "CenterCropPad": (1,),
+    "Col2Im": (1, 2),
+    **{
+        f"Reduce{r}": (1,)
+        for r in ("Mean", "Sum", "Max", "Min", "Prod", "L1", "L2", "LogSum", "LogSumExp", "SumSquare")
+    },
+}
 #: Rounds of contrib annotation and folding (each resolves the shape arithmetic behind one more layer
 #: of com.microsoft outputs; [A] two sufficed for every onnxruntime QOperator export measured).
 CONTRIB_ROUNDS = 8
@@ -64,25 +82,35 @@ def check_model(onnx, model, where: str) -> None:
     """The file-level checks of step 1 (versions, duplicate outputs, external-data entries)."""
     ir_max = int(onnx.IR_VERSION)
     if model.ir_version > ir_max or model.ir_version < 1:
-        raise InputError(f"ir_version {model.ir_version} is outside 1..{ir_max}, the versions onnx "
-                         f"{onnx.__version__} reads", where=where)
+        raise InputError(
+            f"ir_version {model.ir_version} is outside 1..{ir_max}, the versions onnx "
+            f"{onnx.__version__} reads",
+            where=where,
+        )
     op_max = int(onnx.defs.onnx_opset_version())
     for imp in model.opset_import:
         if imp.domain in ("", "ai.onnx") and not MIN_OPSET <= imp.version <= op_max:
-            raise InputError(f"opset_import ai.onnx version {imp.version} is outside {MIN_OPSET}..{op_max} (the "
-                             f"opsets onnx {onnx.__version__} defines, from numpy broadcasting on)", where=where)
+            raise InputError(
+                f"opset_import ai.onnx version {imp.version} is outside {MIN_OPSET}..{op_max} (the "
+                f"opsets onnx {onnx.__version__} defines, from numpy broadcasting on)",
+                where=where,
+            )
     seen: set[str] = set()
     for o in model.graph.output:
         if o.name in seen:
-            raise InputError(f"graph output {o.name!r} is listed twice (output names must be unique)", where=where)
+            raise InputError(
+                f"graph output {o.name!r} is listed twice (output names must be unique)", where=where
+            )
         seen.add(o.name)
     for t in model.graph.initializer:
         if t.data_location != onnx.TensorProto.EXTERNAL:
             continue
         for e in t.external_data:
             if e.key in ("offset", "length") and not (e.value.isascii() and e.value.isdigit()):
-                raise InputError(f"external data of tensor {t.name!r}: {e.key} {e.value!r} is not a non-negative "
-                                 "integer", where=where)
+                raise InputError(
+                    f"external data of tensor {t.name!r}: {e.key} {e.value!r} is not a non-negative integer",
+                    where=where,
+                )
 
 
 def read_needed_external(onnx, model, base: Path, where: str) -> list[str]:
@@ -109,8 +137,10 @@ def read_needed_external(onnx, model, base: Path, where: str) -> list[str]:
         loc = info.get("location", "")
         f = (base / loc).resolve()
         if not loc or root not in f.parents:
-            raise InputError(f"external data of tensor {name!r} points outside the model's directory ({loc!r})",
-                             where=where)
+            raise InputError(
+                f"external data of tensor {name!r} points outside the model's directory ({loc!r})",
+                where=where,
+            )
         itemsize = onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
         offset, length = int(info.get("offset", 0)), int(info.get("length", n_el * itemsize))
         data = None
@@ -122,9 +152,11 @@ def read_needed_external(onnx, model, base: Path, where: str) -> list[str]:
                 data = None
         if data is None:
             if name in needed:
-                raise InputError(f"external data of tensor {name!r} ({loc}, {length} bytes at offset {offset}) is "
-                                 f"missing or short, and {needed[name]} needs its values for shape inference",
-                                 where=where)
+                raise InputError(
+                    f"external data of tensor {name!r} ({loc}, {length} bytes at offset {offset}) is "
+                    f"missing or short, and {needed[name]} needs its values for shape inference",
+                    where=where,
+                )
             missing.append(loc)
             continue
         t.raw_data = data
@@ -154,29 +186,37 @@ def fold(onnx, model, where: str):
         import onnx_ir as ir  # heavy optional part, loaded on use (the onnx importer only)
         from onnx_ir.passes.common import RemoveUnusedNodesPass  # same reason
         from onnxscript.optimizer import fold_constants  # same reason
-    except ImportError as exc:  # pragma: no cover - a pinned dependency
-        raise InputError("onnxscript is not installed (pip install onnxscript): sparsepe folds an ONNX graph's "
-                         "constants with it", where=where) from None
+    except ImportError:  # pragma: no cover - a pinned dependency
+        raise InputError(
+            "onnxscript is not installed (pip install onnxscript): sparsepe folds an ONNX graph's "
+            "constants with it",
+            where=where,
+        ) from None
     quiet = [logging.getLogger(name) for name in ("onnxscript", "onnx_ir")]
     levels = [lg.level for lg in quiet]
     try:
-        for lg in quiet:  # a node the reference evaluator cannot fold is left as it is: not a warning to print
+        # a node the reference evaluator cannot fold is left as it is: not a warning to print
+        for lg in quiet:
             lg.setLevel(logging.ERROR)
         m = ir.serde.deserialize_model(model)
-        fold_constants(m, onnx_shape_inference=True, input_size_limit=FOLD_INPUT_LIMIT, should_fold=_should_fold)
+        fold_constants(
+            m, onnx_shape_inference=True, input_size_limit=FOLD_INPUT_LIMIT, should_fold=_should_fold
+        )
         RemoveUnusedNodesPass()(m)
         return ir.serde.serialize_model(m)
     except Exception as exc:  # a graph the folding cannot read: the node it names, in one line
         cause = exc.__cause__ or exc
-        raise InputError(f"constant folding failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-                         f" ({type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''})",
-                         where=where) from None
+        raise InputError(
+            f"constant folding failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            f" ({type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''})",
+            where=where,
+        ) from None
     finally:
-        for lg, lv in zip(quiet, levels):
+        for lg, lv in zip(quiet, levels, strict=True):
             lg.setLevel(lv)
 
 
-def _concrete(s) -> bool:
+def _concrete(s: list | None) -> TypeGuard[list[int]]:
     return s is not None and all(isinstance(x, int) and x >= 0 for x in s)
 
 
@@ -218,10 +258,14 @@ def fold_contrib(onnx, model, where: str):
 def infer(onnx, model, where: str) -> tuple[dict[str, list], dict[str, int]]:
     """Step 4, over the contrib operators' typing surrogate: tensor -> shape, tensor -> element type."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(typing_surrogate(onnx, model), strict_mode=False, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(
+            typing_surrogate(onnx, model), strict_mode=False, data_prop=True
+        )
     except Exception as exc:
-        raise InputError(f"ONNX shape inference failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                         where=where) from None
+        raise InputError(
+            f"ONNX shape inference failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+            where=where,
+        ) from None
     g = inferred.graph
     shapes: dict[str, list] = {}
     elem: dict[str, int] = {}
@@ -257,28 +301,33 @@ def unresolved_message(g, name: str, label: str, shapes: dict, given: dict, miss
                 found = t
                 break
             node = producer.get(t)
-            for x in (node.input if node is not None else ()):
+            for x in node.input if node is not None else ():
                 if x and x not in back:
                     back[x] = t
                     nxt.append(x)
         frontier = nxt
     bad = [x for x in (shapes.get(name) or []) if not (isinstance(x, int) and x >= 0)]
-    head = f"tensor {name!r} ({label}) has unresolved dimensions {bad} after binding the input shapes and folding " \
-           "constants"
+    head = (
+        f"tensor {name!r} ({label}) has unresolved dimensions {bad} after binding the input shapes and folding "
+        "constants"
+    )
     if found is None:
         hint = f"; external data files missing: {', '.join(missing_ext)}" if missing_ext else ""
         return f"{head}; it depends on no graph input (a value the file does not hold){hint}"
-    chain, t = [], found
-    while t is not None:
-        if t in producer:
-            chain.append(producer[t])
-        t = back[t]
+    chain = []
+    tensor: str | None = found
+    while tensor is not None:
+        if tensor in producer:
+            chain.append(producer[tensor])
+        tensor = back[tensor]
     first = next((n for n in chain if not all(_resolved(shapes, o) for o in n.output if o)), None)
     path = " -> ".join(f"{n.op_type} {n.name!r}" for n in chain[:8]) + (" -> ..." if len(chain) > 8 else "")
     msg = f"{head}; it depends on graph input {found!r} through {path}"
     if first is not None:
         msg += f"; the first unresolved value is the output of {first.op_type} {first.name!r}"
     if found in given:
-        return msg + f" (input {found!r} was given as {'x'.join(map(str, given[found]))}: the graph computes " \
-                     "this size from something other than its input shapes)"
+        return (
+            msg + f" (input {found!r} was given as {'x'.join(map(str, given[found]))}: the graph computes "
+            "this size from something other than its input shapes)"
+        )
     return msg + f": give --input-shape {found}=..."

@@ -28,11 +28,28 @@ from dataclasses import dataclass, field
 #: ONNX TensorProto element types of quantized operands -> the operand format (hw.precision names).
 #: The numbers are the onnx.proto ``TensorProto.DataType`` enum values (INT8 3, UINT8 2, UINT4 21,
 #: INT4 22, FLOAT8E4M3FN 17, FLOAT8E4M3FNUZ 18, FLOAT8E5M2 19, FLOAT8E5M2FNUZ 20).
-QUANTIZED_TYPES = {3: "int8", 2: "int8", 22: "int4", 21: "int4", 17: "fp8-e4m3", 18: "fp8-e4m3",
-                   19: "fp8-e5m2", 20: "fp8-e5m2"}
+QUANTIZED_TYPES = {
+    3: "int8",
+    2: "int8",
+    22: "int4",
+    21: "int4",
+    17: "fp8-e4m3",
+    18: "fp8-e4m3",
+    19: "fp8-e5m2",
+    20: "fp8-e5m2",
+}
 #: Operators whose output is a weight when every input is one (folded before inference runs).
-FOLDABLE = {"DequantizeLinear", "Cast", "Transpose", "Reshape", "Identity", "Squeeze", "Unsqueeze", "Flatten",
-            "QuantizeLinear"}
+FOLDABLE = {
+    "DequantizeLinear",
+    "Cast",
+    "Transpose",
+    "Reshape",
+    "Identity",
+    "Squeeze",
+    "Unsqueeze",
+    "Flatten",
+    "QuantizeLinear",
+}
 #: Integer GEMMs whose float rescale (Cast, Mul by the scales) is their epilogue.
 INTEGER_GEMMS = {"MatMulInteger", "ConvInteger"}
 _EPILOGUE = {"Cast", "Mul"}
@@ -57,8 +74,12 @@ def fold_weights(g, weights: dict, wq: dict[str, str], shapes: dict) -> set[int]
     folded: set[int] = set()
     for idx, node in enumerate(g.node):
         ins = [x for x in node.input if x]
-        if node.domain in ("", "ai.onnx", "com.microsoft") and node.op_type in FOLDABLE and ins \
-                and all(x in weights for x in ins):
+        if (
+            node.domain in ("", "ai.onnx", "com.microsoft")
+            and node.op_type in FOLDABLE
+            and ins
+            and all(x in weights for x in ins)
+        ):
             folded.add(idx)
             for o in node.output:
                 if o and shapes.get(o) is not None and all(isinstance(x, int) for x in shapes[o]):
@@ -113,8 +134,11 @@ def lower(g, folded: set[int], elem: dict, weights: dict, shapes: dict) -> Lower
                 out.fused_qdq.append(node.name or o)
         elif op == "DynamicQuantizeLinear" and o:
             readers = [g.node[i] for i in consumers.get(o, [])]
-            if readers and o not in graph_out and all(r.op_type in INTEGER_GEMMS and r.input[0] == o
-                                                      for r in readers):
+            if (
+                readers
+                and o not in graph_out
+                and all(r.op_type in INTEGER_GEMMS and r.input[0] == o for r in readers)
+            ):
                 out.quantize_on_load.append(node.name or o)
         elif op in INTEGER_GEMMS and o:
             epilogue_of.add(o)

@@ -36,14 +36,18 @@ def parse_shapes(texts: list[str] | None, where: str = "--input-shape") -> dict[
 
 def dims_of(dims, where: str, name: str) -> tuple[int, ...]:
     """A shape given as ``"1x3x224x224"`` or a sequence of positive integers."""
-    bad = InputError(f"shape of {name!r} must be positive integers like 1x3x224x224, got {dims!r}", where=where)
+    bad = InputError(
+        f"shape of {name!r} must be positive integers like 1x3x224x224, got {dims!r}", where=where
+    )
     if isinstance(dims, (list, tuple)):
         if any(isinstance(p, bool) or not isinstance(p, int) for p in dims):
             raise bad
         out = tuple(int(p) for p in dims)
     else:
         parts = [p.strip() for p in str(dims).strip().lower().split("x")]
-        if not all(_DIGITS.fullmatch(p) for p in parts):  # ASCII digits only: int("４") would read a full-width 4
+        if not all(
+            _DIGITS.fullmatch(p) for p in parts
+        ):  # ASCII digits only: int("４") would read a full-width 4
             raise bad
         out = tuple(int(p) for p in parts)
     if not out or min(out) <= 0:
@@ -51,12 +55,12 @@ def dims_of(dims, where: str, name: str) -> tuple[int, ...]:
     return out
 
 
-def shape_of(vi) -> list | None:
+def shape_of(vi) -> list[int | str | None] | None:
     """A value_info's shape: ints, symbol names (str) and None for an unknown dimension."""
     t = vi.type
     if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
         return None
-    out = []
+    out: list[int | str | None] = []
     for dim in t.tensor_type.shape.dim:
         if dim.HasField("dim_value"):
             out.append(int(dim.dim_value))
@@ -75,14 +79,18 @@ def _given_symbols(graph_inputs, shapes_in: dict) -> dict[str, int]:
         cur = shape_of(vi) or []
         given = shapes_in[vi.name]
         if cur and len(cur) != len(given):
-            raise InputError(f"input {vi.name!r} has rank {len(cur)}, --input-shape gives {len(given)} dims",
-                             where="--input-shape")
-        for c, v in zip(cur, given):
+            raise InputError(
+                f"input {vi.name!r} has rank {len(cur)}, --input-shape gives {len(given)} dims",
+                where="--input-shape",
+            )
+        for c, v in zip(cur, given, strict=False):  # cur [] (shape unknown): nothing to match
             if isinstance(c, str):
                 symbol.setdefault(c, v)
             elif isinstance(c, int) and c != v and c > 0:
-                raise InputError(f"input {vi.name!r} has fixed size {c} where --input-shape gives {v}",
-                                 where="--input-shape")
+                raise InputError(
+                    f"input {vi.name!r} has fixed size {c} where --input-shape gives {v}",
+                    where="--input-shape",
+                )
     return symbol
 
 
@@ -90,7 +98,9 @@ def _bound_dims(vi, shapes_in: dict, symbol: dict, batch: int | None, where: str
     shp = shape_of(vi)
     if shp is None:
         if vi.name not in shapes_in:
-            raise InputError(f"graph input {vi.name!r} has no shape: give --input-shape {vi.name}=...", where=where)
+            raise InputError(
+                f"graph input {vi.name!r} has no shape: give --input-shape {vi.name}=...", where=where
+            )
         shp = [None] * len(shapes_in[vi.name])
     new = []
     for i, c in enumerate(shp):
@@ -99,8 +109,11 @@ def _bound_dims(vi, shapes_in: dict, symbol: dict, batch: int | None, where: str
         elif isinstance(c, int) and c > 0:
             v = c
             if i == 0 and batch is not None and c != batch:
-                raise InputError(f"input {vi.name!r} has a fixed leading dimension {c}; --batch {batch} cannot "
-                                 "change it (export the model with a dynamic batch axis)", where="--batch")
+                raise InputError(
+                    f"input {vi.name!r} has a fixed leading dimension {c}; --batch {batch} cannot "
+                    "change it (export the model with a dynamic batch axis)",
+                    where="--batch",
+                )
         elif isinstance(c, str) and c in symbol:
             v = symbol[c]
         elif i == 0 and batch is not None:
@@ -109,9 +122,11 @@ def _bound_dims(vi, shapes_in: dict, symbol: dict, batch: int | None, where: str
                 symbol.setdefault(c, batch)
         else:
             label = repr(c) if isinstance(c, str) else f"#{i}"
-            raise InputError(f"dimension {label} of input {vi.name!r} is unresolved: give --input-shape "
-                             f"{vi.name}=" + "x".join(str(x) if isinstance(x, int) and x > 0 else "N" for x in shp),
-                             where=where)
+            raise InputError(
+                f"dimension {label} of input {vi.name!r} is unresolved: give --input-shape "
+                f"{vi.name}=" + "x".join(str(x) if isinstance(x, int) and x > 0 else "N" for x in shp),
+                where=where,
+            )
         new.append(v)
     return new
 
@@ -123,8 +138,10 @@ def bind_inputs(g, inits, shapes_in: dict, batch: int | None, where: str) -> dic
     names = {vi.name for vi in graph_inputs}
     for k in shapes_in:
         if k not in names:
-            raise InputError(f"no graph input named {k!r} (inputs: {', '.join(sorted(names)) or 'none'})",
-                             where="--input-shape")
+            raise InputError(
+                f"no graph input named {k!r} (inputs: {', '.join(sorted(names)) or 'none'})",
+                where="--input-shape",
+            )
     symbol = _given_symbols(graph_inputs, shapes_in)
     for vi in graph_inputs:
         new = _bound_dims(vi, shapes_in, symbol, batch, where)

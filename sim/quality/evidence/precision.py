@@ -31,12 +31,20 @@ import numpy as np
 from hw.errors import InputError
 from hw.fp_golden import decode, encode
 from hw.precision import FORMATS, INT_BITS, check_precision
+from sim.quality.evidence.stats import Interval, loss_of, paired_interval
 from sim.quality.references.mlp import MLP
 from sim.quality.references.reference import DEFAULT_MAX_QUALITY_DELTA, parse_nm, reference_experiment
-from sim.quality.evidence.stats import Interval, loss_of, paired_interval
 
-__all__ = ["quantized_forward", "precision_quality", "PrecisionQuality", "CALIB_FRACTION", "check_gate_args",
-           "quant_weights", "act_scale", "quant_acts"]
+__all__ = [
+    "quantized_forward",
+    "precision_quality",
+    "PrecisionQuality",
+    "CALIB_FRACTION",
+    "check_gate_args",
+    "quant_weights",
+    "act_scale",
+    "quant_acts",
+]
 
 #: the float formats used without a scale (a cast), as FP16 and BF16 inference is run
 UNSCALED = ("fp16", "bf16")
@@ -53,7 +61,8 @@ def _fp_round(x: np.ndarray, precision: str) -> np.ndarray:
 
 
 def quant_weights(w: np.ndarray, precision: str) -> np.ndarray:
-    """``w`` (out, in) quantised to ``precision`` (float64 values): INT per output row, FP8 per tensor, FP16 and BF16 cast."""
+    """``w`` (out, in) quantised to ``precision`` (float64 values): INT per output row, FP8 per
+    tensor, FP16 and BF16 cast."""
     if precision in INT_BITS:
         q = (1 << (INT_BITS[precision] - 1)) - 1
         scale = np.abs(w).max(axis=1, keepdims=True) / q
@@ -98,7 +107,7 @@ def quantized_forward(model: MLP, precision: str, x_calib: np.ndarray):
     scales = []
     h = x_calib
     last = len(wq) - 1
-    for i, (w, b) in enumerate(zip(wq, model.biases)):
+    for i, (w, b) in enumerate(zip(wq, model.biases, strict=True)):
         s = act_scale(h, precision)
         scales.append(s)
         h = (quant_acts(h, precision, s).astype(np.float32) @ w.T.astype(np.float32)).astype(np.float64) + b
@@ -107,8 +116,10 @@ def quantized_forward(model: MLP, precision: str, x_calib: np.ndarray):
 
     def forward(x: np.ndarray) -> np.ndarray:
         h = x
-        for i, (w, b) in enumerate(zip(wq, model.biases)):
-            h = (quant_acts(h, precision, scales[i]).astype(np.float32) @ w.T.astype(np.float32)).astype(np.float64) + b
+        for i, (w, b) in enumerate(zip(wq, model.biases, strict=True)):
+            h = (quant_acts(h, precision, scales[i]).astype(np.float32) @ w.T.astype(np.float32)).astype(
+                np.float64
+            ) + b
             if i < last:
                 h = np.maximum(h, 0.0)
         return h
@@ -126,8 +137,14 @@ class PrecisionQuality:
     max_delta: float
 
     def to_json(self) -> dict:
-        return {"precision": self.precision, "sparsity": self.sparsity, "accuracy": self.accuracy,
-                "delta": self.delta.to_json(), "pass": self.passed, "max_delta": self.max_delta}
+        return {
+            "precision": self.precision,
+            "sparsity": self.sparsity,
+            "accuracy": self.accuracy,
+            "delta": self.delta.to_json(),
+            "pass": self.passed,
+            "max_delta": self.max_delta,
+        }
 
 
 def check_gate_args(precisions, seeds, max_delta: float | None) -> float:
@@ -141,8 +158,14 @@ def check_gate_args(precisions, seeds, max_delta: float | None) -> float:
     return DEFAULT_MAX_QUALITY_DELTA if max_delta is None else float(max_delta)
 
 
-def precision_quality(precisions, sparsities=("2:4", "dense"), seeds=(0, 1, 2), *, max_delta: float | None = None,
-                      experiments: dict | None = None) -> list[PrecisionQuality]:
+def precision_quality(
+    precisions,
+    sparsities=("2:4", "dense"),
+    seeds=(0, 1, 2),
+    *,
+    max_delta: float | None = None,
+    experiments: dict | None = None,
+) -> list[PrecisionQuality]:
     """One row per (precision, sparsity): the reference MLP (dense, or N:M pruned and fine-tuned by the
     ASP recipe) at that precision against the dense FP32 model of the same seed. ``experiments``:
     {(seed, n, m): ReferenceResult} to reuse (computed here when absent)."""
@@ -152,21 +175,27 @@ def precision_quality(precisions, sparsities=("2:4", "dense"), seeds=(0, 1, 2), 
     rows = []
     for s in sparsities:
         n, m = nm_of[s]
-        base_scores, scores = [], {p: [] for p in precisions}
+        base_scores: list[np.ndarray] = []
+        scores: dict[str, list[np.ndarray]] = {p: [] for p in precisions}
         for seed in seeds:
             key = (seed, n, m)
             if key not in experiments:
                 experiments[key] = reference_experiment(seed, n, m)
             r = experiments[key]
             xtr, ytr, xte, yte = r.models["data"]
-            calib = xtr[int(len(xtr) * (1 - CALIB_FRACTION)):]
+            calib = xtr[int(len(xtr) * (1 - CALIB_FRACTION)) :]
             dense = r.models["dense"]
             model = dense if s == "dense" else r.models["finetuned"]
             base_scores.append((np.argmax(dense.forward(xte), axis=1) == yte).astype(float))
             for p in precisions:
-                scores[p].append((np.argmax(quantized_forward(model, p, calib)(xte), axis=1) == yte).astype(float))
+                scores[p].append(
+                    (np.argmax(quantized_forward(model, p, calib)(xte), axis=1) == yte).astype(float)
+                )
         for p in precisions:
             iv = paired_interval(base_scores, scores[p], lambda d, q: loss_of(d, q, True))
-            rows.append(PrecisionQuality(p, s, float(np.mean([x.mean() for x in scores[p]])), iv,
-                                         iv.high <= max_delta, max_delta))
+            rows.append(
+                PrecisionQuality(
+                    p, s, float(np.mean([x.mean() for x in scores[p]])), iv, iv.high <= max_delta, max_delta
+                )
+            )
     return rows

@@ -45,7 +45,13 @@ class Interval:
     method: str
 
     def to_json(self) -> dict:
-        return {"point": self.point, "low": self.low, "high": self.high, "level": LEVEL, "method": self.method}
+        return {
+            "point": self.point,
+            "low": self.low,
+            "high": self.high,
+            "level": LEVEL,
+            "method": self.method,
+        }
 
 
 def loss_of(dense, sparse, higher_is_better: bool):
@@ -57,26 +63,35 @@ def loss_of(dense, sparse, higher_is_better: bool):
     return sparse / dense - 1.0
 
 
-def paired_interval(dense: Sequence[np.ndarray], sparse: Sequence[np.ndarray],
-                    statistic: Callable[[np.ndarray, np.ndarray], np.ndarray], *, seed: int = 0,
-                    n_boot: int = N_BOOT) -> Interval:
+def paired_interval(
+    dense: Sequence[np.ndarray],
+    sparse: Sequence[np.ndarray],
+    statistic: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    *,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+) -> Interval:
     """Interval of ``mean over seeds of statistic(mean dense, mean sparse)``.
 
     ``dense[k]`` and ``sparse[k]`` are the per-sample scores of seed k (same samples, same order);
     ``statistic`` maps arrays of dense and sparse means to the per-seed value (vectorised), e.g.
     ``lambda d, s: loss_of(d, s, True)``."""
     if len(dense) != len(sparse) or not dense:
-        raise InputError(f"need per-sample scores for the same seeds, got {len(dense)} and {len(sparse)}",
-                         where="interval")
+        raise InputError(
+            f"need per-sample scores for the same seeds, got {len(dense)} and {len(sparse)}", where="interval"
+        )
     rng = np.random.default_rng(seed)
     per_seed = []  # (n_boot,) replicate statistic of each seed
     points = []
-    for k, (d, s) in enumerate(zip(dense, sparse)):
+    for k, (d, s) in enumerate(zip(dense, sparse, strict=True)):
         d = np.asarray(d, dtype=np.float64).reshape(-1)
         s = np.asarray(s, dtype=np.float64).reshape(-1)
         if d.shape != s.shape or d.size == 0:
-            raise InputError(f"seed {k}: {d.size} dense and {s.size} sparse per-sample scores (need the same "
-                             "non-empty test set)", where="interval")
+            raise InputError(
+                f"seed {k}: {d.size} dense and {s.size} sparse per-sample scores (need the same "
+                "non-empty test set)",
+                where="interval",
+            )
         points.append(float(statistic(np.array(d.mean()), np.array(s.mean()))))
         idx = rng.integers(0, d.size, size=(n_boot, d.size))
         per_seed.append(np.asarray(statistic(d[idx].mean(axis=1), s[idx].mean(axis=1)), dtype=np.float64))
@@ -87,7 +102,9 @@ def paired_interval(dense: Sequence[np.ndarray], sparse: Sequence[np.ndarray],
         reps = np.take_along_axis(reps, pick, axis=1)
     boot = reps.mean(axis=1)
     lo, hi = np.percentile(boot, [100 * (1 - LEVEL) / 2, 100 * (1 + LEVEL) / 2])
-    method = (f"percentile bootstrap, {n_boot} replicates, " +
-              (f"{S} seeds resampled x test samples resampled within each seed (paired)" if S > 1
-               else "test samples resampled (paired)"))
+    method = f"percentile bootstrap, {n_boot} replicates, " + (
+        f"{S} seeds resampled x test samples resampled within each seed (paired)"
+        if S > 1
+        else "test samples resampled (paired)"
+    )
     return Interval(float(np.mean(points)), float(lo), float(hi), method)

@@ -32,12 +32,25 @@ from threadpoolctl import threadpool_limits
 
 from hw.host import write_file
 from hw.precision import check_precision
-from sim.quality.references.charlm import GEMM_WEIGHTS, LMConfig, corpus, eval_windows, init_lm, numpy_nll, train_lm
 from sim.quality.evidence.precision import (
-    CALIB_FRACTION, PrecisionQuality, act_scale, check_gate_args, quant_acts, quant_weights,
+    CALIB_FRACTION,
+    PrecisionQuality,
+    act_scale,
+    check_gate_args,
+    quant_acts,
+    quant_weights,
+)
+from sim.quality.evidence.stats import loss_of, paired_interval
+from sim.quality.references.charlm import (
+    GEMM_WEIGHTS,
+    LMConfig,
+    corpus,
+    eval_windows,
+    init_lm,
+    numpy_nll,
+    train_lm,
 )
 from sim.quality.references.reference import parse_nm
-from sim.quality.evidence.stats import loss_of, paired_interval
 from sim.quality.references.transformer import cache_dir, code_digest
 from sim.quality.team.user_eval import prune_for_eval
 
@@ -68,7 +81,10 @@ def trained_models(seed: int, n: int, m: int, cfg=None, *, use_cache: bool = Tru
         oneshot, masks, _ = prune_for_eval(pre, n, m)
         dense, _ = train_lm(pre, train_ids, cfg, rng[2], cfg.finetune_steps)
         ft, _ = train_lm(oneshot, train_ids, cfg, rng[2], cfg.finetune_steps, masks=masks)
-    out = {"dense": {k: np.asarray(v) for k, v in dense.items()}, "finetuned": {k: np.asarray(v) for k, v in ft.items()}}
+    out = {
+        "dense": {k: np.asarray(v) for k, v in dense.items()},
+        "finetuned": {k: np.asarray(v) for k, v in ft.items()},
+    }
     if use_cache:
         buf = io.BytesIO()
         np.savez(buf, **{f"{r}/{k}": v for r, d in out.items() for k, v in d.items()})
@@ -76,15 +92,28 @@ def trained_models(seed: int, n: int, m: int, cfg=None, *, use_cache: bool = Tru
     return out
 
 
-def quantized_nll(p: dict, precision: str, windows, calib_windows, heads: int) -> np.ndarray:
+def quantized_nll(
+    p: dict, precision: str, windows, calib_windows: tuple[np.ndarray, np.ndarray], heads: int
+) -> np.ndarray:
     """Per-window mean NLL of the model ``p`` with its weight GEMMs at ``precision`` (``fp32``: none
     quantised); activation scales calibrated on ``calib_windows`` (x, y)."""
     if precision != "fp32":
         check_precision(precision, where="--precision")
-    names = sorted({k[:-len(".weight")] for k in p if k.endswith(".weight") and
-                    (k.startswith("head") or any(g in k for g in GEMM_WEIGHTS))})
-    wq = {nm: (p[nm + ".weight"] if precision == "fp32" else
-               quant_weights(p[nm + ".weight"].astype(np.float64), precision)).astype(np.float32) for nm in names}
+    names = sorted(
+        {
+            k[: -len(".weight")]
+            for k in p
+            if k.endswith(".weight") and (k.startswith("head") or any(g in k for g in GEMM_WEIGHTS))
+        }
+    )
+    wq = {
+        nm: (
+            p[nm + ".weight"]
+            if precision == "fp32"
+            else quant_weights(p[nm + ".weight"].astype(np.float64), precision)
+        ).astype(np.float32)
+        for nm in names
+    }
     scales: dict[str, float] = {}
 
     def lin(a, name):
@@ -97,12 +126,20 @@ def quantized_nll(p: dict, precision: str, windows, calib_windows, heads: int) -
     if precision != "fp32":
         numpy_nll(p, *calib_windows, heads, lin)
     x, y = windows
-    return np.concatenate([numpy_nll(p, x[s:s + 64], y[s:s + 64], heads, lin) for s in range(0, len(x), 64)])
+    return np.concatenate(
+        [numpy_nll(p, x[s : s + 64], y[s : s + 64], heads, lin) for s in range(0, len(x), 64)]
+    )
 
 
-def transformer_precision_quality(precisions, sparsities=("2:4", "dense"), seeds=(0, 1, 2), *,
-                                  max_delta: float | None = None, cfg=None,
-                                  use_cache: bool = True) -> list[PrecisionQuality]:
+def transformer_precision_quality(
+    precisions,
+    sparsities=("2:4", "dense"),
+    seeds=(0, 1, 2),
+    *,
+    max_delta: float | None = None,
+    cfg=None,
+    use_cache: bool = True,
+) -> list[PrecisionQuality]:
     """One row per (precision, sparsity), like sim.quality.evidence.precision.precision_quality, on the
     char-level transformer: ``accuracy`` holds the mean NLL (nats/char, lower is better), ``delta`` the
     relative NLL increase against the dense FP32 model of the same seed."""
@@ -110,13 +147,14 @@ def transformer_precision_quality(precisions, sparsities=("2:4", "dense"), seeds
     max_delta = check_gate_args(precisions, seeds, max_delta)
     train_ids, test_ids, _, _ = corpus()
     windows = eval_windows(test_ids, cfg)
-    held = train_ids[int(len(train_ids) * (1 - CALIB_FRACTION)):]
+    held = train_ids[int(len(train_ids) * (1 - CALIB_FRACTION)) :]
     cx, cy = eval_windows(held, cfg)
     calib = (cx[:64], cy[:64])
     rows = []
     for s in sparsities:
         n, m = (2, 4) if s == "dense" else parse_nm(s)
-        base, scores = [], {pr: [] for pr in precisions}
+        base: list[np.ndarray] = []
+        scores: dict[str, list[np.ndarray]] = {pr: [] for pr in precisions}
         for seed in seeds:
             models = trained_models(seed, n, m, cfg, use_cache=use_cache)
             base.append(quantized_nll(models["dense"], "fp32", windows, calib, cfg.heads))
@@ -125,6 +163,9 @@ def transformer_precision_quality(precisions, sparsities=("2:4", "dense"), seeds
                 scores[pr].append(quantized_nll(model, pr, windows, calib, cfg.heads))
         for pr in precisions:
             iv = paired_interval(base, scores[pr], lambda d, q: loss_of(d, q, False))
-            rows.append(PrecisionQuality(pr, s, float(np.mean([x.mean() for x in scores[pr]])), iv,
-                                         iv.high <= max_delta, max_delta))
+            rows.append(
+                PrecisionQuality(
+                    pr, s, float(np.mean([x.mean() for x in scores[pr]])), iv, iv.high <= max_delta, max_delta
+                )
+            )
     return rows

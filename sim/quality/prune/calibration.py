@@ -12,10 +12,11 @@ Sources:
 * ``MODULE:FUNCTION`` (the team's code, run in a child process with a time limit:
   sim.quality.team.hooks). A function without parameters, ``fn()``, returns the dense model's inputs.
   A function with one parameter, ``fn(weights)``, gets the current weights (a dict like the
-  checkpoint's) and returns the inputs *that* model produces: pruning then runs in SparseGPT's sequential mode (Frantar & Alistarh 2023, sec. 3.5 / the
-  reference code's ``llama_sequential``): tensors are pruned block by block (a block = the tensor
-  names up to their first numeric part, ``transformer.h.3``, in the order the function returns
-  them), and each block's inputs come from the model whose earlier blocks are already pruned;
+  checkpoint's) and returns the inputs *that* model produces: pruning then runs in SparseGPT's
+  sequential mode (Frantar & Alistarh 2023, sec. 3.5 / the reference code's ``llama_sequential``):
+  tensors are pruned block by block (a block = the tensor names up to their first numeric part,
+  ``transformer.h.3``, in the order the function returns them), and each block's inputs come from
+  the model whose earlier blocks are already pruned;
 * the built-in references bring their own (sim.quality.references.transformer).
 
 Checks, each an InputError naming the source and the tensor, made on the first inputs before any
@@ -33,14 +34,24 @@ from pathlib import Path
 import numpy as np
 
 from hw.errors import InputError
-from sim.quality.team.hooks import HookTimeout, Opaque, TeamHook
 from sim.quality.prune.layouts import Layout
+from sim.quality.team.hooks import HookTimeout, Opaque, TeamHook
 from sim.quality.team.team_code import takes_weights
 from sim.quality.team.weights import load_tensors
 
-__all__ = ["Calibration", "calibration_from_spec", "calibration_from_arrays", "calibration_from_function",
-           "calibration_from_hook", "is_function_spec", "match_keys", "check_inputs", "block_of", "DENSE_INPUTS",
-           "SEQUENTIAL_INPUTS"]
+__all__ = [
+    "Calibration",
+    "calibration_from_spec",
+    "calibration_from_arrays",
+    "calibration_from_function",
+    "calibration_from_hook",
+    "is_function_spec",
+    "match_keys",
+    "check_inputs",
+    "block_of",
+    "DENSE_INPUTS",
+    "SEQUENTIAL_INPUTS",
+]
 
 DENSE_INPUTS = "dense model"
 SEQUENTIAL_INPUTS = "pruned prefix (sequential, block by block)"
@@ -85,8 +96,9 @@ def calibration_from_function(fn: Callable, source: str) -> Calibration:
     return Calibration(source, sequential, lambda weights: fn(weights) if sequential else fn())
 
 
-def calibration_from_hook(spec: str, base_dir: str | Path | None = None, *,
-                          timeout: HookTimeout | None = None) -> Calibration:
+def calibration_from_hook(
+    spec: str, base_dir: str | Path | None = None, *, timeout: HookTimeout | None = None
+) -> Calibration:
     """The team's ``MODULE:FUNCTION`` in a child process (sim.quality.team.hooks): ``fn(weights)``
     (sequential) or ``fn()`` (dense inputs); ``close()`` the result when done."""
     source = f"function {spec}"
@@ -96,8 +108,10 @@ def calibration_from_hook(spec: str, base_dir: str | Path | None = None, *,
         out = hook.call(weights if hook.takes_weights else None, where=f"calibration {source}")
         if not isinstance(out, dict):
             kind = out.type_name if isinstance(out, Opaque) else type(out).__name__
-            raise InputError(f"returned {kind}; expected a dict of tensor name -> array (samples, in_features)",
-                             where=f"calibration {source}")
+            raise InputError(
+                f"returned {kind}; expected a dict of tensor name -> array (samples, in_features)",
+                where=f"calibration {source}",
+            )
         return out
 
     return Calibration(source, hook.takes_weights, fetch, hook.close)
@@ -109,8 +123,9 @@ def is_function_spec(spec: str | Path) -> bool:
     return Path(text).suffix.lower() not in _FILE_SUFFIXES and ":" in text
 
 
-def calibration_from_spec(spec: str | Path, base_dir: str | Path | None = None, *,
-                          timeout: HookTimeout | None = None) -> Calibration:
+def calibration_from_spec(
+    spec: str | Path, base_dir: str | Path | None = None, *, timeout: HookTimeout | None = None
+) -> Calibration:
     """``--calib`` / ``[quality] calibration``: a ``.npz`` / ``.safetensors`` file, else
     ``MODULE:FUNCTION`` (``timeout``: the limit of each call, sim.quality.team.hooks)."""
     text = str(spec)
@@ -121,7 +136,9 @@ def calibration_from_spec(spec: str | Path, base_dir: str | Path | None = None, 
         return calibration_from_arrays(load_tensors(p), f"file {p}")
     if is_function_spec(text):
         return calibration_from_hook(text, base_dir, timeout=timeout)
-    raise InputError("expected a .npz or .safetensors file, or MODULE:FUNCTION", where=f"calibration {text!r}")
+    raise InputError(
+        "expected a .npz or .safetensors file, or MODULE:FUNCTION", where=f"calibration {text!r}"
+    )
 
 
 def match_keys(raw: dict, names, source: str) -> dict[str, str]:
@@ -136,13 +153,20 @@ def match_keys(raw: dict, names, source: str) -> dict[str, str]:
         name = key if key in known else (key + ".weight" if key + ".weight" in known else None)
         if name is None:
             shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
-            raise InputError(f"key {key!r} matches no tensor of the weights ({shown})", where=f"calibration {source}")
+            raise InputError(
+                f"key {key!r} matches no tensor of the weights ({shown})", where=f"calibration {source}"
+            )
         out[key] = name
     return out
 
 
-def check_inputs(raw: dict, keys: dict[str, str], shapes: dict[str, tuple[int, ...]], layouts: dict[str, Layout],
-                 source: str) -> dict[str, np.ndarray]:
+def check_inputs(
+    raw: dict,
+    keys: dict[str, str],
+    shapes: dict[str, tuple[int, ...]],
+    layouts: dict[str, Layout],
+    source: str,
+) -> dict[str, np.ndarray]:
     """{tensor name: float64 inputs} with every check of the module docstring. Tensors without a
     known layout are checked for dtype, rank and finiteness only."""
     out = {}
@@ -167,10 +191,15 @@ def check_inputs(raw: dict, keys: dict[str, str], shapes: dict[str, tuple[int, .
             if a.shape[-1] != k:
                 hint = ""
                 if lay.name in ("linear", "gpt2-conv1d") and a.shape[-1] == shape[1 - lay.reduction_axis(2)]:
-                    hint = (f"; the width matches the other axis of {tuple(shape)}: is the tensor stored "
-                            f"{'(in, out)' if lay.name == 'linear' else '(out, in)'}? (--layout)")
-                raise InputError(f"width {a.shape[-1]}, but tensor {name!r} {tuple(shape)} (layout {lay.name}) "
-                                 f"takes {k} input features{hint}", where=where)
+                    hint = (
+                        f"; the width matches the other axis of {tuple(shape)}: is the tensor stored "
+                        f"{'(in, out)' if lay.name == 'linear' else '(out, in)'}? (--layout)"
+                    )
+                raise InputError(
+                    f"width {a.shape[-1]}, but tensor {name!r} {tuple(shape)} (layout {lay.name}) "
+                    f"takes {k} input features{hint}",
+                    where=where,
+                )
         a = a.astype(np.float64, copy=False)
         if not np.isfinite(a.sum()) and not np.all(np.isfinite(a)):
             raise InputError("holds NaN or infinity", where=where)

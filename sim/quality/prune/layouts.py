@@ -49,14 +49,30 @@ import numpy as np
 
 from hw.errors import InputError
 
-__all__ = ["LINEAR", "GPT2_CONV1D", "CONV", "EXPERTS_OUT_IN", "EXPERTS_IN_OUT", "LAYOUTS", "Layout",
-           "LayoutRule", "parse_layout_rules", "resolve_layouts", "GPT2_CONV1D_NAME"]
+__all__ = [
+    "LINEAR",
+    "GPT2_CONV1D",
+    "CONV",
+    "EXPERTS_OUT_IN",
+    "EXPERTS_IN_OUT",
+    "LAYOUTS",
+    "Layout",
+    "LayoutRule",
+    "parse_layout_rules",
+    "resolve_layouts",
+    "GPT2_CONV1D_NAME",
+]
 
 LINEAR, GPT2_CONV1D, CONV = "linear", "gpt2-conv1d", "conv"
 EXPERTS_OUT_IN, EXPERTS_IN_OUT = "experts-out-in", "experts-in-out"
 #: Layout name -> the ranks it describes.
-LAYOUTS: dict[str, tuple[int, ...]] = {LINEAR: (2,), GPT2_CONV1D: (2,), CONV: (3, 4, 5), EXPERTS_OUT_IN: (3,),
-                                       EXPERTS_IN_OUT: (3,)}
+LAYOUTS: dict[str, tuple[int, ...]] = {
+    LINEAR: (2,),
+    GPT2_CONV1D: (2,),
+    CONV: (3, 4, 5),
+    EXPERTS_OUT_IN: (3,),
+    EXPERTS_IN_OUT: (3,),
+}
 
 #: HF GPT-2 ``Conv1D`` modules (transformers/models/gpt2/modeling_gpt2.py: ``c_attn``, ``q_attn``,
 #: ``c_proj`` in GPT2Attention, ``c_fc``, ``c_proj`` in GPT2MLP).
@@ -148,8 +164,10 @@ def parse_layout_rules(texts) -> list[LayoutRule]:
         pattern, _, name = str(t).rpartition("=")
         name = name.strip()
         if name not in LAYOUTS:
-            raise InputError(f"unknown layout {name!r} (known: {', '.join(LAYOUTS)}); the form is "
-                             "[TENSOR-PATTERN=]LAYOUT", where=f"--layout {t}")
+            raise InputError(
+                f"unknown layout {name!r} (known: {', '.join(LAYOUTS)}); the form is [TENSOR-PATTERN=]LAYOUT",
+                where=f"--layout {t}",
+            )
         rules.append(LayoutRule(pattern.strip() or None, name, str(t)))
     return rules
 
@@ -172,8 +190,11 @@ def _gpt2_names_are_linear(shapes: dict[str, tuple[int, ...]]) -> bool:
     return False
 
 
-def resolve_layouts(shapes: dict[str, tuple[int, ...]], rules: list[LayoutRule] | None = None,
-                    widths: dict[str, int] | None = None) -> tuple[dict[str, Layout], dict[str, str]]:
+def resolve_layouts(
+    shapes: dict[str, tuple[int, ...]],
+    rules: list[LayoutRule] | None = None,
+    widths: dict[str, int] | None = None,
+) -> tuple[dict[str, Layout], dict[str, str]]:
     """(name -> Layout, name -> reason the layout cannot be told) for candidate weights ``shapes``
     (floating, two or more axes). ``widths``: calibration row widths by tensor name, used to tell
     the orientation of stacked experts. A rule naming a layout of another rank is an InputError."""
@@ -189,15 +210,19 @@ def resolve_layouts(shapes: dict[str, tuple[int, ...]], rules: list[LayoutRule] 
         rule = _rule_for(name, rules)
         if rule is not None:
             if nd not in LAYOUTS[rule.layout]:
-                raise InputError(f"tensor {name!r} has shape {tuple(shape)} ({nd} axes); layout {rule.layout} "
-                                 f"describes {' or '.join(map(str, LAYOUTS[rule.layout]))}-axis tensors",
-                                 where=f"--layout {rule.text}")
+                raise InputError(
+                    f"tensor {name!r} has shape {tuple(shape)} ({nd} axes); layout {rule.layout} "
+                    f"describes {' or '.join(map(str, LAYOUTS[rule.layout]))}-axis tensors",
+                    where=f"--layout {rule.text}",
+                )
             out[name] = Layout(rule.layout, f"--layout {rule.text}")
         elif nd == 2:
             if GPT2_CONV1D_NAME.search(name) and not gpt2_linear:
                 out[name] = Layout(GPT2_CONV1D, "HF GPT-2 Conv1D name")
             elif GPT2_CONV1D_NAME.search(name):
-                out[name] = Layout(LINEAR, "GPT-2 name stored (out, in): c_attn is (3d, d), nn.Linear as in nanoGPT")
+                out[name] = Layout(
+                    LINEAR, "GPT-2 name stored (out, in): c_attn is (3d, d), nn.Linear as in nanoGPT"
+                )
             else:
                 out[name] = Layout(LINEAR, "2-D weight: nn.Linear (out, in)")
         elif nd in (4, 5) or (nd == 3 and _CONV_NAME.search(name) and not _EXPERT_NAME.search(name)):
@@ -208,12 +233,16 @@ def resolve_layouts(shapes: dict[str, tuple[int, ...]], rules: list[LayoutRule] 
                 lay = EXPERTS_IN_OUT if k == shape[1] else EXPERTS_OUT_IN
                 out[name] = Layout(lay, f"calibration width {k}")
             else:
-                unknown[name] = (f"stacked experts {tuple(shape)}: (E, out, in) and (E, in, out) both occur in "
-                                 "checkpoints; give --layout experts-out-in or experts-in-out (or calibration rows "
-                                 "whose width tells)")
+                unknown[name] = (
+                    f"stacked experts {tuple(shape)}: (E, out, in) and (E, in, out) both occur in "
+                    "checkpoints; give --layout experts-out-in or experts-in-out (or calibration rows "
+                    "whose width tells)"
+                )
         elif nd == 3:
-            unknown[name] = (f"3-D tensor {tuple(shape)} whose name names neither a convolution nor experts: "
-                             "cannot tell a 1-D convolution (out, in, k) from stacked experts; give --layout")
+            unknown[name] = (
+                f"3-D tensor {tuple(shape)} whose name names neither a convolution nor experts: "
+                "cannot tell a 1-D convolution (out, in, k) from stacked experts; give --layout"
+            )
         else:
             unknown[name] = f"{nd}-D tensor: no known weight layout"
     return out, unknown

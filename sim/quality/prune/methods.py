@@ -42,8 +42,18 @@ from hw.nm import check_nm
 from sim.quality.prune.method_names import CALIBRATED, METHODS
 from sim.quality.prune.pruning import nm_mask, top_n_of_groups
 
-__all__ = ["METHODS", "CALIBRATED", "magnitude_prune", "wanda_scores", "wanda_prune", "sparsegpt_prune",
-           "layer_hessian", "prune_matrix", "PERCDAMP", "BLOCKSIZE"]
+__all__ = [
+    "METHODS",
+    "CALIBRATED",
+    "magnitude_prune",
+    "wanda_scores",
+    "wanda_prune",
+    "sparsegpt_prune",
+    "layer_hessian",
+    "prune_matrix",
+    "PERCDAMP",
+    "BLOCKSIZE",
+]
 
 #: SparseGPT dampening, a fraction of the mean Hessian diagonal: 0.01 (Frantar & Alistarh 2023,
 #: sec. 3.4 / the reference code's ``percdamp`` default).
@@ -100,8 +110,9 @@ def _upper_cholesky_of_inverse(h: np.ndarray) -> np.ndarray:
     ``cholesky(cholesky_inverse(cholesky(H)), upper=True)``), with LAPACK potrf / potri / potrf."""
     c, info = scipy.linalg.lapack.dpotrf(h, lower=0, overwrite_a=1)
     if info:
-        raise InputError("the dampened Hessian X^T X is not positive definite (raise the dampening)",
-                         where="sparsegpt")
+        raise InputError(
+            "the dampened Hessian X^T X is not positive definite (raise the dampening)", where="sparsegpt"
+        )
     inv, info = scipy.linalg.lapack.dpotri(c, lower=0, overwrite_c=1)
     if info:
         raise InputError("the dampened Hessian X^T X is singular (raise the dampening)", where="sparsegpt")
@@ -109,12 +120,22 @@ def _upper_cholesky_of_inverse(h: np.ndarray) -> np.ndarray:
     inv += np.triu(inv, 1).T  # potri fills the upper triangle only
     u, info = scipy.linalg.lapack.dpotrf(inv, lower=0, overwrite_a=1)
     if info:
-        raise InputError("the inverse Hessian is not positive definite (raise the dampening)", where="sparsegpt")
+        raise InputError(
+            "the inverse Hessian is not positive definite (raise the dampening)", where="sparsegpt"
+        )
     return np.triu(u)
 
 
-def sparsegpt_prune(w: np.ndarray, n: int, m: int, *, x: np.ndarray | None = None, hessian: np.ndarray | None = None,
-                    percdamp: float = PERCDAMP, blocksize: int = BLOCKSIZE) -> tuple[np.ndarray, np.ndarray]:
+def sparsegpt_prune(
+    w: np.ndarray,
+    n: int,
+    m: int,
+    *,
+    x: np.ndarray | None = None,
+    hessian: np.ndarray | None = None,
+    percdamp: float = PERCDAMP,
+    blocksize: int = BLOCKSIZE,
+) -> tuple[np.ndarray, np.ndarray]:
     """(pruned and updated W, keep mask) by SparseGPT (see the module docstring); give the
     calibration rows ``x`` (samples, K) or their ``hessian`` (:func:`layer_hessian`)."""
     w = np.array(w, dtype=np.float64)  # a copy: updated in place
@@ -123,7 +144,12 @@ def sparsegpt_prune(w: np.ndarray, n: int, m: int, *, x: np.ndarray | None = Non
         raise InputError(f"dampening must be > 0, got {percdamp}", where="sparsegpt")
     if blocksize % m:
         raise InputError(f"block size {blocksize} must be a multiple of M = {m}", where="sparsegpt")
-    h = layer_hessian(x) if hessian is None else np.array(hessian, dtype=np.float64)
+    if hessian is not None:
+        h = np.array(hessian, dtype=np.float64)
+    elif x is not None:
+        h = layer_hessian(x)
+    else:
+        raise InputError("SparseGPT needs calibration rows x or their Hessian", where="sparsegpt")
     k = w.shape[1]
     if h.shape != (k, k):
         raise InputError(f"Hessian of shape {h.shape} for a weight with K = {k}", where="sparsegpt")
@@ -139,20 +165,20 @@ def sparsegpt_prune(w: np.ndarray, n: int, m: int, *, x: np.ndarray | None = Non
     wt = np.ascontiguousarray(w.T)
     for i1 in range(0, k, blocksize):
         i2 = min(i1 + blocksize, k)
-        w1 = wt[i1:i2].copy()            # (count, out)
+        w1 = wt[i1:i2].copy()  # (count, out)
         err = np.empty_like(w1)
         u1 = u[i1:i2, i1:i2]
         d = np.diag(u1).copy()
         k1 = np.zeros(w1.shape, dtype=bool)
         for i in range(i2 - i1):
             if i % m == 0:
-                score = w1[i:i + m] ** 2 / (d[i:i + m, None] ** 2)  # (M, out)
-                k1[i:i + m] = top_n_of_groups(score.T, n).T
+                score = w1[i : i + m] ** 2 / (d[i : i + m, None] ** 2)  # (M, out)
+                k1[i : i + m] = top_n_of_groups(score.T, n).T
             q = np.where(k1[i], w1[i], 0.0)
             e = (w1[i] - q) / d[i]
             w1[i] = q
             if i + 1 < i2 - i1:
-                w1[i + 1:] -= u1[i, i + 1:, None] * e[None, :]
+                w1[i + 1 :] -= u1[i, i + 1 :, None] * e[None, :]
             err[i] = e
         wt[i1:i2] = w1
         keep[:, i1:i2] = k1.T
@@ -161,8 +187,9 @@ def sparsegpt_prune(w: np.ndarray, n: int, m: int, *, x: np.ndarray | None = Non
     return np.ascontiguousarray(wt.T), keep
 
 
-def prune_matrix(method: str, w: np.ndarray, n: int, m: int, x: np.ndarray | None = None, *,
-                 percdamp: float = PERCDAMP) -> tuple[np.ndarray, np.ndarray]:
+def prune_matrix(
+    method: str, w: np.ndarray, n: int, m: int, x: np.ndarray | None = None, *, percdamp: float = PERCDAMP
+) -> tuple[np.ndarray, np.ndarray]:
     """(pruned W, keep mask) of one ``(out, K)`` matrix by ``method``; ``x`` (samples, K) for the
     calibrated methods."""
     if method == "magnitude":

@@ -68,9 +68,16 @@ class OneShot:
         return {k: lay.reduction_axis(self.tensors[k].ndim) for k, lay in self.layouts.items()}
 
     def pruned_json(self) -> list[dict]:
-        return [{"name": k, "shape": [int(d) for d in self.tensors[k].shape], "layout": self.layouts[k].name,
-                 "reduction_axis": self.layouts[k].reduction_axis(self.tensors[k].ndim), "method": self.methods[k]}
-                for k in self.masks]
+        return [
+            {
+                "name": k,
+                "shape": [int(d) for d in self.tensors[k].shape],
+                "layout": self.layouts[k].name,
+                "reduction_axis": self.layouts[k].reduction_axis(self.tensors[k].ndim),
+                "method": self.methods[k],
+            }
+            for k in self.masks
+        ]
 
     def schedule(self) -> str:
         """One line: how the tensors were pruned."""
@@ -79,8 +86,11 @@ class OneShot:
             counts[v] = counts.get(v, 0) + 1
         how = ", ".join(f"{c} by {k}" for k, c in counts.items()) or "none"
         cal = self.calibration
-        src = (f"; calibration {cal['source']}, {cal['samples']} rows per tensor, inputs from the {cal['inputs']}"
-               if cal.get("source") else "; no calibration inputs")
+        src = (
+            f"; calibration {cal['source']}, {cal['samples']} rows per tensor, inputs from the {cal['inputs']}"
+            if cal.get("source")
+            else "; no calibration inputs"
+        )
         return f"one-shot {self.n}:{self.m} {self.method} pruning of {len(self.masks)} tensor(s) ({how}){src}"
 
 
@@ -91,8 +101,11 @@ def choose_method(method: str | None, calibration: Calibration | None) -> str:
     if method not in METHODS:
         raise InputError(f"unknown pruning method {method!r} (known: {', '.join(METHODS)})", where="--method")
     if method in CALIBRATED and calibration is None:
-        raise InputError(f"{method} needs calibration inputs (--calib FILE or MODULE:FUNCTION, [quality] "
-                         "calibration); without them use --method magnitude", where="--method")
+        raise InputError(
+            f"{method} needs calibration inputs (--calib FILE or MODULE:FUNCTION, [quality] "
+            "calibration); without them use --method magnitude",
+            where="--method",
+        )
     return method
 
 
@@ -103,8 +116,9 @@ def _candidates(tensors: dict[str, np.ndarray]) -> tuple[dict[str, tuple[int, ..
         if t.dtype == bool or not np.issubdtype(t.dtype, np.floating):
             skipped[name] = f"dtype {t.dtype}: not a floating-point weight"
         elif t.ndim < 2:
-            skipped[name] = (f"{t.ndim}-D tensor: bias/normalisation/scalar, not a weight matrix "
-                             "(ASP prunes weights only)")
+            skipped[name] = (
+                f"{t.ndim}-D tensor: bias/normalisation/scalar, not a weight matrix (ASP prunes weights only)"
+            )
         elif EMBEDDING_NAME.search(name):
             skipped[name] = "embedding table: not a Linear/Conv weight (ASP's whitelist)"
         elif not np.all(np.isfinite(t)):
@@ -114,8 +128,9 @@ def _candidates(tensors: dict[str, np.ndarray]) -> tuple[dict[str, tuple[int, ..
     return cand, skipped
 
 
-def _prune_one(w: np.ndarray, lay: Layout, method: str, n: int, m: int, x: np.ndarray | None,
-               percdamp: float) -> tuple[np.ndarray, np.ndarray]:
+def _prune_one(
+    w: np.ndarray, lay: Layout, method: str, n: int, m: int, x: np.ndarray | None, percdamp: float
+) -> tuple[np.ndarray, np.ndarray]:
     """(pruned tensor in w's dtype, keep mask) of one tensor."""
     shape = w.shape
     mats = lay.to_matrices(w)
@@ -131,9 +146,18 @@ def _prune_one(w: np.ndarray, lay: Layout, method: str, n: int, m: int, x: np.nd
     return np.where(mask, pruned, 0.0).astype(w.dtype), np.ascontiguousarray(mask)
 
 
-def prune_tensors(tensors: dict[str, np.ndarray], n: int, m: int, *, method: str | None = None,
-                  calibration: Calibration | None = None, layout_rules: list[LayoutRule] | None = None,
-                  percdamp: float = PERCDAMP, prune_lm_head: bool = False, tie: bool | None = None) -> OneShot:
+def prune_tensors(
+    tensors: dict[str, np.ndarray],
+    n: int,
+    m: int,
+    *,
+    method: str | None = None,
+    calibration: Calibration | None = None,
+    layout_rules: list[LayoutRule] | None = None,
+    percdamp: float = PERCDAMP,
+    prune_lm_head: bool = False,
+    tie: bool | None = None,
+) -> OneShot:
     """One-shot N:M pruning of a checkpoint (see the module docstring); ``tie``: the config's
     ``tie_word_embeddings`` when known (sim.quality.prune.tied.config_tie)."""
     check_nm(n, m)
@@ -143,11 +167,15 @@ def prune_tensors(tensors: dict[str, np.ndarray], n: int, m: int, *, method: str
     tied: dict[str, str] = {}
     for head, (_, why) in heads.items():
         if prune_lm_head:
-            tied[head] = f"tied to the input embedding ({why}): pruned (--prune-lm-head), the embedding with it"
+            tied[head] = (
+                f"tied to the input embedding ({why}): pruned (--prune-lm-head), the embedding with it"
+            )
         elif head in cand:
             del cand[head]
-            skipped[head] = tied[head] = (f"LM head tied to the input embedding ({why}): kept dense, as simulate "
-                                          "--hf-config keeps it (--prune-lm-head prunes it and the embedding with it)")
+            skipped[head] = tied[head] = (
+                f"LM head tied to the input embedding ({why}): kept dense, as simulate "
+                "--hf-config keeps it (--prune-lm-head prunes it and the embedding with it)"
+            )
     raw, keys = {}, {}
     if calibration is not None:
         raw = calibration.fetch(dict(tensors))
@@ -155,7 +183,9 @@ def prune_tensors(tensors: dict[str, np.ndarray], n: int, m: int, *, method: str
     widths = {keys[k]: np.shape(raw[k])[-1] for k in keys if np.ndim(raw[k]) >= 2}
     layouts, unknown = resolve_layouts(cand, layout_rules, widths)
     skipped.update(unknown)
-    inputs = check_inputs(raw, keys, tensors_shapes(tensors), layouts, calibration.source) if calibration else {}
+    inputs = (
+        check_inputs(raw, keys, tensors_shapes(tensors), layouts, calibration.source) if calibration else {}
+    )
     dense_inputs = inputs
     prunable: dict[str, Layout] = {}
     for name, lay in layouts.items():
@@ -164,8 +194,13 @@ def prune_tensors(tensors: dict[str, np.ndarray], n: int, m: int, *, method: str
         if verdict.sparsifiable:
             prunable[name] = lay
         else:
-            skipped[name] = verdict.reason + (f" (layout {lay.name}, per expert)" if lay.experts else
-                                              f" (layout {lay.name})" if lay.name != "linear" else "")
+            skipped[name] = verdict.reason + (
+                f" (layout {lay.name}, per expert)"
+                if lay.experts
+                else f" (layout {lay.name})"
+                if lay.name != "linear"
+                else ""
+            )
     methods = {k: (method if (method == "magnitude" or k in inputs) else "magnitude") for k in prunable}
     out = dict(tensors)
     masks: dict[str, np.ndarray] = {}
@@ -183,34 +218,53 @@ def prune_tensors(tensors: dict[str, np.ndarray], n: int, m: int, *, method: str
                 inputs = check_inputs(fresh, fresh_keys, tensors_shapes(tensors), layouts, calibration.source)
             for name in stage:
                 if name not in inputs:
-                    raise InputError(f"the inputs of tensor {name!r} are missing from a later call (the "
-                                     "function must return the same keys for every weights it gets)",
-                                     where=f"calibration {calibration.source}")
-                out[name], masks[name] = _prune_one(tensors[name], prunable[name], method, n, m, inputs[name], percdamp)
+                    raise InputError(
+                        f"the inputs of tensor {name!r} are missing from a later call (the "
+                        "function must return the same keys for every weights it gets)",
+                        where=f"calibration {calibration.source}",
+                    )
+                out[name], masks[name] = _prune_one(
+                    tensors[name], prunable[name], method, n, m, inputs[name], percdamp
+                )
         for name in rest:
-            out[name], masks[name] = _prune_one(tensors[name], prunable[name], "magnitude", n, m, None, percdamp)
+            out[name], masks[name] = _prune_one(
+                tensors[name], prunable[name], "magnitude", n, m, None, percdamp
+            )
         stage_count = len(stages)
     else:
         for name, lay in prunable.items():
             x = inputs.get(name) if methods[name] != "magnitude" else None
             out[name], masks[name] = _prune_one(tensors[name], lay, methods[name], n, m, x, percdamp)
         stage_count = 0
-    for head, (table, _) in heads.items():   # --prune-lm-head: a stored copy of the table stays equal to the head
+    for head, (
+        table,
+        _,
+    ) in heads.items():  # --prune-lm-head: a stored copy of the table stays equal to the head
         if prune_lm_head and table is not None and head in masks:
-            out[table], masks[table], prunable[table], methods[table] = out[head], masks[head], prunable[head], methods[head]
+            out[table], masks[table], prunable[table], methods[table] = (
+                out[head],
+                masks[head],
+                prunable[head],
+                methods[head],
+            )
             skipped.pop(table, None)
     masks = {k: masks[k] for k in prunable if k in masks}  # the checkpoint's order
     cal: dict = {"source": None, "samples": 0, "inputs": None}
     if calibration is not None:
         rows = [int(np.shape(raw[k])[-2]) for k in keys if keys[k] in prunable]
-        cal = {"source": calibration.source, "samples": min(rows) if rows else 0,
-               "inputs": calibration.inputs, "tensors_with_inputs": len(rows)}
+        cal = {
+            "source": calibration.source,
+            "samples": min(rows) if rows else 0,
+            "inputs": calibration.inputs,
+            "tensors_with_inputs": len(rows),
+        }
         if calibration.sequential:
             cal["calls"] = max(1, stage_count)
         if rows and min(rows) != max(rows):
             cal["samples_max"] = max(rows)
-    return OneShot(out, masks, skipped, {k: prunable[k] for k in masks}, methods, method, n, m, cal, dense_inputs,
-                   tied)
+    return OneShot(
+        out, masks, skipped, {k: prunable[k] for k in masks}, methods, method, n, m, cal, dense_inputs, tied
+    )
 
 
 def tensors_shapes(tensors: dict[str, np.ndarray]) -> dict[str, tuple[int, ...]]:

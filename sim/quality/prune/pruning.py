@@ -26,21 +26,33 @@ from hw.nm import check_nm
 from sim.asp_rules import CONV, DEPTHWISE, WEIGHT_GEMM, Verdict, weight_verdict
 
 __all__ = [
-    "nm_mask", "top_n_of_groups", "prune_nm", "is_nm", "reduction_axis", "kind_for_shape", "PrunedLayer", "prune_layer",
-    "candidate_mask", "gradual_nm_mask", "cubic_sparsity",
+    "nm_mask",
+    "top_n_of_groups",
+    "prune_nm",
+    "is_nm",
+    "reduction_axis",
+    "kind_for_shape",
+    "PrunedLayer",
+    "prune_layer",
+    "candidate_mask",
+    "gradual_nm_mask",
+    "cubic_sparsity",
 ]
 
 
 def _groups(w: np.ndarray, m: int, axis: int, where: str) -> tuple[np.ndarray, tuple[int, ...]]:
     """Move ``axis`` last and split it into groups: returns (groups (..., G, M), moved shape)."""
     if w.ndim < 1:
-        raise InputError(f"needs at least one axis to group along, got a scalar", where=where)
+        raise InputError("needs at least one axis to group along, got a scalar", where=where)
     ax = axis % w.ndim
     moved = np.moveaxis(w, ax, -1)
     k = moved.shape[-1]
     if k % m:
-        raise InputError(f"reduction dim {k} (axis {ax} of shape {tuple(w.shape)}) is not a multiple of M={m}: "
-                         f"{m}-groups cannot tile it", where=where)
+        raise InputError(
+            f"reduction dim {k} (axis {ax} of shape {tuple(w.shape)}) is not a multiple of M={m}: "
+            f"{m}-groups cannot tile it",
+            where=where,
+        )
     return moved.reshape(*moved.shape[:-1], k // m, m), moved.shape
 
 
@@ -78,9 +90,9 @@ def top_n_of_groups(g: np.ndarray, n: int) -> np.ndarray:
     m = g.shape[-1]
     rank = np.zeros(g.shape, dtype=np.uint8)  # M <= hw.nm.MAX_M = 64
     for j in range(m):
-        gj = g[..., j:j + 1]
+        gj = g[..., j : j + 1]
         if j + 1 < m:
-            rank[..., j + 1:] += gj >= g[..., j + 1:]
+            rank[..., j + 1 :] += gj >= g[..., j + 1 :]
         if j:
             rank[..., :j] += gj > g[..., :j]
     return rank < n
@@ -142,6 +154,7 @@ def prune_layer(name: str, w, n: int = 2, m: int = 4, kind: str | None = None) -
 # ---------------------------------------------------------------------------------------------
 # gradual schedule (Zhu & Gupta 2017) ending at N:M
 # ---------------------------------------------------------------------------------------------
+
 
 def cubic_sparsity(step: int, total_steps: int, final: float, initial: float = 0.0, start: int = 0) -> float:
     """Zhu & Gupta (2017, "To prune, or not to prune", eq. 1) cubic ramp:

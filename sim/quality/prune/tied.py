@@ -54,8 +54,9 @@ def config_tie(weights_path: str | Path) -> bool | None:
     return value
 
 
-def tied_heads(tensors: dict[str, np.ndarray], embedding_name: re.Pattern[str], tie: bool | None = None
-               ) -> dict[str, tuple[str | None, str]]:
+def tied_heads(
+    tensors: dict[str, np.ndarray], embedding_name: re.Pattern[str], tie: bool | None = None
+) -> dict[str, tuple[str | None, str]]:
     """``{head tensor: (the embedding table it is tied to or None when stored once, why)}``; ``tie``:
     the config's ``tie_word_embeddings`` (:func:`config_tie`), None when unknown."""
     if tie is False:
@@ -65,11 +66,16 @@ def tied_heads(tensors: dict[str, np.ndarray], embedding_name: re.Pattern[str], 
     for name, t in tensors.items():
         if name in tables or np.ndim(t) != 2:
             continue
-        same = [k for k, v in tables.items() if v.shape == t.shape and v.dtype == t.dtype and np.array_equal(v, t)]
+        same = [
+            k for k, v in tables.items() if v.shape == t.shape and v.dtype == t.dtype and np.array_equal(v, t)
+        ]
         if same:
             found[name] = (same[0], f"identical to the embedding table {same[0]!r}")
         elif LM_HEAD_NAME.search(name) and not any(v.shape == t.shape for v in tables.values()):
-            why = ("config.json sets tie_word_embeddings" if tie else
-                   "the checkpoint holds no embedding table of its shape: the tied table stored once, under this name")
+            why = (
+                "config.json sets tie_word_embeddings"
+                if tie
+                else "the checkpoint holds no embedding table of its shape: the tied table stored once, under this name"
+            )
             found[name] = (None, why)
     return found

@@ -23,12 +23,12 @@ apart from the experiment that runs it).
 from __future__ import annotations
 
 import hashlib
+import pydoc_data.topics as topics
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import autograd.numpy as anp
 import numpy as np
-import pydoc_data.topics as topics
 from autograd import value_and_grad
 from autograd.tracer import getval
 from threadpoolctl import threadpool_limits
@@ -36,8 +36,23 @@ from threadpoolctl import threadpool_limits
 from sim.quality.prune.pruning import cubic_sparsity, gradual_nm_mask, reduction_axis
 from sim.quality.team.user_eval import prune_for_eval
 
-__all__ = ["VOCAB", "DTYPE", "LMConfig", "TINY", "corpus", "unigram_baseline", "init_lm", "layers_of", "lm_loss",
-           "train_lm", "eval_windows", "eval_lm", "numpy_nll", "layer_inputs", "GEMM_WEIGHTS"]
+__all__ = [
+    "VOCAB",
+    "DTYPE",
+    "LMConfig",
+    "TINY",
+    "corpus",
+    "unigram_baseline",
+    "init_lm",
+    "layers_of",
+    "lm_loss",
+    "train_lm",
+    "eval_windows",
+    "eval_lm",
+    "numpy_nll",
+    "layer_inputs",
+    "GEMM_WEIGHTS",
+]
 
 _VOCAB_CHARS = "\n" + "".join(chr(c) for c in range(32, 127))
 _OOV = len(_VOCAB_CHARS)
@@ -73,13 +88,15 @@ class LMConfig:
 
 
 #: A tiny configuration for tests (seconds).
-TINY = LMConfig(d_model=32, layers=1, heads=2, ctx=32, batch=16, steps=120, finetune_steps=60,
-                eval_windows=64, seeds=1)
+TINY = LMConfig(
+    d_model=32, layers=1, heads=2, ctx=32, batch=16, steps=120, finetune_steps=60, eval_windows=64, seeds=1
+)
 
 
 # ---------------------------------------------------------------------------------------------
 # corpus
 # ---------------------------------------------------------------------------------------------
+
 
 def corpus() -> tuple[np.ndarray, np.ndarray, str, int]:
     """(train ids, held-out ids, sha256 of the text, characters) of ``pydoc_data.topics``."""
@@ -104,25 +121,43 @@ def unigram_baseline(train: np.ndarray, test: np.ndarray) -> dict:
 # model (autograd)
 # ---------------------------------------------------------------------------------------------
 
+
 def init_lm(cfg: LMConfig, rng: np.random.Generator, d_model: int | None = None) -> dict[str, np.ndarray]:
     """GPT-2 initialisation (Radford et al. 2019): N(0, 0.02), residual projections scaled by
     1/sqrt(2 layers), zero biases, unit LayerNorm gains."""
     d = d_model or cfg.d_model
     f = 4 * d
     std, rstd = 0.02, 0.02 / np.sqrt(2 * cfg.layers)
-    p = {"tok_embed.weight": rng.normal(0, std, (VOCAB, d)), "pos_embed.weight": rng.normal(0, std, (cfg.ctx, d))}
+    p = {
+        "tok_embed.weight": rng.normal(0, std, (VOCAB, d)),
+        "pos_embed.weight": rng.normal(0, std, (cfg.ctx, d)),
+    }
     for i in range(cfg.layers):
         b = f"blocks.{i}."
-        p.update({
-            b + "ln1.weight": np.ones(d), b + "ln1.bias": np.zeros(d),
-            b + "attn.qkv.weight": rng.normal(0, std, (3 * d, d)), b + "attn.qkv.bias": np.zeros(3 * d),
-            b + "attn.out.weight": rng.normal(0, rstd, (d, d)), b + "attn.out.bias": np.zeros(d),
-            b + "ln2.weight": np.ones(d), b + "ln2.bias": np.zeros(d),
-            b + "ffn.fc1.weight": rng.normal(0, std, (f, d)), b + "ffn.fc1.bias": np.zeros(f),
-            b + "ffn.fc2.weight": rng.normal(0, rstd, (d, f)), b + "ffn.fc2.bias": np.zeros(d),
-        })
-    p.update({"ln_f.weight": np.ones(d), "ln_f.bias": np.zeros(d),
-              "head.weight": rng.normal(0, std, (VOCAB, d)), "head.bias": np.zeros(VOCAB)})
+        p.update(
+            {
+                b + "ln1.weight": np.ones(d),
+                b + "ln1.bias": np.zeros(d),
+                b + "attn.qkv.weight": rng.normal(0, std, (3 * d, d)),
+                b + "attn.qkv.bias": np.zeros(3 * d),
+                b + "attn.out.weight": rng.normal(0, rstd, (d, d)),
+                b + "attn.out.bias": np.zeros(d),
+                b + "ln2.weight": np.ones(d),
+                b + "ln2.bias": np.zeros(d),
+                b + "ffn.fc1.weight": rng.normal(0, std, (f, d)),
+                b + "ffn.fc1.bias": np.zeros(f),
+                b + "ffn.fc2.weight": rng.normal(0, rstd, (d, f)),
+                b + "ffn.fc2.bias": np.zeros(d),
+            }
+        )
+    p.update(
+        {
+            "ln_f.weight": np.ones(d),
+            "ln_f.bias": np.zeros(d),
+            "head.weight": rng.normal(0, std, (VOCAB, d)),
+            "head.bias": np.zeros(VOCAB),
+        }
+    )
     return {k: v.astype(DTYPE) for k, v in p.items()}
 
 
@@ -133,6 +168,7 @@ def layers_of(p: dict) -> int:
 
 def _forward_nll(p: dict, x: np.ndarray, y: np.ndarray, heads: int):
     """Per-token negative log-likelihood (nats), shape (B, T). ``autograd.numpy`` throughout."""
+
     def ln(h, g, b):
         mu = anp.mean(h, axis=-1, keepdims=True)
         var = anp.mean((h - mu) ** 2, axis=-1, keepdims=True)
@@ -180,10 +216,18 @@ def _batch(ids: np.ndarray, cfg: LMConfig, rng: np.random.Generator) -> tuple[np
     return w[:, :-1], w[:, 1:]
 
 
-def train_lm(p: dict, ids: np.ndarray, cfg: LMConfig, rng: np.random.Generator, steps: int, *,
-             masks: dict[str, np.ndarray] | None = None,
-             gradual: tuple[int, int] | None = None, ramp_fraction: float = 0.75,
-             on_step: Callable[[int, float], None] | None = None) -> tuple[dict, list[float]]:
+def train_lm(
+    p: dict,
+    ids: np.ndarray,
+    cfg: LMConfig,
+    rng: np.random.Generator,
+    steps: int,
+    *,
+    masks: dict[str, np.ndarray] | None = None,
+    gradual: tuple[int, int] | None = None,
+    ramp_fraction: float = 0.75,
+    on_step: Callable[[int, float], None] | None = None,
+) -> tuple[dict, list[float]]:
     """Adam on the LM loss for ``steps`` steps. ``masks`` (name -> keep) stay fixed: pruned
     weights get no update and are re-zeroed after every step (ASP). ``gradual=(n, m)``: prune the
     ASP-prunable weights from dense to N:M along the Zhu & Gupta cubic ramp over the first
@@ -219,7 +263,7 @@ def _train_lm(p, ids, cfg, rng, steps, masks, gradual, ramp_fraction, on_step):
         x, y = _batch(ids, cfg, rng)
         loss, g = vg(p, x, y, heads)
         lr = cfg.lr * (1.0 - 0.9 * (t - 1) / max(1, steps - 1))
-        c1, c2 = 1.0 - cfg.beta1 ** t, 1.0 - cfg.beta2 ** t
+        c1, c2 = 1.0 - cfg.beta1**t, 1.0 - cfg.beta2**t
         for k in p:
             gk = g[k] * masks[k] if k in masks else g[k]
             mom[k] = cfg.beta1 * mom[k] + (1 - cfg.beta1) * gk
@@ -246,7 +290,7 @@ def eval_lm(p: dict, windows: tuple[np.ndarray, np.ndarray], heads: int) -> np.n
     x, y = windows
     out = []
     for s in range(0, len(x), 64):
-        out.append(np.asarray(_forward_nll(p, x[s:s + 64], y[s:s + 64], heads)).mean(axis=1))
+        out.append(np.asarray(_forward_nll(p, x[s : s + 64], y[s : s + 64], heads)).mean(axis=1))
     return np.concatenate(out)
 
 
@@ -297,5 +341,5 @@ def layer_inputs(p: dict, x: np.ndarray, heads: int) -> dict[str, np.ndarray]:
         return a @ p[name + ".weight"].T + p[name + ".bias"]
 
     for s in range(0, len(x), 64):
-        numpy_nll(p, x[s:s + 64], np.zeros_like(x[s:s + 64]), heads, lin)
+        numpy_nll(p, x[s : s + 64], np.zeros_like(x[s : s + 64]), heads, lin)
     return {k: np.concatenate(v) for k, v in seen.items()}

@@ -39,19 +39,33 @@ from hw.errors import InputError
 from hw.host import cache_root, exclusive_lock, write_file
 from hw.nm import check_nm
 from sim.quality.digest import modules_digest
-from sim.quality.references.mlp import TrainConfig, load_digits_split
 from sim.quality.prune.pruning import prune_layer
+from sim.quality.references.mlp import TrainConfig, load_digits_split
 
-__all__ = ["CNN_EPOCHS", "TINY_EPOCHS", "CNNResult", "cnn_experiment", "im2col", "gemm_weight", "layer_gemms", "accuracy_of",
-           "code_digest", "LAYERS"]
+__all__ = [
+    "CNN_EPOCHS",
+    "TINY_EPOCHS",
+    "CNNResult",
+    "cnn_experiment",
+    "im2col",
+    "gemm_weight",
+    "layer_gemms",
+    "accuracy_of",
+    "code_digest",
+    "LAYERS",
+]
 
 #: Epochs of the dense training and of the fine-tuning [A]: the digits CNN converges in 10.
 CNN_EPOCHS = 10
 #: Epochs of the test-size run (``$SPARSEPE_QUALITY_REFERENCE=tiny``, as the transformer's TINY)
 TINY_EPOCHS = 2
 #: (name, kind, shape) of every weight layer: convolutions (Cout, Cin, R, S), linear (out, in)
-LAYERS = (("conv1", "conv", (16, 1, 3, 3)), ("conv2", "conv", (32, 16, 3, 3)), ("fc1", "gemm", (64, 512)),
-          ("fc2", "gemm", (10, 64)))
+LAYERS = (
+    ("conv1", "conv", (16, 1, 3, 3)),
+    ("conv2", "conv", (32, 16, 3, 3)),
+    ("fc1", "gemm", (64, 512)),
+    ("fc2", "gemm", (10, 64)),
+)
 _HW = 8  # digits images are 8 x 8
 
 
@@ -136,10 +150,10 @@ def _train(params, data, cfg: TrainConfig, rng, masks: dict[str, np.ndarray] | N
     for _ in range(cfg.epochs):
         order = rng.permutation(len(ytr))
         for s in range(0, len(ytr), cfg.batch):
-            idx = order[s:s + cfg.batch]
+            idx = order[s : s + cfg.batch]
             g = g_fn(p, xtr[idx], ytr[idx])
             t += 1
-            c1, c2 = 1.0 - cfg.beta1 ** t, 1.0 - cfg.beta2 ** t
+            c1, c2 = 1.0 - cfg.beta1**t, 1.0 - cfg.beta2**t
             for k in p:
                 gk = g[k] * masks[k] if k in masks else g[k]
                 mom[k] = cfg.beta1 * mom[k] + (1 - cfg.beta1) * gk
@@ -192,8 +206,9 @@ def code_digest() -> str:
     return modules_digest(_CODE)
 
 
-def cnn_experiment(seed: int = 0, n: int = 2, m: int = 4, *, epochs: int = CNN_EPOCHS,
-                   use_cache: bool = True) -> CNNResult:
+def cnn_experiment(
+    seed: int = 0, n: int = 2, m: int = 4, *, epochs: int = CNN_EPOCHS, use_cache: bool = True
+) -> CNNResult:
     """Train (or load from the cache) the CNN reference: dense, one-shot N:M, ASP fine-tuned,
     ``epochs`` epochs each."""
     check_nm(n, m)
@@ -202,8 +217,9 @@ def cnn_experiment(seed: int = 0, n: int = 2, m: int = 4, *, epochs: int = CNN_E
     if seed < 0:
         raise InputError(f"must be >= 0, got {seed}", where="--seed")
     data = load_digits_split(seed)
-    key = hashlib.sha256(json.dumps({"code": code_digest(), "seed": seed, "n": n, "m": m,
-                                     "epochs": epochs}).encode()).hexdigest()[:24]
+    key = hashlib.sha256(
+        json.dumps({"code": code_digest(), "seed": seed, "n": n, "m": m, "epochs": epochs}).encode()
+    ).hexdigest()[:24]
     path = cache_root() / "quality" / f"cnn-{key}.npz"
     if use_cache:
         hit = _load(path, data)
@@ -252,11 +268,19 @@ def _experiment(seed: int, n: int, m: int, data, epochs: int) -> CNNResult:
         for name, kind, _ in LAYERS:
             layer = prune_layer(name, dense[name], n, m, kind)
             pruned[name] = layer.verdict.reason if not layer.pruned else True
-            if layer.pruned:
+            if layer.mask is not None:  # the layer is pruned
                 masks[name] = layer.mask.astype(np.float64)
         oneshot = {k: v * masks[k] if k in masks else v for k, v in dense.items()}
         ft = _train(oneshot, (xtr, ytr), cfg, rngs[2], masks)
-    return CNNResult(seed=seed, n=n, m=m, dense_accuracy=accuracy_of(dense, xte, yte),
-                     oneshot_accuracy=accuracy_of(oneshot, xte, yte), finetuned_accuracy=accuracy_of(ft, xte, yte),
-                     layers_pruned=pruned, epochs=epochs, seconds=time.perf_counter() - t0,
-                     models={"dense": dense, "finetuned": ft, "data": data})
+    return CNNResult(
+        seed=seed,
+        n=n,
+        m=m,
+        dense_accuracy=accuracy_of(dense, xte, yte),
+        oneshot_accuracy=accuracy_of(oneshot, xte, yte),
+        finetuned_accuracy=accuracy_of(ft, xte, yte),
+        layers_pruned=pruned,
+        epochs=epochs,
+        seconds=time.perf_counter() - t0,
+        models={"dense": dense, "finetuned": ft, "data": data},
+    )

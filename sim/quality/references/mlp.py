@@ -17,7 +17,16 @@ import numpy as np
 
 from sim.quality.prune.pruning import cubic_sparsity, gradual_nm_mask, prune_layer
 
-__all__ = ["MLP", "TrainConfig", "init_mlp", "train", "accuracy", "asp_masks", "train_gradual", "load_digits_split"]
+__all__ = [
+    "MLP",
+    "TrainConfig",
+    "init_mlp",
+    "train",
+    "accuracy",
+    "asp_masks",
+    "train_gradual",
+    "load_digits_split",
+]
 
 
 @dataclass
@@ -33,12 +42,12 @@ class MLP:
 
     @property
     def parameter_count(self) -> int:
-        return int(sum(w.size + b.size for w, b in zip(self.weights, self.biases)))
+        return int(sum(w.size + b.size for w, b in zip(self.weights, self.biases, strict=True)))
 
     def nonzero_parameter_count(self) -> int:
-        return int(sum(np.count_nonzero(w) + b.size for w, b in zip(self.weights, self.biases)))
+        return int(sum(np.count_nonzero(w) + b.size for w, b in zip(self.weights, self.biases, strict=True)))
 
-    def copy(self) -> "MLP":
+    def copy(self) -> MLP:
         return MLP([w.copy() for w in self.weights], [b.copy() for b in self.biases])
 
     def forward(self, x: np.ndarray, *, keep: bool = False):
@@ -46,7 +55,7 @@ class MLP:
         acts = []
         h = x
         last = len(self.weights) - 1
-        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
             acts.append(h)
             h = h @ w.T + b
             if i < last:
@@ -70,7 +79,7 @@ class TrainConfig:
 def init_mlp(widths: list[int], rng: np.random.Generator) -> MLP:
     """He-normal weights (He et al. 2015, std = sqrt(2 / fan_in)), zero biases."""
     ws, bs = [], []
-    for fan_in, fan_out in zip(widths[:-1], widths[1:]):
+    for fan_in, fan_out in zip(widths[:-1], widths[1:], strict=True):
         ws.append(rng.normal(0.0, np.sqrt(2.0 / fan_in), size=(fan_out, fan_in)))
         bs.append(np.zeros(fan_out))
     return MLP(ws, bs)
@@ -106,8 +115,8 @@ class _Adam:
     def step(self, params: list[np.ndarray], grads: list[np.ndarray]) -> None:
         c = self.cfg
         self.t += 1
-        corr1, corr2 = 1.0 - c.beta1 ** self.t, 1.0 - c.beta2 ** self.t
-        for p, g, m, v in zip(params, grads, self.m, self.v):
+        corr1, corr2 = 1.0 - c.beta1**self.t, 1.0 - c.beta2**self.t
+        for p, g, m, v in zip(params, grads, self.m, self.v, strict=True):
             m *= c.beta1
             m += (1.0 - c.beta1) * g
             v *= c.beta2
@@ -115,8 +124,16 @@ class _Adam:
             p -= c.lr * (m / corr1) / (np.sqrt(v / corr2) + c.eps)
 
 
-def train(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rng: np.random.Generator,
-          masks: list[np.ndarray | None] | None = None, *, on_epoch=None) -> MLP:
+def train(
+    model: MLP,
+    x: np.ndarray,
+    y: np.ndarray,
+    cfg: TrainConfig,
+    rng: np.random.Generator,
+    masks: list[np.ndarray | None] | None = None,
+    *,
+    on_epoch=None,
+) -> MLP:
     """Train in place (and return) ``model``; ``masks`` (per layer, None = dense) stay fixed:
     gradients of pruned weights are zeroed and the mask is re-applied after every step."""
     masks = masks or [None] * len(model.weights)
@@ -125,9 +142,9 @@ def train(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rng: np.ra
     for epoch in range(cfg.epochs):
         order = rng.permutation(len(y))
         for s in range(0, len(y), cfg.batch):
-            idx = order[s:s + cfg.batch]
+            idx = order[s : s + cfg.batch]
             gw, gb = _grads(model, x[idx], y[idx])
-            gw = [g if mk is None else g * mk for g, mk in zip(gw, masks)]
+            gw = [g if mk is None else g * mk for g, mk in zip(gw, masks, strict=True)]
             opt.step(model.weights + model.biases, gw + gb)
             _apply(model, masks)
         if on_epoch:
@@ -136,7 +153,7 @@ def train(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rng: np.ra
 
 
 def _apply(model: MLP, masks) -> None:
-    for w, mk in zip(model.weights, masks):
+    for w, mk in zip(model.weights, masks, strict=True):
         if mk is not None:
             w *= mk
 
@@ -146,8 +163,18 @@ def asp_masks(model: MLP, n: int, m: int) -> list[np.ndarray | None]:
     return [prune_layer(f"layer{i}", w, n, m).mask for i, w in enumerate(model.weights)]
 
 
-def train_gradual(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rng: np.random.Generator,
-                  n: int, m: int, *, ramp_fraction: float = 0.75, on_epoch=None) -> MLP:
+def train_gradual(
+    model: MLP,
+    x: np.ndarray,
+    y: np.ndarray,
+    cfg: TrainConfig,
+    rng: np.random.Generator,
+    n: int,
+    m: int,
+    *,
+    ramp_fraction: float = 0.75,
+    on_epoch=None,
+) -> MLP:
     """Gradual pruning from a trained dense model to N:M with the Zhu & Gupta (2017) cubic ramp.
 
     Sparsity of each prunable layer follows ``cubic_sparsity`` from 0 to 1 - N/M over the first
@@ -161,8 +188,9 @@ def train_gradual(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rn
     total = cfg.epochs * steps_per_epoch
     ramp = max(1, int(total * ramp_fraction))
     every = max(1, steps_per_epoch // 4)
-    masks: list[np.ndarray | None] = [np.ones_like(w, dtype=bool) if p else None
-                                      for w, p in zip(model.weights, prunable)]
+    masks: list[np.ndarray | None] = [
+        np.ones_like(w, dtype=bool) if p else None for w, p in zip(model.weights, prunable, strict=True)
+    ]
     opt = _Adam(model, cfg)
     step = 0
     for epoch in range(cfg.epochs):
@@ -174,9 +202,9 @@ def train_gradual(model: MLP, x: np.ndarray, y: np.ndarray, cfg: TrainConfig, rn
                     if masks[i] is not None:
                         masks[i] = masks[i] & gradual_nm_mask(w, target, n, m)
                 _apply(model, masks)
-            idx = order[s:s + cfg.batch]
+            idx = order[s : s + cfg.batch]
             gw, gb = _grads(model, x[idx], y[idx])
-            gw = [g if mk is None else g * mk for g, mk in zip(gw, masks)]
+            gw = [g if mk is None else g * mk for g, mk in zip(gw, masks, strict=True)]
             opt.step(model.weights + model.biases, gw + gb)
             _apply(model, masks)
             step += 1

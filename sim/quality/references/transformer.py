@@ -51,20 +51,47 @@ from hw.host import cache_root, die_with_parent, exclusive_lock, json_text, writ
 from hw.nm import check_nm
 from sim.asp_rules import ACT_GEMM, WEIGHT_GEMM, weight_verdict
 from sim.perf import ArrayConfig
-from sim.quality.prune.calibration import calibration_from_function
-from sim.quality.references.charlm import (
-    DTYPE, TINY, VOCAB, LMConfig, corpus, eval_lm, eval_windows, init_lm, layer_inputs, lm_loss, train_lm,
-    unigram_baseline,
-)
 from sim.quality.digest import modules_digest
+from sim.quality.prune.calibration import calibration_from_function
 from sim.quality.prune.method_names import METHODS
 from sim.quality.prune.oneshot import prune_tensors
+from sim.quality.references.charlm import (
+    DTYPE,
+    TINY,
+    VOCAB,
+    LMConfig,
+    corpus,
+    eval_lm,
+    eval_windows,
+    init_lm,
+    layer_inputs,
+    lm_loss,
+    train_lm,
+    unigram_baseline,
+)
 from sim.quality.references.reference import DEFAULT_DESIGN, GemmShape, perf_latency_fn
 from sim.quality.team.user_eval import prune_for_eval
 
-__all__ = ["LMConfig", "TINY", "VOCAB", "DTYPE", "corpus", "init_lm", "lm_loss", "train_lm", "eval_lm",
-           "eval_windows", "unigram_baseline", "lm_gemms", "TransformerResult", "transformer_experiment", "cache_dir",
-           "code_digest", "CALIB_WINDOWS", "calibration_windows"]
+__all__ = [
+    "LMConfig",
+    "TINY",
+    "VOCAB",
+    "DTYPE",
+    "corpus",
+    "init_lm",
+    "lm_loss",
+    "train_lm",
+    "eval_lm",
+    "eval_windows",
+    "unigram_baseline",
+    "lm_gemms",
+    "TransformerResult",
+    "transformer_experiment",
+    "cache_dir",
+    "code_digest",
+    "CALIB_WINDOWS",
+    "calibration_windows",
+]
 
 #: Calibration windows of the reference [A]: 128, the number of calibration sequences of the Wanda
 #: and SparseGPT papers (of 2,048 tokens there; of ``ctx`` characters here).
@@ -74,6 +101,7 @@ CALIB_WINDOWS = 128
 # ---------------------------------------------------------------------------------------------
 # latency: the model's GEMMs on a design (sim.perf)
 # ---------------------------------------------------------------------------------------------
+
 
 def lm_gemms(cfg: LMConfig, d_model: int, n: int, m: int, *, sparse: bool):
     """The GEMMs of one inference batch (``tokens_per_inference`` tokens in windows of ``ctx``):
@@ -110,6 +138,7 @@ def _params(p: dict) -> tuple[int, int]:
 # the experiment
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class TransformerResult:
     """Everything the transformer experiment measured (perplexities on the held-out split;
@@ -140,7 +169,9 @@ class TransformerResult:
     train_loss: dict
     seconds: float
     cpu_seconds: float  # CPU time of this process and its seed processes (the cost on an idle machine)
-    pretrained_perplexity: list[float] = field(default_factory=list)  # the dense model the one-shot runs prune
+    pretrained_perplexity: list[float] = field(
+        default_factory=list
+    )  # the dense model the one-shot runs prune
     oneshot_methods_perplexity: dict = field(default_factory=dict)  # method -> list (per seed)
     calibration: dict = field(default_factory=dict)
     cached: bool = False
@@ -152,7 +183,7 @@ class TransformerResult:
         return d
 
     @staticmethod
-    def from_json(d: dict, per_sample: dict) -> "TransformerResult":
+    def from_json(d: dict, per_sample: dict) -> TransformerResult:
         return TransformerResult(**d, per_sample=per_sample)
 
 
@@ -175,8 +206,17 @@ def shipped_dir() -> Path | None:
 
 
 #: The modules whose code decides the reference's results (the cache key).
-_CODE = ("references/transformer.py", "references/charlm.py", "prune/pruning.py", "prune/methods.py",
-         "prune/layouts.py", "prune/calibration.py", "prune/oneshot.py", "prune/tied.py", "team/user_eval.py")
+_CODE = (
+    "references/transformer.py",
+    "references/charlm.py",
+    "prune/pruning.py",
+    "prune/methods.py",
+    "prune/layouts.py",
+    "prune/calibration.py",
+    "prune/oneshot.py",
+    "prune/tied.py",
+    "team/user_eval.py",
+)
 
 
 def code_digest() -> str:
@@ -194,22 +234,28 @@ def calibration_windows(train_ids: np.ndarray, cfg: LMConfig, rng: np.random.Gen
 def oneshot_by_method(pre: dict, n: int, m: int, method: str, calib_x: np.ndarray, heads: int):
     """The pre-trained model ``pre`` pruned one-shot N:M by ``method`` with the reference's own
     calibration inputs, each block's taken from the model whose earlier blocks are pruned."""
-    cal = calibration_from_function(lambda weights: layer_inputs(weights, calib_x, heads),
-                                    f"built-in: {len(calib_x)} training windows")
+    cal = calibration_from_function(
+        lambda weights: layer_inputs(weights, calib_x, heads), f"built-in: {len(calib_x)} training windows"
+    )
     return prune_tensors(pre, n, m, method=method, calibration=cal)
 
 
-def equal_latency_dense_width(cfg: LMConfig, n: int, m: int, sparse_latency_fn, dense_latency_fn
-                              ) -> tuple[int, float, float, dict[int, float]]:
+def equal_latency_dense_width(
+    cfg: LMConfig, n: int, m: int, sparse_latency_fn, dense_latency_fn
+) -> tuple[int, float, float, dict[int, float]]:
     """Largest d_model (multiple of ``width_step`` and of ``heads``) whose dense model's latency on
     the dense design does not exceed the N:M model's latency on the sparse design."""
     ls = sparse_latency_fn(lm_gemms(cfg, cfg.d_model, n, m, sparse=True))
     step = cfg.width_step * cfg.heads // np.gcd(cfg.width_step, cfg.heads)
-    cands = {d: dense_latency_fn(lm_gemms(cfg, d, n, m, sparse=False)) for d in range(step, 2 * cfg.d_model + 1, step)}
+    cands = {
+        d: dense_latency_fn(lm_gemms(cfg, d, n, m, sparse=False))
+        for d in range(step, 2 * cfg.d_model + 1, step)
+    }
     fit = [d for d, lat in cands.items() if lat <= ls * (1 + 1e-12)]
     if not fit:
-        raise InputError(f"no dense width >= {step} runs within the sparse model's latency {ls:g}",
-                         where="equal latency")
+        raise InputError(
+            f"no dense width >= {step} runs within the sparse model's latency {ls:g}", where="equal latency"
+        )
     best = max(fit)
     return best, ls, cands[best], cands
 
@@ -238,8 +284,11 @@ def _seed_run(job, progress: Callable[[str], None] | None = None) -> dict:
         oneshot, masks, skip = prune_for_eval(pre, n, m)
         calib_x = calibration_windows(train_ids, cfg, rng[6])
         say("one-shot wanda and sparsegpt")
-        by_method = {meth: oneshot_by_method(pre, n, m, meth, calib_x, cfg.heads).tensors
-                     for meth in METHODS if meth != "magnitude"}
+        by_method = {
+            meth: oneshot_by_method(pre, n, m, meth, calib_x, cfg.heads).tensors
+            for meth in METHODS
+            if meth != "magnitude"
+        }
         say("dense control")
         dense, l_d = train_lm(pre, train_ids, cfg, rng[2], cfg.finetune_steps)
         say("ASP fine-tune")
@@ -250,24 +299,48 @@ def _seed_run(job, progress: Callable[[str], None] | None = None) -> dict:
             deq, l_e = dense, l_p + l_d
         else:
             say(f"dense d={d_eq} (equal latency)")
-            deq, l_e = train_lm(init_lm(cfg, rng[4], d_eq), train_ids, cfg, rng[5], cfg.steps + cfg.finetune_steps)
-        models = {"dense": dense, "oneshot": oneshot, "finetuned": ft, "gradual": gr, "dense_equal_latency": deq,
-                  "pretrained": pre, **{f"oneshot_{k}": v for k, v in by_method.items()}}
+            deq, l_e = train_lm(
+                init_lm(cfg, rng[4], d_eq), train_ids, cfg, rng[5], cfg.steps + cfg.finetune_steps
+            )
+        models = {
+            "dense": dense,
+            "oneshot": oneshot,
+            "finetuned": ft,
+            "gradual": gr,
+            "dense_equal_latency": deq,
+            "pretrained": pre,
+            **{f"oneshot_{k}": v for k, v in by_method.items()},
+        }
         per_sample = {r: eval_lm(mod, windows, cfg.heads).tolist() for r, mod in models.items()}
 
     def marks(lo):  # training loss (20-step mean) at the start, the middle and the end
-        return [float(np.mean(lo[max(0, i - 20):i + 1])) for i in (0, len(lo) // 2, len(lo) - 1)]
+        return [float(np.mean(lo[max(0, i - 20) : i + 1])) for i in (0, len(lo) // 2, len(lo) - 1)]
 
-    return {"per_sample": per_sample,
-            "losses": {"dense": marks(l_p + l_d), "finetuned": marks(l_f), "gradual": marks(l_g),
-                       "dense_equal_latency": marks(l_e)},
-            "pruned": list(masks), "skipped": [{"name": k, "reason": v} for k, v in skip.items()],
-            "sizes": (_params(ft), _params(deq)[0])}
+    return {
+        "per_sample": per_sample,
+        "losses": {
+            "dense": marks(l_p + l_d),
+            "finetuned": marks(l_f),
+            "gradual": marks(l_g),
+            "dense_equal_latency": marks(l_e),
+        },
+        "pruned": list(masks),
+        "skipped": [{"name": k, "reason": v} for k, v in skip.items()],
+        "sizes": (_params(ft), _params(deq)[0]),
+    }
 
 
-def transformer_experiment(n: int = 2, m: int = 4, *, seed: int = 0, cfg: LMConfig | None = None,
-                           sparse_arch=None, dense_arch=None, use_cache: bool = True,
-                           progress: Callable[[str], None] | None = None) -> TransformerResult:
+def transformer_experiment(
+    n: int = 2,
+    m: int = 4,
+    *,
+    seed: int = 0,
+    cfg: LMConfig | None = None,
+    sparse_arch=None,
+    dense_arch=None,
+    use_cache: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> TransformerResult:
     """Run (or load from the cache) the transformer experiment for N:M over ``cfg.seeds`` seeds
     starting at ``seed``. ``sparse_arch`` / ``dense_arch``: the ``sim.perf.ArrayConfig`` the
     sparse model and the equal-latency dense model run on (default: sim.quality.DEFAULT_DESIGN
@@ -277,17 +350,25 @@ def transformer_experiment(n: int = 2, m: int = 4, *, seed: int = 0, cfg: LMConf
     if seed < 0:
         raise InputError(f"must be >= 0, got {seed}", where="--seed")
     if cfg.d_model % cfg.heads or cfg.d_model % 16:
-        raise InputError(f"d_model {cfg.d_model} must be a multiple of 16 and of heads {cfg.heads}", where="LMConfig")
+        raise InputError(
+            f"d_model {cfg.d_model} must be a multiple of 16 and of heads {cfg.heads}", where="LMConfig"
+        )
     sparse_arch = sparse_arch or ArrayConfig(**DEFAULT_DESIGN, n=n, m=m)
     dense_arch = dense_arch or replace(sparse_arch, sparse=False)
     if dense_arch.sparse:
-        raise InputError("the equal-latency dense model must run on a design with dense PEs", where="dense_arch")
+        raise InputError(
+            "the equal-latency dense model must run on a design with dense PEs", where="dense_arch"
+        )
     lat_s, lat_d = perf_latency_fn(sparse_arch), perf_latency_fn(dense_arch)
     # the latencies are recomputed on every call (sim.perf, milliseconds); the training depends on
     # the designs only through the equal-latency width, which is therefore what the cache is keyed by
     d_eq, ls, ld, _ = equal_latency_dense_width(cfg, n, m, lat_s, lat_d)
-    timing = {"sparse_latency": ls, "dense_equal_latency_latency": ld,
-              "latency_model": lat_s.description, "dense_latency_model": lat_d.description}  # type: ignore[attr-defined]
+    timing = {
+        "sparse_latency": ls,
+        "dense_equal_latency_latency": ld,
+        "latency_model": lat_s.description,
+        "dense_latency_model": lat_d.description,
+    }
     key_obj = {"code": code_digest(), "n": n, "m": m, "seed": seed, "cfg": asdict(cfg), "dense_d_model": d_eq}
     key = hashlib.sha256(json.dumps(key_obj, sort_keys=True).encode()).hexdigest()[:24]
     path = cache_dir() / f"transformer-{key}.json"
@@ -306,7 +387,9 @@ def transformer_experiment(n: int = 2, m: int = 4, *, seed: int = 0, cfg: LMConf
             return hit
         res = _experiment(n, m, seed, cfg, d_eq, timing, progress)
         try:
-            write_file(path, json_text({"key": key_obj, "result": res.to_json(), "per_sample": res.per_sample}))
+            write_file(
+                path, json_text({"key": key_obj, "result": res.to_json(), "per_sample": res.per_sample})
+            )
             RESULT_FILES[path.name] = path
         except InputError:
             pass  # no writable cache: the result is still returned
@@ -334,16 +417,30 @@ def _experiment(n, m, seed, cfg, d_eq: int, timing: dict, progress) -> Transform
     t0 = time.perf_counter()
 
     def _cpu() -> float:
-        return sum(resource.getrusage(w).ru_utime + resource.getrusage(w).ru_stime
-                   for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        return sum(
+            resource.getrusage(w).ru_utime + resource.getrusage(w).ru_stime
+            for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
 
     c0 = _cpu()
     train_ids, test_ids, digest, chars = corpus()
     windows = eval_windows(test_ids, cfg)
-    runs = ("dense", "oneshot", "finetuned", "gradual", "dense_equal_latency", "pretrained",
-            *(f"oneshot_{k}" for k in METHODS if k != "magnitude"))
+    runs = (
+        "dense",
+        "oneshot",
+        "finetuned",
+        "gradual",
+        "dense_equal_latency",
+        "pretrained",
+        *(f"oneshot_{k}" for k in METHODS if k != "magnitude"),
+    )
     ps: dict[str, list[list[float]]] = {r: [] for r in runs}
-    losses: dict[str, list[list[float]]] = {"dense": [], "finetuned": [], "gradual": [], "dense_equal_latency": []}
+    losses: dict[str, list[list[float]]] = {
+        "dense": [],
+        "finetuned": [],
+        "gradual": [],
+        "dense_equal_latency": [],
+    }
 
     def say(msg):
         if progress:
@@ -353,8 +450,12 @@ def _experiment(n, m, seed, cfg, d_eq: int, timing: dict, progress) -> Transform
     jobs = [(s, n, m, cfg, d_eq) for s in seeds]
     say(f"transformer reference: {len(seeds)} seed(s), {min(_WORKERS, len(seeds))} process(es)")
     if len(jobs) > 1 and _WORKERS > 1:
-        with cf.ProcessPoolExecutor(max_workers=min(_WORKERS, len(jobs)), mp_context=mp.get_context("spawn"),
-                                    initializer=die_with_parent, initargs=(os.getpid(),)) as ex:  # no orphans
+        with cf.ProcessPoolExecutor(
+            max_workers=min(_WORKERS, len(jobs)),
+            mp_context=mp.get_context("spawn"),
+            initializer=die_with_parent,
+            initargs=(os.getpid(),),
+        ) as ex:  # no orphans
             outs = list(ex.map(_seed_run, jobs))
     else:
         outs = [_seed_run(j, progress) for j in jobs]
@@ -369,24 +470,47 @@ def _experiment(n, m, seed, cfg, d_eq: int, timing: dict, progress) -> Transform
         return [float(np.exp(np.mean(x))) for x in ps[r]]
 
     res = TransformerResult(
-        n=n, m=m, seeds=list(range(seed, seed + cfg.seeds)), config={**asdict(cfg), "d_ff": cfg.d_ff},
-        corpus={"source": "pydoc_data.topics (CPython's bundled English reference text), topics in key order",
-                "sha256": digest, "characters": chars, "train_characters": int(len(train_ids)),
-                "heldout_characters": int(len(test_ids)), "heldout_windows": int(len(windows[0])),
-                "window": cfg.ctx, "vocab": VOCAB},
+        n=n,
+        m=m,
+        seeds=list(range(seed, seed + cfg.seeds)),
+        config={**asdict(cfg), "d_ff": cfg.d_ff},
+        corpus={
+            "source": "pydoc_data.topics (CPython's bundled English reference text), topics in key order",
+            "sha256": digest,
+            "characters": chars,
+            "train_characters": int(len(train_ids)),
+            "heldout_characters": int(len(test_ids)),
+            "heldout_windows": int(len(windows[0])),
+            "window": cfg.ctx,
+            "vocab": VOCAB,
+        },
         unigram=unigram_baseline(train_ids, windows[1].reshape(-1)),
-        dense_perplexity=ppl("dense"), oneshot_perplexity=ppl("oneshot"), finetuned_perplexity=ppl("finetuned"),
-        gradual_perplexity=ppl("gradual"), dense_equal_latency_perplexity=ppl("dense_equal_latency"),
-        sparse_d_model=cfg.d_model, dense_equal_latency_d_model=d_eq,
-        sparse_params=sizes[0][0], sparse_nonzero_params=sizes[0][1], dense_equal_latency_params=sizes[1],
+        dense_perplexity=ppl("dense"),
+        oneshot_perplexity=ppl("oneshot"),
+        finetuned_perplexity=ppl("finetuned"),
+        gradual_perplexity=ppl("gradual"),
+        dense_equal_latency_perplexity=ppl("dense_equal_latency"),
+        sparse_d_model=cfg.d_model,
+        dense_equal_latency_d_model=d_eq,
+        sparse_params=sizes[0][0],
+        sparse_nonzero_params=sizes[0][1],
+        dense_equal_latency_params=sizes[1],
         **timing,
-        pruned_tensors=pruned, skipped_tensors=skipped,
+        pruned_tensors=pruned,
+        skipped_tensors=skipped,
         train_loss={r: v for r, v in losses.items()},
-        seconds=time.perf_counter() - t0, cpu_seconds=_cpu() - c0, per_sample=ps,
+        seconds=time.perf_counter() - t0,
+        cpu_seconds=_cpu() - c0,
+        per_sample=ps,
         pretrained_perplexity=ppl("pretrained"),
-        oneshot_methods_perplexity={k: ppl("oneshot" if k == "magnitude" else f"oneshot_{k}") for k in METHODS},
-        calibration={"source": f"built-in: {CALIB_WINDOWS} windows of {cfg.ctx} characters at random offsets of the "
-                               "training split", "samples": CALIB_WINDOWS * cfg.ctx,
-                     "inputs": "pruned prefix (sequential, block by block)"},
+        oneshot_methods_perplexity={
+            k: ppl("oneshot" if k == "magnitude" else f"oneshot_{k}") for k in METHODS
+        },
+        calibration={
+            "source": f"built-in: {CALIB_WINDOWS} windows of {cfg.ctx} characters at random offsets of the "
+            "training split",
+            "samples": CALIB_WINDOWS * cfg.ctx,
+            "inputs": "pruned prefix (sequential, block by block)",
+        },
     )
     return res

@@ -48,8 +48,16 @@ from hw.errors import InputError
 from sim.quality.team import team_code
 from sim.quality.team.team_code import OPAQUE, recv_msg, send_msg
 
-__all__ = ["DEFAULT_HOOK_TIMEOUT", "MAX_HOOK_TIMEOUT", "HookRaised", "HookTimeout", "TeamHook", "Opaque",
-           "check_hook_timeout", "printable"]
+__all__ = [
+    "DEFAULT_HOOK_TIMEOUT",
+    "MAX_HOOK_TIMEOUT",
+    "HookRaised",
+    "HookTimeout",
+    "TeamHook",
+    "Opaque",
+    "check_hook_timeout",
+    "printable",
+]
 
 #: Seconds a call of a team hook (or its import) may take [A]: generous for an eval over a
 #: validation set on CPU; ``--hook-timeout`` / ``[quality] hook_timeout`` change it.
@@ -73,9 +81,15 @@ class HookTimeout:
 
 def check_hook_timeout(value, where: str) -> float:
     """A limit in seconds: a finite number in (0, MAX_HOOK_TIMEOUT]."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not 0 < value <= MAX_HOOK_TIMEOUT:
-        raise InputError(f"must be a number of seconds > 0 and <= {MAX_HOOK_TIMEOUT:g}, got {value!r}", where=where)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0 < value <= MAX_HOOK_TIMEOUT
+    ):
+        raise InputError(
+            f"must be a number of seconds > 0 and <= {MAX_HOOK_TIMEOUT:g}, got {value!r}", where=where
+        )
     return float(value)
 
 
@@ -114,7 +128,9 @@ class HookRaised(InputError):
         line safe for the terminal; empty when no frame is in the team's files."""
         if not self.frames:
             return []
-        out = [f"{printable(self.where or 'the hook')}: traceback in the team's code (most recent call last):"]
+        out = [
+            f"{printable(self.where or 'the hook')}: traceback in the team's code (most recent call last):"
+        ]
         for file, line, fn, text in self.frames:
             out.append(f'  File "{printable(file, 2 * _QUOTE)}", line {line}, in {printable(fn, 60)}')
             if text:
@@ -125,15 +141,20 @@ class HookRaised(InputError):
 def _frames(reply: tuple) -> list[tuple[str, int, str, str]]:
     """The frames of a ``raised`` reply (none from an older child, or malformed ones dropped)."""
     raw = reply[3] if len(reply) > 3 and isinstance(reply[3], list) else []
-    return [(str(f[0]), int(f[1]), str(f[2]), str(f[3])) for f in raw
-            if isinstance(f, (list, tuple)) and len(f) == 4 and isinstance(f[1], int)]
+    return [
+        (str(f[0]), int(f[1]), str(f[2]), str(f[3]))
+        for f in raw
+        if isinstance(f, (list, tuple)) and len(f) == 4 and isinstance(f[1], int)
+    ]
 
 
 class _PlainUnpickler(pickle.Unpickler):
     """Reads the child's replies: builtins and numpy arrays only, never the team's classes."""
 
     def find_class(self, module, name):
-        if (module.split(".")[0] == "numpy" and name in _NUMPY_NAMES) or (module == "builtins" and name == "complex"):
+        if (module.split(".")[0] == "numpy" and name in _NUMPY_NAMES) or (
+            module == "builtins" and name == "complex"
+        ):
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"{module}.{name}")
 
@@ -163,12 +184,15 @@ def _tensor_file(tensors: dict[str, np.ndarray]) -> tuple[dict, int, int | None]
         size += a.nbytes
     if not layout:
         return layout, 0, None
-    fd = os.memfd_create("sparsepe-hook-weights", os.MFD_CLOEXEC) if hasattr(os, "memfd_create") else \
-        os.dup(tempfile.TemporaryFile().fileno())
+    fd = (
+        os.memfd_create("sparsepe-hook-weights", os.MFD_CLOEXEC)
+        if hasattr(os, "memfd_create")
+        else os.dup(tempfile.TemporaryFile().fileno())
+    )
     try:
         os.ftruncate(fd, size)
         for k, a in tensors.items():
-            view, offset = memoryview(a.reshape(-1).view(np.uint8)), layout[k][0]
+            view, offset = a.reshape(-1).view(np.uint8).data, layout[k][0]
             while view.nbytes:
                 done = os.pwrite(fd, view, offset)
                 view, offset = view[done:], offset + done
@@ -196,8 +220,14 @@ class TeamHook:
     context manager, or :meth:`close`; the child is also killed when the object is collected or
     the interpreter exits."""
 
-    def __init__(self, spec: str, base_dir: str | Path | None = None, *, what: str = "eval",
-                 timeout: HookTimeout | None = None):
+    def __init__(
+        self,
+        spec: str,
+        base_dir: str | Path | None = None,
+        *,
+        what: str = "eval",
+        timeout: HookTimeout | None = None,
+    ):
         self.spec = spec
         self.what = what
         self.where = f"{what} {spec!r}"
@@ -211,8 +241,12 @@ class TeamHook:
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-P", _CHILD, str(child_sock.fileno()), str(os.getpid())],
-                stdin=subprocess.DEVNULL, stdout=self._out, stderr=self._err, pass_fds=(child_sock.fileno(),),
-                start_new_session=True)
+                stdin=subprocess.DEVNULL,
+                stdout=self._out,
+                stderr=self._err,
+                pass_fds=(child_sock.fileno(),),
+                start_new_session=True,
+            )
         except BaseException:
             parent_sock.close()
             self._out.close()
@@ -220,12 +254,16 @@ class TeamHook:
             raise
         finally:
             child_sock.close()
-        self._sock = parent_sock
+        self._sock: socket.socket | None = parent_sock
         self._finalizer = weakref.finalize(self, _kill_group, self._proc)
         try:
             base = None if base_dir is None else str(base_dir)
-            self._send([pickle.dumps({"spec": spec, "base_dir": base, "what": what, "path": list(sys.path)})],
-                       time.monotonic() + self.timeout.seconds, self.where, "import")
+            self._send(
+                [pickle.dumps({"spec": spec, "base_dir": base, "what": what, "path": list(sys.path)})],
+                time.monotonic() + self.timeout.seconds,
+                self.where,
+                "import",
+            )
             reply = self._reply(time.monotonic() + self.timeout.seconds, self.where, "import")
             if reply[0] == "error":
                 raise InputError(printable(reply[1], 2 * _QUOTE), where=self.where)
@@ -273,14 +311,27 @@ class TeamHook:
         deadline = time.monotonic() + self.timeout.seconds
         try:
             if weights is None:
-                self._send([pickle.dumps({"names": [], "layout": {}, "size": 0, "with_weights": False})], deadline,
-                           where, "call")
+                self._send(
+                    [pickle.dumps({"names": [], "layout": {}, "size": 0, "with_weights": False})],
+                    deadline,
+                    where,
+                    "call",
+                )
             else:
                 changed = {k: _contiguous(v) for k, v in weights.items() if self._sent.get(k) is not v}
                 layout, size, fd = _tensor_file(changed)
                 try:
-                    self._send([pickle.dumps({"names": list(weights), "layout": layout, "size": size,
-                                              "with_weights": True})], deadline, where, "call", fd)
+                    self._send(
+                        [
+                            pickle.dumps(
+                                {"names": list(weights), "layout": layout, "size": size, "with_weights": True}
+                            )
+                        ],
+                        deadline,
+                        where,
+                        "call",
+                        fd,
+                    )
                 finally:
                     if fd is not None:
                         os.close(fd)
@@ -300,43 +351,60 @@ class TeamHook:
 
     # -- the conversation ------------------------------------------------------------------
 
+    def _open_socket(self) -> socket.socket:
+        if self._sock is None:
+            raise RuntimeError(f"{self.where}: the hook is closed")
+        return self._sock
+
     def _send(self, msgs, deadline: float, where: str, step: str, fd: int | None = None) -> None:
+        sock = self._open_socket()
         try:
             for m in msgs:
-                self._sock.settimeout(max(deadline - time.monotonic(), 1e-3))
-                send_msg(self._sock, m)
+                sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+                send_msg(sock, m)
             if fd is not None:
-                socket.send_fds(self._sock, [b"T"], [fd])
+                socket.send_fds(sock, [b"T"], [fd])
         except TimeoutError:
             self._timed_out(where, step)
         except OSError:  # the child is gone (broken pipe, reset)
             self._died(where, step)
 
     def _reply(self, deadline: float, where: str, step: str) -> tuple:
+        sock = self._open_socket()
         try:
-            self._sock.settimeout(max(deadline - time.monotonic(), 1e-3))
-            data = recv_msg(self._sock)
+            sock.settimeout(max(deadline - time.monotonic(), 1e-3))
+            data = recv_msg(sock)
         except TimeoutError:
             self._timed_out(where, step)
         except (EOFError, OSError):
             self._died(where, step)
         printed = self._stdout()
         if printed:
-            raise InputError(f"printed to stdout ({printed}); a hook must not write to stdout, which carries "
-                             "sparsepe's own output (--json): write to stderr or a log file", where=where)
+            raise InputError(
+                f"printed to stdout ({printed}); a hook must not write to stdout, which carries "
+                "sparsepe's own output (--json): write to stderr or a log file",
+                where=where,
+            )
         try:
             reply = _PlainUnpickler(io.BytesIO(data)).load()
         except Exception as exc:  # noqa: BLE001 - a reply the tool does not read: never the team's classes
-            raise InputError(f"returned a value that cannot be read ({printable(exc)})", where=where) from None
-        if not isinstance(reply, tuple) or not reply or reply[0] not in ("ready", "error", "ok", "raised", "bad"):
+            raise InputError(
+                f"returned a value that cannot be read ({printable(exc)})", where=where
+            ) from None
+        if (
+            not isinstance(reply, tuple)
+            or not reply
+            or reply[0] not in ("ready", "error", "ok", "raised", "bad")
+        ):
             raise InputError("the child process sent an unknown reply", where=where)
         return reply
 
     def _timed_out(self, where: str, step: str):
         s = self.timeout
         what = "its import did not finish" if step == "import" else "did not return"
-        raise InputError(f"{what} within {s.seconds:g} s{f' ({s.setting})' if s.setting else ''}; stopped",
-                         where=where)
+        raise InputError(
+            f"{what} within {s.seconds:g} s{f' ({s.setting})' if s.setting else ''}; stopped", where=where
+        )
 
     def _died(self, where: str, step: str):
         status = self._exit_status()
@@ -350,7 +418,11 @@ class TeamHook:
             except ValueError:
                 name = f"signal {-status}"
             what = f"was killed by {name}"
-        what += " during its import" if step == "import" else " instead of returning (os._exit, a crash or a signal)"
+        what += (
+            " during its import"
+            if step == "import"
+            else " instead of returning (os._exit, a crash or a signal)"
+        )
         tail = self._stderr_tail()
         raise InputError(what + (f"; its last stderr line: {tail}" if tail else ""), where=where)
 

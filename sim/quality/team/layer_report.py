@@ -11,6 +11,7 @@ layer index])``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -18,11 +19,11 @@ import numpy as np
 
 from hw.errors import InputError
 from sim.quality.prune.calibration import Calibration, calibration_from_arrays, calibration_from_spec
-from sim.quality.team.hooks import HookTimeout
 from sim.quality.prune.layouts import Layout, LayoutRule
 from sim.quality.prune.oneshot import OneShot, prune_tensors
-from sim.quality.prune.tied import config_tie
 from sim.quality.prune.pruning import kind_for_shape
+from sim.quality.prune.tied import config_tie
+from sim.quality.team.hooks import HookTimeout
 from sim.quality.team.weights import classify, load_tensors
 
 __all__ = ["LayerQuality", "layer_quality", "weights_report", "CALIB_SAMPLES"]
@@ -53,8 +54,9 @@ class LayerQuality:
         return asdict(self)
 
 
-def _measure(w: np.ndarray, wp: np.ndarray, lay: Layout, x: np.ndarray | None, rng: np.random.Generator
-             ) -> tuple[float, float, float | None, str]:
+def _measure(
+    w: np.ndarray, wp: np.ndarray, lay: Layout, x: np.ndarray | None, rng: np.random.Generator
+) -> tuple[float, float, float | None, str]:
     """(retained share, relative output error, SNR dB or None, inputs used) of one pruned tensor."""
     a, b = lay.to_matrices(w), lay.to_matrices(wp)
     total = float(np.abs(a).sum())
@@ -75,24 +77,55 @@ def _measure(w: np.ndarray, wp: np.ndarray, lay: Layout, x: np.ndarray | None, r
     return share, rel, snr, src
 
 
-def _row(name: str, w: np.ndarray, shot: OneShot, x: np.ndarray | None, rng: np.random.Generator) -> LayerQuality:
+def _row(
+    name: str, w: np.ndarray, shot: OneShot, x: np.ndarray | None, rng: np.random.Generator
+) -> LayerQuality:
     shape = [int(d) for d in w.shape]
     if name not in shot.masks:
-        return LayerQuality(name, shape, kind_for_shape(tuple(shape)), False, shot.skipped.get(name, "not pruned"),
-                            float(np.count_nonzero(w) / w.size), 1.0, 0.0, None, "none (not pruned)")
+        return LayerQuality(
+            name,
+            shape,
+            kind_for_shape(tuple(shape)),
+            False,
+            shot.skipped.get(name, "not pruned"),
+            float(np.count_nonzero(w) / w.size),
+            1.0,
+            0.0,
+            None,
+            "none (not pruned)",
+        )
     lay = shot.layouts[name]
     wp = shot.tensors[name]
     share, rel, snr, src = _measure(np.asarray(w, np.float64), np.asarray(wp, np.float64), lay, x, rng)
     canon = lay.canonical_shape(tuple(shape))
-    return LayerQuality(name, shape, kind_for_shape(canon), True,
-                        f"{lay.name} ({lay.how}); groups along axis {lay.reduction_axis(w.ndim)}",
-                        float(np.count_nonzero(wp) / wp.size), share, rel, snr, src, lay.name,
-                        lay.reduction_axis(w.ndim), shot.methods[name])
+    return LayerQuality(
+        name,
+        shape,
+        kind_for_shape(canon),
+        True,
+        f"{lay.name} ({lay.how}); groups along axis {lay.reduction_axis(w.ndim)}",
+        float(np.count_nonzero(wp) / wp.size),
+        share,
+        rel,
+        snr,
+        src,
+        lay.name,
+        lay.reduction_axis(w.ndim),
+        shot.methods[name],
+    )
 
 
-def layer_quality(name: str, w: np.ndarray, n: int = 2, m: int = 4, *, calib: np.ndarray | None = None,
-                  rng: np.random.Generator | None = None, method: str | None = None,
-                  layout_rules: list[LayoutRule] | None = None) -> LayerQuality:
+def layer_quality(
+    name: str,
+    w: np.ndarray,
+    n: int = 2,
+    m: int = 4,
+    *,
+    calib: np.ndarray | None = None,
+    rng: np.random.Generator | None = None,
+    method: str | None = None,
+    layout_rules: list[LayoutRule] | None = None,
+) -> LayerQuality:
     """Prune one layer (sim.quality.prune.oneshot) and measure what pruning did to its output."""
     w = np.asarray(w)
     cal = None if calib is None else calibration_from_arrays({name: calib}, "calib")
@@ -100,42 +133,72 @@ def layer_quality(name: str, w: np.ndarray, n: int = 2, m: int = 4, *, calib: np
     return _row(name, w, shot, shot.inputs.get(name), rng or np.random.default_rng(0))
 
 
-def weights_report(path: str | Path, n: int = 2, m: int = 4, *, seed: int = 0,
-                   calibration: Calibration | str | Path | None = None, method: str | None = None,
-                   layout_rules: list[LayoutRule] | None = None,
-                   hook_timeout: HookTimeout | None = None, prune_lm_head: bool = False) -> tuple[dict, OneShot]:
+def weights_report(
+    path: str | Path,
+    n: int = 2,
+    m: int = 4,
+    *,
+    seed: int = 0,
+    calibration: Calibration | str | Path | None = None,
+    method: str | None = None,
+    layout_rules: list[LayoutRule] | None = None,
+    hook_timeout: HookTimeout | None = None,
+    prune_lm_head: bool = False,
+) -> tuple[dict, OneShot]:
     """(the per-layer report of pruning every weight of a user file, the pruned checkpoint);
     ``hook_timeout``: the limit of each call of a calibration function (sim.quality.team.hooks); an
     LM head tied to the input embedding is kept dense unless ``prune_lm_head`` (sim.quality.prune.tied)."""
     tensors = load_tensors(path)
     weights, skipped = classify(path, tensors)
-    kw = {"method": method, "layout_rules": layout_rules, "prune_lm_head": prune_lm_head, "tie": config_tie(path)}
+    prune = functools.partial(
+        prune_tensors,
+        tensors,
+        n,
+        m,
+        method=method,
+        layout_rules=layout_rules,
+        prune_lm_head=prune_lm_head,
+        tie=config_tie(path),
+    )
     if isinstance(calibration, Calibration) or calibration is None:
         cal = calibration
-        shot = prune_tensors(tensors, n, m, calibration=cal, **kw)
+        shot = prune(calibration=cal)
     else:
         with calibration_from_spec(calibration, timeout=hook_timeout) as cal:
-            shot = prune_tensors(tensors, n, m, calibration=cal, **kw)
-    rows = [_row(name, w, shot, shot.inputs.get(name), np.random.default_rng([seed, i]))
-            for i, (name, w) in enumerate(weights.items())]
+            shot = prune(calibration=cal)
+    rows = [
+        _row(name, w, shot, shot.inputs.get(name), np.random.default_rng([seed, i]))
+        for i, (name, w) in enumerate(weights.items())
+    ]
     if not shot.masks and rows and all(r.name in shot.tied for r in rows):
-        raise InputError(f"its only weight, {rows[0].name!r}, is an LM head tied to the input embedding, kept dense "
-                         "as simulate --hf-config keeps it: give --prune-lm-head to prune it (and the embedding "
-                         "with it)", where=str(path))
+        raise InputError(
+            f"its only weight, {rows[0].name!r}, is an LM head tied to the input embedding, kept dense "
+            "as simulate --hf-config keeps it: give --prune-lm-head to prune it (and the embedding "
+            "with it)",
+            where=str(path),
+        )
     if not shot.masks:
         first = rows[0]
-        raise InputError(f"shape {tuple(first.shape)} cannot be tiled by {n}:{m} groups under the ASP rules "
-                         f"({first.reason}); no tensor in the file can be pruned",
-                         where=f"{path}: tensor {first.name!r}")
+        raise InputError(
+            f"shape {tuple(first.shape)} cannot be tiled by {n}:{m} groups under the ASP rules "
+            f"({first.reason}); no tensor in the file can be pruned",
+            where=f"{path}: tensor {first.name!r}",
+        )
     pruned = [r for r in rows if r.pruned]
-    note = (f"inputs of each layer from {shot.calibration['source']} where given; " if cal is not None else "") \
+    note = (
+        (f"inputs of each layer from {shot.calibration['source']} where given; " if cal is not None else "")
         + f"otherwise X ~ N(0, 1) i.i.d., {CALIB_SAMPLES} rows per layer, numpy default_rng([seed, layer index])"
+    )
     return {
-        "file": str(path), "nm": f"{n}:{m}", "seed": seed, "method": shot.method,
+        "file": str(path),
+        "nm": f"{n}:{m}",
+        "seed": seed,
+        "method": shot.method,
         "calibration": {**shot.calibration, "measured_on": note},
         "layouts": shot.layouts_json(),
         "layers": [r.to_json() for r in rows],
         "skipped": [{"name": k, "reason": v} for k, v in skipped.items()],
-        "layers_pruned": len(pruned), "layers_dense": len(rows) - len(pruned),
+        "layers_pruned": len(pruned),
+        "layers_dense": len(rows) - len(pruned),
         "tied_lm_head": shot.tied_json(),
     }, shot

@@ -45,11 +45,23 @@ import sysconfig
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
-__all__ = ["HookLoadError", "load_function", "takes_weights", "first_line", "describe", "plain", "OPAQUE", "serve",
-           "send_msg", "recv_msg", "team_frames"]
+__all__ = [
+    "HookLoadError",
+    "load_function",
+    "takes_weights",
+    "first_line",
+    "describe",
+    "plain",
+    "OPAQUE",
+    "serve",
+    "send_msg",
+    "recv_msg",
+    "team_frames",
+]
 
 #: Tag of a value that is not plain data (an object of the team's own class, a generator, ...):
 #: ``(OPAQUE, type name)``. Tuples never occur otherwise in :func:`plain`'s output (lists do).
@@ -106,6 +118,8 @@ def load_function(spec: str, base_dir: str | Path | None = None, *, what: str = 
         if path is not None:
             name = f"_sparsepe_eval_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]}"
             sp = importlib.util.spec_from_file_location(name, path)
+            if sp is None or sp.loader is None:  # never for a .py file: it gets a source loader
+                raise HookLoadError(f"no loader for {path}")
             module = importlib.util.module_from_spec(sp)
             sys.modules[name] = module
             sp.loader.exec_module(module)
@@ -136,7 +150,9 @@ def takes_weights(fn: Callable) -> bool:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
+    return any(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params
+    )
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -152,8 +168,11 @@ def team_frames(exc: BaseException, fn: Callable, base_dir: str | None) -> list[
     ``base_dir``, or anywhere outside the interpreter's standard library and site-packages; never
     this file's own frames."""
     own = str(Path(__file__).resolve())
-    team_dirs = [str(Path(d).resolve()) + os.sep for d in
-                 (os.path.dirname(getattr(getattr(fn, "__code__", None), "co_filename", "") or ""), base_dir) if d]
+    team_dirs = [
+        str(Path(d).resolve()) + os.sep
+        for d in (os.path.dirname(getattr(getattr(fn, "__code__", None), "co_filename", "") or ""), base_dir)
+        if d
+    ]
     libs = _library_dirs()
     out = []
     for fs in traceback.extract_tb(exc.__traceback__):
@@ -284,8 +303,12 @@ def _receive_tensors(sock: socket.socket, layout: dict, size: int) -> dict[str, 
     out = {}
     for name, (offset, dtype, shape) in layout.items():
         count = int(np.prod(shape, dtype=np.int64))
-        out[name] = (np.frombuffer(mm, dtype=dtype, count=count, offset=offset) if count else
-                     np.empty(0, dtype=dtype)).reshape(shape)
+        out[name] = (
+            # a tensor with elements makes size > 0, so the mapping exists
+            np.frombuffer(cast(mmap.mmap, mm), dtype=dtype, count=count, offset=offset)
+            if count
+            else np.empty(0, dtype=dtype)
+        ).reshape(shape)
     return out
 
 
@@ -312,7 +335,7 @@ def serve(sock: socket.socket) -> None:
                 del state[k]
         try:
             out = fn({k: state[k].copy() for k in head["names"]}) if head["with_weights"] else fn()
-            msg = ("ok", plain(out))
+            msg: tuple[object, ...] = ("ok", plain(out))
         except BaseException as exc:  # noqa: BLE001 - the team's code may raise anything, SystemExit too
             try:
                 frames = team_frames(exc, fn, init["base_dir"])

@@ -18,6 +18,7 @@ must be finite and at most :data:`MAX_SCORE` in magnitude.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,17 +26,25 @@ from pathlib import Path
 import numpy as np
 
 from hw.errors import InputError
+from sim.quality.evidence.stats import loss_of, paired_interval
 from sim.quality.prune.calibration import Calibration, calibration_from_spec
-from sim.quality.team.hooks import HookTimeout, TeamHook
 from sim.quality.prune.layouts import LayoutRule
 from sim.quality.prune.oneshot import OneShot, prune_tensors
-from sim.quality.prune.tied import config_tie
 from sim.quality.prune.pruning import is_nm
-from sim.quality.evidence.stats import loss_of, paired_interval
+from sim.quality.prune.tied import config_tie
+from sim.quality.team.hooks import HookTimeout, TeamHook
 from sim.quality.team.weights import check_save_path, load_tensors, save_tensors
 
-__all__ = ["Score", "load_eval", "run_eval", "prune_for_eval", "model_evidence", "load_and_prune", "MAX_SCORE",
-           "check_finite_loss"]
+__all__ = [
+    "Score",
+    "load_eval",
+    "run_eval",
+    "prune_for_eval",
+    "model_evidence",
+    "load_and_prune",
+    "MAX_SCORE",
+    "check_finite_loss",
+]
 
 #: Largest score magnitude accepted from an eval [A]: means, differences and ratios of scores up
 #: to 1e100 stay far inside float64 (max 1.8e308), so no delta or interval overflows.
@@ -58,11 +67,17 @@ def load_eval(spec: str, base_dir: str | Path | None = None, timeout: HookTimeou
 
 
 def _number(v, where: str, what: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(float(v)):
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float, np.integer, np.floating))
+        or not math.isfinite(float(v))
+    ):
         raise InputError(f"returned a non-numeric {what} {v!r} (expected a finite float)", where=where)
     if abs(float(v)) > MAX_SCORE:
-        raise InputError(f"returned a {what} of {float(v):g} (scores must be at most {MAX_SCORE:g} in magnitude)",
-                         where=where)
+        raise InputError(
+            f"returned a {what} of {float(v):g} (scores must be at most {MAX_SCORE:g} in magnitude)",
+            where=where,
+        )
     return float(v)
 
 
@@ -73,8 +88,11 @@ def run_eval(hook: TeamHook, weights: dict[str, np.ndarray], label: str) -> Scor
     if isinstance(out, dict):
         unknown = set(out) - {"metric", "per_sample", "higher_is_better"}
         if "metric" not in out or unknown:
-            raise InputError(f"returned a dict with keys {sorted(map(str, out))}; expected 'metric' and optionally "
-                             "'per_sample', 'higher_is_better'", where=where)
+            raise InputError(
+                f"returned a dict with keys {sorted(map(str, out))}; expected 'metric' and optionally "
+                "'per_sample', 'higher_is_better'",
+                where=where,
+            )
         metric = _number(out["metric"], where, "metric")
         hib = out.get("higher_is_better", True)
         if not isinstance(hib, bool):
@@ -88,8 +106,11 @@ def run_eval(hook: TeamHook, weights: dict[str, np.ndarray], label: str) -> Scor
             if arr.size == 0 or not np.all(np.isfinite(arr)):
                 raise InputError("returned empty or non-finite per_sample scores", where=where)
             if np.max(np.abs(arr)) > MAX_SCORE:
-                raise InputError(f"returned per_sample scores up to {np.max(np.abs(arr)):g} in magnitude (scores must "
-                                 f"be at most {MAX_SCORE:g})", where=where)
+                raise InputError(
+                    f"returned per_sample scores up to {np.max(np.abs(arr)):g} in magnitude (scores must "
+                    f"be at most {MAX_SCORE:g})",
+                    where=where,
+                )
             ps = arr
         return Score(metric, ps, hib)
     return Score(_number(out, where, "result"), None, True)
@@ -100,14 +121,20 @@ def check_finite_loss(value: float, dense: Score, sparse: Score, where: str) -> 
     eval (a lower-is-better dense metric of 0 makes the relative loss undefined)."""
     if math.isfinite(value):
         return value
-    why = (" (lower is better and the dense metric is 0: the relative loss sparse / dense - 1 is undefined)"
-           if not dense.higher_is_better and dense.metric == 0 else "")
-    raise InputError(f"its scores give a non-finite quality loss: dense {dense.metric:g}, sparse "
-                     f"{sparse.metric:g}{why}", where=where)
+    why = (
+        " (lower is better and the dense metric is 0: the relative loss sparse / dense - 1 is undefined)"
+        if not dense.higher_is_better and dense.metric == 0
+        else ""
+    )
+    raise InputError(
+        f"its scores give a non-finite quality loss: dense {dense.metric:g}, sparse {sparse.metric:g}{why}",
+        where=where,
+    )
 
 
-def prune_for_eval(tensors: dict[str, np.ndarray], n: int, m: int, **kw
-                   ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, str]]:
+def prune_for_eval(
+    tensors: dict[str, np.ndarray], n: int, m: int, **kw
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, str]]:
     """(one-shot pruned tensors, masks of the pruned ones, skipped name -> reason); keywords as
     sim.quality.prune.oneshot.prune_tensors (magnitude without calibration)."""
     shot = prune_tensors(tensors, n, m, **kw)
@@ -119,12 +146,16 @@ def _check_finetuned(path, dense: dict[str, np.ndarray], ft: dict[str, np.ndarra
     missing = sorted(set(dense) - set(ft))
     extra = sorted(set(ft) - set(dense))
     if missing or extra:
-        raise InputError(f"tensors differ from the dense weights (missing {missing[:3]}, extra {extra[:3]})",
-                         where=str(path))
+        raise InputError(
+            f"tensors differ from the dense weights (missing {missing[:3]}, extra {extra[:3]})",
+            where=str(path),
+        )
     for name in dense:
         if ft[name].shape != dense[name].shape:
-            raise InputError(f"shape {ft[name].shape} differs from the dense weights' {dense[name].shape}",
-                             where=f"{path}: tensor {name!r}")
+            raise InputError(
+                f"shape {ft[name].shape} differs from the dense weights' {dense[name].shape}",
+                where=f"{path}: tensor {name!r}",
+            )
     for name in shot.masks:
         w = ft[name]
         axis = shot.layouts[name].reduction_axis(w.ndim)
@@ -132,15 +163,27 @@ def _check_finetuned(path, dense: dict[str, np.ndarray], ft: dict[str, np.ndarra
             g = np.moveaxis(w, axis, -1)
             g = g.reshape(*g.shape[:-1], g.shape[-1] // m, m)
             bad = np.argwhere(np.count_nonzero(g, axis=-1) > n)
-            raise InputError(f"not {n}:{m} sparse: {len(bad)} group(s) of {m} keep more than {n} nonzeros along "
-                             f"axis {axis} (first at index {tuple(int(i) for i in bad[0])}); fine-tuned weights must "
-                             f"keep the {n}:{m} pattern", where=f"{path}: tensor {name!r}")
+            raise InputError(
+                f"not {n}:{m} sparse: {len(bad)} group(s) of {m} keep more than {n} nonzeros along "
+                f"axis {axis} (first at index {tuple(int(i) for i in bad[0])}); fine-tuned weights must "
+                f"keep the {n}:{m} pattern",
+                where=f"{path}: tensor {name!r}",
+            )
 
 
-def load_and_prune(weights_path: str | Path, eval_spec: str, n: int, m: int, base_dir: str | Path | None = None, *,
-                   method: str | None = None, calibration: Calibration | str | Path | None = None,
-                   layout_rules: list[LayoutRule] | None = None, hook_timeout: HookTimeout | None = None,
-                   prune_lm_head: bool = False):
+def load_and_prune(
+    weights_path: str | Path,
+    eval_spec: str,
+    n: int,
+    m: int,
+    base_dir: str | Path | None = None,
+    *,
+    method: str | None = None,
+    calibration: Calibration | str | Path | None = None,
+    layout_rules: list[LayoutRule] | None = None,
+    hook_timeout: HookTimeout | None = None,
+    prune_lm_head: bool = False,
+):
     """(the eval's TeamHook, dense tensors, one-shot N:M tensors, masks, skipped tensors with
     reasons, OneShot) of the team's weights file; one InputError when the file holds no tensor or
     none can be pruned N:M. Every input is checked before any tensor is pruned. An LM head tied to
@@ -152,29 +195,50 @@ def load_and_prune(weights_path: str | Path, eval_spec: str, n: int, m: int, bas
         dense = load_tensors(weights_path)
         if not dense:
             raise InputError("no tensors in the file", where=str(weights_path))
-        kw = {"method": method, "layout_rules": layout_rules, "prune_lm_head": prune_lm_head,
-              "tie": config_tie(weights_path)}
+        prune = functools.partial(
+            prune_tensors,
+            dense,
+            n,
+            m,
+            method=method,
+            layout_rules=layout_rules,
+            prune_lm_head=prune_lm_head,
+            tie=config_tie(weights_path),
+        )
         if isinstance(calibration, Calibration) or calibration is None:
-            shot = prune_tensors(dense, n, m, calibration=calibration, **kw)
+            shot = prune(calibration=calibration)
         else:
             with calibration_from_spec(calibration, base_dir, timeout=hook_timeout) as cal:
-                shot = prune_tensors(dense, n, m, calibration=cal, **kw)
+                shot = prune(calibration=cal)
         if not shot.masks:
-            raise InputError(f"no tensor can be pruned {n}:{m} under the ASP rules "
-                             f"({'; '.join(f'{k}: {v}' for k, v in list(shot.skipped.items())[:3])})",
-                             where=str(weights_path))
+            raise InputError(
+                f"no tensor can be pruned {n}:{m} under the ASP rules "
+                f"({'; '.join(f'{k}: {v}' for k, v in list(shot.skipped.items())[:3])})",
+                where=str(weights_path),
+            )
     except BaseException:
         hook.close()
         raise
     return hook, dense, shot.tensors, shot.masks, shot.skipped, shot
 
 
-def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: str | Path | None = None,
-                   n: int = 2, m: int = 4, seed: int = 0, base_dir: str | Path | None = None,
-                   metric_name: str | None = None, method: str | None = None,
-                   calibration: Calibration | str | Path | None = None, layout_rules: list[LayoutRule] | None = None,
-                   save_pruned: str | Path | None = None, hook_timeout: HookTimeout | None = None,
-                   prune_lm_head: bool = False) -> dict:
+def model_evidence(
+    weights_path: str | Path,
+    eval_spec: str,
+    *,
+    finetuned_path: str | Path | None = None,
+    n: int = 2,
+    m: int = 4,
+    seed: int = 0,
+    base_dir: str | Path | None = None,
+    metric_name: str | None = None,
+    method: str | None = None,
+    calibration: Calibration | str | Path | None = None,
+    layout_rules: list[LayoutRule] | None = None,
+    save_pruned: str | Path | None = None,
+    hook_timeout: HookTimeout | None = None,
+    prune_lm_head: bool = False,
+) -> dict:
     """Score dense, one-shot N:M and (given) fine-tuned weights with the team's eval.
 
     ``method``, ``calibration`` (a Calibration, a file or ``MODULE:FUNCTION`` relative to
@@ -196,8 +260,17 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
     if save_pruned is not None:
         check_save_path(save_pruned)
     hook, dense, oneshot, masks, skipped, shot = load_and_prune(
-        weights_path, eval_spec, n, m, base_dir, method=method, calibration=calibration, layout_rules=layout_rules,
-        hook_timeout=hook_timeout, prune_lm_head=prune_lm_head)
+        weights_path,
+        eval_spec,
+        n,
+        m,
+        base_dir,
+        method=method,
+        calibration=calibration,
+        layout_rules=layout_rules,
+        hook_timeout=hook_timeout,
+        prune_lm_head=prune_lm_head,
+    )
     with hook:
         ft = None
         if finetuned_path is not None:
@@ -210,8 +283,10 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
         s_ft = run_eval(hook, ft, "fine-tuned") if ft is not None else None
     for s, label in ((s_one, "one-shot"), (s_ft, "fine-tuned")):
         if s is not None and s.higher_is_better != s_dense.higher_is_better:
-            raise InputError("higher_is_better differs between the dense and the sparse evaluation",
-                             where=f"eval {eval_spec!r} on the {label} weights")
+            raise InputError(
+                "higher_is_better differs between the dense and the sparse evaluation",
+                where=f"eval {eval_spec!r} on the {label} weights",
+            )
     sparse = s_ft or s_one
     hib = s_dense.higher_is_better
     where = f"eval {eval_spec!r}"
@@ -222,30 +297,48 @@ def model_evidence(weights_path: str | Path, eval_spec: str, *, finetuned_path: 
         loss = check_finite_loss(float(loss_of(s_dense.metric, sparse.metric, hib)), s_dense, sparse, where)
         if s_dense.per_sample is not None and sparse.per_sample is not None:
             if s_dense.per_sample.shape != sparse.per_sample.shape:
-                raise InputError(f"per_sample lengths differ between dense ({s_dense.per_sample.size}) and sparse "
-                                 f"({sparse.per_sample.size}) evaluations", where=where)
+                raise InputError(
+                    f"per_sample lengths differ between dense ({s_dense.per_sample.size}) and sparse "
+                    f"({sparse.per_sample.size}) evaluations",
+                    where=where,
+                )
             iv = paired_interval([s_dense.per_sample], [sparse.per_sample], lambda d, s: s - d, seed=seed)
             delta_ci = [check_finite_loss(v, s_dense, sparse, where) for v in (iv.low, iv.high)]
-            li = paired_interval([s_dense.per_sample], [sparse.per_sample], lambda d, s: loss_of(d, s, hib), seed=seed)
+            li = paired_interval(
+                [s_dense.per_sample], [sparse.per_sample], lambda d, s: loss_of(d, s, hib), seed=seed
+            )
             loss_ci = [check_finite_loss(v, s_dense, sparse, where) for v in (li.low, li.high)]
             ci_note = li.method
     return {
         "evidence": "model",
-        "eval": eval_spec, "metric": metric_name or "metric", "higher_is_better": hib,
-        "weights_file": str(weights_path), "finetuned_file": None if finetuned_path is None else str(finetuned_path),
-        "nm": f"{n}:{m}", "seed": seed,
-        "dense_metric": s_dense.metric, "oneshot_metric": s_one.metric,
+        "eval": eval_spec,
+        "metric": metric_name or "metric",
+        "higher_is_better": hib,
+        "weights_file": str(weights_path),
+        "finetuned_file": None if finetuned_path is None else str(finetuned_path),
+        "nm": f"{n}:{m}",
+        "seed": seed,
+        "dense_metric": s_dense.metric,
+        "oneshot_metric": s_one.metric,
         "finetuned_metric": None if s_ft is None else s_ft.metric,
         "sparse_model": "fine-tuned" if s_ft is not None else "one-shot",
-        "delta": delta, "delta_ci": delta_ci,
-        "quality_delta": loss, "quality_delta_interval": loss_ci,
+        "delta": delta,
+        "delta_ci": delta_ci,
+        "quality_delta": loss,
+        "quality_delta_interval": loss_ci,
         "quality_delta_ci": loss if loss_ci is None else loss_ci[1],
         "interval_method": ci_note,
         "pruned_tensors": shot.pruned_json(),
         "skipped_tensors": [{"name": k, "reason": v} for k, v in skipped.items()],
-        "method": shot.method, "calibration": shot.calibration, "layouts": shot.layouts_json(),
-        "pruned_file": None if save_pruned is None else str(save_pruned), "tied_lm_head": shot.tied_json(),
-        "pruning_schedule": shot.schedule() + (
-            "; fine-tuned by the team (weights given, checked to keep N:M)" if s_ft is not None
-            else "; no fine-tuning (no --finetuned weights given)"),
+        "method": shot.method,
+        "calibration": shot.calibration,
+        "layouts": shot.layouts_json(),
+        "pruned_file": None if save_pruned is None else str(save_pruned),
+        "tied_lm_head": shot.tied_json(),
+        "pruning_schedule": shot.schedule()
+        + (
+            "; fine-tuned by the team (weights given, checked to keep N:M)"
+            if s_ft is not None
+            else "; no fine-tuning (no --finetuned weights given)"
+        ),
     }

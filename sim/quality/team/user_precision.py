@@ -16,18 +16,19 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.quality.team.hooks import HookTimeout
-from sim.quality.prune.layouts import Layout
 from sim.quality.evidence.precision import check_gate_args, quant_weights
 from sim.quality.evidence.stats import loss_of, paired_interval
+from sim.quality.prune.layouts import Layout
+from sim.quality.team.hooks import HookTimeout
 from sim.quality.team.user_eval import check_finite_loss, load_and_prune, run_eval
 from sim.quality.team.weights import load_tensors
 
 __all__ = ["quantize_tensors", "model_precision_quality"]
 
 
-def quantize_tensors(tensors: dict[str, np.ndarray], names, precision: str,
-                     layouts: dict[str, Layout] | None = None) -> dict[str, np.ndarray]:
+def quantize_tensors(
+    tensors: dict[str, np.ndarray], names, precision: str, layouts: dict[str, Layout] | None = None
+) -> dict[str, np.ndarray]:
     """A copy of ``tensors`` with ``names`` quantised (weight-only) to ``precision`` (dtype kept).
     The output channels are those of the tensor's layout (sim.quality.prune.layouts: axis 0 of an
     ``(out, in, ...)`` tensor, axis 1 of a GPT-2 Conv1D ``(in, out)``, per expert); without
@@ -47,17 +48,27 @@ def quantize_tensors(tensors: dict[str, np.ndarray], names, precision: str,
     return out
 
 
-def model_precision_quality(weights_path: str | Path, eval_spec: str, precisions, *,
-                            finetuned_path: str | Path | None = None, n: int = 2, m: int = 4, seed: int = 0,
-                            base_dir: str | Path | None = None, max_delta: float | None = None,
-                            hook_timeout: HookTimeout | None = None) -> list[dict]:
+def model_precision_quality(
+    weights_path: str | Path,
+    eval_spec: str,
+    precisions,
+    *,
+    finetuned_path: str | Path | None = None,
+    n: int = 2,
+    m: int = 4,
+    seed: int = 0,
+    base_dir: str | Path | None = None,
+    max_delta: float | None = None,
+    hook_timeout: HookTimeout | None = None,
+) -> list[dict]:
     """One row per (precision, model): the dense weights and the N:M model (the team's fine-tuned
     weights when given, else one-shot pruned), weight-only quantised, scored by the team's eval
     (in its child process, each call within ``hook_timeout``: sim.quality.team.hooks):
     {"precision", "sparsity", "metric", "quality_delta", "quality_delta_interval", "pass", "max_delta"}."""
     max_delta = check_gate_args(precisions, (seed,), max_delta)
-    hook, dense, oneshot, masks, _, shot = load_and_prune(weights_path, eval_spec, n, m, base_dir,
-                                                          hook_timeout=hook_timeout)
+    hook, dense, oneshot, masks, _, shot = load_and_prune(
+        weights_path, eval_spec, n, m, base_dir, hook_timeout=hook_timeout
+    )
     where = f"eval {eval_spec!r}"
     rows = []
     with hook:
@@ -68,16 +79,33 @@ def model_precision_quality(weights_path: str | Path, eval_spec: str, precisions
             for p in precisions:
                 s = run_eval(hook, quantize_tensors(tensors, names, p, shot.layouts), f"{label} {p}")
                 with np.errstate(all="ignore"):  # a non-finite loss is reported, blaming the eval
-                    loss = check_finite_loss(float(loss_of(base.metric, s.metric, base.higher_is_better)), base, s,
-                                             where)
+                    loss = check_finite_loss(
+                        float(loss_of(base.metric, s.metric, base.higher_is_better)), base, s, where
+                    )
                     iv = None
-                    if base.per_sample is not None and s.per_sample is not None \
-                            and base.per_sample.shape == s.per_sample.shape:
-                        i = paired_interval([base.per_sample], [s.per_sample],
-                                            lambda d, q: loss_of(d, q, base.higher_is_better), seed=seed)
+                    if (
+                        base.per_sample is not None
+                        and s.per_sample is not None
+                        and base.per_sample.shape == s.per_sample.shape
+                    ):
+                        i = paired_interval(
+                            [base.per_sample],
+                            [s.per_sample],
+                            lambda d, q: loss_of(d, q, base.higher_is_better),
+                            seed=seed,
+                        )
                         iv = [check_finite_loss(v, base, s, where) for v in (i.low, i.high)]
                 hi = loss if iv is None else iv[1]
-                rows.append({"precision": p, "sparsity": label, "metric": s.metric, "quality_delta": loss,
-                             "quality_delta_interval": iv, "pass": hi <= max_delta, "max_delta": max_delta,
-                             "quantised": "weights only"})
+                rows.append(
+                    {
+                        "precision": p,
+                        "sparsity": label,
+                        "metric": s.metric,
+                        "quality_delta": loss,
+                        "quality_delta_interval": iv,
+                        "pass": hi <= max_delta,
+                        "max_delta": max_delta,
+                        "quantised": "weights only",
+                    }
+                )
     return rows

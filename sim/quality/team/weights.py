@@ -27,11 +27,20 @@ from safetensors.numpy import load_file, save
 from hw.errors import InputError
 from hw.host import write_file
 
-__all__ = ["load_tensors", "classify", "save_tensors", "check_save_path", "MAX_TENSOR_BYTES", "MAX_WEIGHTS_BYTES",
-           "MAX_TENSORS", "MAX_NDIM"]
+__all__ = [
+    "load_tensors",
+    "classify",
+    "save_tensors",
+    "check_save_path",
+    "MAX_TENSOR_BYTES",
+    "MAX_WEIGHTS_BYTES",
+    "MAX_TENSORS",
+    "MAX_NDIM",
+]
 
-_NOT_WEIGHT = re.compile(r"(^|[._/])bias($|[._/])|norm|(^|[._/])(ln|bn)(_\w+|\d*)($|[._/])|running_|num_batches",
-                         re.IGNORECASE)
+_NOT_WEIGHT = re.compile(
+    r"(^|[._/])bias($|[._/])|norm|(^|[._/])(ln|bn)(_\w+|\d*)($|[._/])|running_|num_batches", re.IGNORECASE
+)
 
 
 #: Largest tensor read from a weight file. [A] 4 GiB: a 1-billion-parameter float32 matrix;
@@ -66,31 +75,45 @@ def _load_npz(p: Path, where: str) -> dict[str, np.ndarray]:
             raise InputError(f"{len(infos)} members, more than {MAX_TENSORS}", where=where)
         total = sum(i.file_size for i in infos)
         if total > MAX_WEIGHTS_BYTES:
-            raise InputError(f"the archive unpacks to {total / 2**30:.1f} GiB, more than the limit "
-                             f"{MAX_WEIGHTS_BYTES / 2**30:.0f} GiB", where=where)
+            raise InputError(
+                f"the archive unpacks to {total / 2**30:.1f} GiB, more than the limit "
+                f"{MAX_WEIGHTS_BYTES / 2**30:.0f} GiB",
+                where=where,
+            )
         out: dict[str, np.ndarray] = {}
         for info in infos:
             name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
             at = f"{where}: tensor {name!r}"
             if info.file_size > MAX_TENSOR_BYTES:
-                raise InputError(f"{info.file_size / 2**30:.1f} GiB, more than the limit "
-                                 f"{MAX_TENSOR_BYTES / 2**30:.0f} GiB of one tensor", where=at)
+                raise InputError(
+                    f"{info.file_size / 2**30:.1f} GiB, more than the limit "
+                    f"{MAX_TENSOR_BYTES / 2**30:.0f} GiB of one tensor",
+                    where=at,
+                )
             with zf.open(info) as f:
                 shape, fortran, dtype = _npy_header(f, at)
                 if dtype.hasobject:
                     raise InputError("object array (needs pickle; not read)", where=at)
                 if len(shape) > MAX_NDIM or any((not isinstance(d, int)) or d < 0 for d in shape):
-                    raise InputError(f"shape {shape} is not a tensor shape of at most {MAX_NDIM} axes", where=at)
+                    raise InputError(
+                        f"shape {shape} is not a tensor shape of at most {MAX_NDIM} axes", where=at
+                    )
                 count = 1
                 for d in shape:
                     count *= d
                 nbytes = count * dtype.itemsize
                 if nbytes > MAX_TENSOR_BYTES:
-                    raise InputError(f"header declares shape {shape} of {dtype} ({nbytes / 2**30:.3g} GiB), more "
-                                     f"than the limit {MAX_TENSOR_BYTES / 2**30:.0f} GiB of one tensor", where=at)
+                    raise InputError(
+                        f"header declares shape {shape} of {dtype} ({nbytes / 2**30:.3g} GiB), more "
+                        f"than the limit {MAX_TENSOR_BYTES / 2**30:.0f} GiB of one tensor",
+                        where=at,
+                    )
                 if nbytes > info.file_size:
-                    raise InputError(f"header declares shape {shape} of {dtype} ({nbytes} bytes) but the member "
-                                     f"holds {info.file_size} bytes: a lying or truncated header", where=at)
+                    raise InputError(
+                        f"header declares shape {shape} of {dtype} ({nbytes} bytes) but the member "
+                        f"holds {info.file_size} bytes: a lying or truncated header",
+                        where=at,
+                    )
                 data = f.read(nbytes)
                 if len(data) != nbytes:
                     raise InputError(f"truncated: {len(data)} of {nbytes} data bytes", where=at)
@@ -113,39 +136,58 @@ def load_tensors(path: str | Path) -> dict[str, np.ndarray]:
             return _load_npz(p, where)
         except InputError:
             raise
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as exc:
+        except (
+            zipfile.BadZipFile,
+            zipfile.LargeZipFile,
+            OSError,
+            EOFError,
+            NotImplementedError,
+            RuntimeError,
+        ) as exc:
             raise InputError(f"not a readable .npz archive ({exc})", where=where) from None
         except (ValueError, SyntaxError, TypeError) as exc:  # bad npy header, object arrays need pickle
             raise InputError(f"unreadable tensor in .npz ({exc})", where=where) from None
     if suffix == ".safetensors":
         # safetensors checks its header's offsets against the file; the file's size bounds the tensors
         if p.stat().st_size > MAX_WEIGHTS_BYTES:
-            raise InputError(f"larger than the limit {MAX_WEIGHTS_BYTES / 2**30:.0f} GiB of one weight file", where=where)
+            raise InputError(
+                f"larger than the limit {MAX_WEIGHTS_BYTES / 2**30:.0f} GiB of one weight file", where=where
+            )
         try:
             return dict(load_file(str(p)))
         except (SafetensorError, OSError, ValueError, TypeError) as exc:
             msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            hint = ("; bfloat16 tensors cannot be read without torch, convert them to float16/float32"
-                    if "bfloat16" in msg else "")
+            hint = (
+                "; bfloat16 tensors cannot be read without torch, convert them to float16/float32"
+                if "bfloat16" in msg
+                else ""
+            )
             raise InputError(f"not a readable .safetensors file ({msg}){hint}", where=where) from None
     raise InputError(f"unsupported weight file type {p.suffix!r} (use .npz or .safetensors)", where=where)
 
 
-def classify(path: str | Path, tensors: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+def classify(
+    path: str | Path, tensors: dict[str, np.ndarray]
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Split tensors into (weights, skipped name -> reason); bad tensors raise InputError."""
     weights, skipped = {}, {}
     for name, t in tensors.items():
         where = f"{path}: tensor {name!r}"
         if t.dtype == bool or not np.issubdtype(t.dtype, np.floating):
-            raise InputError(f"dtype {t.dtype} is not a floating-point weight type (float16/32/64)", where=where)
+            raise InputError(
+                f"dtype {t.dtype} is not a floating-point weight type (float16/32/64)", where=where
+            )
         if t.ndim == 0:
             raise InputError("scalar where a weight matrix is expected", where=where)
         if t.ndim == 1:
             if _NOT_WEIGHT.search(name):
                 skipped[name] = "1-D bias/normalisation tensor: not a weight (ASP prunes weights only)"
                 continue
-            raise InputError(f"1-D tensor of shape {t.shape} where a weight matrix is expected "
-                             "(name biases/norm scales '...bias' / '...norm...' to skip them)", where=where)
+            raise InputError(
+                f"1-D tensor of shape {t.shape} where a weight matrix is expected "
+                "(name biases/norm scales '...bias' / '...norm...' to skip them)",
+                where=where,
+            )
         if t.size == 0:
             raise InputError(f"empty tensor of shape {t.shape}", where=where)
         if not np.all(np.isfinite(t)):
@@ -170,8 +212,13 @@ def check_save_path(path: str | Path, where: str = "--save-pruned") -> Path:
     return p
 
 
-def save_tensors(path: str | Path, tensors: dict[str, np.ndarray], *, source: str | Path | None = None,
-                 note: str | None = None) -> Path:
+def save_tensors(
+    path: str | Path,
+    tensors: dict[str, np.ndarray],
+    *,
+    source: str | Path | None = None,
+    note: str | None = None,
+) -> Path:
     """Write ``tensors`` (names, dtypes and shapes as given) to a ``.safetensors`` file. The
     metadata of a ``.safetensors`` ``source`` is kept (Hugging Face loaders read its ``format``),
     with ``note`` added under ``sparsepe``."""

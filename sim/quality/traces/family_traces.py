@@ -44,17 +44,26 @@ from hw.golden import compress_nm
 from hw.host import cache_root, write_file
 from hw.precision import fp_format, is_float
 from sim.asp_rules import ACT_GEMM, CONV, DEPTHWISE
-from sim.quality.references.charlm import corpus, eval_windows, init_lm, layer_inputs, numpy_nll, train_lm
-from sim.quality.references.cnn import CNN_EPOCHS, TINY_EPOCHS, cnn_experiment, layer_gemms
 from sim.quality.digest import modules_digest
 from sim.quality.evidence.evidence import reference_family, reference_size, transformer_config
 from sim.quality.prune.pruning import prune_layer
+from sim.quality.references.charlm import corpus, eval_windows, init_lm, layer_inputs, numpy_nll, train_lm
+from sim.quality.references.cnn import CNN_EPOCHS, TINY_EPOCHS, cnn_experiment, layer_gemms
 from sim.quality.references.reference import reference_experiment
-from sim.quality.traces.traces import quantize_symmetric
 from sim.quality.team.user_eval import prune_for_eval
+from sim.quality.traces.traces import quantize_symmetric
 
-__all__ = ["FAMILIES", "PARTS", "TRACE_CYCLES", "activity_family", "family_models", "family_streams",
-           "code_digest", "MODEL_NAMES", "ORDERS"]
+__all__ = [
+    "FAMILIES",
+    "PARTS",
+    "TRACE_CYCLES",
+    "activity_family",
+    "family_models",
+    "family_streams",
+    "code_digest",
+    "MODEL_NAMES",
+    "ORDERS",
+]
 
 FAMILIES = ("mlp", "cnn", "transformer")
 PARTS = ("sparse", "fallback", "dense")
@@ -63,8 +72,11 @@ ORDERS = ("os", "ws")
 #: PE-cycles of one part's stream [A]: 2^18, 512 bit-lanes x 512 cycles of ppa's simulation
 TRACE_CYCLES = 1 << 18
 #: what each family's reference model is called in a trace's label
-MODEL_NAMES = {"mlp": "digits MLP (sim.quality.references.reference)", "cnn": "digits CNN (sim.quality.references.cnn)",
-               "transformer": "char-level transformer LM (sim.quality.references.transformer)"}
+MODEL_NAMES = {
+    "mlp": "digits MLP (sim.quality.references.reference)",
+    "cnn": "digits CNN (sim.quality.references.cnn)",
+    "transformer": "char-level transformer LM (sim.quality.references.transformer)",
+}
 #: seed of the reference models the streams come from
 SEED = 0
 
@@ -81,15 +93,35 @@ def activity_family(workload) -> tuple[str, str]:
     return "mlp", "no attention or convolution layers: the digits MLP reference"
 
 
-_CODE = ("traces/family_traces.py", "traces/traces.py", "references/cnn.py", "references/mlp.py",
-         "references/reference.py", "references/charlm.py", "prune/pruning.py", "team/user_eval.py",
-         "prune/oneshot.py", "prune/tied.py", "prune/methods.py", "prune/layouts.py", "prune/calibration.py")
+_CODE = (
+    "traces/family_traces.py",
+    "traces/traces.py",
+    "references/cnn.py",
+    "references/mlp.py",
+    "references/reference.py",
+    "references/charlm.py",
+    "prune/pruning.py",
+    "team/user_eval.py",
+    "prune/oneshot.py",
+    "prune/tied.py",
+    "prune/methods.py",
+    "prune/layouts.py",
+    "prune/calibration.py",
+)
 
 
 #: the code the transformer trace models' training depends on, and the version of the recipe
 #: :func:`_transformer_models` runs (bump it when that function changes)
-_LM_CODE = ("references/charlm.py", "prune/pruning.py", "team/user_eval.py", "prune/oneshot.py", "prune/tied.py",
-            "prune/methods.py", "prune/layouts.py", "prune/calibration.py")
+_LM_CODE = (
+    "references/charlm.py",
+    "prune/pruning.py",
+    "team/user_eval.py",
+    "prune/oneshot.py",
+    "prune/tied.py",
+    "prune/methods.py",
+    "prune/layouts.py",
+    "prune/calibration.py",
+)
 _LM_RECIPE = 1
 
 
@@ -109,9 +141,19 @@ def _transformer_models(n: int, m: int) -> dict:
     cfg = transformer_config()
     train_ids, test_ids, _, _ = corpus()
     x = eval_windows(test_ids, cfg)[0]
-    key = hashlib.sha256(json.dumps({"code": modules_digest(_LM_CODE), "recipe": _LM_RECIPE, "n": n, "m": m, "seed": SEED,
-                                     "cfg": asdict(cfg)},
-                                    sort_keys=True).encode()).hexdigest()[:24]
+    key = hashlib.sha256(
+        json.dumps(
+            {
+                "code": modules_digest(_LM_CODE),
+                "recipe": _LM_RECIPE,
+                "n": n,
+                "m": m,
+                "seed": SEED,
+                "cfg": asdict(cfg),
+            },
+            sort_keys=True,
+        ).encode()
+    ).hexdigest()[:24]
     path = cache_root() / "quality" / f"lm-trace-{key}.npz"
     try:
         with np.load(path) as z:
@@ -125,7 +167,7 @@ def _transformer_models(n: int, m: int) -> dict:
     rng = [np.random.default_rng(x) for x in np.random.SeedSequence([SEED, n, m]).spawn(7)]
     pre, _ = train_lm(init_lm(cfg, rng[0]), train_ids, cfg, rng[1], cfg.steps)
     oneshot, masks, _ = prune_for_eval(pre, n, m)
-    train_lm(pre, train_ids, cfg, rng[2], cfg.finetune_steps)      # the dense control (advances rng[2])
+    train_lm(pre, train_ids, cfg, rng[2], cfg.finetune_steps)  # the dense control (advances rng[2])
     ft, _ = train_lm(oneshot, train_ids, cfg, rng[2], cfg.finetune_steps, masks=masks)
     buf = io.BytesIO()
     np.savez(buf, **{f"{run}/{k}": v for run, p in (("dense", pre), ("finetuned", ft)) for k, v in p.items()})
@@ -136,10 +178,13 @@ def _transformer_models(n: int, m: int) -> dict:
     return {"dense": pre, "finetuned": ft, "windows": x, "heads": cfg.heads}
 
 
+#: one layer of a family's model: (name, float weight (out, K), float inputs (samples, K)[, kind])
+ModelLayer = tuple[str, np.ndarray, np.ndarray] | tuple[str, np.ndarray, np.ndarray, str]
+
 _MODELS: dict[tuple[str, int, int], dict] = {}
 
 
-def family_models(family: str, n: int, m: int) -> dict[str, list[tuple[str, np.ndarray, np.ndarray]]]:
+def family_models(family: str, n: int, m: int) -> dict[str, list[ModelLayer]]:
     """{``finetuned``, ``dense``: [(layer, float weight (out, K), float inputs (samples, K)[, kind])]}
     of the family's reference model (see the module docstring; ``kind`` ACT_GEMM marks an
     activation x activation product, its "weight" the stationary operand); kept for the process."""
@@ -148,30 +193,36 @@ def family_models(family: str, n: int, m: int) -> dict[str, list[tuple[str, np.n
     return _MODELS[(family, n, m)]
 
 
-def _family_models(family: str, n: int, m: int) -> dict[str, list[tuple[str, np.ndarray, np.ndarray]]]:
+def _family_models(family: str, n: int, m: int) -> dict[str, list[ModelLayer]]:
+    out: dict[str, list[ModelLayer]] = {}
     if family == "mlp":
         r = reference_experiment(SEED, n, m)
         xte = r.models["data"][2]
-        out = {}
         for run in ("finetuned", "dense"):
             model = r.models[run]
             _, acts = model.forward(xte, keep=True)
-            out[run] = [(f"fc{i}", np.asarray(w), np.asarray(a)) for i, (w, a) in enumerate(zip(model.weights, acts))]
+            out[run] = [
+                (f"fc{i}", np.asarray(w), np.asarray(a))
+                for i, (w, a) in enumerate(zip(model.weights, acts, strict=True))
+            ]
         return out
     if family == "cnn":
-        r = cnn_experiment(SEED, n, m, epochs=TINY_EPOCHS if reference_size() == "tiny" else CNN_EPOCHS)
-        xte = r.models["data"][2]
-        return {run: layer_gemms(r.models[run], xte) for run in ("finetuned", "dense")}
+        cnn = cnn_experiment(SEED, n, m, epochs=TINY_EPOCHS if reference_size() == "tiny" else CNN_EPOCHS)
+        xte = cnn.models["data"][2]
+        return {run: list[ModelLayer](layer_gemms(cnn.models[run], xte)) for run in ("finetuned", "dense")}
     if family == "transformer":
         t = _transformer_models(n, m)
-        out = {}
         for run in ("finetuned", "dense"):
             p = t[run]
             ins = layer_inputs(p, t["windows"], t["heads"])
-            out[run] = [(k.removesuffix(".weight"), np.asarray(p[k], dtype=np.float64), v) for k, v in ins.items()]
+            out[run] = [
+                (k.removesuffix(".weight"), np.asarray(p[k], dtype=np.float64), v) for k, v in ins.items()
+            ]
             out[run] += _attention_products(p, t["windows"][:ATTENTION_WINDOWS], t["heads"])
         return out
-    raise InputError(f"unknown workload family {family!r} (known: {', '.join(FAMILIES)})", where="activity trace")
+    raise InputError(
+        f"unknown workload family {family!r} (known: {', '.join(FAMILIES)})", where="activity trace"
+    )
 
 
 #: held-out windows whose attention products join the transformer's layers run dense [A]: 4 (of
@@ -216,8 +267,19 @@ def _pad(a: np.ndarray, m: int) -> np.ndarray:
     return a if k % m == 0 else np.pad(a, ((0, 0), (0, m - k % m)))
 
 
-def _layer_stream(w, x, n: int, m: int, *, compressed: bool, precision: str, weight_bits: int, act_bits: int,
-                  order: str, acc_len: int):
+def _layer_stream(
+    w,
+    x,
+    n: int,
+    m: int,
+    *,
+    compressed: bool,
+    precision: str,
+    weight_bits: int,
+    act_bits: int,
+    order: str,
+    acc_len: int,
+):
     """One layer's PE stream: (acts (T, M), weights (T, N or M), meta (T,) or None, clear (T,));
     ``w`` pruned already when compressed. ``order`` (:data:`ORDERS`): ``os``, one dot product after
     the other (a row's K/M groups in order, a clear on its first; the weights change every cycle,
@@ -240,13 +302,13 @@ def _layer_stream(w, x, n: int, m: int, *, compressed: bool, precision: str, wei
     else:
         wg, mg = wq.reshape(rows, groups, m), None
     xg = xq.reshape(p, groups, m)
-    if order == "os":   # (rows, samples, groups)
+    if order == "os":  # (rows, samples, groups)
         acts = np.broadcast_to(xg, (rows, p, groups, m))
         weights = np.broadcast_to(wg[:, None], (rows, p, groups, lanes))
         meta_s = None if mg is None else np.broadcast_to(mg[:, None], (rows, p, groups))
         clear = np.zeros((rows, p, groups), dtype=np.int64)
         clear[..., 0] = 1
-    else:               # (rows, groups, samples)
+    else:  # (rows, groups, samples)
         acts = np.broadcast_to(xg.transpose(1, 0, 2), (rows, groups, p, m))
         weights = np.broadcast_to(wg[:, :, None], (rows, groups, p, lanes))
         meta_s = None if mg is None else np.broadcast_to(mg[:, :, None], (rows, groups, p))
@@ -254,25 +316,43 @@ def _layer_stream(w, x, n: int, m: int, *, compressed: bool, precision: str, wei
     acts, weights = acts.reshape(-1, m), weights.reshape(-1, lanes)
     if is_float(precision):
         acts, weights = encode(acts, fmt), encode(weights, fmt)
-    return (acts.astype(np.int64), weights.astype(np.int64),
-            None if meta_s is None else meta_s.reshape(-1).astype(np.int64), clear.reshape(-1))
+    return (
+        acts.astype(np.int64),
+        weights.astype(np.int64),
+        None if meta_s is None else meta_s.reshape(-1).astype(np.int64),
+        clear.reshape(-1),
+    )
 
 
-def family_streams(family: str, n: int, m: int, part: str, *, precision: str = "int8", weight_bits: int = 8,
-                   act_bits: int = 8, cycles: int = TRACE_CYCLES, order: str = "os", acc_len: int = 16, models=None):
+def family_streams(
+    family: str,
+    n: int,
+    m: int,
+    part: str,
+    *,
+    precision: str = "int8",
+    weight_bits: int = 8,
+    act_bits: int = 8,
+    cycles: int = TRACE_CYCLES,
+    order: str = "os",
+    acc_len: int = 16,
+    models=None,
+):
     """The PE input stream of one part (:data:`PARTS`) of a family's reference model:
     ``(acts (T, M), weights (T, N or M), meta (T,) or None, clear (T,), layers)``; ``layers`` names
     the layers it holds. None when the part has no layer (a model ASP prunes entirely has no
     ``fallback``). ``order``, ``acc_len``: the dataflow's stream order (:func:`_layer_stream`).
     ``models``: :func:`family_models`'s result, when at hand."""
     if order not in ORDERS:
-        raise InputError(f"unknown stream order {order!r} (known: {', '.join(ORDERS)})", where="activity trace")
+        raise InputError(
+            f"unknown stream order {order!r} (known: {', '.join(ORDERS)})", where="activity trace"
+        )
     if part not in PARTS:
         raise InputError(f"unknown trace part {part!r} (known: {', '.join(PARTS)})", where="activity trace")
     models = models or family_models(family, n, m)
     chosen = []
     for name, w, x, *kind in models["dense" if part == "dense" else "finetuned"]:
-        if part == "dense" or kind == [ACT_GEMM]:   # activation x activation products never prune
+        if part == "dense" or kind == [ACT_GEMM]:  # activation x activation products never prune
             if part != "sparse":
                 chosen.append((name, w, x, False))
             continue
@@ -284,11 +364,23 @@ def family_streams(family: str, n: int, m: int, part: str, *, precision: str = "
     per_sample = sum(w.shape[0] * (-(-w.shape[1] // m)) for _, w, _, _ in chosen)
     named = list(dict.fromkeys(c[0] for c in chosen))
     parts = []
-    for name, w, x, comp in chosen:
+    for _name, w, x, comp in chosen:
         take = max(1, min(x.shape[0], cycles // per_sample))
         idx = np.linspace(0, x.shape[0] - 1, take).round().astype(np.int64)
-        parts.append(_layer_stream(w, x[idx], n, m, compressed=comp, precision=precision,
-                                   weight_bits=weight_bits, act_bits=act_bits, order=order, acc_len=acc_len))
+        parts.append(
+            _layer_stream(
+                w,
+                x[idx],
+                n,
+                m,
+                compressed=comp,
+                precision=precision,
+                weight_bits=weight_bits,
+                act_bits=act_bits,
+                order=order,
+                acc_len=acc_len,
+            )
+        )
     acts = np.concatenate([q[0] for q in parts])
     weights = np.concatenate([q[1] for q in parts])
     meta = np.concatenate([q[2] for q in parts]) if part == "sparse" else None

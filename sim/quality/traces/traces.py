@@ -79,7 +79,6 @@ class LayerTrace:
             return gemm_nm(self.values, self.meta, self.activations, self.n, self.m, acc_bits)
         return wrap_signed(self.weights.astype(np.int64) @ self.activations.astype(np.int64), acc_bits)
 
-
     def pe_stream(self, max_cycles: int | None = None):
         """The input stream of one PE computing the layer's dot products, one after the other.
 
@@ -96,9 +95,11 @@ class LayerTrace:
         m, n = self.m, self.n
         k, p = self.activations.shape
         rows, groups = self.weights.shape[0], k // m
-        xg = self.activations.reshape(groups, m, p).transpose(2, 0, 1)          # (P, G, M)
+        xg = self.activations.reshape(groups, m, p).transpose(2, 0, 1)  # (P, G, M)
         acts = np.broadcast_to(xg, (rows, p, groups, m)).reshape(-1, m)
         if self.pruned:
+            if self.values is None or self.meta is None:
+                raise ValueError(f"{self.name}: a pruned layer trace needs its values and metadata")
             w = self.values.reshape(rows, 1, groups, n)
             meta = np.broadcast_to(self.meta.reshape(rows, 1, groups), (rows, p, groups)).reshape(-1)
         else:
@@ -109,12 +110,25 @@ class LayerTrace:
         clear[..., 0] = True
         clear = clear.reshape(-1)
         t = acts.shape[0] if max_cycles is None else min(max_cycles, acts.shape[0])
-        return (acts[:t].astype(np.int64), weights[:t].astype(np.int64),
-                None if meta is None else meta[:t].astype(np.int64), clear[:t])
+        return (
+            acts[:t].astype(np.int64),
+            weights[:t].astype(np.int64),
+            None if meta is None else meta[:t].astype(np.int64),
+            clear[:t],
+        )
 
 
-def layer_trace(name: str, w, calib, n: int = 2, m: int = 4, *, weight_bits: int = 8, act_bits: int = 8,
-                kind: str | None = None) -> LayerTrace:
+def layer_trace(
+    name: str,
+    w,
+    calib,
+    n: int = 2,
+    m: int = 4,
+    *,
+    weight_bits: int = 8,
+    act_bits: int = 8,
+    kind: str | None = None,
+) -> LayerTrace:
     """Prune ``w`` (out, K) per the ASP verdict, quantise it and ``calib`` (samples, K), and
     compress it with ``hw.golden.compress_nm``; the compression is checked to be exact."""
     w = np.asarray(w, dtype=np.float64)
@@ -122,7 +136,9 @@ def layer_trace(name: str, w, calib, n: int = 2, m: int = 4, *, weight_bits: int
     if w.ndim != 2:
         raise InputError(f"weights must be a matrix (out, K), got shape {w.shape}", where=name)
     if calib.ndim != 2 or calib.shape[1] != w.shape[1]:
-        raise InputError(f"calibration activations of shape {calib.shape} do not match K={w.shape[1]}", where=name)
+        raise InputError(
+            f"calibration activations of shape {calib.shape} do not match K={w.shape[1]}", where=name
+        )
     layer = prune_layer(name, w, n, m, kind)
     wq, wscale = quantize_symmetric(layer.weights, weight_bits, axis=0)
     xq, xscale = quantize_symmetric(calib, act_bits)
@@ -131,21 +147,43 @@ def layer_trace(name: str, w, calib, n: int = 2, m: int = 4, *, weight_bits: int
         values, meta = compress_nm(wq, n, m)
         if not np.array_equal(decompress_nm(values, meta, n, m), wq):  # cannot happen: wq is N:M
             raise AssertionError(f"{name}: compress_nm does not reproduce the pruned weights")
-    return LayerTrace(name=name, n=n, m=m, pruned=layer.pruned, reason=layer.verdict.reason, weights=wq,
-                      values=values, meta=meta, activations=np.ascontiguousarray(xq.T), weight_scale=wscale,
-                      act_scale=float(xscale), weight_bits=weight_bits, act_bits=act_bits)
+    return LayerTrace(
+        name=name,
+        n=n,
+        m=m,
+        pruned=layer.pruned,
+        reason=layer.verdict.reason,
+        weights=wq,
+        values=values,
+        meta=meta,
+        activations=np.ascontiguousarray(xq.T),
+        weight_scale=wscale,
+        act_scale=float(xscale),
+        weight_bits=weight_bits,
+        act_bits=act_bits,
+    )
 
 
-def reference_traces(seed: int = 0, n: int = 2, m: int = 4, *, samples: int = 256, result=None,
-                     weight_bits: int = 8, act_bits: int = 8) -> list[LayerTrace]:
+def reference_traces(
+    seed: int = 0,
+    n: int = 2,
+    m: int = 4,
+    *,
+    samples: int = 256,
+    result=None,
+    weight_bits: int = 8,
+    act_bits: int = 8,
+) -> list[LayerTrace]:
     """Layer traces of the reference experiment's fine-tuned N:M MLP, with each layer's real
     input activations on the first ``samples`` test images as the calibration trace."""
     result = result or reference_experiment(seed, n, m)
     model = result.models["finetuned"]
     xte = result.models["data"][2][:samples]
     _, acts = model.forward(xte, keep=True)
-    return [layer_trace(f"fc{i}", w, a, n, m, weight_bits=weight_bits, act_bits=act_bits)
-            for i, (w, a) in enumerate(zip(model.weights, acts))]
+    return [
+        layer_trace(f"fc{i}", w, a, n, m, weight_bits=weight_bits, act_bits=act_bits)
+        for i, (w, a) in enumerate(zip(model.weights, acts, strict=True))
+    ]
 
 
 def reference_pe_stream(result, *, sparse: bool, samples: int = 256, weight_bits: int = 8, act_bits: int = 8):
@@ -164,7 +202,7 @@ def reference_pe_stream(result, *, sparse: bool, samples: int = 256, weight_bits
     xte = result.models["data"][2][:samples]
     _, acts = model.forward(xte, keep=True)
     parts = []
-    for i, (w, a) in enumerate(zip(model.weights, acts)):
+    for i, (w, a) in enumerate(zip(model.weights, acts, strict=True)):
         if sparse:
             tr = layer_trace(f"fc{i}", w, a, n, m, weight_bits=weight_bits, act_bits=act_bits)
             if not tr.pruned:
@@ -174,9 +212,21 @@ def reference_pe_stream(result, *, sparse: bool, samples: int = 256, weight_bits
             xq, xs = quantize_symmetric(np.asarray(a, dtype=np.float64), act_bits)
             if wq.shape[1] % m:
                 continue
-            tr = LayerTrace(name=f"fc{i}", n=n, m=m, pruned=False, reason="dense baseline model", weights=wq,
-                            values=None, meta=None, activations=np.ascontiguousarray(xq.T), weight_scale=ws,
-                            act_scale=float(xs), weight_bits=weight_bits, act_bits=act_bits)
+            tr = LayerTrace(
+                name=f"fc{i}",
+                n=n,
+                m=m,
+                pruned=False,
+                reason="dense baseline model",
+                weights=wq,
+                values=None,
+                meta=None,
+                activations=np.ascontiguousarray(xq.T),
+                weight_scale=ws,
+                act_scale=float(xs),
+                weight_bits=weight_bits,
+                act_bits=act_bits,
+            )
         parts.append(tr.pe_stream())
     if not parts:
         raise InputError(f"the reference model has no layer the {'sparse' if sparse else 'dense'} PE can run")
