@@ -24,6 +24,7 @@ import numpy as np
 from explore.config import LIMIT_CONSTRAINTS, SweepConfig, quality_evidence_kind
 from explore.safety import dumps, write_text
 from explore.space import parse_sparsity
+from explore.twins import ABSENT
 from hw.errors import InputError
 
 #: Constraint always present: the clock must not exceed the achievable fmax.
@@ -199,7 +200,7 @@ def _design(r: dict[str, Any]) -> dict[str, Any]:
 def write_json(path: Path, obj: Any) -> None:
     """Standard JSON (non-finite numbers -> null, listed under "non_finite"), written atomically
     and never through a symlink."""
-    write_text(path, dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+    write_text(path, dumps(obj, absent=ABSENT, indent=2, sort_keys=False, default=_json_default) + "\n")
 
 
 def _json_default(o: Any) -> Any:

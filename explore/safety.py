@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,30 @@ __all__ = [
 MAX_NAME_LEN = 128
 
 
-def dumps(obj: Any, **kw: Any) -> str:
+def dumps(obj: Any, *, absent: Mapping[str, str] | None = None, **kw: Any) -> str:
     """Standard JSON text of ``obj`` (hw.host.json_text: ``allow_nan=False``, non-finite -> null
-    with the reason)."""
-    return json_text(obj, **kw)
+    with the reason). ``absent``: key -> what a NaN under that key means (a quantity that does not
+    exist, such as the iso-area twin of a design smaller than every feasible dense design); its
+    ``non_finite`` entry then says so instead of naming the NaN."""
+    out = finite_json(obj)
+    if absent:
+        out = _explain_absent(out, absent)
+    return json_text(out, **kw)
+
+
+def _explain_absent(obj: Any, absent: Mapping[str, str]) -> Any:
+    if isinstance(obj, list):
+        return [_explain_absent(v, absent) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out = {k: _explain_absent(v, absent) for k, v in obj.items() if k != NON_FINITE_KEY}
+    if isinstance(obj.get(NON_FINITE_KEY), dict):
+        notes = {}
+        for path, why in obj[NON_FINITE_KEY].items():
+            key = path.rsplit(".", 1)[-1].split("[", 1)[0]
+            notes[path] = f"null: {absent[key]}" if key in absent and why.startswith("nan") else why
+        out[NON_FINITE_KEY] = notes
+    return out
 
 
 def write_text(path: Path | str, text: str, encoding: str = "utf-8") -> None:

@@ -41,6 +41,20 @@ TWIN_METRICS = (
 )
 
 
+#: What a NaN of a twin metric means (explore.safety.dumps writes it as null with this reason): a
+#: design smaller than every feasible dense design of the study has no iso-area twin.
+ABSENT = {
+    k: "no feasible dense design of at most this design's area (no iso-area twin)"
+    for k in (
+        "speedup_vs_iso_area_dense",
+        "perf_per_watt_vs_iso_area_dense",
+        "iso_area_dense_rows",
+        "iso_area_dense_cols",
+        "iso_area_dense_area_ratio",
+    )
+}
+
+
 def iso_array_point(point: dict[str, Any]) -> dict[str, Any]:
     """The iso-array twin of a design point: the same point with dense PEs of the same M."""
     return {**point, "sparsity": dense_twin_sparsity(point["sparsity"])}

@@ -124,23 +124,21 @@ from amaranth.lib.wiring import In, Out
 
 from hw.errors import InputError
 from hw.fp import fp_chain, fp_products
+from hw.kinds import kind_names, pe_kind
 from hw.params import DEFAULT_PE_PARAMS, MAX_DIM, PEParams
 from hw.pe import decode_fields, lane_shapes, select_lane, sum_tree
 
 __all__ = ["SparseArray", "tile_cycles", "run_cycles", "MAX_DIM", "KINDS", "array_module_name"]
 
-#: PE kinds an array can be built of: the N:M sparse PE, the dense PE, the sparse PE with a
-#: full-rate dense path (hw.pe module docstring).
-KINDS = ("sparse", "dense", "dense_path")
-_MODULE = {"sparse": "sparse_array", "dense": "dense_array", "dense_path": "sparse_array_dp"}
+#: The shipped PE kinds an array can be built of (hw.kinds: the N:M sparse PE, the dense PE, the
+#: sparse PE with a full-rate dense path); a registered kind is built the same way.
+KINDS = kind_names()
 
 
 def array_module_name(kind: str = "sparse", double_buffer: bool = False) -> str:
     """Verilog module name of an array of ``kind`` cells (the same for WS and OS); ``_db`` appended
     for the double-buffered WS array."""
-    if kind not in _MODULE:
-        raise InputError(f"must be one of {', '.join(KINDS)}, got {kind!r}", where="kind")
-    return _MODULE[kind] + ("_db" if double_buffer else "")
+    return pe_kind(kind).array_module + ("_db" if double_buffer else "")
 
 
 def tile_cycles(rows: int, cols: int, t: int, dataflow: str = "ws", *, pipeline: int = 1) -> int:
@@ -234,7 +232,7 @@ class SparseArray(wiring.Component):
         act = data.ArrayLayout(a_shape, self.act_lanes)
         kept = data.ArrayLayout(w_shape, self.w_lanes)
         mb = self.meta_groups * p.meta_bits
-        dp = kind == "dense_path"
+        dp = self.spec.dense_mode
         if dataflow == "ws":
             ports = {"w_load": In(1)}
             if double_buffer:
@@ -272,24 +270,28 @@ class SparseArray(wiring.Component):
 
     # -- the cell kind ------------------------------------------------------------------------
     @property
+    def spec(self):
+        """The kind's registry row (hw.kinds.PEKind)."""
+        return pe_kind(self.kind)
+
+    @property
     def module_name(self) -> str:
         return array_module_name(self.kind, self.double_buffer)
 
     @property
     def w_lanes(self) -> int:
         """Weights one PE holds (WS) or takes per step (OS): N sparse, M dense and dense-path."""
-        return self.params.n if self.kind == "sparse" else self.params.m
+        return self.spec.weights(self.params.n, self.params.m)
 
     @property
     def meta_groups(self) -> int:
         """Metadata codes per PE: 1 sparse, 0 dense, M/N dense-path."""
-        return {"sparse": 1, "dense": 0, "dense_path": self.params.m // self.params.n}[self.kind]
+        return self.spec.groups(self.params.n, self.params.m)
 
     @property
     def act_lanes(self) -> int:
         """Activations per row (WS) or column (OS) per step: M, or M*M/N for the dense path."""
-        p = self.params
-        return p.m * (p.m // p.n) if self.kind == "dense_path" else p.m
+        return self.spec.acts(self.params.n, self.params.m)
 
     @property
     def k_per_step(self) -> int:
@@ -365,8 +367,8 @@ class SparseArray(wiring.Component):
         """The cell's masked product sum, delayed by pipeline-1 registers. ``dec``: [(sel, err)]
         per metadata group (empty for dense cells); ``dense``: the dense-path mode bit or None."""
         p = self.params
-        if self.kind == "dense":
-            terms = [sum_tree([act_lanes[i] * weights[i] for i in range(p.m)])]
+        if not self.meta_groups:
+            terms = [sum_tree([act_lanes[i] * weights[i] for i in range(self.w_lanes)])]
         else:
             terms = []
             for g, (sel, err) in enumerate(dec):
@@ -392,8 +394,8 @@ class SparseArray(wiring.Component):
         """Float cells: [(binary32 products, err)] per product group in addition order (lane order
         for dense cells, metadata group then index order otherwise), each delayed by pipeline-1."""
         p = self.params
-        if self.kind == "dense":
-            groups = [([(act_lanes[i], weights[i]) for i in range(p.m)], Const(0, 1))]
+        if not self.meta_groups:
+            groups = [([(act_lanes[i], weights[i]) for i in range(self.w_lanes)], Const(0, 1))]
         else:
             groups = []
             for g, (sel, err) in enumerate(dec):
@@ -442,7 +444,7 @@ class SparseArray(wiring.Component):
         else:
             dreg = (
                 [Signal(name=f"dense_r{r}", reset_less=True) for r in range(R)]
-                if self.kind == "dense_path"
+                if self.spec.dense_mode
                 else None
             )
             with m.If(self.w_load):
@@ -526,7 +528,7 @@ class SparseArray(wiring.Component):
         dense-path array (else None)."""
         p, R, C = self.params, self.rows, self.cols
         mb = self.meta_groups * p.meta_bits
-        dp = self.kind == "dense_path"
+        dp = self.spec.dense_mode
         wkept = data.ArrayLayout(lane_shapes(p)[1], self.w_lanes)
         # row r's load enable: w_load for the tile's words k >= r, k = 0..R-1 counting the tile's
         # load edges in a thermometer code (bit r-1 set when k >= r)
@@ -569,7 +571,7 @@ class SparseArray(wiring.Component):
         p, R, C = self.params, self.rows, self.cols
         m = Module()
         mb = self.meta_groups * p.meta_bits
-        dp = self.kind == "dense_path"
+        dp = self.spec.dense_mode
         # column inputs: activation groups, skewed by column
         acts = [_delay(m, self.in_act[j].as_value(), j, f"skew_c{j}") for j in range(C)]
         # valid and clear (and the dense-path mode bit) travel with the weights

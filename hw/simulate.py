@@ -179,7 +179,7 @@ def run_array_ws(dut, values, meta, x, valid=None, *, dense: bool = False, vcd=N
                 ctx.set(w_port, loads[k][0])
                 if mb:
                     ctx.set(dut.w_meta_in, loads[k][1])
-                if dut.kind == "dense_path":
+                if dut.spec.dense_mode:
                     ctx.set(dut.w_dense_in, int(dense))
             else:
                 ctx.set(dut.w_load, 0)
@@ -286,7 +286,7 @@ def run_array_ws_tiles(dut, tiles, *, dense=False, schedule=None, vcd=None) -> T
                 ctx.set(w_port, e["w"])
                 if mb:
                     ctx.set(dut.w_meta_in, e["meta"])
-                if dut.kind == "dense_path":
+                if dut.spec.dense_mode:
                     ctx.set(dut.w_dense_in, e["mode"])
             if dut.double_buffer:
                 ctx.set(dut.w_swap, e.get("swap", 0))
@@ -338,7 +338,7 @@ def run_array_os(dut, values, meta, x, *, dense: bool = False, vcd=None) -> Arra
                 ctx.set(dut.in_w.as_value(), w_word)
                 if mb:
                     ctx.set(dut.in_meta, m_word)
-                if dut.kind == "dense_path":
+                if dut.spec.dense_mode:
                     ctx.set(dut.in_dense, int(dense))
                 ctx.set(dut.in_act.as_value(), a_word)
                 ctx.set(dut.in_valid, 1)

@@ -24,8 +24,8 @@ from amaranth.lib.wiring import In
 from hw.array import SparseArray, tile_cycles
 from hw.errors import InputError
 from hw.host import json_text, make_dir, write_file
+from hw.kinds import pe_kind
 from hw.params import PEParams
-from hw.pe import DensePE, SparsePE
 from hw.precision import is_float
 
 __all__ = ["to_verilog", "write_bundle", "port_list", "verilator_waivers"]
@@ -127,36 +127,29 @@ def write_bundle(
     out_dir = make_dir(out_dir)
     paths: dict[str, Path] = {}
     base = {"params": params.as_dict(), "latency": params.latency}
-    g = params.m // params.n
-    pes = [("sparse_pe", SparsePE(params), "sparse"), ("dense_pe", DensePE(params), "dense")]
-    if dense_path:
-        pes.append(("sparse_pe_dp", SparsePE(params, dense_path=True), "dense_path"))
-    rates = {  # (multipliers, dense MACs per cycle, effective N:M MACs per cycle, stored weights per cycle)
-        "sparse": (params.n, params.n, params.m, params.n),
-        "dense": (params.m, params.m, params.m, params.m),
-        "dense_path": (params.m, params.m, params.m * g, params.m),
-    }
-    for name, comp, kind in pes:
-        mult, dense_macs, nm_macs, pe_k = rates[kind]
+    kinds = [pe_kind("sparse"), pe_kind("dense")] + ([pe_kind("dense_path")] if dense_path else [])
+    for spec in kinds:
+        name, comp = spec.pe_module, spec.build(params)
         info = {
             **base,
-            "kind": kind,
-            "multipliers": mult,
-            "out_meta_err": "tied to 0" if kind == "dense" else "decoded",
-            "dense_macs_per_cycle": dense_macs,
-            "nm_effective_macs_per_cycle": nm_macs,
-            "nm_groups_per_cycle": g if kind == "dense_path" else (1 if kind == "sparse" else 0),
-            "pe_k": pe_k,
+            "kind": spec.name,
+            "multipliers": spec.weights(params.n, params.m),
+            "out_meta_err": "decoded" if spec.groups(params.n, params.m) else "tied to 0",
+            "dense_macs_per_cycle": spec.dense_macs_per_cycle(params),
+            "nm_effective_macs_per_cycle": spec.nm_macs_per_cycle(params),
+            "nm_groups_per_cycle": spec.groups(params.n, params.m),
+            "pe_k": spec.weights(params.n, params.m),
         }
         v, j = _emit(out_dir, comp, name, info)
         paths[name], paths[f"{name}.json"] = v, j
     if rows is not None and cols is not None:  # both or neither (checked above)
-        kinds = ["sparse", "dense"] + (["dense_path"] if dense_path else [])
-        for kind in kinds:
-            arr = SparseArray(rows, cols, params, dataflow=dataflow, kind=kind, double_buffer=double_buffer)
+        for spec in kinds:
+            arr = SparseArray(
+                rows, cols, params, dataflow=dataflow, kind=spec.name, double_buffer=double_buffer
+            )
             info = {
                 **base,
-                "kind": kind,
+                "kind": spec.name,
                 "pe_latency": params.latency,
                 "rows": arr.rows,
                 "cols": arr.cols,

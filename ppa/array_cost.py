@@ -58,6 +58,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from hw.errors import InputError
+from hw.kinds import kind_names, kind_of, pe_kind as registered_kind
 from hw.params import PEParams
 from ppa import activity, characterisation, rtl, synth as _synth
 
@@ -77,7 +78,8 @@ __all__ = [
     "KINDS",
 ]
 
-KINDS = ("sparse", "dense", "dense_path")
+#: The shipped PE kinds (hw.kinds); every registered kind is costed the same way.
+KINDS = kind_names()
 
 #: Deepest column characterised when looking for the steady-state row (psum at the full
 #: accumulator width in and out). Yosys reached it by row 5 for every configuration tried
@@ -86,20 +88,14 @@ MAX_CHARACTERISED_ROWS = 12
 
 
 def pe_kind(sparse: bool = True, dense_path: bool = False) -> str:
-    """``"dense"`` (sparse False), ``"dense_path"`` (sparse and dense_path) or ``"sparse"``."""
-    if not sparse:
-        if dense_path:
-            raise InputError(
-                "the dense path is a mode of the sparse PE: not with a dense design", where="dense_path"
-            )
-        return "dense"
-    return "dense_path" if dense_path else "sparse"
+    """``"dense"`` (sparse False), ``"dense_path"`` (sparse and dense_path) or ``"sparse"``
+    (hw.kinds.kind_of)."""
+    return kind_of(sparse, dense_path).name
 
 
 def check_kind(kind: str, dataflow: str) -> None:
     """InputError unless ``kind`` is a PE kind and ``dataflow`` an array RTL (ws or os)."""
-    if kind not in KINDS:
-        raise InputError(f"must be one of {', '.join(KINDS)}, got {kind!r}", where="kind")
+    registered_kind(kind)
     if dataflow not in ("ws", "os"):
         raise InputError(
             f"must be 'ws' or 'os' (ppa costs the IS array as WS), got {dataflow!r}", where="dataflow"
@@ -118,14 +114,9 @@ class ArrayShape:
 
 
 def array_shape(p: PEParams, kind: str) -> ArrayShape:
-    g = p.m // p.n
-    if kind == "sparse":
-        return ArrayShape(p.m, p.n, 1, p.n, 0)
-    if kind == "dense":
-        return ArrayShape(p.m, p.m, 0, p.m, 0)
-    if kind == "dense_path":
-        return ArrayShape(p.m * g, p.m, g, p.m, 1)
-    raise InputError(f"must be one of {', '.join(KINDS)}, got {kind!r}", where="kind")
+    spec = registered_kind(kind)
+    w = spec.weights(p.n, p.m)
+    return ArrayShape(spec.acts(p.n, p.m), w, spec.groups(p.n, p.m), w, int(spec.dense_mode))
 
 
 def contrib_bits(p: PEParams, kind: str = "sparse") -> int:
@@ -431,7 +422,8 @@ def _array_facts(
     if isinstance(kind, bool):  # the former signature (p, sparse, cache, need)
         kind = "sparse" if kind else "dense"
     s = _reg_bit(cache)
-    pe = activity.synth_pe(p, kind != "dense", cache=cache, dense_path=kind == "dense_path")
+    spec = registered_kind(kind)
+    pe = activity.synth_pe(p, spec.sparse, cache=cache, dense_path=spec.dense_mode)
     sh = array_shape(p, kind)
     dec = decoder_transistors(p.n, p.m, cache) if sh.meta_groups else 0
     common = dict(

@@ -12,32 +12,29 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from hw.kinds import kind_of, pe_kind
 from hw.params import PEParams
-
-#: Verilog module of an array of each PE kind, as hw.array.array_module_name names it (the same
-#: for WS and OS), without importing Amaranth.
-ARRAY_MODULES = {"sparse": "sparse_array", "dense": "dense_array", "dense_path": "sparse_array_dp"}
 
 
 def array_module(kind: str = "sparse", double_buffer: bool = False) -> str:
     """Verilog module of an array of ``kind`` cells, ``_db`` when its weights are double-buffered,
-    as hw.array.array_module_name names it, without importing Amaranth."""
-    return ARRAY_MODULES[kind] + ("_db" if double_buffer else "")
+    as hw.array.array_module_name names it (hw.kinds' row), without importing Amaranth."""
+    return pe_kind(kind).array_module + ("_db" if double_buffer else "")
 
 
 def pe_name(sparse: bool, dense_path: bool = False) -> str:
     """Verilog module of the standalone PE."""
-    return ("sparse_pe_dp" if dense_path else "sparse_pe") if sparse else "dense_pe"
+    return kind_of(sparse, dense_path).pe_module
 
 
 @lru_cache(maxsize=64)
 def pe_verilog(params: PEParams, sparse: bool, dense_path: bool = False) -> str:
-    """hw.pe.SparsePE (with its dense path when asked) or hw.pe.DensePE."""
-    from hw.pe import DensePE, SparsePE  # Amaranth on a cache miss (module docstring)
+    """The standalone PE of the kind (hw.kinds: hw.pe.SparsePE, with its dense path when asked, or
+    hw.pe.DensePE)."""
     from hw.verilog import to_verilog  # Amaranth on a cache miss
 
-    pe = SparsePE(params, dense_path=dense_path) if sparse else DensePE(params)
-    return to_verilog(pe, pe_name(sparse, dense_path))
+    spec = kind_of(sparse, dense_path)
+    return to_verilog(spec.build(params), spec.pe_module)
 
 
 def array_verilog(

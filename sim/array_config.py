@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from hw.errors import InputError
+from hw.kinds import kind_of
 from hw.nm import check_nm
 from hw.params import MAX_ACC_BITS, MAX_PIPELINE
 from sim.inputs import MAX_SIM_ARRAY_SIDE
@@ -211,10 +212,10 @@ class ArrayConfig:
             return int(self.pe_k)
         if self.mode == "scalesim":
             return 1
-        # the sparse-only PE has N multipliers (N stored weights a cycle); the dense PE and the
-        # sparse PE with a dense path have M (hw.pe.SparsePE(dense_path=True): M/N N:M groups or one
-        # dense group of M a cycle, so M stored weights a cycle in both modes)
-        return self.n if (self.sparse and not self.dense_path) else self.m
+        # the kind's multipliers (hw.kinds): N stored weights a cycle on the sparse-only PE; M on the
+        # dense PE and on the sparse PE with a dense path (M/N N:M groups or one dense group of M a
+        # cycle, so M stored weights a cycle in both modes)
+        return int(kind_of(self.sparse, self.dense_path and self.sparse).weights(self.n, self.m))
 
     @property
     def effective_vector_lanes(self) -> int:
@@ -323,6 +324,19 @@ def design_arrays(archs: list[ArrayConfig]) -> dict[str, np.ndarray]:
     return {k: np.asarray(v)[:, None] for k, v in cols.items()}
 
 
+def _grid_pe_k(d: dict[str, np.ndarray]) -> np.ndarray:
+    """Per design point, the multipliers of its PE kind (ArrayConfig.effective_pe_k, vectorised)."""
+    sparse, dense_path = d["sparse"].astype(bool), d["dense_path"].astype(bool)
+    pe_k = np.zeros(np.broadcast_shapes(sparse.shape, d["n"].shape), dtype=d["n"].dtype)
+    for s in (True, False):
+        for dp in (False, True):
+            sel = (sparse == s) & (dense_path == dp)
+            if sel.any():
+                k = kind_of(s, dp and s).weights(d["n"], d["m"])
+                pe_k = np.where(sel, k, pe_k)
+    return pe_k
+
+
 def grid_design_arrays(
     params: dict[str, np.ndarray | list], base: ArrayConfig | None = None
 ) -> tuple[dict[str, np.ndarray], int]:
@@ -380,7 +394,7 @@ def grid_design_arrays(
             v = np.array([DATAFLOWS.index(x) for x in v])
         d[k] = v[:, None]
     if "pe_k" not in arrs and base.pe_k is None and base.mode != "scalesim":
-        d["pe_k"] = np.where(d["sparse"] & ~d["dense_path"].astype(bool), d["n"], d["m"])
+        d["pe_k"] = _grid_pe_k(d)
     if np.any(d["rows"] <= 0) or np.any(d["cols"] <= 0):
         raise InputError("rows and cols must be positive", where="simulate_grid")
     if np.any((d["m"] % d["n"]) != 0) or np.any(d["n"] >= d["m"]) or np.any(d["m"] & (d["m"] - 1)):

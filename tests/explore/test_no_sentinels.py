@@ -136,3 +136,24 @@ def test_every_example_outputs_hold_no_sentinel(tmp_path, run_cli, example):
         line = " ".join((p.stdout + p.stderr).split())
         n = rob["advantage_samples"]
         assert f"over the {n} of {rob['samples']} samples with both sides feasible" in line, line[-1500:]
+
+
+def test_a_design_without_an_iso_area_twin_is_null_with_what_that_means(tmp_path):
+    """A design smaller than every feasible dense design has no iso-area twin: its twin metrics are
+    NaN in memory, null in best.json, and the reason says why (not a NaN word the scan would flag)."""
+    from explore.results import write_json
+
+    metrics = {"perf_per_watt": 1.5, "iso_area_dense_rows": math.nan, "speedup_vs_iso_area_dense": math.nan}
+    path = tmp_path / "best.json"
+    write_json(path, {"pareto": [{"metrics": metrics}], "other": math.nan})
+    text = path.read_text()
+    got = json.loads(text)
+    assert got["pareto"][0]["metrics"]["iso_area_dense_rows"] is None
+    reasons = got["non_finite"]
+    assert reasons["pareto[0].metrics.iso_area_dense_rows"] == (
+        "null: no feasible dense design of at most this design's area (no iso-area twin)"
+    )
+    assert reasons["other"].startswith("nan")  # a NaN nothing explains stays named, and is caught
+    with pytest.raises(AssertionError):
+        _scan(text, "best.json")
+    _scan(text.replace(reasons["other"], "x"), "best.json")

@@ -72,9 +72,10 @@ def test_model_matches_whole_array_int8(kind, dataflow, n, synth_cache):
 
 def test_kinds_and_shapes():
     from hw.array import array_module_name
-    from ppa.rtl import ARRAY_MODULES
+    from ppa.rtl import array_module
 
-    assert all(ARRAY_MODULES[k] == array_module_name(k) for k in KINDS)
+    assert KINDS == ("sparse", "dense", "dense_path")
+    assert all(array_module(k, db) == array_module_name(k, db) for k in KINDS for db in (False, True))
     assert pe_kind(True) == "sparse" and pe_kind(False) == "dense" and pe_kind(True, True) == "dense_path"
     with pytest.raises(InputError):
         pe_kind(False, True)
