@@ -13,6 +13,7 @@ left, so the verdict does not depend on where the sampler's budget ended.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,6 +27,7 @@ from explore.config import MAX_SEED, MAX_TRIALS, SweepConfig, grid_size, load_co
 from explore.flags import in_range, one_of, study_name
 from explore.safety import check_out_dir, check_study_name, dumps, rich_markup
 from explore.space import axis_choices, dense_twin_sparsity
+from explore.twins import ABSENT
 from hw.errors import InputError
 
 #: Most local worker processes. [A] each is a Python process with its own models in memory; 64 is
@@ -63,6 +65,14 @@ def exhaustive_config(cfg: SweepConfig) -> SweepConfig:
     return cfg
 
 
+def _summary_value(key: str, v: Any) -> str:
+    """A metric as the summary prints it; a quantity that does not exist (NaN or null: the iso-area
+    twin of a design smaller than every feasible dense design) is 'n/a' with what it means."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "n/a" + (f" ({ABSENT[key]})" if key in ABSENT and (v is None or math.isnan(v)) else "")
+    return f"{v:.4g}" if isinstance(v, (int, float)) else rich_markup(v)
+
+
 def _summary(best: dict[str, Any], out_dir: Path, notes: list[str]) -> None:
     """One screen on stderr: best feasible design, the limit that binds, where the files are."""
     con = Console(stderr=True)
@@ -93,11 +103,7 @@ def _summary(best: dict[str, Any], out_dir: Path, notes: list[str]) -> None:
             "quality_evidence",
         ):
             if k in m:
-                v = m[k]
-                t.add_row(
-                    f"[bold]{k}[/]" if k == "perf_per_watt" else k,
-                    f"{v:.4g}" if isinstance(v, (int, float)) else rich_markup(v),
-                )
+                t.add_row(f"[bold]{k}[/]" if k == "perf_per_watt" else k, _summary_value(k, m[k]))
         con.print(t)
         if best.get("binding_limits"):
             for name in best["binding_limits"]:

@@ -157,3 +157,13 @@ def test_a_design_without_an_iso_area_twin_is_null_with_what_that_means(tmp_path
     with pytest.raises(AssertionError):
         _scan(text, "best.json")
     _scan(text.replace(reasons["other"], "x"), "best.json")
+
+
+def test_the_terminal_summary_prints_a_missing_twin_as_what_it_is():
+    from explore.commands.sweep import _summary_value
+
+    text = _summary_value("speedup_vs_iso_area_dense", math.nan)
+    assert text == "n/a (no feasible dense design of at most this design's area (no iso-area twin))"
+    _scan(text, "summary")
+    assert _summary_value("speedup_vs_iso_area_dense", None).startswith("n/a (no feasible")
+    assert _summary_value("power_w", math.inf) == "n/a" and _summary_value("power_w", 1.23456) == "1.235"
