@@ -44,6 +44,7 @@ from explore.config import load_config
 from explore.evaluator import make_context
 from explore.prewarm import hardware_jobs, job_name
 from explore.safety import check_out_dir
+from explore.validation import GROUPS, validate
 from hw.errors import InputError
 from hw.host import make_dir, write_file
 from ppa import characterisation
@@ -103,8 +104,6 @@ def _job(index: int, kw: dict[str, Any], timing: str) -> tuple[dict, float]:
 
 def _validate_job(group: str) -> tuple[dict, float]:
     """What ``sparsepe validate --group GROUP`` looks up, recorded (the timing path it would take)."""
-    from explore.validation import validate
-
     os.environ.pop("SPARSEPE_STA", None)
     t = time.time()
     with characterisation.recording() as rec:
@@ -164,8 +163,6 @@ def characterise_configs(
                     characterisation.merge(entries, rec)
                     log(f"  {k}/{len(jobs)}: {job_name(kw)}, {timing} timing ({dt:.0f} s)")
         if with_validate and ts["SPARSEPE_YOSYS"] == "native":
-            from explore.validation import GROUPS
-
             log(f"{characterisation.context()['yosys']}: sparsepe validate, {len(GROUPS)} groups")
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 groups = {pool.submit(_validate_job, g): g for g in GROUPS}
