@@ -15,6 +15,11 @@ reads. The package's own: ``sparsepe characterise --out ppa/characterised --qual
 sim/quality/shipped`` (the default configs: examples/*.toml but precision.toml, see
 :data:`NOT_SHIPPED`).
 
+With no CONFIG (the package's own characterisation), or with ``--validate``, the native Yosys
+pass also records what ``sparsepe validate`` looks up (every group, the default Liberty file, OpenSTA
+timing when it is installed), so that a first ``validate`` synthesises nothing either; the wheel's
+pass does not (its synthesis of the published chips' float and 256-row columns takes hours).
+
 ``--check N``: re-synthesise N random entries of each shipped file for a Yosys at hand and require
 identical results (prints one line per file; exit 2 on a difference).
 """
@@ -39,6 +44,7 @@ from explore.config import load_config
 from explore.evaluator import make_context
 from explore.prewarm import hardware_jobs, job_name
 from explore.safety import check_out_dir
+from explore.validation import GROUPS, validate
 from hw.errors import InputError
 from hw.host import make_dir, write_file
 from ppa import characterisation
@@ -96,10 +102,26 @@ def _job(index: int, kw: dict[str, Any], timing: str) -> tuple[dict, float]:
     return dict(rec), time.time() - t
 
 
+def _validate_job(group: str) -> tuple[dict, float]:
+    """What ``sparsepe validate --group GROUP`` looks up, recorded (the timing path it would take)."""
+    os.environ.pop("SPARSEPE_STA", None)
+    t = time.time()
+    with characterisation.recording() as rec:
+        validate((group,))
+    return dict(rec), time.time() - t
+
+
 def characterise_configs(
-    configs: list[Path], out: Path, *, workers: int, log, yosys: str | None = None
+    configs: list[Path],
+    out: Path,
+    *,
+    workers: int,
+    log,
+    yosys: str | None = None,
+    with_validate: bool = False,
 ) -> list[Path]:
-    """Characterise ``configs`` with every toolset at hand; returns the files written."""
+    """Characterise ``configs`` with every toolset at hand (and, with ``with_validate``, what
+    ``sparsepe validate`` looks up, on native Yosys); returns the files written."""
     cfgs = [load_config(c) for c in configs]
     _CFGS[:] = cfgs
     for (
@@ -140,6 +162,14 @@ def characterise_configs(
                     rec, dt = fut.result()  # a failure is the command's failure: nothing half-written
                     characterisation.merge(entries, rec)
                     log(f"  {k}/{len(jobs)}: {job_name(kw)}, {timing} timing ({dt:.0f} s)")
+        if with_validate and ts["SPARSEPE_YOSYS"] == "native":
+            log(f"{characterisation.context()['yosys']}: sparsepe validate, {len(GROUPS)} groups")
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                groups = {pool.submit(_validate_job, g): g for g in GROUPS}
+                for k, done in enumerate(as_completed(groups), 1):
+                    rec, dt = done.result()
+                    characterisation.merge(entries, rec)
+                    log(f"  {k}/{len(GROUPS)}: validate --group {groups[done]} ({dt:.0f} s)")
         path = characterisation.write(out, entries)
         log(f"  wrote {path}: {sum(len(v) for v in entries.values())} results in {time.time() - t0:.0f} s")
         written.append(path)
@@ -176,6 +206,14 @@ def characterise(
     ] = False,
     check: Annotated[int, typer.Option("--check", help="re-synthesise N random shipped entries instead")] = 0,
     yosys: Annotated[str | None, typer.Option("--yosys", help="only this Yosys: native | yowasp")] = None,
+    with_validate: Annotated[
+        bool | None,
+        typer.Option(
+            "--validate/--no-validate",
+            help="also record what `sparsepe validate` looks up, on native Yosys "
+            "(default: when no CONFIG is given)",
+        ),
+    ] = None,
 ) -> None:
     """Characterise the example sweeps' hardware and write the shipped characterisation."""
 
@@ -192,6 +230,8 @@ def characterise(
     check_out_dir(out, create=False)
     if quality_out is not None:
         check_out_dir(quality_out, "--quality-out", create=False)
+    if with_validate is None:
+        with_validate = not configs
     configs = configs or default_configs()
     for c in configs:
         if not c.is_file():
@@ -211,7 +251,9 @@ def characterise(
             os.environ["SPARSEPE_CACHE_DIR"] = tmp
         os.environ["SPARSEPE_CHARACTERISATION"] = "off"  # nothing from an older shipped file
         t0 = time.time()
-        written = characterise_configs(configs, out, workers=n, log=log, yosys=yosys)
+        written = characterise_configs(
+            configs, out, workers=n, log=log, yosys=yosys, with_validate=with_validate
+        )
         refs = copy_quality_references(quality_out or out / "quality")
         log(
             f"characterised {len(configs)} configs in {time.time() - t0:.0f} s: "
