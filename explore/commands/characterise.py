@@ -12,8 +12,8 @@ file holds what this code and these tools give, not an older cache entry). Write
 ``DIR/<yosys>.json`` per Yosys (ppa.characterisation.write) and the quality references the configs'
 limits need to ``DIR/quality/`` (``--quality-out``), the layout ``SPARSEPE_CHARACTERISATION=DIR``
 reads. The package's own: ``sparsepe characterise --out ppa/characterised --quality-out
-sim/quality/shipped`` (the default configs: examples/*.toml but precision.toml, see
-:data:`NOT_SHIPPED`).
+sim/quality/shipped`` (the default configs: examples/*.toml; the wheel's pass leaves out
+precision.toml, see :data:`NATIVE_ONLY`).
 
 With no CONFIG (the package's own characterisation), or with ``--validate``, the native Yosys
 pass also records what ``sparsepe validate`` looks up (every group, the default Liberty file, OpenSTA
@@ -54,15 +54,15 @@ from ppa.model import estimate
 from ppa.timing.opensta import find_sta
 from sim.quality.references.transformer import RESULT_FILES
 
-#: the sweep configs characterised when none is given: the examples, but the float precisions
-#: (examples/precision.toml says it synthesises each float PE and array on first use: their
-#: netlists are several times an INT8 one's, an hour of wheel synthesis; give the file to add it)
+#: the sweep configs characterised when none is given: every example. The wheel's pass leaves out
+#: the float precisions (examples/precision.toml: each float PE and array netlist is several times an
+#: INT8 one's, an hour of wheel synthesis; a wheel-only install synthesises them on first use).
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-NOT_SHIPPED = ("precision.toml",)
+NATIVE_ONLY = ("precision.toml",)
 
 
 def default_configs() -> list[Path]:
-    return [p for p in sorted(EXAMPLES.glob("*.toml")) if p.name not in NOT_SHIPPED]
+    return sorted(EXAMPLES.glob("*.toml"))
 
 
 def toolsets() -> list[dict[str, str]]:
@@ -119,9 +119,11 @@ def characterise_configs(
     log,
     yosys: str | None = None,
     with_validate: bool = False,
+    native_only: tuple[str, ...] = (),
 ) -> list[Path]:
     """Characterise ``configs`` with every toolset at hand (and, with ``with_validate``, what
-    ``sparsepe validate`` looks up, on native Yosys); returns the files written."""
+    ``sparsepe validate`` looks up, on native Yosys); the wheel's pass leaves out the configs named
+    in ``native_only``. Returns the files written."""
     cfgs = [load_config(c) for c in configs]
     _CFGS[:] = cfgs
     for (
@@ -145,6 +147,8 @@ def characterise_configs(
         for timing in ts["timings"].split(","):
             jobs, seen = [], set()
             for i, cfg in enumerate(cfgs):
+                if ts["SPARSEPE_YOSYS"] != "native" and configs[i].name in native_only:
+                    continue
                 for kw in hardware_jobs(cfg):
                     key = (repr(sorted(kw.items())), cfg.fixed.activity_trace)
                     if key not in seen:
@@ -197,7 +201,9 @@ def copy_quality_references(dest: Path) -> list[Path]:
 def characterise(
     configs: Annotated[
         list[Path] | None,
-        typer.Argument(help="sweep configs (default: examples/*.toml but precision.toml)"),
+        typer.Argument(
+            help="sweep configs (default: examples/*.toml; the wheel's pass leaves out precision.toml)"
+        ),
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="directory for the <yosys>.json files")] = None,
     quality_out: Annotated[
@@ -237,6 +243,7 @@ def characterise(
         check_out_dir(quality_out, "--quality-out", create=False)
     if with_validate is None:
         with_validate = not configs
+    native_only = () if configs else NATIVE_ONLY
     configs = configs or default_configs()
     for c in configs:
         if not c.is_file():
@@ -257,7 +264,13 @@ def characterise(
         os.environ["SPARSEPE_CHARACTERISATION"] = "off"  # nothing from an older shipped file
         t0 = time.time()
         written = characterise_configs(
-            configs, out, workers=n, log=log, yosys=yosys, with_validate=with_validate
+            configs,
+            out,
+            workers=n,
+            log=log,
+            yosys=yosys,
+            with_validate=with_validate,
+            native_only=native_only,
         )
         refs = copy_quality_references(quality_out or out / "quality")
         log(

@@ -219,7 +219,11 @@ def test_the_package_characterisation_records_validate_and_a_config_alone_does_n
     from explore.commands import characterise as cmd
 
     seen = []
-    monkeypatch.setattr(cmd, "characterise_configs", lambda *a, **kw: seen.append(kw["with_validate"]) or [])
+    monkeypatch.setattr(
+        cmd,
+        "characterise_configs",
+        lambda configs, *a, **kw: seen.append((kw["with_validate"], kw["native_only"], len(configs))) or [],
+    )
     monkeypatch.setattr(cmd, "copy_quality_references", lambda dest: [])
     cfg = tmp_path / "c.toml"
     cfg.write_text("")
@@ -230,4 +234,12 @@ def test_the_package_characterisation_records_validate_and_a_config_alone_does_n
     for args in ([], [str(cfg)], [str(cfg), "--validate"], ["--no-validate"]):
         r = CliRunner().invoke(app, ["characterise", *args, "--out", str(out), "--workers", "1"])
         assert r.exit_code == 0, r.output
-    assert seen == [True, False, True, False]
+    examples = len(cmd.default_configs())
+    # the package's run: every example, the wheel's pass without precision.toml; a config given: as given
+    assert "precision.toml" in {p.name for p in cmd.default_configs()}
+    assert seen == [
+        (True, ("precision.toml",), examples),
+        (False, (), 1),
+        (True, (), 1),
+        (False, ("precision.toml",), examples),
+    ]
