@@ -365,9 +365,15 @@ def results_dir(cache=None) -> Path:
     return synth.cache_dir(cache) / "results"
 
 
+#: the key of a cached result that is Yosys's own error report (yosys.SynthesisError.deterministic):
+#: the same inputs fail the same way, so a later process gets the failure without running Yosys
+FAILED = "__synthesis_failed__"
+
+
 def cached(kind: str, key: str, compute: Callable[[], dict], *, cache=None, what: str = "") -> dict:
     """The result ``kind``/``key`` (a JSON object) from memory, disk or the shipped
-    characterisation, else ``compute()`` (see the module docstring)."""
+    characterisation, else ``compute()`` (see the module docstring). A compute that fails with
+    Yosys's own error report is cached as that failure, and raised again from the cache."""
     mem = _memory.get((kind, key))
     if mem is not None:
         _record(kind, key, mem)
@@ -378,13 +384,21 @@ def cached(kind: str, key: str, compute: Callable[[], dict], *, cache=None, what
         value = json.loads(path.read_text())
     except (OSError, ValueError):
         value = None  # absent or damaged: looked up further, rewritten below
+    if isinstance(value, dict) and isinstance(value.get(FAILED), str):
+        raise yosys.SynthesisError(value[FAILED], where="ppa.synth", deterministic=True)
     if not isinstance(value, dict):
         value = _shipped(kind, key)
     if not isinstance(value, dict):
         if _probing:
             raise NotCharacterised(what or kind)
         note_computed(what or kind)
-        value = compute()
+        try:
+            value = compute()
+        except yosys.SynthesisError as exc:
+            if exc.deterministic:
+                message = str(exc).removeprefix(f"{exc.where}: ") if exc.where else str(exc)
+                write_file(path, json_text({FAILED: message}), parents=True)
+            raise
         write_file(path, json_text(value), parents=True)
     _memory[(kind, key)] = value
     _record(kind, key, value)

@@ -71,7 +71,13 @@ def find_yosys() -> tuple[list[str], str]:
 
 
 class SynthesisError(InputError):
-    """Yosys failed on a design; the message names the cause (see the module docstring)."""
+    """Yosys failed on a design; the message names the cause (see the module docstring).
+    ``deterministic``: Yosys ran to its own error report (exit status 1 with an ERROR line), which
+    the same inputs and the same Yosys give again; not a signal, a trap or a tool that did not start."""
+
+    def __init__(self, message: str, *, where: str | None = None, deterministic: bool = False):
+        super().__init__(message, where=where)
+        self.deterministic = deterministic
 
 
 #: log lines quoted in a failure message
@@ -166,7 +172,13 @@ def raise_failure(run: YosysRun, what: str, workdir: Path, keep: Path | None = N
             kept = f" (Verilog and log kept in {keep})"
         except (OSError, InputError):
             pass
-    raise SynthesisError(f"{yosys_id()} failed on {what}: {run.cause()}{kept}", where="ppa.synth")
+    reported = run.returncode == 1 and any(
+        ln.strip().startswith("ERROR")
+        for ln in (run.stderr + "\n" + run.stdout + "\n" + run.log).splitlines()
+    )
+    raise SynthesisError(
+        f"{yosys_id()} failed on {what}: {run.cause()}{kept}", where="ppa.synth", deterministic=reported
+    )
 
 
 @lru_cache(maxsize=8)

@@ -139,6 +139,35 @@ def test_cached_results_are_computed_once_then_read_from_disk(tmp_path, monkeypa
         characterisation.cached("test-kind", key + "x", compute, cache=tmp_path, what="another")
 
 
+def test_yosys_reporting_an_error_is_cached_as_that_failure_a_killed_run_is_not(tmp_path, monkeypatch):
+    """Yosys's own error report (exit 1 with an ERROR line: the merged ASAP7 library's ICG cell)
+    fails again for the same inputs, so a later process gets it from the cache without running
+    Yosys; a run killed by a signal may succeed the next time and is not cached."""
+    monkeypatch.setenv("SPARSEPE_CHARACTERISATION", "off")
+    calls = []
+    reported = yosys.YosysRun(1, "", "ERROR: Missing function on output IQ of cell ICGx1_ASAP7_75t_R.", "")
+    killed = yosys.YosysRun(-9, "", "", "")
+
+    def compute(run):
+        def go():
+            calls.append(run.returncode)
+            yosys.raise_failure(run, "flattening sparse_pe", tmp_path)
+            return {}
+
+        return go
+
+    for run, key in ((reported, "r"), (killed, "k")):
+        for _ in range(2):
+            monkeypatch.setattr(characterisation, "_memory", {})  # each a new process
+            with pytest.raises(yosys.SynthesisError, match="flattening sparse_pe") as exc:
+                characterisation.cached("test-fail", key, compute(run), cache=tmp_path)
+            assert exc.value.deterministic == (run is reported)
+    assert calls == [1, -9, -9]  # the reported failure ran once; the killed run every time
+    stored = json.loads((tmp_path / "results" / "test-fail" / "r.json").read_text())
+    assert "Missing function on output IQ" in stored[characterisation.FAILED]
+    assert not (tmp_path / "results" / "test-fail" / "k.json").exists()
+
+
 def _shipped_here() -> characterisation.Shipped:
     st = characterisation.status()
     if st.entries is None:
