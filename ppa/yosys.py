@@ -16,6 +16,7 @@ writes a history or log file into the directory the command was started from.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -72,13 +73,21 @@ def find_yosys() -> tuple[list[str], str]:
 
 class SynthesisError(InputError):
     """Yosys failed on a design; the message names the cause (see the module docstring).
-    ``deterministic``: Yosys ran to its own error report (exit status 1 with an ERROR line), which
-    the same inputs and the same Yosys give again; not a signal, a trap or a tool that did not start."""
+    ``deterministic``: Yosys ran to its own error report on the design or library (exit status 1
+    with an ERROR line), which the same inputs and the same Yosys give again; not a signal, a trap,
+    a tool that did not start or an error about a file (:data:`_IO_ERROR`)."""
 
     def __init__(self, message: str, *, where: str | None = None, deterministic: bool = False):
         super().__init__(message, where=where)
         self.deterministic = deterministic
 
+
+#: Yosys ERROR lines about files rather than the design (a full disk, a missing or unreadable file):
+#: the same inputs may succeed once the file system is mended, so such a failure is not cached
+_IO_ERROR = re.compile(
+    r"can(?:no|')t open|no such file|permission denied|no space left|read-only file system|i/o error",
+    re.I,
+)
 
 #: log lines quoted in a failure message
 FAILURE_TAIL_LINES = 3
@@ -172,10 +181,12 @@ def raise_failure(run: YosysRun, what: str, workdir: Path, keep: Path | None = N
             kept = f" (Verilog and log kept in {keep})"
         except (OSError, InputError):
             pass
-    reported = run.returncode == 1 and any(
-        ln.strip().startswith("ERROR")
+    errors = [
+        ln.strip()
         for ln in (run.stderr + "\n" + run.stdout + "\n" + run.log).splitlines()
-    )
+        if ln.strip().startswith("ERROR")
+    ]
+    reported = run.returncode == 1 and bool(errors) and not any(_IO_ERROR.search(ln) for ln in errors)
     raise SynthesisError(
         f"{yosys_id()} failed on {what}: {run.cause()}{kept}", where="ppa.synth", deterministic=reported
     )

@@ -147,6 +147,10 @@ def test_yosys_reporting_an_error_is_cached_as_that_failure_a_killed_run_is_not(
     calls = []
     reported = yosys.YosysRun(1, "", "ERROR: Missing function on output IQ of cell ICGx1_ASAP7_75t_R.", "")
     killed = yosys.YosysRun(-9, "", "", "")
+    # an error about a file, not the design (a full disk): it may pass once the file system is mended
+    disk = yosys.YosysRun(
+        1, "", "ERROR: Can't open output file `netlist.json' for writing: No space left on device", ""
+    )
 
     def compute(run):
         def go():
@@ -156,16 +160,17 @@ def test_yosys_reporting_an_error_is_cached_as_that_failure_a_killed_run_is_not(
 
         return go
 
-    for run, key in ((reported, "r"), (killed, "k")):
+    for run, key in ((reported, "r"), (killed, "k"), (disk, "d")):
         for _ in range(2):
             monkeypatch.setattr(characterisation, "_memory", {})  # each a new process
             with pytest.raises(yosys.SynthesisError, match="flattening sparse_pe") as exc:
                 characterisation.cached("test-fail", key, compute(run), cache=tmp_path)
             assert exc.value.deterministic == (run is reported)
-    assert calls == [1, -9, -9]  # the reported failure ran once; the killed run every time
+    assert calls == [1, -9, -9, 1, 1]  # the reported failure ran once; the others every time
     stored = json.loads((tmp_path / "results" / "test-fail" / "r.json").read_text())
     assert "Missing function on output IQ" in stored[characterisation.FAILED]
     assert not (tmp_path / "results" / "test-fail" / "k.json").exists()
+    assert not (tmp_path / "results" / "test-fail" / "d.json").exists()
 
 
 def _shipped_here() -> characterisation.Shipped:
