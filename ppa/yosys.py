@@ -100,6 +100,17 @@ def _signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
+def error_lines(stdout: str, stderr: str, log: str) -> list[str]:
+    """The ERROR lines a Yosys run wrote (stderr, stdout, its log), each once, in order."""
+    return list(
+        dict.fromkeys(
+            ln.strip()
+            for ln in (stderr + "\n" + stdout + "\n" + log).splitlines()
+            if ln.strip().startswith("ERROR")
+        )
+    )
+
+
 def failure_cause(returncode: int, stdout: str, stderr: str, log: str) -> str:
     """One line: how a Yosys run ended and the last lines it wrote (the WebAssembly trap, the
     ERROR line, or the log's tail)."""
@@ -111,13 +122,7 @@ def failure_cause(returncode: int, stdout: str, stderr: str, log: str) -> str:
         how = f"exit status {returncode}"
     err = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     trap = [ln for ln in err if "trap" in ln.lower()]
-    errors = list(
-        dict.fromkeys(
-            ln.strip()
-            for ln in (stderr + "\n" + stdout + "\n" + log).splitlines()
-            if ln.strip().startswith("ERROR")
-        )
-    )
+    errors = error_lines(stdout, stderr, log)
     if trap:
         how += f", WebAssembly trap: {trap[-1]}"
     if errors:
@@ -181,11 +186,7 @@ def raise_failure(run: YosysRun, what: str, workdir: Path, keep: Path | None = N
             kept = f" (Verilog and log kept in {keep})"
         except (OSError, InputError):
             pass
-    errors = [
-        ln.strip()
-        for ln in (run.stderr + "\n" + run.stdout + "\n" + run.log).splitlines()
-        if ln.strip().startswith("ERROR")
-    ]
+    errors = error_lines(run.stdout, run.stderr, run.log)
     reported = run.returncode == 1 and bool(errors) and not any(_IO_ERROR.search(ln) for ln in errors)
     raise SynthesisError(
         f"{yosys_id()} failed on {what}: {run.cause()}{kept}", where="ppa.synth", deterministic=reported
